@@ -1,0 +1,93 @@
+//! The data of Kafka's classic consumer group protocol.
+//!
+//! `group-types` is the vocabulary every other crate of the workspace speaks: the
+//! requests and responses of the group APIs, Kafka's error codes, the states of
+//! groups and members, committed offsets as storage keeps them, and the codec for
+//! the consumer protocol (the bytes real clients send as subscriptions and receive
+//! as assignments).
+//!
+//! # Brief overview
+//!
+//! - [`ErrorCode`] carries Kafka's numeric codes; protocol outcomes are data in
+//!   responses, [`GroupError`] is for `Result`-returning APIs.
+//! - [`JoinGroupRequest`], [`SyncGroupRequest`], [`HeartbeatRequest`],
+//!   [`LeaveGroupRequest`], [`OffsetCommitRequest`], [`OffsetFetchRequest`],
+//!   [`DescribeGroupsRequest`], [`ListGroupsRequest`], [`DeleteGroupsRequest`] and
+//!   [`OffsetDeleteRequest`], each with its response, hold every field of the
+//!   classic protocol that real clients send.
+//! - [`TopicPartition`] is cheap to clone; [`MemberSubscription`] is what an
+//!   assignor knows of a member.
+//! - [`Subscription`] and [`MemberAssignment`] encode and decode the consumer
+//!   protocol, versions 0 to 3, byte for byte as Kafka's clients do.
+//! - [`OffsetAndMetadata`], [`GroupOffsets`] and [`OffsetCommitLog`] are the
+//!   stored shape of commits; they and the messages implement serde's traits.
+//!
+//! # Who should depend on this crate
+//!
+//! Anything that speaks the group protocol: assignors, storage engines, front
+//! ends. It depends on no other crate of the workspace, does no I/O, spawns no
+//! thread and reads no clock.
+//!
+//! # Example
+//!
+//! Decode what a librdkafka consumer sends, then build the assignment its leader
+//! would send back:
+//!
+//! ```
+//! use group_types::{MemberAssignment, Subscription, TopicPartitions};
+//!
+//! let sub = Subscription {
+//!     version: 3,
+//!     topics: vec!["orders".into()],
+//!     rack_id: Some(String::new()),
+//!     ..Subscription::default()
+//! };
+//! let bytes = sub.encode()?;
+//! let decoded = Subscription::decode(&bytes)?;
+//! assert_eq!(decoded.topics, ["orders"]);
+//! assert_eq!(decoded.generation_id, -1);
+//!
+//! let assignment = MemberAssignment::new(vec![TopicPartitions::new("orders", [0, 1])]);
+//! let back = MemberAssignment::decode(&assignment.encode()?)?;
+//! assert_eq!(back.topic_partitions().len(), 2);
+//! # Ok::<(), group_types::CodecError>(())
+//! ```
+
+mod consumer_protocol;
+mod delete_groups;
+mod describe_groups;
+mod error_code;
+mod heartbeat;
+mod join_group;
+mod leave_group;
+mod list_groups;
+mod member_subscription;
+mod offset_commit;
+mod offset_fetch;
+mod offsets;
+mod state;
+mod sync_group;
+mod topic_partition;
+
+pub use crate::consumer_protocol::{
+    CONSUMER_PROTOCOL_LATEST_VERSION, CodecError, MemberAssignment, Subscription, TopicPartitions, flatten,
+    group_by_topic,
+};
+pub use crate::delete_groups::{
+    DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, OffsetDeleteRequest, OffsetDeleteResponse,
+};
+pub use crate::describe_groups::{
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedGroup, DescribedMember,
+};
+pub use crate::error_code::{ErrorCode, GroupError};
+pub use crate::heartbeat::{HeartbeatRequest, HeartbeatResponse};
+pub use crate::join_group::{JoinGroupMember, JoinGroupRequest, JoinGroupResponse, ProtocolMetadata};
+pub use crate::leave_group::{LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse, MemberIdentity};
+pub use crate::list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
+pub use crate::member_subscription::MemberSubscription;
+pub use crate::offset_commit::{OffsetCommitData, OffsetCommitRequest, OffsetCommitResponse, PartitionMap};
+pub use crate::offset_fetch::{OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse};
+pub use crate::offsets::{GroupOffsets, OffsetAndMetadata, OffsetCommitLog};
+pub use crate::state::{GroupState, MemberState, UnknownGroupState};
+pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
+pub use crate::topic_partition::TopicPartition;

@@ -1,0 +1,90 @@
+//! Group and member states of the classic protocol.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// The state of a classic group (`kafka-semantics.md` §1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GroupState {
+    /// No members: new, abandoned, or used only to store offsets.
+    Empty,
+    /// Join phase: JoinGroups are parked until every member has rejoined.
+    PreparingRebalance,
+    /// A generation exists; waiting for the leader's SyncGroup.
+    CompletingRebalance,
+    /// The assignment is persisted and handed out.
+    Stable,
+    /// Terminal: the group is being removed.
+    Dead,
+}
+
+impl GroupState {
+    /// Every state, in the order Kafka declares them.
+    pub const ALL: [GroupState; 5] = [
+        GroupState::Empty,
+        GroupState::PreparingRebalance,
+        GroupState::CompletingRebalance,
+        GroupState::Stable,
+        GroupState::Dead,
+    ];
+
+    /// The name Kafka reports in ListGroups and DescribeGroups.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GroupState::Empty => "Empty",
+            GroupState::PreparingRebalance => "PreparingRebalance",
+            GroupState::CompletingRebalance => "CompletingRebalance",
+            GroupState::Stable => "Stable",
+            GroupState::Dead => "Dead",
+        }
+    }
+}
+
+impl fmt::Display for GroupState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A state name that is not one of Kafka's five.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown group state {0:?}")]
+pub struct UnknownGroupState(pub String);
+
+impl FromStr for GroupState {
+    type Err = UnknownGroupState;
+
+    /// Case-insensitive, as ListGroups' `states_filter` matches.
+    fn from_str(s: &str) -> Result<GroupState, UnknownGroupState> {
+        GroupState::ALL
+            .into_iter()
+            .find(|state| state.as_str().eq_ignore_ascii_case(s))
+            .ok_or_else(|| UnknownGroupState(s.to_owned()))
+    }
+}
+
+/// Where one member stands in the current rebalance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MemberState {
+    /// Its JoinGroup is parked at the join barrier.
+    Joining,
+    /// It has its JoinGroup answer and owes a SyncGroup.
+    AwaitingSync,
+    /// It holds the current generation's assignment.
+    Stable,
+    /// It is being removed from the group.
+    Leaving,
+}
+
+impl fmt::Display for MemberState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemberState::Joining => "Joining",
+            MemberState::AwaitingSync => "AwaitingSync",
+            MemberState::Stable => "Stable",
+            MemberState::Leaving => "Leaving",
+        })
+    }
+}

@@ -1,0 +1,61 @@
+//! SyncGroup (API key 14): the leader hands out the assignment, followers collect theirs.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ErrorCode;
+
+/// One member's assignment bytes in the leader's SyncGroup
+/// (for consumers, an encoded [`Assignment`](crate::Assignment)).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MemberAssignmentData {
+    /// The member the bytes are for.
+    pub member_id: String,
+    /// The opaque assignment bytes.
+    pub assignment: Vec<u8>,
+}
+
+impl MemberAssignmentData {
+    /// An assignment for `member_id`.
+    pub fn new(member_id: impl Into<String>, assignment: impl Into<Vec<u8>>) -> MemberAssignmentData {
+        MemberAssignmentData { member_id: member_id.into(), assignment: assignment.into() }
+    }
+}
+
+/// A SyncGroup request, with every field of versions 0 to 5.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SyncGroupRequest {
+    /// The group.
+    pub group_id: String,
+    /// The generation the member joined.
+    pub generation_id: i32,
+    /// The member's id.
+    pub member_id: String,
+    /// The static instance id (v3+).
+    pub group_instance_id: Option<String>,
+    /// The protocol type (v5+); checked against the group's when present.
+    pub protocol_type: Option<String>,
+    /// The protocol name (v5+); checked against the group's when present.
+    pub protocol_name: Option<String>,
+    /// Every member's assignment; only the leader sends any.
+    pub assignments: Vec<MemberAssignmentData>,
+}
+
+/// A SyncGroup response.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SyncGroupResponse {
+    /// The outcome.
+    pub error_code: ErrorCode,
+    /// The group's protocol type (v5+); `None` on error.
+    pub protocol_type: Option<String>,
+    /// The group's protocol name (v5+); `None` on error.
+    pub protocol_name: Option<String>,
+    /// This member's assignment bytes; empty on error.
+    pub assignment: Vec<u8>,
+}
+
+impl SyncGroupResponse {
+    /// An error answer: no protocol fields, empty assignment.
+    pub fn error(error_code: ErrorCode) -> SyncGroupResponse {
+        SyncGroupResponse { error_code, ..SyncGroupResponse::default() }
+    }
+}

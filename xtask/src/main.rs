@@ -1,0 +1,126 @@
+//! The workspace's automation, in the cargo-xtask style: `cargo xtask ci` runs
+//! every check and test, `cargo xtask bench` the criterion benchmarks, and
+//! `cargo xtask release` checks that the workspace could be published.
+
+mod release;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci        format, lints, tests, doc tests, docs, bench build and tidy checks
+  bench     run the criterion benchmarks (extra arguments go to `cargo bench`)
+  release   check crate versions agree and that `cargo package --workspace` succeeds
+  tidy      only the tidy checks";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("bench") => bench(&args[1..]),
+        Some("release") => release::run(&root()),
+        Some("tidy") => tidy::run(&root()),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("\nxtask: FAILED: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root: xtask lives one level below it.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits inside the workspace").to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs one step, stopping the whole run at the first failure.
+fn step(name: &str, mut cmd: Command) -> Result<(), String> {
+    eprintln!("\n==> {name}");
+    let status = cmd.status().map_err(|e| format!("{name}: could not start: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{name} ({status})")) }
+}
+
+fn has_nextest() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn ci() -> Result<(), String> {
+    let started = std::time::Instant::now();
+    step("tidy", {
+        let mut c = cargo();
+        c.args(["xtask", "tidy"]);
+        c
+    })?;
+    step("cargo fmt --check", {
+        let mut c = cargo();
+        c.args(["fmt", "--all", "--", "--check"]);
+        c
+    })?;
+    step("cargo clippy", {
+        let mut c = cargo();
+        c.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+        c
+    })?;
+    if has_nextest() {
+        step("cargo nextest run", {
+            let mut c = cargo();
+            c.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+            c
+        })?;
+        step("doc tests", {
+            let mut c = cargo();
+            c.args(["test", "--workspace", "--doc"]);
+            c
+        })?;
+    } else {
+        step("cargo test (unit, integration and doc tests)", {
+            let mut c = cargo();
+            c.args(["test", "--workspace"]);
+            c
+        })?;
+    }
+    step("cargo doc", {
+        let mut c = cargo();
+        c.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+        c
+    })?;
+    step("cargo bench --no-run", {
+        let mut c = cargo();
+        c.args(["bench", "--workspace", "--no-run"]);
+        c
+    })?;
+    eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+fn bench(extra: &[String]) -> Result<(), String> {
+    step("cargo bench", {
+        let mut c = cargo();
+        c.args(["bench", "--workspace"]);
+        if !extra.is_empty() {
+            c.arg("--").args(extra);
+        }
+        c
+    })
+}
