@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::ErrorCode;
 
 /// One member's assignment bytes in the leader's SyncGroup
-/// (for consumers, an encoded [`Assignment`](crate::Assignment)).
+/// (for consumers, an encoded [`MemberAssignment`](crate::MemberAssignment)).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberAssignmentData {
     /// The member the bytes are for.
