@@ -1,1 +1,58 @@
-//! Work in progress.
+//! Kafka's classic consumer-group protocol (JoinGroup, SyncGroup, Heartbeat,
+//! LeaveGroup, offsets) as a deterministic core under a threaded runtime.
+//!
+//! # Brief overview
+//!
+//! - [`CoordinatorCore`]: the state machine of every group. No threads, locks, clock
+//!   or I/O: each entry point takes `now` and returns [`Effects`] (responses,
+//!   deadlines to arm or cancel, records to persist).
+//! - [`GroupCoordinator`]: the runtime. Groups sharded by id behind locks, one timer
+//!   thread, an injectable [`Clock`] ([`SystemClock`], [`ManualClock`]), storage
+//!   through [`group_offsets::OffsetStorage`]. Blocking `handle_*` methods and
+//!   non-blocking ones returning a [`Pending`] handle.
+//! - [`CoordinatorConfig`]: broker settings, Kafka's defaults.
+//! - [`GroupMetadata`] / [`MemberMetadata`]: read-only snapshots.
+//!
+//! # Who should depend on this crate
+//!
+//! A Kafka-compatible broker or front end that serves the classic group protocol.
+//! Simulations and tests can drive [`CoordinatorCore`] alone.
+//!
+//! # Example
+//!
+//! ```
+//! use group_coordinator::{CoordinatorCore, CoordinatorConfig, Request, RequestId, Response};
+//! use group_types::{ErrorCode, JoinGroupRequest, ProtocolMetadata};
+//!
+//! let mut core = CoordinatorCore::new(CoordinatorConfig::default());
+//! let join = JoinGroupRequest {
+//!     group_id: "g".into(),
+//!     client_id: "consumer".into(),
+//!     protocols: vec![ProtocolMetadata::new("range", vec![0, 0, 0, 0, 0, 0, 255, 255, 255, 255])],
+//!     ..JoinGroupRequest::default()
+//! };
+//! let fx = core.handle(0, RequestId(1), Request::JoinGroup(join));
+//! // The group's creation is persisted first; its answer waits for that write.
+//! let write = fx.writes[0].id;
+//! let fx = core.complete_write(0, write, Ok(()));
+//! let Response::JoinGroup(response) = &fx.responses[0].1 else { unreachable!() };
+//! assert_eq!(response.error_code, ErrorCode::MemberIdRequired);
+//! assert!(response.member_id.starts_with("consumer-"));
+//! ```
+
+mod config;
+mod core;
+mod error;
+mod runtime;
+mod snapshot;
+
+pub use crate::config::CoordinatorConfig;
+pub use crate::core::{
+    CoordinatorCore, Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, TimerQueue, Write,
+    WriteId, map_append_error,
+};
+pub use crate::error::CoordinatorError;
+pub use crate::runtime::{
+    Clock, GroupCoordinator, ManualClock, Outcome, Pending, ResponseKind, SystemClock, TimerDriver,
+};
+pub use crate::snapshot::{GroupMetadata, MemberMetadata};

@@ -1,4 +1,7 @@
-//! `StorageError`: why a storage call failed.
+//! `StorageError` (why a storage call failed) and `OffsetError` (why the offset
+//! manager refused or failed a call).
+
+use group_types::{ErrorCode, TopicPartition};
 
 /// A failure of offset or group-metadata storage.
 ///
@@ -52,5 +55,57 @@ impl StorageError {
     /// An I/O failure with a message.
     pub fn io(message: impl Into<String>) -> StorageError {
         StorageError::Io { message: message.into() }
+    }
+}
+
+/// Why the offset manager refused an offset or could not store it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OffsetError {
+    /// The commit's metadata is longer than `offset.metadata.max.bytes`, counted
+    /// in UTF-16 code units as Java's `String.length()` does (`kafka-semantics.md` §6.2).
+    #[error("metadata for {partition} is {length} UTF-16 code units long, over the limit of {max}")]
+    MetadataTooLarge {
+        /// The partition whose commit was refused; the others of the request are unaffected.
+        partition: TopicPartition,
+        /// The metadata's length in UTF-16 code units.
+        length: usize,
+        /// The configured `offset.metadata.max.bytes`.
+        max: usize,
+    },
+    /// An offset outside the range the caller allows.
+    #[error("offset {offset} is outside [{min}, {max}]")]
+    OutOfRange {
+        /// The offset checked.
+        offset: i64,
+        /// The smallest offset allowed.
+        min: i64,
+        /// The largest offset allowed.
+        max: i64,
+    },
+    /// The caller's range is empty: its minimum is above its maximum.
+    #[error("empty offset range: min {min} is above max {max}")]
+    InvalidRange {
+        /// The range's minimum.
+        min: i64,
+        /// The range's maximum.
+        max: i64,
+    },
+    /// Storage failed; nothing of the call was stored.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl OffsetError {
+    /// The Kafka code for a per-partition answer: `OFFSET_METADATA_TOO_LARGE` for
+    /// oversized metadata, `UNKNOWN_SERVER_ERROR` otherwise (Kafka's group APIs have
+    /// no code for an offset range, and a coordinator maps storage failures by
+    /// their own rules, `kafka-semantics.md` §6.7, so it should match
+    /// [`OffsetError::Storage`] before asking for this code).
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            OffsetError::MetadataTooLarge { .. } => ErrorCode::OffsetMetadataTooLarge,
+            _ => ErrorCode::UnknownServerError,
+        }
     }
 }

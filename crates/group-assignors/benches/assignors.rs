@@ -1,0 +1,116 @@
+//! Criterion benchmarks of every assignor on scenarios S1-S6 of
+//! `benchmarks.md`. Inputs are built outside the timed section; the timed
+//! section is one `assign` call including building its output (dropping the
+//! output is not timed). Results land in `target/criterion/<scenario>/<assignor>`;
+//! `cargo run --release -p group-assignors --example bench_report` turns them
+//! into one table and an SVG plot.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use group_assignors::{GroupAssignment, PartitionAssignor, StickyAssignor, get_assignor};
+use group_types::{MemberSubscription, TopicPartition};
+
+const ASSIGNORS: [&str; 4] = ["range", "roundrobin", "sticky", "cooperative-sticky"];
+
+fn topics(n: usize) -> Vec<Arc<str>> {
+    (0..n).map(|t| Arc::from(format!("topic-{t:05}"))).collect()
+}
+
+fn partitions(topics: &[Arc<str>], per_topic: i32) -> Vec<TopicPartition> {
+    topics.iter().flat_map(|t| (0..per_topic).map(move |p| TopicPartition::new(Arc::clone(t), p))).collect()
+}
+
+/// Every member subscribes to every topic.
+fn uniform(
+    topic_count: usize,
+    per_topic: i32,
+    members: usize,
+) -> (Vec<MemberSubscription>, Vec<TopicPartition>) {
+    let ts = topics(topic_count);
+    let ms =
+        (0..members).map(|i| MemberSubscription::new(format!("member-{i:05}"), ts.iter().cloned())).collect();
+    (ms, partitions(&ts, per_topic))
+}
+
+/// S4: the sticky assignment of S2 as everybody's owned partitions
+/// (generation 1), then `member-00099` leaves. Also returns the S2 owners.
+fn s4() -> (Vec<MemberSubscription>, Vec<TopicPartition>, GroupAssignment) {
+    let (ms, parts) = uniform(100, 100, 100);
+    let first = StickyAssignor.assign(&ms, &parts).expect("valid input");
+    let ms = ms
+        .into_iter()
+        .filter(|m| m.member_id != "member-00099")
+        .map(|m| {
+            let owned = first[&m.member_id].clone();
+            m.with_owned_partitions(owned, 1)
+        })
+        .collect();
+    (ms, parts, first)
+}
+
+/// S5: member i subscribes to topic j iff (i + j) % 3 != 0.
+fn s5() -> (Vec<MemberSubscription>, Vec<TopicPartition>) {
+    let ts = topics(500);
+    let ms = (0..200)
+        .map(|i| {
+            let sub = ts.iter().enumerate().filter(|(j, _)| (i + j) % 3 != 0).map(|(_, t)| Arc::clone(t));
+            MemberSubscription::new(format!("member-{i:05}"), sub)
+        })
+        .collect();
+    (ms, partitions(&ts, 20))
+}
+
+/// Partitions whose owner differs between two assignments.
+fn moved(before: &GroupAssignment, after: &GroupAssignment) -> usize {
+    let owner: BTreeMap<&TopicPartition, &str> =
+        after.iter().flat_map(|(m, l)| l.iter().map(move |p| (p, m.as_str()))).collect();
+    before
+        .iter()
+        .flat_map(|(m, l)| l.iter().map(move |p| (p, m)))
+        .filter(|(p, m)| owner.get(p) != Some(&m.as_str()))
+        .count()
+}
+
+fn scenario(
+    c: &mut Criterion,
+    id: &str,
+    input: (Vec<MemberSubscription>, Vec<TopicPartition>),
+    samples: usize,
+    previous: Option<&GroupAssignment>,
+) {
+    let (ms, parts) = input;
+    let mut group = c.benchmark_group(id);
+    group.sample_size(samples);
+    if samples <= 10 {
+        group.warm_up_time(Duration::from_secs(1));
+    }
+    for name in ASSIGNORS {
+        let a = get_assignor(name).expect("built in");
+        let out = a.assign(&ms, &parts).expect("valid input");
+        if let Some(previous) = previous.filter(|_| name.contains("sticky")) {
+            // Cooperative round 1 withholds nothing here: only the departed member's partitions move.
+            eprintln!("{id} {name}: {} partitions moved", moved(previous, &out));
+        }
+        drop(out);
+        group
+            .bench_function(name, |b| b.iter_with_large_drop(|| a.assign(black_box(&ms), black_box(&parts))));
+    }
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    scenario(c, "S1", uniform(1, 1000, 10), 100, None);
+    scenario(c, "S2", uniform(100, 100, 100), 50, None);
+    scenario(c, "S3", uniform(1000, 1000, 2000), 10, None);
+    let (ms, parts, first) = s4();
+    scenario(c, "S4", (ms, parts), 50, Some(&first));
+    scenario(c, "S5", s5(), 30, None);
+    scenario(c, "S6", uniform(10_000, 10, 1000), 20, None);
+}
+
+criterion_group!(assignors, benches);
+criterion_main!(assignors);

@@ -1,0 +1,144 @@
+//! The benchmark scenarios' quality targets (not their speed): S4 moves only
+//! the departed member's partitions, S5 is strongly balanced; plus rack-aware
+//! sticky behaviour.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use group_assignors::{
+    CooperativeStickyAssignor, GroupAssignment, PartitionAssignor, ReplicaRacks, StickyAssignor,
+};
+use group_types::{MemberSubscription, TopicPartition};
+
+fn topics(n: usize) -> Vec<Arc<str>> {
+    (0..n).map(|t| Arc::from(format!("topic-{t:05}"))).collect()
+}
+
+fn partitions(ts: &[Arc<str>], per_topic: i32) -> Vec<TopicPartition> {
+    ts.iter().flat_map(|t| (0..per_topic).map(move |p| TopicPartition::new(Arc::clone(t), p))).collect()
+}
+
+fn owners(a: &GroupAssignment) -> BTreeMap<&TopicPartition, &str> {
+    a.iter().flat_map(|(m, l)| l.iter().map(move |p| (p, m.as_str()))).collect()
+}
+
+#[test]
+fn s4_moves_exactly_the_departed_members_partitions() {
+    let ts = topics(100);
+    let parts = partitions(&ts, 100);
+    let ms: Vec<_> =
+        (0..100).map(|i| MemberSubscription::new(format!("member-{i:05}"), ts.iter().cloned())).collect();
+    let first = StickyAssignor.assign(&ms, &parts).expect("valid input");
+    assert!(first.values().all(|l| l.len() == 100));
+    let next: Vec<_> = ms
+        .into_iter()
+        .filter(|m| m.member_id != "member-00099")
+        .map(|m| {
+            let owned = first[&m.member_id].clone();
+            m.with_owned_partitions(owned, 1)
+        })
+        .collect();
+    let assignors: [&dyn PartitionAssignor; 2] = [&StickyAssignor, &CooperativeStickyAssignor];
+    for a in assignors {
+        let second = a.assign(&next, &parts).expect("valid input");
+        let (before, after) = (owners(&first), owners(&second));
+        let moved = before.iter().filter(|(p, m)| after.get(*p) != Some(*m)).count();
+        assert_eq!(moved, 100, "{}", a.name());
+        assert_eq!(after.len(), 10_000, "{}", a.name());
+        let mut counts: Vec<usize> = second.values().map(Vec::len).collect();
+        counts.sort_unstable();
+        assert_eq!((counts[0], counts[98]), (101, 102), "{}", a.name());
+    }
+}
+
+#[test]
+fn s5_is_strongly_balanced() {
+    let ts = topics(500);
+    let parts = partitions(&ts, 20);
+    let ms: Vec<_> = (0..200)
+        .map(|i| {
+            let sub = ts.iter().enumerate().filter(|(j, _)| (i + j) % 3 != 0).map(|(_, t)| Arc::clone(t));
+            MemberSubscription::new(format!("member-{i:05}"), sub)
+        })
+        .collect();
+    let assignors: [&dyn PartitionAssignor; 2] = [&StickyAssignor, &CooperativeStickyAssignor];
+    for a in assignors {
+        let out = a.assign(&ms, &parts).expect("valid input");
+        assert_eq!(out.values().map(Vec::len).sum::<usize>(), 10_000);
+        // Per topic, the least loaded subscriber; nobody may hold a partition of
+        // a topic whose least loaded subscriber has two or more fewer.
+        let count: BTreeMap<&str, usize> = out.iter().map(|(m, l)| (m.as_str(), l.len())).collect();
+        let mut min_of_topic: BTreeMap<&str, usize> = BTreeMap::new();
+        for m in &ms {
+            for t in &m.topics {
+                let c = count[m.member_id.as_str()];
+                min_of_topic.entry(&**t).and_modify(|x| *x = (*x).min(c)).or_insert(c);
+            }
+        }
+        for (m, l) in &out {
+            for p in l {
+                assert!(count[m.as_str()] <= min_of_topic[&*p.topic] + 1, "{}: {m} holds {p}", a.name());
+            }
+        }
+    }
+}
+
+fn rack(r: &str) -> ReplicaRacks {
+    vec![Arc::from(r)]
+}
+
+#[test]
+fn rack_aware_sticky_aligns_fresh_and_misaligned_owned_partitions() {
+    let racks = ["a", "b", "c"];
+    let parts: Vec<_> = (0..9).map(|p| TopicPartition::new("t", p)).collect();
+    let replica: Vec<ReplicaRacks> = (0..9).map(|p| rack(racks[p % 3])).collect();
+    let fresh: Vec<_> =
+        (0..3).map(|i| MemberSubscription::new(format!("c{i}"), ["t"]).with_rack(racks[i])).collect();
+    for a in [&StickyAssignor as &dyn PartitionAssignor, &CooperativeStickyAssignor] {
+        let out = a.assign_with_racks(&fresh, &parts, &replica).expect("valid input");
+        for (i, m) in fresh.iter().enumerate() {
+            let got = &out[&m.member_id];
+            assert_eq!(got.len(), 3, "{}", a.name());
+            assert!(
+                got.iter().all(|p| p.partition as usize % 3 == i),
+                "{}: {} got {got:?}",
+                a.name(),
+                m.member_id
+            );
+        }
+    }
+    // Every member owns the partitions of the next rack: balance is already
+    // perfect, yet the eager assignor moves them all home.
+    let owned: Vec<_> = fresh
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mine = parts.iter().filter(|p| p.partition as usize % 3 == (i + 1) % 3).cloned();
+            m.clone().with_owned_partitions(mine, 3)
+        })
+        .collect();
+    let out = StickyAssignor.assign_with_racks(&owned, &parts, &replica).expect("valid input");
+    for (i, m) in owned.iter().enumerate() {
+        assert!(out[&m.member_id].iter().all(|p| p.partition as usize % 3 == i), "{:?}", out);
+    }
+    // Without racks nothing moves.
+    let out = StickyAssignor.assign(&owned, &parts).expect("valid input");
+    for m in &owned {
+        assert_eq!(out[&m.member_id], m.owned_partitions);
+    }
+}
+
+#[test]
+fn rack_aware_sticky_keeps_balance_over_alignment() {
+    // All replicas on rack "a": the rack-"b" member still gets its share.
+    let parts: Vec<_> = (0..6).map(|p| TopicPartition::new("t", p)).collect();
+    let replica: Vec<ReplicaRacks> = (0..6).map(|p| if p == 0 { rack("b") } else { rack("a") }).collect();
+    let ms = [
+        MemberSubscription::new("x", ["t"]).with_rack("a"),
+        MemberSubscription::new("y", ["t"]).with_rack("b"),
+    ];
+    let out = StickyAssignor.assign_with_racks(&ms, &parts, &replica).expect("valid input");
+    assert_eq!(out["x"].len(), 3);
+    assert_eq!(out["y"].len(), 3);
+    assert!(out["y"].contains(&TopicPartition::new("t", 0)));
+}

@@ -1,0 +1,54 @@
+//! `CoordinatorConfig`: the broker settings of the classic group coordinator.
+
+/// Broker settings of the coordinator. [`Default`] gives Kafka's broker defaults
+/// (`kafka-semantics.md` §9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoordinatorConfig {
+    /// The rebalance timeout a client of this crate sends when it has no opinion (the
+    /// Java consumer's `max.poll.interval.ms`, 300 000 ms). The coordinator itself always
+    /// uses the timeout each JoinGroup carries.
+    pub default_rebalance_timeout_ms: i32,
+    /// The session timeout a client of this crate sends when it has no opinion (the Java
+    /// consumer's `session.timeout.ms`, 45 000 ms).
+    pub default_session_timeout_ms: i32,
+    /// The longest the runtime's timer thread sleeps without re-checking its deadlines.
+    /// Deadlines themselves are exact; this only bounds the cost of a lost wake-up.
+    pub heartbeat_check_interval_ms: i64,
+    /// `group.min.session.timeout.ms`: a smaller session is `INVALID_SESSION_TIMEOUT`.
+    pub min_session_timeout_ms: i32,
+    /// `group.max.session.timeout.ms`: a larger session is `INVALID_SESSION_TIMEOUT`.
+    pub max_session_timeout_ms: i32,
+    /// `offsets.retention.minutes` in milliseconds (KIP-211 retention).
+    pub offset_retention_ms: i64,
+    /// `group.initial.rebalance.delay.ms`: the rolling window of a group's first rebalance.
+    pub initial_rebalance_delay_ms: i32,
+    /// `group.max.size`: the largest number of members a classic group accepts.
+    pub group_max_size: i32,
+    /// `offset.metadata.max.bytes`, compared with the metadata's UTF-16 length as Java does.
+    pub offset_metadata_max_bytes: usize,
+    /// `offsets.retention.check.interval.ms`: the period of the offset expiration job.
+    pub offsets_retention_check_interval_ms: i64,
+    /// How long a new member may wait in its first JoinGroup (Kafka hard-codes 300 000 ms).
+    pub new_member_join_timeout_ms: i32,
+    /// Seed of the member-id generator, so that a run can be reproduced exactly.
+    pub member_id_seed: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> CoordinatorConfig {
+        CoordinatorConfig {
+            default_rebalance_timeout_ms: 300_000,
+            default_session_timeout_ms: 45_000,
+            heartbeat_check_interval_ms: 1_000,
+            min_session_timeout_ms: 6_000,
+            max_session_timeout_ms: 1_800_000,
+            offset_retention_ms: 10_080 * 60_000,
+            initial_rebalance_delay_ms: 3_000,
+            group_max_size: i32::MAX,
+            offset_metadata_max_bytes: 4_096,
+            offsets_retention_check_interval_ms: 600_000,
+            new_member_join_timeout_ms: 300_000,
+            member_id_seed: 0x5eed_c0de_1234_5678,
+        }
+    }
+}

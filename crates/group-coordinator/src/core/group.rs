@@ -1,0 +1,439 @@
+//! The in-memory model of one classic group and its members (`kafka-semantics.md` §0).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
+use group_types::{GroupState, JoinGroupMember, OffsetAndMetadata, ProtocolMetadata, Subscription, TopicPartition};
+
+use crate::core::types::RequestId;
+
+/// One member of a classic group.
+#[derive(Debug, Clone)]
+pub(crate) struct Member {
+    pub(crate) id: Arc<str>,
+    pub(crate) instance: Option<String>,
+    pub(crate) client_id: String,
+    pub(crate) client_host: String,
+    pub(crate) rebalance_timeout_ms: i32,
+    pub(crate) session_timeout_ms: i32,
+    pub(crate) protocol_type: String,
+    pub(crate) protocols: Vec<ProtocolMetadata>,
+    pub(crate) assignment: Vec<u8>,
+    pub(crate) awaiting_join: Option<RequestId>,
+    pub(crate) awaiting_sync: Option<RequestId>,
+    pub(crate) is_new: bool,
+    pub(crate) pending_sync: bool,
+    pub(crate) session_deadline: Option<i64>,
+}
+
+impl Member {
+    pub(crate) fn metadata(&self, protocol: &str) -> &[u8] {
+        self.protocols.iter().find(|p| p.name == protocol).map_or(&[][..], |p| &p.metadata[..])
+    }
+
+    pub(crate) fn matches(&self, protocols: &[ProtocolMetadata]) -> bool {
+        self.protocols == protocols
+    }
+
+    fn vote<'a>(&'a self, candidates: &BTreeSet<&str>) -> Option<&'a str> {
+        self.protocols.iter().map(|p| p.name.as_str()).find(|name| candidates.contains(name))
+    }
+}
+
+/// The join timer's two shapes: the initial-delay window (§3.4) or the rebalance timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JoinTimer {
+    Initial { delay_ms: i32, remaining_ms: i32 },
+    Rebalance,
+}
+
+/// One classic group.
+#[derive(Debug, Clone)]
+pub(crate) struct Group {
+    pub(crate) id: Arc<str>,
+    pub(crate) state: GroupState,
+    pub(crate) previous_state: GroupState,
+    pub(crate) state_ts: i64,
+    pub(crate) generation: i32,
+    pub(crate) protocol_type: Option<String>,
+    pub(crate) protocol_name: Option<String>,
+    pub(crate) leader: Option<Arc<str>>,
+    members: Vec<Member>,
+    index: HashMap<Arc<str>, usize>,
+    pub(crate) static_members: HashMap<String, Arc<str>>,
+    pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
+    num_awaiting_join: usize,
+    num_pending_sync: usize,
+    protocol_counts: HashMap<String, usize>,
+    /// Ids replaced (static replacement) while they still owed a SyncGroup: Kafka keeps
+    /// them in its pending-sync set, so the sync timer still sees them as missing.
+    pub(crate) stale_pending_sync: Vec<Arc<str>>,
+    pub(crate) new_member_added: bool,
+    pub(crate) subscribed_topics: Option<BTreeSet<String>>,
+    pub(crate) join_timer: Option<(i64, JoinTimer)>,
+    pub(crate) sync_timer: Option<(i64, i32)>,
+    pub(crate) offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+}
+
+impl Group {
+    pub(crate) fn new(id: Arc<str>, now: i64) -> Group {
+        Group {
+            id,
+            state: GroupState::Empty,
+            previous_state: GroupState::Empty,
+            state_ts: now,
+            generation: 0,
+            protocol_type: None,
+            protocol_name: None,
+            leader: None,
+            members: Vec::new(),
+            index: HashMap::new(),
+            static_members: HashMap::new(),
+            pending_join: BTreeMap::new(),
+            num_awaiting_join: 0,
+            num_pending_sync: 0,
+            protocol_counts: HashMap::new(),
+            stale_pending_sync: Vec::new(),
+            new_member_added: false,
+            subscribed_topics: None,
+            join_timer: None,
+            sync_timer: None,
+            offsets: BTreeMap::new(),
+        }
+    }
+
+    pub(crate) fn transition(&mut self, to: GroupState, now: i64) {
+        self.previous_state = self.state;
+        self.state = to;
+        self.state_ts = now;
+    }
+
+    pub(crate) fn is(&self, state: GroupState) -> bool {
+        self.state == state
+    }
+
+    pub(crate) fn members(&self) -> &[Member] {
+        &self.members
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub(crate) fn position(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    pub(crate) fn member(&self, id: &str) -> Option<&Member> {
+        self.position(id).map(|i| &self.members[i])
+    }
+
+    pub(crate) fn at(&self, i: usize) -> &Member {
+        &self.members[i]
+    }
+
+    pub(crate) fn at_mut(&mut self, i: usize) -> &mut Member {
+        &mut self.members[i]
+    }
+
+    pub(crate) fn has_member(&self, id: &str) -> bool {
+        self.index.contains_key(id)
+    }
+
+    pub(crate) fn is_leader(&self, id: &str) -> bool {
+        self.leader.as_deref() == Some(id)
+    }
+
+    pub(crate) fn static_member_id(&self, instance: &str) -> Option<&Arc<str>> {
+        self.static_members.get(instance)
+    }
+
+    /// Adds a member that parks `join` (§2.1.3 `group.add`).
+    pub(crate) fn add(&mut self, mut member: Member, join: Option<RequestId>) {
+        if let Some(instance) = &member.instance {
+            self.static_members.insert(instance.clone(), member.id.clone());
+        }
+        if self.members.is_empty() {
+            self.protocol_type = Some(member.protocol_type.clone());
+        }
+        self.count_protocols(&member.protocols, true);
+        member.awaiting_join = join;
+        if join.is_some() {
+            self.num_awaiting_join += 1;
+        }
+        if member.pending_sync {
+            self.num_pending_sync += 1;
+        }
+        self.pending_join.remove(&member.id);
+        if self.leader.is_none() {
+            self.leader = Some(member.id.clone());
+        }
+        self.index.insert(member.id.clone(), self.members.len());
+        self.members.push(member);
+    }
+
+    /// Removes a member (`ClassicGroup.remove`): its parked requests are returned to the
+    /// caller unanswered; a new leader is the first remaining member.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<Member> {
+        self.pending_join.remove(id);
+        let i = self.index.remove(id)?;
+        let member = self.members.remove(i);
+        for m in &self.members[i..] {
+            if let Some(slot) = self.index.get_mut(&m.id) {
+                *slot -= 1;
+            }
+        }
+        self.count_protocols(&member.protocols, false);
+        if member.awaiting_join.is_some() {
+            self.num_awaiting_join -= 1;
+        }
+        if member.pending_sync {
+            self.num_pending_sync -= 1;
+        }
+        if let Some(instance) = &member.instance {
+            if self.static_members.get(instance).is_some_and(|m| **m == *member.id) {
+                self.static_members.remove(instance);
+            }
+        }
+        if self.is_leader(id) {
+            self.leader = self.members.first().map(|m| m.id.clone());
+        }
+        Some(member)
+    }
+
+    /// Renames a member in place (static replacement), keeping everything it holds.
+    pub(crate) fn rename(&mut self, old: &str, new: Arc<str>) {
+        let Some(i) = self.index.remove(old) else { return };
+        self.index.insert(new.clone(), i);
+        if self.members[i].pending_sync {
+            self.members[i].pending_sync = false;
+            self.num_pending_sync -= 1;
+            self.stale_pending_sync.push(Arc::from(old));
+        }
+        let member = &mut self.members[i];
+        member.id = new.clone();
+        if let Some(instance) = &member.instance {
+            self.static_members.insert(instance.clone(), new.clone());
+        }
+        if self.leader.as_deref() == Some(old) {
+            self.leader = Some(new);
+        }
+    }
+
+    fn count_protocols(&mut self, protocols: &[ProtocolMetadata], add: bool) {
+        for p in protocols {
+            if add {
+                *self.protocol_counts.entry(p.name.clone()).or_insert(0) += 1;
+            } else if let Some(count) = self.protocol_counts.get_mut(&p.name) {
+                *count -= 1;
+                if *count == 0 {
+                    self.protocol_counts.remove(&p.name);
+                }
+            }
+        }
+    }
+
+    /// Replaces a member's protocols and timeouts (`updateMember`).
+    pub(crate) fn update_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
+        let old = std::mem::take(&mut self.members[i].protocols);
+        self.count_protocols(&old, false);
+        self.count_protocols(&protocols, true);
+        self.members[i].protocols = protocols;
+    }
+
+    /// Parks (or clears) a member's JoinGroup; returns the request it replaces.
+    pub(crate) fn set_awaiting_join(&mut self, i: usize, join: Option<RequestId>) -> Option<RequestId> {
+        let old = std::mem::replace(&mut self.members[i].awaiting_join, join);
+        match (old.is_some(), join.is_some()) {
+            (false, true) => self.num_awaiting_join += 1,
+            (true, false) => self.num_awaiting_join -= 1,
+            _ => {}
+        }
+        old
+    }
+
+    pub(crate) fn set_pending_sync(&mut self, i: usize, pending: bool) {
+        let old = std::mem::replace(&mut self.members[i].pending_sync, pending);
+        match (old, pending) {
+            (false, true) => self.num_pending_sync += 1,
+            (true, false) => self.num_pending_sync -= 1,
+            _ => {}
+        }
+    }
+
+    pub(crate) fn clear_pending_sync(&mut self) {
+        for m in &mut self.members {
+            m.pending_sync = false;
+        }
+        self.num_pending_sync = 0;
+        self.stale_pending_sync.clear();
+    }
+
+    pub(crate) fn has_received_all_syncs(&self) -> bool {
+        self.num_pending_sync == 0 && self.stale_pending_sync.is_empty()
+    }
+
+    pub(crate) fn num_awaiting_join(&self) -> usize {
+        self.num_awaiting_join
+    }
+
+    pub(crate) fn all_members_joined(&self) -> bool {
+        self.members.len() == self.num_awaiting_join && self.pending_join.is_empty()
+    }
+
+    /// §2.1.1: the protocol support check.
+    pub(crate) fn supports_protocols(&self, protocol_type: &str, protocols: &[ProtocolMetadata]) -> bool {
+        if self.is(GroupState::Empty) {
+            !protocol_type.is_empty() && !protocols.is_empty()
+        } else {
+            self.protocol_type.as_deref() == Some(protocol_type)
+                && protocols
+                    .iter()
+                    .any(|p| self.protocol_counts.get(&p.name).copied().unwrap_or(0) == self.members.len())
+        }
+    }
+
+    /// §4: every member votes for its first commonly supported protocol.
+    pub(crate) fn select_protocol(&self) -> Option<String> {
+        let n = self.members.len();
+        let candidates: BTreeSet<&str> =
+            self.protocol_counts.iter().filter(|(_, c)| **c == n).map(|(name, _)| name.as_str()).collect();
+        let mut votes: Vec<(&str, usize)> = Vec::new();
+        for m in &self.members {
+            if let Some(name) = m.vote(&candidates) {
+                match votes.iter_mut().find(|(v, _)| *v == name) {
+                    Some((_, count)) => *count += 1,
+                    None => votes.push((name, 1)),
+                }
+            }
+        }
+        // Ties: Kafka keeps the first maximum in java.util.HashMap iteration order,
+        // which for a handful of names is the order of their hash buckets.
+        let capacity = java_hash_map_capacity(votes.len());
+        let mut best: Option<(&str, usize, usize)> = None;
+        for (name, count) in &votes {
+            let bucket = java_bucket(name, capacity);
+            let better = match best {
+                None => true,
+                Some((_, best_count, best_bucket)) => {
+                    *count > best_count || (*count == best_count && bucket < best_bucket)
+                }
+            };
+            if better {
+                best = Some((name, *count, bucket));
+            }
+        }
+        best.map(|(name, _, _)| name.to_owned())
+    }
+
+    /// At join completion: the current leader if it rejoined, else the first rejoined member.
+    pub(crate) fn maybe_elect_joined_leader(&mut self) -> bool {
+        let Some(leader) = self.leader.clone() else { return false };
+        if self.member(&leader).is_some_and(|m| m.awaiting_join.is_some()) {
+            return true;
+        }
+        match self.members.iter().find(|m| m.awaiting_join.is_some()) {
+            Some(m) => {
+                self.leader = Some(m.id.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Largest rebalance timeout over the members (evaluated when a timer is armed).
+    pub(crate) fn rebalance_timeout_ms(&self) -> i32 {
+        self.members.iter().map(|m| m.rebalance_timeout_ms).max().unwrap_or(0)
+    }
+
+    /// The leader's member list: every member's metadata for the selected protocol.
+    pub(crate) fn join_members(&self) -> Vec<JoinGroupMember> {
+        let protocol = self.protocol_name.as_deref().unwrap_or("");
+        self.members
+            .iter()
+            .map(|m| JoinGroupMember {
+                member_id: m.id.to_string(),
+                group_instance_id: m.instance.clone(),
+                metadata: m.metadata(protocol).to_vec(),
+            })
+            .collect()
+    }
+
+    /// §6.6: the union of the decoded subscriptions, `None` when unknown.
+    pub(crate) fn compute_subscribed_topics(&self) -> Option<BTreeSet<String>> {
+        if self.protocol_type.as_deref() != Some("consumer") {
+            return None;
+        }
+        if self.members.is_empty() {
+            return Some(BTreeSet::new());
+        }
+        let protocol = self.protocol_name.as_deref()?;
+        let mut topics = BTreeSet::new();
+        for m in &self.members {
+            topics.extend(Subscription::decode_topics(m.metadata(protocol)).ok()?);
+        }
+        Some(topics)
+    }
+
+    /// The persisted form: members with their metadata for the selected protocol and
+    /// the given (or current) assignments.
+    pub(crate) fn record(&self, assignments: Option<&HashMap<Arc<str>, Vec<u8>>>) -> GroupMetadataRecord {
+        let protocol = self.protocol_name.as_deref().unwrap_or("");
+        GroupMetadataRecord {
+            group_id: self.id.to_string(),
+            protocol_type: self.protocol_type.clone(),
+            generation_id: self.generation,
+            protocol_name: self.protocol_name.clone(),
+            leader_id: self.leader.as_deref().map(str::to_owned),
+            state_timestamp_ms: Some(self.state_ts),
+            members: self
+                .members
+                .iter()
+                .map(|m| MemberMetadataRecord {
+                    member_id: m.id.to_string(),
+                    group_instance_id: m.instance.clone(),
+                    client_id: m.client_id.clone(),
+                    client_host: m.client_host.clone(),
+                    rebalance_timeout_ms: m.rebalance_timeout_ms,
+                    session_timeout_ms: m.session_timeout_ms,
+                    subscription: m.metadata(protocol).to_vec(),
+                    assignment: match assignments {
+                        Some(map) => map.get(&m.id).cloned().unwrap_or_default(),
+                        None => m.assignment.clone(),
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    /// The record J writes when a JoinGroup creates a group and nothing else (§10 #11).
+    pub(crate) fn empty_record(&self) -> GroupMetadataRecord {
+        GroupMetadataRecord {
+            group_id: self.id.to_string(),
+            protocol_type: None,
+            generation_id: self.generation,
+            protocol_name: None,
+            leader_id: None,
+            state_timestamp_ms: Some(self.state_ts),
+            members: Vec::new(),
+        }
+    }
+}
+
+fn java_hash_code(s: &str) -> i32 {
+    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
+}
+
+fn java_hash_map_capacity(entries: usize) -> usize {
+    let mut capacity = 16;
+    while entries * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    capacity
+}
+
+fn java_bucket(s: &str, capacity: usize) -> usize {
+    let h = java_hash_code(s) as u32;
+    ((h ^ (h >> 16)) as usize) & (capacity - 1)
+}

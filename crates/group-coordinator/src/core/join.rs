@@ -1,0 +1,342 @@
+//! JoinGroup (`kafka-semantics.md` §2.1): the KIP-394 two-step join, static
+//! membership, capacity, protocol checks and the parked join barrier.
+
+use std::sync::Arc;
+
+use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse};
+
+use crate::core::{
+    CoordinatorCore, Engine, Group, Member, PendingWrite, Record, Response, StaticReplace, TimerKey,
+    join_error, join_validation_error, validate_member,
+};
+
+impl CoordinatorCore {
+    pub(crate) fn join_group(&mut self, rid: crate::core::RequestId, req: JoinGroupRequest) {
+        let eng = &mut self.engine;
+        if req.group_id.is_empty() {
+            let response = join_error(ErrorCode::InvalidGroupId, req.member_id);
+            eng.respond(rid, Response::JoinGroup(response));
+            return;
+        }
+        if req.session_timeout_ms < eng.config.min_session_timeout_ms
+            || req.session_timeout_ms > eng.config.max_session_timeout_ms
+        {
+            let response = join_error(ErrorCode::InvalidSessionTimeout, req.member_id);
+            eng.respond(rid, Response::JoinGroup(response));
+            return;
+        }
+        let unknown_member = req.member_id.is_empty();
+        let mut new_group = false;
+        let g = match self.groups.get_mut(req.group_id.as_str()) {
+            Some(g) => g,
+            None if unknown_member => {
+                new_group = true;
+                let id: Arc<str> = Arc::from(req.group_id.as_str());
+                self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, eng.now))
+            }
+            None => {
+                let response = join_error(ErrorCode::UnknownMemberId, req.member_id);
+                eng.respond(rid, Response::JoinGroup(response));
+                return;
+            }
+        };
+        let writes_before = eng.fx.writes.len();
+        if !accept_joining_member(g, &req.member_id, eng.config.group_max_size) {
+            if g.has_member(&req.member_id) {
+                let id = g.member(&req.member_id).map(|m| m.id.clone());
+                g.remove(&req.member_id);
+                if let Some(id) = id {
+                    eng.cancel_session(g, &id);
+                }
+            }
+            eng.respond(rid, Response::JoinGroup(join_error(ErrorCode::GroupMaxSizeReached, "")));
+        } else if unknown_member {
+            eng.join_new_member(g, rid, req);
+        } else {
+            eng.join_existing_member(g, rid, req);
+        }
+        if new_group && eng.fx.writes.len() == writes_before {
+            // Kafka's Java coordinator commits a newly created group with an empty record;
+            // the answer already built waits for that write.
+            let answered = eng.fx.responses.iter().position(|(r, _)| *r == rid).map(|i| eng.fx.responses.remove(i).1);
+            let record = g.empty_record();
+            let group = g.id.clone();
+            eng.write(vec![Record::Group(record)], PendingWrite::NewGroup { group, request: rid, answered });
+        }
+    }
+}
+
+fn accept_joining_member(g: &Group, member_id: &str, max_size: i32) -> bool {
+    let max = usize::try_from(max_size).unwrap_or(0);
+    match g.state {
+        GroupState::Empty | GroupState::Dead => true,
+        GroupState::PreparingRebalance => {
+            g.member(member_id).is_some_and(|m| m.awaiting_join.is_some()) || g.num_awaiting_join() < max
+        }
+        GroupState::CompletingRebalance | GroupState::Stable => g.has_member(member_id) || g.len() < max,
+    }
+}
+
+fn rebalance_timeout(req: &JoinGroupRequest) -> i32 {
+    // JoinGroup v0 carries no rebalance timeout: Kafka uses the session timeout.
+    if req.rebalance_timeout_ms < 0 { req.session_timeout_ms } else { req.rebalance_timeout_ms }
+}
+
+impl Engine {
+    fn join_new_member(&mut self, g: &mut Group, rid: crate::core::RequestId, req: JoinGroupRequest) {
+        if g.is(GroupState::Dead) {
+            self.respond(rid, Response::JoinGroup(join_error(ErrorCode::CoordinatorNotAvailable, "")));
+            return;
+        }
+        if !g.supports_protocols(&req.protocol_type, &req.protocols) {
+            self.respond(rid, Response::JoinGroup(join_error(ErrorCode::InconsistentGroupProtocol, "")));
+            return;
+        }
+        let prefix = req.group_instance_id.as_deref().unwrap_or(&req.client_id).to_owned();
+        let new_id = self.generate_member_id(&prefix);
+        if let Some(instance) = req.group_instance_id.clone() {
+            match g.static_member_id(&instance).cloned() {
+                Some(old_id) => self.replace_static_member(g, rid, req, old_id, new_id),
+                None => self.add_member_then_rebalance(g, rid, req, new_id),
+            }
+        } else if req.api_version >= 4 {
+            let deadline = self.now + i64::from(req.session_timeout_ms);
+            g.pending_join.insert(new_id.clone(), deadline);
+            self.arm(TimerKey::Session(g.id.clone(), new_id.clone()), deadline);
+            let response = join_error(ErrorCode::MemberIdRequired, new_id.to_string());
+            self.respond(rid, Response::JoinGroup(response));
+        } else {
+            self.add_member_then_rebalance(g, rid, req, new_id);
+        }
+    }
+
+    fn join_existing_member(&mut self, g: &mut Group, rid: crate::core::RequestId, req: JoinGroupRequest) {
+        let member_id = req.member_id.clone();
+        if g.is(GroupState::Dead) {
+            self.respond(rid, Response::JoinGroup(join_error(ErrorCode::CoordinatorNotAvailable, member_id)));
+            return;
+        }
+        if !g.supports_protocols(&req.protocol_type, &req.protocols) {
+            let response = join_error(ErrorCode::InconsistentGroupProtocol, member_id);
+            self.respond(rid, Response::JoinGroup(response));
+            return;
+        }
+        if let Some((id, _)) = g.pending_join.get_key_value(member_id.as_str()) {
+            let id = id.clone();
+            self.add_member_then_rebalance(g, rid, req, id);
+            return;
+        }
+        if let Err(error) = validate_member(g, &member_id, req.group_instance_id.as_deref()) {
+            self.respond(rid, Response::JoinGroup(join_validation_error(error, member_id)));
+            return;
+        }
+        let Some(i) = g.position(&member_id) else {
+            self.respond(rid, Response::JoinGroup(join_validation_error(ErrorCode::UnknownMemberId, member_id)));
+            return;
+        };
+        match g.state {
+            GroupState::PreparingRebalance => self.update_member_then_rebalance(g, i, rid, req),
+            GroupState::CompletingRebalance => {
+                if g.at(i).matches(&req.protocols) {
+                    let members = if g.is_leader(&member_id) { g.join_members() } else { Vec::new() };
+                    let response = current_generation(g, member_id, members);
+                    self.respond(rid, Response::JoinGroup(response));
+                } else {
+                    self.update_member_then_rebalance(g, i, rid, req);
+                }
+            }
+            GroupState::Stable => {
+                if g.is_leader(&member_id) || !g.at(i).matches(&req.protocols) {
+                    self.update_member_then_rebalance(g, i, rid, req);
+                } else {
+                    let response = current_generation(g, member_id, Vec::new());
+                    self.respond(rid, Response::JoinGroup(response));
+                }
+            }
+            GroupState::Empty | GroupState::Dead => {
+                let response = join_validation_error(ErrorCode::UnknownMemberId, member_id);
+                self.respond(rid, Response::JoinGroup(response));
+            }
+        }
+    }
+
+    fn update_member_then_rebalance(
+        &mut self,
+        g: &mut Group,
+        i: usize,
+        rid: crate::core::RequestId,
+        req: JoinGroupRequest,
+    ) {
+        let rebalance = rebalance_timeout(&req);
+        g.update_protocols(i, req.protocols);
+        let m = g.at_mut(i);
+        m.rebalance_timeout_ms = rebalance;
+        m.session_timeout_ms = req.session_timeout_ms;
+        // A JoinGroup parked before is replaced and never answered, as in Kafka.
+        g.set_awaiting_join(i, Some(rid));
+        self.maybe_prepare_rebalance_or_complete_join(g);
+    }
+
+    fn add_member_then_rebalance(
+        &mut self,
+        g: &mut Group,
+        rid: crate::core::RequestId,
+        req: JoinGroupRequest,
+        id: Arc<str>,
+    ) {
+        let member = Member {
+            id,
+            instance: req.group_instance_id.clone(),
+            client_id: req.client_id.clone(),
+            client_host: req.client_host.clone(),
+            rebalance_timeout_ms: rebalance_timeout(&req),
+            session_timeout_ms: req.session_timeout_ms,
+            protocol_type: req.protocol_type,
+            protocols: req.protocols,
+            assignment: Vec::new(),
+            awaiting_join: None,
+            awaiting_sync: None,
+            is_new: true,
+            pending_sync: false,
+            session_deadline: None,
+        };
+        if g.is(GroupState::PreparingRebalance) && g.previous_state == GroupState::Empty {
+            g.new_member_added = true;
+        }
+        g.add(member, Some(rid));
+        let i = g.len() - 1;
+        let timeout = self.config.new_member_join_timeout_ms;
+        self.arm_session(g, i, timeout);
+        self.maybe_prepare_rebalance_or_complete_join(g);
+    }
+
+    /// §2.1.2 static member replacement.
+    fn replace_static_member(
+        &mut self,
+        g: &mut Group,
+        rid: crate::core::RequestId,
+        req: JoinGroupRequest,
+        old_id: Arc<str>,
+        new_id: Arc<str>,
+    ) {
+        let current_leader = g.leader.clone();
+        let Some(i) = g.position(&old_id) else { return };
+        if let Some(parked) = g.set_awaiting_join(i, None) {
+            let response = join_validation_error(ErrorCode::FencedInstanceId, old_id.to_string());
+            self.respond(parked, Response::JoinGroup(response));
+        }
+        if let Some(parked) = g.at_mut(i).awaiting_sync.take() {
+            self.respond(parked, Response::SyncGroup(group_types::SyncGroupResponse::error(ErrorCode::FencedInstanceId)));
+        }
+        self.cancel_session(g, &old_id);
+        g.rename(&old_id, new_id.clone());
+        g.at_mut(i).is_new = false;
+        let timeout = g.at(i).session_timeout_ms;
+        self.arm_session(g, i, timeout);
+        let old_protocols = g.at(i).protocols.clone();
+        let old_rebalance_timeout_ms = g.at(i).rebalance_timeout_ms;
+        let old_session_timeout_ms = g.at(i).session_timeout_ms;
+        let rebalance = rebalance_timeout(&req);
+        g.update_protocols(i, req.protocols);
+        g.at_mut(i).rebalance_timeout_ms = rebalance;
+        g.at_mut(i).session_timeout_ms = req.session_timeout_ms;
+        g.set_awaiting_join(i, Some(rid));
+        match g.state {
+            GroupState::Stable => {
+                let selected = g.select_protocol();
+                if g.protocol_name.as_deref().unwrap_or("") == selected.as_deref().unwrap_or("") {
+                    let record = g.record(None);
+                    let pending = StaticReplace {
+                        group: g.id.clone(),
+                        request: rid,
+                        api_version: req.api_version,
+                        old_id,
+                        new_id,
+                        old_protocols,
+                        old_rebalance_timeout_ms,
+                        old_session_timeout_ms,
+                        current_leader,
+                    };
+                    self.write(vec![Record::Group(record)], PendingWrite::StaticReplace(Box::new(pending)));
+                } else {
+                    self.maybe_prepare_rebalance_or_complete_join(g);
+                }
+            }
+            GroupState::CompletingRebalance => self.prepare_rebalance(g),
+            _ => {}
+        }
+    }
+
+    /// Completion of a Stable static replacement's write.
+    pub(crate) fn finish_static_replace(&mut self, g: &mut Group, p: StaticReplace, result: Result<(), ErrorCode>) {
+        let Some(i) = g.position(&p.new_id) else { return };
+        match result {
+            Ok(()) => {
+                let response = if p.api_version >= 9 {
+                    let is_leader = g.is_leader(&p.new_id);
+                    JoinGroupResponse {
+                        error_code: ErrorCode::None,
+                        generation_id: g.generation,
+                        protocol_type: g.protocol_type.clone(),
+                        protocol_name: g.protocol_name.clone(),
+                        leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
+                        skip_assignment: is_leader,
+                        member_id: p.new_id.to_string(),
+                        members: if is_leader { g.join_members() } else { Vec::new() },
+                    }
+                } else {
+                    JoinGroupResponse {
+                        error_code: ErrorCode::None,
+                        generation_id: g.generation,
+                        protocol_type: g.protocol_type.clone(),
+                        protocol_name: g.protocol_name.clone(),
+                        leader_id: p.current_leader.as_deref().unwrap_or("").to_owned(),
+                        skip_assignment: false,
+                        member_id: p.new_id.to_string(),
+                        members: Vec::new(),
+                    }
+                };
+                if let Some(parked) = g.set_awaiting_join(i, None) {
+                    self.respond(parked, Response::JoinGroup(response));
+                }
+            }
+            Err(error) => {
+                g.update_protocols(i, p.old_protocols);
+                g.at_mut(i).rebalance_timeout_ms = p.old_rebalance_timeout_ms;
+                g.at_mut(i).session_timeout_ms = p.old_session_timeout_ms;
+                g.set_awaiting_join(i, None);
+                self.cancel_session(g, &p.new_id);
+                g.rename(&p.new_id, p.old_id.clone());
+                self.arm_session(g, i, p.old_session_timeout_ms);
+                let response = JoinGroupResponse {
+                    error_code: crate::core::map_append_error(error),
+                    generation_id: g.generation,
+                    protocol_type: g.protocol_type.clone(),
+                    protocol_name: g.protocol_name.clone(),
+                    leader_id: p.current_leader.as_deref().unwrap_or("").to_owned(),
+                    skip_assignment: false,
+                    member_id: String::new(),
+                    members: Vec::new(),
+                };
+                self.respond(p.request, Response::JoinGroup(response));
+            }
+        }
+    }
+}
+
+fn current_generation(
+    g: &Group,
+    member_id: String,
+    members: Vec<group_types::JoinGroupMember>,
+) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: ErrorCode::None,
+        generation_id: g.generation,
+        protocol_type: g.protocol_type.clone(),
+        protocol_name: g.protocol_name.clone(),
+        leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
+        skip_assignment: false,
+        member_id,
+        members,
+    }
+}

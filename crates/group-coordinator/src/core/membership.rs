@@ -1,0 +1,107 @@
+//! Heartbeat and LeaveGroup (`kafka-semantics.md` §2.3, §2.4).
+
+use std::sync::Arc;
+
+use group_types::{
+    ErrorCode, GroupState, HeartbeatRequest, HeartbeatResponse, LeaveGroupRequest, LeaveGroupResponse,
+    LeaveMemberResponse,
+};
+
+use crate::core::{CoordinatorCore, RequestId, Response, validate_member};
+
+impl CoordinatorCore {
+    pub(crate) fn heartbeat(&mut self, rid: RequestId, req: HeartbeatRequest) {
+        let code = self.heartbeat_code(&req);
+        self.engine.respond(rid, Response::Heartbeat(HeartbeatResponse { error_code: code }));
+    }
+
+    fn heartbeat_code(&mut self, req: &HeartbeatRequest) -> ErrorCode {
+        if req.group_id.is_empty() {
+            return ErrorCode::InvalidGroupId;
+        }
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return ErrorCode::UnknownMemberId };
+        if g.is(GroupState::Dead) {
+            return ErrorCode::CoordinatorNotAvailable;
+        }
+        if let Err(code) = validate_member(g, &req.member_id, req.group_instance_id.as_deref()) {
+            return code;
+        }
+        if req.generation_id != g.generation {
+            return ErrorCode::IllegalGeneration;
+        }
+        let Some(i) = g.position(&req.member_id) else { return ErrorCode::UnknownMemberId };
+        let code = match g.state {
+            GroupState::Empty | GroupState::Dead => return ErrorCode::UnknownMemberId,
+            GroupState::PreparingRebalance => ErrorCode::RebalanceInProgress,
+            GroupState::CompletingRebalance | GroupState::Stable => ErrorCode::None,
+        };
+        let timeout = g.at(i).session_timeout_ms;
+        self.engine.arm_session(g, i, timeout);
+        code
+    }
+
+    pub(crate) fn leave_group(&mut self, rid: RequestId, req: LeaveGroupRequest) {
+        let eng = &mut self.engine;
+        if req.group_id.is_empty() {
+            let response = LeaveGroupResponse { error_code: ErrorCode::InvalidGroupId, members: Vec::new() };
+            eng.respond(rid, Response::LeaveGroup(response));
+            return;
+        }
+        let echo = |m: &group_types::MemberIdentity, error_code| LeaveMemberResponse {
+            member_id: m.member_id.clone(),
+            group_instance_id: m.group_instance_id.clone(),
+            error_code,
+        };
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
+            let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
+            eng.respond(rid, Response::LeaveGroup(LeaveGroupResponse { error_code: ErrorCode::None, members }));
+            return;
+        };
+        if g.is(GroupState::Dead) {
+            let response = LeaveGroupResponse { error_code: ErrorCode::CoordinatorNotAvailable, members: Vec::new() };
+            eng.respond(rid, Response::LeaveGroup(response));
+            return;
+        }
+        let mut members = Vec::with_capacity(req.members.len());
+        let mut any_left = false;
+        for identity in &req.members {
+            let code = if identity.member_id.is_empty() {
+                match identity.group_instance_id.as_deref().and_then(|i| g.static_member_id(i)).cloned() {
+                    Some(id) => {
+                        eng.remove_current_member(g, &id);
+                        ErrorCode::None
+                    }
+                    None => ErrorCode::UnknownMemberId,
+                }
+            } else if let Some((id, _)) = g.pending_join.get_key_value(identity.member_id.as_str()) {
+                let id: Arc<str> = id.clone();
+                g.pending_join.remove(&id);
+                eng.cancel_session(g, &id);
+                ErrorCode::None
+            } else {
+                match validate_member(g, &identity.member_id, identity.group_instance_id.as_deref()) {
+                    Ok(()) => match g.member(&identity.member_id).map(|m| m.id.clone()) {
+                        Some(id) => {
+                            eng.remove_current_member(g, &id);
+                            ErrorCode::None
+                        }
+                        None => ErrorCode::UnknownMemberId,
+                    },
+                    Err(code) => code,
+                }
+            };
+            any_left |= code == ErrorCode::None;
+            members.push(echo(identity, code));
+        }
+        if any_left {
+            match g.state {
+                GroupState::Stable | GroupState::CompletingRebalance => {
+                    eng.maybe_prepare_rebalance_or_complete_join(g)
+                }
+                GroupState::PreparingRebalance => eng.maybe_complete_join_phase(g),
+                _ => {}
+            }
+        }
+        eng.respond(rid, Response::LeaveGroup(LeaveGroupResponse { error_code: ErrorCode::None, members }));
+    }
+}

@@ -1,0 +1,397 @@
+//! The deterministic core: every group's state machine, with no threads, locks,
+//! clock or I/O. Each entry point takes `now` and returns [`Effects`].
+
+mod admin;
+mod group;
+mod ids;
+mod join;
+mod membership;
+mod offsets;
+mod rebalance;
+mod sync;
+mod timer_queue;
+mod types;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use group_offsets::StoredGroups;
+use group_types::{
+    ErrorCode, GroupState, JoinGroupResponse, OffsetAndMetadata, ProtocolMetadata, TopicPartition,
+};
+
+use crate::config::CoordinatorConfig;
+use crate::snapshot::{GroupMetadata, MemberMetadata};
+
+pub(crate) use self::group::{Group, JoinTimer, Member};
+use self::ids::MemberIdGenerator;
+pub use self::timer_queue::TimerQueue;
+pub use self::types::{
+    Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
+};
+
+/// What a write's completion must do.
+#[derive(Debug)]
+pub(crate) enum PendingWrite {
+    /// J's empty group record for a group a JoinGroup created (§10 #11).
+    NewGroup { group: Arc<str>, request: RequestId, answered: Option<Response> },
+    /// The leader's assignment (§2.2).
+    LeaderSync { group: Arc<str>, generation: i32, assignments: HashMap<Arc<str>, Vec<u8>> },
+    /// A static replacement in Stable that keeps the protocol (§2.1.2).
+    StaticReplace(Box<StaticReplace>),
+    /// An offset commit (§2.5).
+    Commit {
+        group: Arc<str>,
+        request: RequestId,
+        created_group: bool,
+        offsets: Vec<(TopicPartition, OffsetAndMetadata)>,
+        response: group_types::OffsetCommitResponse,
+    },
+    /// DeleteGroups: the removed groups come back if the write fails.
+    DeleteGroups { request: RequestId, response: group_types::DeleteGroupsResponse, removed: Vec<Group> },
+    /// OffsetDelete.
+    OffsetDelete {
+        group: Arc<str>,
+        request: RequestId,
+        partitions: Vec<TopicPartition>,
+        response: group_types::OffsetDeleteResponse,
+    },
+    /// The retention job's tombstones.
+    Expiration { removals: Vec<(Arc<str>, Vec<TopicPartition>, bool)> },
+    /// A record whose failure Kafka only logs (a join phase that ended Empty).
+    Logged,
+}
+
+/// What a Stable static replacement must restore if its record cannot be written.
+#[derive(Debug)]
+pub(crate) struct StaticReplace {
+    pub(crate) group: Arc<str>,
+    pub(crate) request: RequestId,
+    pub(crate) api_version: i16,
+    pub(crate) old_id: Arc<str>,
+    pub(crate) new_id: Arc<str>,
+    pub(crate) old_protocols: Vec<ProtocolMetadata>,
+    pub(crate) old_rebalance_timeout_ms: i32,
+    pub(crate) old_session_timeout_ms: i32,
+    pub(crate) current_leader: Option<Arc<str>>,
+}
+
+/// Everything but the groups: configuration, the effects being built, id and write
+/// counters. Split from the groups so that a handler can hold a group and this at once.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(crate) config: CoordinatorConfig,
+    pub(crate) now: i64,
+    pub(crate) fx: Effects,
+    ids: MemberIdGenerator,
+    next_write: u64,
+    pub(crate) pending_writes: HashMap<WriteId, PendingWrite>,
+}
+
+impl Engine {
+    pub(crate) fn respond(&mut self, request: RequestId, response: Response) {
+        self.fx.responses.push((request, response));
+    }
+
+    pub(crate) fn arm(&mut self, key: TimerKey, deadline_ms: i64) {
+        self.fx.timers.push(TimerOp::Arm { key, deadline_ms });
+    }
+
+    pub(crate) fn cancel(&mut self, key: TimerKey) {
+        self.fx.timers.push(TimerOp::Cancel { key });
+    }
+
+    pub(crate) fn write(&mut self, records: Vec<Record>, pending: PendingWrite) -> WriteId {
+        let id = WriteId(self.next_write);
+        self.next_write += 1;
+        self.fx.writes.push(Write { id, records });
+        self.pending_writes.insert(id, pending);
+        id
+    }
+
+    pub(crate) fn generate_member_id(&mut self, prefix: &str) -> Arc<str> {
+        Arc::from(self.ids.generate(prefix))
+    }
+
+    /// Arms member `i`'s session deadline `timeout_ms` from now.
+    pub(crate) fn arm_session(&mut self, g: &mut Group, i: usize, timeout_ms: i32) {
+        let deadline = self.now + i64::from(timeout_ms);
+        let group = g.id.clone();
+        let member = g.at_mut(i);
+        member.session_deadline = Some(deadline);
+        let key = TimerKey::Session(group, member.id.clone());
+        self.arm(key, deadline);
+    }
+
+    pub(crate) fn cancel_session(&mut self, g: &Group, member_id: &Arc<str>) {
+        self.cancel(TimerKey::Session(g.id.clone(), member_id.clone()));
+    }
+}
+
+/// A JoinGroup error as Kafka's `new JoinGroupResponseData()` builds it: protocol
+/// type null, protocol name `""`.
+pub(crate) fn join_error(error_code: ErrorCode, member_id: impl Into<String>) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code,
+        member_id: member_id.into(),
+        protocol_name: Some(String::new()),
+        ..JoinGroupResponse::default()
+    }
+}
+
+/// A JoinGroup error from member validation: both protocol fields null.
+pub(crate) fn join_validation_error(error_code: ErrorCode, member_id: impl Into<String>) -> JoinGroupResponse {
+    JoinGroupResponse { error_code, member_id: member_id.into(), ..JoinGroupResponse::default() }
+}
+
+/// `validate_member` (§2.0).
+pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>) -> Result<(), ErrorCode> {
+    match instance {
+        Some(instance) => match g.static_member_id(instance) {
+            None => Err(ErrorCode::UnknownMemberId),
+            Some(id) if **id != *member_id => Err(ErrorCode::FencedInstanceId),
+            Some(_) => Ok(()),
+        },
+        None if g.has_member(member_id) => Ok(()),
+        None => Err(ErrorCode::UnknownMemberId),
+    }
+}
+
+/// The classic group coordinator as a pure state machine over many groups.
+///
+/// Feed it requests ([`handle`](Self::handle)), due timers
+/// ([`fire_timer`](Self::fire_timer)) and write outcomes
+/// ([`complete_write`](Self::complete_write)); each call returns the responses,
+/// deadlines and records it produced. Given the same calls it produces the same
+/// effects, member ids included (they come from a generator seeded by
+/// [`CoordinatorConfig::member_id_seed`]).
+#[derive(Debug)]
+pub struct CoordinatorCore {
+    pub(crate) groups: HashMap<Arc<str>, Group>,
+    pub(crate) engine: Engine,
+    started: bool,
+}
+
+impl CoordinatorCore {
+    /// A core with no groups.
+    pub fn new(config: CoordinatorConfig) -> CoordinatorCore {
+        let ids = MemberIdGenerator::new(config.member_id_seed);
+        CoordinatorCore {
+            groups: HashMap::new(),
+            engine: Engine {
+                config,
+                now: 0,
+                fx: Effects::default(),
+                ids,
+                next_write: 0,
+                pending_writes: HashMap::new(),
+            },
+            started: false,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.engine.config
+    }
+
+    fn begin(&mut self, now_ms: i64) {
+        self.engine.now = now_ms;
+    }
+
+    fn finish(&mut self) -> Effects {
+        std::mem::take(&mut self.engine.fx)
+    }
+
+    /// Arms the periodic offset-retention job (Kafka arms it when it becomes coordinator).
+    pub fn start(&mut self, now_ms: i64) -> Effects {
+        self.begin(now_ms);
+        self.arm_expiration();
+        self.finish()
+    }
+
+    fn arm_expiration(&mut self) {
+        if !self.started {
+            self.started = true;
+            let deadline = self.engine.now + self.engine.config.offsets_retention_check_interval_ms;
+            self.engine.arm(TimerKey::OffsetExpiration, deadline);
+        }
+    }
+
+    /// Handles one request. Its answer may be in the returned effects, or come later
+    /// (a parked JoinGroup or SyncGroup, or a response waiting for a write).
+    pub fn handle(&mut self, now_ms: i64, request_id: RequestId, request: Request) -> Effects {
+        self.begin(now_ms);
+        match request {
+            Request::JoinGroup(r) => self.join_group(request_id, r),
+            Request::SyncGroup(r) => self.sync_group(request_id, r),
+            Request::Heartbeat(r) => self.heartbeat(request_id, r),
+            Request::LeaveGroup(r) => self.leave_group(request_id, r),
+            Request::OffsetCommit(r) => self.offset_commit(request_id, r),
+            Request::OffsetFetch(r) => self.offset_fetch(request_id, r),
+            Request::DescribeGroups(r) => self.describe_groups(request_id, r),
+            Request::ListGroups(r) => self.list_groups(request_id, r),
+            Request::DeleteGroups(r) => self.delete_groups(request_id, r),
+            Request::OffsetDelete(r) => self.offset_delete(request_id, r),
+        }
+        self.finish()
+    }
+
+    /// Runs a due timer. Stale timers (re-armed later, or whose group or member is
+    /// gone) do nothing.
+    pub fn fire_timer(&mut self, now_ms: i64, key: &TimerKey) -> Effects {
+        self.begin(now_ms);
+        match key {
+            TimerKey::Join(group) => self.fire_join(group),
+            TimerKey::Sync(group) => self.fire_sync(group),
+            TimerKey::Session(group, member) => self.fire_session(group, member),
+            TimerKey::OffsetExpiration => self.fire_expiration(),
+        }
+        self.finish()
+    }
+
+    /// Reports the outcome of a write: `Ok` once every record is persisted, or the
+    /// append error (a Kafka code, mapped per §6.7 before a client sees it).
+    pub fn complete_write(&mut self, now_ms: i64, id: WriteId, result: Result<(), ErrorCode>) -> Effects {
+        self.begin(now_ms);
+        if let Some(pending) = self.engine.pending_writes.remove(&id) {
+            self.on_write_completed(pending, result);
+        }
+        self.finish()
+    }
+
+    /// Restores what storage holds (coordinator restart): groups with members come
+    /// back Stable with every member's session deadline armed, the others Empty;
+    /// offsets without a group record become simple groups.
+    pub fn load(&mut self, now_ms: i64, stored: StoredGroups) -> Effects {
+        self.begin(now_ms);
+        self.arm_expiration();
+        for record in stored.groups {
+            let id: Arc<str> = Arc::from(record.group_id.as_str());
+            let mut g = Group::new(id.clone(), record.state_timestamp_ms.unwrap_or(now_ms));
+            g.generation = record.generation_id;
+            g.protocol_type = record.protocol_type.filter(|t| !t.is_empty());
+            g.protocol_name = record.protocol_name;
+            let protocol = g.protocol_name.clone().unwrap_or_default();
+            for m in record.members {
+                let member = Member {
+                    id: Arc::from(m.member_id.as_str()),
+                    instance: m.group_instance_id,
+                    client_id: m.client_id,
+                    client_host: m.client_host,
+                    rebalance_timeout_ms: if m.rebalance_timeout_ms > 0 {
+                        m.rebalance_timeout_ms
+                    } else {
+                        m.session_timeout_ms
+                    },
+                    session_timeout_ms: m.session_timeout_ms,
+                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    protocols: vec![ProtocolMetadata::new(protocol.clone(), m.subscription)],
+                    assignment: m.assignment,
+                    awaiting_join: None,
+                    awaiting_sync: None,
+                    is_new: false,
+                    pending_sync: false,
+                    session_deadline: None,
+                };
+                let protocol_type = g.protocol_type.clone();
+                g.add(member, None);
+                g.protocol_type = protocol_type;
+            }
+            g.leader = match record.leader_id {
+                Some(leader) if g.has_member(&leader) => g.member(&leader).map(|m| m.id.clone()),
+                _ => g.members().first().map(|m| m.id.clone()),
+            };
+            if g.len() > 0 {
+                g.state = GroupState::Stable;
+                g.previous_state = GroupState::Stable;
+                for i in 0..g.len() {
+                    let timeout = g.at(i).session_timeout_ms;
+                    self.engine.arm_session(&mut g, i, timeout);
+                }
+            }
+            g.subscribed_topics = g.compute_subscribed_topics();
+            self.groups.insert(id, g);
+        }
+        for offsets in stored.offsets {
+            let id: Arc<str> = Arc::from(offsets.group_id.as_str());
+            let g = self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, now_ms));
+            for (topic, partitions) in offsets.offsets {
+                let topic: Arc<str> = Arc::from(topic.as_str());
+                for (partition, offset) in partitions {
+                    g.offsets.insert(TopicPartition { topic: topic.clone(), partition }, offset);
+                }
+            }
+        }
+        let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
+        let mut oversized: Vec<Arc<str>> =
+            self.groups.values().filter(|g| g.len() > max).map(|g| g.id.clone()).collect();
+        oversized.sort();
+        for id in oversized {
+            if let Some(g) = self.groups.get_mut(&id) {
+                self.engine.prepare_rebalance(g);
+            }
+        }
+        self.finish()
+    }
+
+    /// A read-only snapshot of one group, sharing nothing with the live group.
+    pub fn group(&self, group_id: &str) -> Option<GroupMetadata> {
+        self.groups.get(group_id).map(snapshot)
+    }
+
+    /// Snapshots of every group, ordered by group id.
+    pub fn groups(&self) -> Vec<GroupMetadata> {
+        let mut all: Vec<GroupMetadata> = self.groups.values().map(snapshot).collect();
+        all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        all
+    }
+
+    /// The committed offset of one partition, as the cache holds it.
+    pub fn committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetAndMetadata> {
+        let g = self.groups.get(group_id)?;
+        g.offsets.get(&TopicPartition::new(topic, partition)).cloned()
+    }
+
+    /// Number of groups held.
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+fn snapshot(g: &Group) -> GroupMetadata {
+    let protocol = g.protocol_name.as_deref().unwrap_or("");
+    GroupMetadata {
+        group_id: g.id.to_string(),
+        state: g.state,
+        generation_id: g.generation,
+        protocol_type: g.protocol_type.clone(),
+        protocol_name: g.protocol_name.clone(),
+        leader_id: g.leader.as_deref().map(str::to_owned),
+        state_timestamp_ms: g.state_ts,
+        members: g
+            .members()
+            .iter()
+            .map(|m| MemberMetadata {
+                member_id: m.id.to_string(),
+                group_instance_id: m.instance.clone(),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                session_timeout_ms: m.session_timeout_ms,
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                protocol_type: m.protocol_type.clone(),
+                protocols: m.protocols.clone(),
+                subscription: m.metadata(protocol).to_vec(),
+                assignment: m.assignment.clone(),
+                awaiting_join: m.awaiting_join.is_some(),
+                awaiting_sync: m.awaiting_sync.is_some(),
+                is_new: m.is_new,
+                session_deadline_ms: m.session_deadline,
+            })
+            .collect(),
+        pending_members: g.pending_join.keys().map(|k| k.to_string()).collect(),
+        join_deadline_ms: g.join_timer.map(|(d, _)| d),
+        sync_deadline_ms: g.sync_timer.map(|(d, _)| d),
+        offsets: g.offsets.iter().map(|(tp, o)| (tp.clone(), o.clone())).collect(),
+    }
+}

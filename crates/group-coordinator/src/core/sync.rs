@@ -1,0 +1,124 @@
+//! SyncGroup (`kafka-semantics.md` §2.2): the leader's assignment is persisted, then
+//! handed to every member.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
+
+use crate::core::{CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member};
+
+fn inconsistent(given: Option<&str>, current: Option<&str>) -> bool {
+    matches!((given, current), (Some(a), Some(b)) if a != b)
+}
+
+impl CoordinatorCore {
+    pub(crate) fn sync_group(&mut self, rid: RequestId, req: SyncGroupRequest) {
+        let eng = &mut self.engine;
+        let error = |code| Response::SyncGroup(SyncGroupResponse::error(code));
+        if req.group_id.is_empty() {
+            eng.respond(rid, error(ErrorCode::InvalidGroupId));
+            return;
+        }
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
+            eng.respond(rid, error(ErrorCode::UnknownMemberId));
+            return;
+        };
+        if g.is(GroupState::Dead) {
+            eng.respond(rid, error(ErrorCode::CoordinatorNotAvailable));
+            return;
+        }
+        if let Err(code) = validate_member(g, &req.member_id, req.group_instance_id.as_deref()) {
+            eng.respond(rid, error(code));
+            return;
+        }
+        if req.generation_id != g.generation {
+            eng.respond(rid, error(ErrorCode::IllegalGeneration));
+            return;
+        }
+        if inconsistent(req.protocol_type.as_deref(), g.protocol_type.as_deref())
+            || inconsistent(req.protocol_name.as_deref(), g.protocol_name.as_deref())
+        {
+            eng.respond(rid, error(ErrorCode::InconsistentGroupProtocol));
+            return;
+        }
+        let Some(i) = g.position(&req.member_id) else {
+            eng.respond(rid, error(ErrorCode::UnknownMemberId));
+            return;
+        };
+        match g.state {
+            GroupState::PreparingRebalance => eng.respond(rid, error(ErrorCode::RebalanceInProgress)),
+            GroupState::Empty | GroupState::Dead => eng.respond(rid, error(ErrorCode::UnknownMemberId)),
+            GroupState::CompletingRebalance => {
+                g.at_mut(i).awaiting_sync = Some(rid);
+                eng.remove_pending_sync(g, i);
+                if g.is_leader(&req.member_id) {
+                    let mut assignments: HashMap<Arc<str>, Vec<u8>> = HashMap::with_capacity(g.len());
+                    for a in req.assignments {
+                        if let Some(m) = g.member(&a.member_id) {
+                            assignments.insert(m.id.clone(), a.assignment);
+                        }
+                    }
+                    for m in g.members() {
+                        assignments.entry(m.id.clone()).or_default();
+                    }
+                    let record = g.record(Some(&assignments));
+                    let pending =
+                        PendingWrite::LeaderSync { group: g.id.clone(), generation: g.generation, assignments };
+                    eng.write(vec![Record::Group(record)], pending);
+                }
+            }
+            GroupState::Stable => {
+                eng.remove_pending_sync(g, i);
+                let response = SyncGroupResponse {
+                    error_code: ErrorCode::None,
+                    protocol_type: g.protocol_type.clone(),
+                    protocol_name: g.protocol_name.clone(),
+                    assignment: g.at(i).assignment.clone(),
+                };
+                eng.respond(rid, Response::SyncGroup(response));
+            }
+        }
+    }
+}
+
+impl Engine {
+    fn remove_pending_sync(&mut self, g: &mut Group, i: usize) {
+        g.set_pending_sync(i, false);
+        match g.state {
+            GroupState::CompletingRebalance | GroupState::Stable => {
+                if g.has_received_all_syncs() {
+                    self.cancel_sync_timer(g);
+                }
+            }
+            _ => self.cancel_sync_timer(g),
+        }
+    }
+
+    /// Completion of the leader's assignment write.
+    pub(crate) fn finish_leader_sync(
+        &mut self,
+        g: &mut Group,
+        generation: i32,
+        mut assignments: HashMap<Arc<str>, Vec<u8>>,
+        result: Result<(), ErrorCode>,
+    ) {
+        if !g.is(GroupState::CompletingRebalance) || g.generation != generation {
+            return;
+        }
+        match result {
+            Ok(()) => {
+                for i in 0..g.len() {
+                    let id = g.at(i).id.clone();
+                    g.at_mut(i).assignment = assignments.remove(&id).unwrap_or_default();
+                }
+                self.propagate_assignment(g, ErrorCode::None);
+                g.transition(GroupState::Stable, self.now);
+            }
+            Err(error) => {
+                self.reset_and_propagate_assignment_with_error(g, crate::core::map_append_error(error));
+                self.maybe_prepare_rebalance_or_complete_join(g);
+            }
+        }
+    }
+}

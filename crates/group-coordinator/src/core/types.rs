@@ -1,0 +1,186 @@
+//! The vocabulary of the core: requests in, effects out.
+
+use std::sync::Arc;
+
+use group_offsets::GroupMetadataRecord;
+use group_types::{
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetAndMetadata, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    SyncGroupRequest, SyncGroupResponse, TopicPartition,
+};
+
+/// Identifies one request handed to the core, so that a response produced later
+/// (a closing join barrier, a leader's sync) reaches the right caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RequestId(pub u64);
+
+/// Identifies one write the core asked for; passed back to
+/// [`CoordinatorCore::complete_write`](crate::CoordinatorCore::complete_write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WriteId(pub u64);
+
+/// One request of the classic group protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Request {
+    /// JoinGroup.
+    JoinGroup(JoinGroupRequest),
+    /// SyncGroup.
+    SyncGroup(SyncGroupRequest),
+    /// Heartbeat.
+    Heartbeat(HeartbeatRequest),
+    /// LeaveGroup.
+    LeaveGroup(LeaveGroupRequest),
+    /// OffsetCommit (answered as version 9+: a missing group with a generation >= 0 is
+    /// `GROUP_ID_NOT_FOUND`; a front end serving v0-v8 maps that to `ILLEGAL_GENERATION`).
+    OffsetCommit(OffsetCommitRequest),
+    /// OffsetFetch.
+    OffsetFetch(OffsetFetchRequest),
+    /// DescribeGroups.
+    DescribeGroups(DescribeGroupsRequest),
+    /// ListGroups.
+    ListGroups(ListGroupsRequest),
+    /// DeleteGroups.
+    DeleteGroups(DeleteGroupsRequest),
+    /// OffsetDelete.
+    OffsetDelete(OffsetDeleteRequest),
+}
+
+/// The answer to one [`Request`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Response {
+    /// JoinGroup.
+    JoinGroup(JoinGroupResponse),
+    /// SyncGroup.
+    SyncGroup(SyncGroupResponse),
+    /// Heartbeat.
+    Heartbeat(HeartbeatResponse),
+    /// LeaveGroup.
+    LeaveGroup(LeaveGroupResponse),
+    /// OffsetCommit.
+    OffsetCommit(OffsetCommitResponse),
+    /// OffsetFetch.
+    OffsetFetch(OffsetFetchResponse),
+    /// DescribeGroups.
+    DescribeGroups(DescribeGroupsResponse),
+    /// ListGroups.
+    ListGroups(ListGroupsResponse),
+    /// DeleteGroups.
+    DeleteGroups(DeleteGroupsResponse),
+    /// OffsetDelete.
+    OffsetDelete(OffsetDeleteResponse),
+}
+
+/// A deadline the core keeps. At most one deadline is armed per key; arming a key
+/// again replaces its deadline.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TimerKey {
+    /// A group's join timer: the initial-delay window or the rebalance timeout.
+    Join(Arc<str>),
+    /// A group's pending-sync timer (KAFKA-12890).
+    Sync(Arc<str>),
+    /// A member's session deadline (also a pending member id's expiry).
+    Session(Arc<str>, Arc<str>),
+    /// The periodic offset-retention job over every group.
+    OffsetExpiration,
+}
+
+/// What to do with a deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TimerOp {
+    /// Arm (or re-arm) `key` to fire at `deadline_ms`.
+    Arm {
+        /// The timer.
+        key: TimerKey,
+        /// When it is due, in the core's milliseconds.
+        deadline_ms: i64,
+    },
+    /// Disarm `key` if it is armed.
+    Cancel {
+        /// The timer.
+        key: TimerKey,
+    },
+}
+
+/// One record to persist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Record {
+    /// A group's metadata (generation, protocol, leader, members, assignments).
+    Group(GroupMetadataRecord),
+    /// Removal of a group's metadata.
+    GroupTombstone {
+        /// The group.
+        group_id: String,
+    },
+    /// A committed offset.
+    Offset {
+        /// The group.
+        group_id: String,
+        /// The partition.
+        partition: TopicPartition,
+        /// The commit.
+        offset: OffsetAndMetadata,
+    },
+    /// Removal of a committed offset.
+    OffsetTombstone {
+        /// The group.
+        group_id: String,
+        /// The partition.
+        partition: TopicPartition,
+    },
+}
+
+/// Records that must be persisted, all or nothing, before the responses that depend
+/// on them are released (by [`CoordinatorCore::complete_write`](crate::CoordinatorCore::complete_write)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    /// Passed back on completion.
+    pub id: WriteId,
+    /// The records, in order.
+    pub records: Vec<Record>,
+}
+
+/// Everything one step of the core produced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Effects {
+    /// Answers, to this step's request and to earlier parked ones, in completion order.
+    pub responses: Vec<(RequestId, Response)>,
+    /// Deadlines to arm or cancel, in order.
+    pub timers: Vec<TimerOp>,
+    /// Writes to perform, each followed by a call to `complete_write`.
+    pub writes: Vec<Write>,
+}
+
+impl Effects {
+    /// True when the step produced nothing.
+    pub fn is_empty(&self) -> bool {
+        self.responses.is_empty() && self.timers.is_empty() && self.writes.is_empty()
+    }
+
+    /// Appends another step's effects.
+    pub fn extend(&mut self, other: Effects) {
+        self.responses.extend(other.responses);
+        self.timers.extend(other.timers);
+        self.writes.extend(other.writes);
+    }
+}
+
+/// Kafka's Java coordinator's mapping of a failed group or offset write to the error a
+/// client sees (`appendGroupMetadataErrorToResponseError`, `kafka-semantics.md` §6.7, J).
+pub fn map_append_error(error: ErrorCode) -> ErrorCode {
+    match error {
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend
+        | ErrorCode::RequestTimedOut => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        ErrorCode::MessageTooLarge | ErrorCode::RecordListTooLarge | ErrorCode::InvalidFetchSize => {
+            ErrorCode::UnknownServerError
+        }
+        other => other,
+    }
+}

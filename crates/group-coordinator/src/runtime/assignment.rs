@@ -1,0 +1,1 @@
+//! Server-side assignment: `perform_assignment`.

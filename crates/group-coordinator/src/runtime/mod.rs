@@ -1,0 +1,441 @@
+//! The threaded runtime: `GroupCoordinator`, cores sharded by group id behind locks,
+//! one timer thread, storage I/O before dependent responses are released.
+
+mod assignment;
+mod clock;
+mod pending;
+mod storage_io;
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use group_offsets::{OffsetStorage, StoredGroups};
+use group_types::{
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse,
+};
+
+pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
+pub use self::pending::{Outcome, Pending, ResponseKind};
+use crate::{
+    CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
+    TimerQueue,
+};
+
+/// Number of independently locked cores. Groups hash to one of them.
+const SHARDS: usize = 16;
+
+struct Shard {
+    core: CoordinatorCore,
+    timers: TimerQueue,
+    waiters: HashMap<RequestId, Sender<Outcome>>,
+}
+
+enum Control {
+    Wake,
+    Stop,
+}
+
+struct Inner {
+    shards: Vec<Mutex<Shard>>,
+    storage: Arc<dyn OffsetStorage>,
+    clock: Arc<dyn Clock>,
+    config: CoordinatorConfig,
+    next_request: AtomicU64,
+    stopped: AtomicBool,
+    /// When the timer thread plans to wake next; a shard arming an earlier deadline wakes it.
+    next_wake: AtomicI64,
+    control: Option<Sender<Control>>,
+}
+
+/// Kafka's classic group coordinator as a thread-safe service.
+///
+/// Different groups proceed in parallel (each group lives in one of several locked
+/// cores); one timer thread fires session, join and sync deadlines (none with a clock
+/// that [drives timers](Clock::drives_timers), such as [`ManualClock`]). Every record
+/// reaches [`OffsetStorage`] before the response that depends on it is released; a
+/// storage failure is answered as Kafka answers a failed append (`KAFKA_STORAGE_ERROR`,
+/// mapped per `kafka-semantics.md` §6.7).
+///
+/// Blocking `handle_*` methods wait for the answer; the methods without the prefix
+/// return a [`Pending`] handle at once.
+pub struct GroupCoordinator {
+    inner: Arc<Inner>,
+    timer_thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for GroupCoordinator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupCoordinator")
+            .field("shards", &self.inner.shards.len())
+            .field("stopped", &self.inner.stopped.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn shard_of(group_id: &str) -> usize {
+    let mut h = DefaultHasher::new();
+    group_id.hash(&mut h);
+    (h.finish() % SHARDS as u64) as usize
+}
+
+impl Inner {
+    /// Applies a core's effects: timers, answers, then each write persisted and its
+    /// completion fed back, until nothing is left.
+    fn run(&self, shard: &mut Shard, fx: Effects) {
+        let mut queue = VecDeque::from([fx]);
+        while let Some(fx) = queue.pop_front() {
+            shard.timers.apply(fx.timers);
+            for (rid, response) in fx.responses {
+                if let Some(tx) = shard.waiters.remove(&rid) {
+                    let _ = tx.send(Ok(response));
+                }
+            }
+            for write in fx.writes {
+                let result = storage_io::persist(self.storage.as_ref(), &write.records);
+                let now = self.clock.now_ms();
+                queue.push_back(shard.core.complete_write(now, write.id, result));
+            }
+        }
+        if let Some(next) = shard.timers.next_deadline() {
+            if next < self.next_wake.load(Ordering::Acquire) {
+                if let Some(control) = &self.control {
+                    let _ = control.try_send(Control::Wake);
+                }
+            }
+        }
+    }
+
+    fn submit(&self, group_id: &str, request: Request) -> Receiver<Outcome> {
+        let (tx, rx) = bounded(1);
+        let mut shard = lock(&self.shards[shard_of(group_id)]);
+        if self.stopped.load(Ordering::Acquire) {
+            let _ = tx.send(Err(CoordinatorError::Stopped));
+            return rx;
+        }
+        let rid = RequestId(self.next_request.fetch_add(1, Ordering::Relaxed));
+        shard.waiters.insert(rid, tx);
+        let now = self.clock.now_ms();
+        let fx = shard.core.handle(now, rid, request);
+        self.run(&mut shard, fx);
+        rx
+    }
+
+    fn fire_due_in(&self, index: usize, now: i64) -> bool {
+        let mut shard = lock(&self.shards[index]);
+        if self.stopped.load(Ordering::Acquire) {
+            return false;
+        }
+        let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
+        let fx = shard.core.fire_timer(deadline.max(0), &key);
+        self.run(&mut shard, fx);
+        true
+    }
+
+    fn earliest(&self) -> Option<(i64, usize)> {
+        (0..self.shards.len()).filter_map(|i| lock(&self.shards[i]).timers.next_deadline().map(|d| (d, i))).min()
+    }
+}
+
+impl TimerDriver for Inner {
+    fn next_deadline(&self) -> Option<i64> {
+        if self.stopped.load(Ordering::Acquire) {
+            return None;
+        }
+        self.earliest().map(|(d, _)| d)
+    }
+
+    fn fire_next_due(&self, now_ms: i64) -> bool {
+        match self.earliest() {
+            Some((deadline, index)) if deadline <= now_ms => self.fire_due_in(index, now_ms),
+            _ => false,
+        }
+    }
+}
+
+fn timer_loop(inner: Weak<Inner>, control: Receiver<Control>, max_sleep_ms: i64) {
+    loop {
+        let Some(strong) = inner.upgrade() else { return };
+        if strong.stopped.load(Ordering::Acquire) {
+            return;
+        }
+        strong.next_wake.store(i64::MIN, Ordering::Release);
+        let now = strong.clock.now_ms();
+        while strong.fire_next_due(now) {}
+        let next = strong.earliest().map_or(i64::MAX, |(d, _)| d);
+        strong.next_wake.store(next, Ordering::Release);
+        let wait_ms = next.saturating_sub(strong.clock.now_ms()).clamp(0, max_sleep_ms.max(1));
+        drop(strong);
+        match control.recv_timeout(Duration::from_millis(wait_ms.unsigned_abs())) {
+            Ok(Control::Stop) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+            Ok(Control::Wake) | Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}
+
+impl GroupCoordinator {
+    /// A coordinator on the system clock that resumes what `storage` holds.
+    pub fn new(storage: Arc<dyn OffsetStorage>, config: CoordinatorConfig) -> Result<Self, CoordinatorError> {
+        GroupCoordinator::with_clock(storage, config, Arc::new(SystemClock))
+    }
+
+    /// A coordinator reading time from `clock` (a [`ManualClock`] in tests).
+    pub fn with_clock(
+        storage: Arc<dyn OffsetStorage>,
+        config: CoordinatorConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, CoordinatorError> {
+        let stored = storage.load()?;
+        let threaded = !clock.drives_timers();
+        let (control_tx, control_rx) = bounded(1);
+        let now = clock.now_ms();
+        let mut per_shard: Vec<StoredGroups> = (0..SHARDS).map(|_| StoredGroups::default()).collect();
+        for g in stored.groups {
+            per_shard[shard_of(&g.group_id)].groups.push(g);
+        }
+        for o in stored.offsets {
+            per_shard[shard_of(&o.group_id)].offsets.push(o);
+        }
+        let mut shards = Vec::with_capacity(SHARDS);
+        let mut loaded = Vec::with_capacity(SHARDS);
+        for (i, stored) in per_shard.into_iter().enumerate() {
+            let mut shard_config = config.clone();
+            // Distinct id streams per shard, still reproducible from the seed.
+            shard_config.member_id_seed = config.member_id_seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9));
+            let mut core = CoordinatorCore::new(shard_config);
+            loaded.push(core.load(now, stored));
+            shards.push(Mutex::new(Shard { core, timers: TimerQueue::new(), waiters: HashMap::new() }));
+        }
+        let inner = Arc::new(Inner {
+            shards,
+            storage,
+            clock: clock.clone(),
+            config: config.clone(),
+            next_request: AtomicU64::new(1),
+            stopped: AtomicBool::new(false),
+            next_wake: AtomicI64::new(i64::MIN),
+            control: threaded.then_some(control_tx),
+        });
+        for (i, fx) in loaded.into_iter().enumerate() {
+            let mut shard = lock(&inner.shards[i]);
+            inner.run(&mut shard, fx);
+        }
+        let timer_thread = if threaded {
+            let weak = Arc::downgrade(&inner);
+            let max_sleep = config.heartbeat_check_interval_ms;
+            let handle = std::thread::Builder::new()
+                .name("group-coordinator-timer".into())
+                .spawn(move || timer_loop(weak, control_rx, max_sleep))
+                .map_err(|e| CoordinatorError::Thread(e.to_string()))?;
+            Some(handle)
+        } else {
+            let weak: Weak<Inner> = Arc::downgrade(&inner);
+            clock.register(weak);
+            None
+        };
+        Ok(GroupCoordinator { inner, timer_thread: Mutex::new(timer_thread) })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.inner.config
+    }
+
+    /// JoinGroup; the answer comes when the join barrier closes.
+    pub fn join_group(&self, request: JoinGroupRequest) -> Pending<JoinGroupResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::JoinGroup(request)))
+    }
+
+    /// JoinGroup, blocking until answered.
+    pub fn handle_join_group(&self, request: JoinGroupRequest) -> Result<JoinGroupResponse, CoordinatorError> {
+        self.join_group(request).wait()
+    }
+
+    /// SyncGroup; a follower's answer comes with the leader's assignment.
+    pub fn sync_group(&self, request: SyncGroupRequest) -> Pending<SyncGroupResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::SyncGroup(request)))
+    }
+
+    /// SyncGroup, blocking until answered.
+    pub fn handle_sync_group(&self, request: SyncGroupRequest) -> Result<SyncGroupResponse, CoordinatorError> {
+        self.sync_group(request).wait()
+    }
+
+    /// Heartbeat.
+    pub fn heartbeat(&self, request: HeartbeatRequest) -> Pending<HeartbeatResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::Heartbeat(request)))
+    }
+
+    /// Heartbeat, blocking.
+    pub fn handle_heartbeat(&self, request: HeartbeatRequest) -> Result<HeartbeatResponse, CoordinatorError> {
+        self.heartbeat(request).wait()
+    }
+
+    /// LeaveGroup.
+    pub fn leave_group(&self, request: LeaveGroupRequest) -> Pending<LeaveGroupResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::LeaveGroup(request)))
+    }
+
+    /// LeaveGroup, blocking.
+    pub fn handle_leave_group(&self, request: LeaveGroupRequest) -> Result<LeaveGroupResponse, CoordinatorError> {
+        self.leave_group(request).wait()
+    }
+
+    /// OffsetCommit (answered as v9+; see [`Request::OffsetCommit`]).
+    pub fn offset_commit(&self, request: OffsetCommitRequest) -> Pending<OffsetCommitResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::OffsetCommit(request)))
+    }
+
+    /// OffsetCommit, blocking until the offsets are in storage.
+    pub fn handle_offset_commit(
+        &self,
+        request: OffsetCommitRequest,
+    ) -> Result<OffsetCommitResponse, CoordinatorError> {
+        self.offset_commit(request).wait()
+    }
+
+    /// OffsetFetch.
+    pub fn offset_fetch(&self, request: OffsetFetchRequest) -> Pending<OffsetFetchResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::OffsetFetch(request)))
+    }
+
+    /// OffsetFetch, blocking.
+    pub fn handle_offset_fetch(&self, request: OffsetFetchRequest) -> Result<OffsetFetchResponse, CoordinatorError> {
+        self.offset_fetch(request).wait()
+    }
+
+    /// OffsetDelete.
+    pub fn offset_delete(&self, request: OffsetDeleteRequest) -> Pending<OffsetDeleteResponse> {
+        let group = request.group_id.clone();
+        Pending::new(self.inner.submit(&group, Request::OffsetDelete(request)))
+    }
+
+    /// OffsetDelete, blocking.
+    pub fn handle_offset_delete(
+        &self,
+        request: OffsetDeleteRequest,
+    ) -> Result<OffsetDeleteResponse, CoordinatorError> {
+        self.offset_delete(request).wait()
+    }
+
+    /// DescribeGroups over every shard the ids hash to, in request order.
+    pub fn handle_describe_groups(
+        &self,
+        request: DescribeGroupsRequest,
+    ) -> Result<DescribeGroupsResponse, CoordinatorError> {
+        let mut groups = Vec::with_capacity(request.group_ids.len());
+        for id in request.group_ids {
+            let req = DescribeGroupsRequest { group_ids: vec![id.clone()] };
+            let response: DescribeGroupsResponse =
+                Pending::new(self.inner.submit(&id, Request::DescribeGroups(req))).wait()?;
+            groups.extend(response.groups);
+        }
+        Ok(DescribeGroupsResponse { groups })
+    }
+
+    /// ListGroups over every shard, ordered by group id.
+    pub fn handle_list_groups(&self, request: ListGroupsRequest) -> Result<ListGroupsResponse, CoordinatorError> {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return Err(CoordinatorError::Stopped);
+        }
+        let mut groups = Vec::new();
+        for shard in &self.inner.shards {
+            groups.extend(lock(shard).core.listed_groups(&request));
+        }
+        groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        Ok(ListGroupsResponse { error_code: ErrorCode::None, groups })
+    }
+
+    /// DeleteGroups, each group in its shard, results in request order.
+    pub fn handle_delete_groups(
+        &self,
+        request: DeleteGroupsRequest,
+    ) -> Result<DeleteGroupsResponse, CoordinatorError> {
+        let mut results: Vec<group_types::DeletedGroup> = Vec::with_capacity(request.group_ids.len());
+        for id in request.group_ids {
+            if results.iter().any(|r| r.group_id == id) {
+                continue;
+            }
+            let req = DeleteGroupsRequest { group_ids: vec![id.clone()] };
+            let response: DeleteGroupsResponse =
+                Pending::new(self.inner.submit(&id, Request::DeleteGroups(req))).wait()?;
+            results.extend(response.results);
+        }
+        Ok(DeleteGroupsResponse { results })
+    }
+
+    /// The committed offset of one partition, `-1` when none is committed.
+    pub fn get_committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Result<i64, CoordinatorError> {
+        if self.inner.stopped.load(Ordering::Acquire) {
+            return Err(CoordinatorError::Stopped);
+        }
+        let shard = lock(&self.inner.shards[shard_of(group_id)]);
+        Ok(shard.core.committed_offset(group_id, topic, partition).map_or(-1, |o| o.offset))
+    }
+
+    /// A read-only snapshot of one group.
+    pub fn get_group(&self, group_id: &str) -> Option<GroupMetadata> {
+        lock(&self.inner.shards[shard_of(group_id)]).core.group(group_id)
+    }
+
+    /// Snapshots of every group, ordered by group id.
+    pub fn list_groups(&self) -> Vec<GroupMetadata> {
+        let mut all: Vec<GroupMetadata> =
+            self.inner.shards.iter().flat_map(|shard| lock(shard).core.groups()).collect();
+        all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+        all
+    }
+
+    /// Number of requests parked in the coordinator (joins and syncs waiting).
+    pub fn waiting_requests(&self) -> usize {
+        self.inner.shards.iter().map(|s| lock(s).waiters.len()).sum()
+    }
+
+    /// Stops the coordinator: every waiting request is answered
+    /// [`CoordinatorError::Stopped`], later requests too, and the timer thread is
+    /// joined. Calling it again does nothing.
+    pub fn stop(&self) {
+        self.inner.stopped.store(true, Ordering::Release);
+        if let Some(control) = &self.inner.control {
+            let _ = control.try_send(Control::Stop);
+        }
+        for shard in &self.inner.shards {
+            let mut shard = lock(shard);
+            for (_, tx) in shard.waiters.drain() {
+                let _ = tx.send(Err(CoordinatorError::Stopped));
+            }
+        }
+        if let Some(handle) = lock(&self.timer_thread).take() {
+            let _ = handle.join();
+        }
+    }
+
+    /// True once [`stop`](Self::stop) ran.
+    pub fn is_stopped(&self) -> bool {
+        self.inner.stopped.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for GroupCoordinator {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

@@ -1,0 +1,78 @@
+//! Read-only snapshots of a group: `GroupMetadata` and `MemberMetadata`.
+
+use group_types::{GroupState, OffsetAndMetadata, ProtocolMetadata, TopicPartition};
+
+/// A copy of one group's state at one moment. It shares nothing with the live group:
+/// changing the group later does not change a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupMetadata {
+    /// The group id.
+    pub group_id: String,
+    /// The state.
+    pub state: GroupState,
+    /// The generation (0 for a new group).
+    pub generation_id: i32,
+    /// The protocol type the group was formed with (`consumer`).
+    pub protocol_type: Option<String>,
+    /// The selected protocol of the current generation.
+    pub protocol_name: Option<String>,
+    /// The leader's member id.
+    pub leader_id: Option<String>,
+    /// When the group last changed state.
+    pub state_timestamp_ms: i64,
+    /// The members, in the order they joined.
+    pub members: Vec<MemberMetadata>,
+    /// Member ids handed out with `MEMBER_ID_REQUIRED` that have not joined yet.
+    pub pending_members: Vec<String>,
+    /// When the join timer (initial delay or rebalance timeout) fires, if armed.
+    pub join_deadline_ms: Option<i64>,
+    /// When the pending-sync timer fires, if armed.
+    pub sync_deadline_ms: Option<i64>,
+    /// The committed offsets, by partition.
+    pub offsets: Vec<(TopicPartition, OffsetAndMetadata)>,
+}
+
+impl GroupMetadata {
+    /// The member with this id.
+    pub fn member(&self, member_id: &str) -> Option<&MemberMetadata> {
+        self.members.iter().find(|m| m.member_id == member_id)
+    }
+
+    /// True when `member_id` leads the group.
+    pub fn is_leader(&self, member_id: &str) -> bool {
+        self.leader_id.as_deref() == Some(member_id)
+    }
+}
+
+/// A copy of one member's state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberMetadata {
+    /// The member id.
+    pub member_id: String,
+    /// The static instance id.
+    pub group_instance_id: Option<String>,
+    /// The client id.
+    pub client_id: String,
+    /// The client host.
+    pub client_host: String,
+    /// The session timeout.
+    pub session_timeout_ms: i32,
+    /// The rebalance timeout.
+    pub rebalance_timeout_ms: i32,
+    /// The protocol type it joined with.
+    pub protocol_type: String,
+    /// Its protocols, in its order of preference.
+    pub protocols: Vec<ProtocolMetadata>,
+    /// Its metadata for the group's selected protocol (empty if none is selected).
+    pub subscription: Vec<u8>,
+    /// Its current assignment bytes.
+    pub assignment: Vec<u8>,
+    /// True while a JoinGroup of it is parked.
+    pub awaiting_join: bool,
+    /// True while a SyncGroup of it is parked.
+    pub awaiting_sync: bool,
+    /// True until its first join phase completes.
+    pub is_new: bool,
+    /// Its session deadline, if armed.
+    pub session_deadline_ms: Option<i64>,
+}

@@ -1,0 +1,14 @@
+//! Integration tests of group-offsets, one binary.
+
+/// Many threads, many groups.
+mod concurrency;
+/// The conformance suite against every storage here, and against broken ones.
+mod conformance;
+/// The offset manager.
+mod manager;
+/// The metadata size limit.
+mod metadata_limit;
+/// `PersistentOffsetStorage` over a store that fails on demand.
+mod persistent;
+/// KIP-211 retention, one table per rule.
+mod retention;

@@ -1,0 +1,119 @@
+//! `CoordinatorService`: the [`GroupService`] over `group_coordinator::GroupCoordinator`,
+//! with its storage (sled or memory) chosen by the [`ServerConfig`].
+
+use std::sync::Arc;
+
+use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, Pending, ResponseKind};
+use group_offsets::{MemoryOffsetStorage, OffsetStorage, PersistentOffsetStorage};
+use group_storage_sled::SledMetadataStore;
+use group_types::{
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse,
+};
+
+use crate::service::{Deferred, GroupService, ServiceError};
+use crate::{GroupServer, ServerConfig, ServerError, StorageMode};
+
+/// The group coordinator of this workspace behind the wire front end.
+#[derive(Debug)]
+pub struct CoordinatorService {
+    coordinator: GroupCoordinator,
+}
+
+impl CoordinatorService {
+    /// Wraps a running coordinator.
+    pub fn new(coordinator: GroupCoordinator) -> CoordinatorService {
+        CoordinatorService { coordinator }
+    }
+
+    /// Opens the configured storage and starts a coordinator on it, resuming what it holds.
+    pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
+        let storage: Arc<dyn OffsetStorage> = match &config.storage {
+            StorageMode::Memory => Arc::new(MemoryOffsetStorage::new()),
+            StorageMode::Sled(dir) => {
+                let store = SledMetadataStore::open(dir)
+                    .map_err(|e| ServerError::Storage(format!("{}: {e}", dir.display())))?;
+                Arc::new(PersistentOffsetStorage::new(store))
+            }
+        };
+        let coordinator_config = CoordinatorConfig {
+            initial_rebalance_delay_ms: config.initial_rebalance_delay_ms,
+            min_session_timeout_ms: config.min_session_timeout_ms,
+            max_session_timeout_ms: config.max_session_timeout_ms,
+            ..CoordinatorConfig::default()
+        };
+        let coordinator = GroupCoordinator::new(storage, coordinator_config)
+            .map_err(|e| ServerError::Coordinator(e.to_string()))?;
+        Ok(CoordinatorService::new(coordinator))
+    }
+
+    /// The coordinator.
+    pub fn coordinator(&self) -> &GroupCoordinator {
+        &self.coordinator
+    }
+}
+
+fn failed(e: CoordinatorError) -> ServiceError {
+    ServiceError(e.to_string())
+}
+
+fn deferred<T: ResponseKind + Send + 'static>(pending: Pending<T>) -> Deferred<T> {
+    Deferred::new(move || pending.wait().map_err(failed))
+}
+
+impl GroupService for CoordinatorService {
+    fn join_group(&self, request: JoinGroupRequest) -> Deferred<JoinGroupResponse> {
+        deferred(self.coordinator.join_group(request))
+    }
+
+    fn sync_group(&self, request: SyncGroupRequest) -> Deferred<SyncGroupResponse> {
+        deferred(self.coordinator.sync_group(request))
+    }
+
+    fn heartbeat(&self, request: HeartbeatRequest) -> Deferred<HeartbeatResponse> {
+        deferred(self.coordinator.heartbeat(request))
+    }
+
+    fn leave_group(&self, request: LeaveGroupRequest) -> Deferred<LeaveGroupResponse> {
+        deferred(self.coordinator.leave_group(request))
+    }
+
+    fn offset_commit(&self, request: OffsetCommitRequest) -> Deferred<OffsetCommitResponse> {
+        deferred(self.coordinator.offset_commit(request))
+    }
+
+    fn offset_fetch(&self, request: OffsetFetchRequest) -> Deferred<OffsetFetchResponse> {
+        deferred(self.coordinator.offset_fetch(request))
+    }
+
+    fn describe_groups(&self, request: DescribeGroupsRequest) -> Deferred<DescribeGroupsResponse> {
+        Deferred::ready(self.coordinator.handle_describe_groups(request).map_err(failed))
+    }
+
+    fn list_groups(&self, request: ListGroupsRequest) -> Deferred<ListGroupsResponse> {
+        Deferred::ready(self.coordinator.handle_list_groups(request).map_err(failed))
+    }
+
+    fn delete_groups(&self, request: DeleteGroupsRequest) -> Deferred<DeleteGroupsResponse> {
+        Deferred::ready(self.coordinator.handle_delete_groups(request).map_err(failed))
+    }
+
+    fn offset_delete(&self, request: OffsetDeleteRequest) -> Deferred<OffsetDeleteResponse> {
+        deferred(self.coordinator.offset_delete(request))
+    }
+
+    fn stop(&self) {
+        self.coordinator.stop();
+    }
+}
+
+impl GroupServer {
+    /// Opens storage, starts the coordinator and listens: what the `group-server` binary runs.
+    pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
+        let service = CoordinatorService::open(config)?;
+        GroupServer::with_service(config, Arc::new(service))
+    }
+}

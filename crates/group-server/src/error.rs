@@ -1,0 +1,24 @@
+//! `ServerError`: why the server could not start.
+
+use std::net::SocketAddr;
+
+/// Why a [`GroupServer`](crate::GroupServer) could not start.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The listening socket could not be bound.
+    #[error("cannot listen on {0}: {1}")]
+    Bind(SocketAddr, String),
+    /// The storage could not be opened.
+    #[error("cannot open storage: {0}")]
+    Storage(String),
+    /// The coordinator could not start.
+    #[error("cannot start the group coordinator: {0}")]
+    Coordinator(String),
+    /// The request log could not be opened.
+    #[error("cannot open the request log: {0}")]
+    RequestLog(String),
+    /// A thread could not be spawned.
+    #[error("cannot start a thread: {0}")]
+    Thread(String),
+}

@@ -1,0 +1,65 @@
+//! A Kafka wire-protocol front end for the group coordinator: a **coordinator node** that
+//! real Kafka clients (the Java consumer, librdkafka, kafka-python) form consumer groups
+//! and commit offsets against.
+//!
+//! It is not a broker: it stores no records. It serves the group APIs (JoinGroup,
+//! SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
+//! DescribeGroups, DeleteGroups, OffsetDelete) from `group-coordinator`, plus what a
+//! consumer needs around them: ApiVersions, Metadata and FindCoordinator pointing at
+//! itself, and ListOffsets and Fetch over the *empty* partitions of the topics it is
+//! configured with. Produce is advertised (librdkafka needs to see it) and refused.
+//!
+//! # Brief overview
+//!
+//! - [`GroupServer`]: binds a TCP listener; a reader and a writer thread per connection,
+//!   replies strictly in request order, JoinGroup and SyncGroup parked without blocking
+//!   anything else.
+//! - [`ServerConfig`]: address, topics ([`TopicSpec`]), storage ([`StorageMode`]), frame
+//!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
+//! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]
+//!   implements it over `group_coordinator::GroupCoordinator`.
+//! - Robustness: every request body is walked against its schema before `kafka-protocol`
+//!   decodes it (that crate aborts the process on huge array counts), frames are size
+//!   limited, and a malformed request closes only its own connection, with a log line.
+//!
+//! # Who should depend on this crate
+//!
+//! Whoever wants a coordinator on the network: tests of Kafka clients, or a broker that
+//! delegates its group APIs to a separate node. Libraries embedding the coordinator in
+//! their own broker depend on `group-coordinator` instead.
+//!
+//! # Example
+//!
+//! ```
+//! use group_server::{GroupServer, ServerConfig};
+//!
+//! let config = ServerConfig::from_args(["--listen", "127.0.0.1:0", "--memory", "--topic", "orders:3"])?;
+//! let mut server = GroupServer::start(&config)?;
+//! assert_ne!(server.local_addr().port(), 0);
+//! server.stop();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod config;
+mod connection;
+mod coordinator_service;
+mod error;
+mod log;
+mod node;
+mod request_log;
+mod schema;
+mod server;
+mod service;
+#[cfg(test)]
+mod test_samples;
+mod topics;
+mod translate;
+
+pub use crate::config::{ConfigError, ServerConfig, StorageMode, USAGE};
+pub use crate::coordinator_service::CoordinatorService;
+pub use crate::error::ServerError;
+pub use crate::node::{RequestError, SUPPORTED_APIS};
+pub use crate::schema::SchemaError;
+pub use crate::server::GroupServer;
+pub use crate::service::{Deferred, GroupService, ServiceError};
+pub use crate::topics::{TopicSpec, topic_id_for};

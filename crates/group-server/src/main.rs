@@ -1,0 +1,31 @@
+//! `group-server`: run a Kafka consumer group coordinator node (see `--help`).
+
+use std::process::ExitCode;
+
+use group_server::{ConfigError, GroupServer, ServerConfig, USAGE};
+
+fn main() -> ExitCode {
+    let config = match ServerConfig::from_args(std::env::args().skip(1)) {
+        Ok(config) => config,
+        Err(ConfigError::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("group-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match GroupServer::start(&config) {
+        Ok(server) => {
+            // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
+            println!("group-server listening on {}", server.local_addr());
+            server.wait();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("group-server: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,672 @@
+//! `Node`: one request frame in, one reply out. Header versions, ApiVersions, the broker
+//! APIs this node answers for its topics, and the group APIs it forwards.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes, BytesMut};
+use group_types::{self as gt, ErrorCode};
+use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
+
+use crate::request_log::RequestLog;
+use crate::schema::{self, SchemaError};
+use crate::service::{Deferred, GroupService, ServiceError};
+use crate::topics::Topics;
+use crate::translate as tr;
+
+/// Why a request frame could not be served: the connection is closed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// Shorter than a request header.
+    #[error("frame of {0} bytes is shorter than a request header")]
+    Short(usize),
+    /// An API key this node does not serve (it is not advertised).
+    #[error("api key {0} is not served by this coordinator node")]
+    UnsupportedApi(i16),
+    /// A version outside the advertised range.
+    #[error("{api:?} version {version} is not supported (advertised {min}-{max})")]
+    UnsupportedVersion {
+        /// The API.
+        api: ApiKey,
+        /// The requested version.
+        version: i16,
+        /// The lowest advertised version.
+        min: i16,
+        /// The highest advertised version.
+        max: i16,
+    },
+    /// The body failed the bounds check before decoding.
+    #[error("{api:?} v{version}: {source}")]
+    Schema {
+        /// The API.
+        api: ApiKey,
+        /// The version.
+        version: i16,
+        /// What was wrong.
+        source: SchemaError,
+    },
+    /// The header or body did not decode.
+    #[error("{0}")]
+    Decode(String),
+    /// A response could not be encoded (a bug: logged, the connection is closed).
+    #[error("could not encode the response: {0}")]
+    Encode(String),
+}
+
+/// What the connection writes back for one request, in request order.
+pub(crate) enum Reply {
+    /// A response frame body (without the length prefix), ready now.
+    Now(BytesMut),
+    /// Ready, but not to be sent before the instant (Fetch long-polls over empty partitions).
+    NotBefore(Instant, BytesMut),
+    /// Parked at a barrier: the writer blocks on it, in order.
+    Later(Box<dyn FnOnce() -> Result<BytesMut, RequestError> + Send>),
+    /// No response at all (Produce with acks=0).
+    Nothing,
+}
+
+/// The APIs this node serves, with the versions `kafka-protocol` decodes: what ApiVersions
+/// advertises (real-clients.md section 4: exactly the crate's ranges, Produce included,
+/// nothing that is not implemented).
+pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
+    (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
+    (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
+    (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
+    (ApiKey::Metadata, kp::MetadataRequest::VERSIONS.min, kp::MetadataRequest::VERSIONS.max),
+    (ApiKey::OffsetCommit, kp::OffsetCommitRequest::VERSIONS.min, kp::OffsetCommitRequest::VERSIONS.max),
+    (ApiKey::OffsetFetch, kp::OffsetFetchRequest::VERSIONS.min, kp::OffsetFetchRequest::VERSIONS.max),
+    (
+        ApiKey::FindCoordinator,
+        kp::FindCoordinatorRequest::VERSIONS.min,
+        kp::FindCoordinatorRequest::VERSIONS.max,
+    ),
+    (ApiKey::JoinGroup, kp::JoinGroupRequest::VERSIONS.min, kp::JoinGroupRequest::VERSIONS.max),
+    (ApiKey::Heartbeat, kp::HeartbeatRequest::VERSIONS.min, kp::HeartbeatRequest::VERSIONS.max),
+    (ApiKey::LeaveGroup, kp::LeaveGroupRequest::VERSIONS.min, kp::LeaveGroupRequest::VERSIONS.max),
+    (ApiKey::SyncGroup, kp::SyncGroupRequest::VERSIONS.min, kp::SyncGroupRequest::VERSIONS.max),
+    (
+        ApiKey::DescribeGroups,
+        kp::DescribeGroupsRequest::VERSIONS.min,
+        kp::DescribeGroupsRequest::VERSIONS.max,
+    ),
+    (ApiKey::ListGroups, kp::ListGroupsRequest::VERSIONS.min, kp::ListGroupsRequest::VERSIONS.max),
+    (ApiKey::ApiVersions, kp::ApiVersionsRequest::VERSIONS.min, kp::ApiVersionsRequest::VERSIONS.max),
+    (ApiKey::DeleteGroups, kp::DeleteGroupsRequest::VERSIONS.min, kp::DeleteGroupsRequest::VERSIONS.max),
+    (ApiKey::OffsetDelete, kp::OffsetDeleteRequest::VERSIONS.min, kp::OffsetDeleteRequest::VERSIONS.max),
+];
+
+/// The longest a Fetch over empty partitions is held (clients ask for 500 ms).
+const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
+
+/// Everything a connection needs to answer requests; shared by all connections.
+pub(crate) struct Node {
+    pub(crate) node_id: i32,
+    pub(crate) host: String,
+    pub(crate) port: i32,
+    pub(crate) topics: Topics,
+    pub(crate) service: Arc<dyn GroupService>,
+    pub(crate) log: Option<Arc<RequestLog>>,
+}
+
+fn encode_frame<R: Encodable>(
+    correlation_id: i32,
+    api: ApiKey,
+    version: i16,
+    response: &R,
+) -> Result<BytesMut, RequestError> {
+    let mut out = BytesMut::new();
+    let header_version = api.response_header_version(version);
+    ResponseHeader::default()
+        .with_correlation_id(correlation_id)
+        .encode(&mut out, header_version)
+        .and_then(|()| response.encode(&mut out, version))
+        .map_err(|e| RequestError::Encode(format!("{api:?} v{version}: {e}")))?;
+    Ok(out)
+}
+
+fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, RequestError> {
+    schema::check_body(api, version, body).map_err(|source| RequestError::Schema { api, version, source })?;
+    T::decode(body, version).map_err(|e| RequestError::Decode(format!("{api:?} v{version}: {e}")))
+}
+
+fn sb(value: impl Into<String>) -> StrBytes {
+    StrBytes::from_string(value.into())
+}
+
+/// COORDINATOR_NOT_AVAILABLE for a failed coordinator: clients look it up again and retry.
+fn unavailable(error: &ServiceError) -> ErrorCode {
+    crate::log::log(&format!("answering COORDINATOR_NOT_AVAILABLE: {error}"));
+    ErrorCode::CoordinatorNotAvailable
+}
+
+impl Node {
+    /// Serves one frame (length prefix stripped).
+    pub(crate) fn handle(&self, mut frame: Bytes, client_host: &str) -> Result<Reply, RequestError> {
+        if frame.len() < 8 {
+            return Err(RequestError::Short(frame.len()));
+        }
+        let api_key = i16::from_be_bytes([frame[0], frame[1]]);
+        let version = i16::from_be_bytes([frame[2], frame[3]]);
+        let correlation_id = i32::from_be_bytes([frame[4], frame[5], frame[6], frame[7]]);
+        let &(api, min, max) = SUPPORTED_APIS
+            .iter()
+            .find(|(k, _, _)| *k as i16 == api_key)
+            .ok_or(RequestError::UnsupportedApi(api_key))?;
+        if api == ApiKey::ApiVersions && version > max {
+            // A newer client: answer UNSUPPORTED_VERSION with a v0 body listing what we
+            // serve; it retries with a version it finds there (real-clients.md section 4).
+            self.record(|| format!("\"api\":\"ApiVersions\",\"version\":{version},\"fallback\":true"));
+            let resp = api_versions(ErrorCode::UnsupportedVersion);
+            return encode_frame(correlation_id, api, 0, &resp).map(Reply::Now);
+        }
+        if version < min || version > max {
+            return Err(RequestError::UnsupportedVersion { api, version, min, max });
+        }
+        let header: RequestHeader = decode_request_header_from_buffer(&mut frame)
+            .map_err(|e| RequestError::Decode(format!("request header: {e}")))?;
+        let client_id = header.client_id.as_ref().map_or("", |c| c.as_str()).to_owned();
+        let ctx = Ctx { correlation_id, api, version, client_id, client_host };
+        self.dispatch(&ctx, &mut frame)
+    }
+
+    fn record(&self, line: impl FnOnce() -> String) {
+        if let Some(log) = &self.log {
+            log.write(&line());
+        }
+    }
+
+    fn dispatch(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
+        let (api, v) = (ctx.api, ctx.version);
+        let now = |resp: &dyn DynEncode| resp.frame(ctx).map(Reply::Now);
+        match api {
+            ApiKey::ApiVersions => {
+                let _: kp::ApiVersionsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&api_versions(ErrorCode::None))
+            }
+            ApiKey::Metadata => {
+                let req: kp::MetadataRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&self.metadata(&req, v))
+            }
+            ApiKey::FindCoordinator => {
+                let req: kp::FindCoordinatorRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&self.find_coordinator(&req, v))
+            }
+            ApiKey::ListOffsets => {
+                let req: kp::ListOffsetsRequest = decode(body, api, v)?;
+                self.record(|| {
+                    let mut parts = String::new();
+                    for t in &req.topics {
+                        for p in &t.partitions {
+                            let sep = if parts.is_empty() { "" } else { "," };
+                            let _ = write!(parts, "{sep}[\"{}\",{}]", t.name.0.as_str(), p.partition_index);
+                        }
+                    }
+                    ctx.line(&format!(",\"partitions\":[{parts}]"))
+                });
+                now(&self.list_offsets(&req, v))
+            }
+            ApiKey::Fetch => {
+                let req: kp::FetchRequest = decode(body, api, v)?;
+                let (resp, fetched) = self.fetch(&req, v);
+                self.record(|| ctx.line(&format!(",\"partitions\":[{fetched}]")));
+                let wait =
+                    Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0)).min(MAX_FETCH_WAIT);
+                Ok(Reply::NotBefore(Instant::now() + wait, resp.frame(ctx)?))
+            }
+            ApiKey::Produce => {
+                let req: kp::ProduceRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                let resp = self.produce(&req, v);
+                if req.acks == 0 { Ok(Reply::Nothing) } else { now(&resp) }
+            }
+            _ => self.dispatch_group(ctx, body),
+        }
+    }
+
+    fn dispatch_group(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
+        let (api, v) = (ctx.api, ctx.version);
+        let service = &self.service;
+        match api {
+            ApiKey::JoinGroup => {
+                let req: kp::JoinGroupRequest = decode(body, api, v)?;
+                let req = tr::join_group_request(&req, v, &ctx.client_id, ctx.client_host);
+                self.record(|| {
+                    ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id))
+                });
+                let log = self.log.clone();
+                let line = ctx.line("");
+                Ok(ctx.later(service.join_group(req), move |r, v| {
+                    let r = r.unwrap_or_else(|e| gt::JoinGroupResponse::error(unavailable(&e), ""));
+                    if let Some(log) = log {
+                        log.write(&format!(
+                            "{line},\"response\":true,\"error\":{},\"generation\":{},\"member\":{:?},\"leader\":{:?}",
+                            r.error_code.code(),
+                            r.generation_id,
+                            r.member_id,
+                            r.leader_id
+                        ));
+                    }
+                    tr::join_group_response(r, v)
+                }))
+            }
+            ApiKey::SyncGroup => {
+                let req: kp::SyncGroupRequest = decode(body, api, v)?;
+                let req = tr::sync_group_request(&req);
+                self.record(|| {
+                    ctx.line(&format!(
+                        ",\"group\":{:?},\"member\":{:?},\"generation\":{},\"assignments\":{}",
+                        req.group_id,
+                        req.member_id,
+                        req.generation_id,
+                        req.assignments.len()
+                    ))
+                });
+                Ok(ctx.later(service.sync_group(req), |r, v| {
+                    tr::sync_group_response(
+                        r.unwrap_or_else(|e| gt::SyncGroupResponse::error(unavailable(&e))),
+                        v,
+                    )
+                }))
+            }
+            ApiKey::Heartbeat => {
+                let req: kp::HeartbeatRequest = decode(body, api, v)?;
+                let req = tr::heartbeat_request(&req);
+                let log = self.log.clone();
+                let line =
+                    ctx.line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
+                Ok(ctx.later(service.heartbeat(req), move |r, _| {
+                    let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
+                    if let Some(log) = log {
+                        log.write(&format!("{line},\"error\":{}", r.error_code.code()));
+                    }
+                    tr::heartbeat_response(r)
+                }))
+            }
+            ApiKey::LeaveGroup => {
+                let req: kp::LeaveGroupRequest = decode(body, api, v)?;
+                let req = tr::leave_group_request(&req, v);
+                self.record(|| {
+                    ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len()))
+                });
+                Ok(ctx.later(service.leave_group(req), |r, v| {
+                    let r = r.unwrap_or_else(|e| gt::LeaveGroupResponse {
+                        error_code: unavailable(&e),
+                        members: Vec::new(),
+                    });
+                    tr::leave_group_response(r, v)
+                }))
+            }
+            ApiKey::OffsetCommit => {
+                let wire: kp::OffsetCommitRequest = decode(body, api, v)?;
+                let req = tr::offset_commit_request(&wire);
+                self.record(|| {
+                    ctx.line(&format!(
+                        ",\"group\":{:?},\"generation\":{},\"member\":{:?},\"partitions\":{}",
+                        req.group_id,
+                        req.generation_id,
+                        req.member_id,
+                        req.partition_count()
+                    ))
+                });
+                Ok(ctx.later(service.offset_commit(req), move |r, _| match r {
+                    Ok(resp) => tr::offset_commit_response(&wire, &resp, ErrorCode::None),
+                    Err(e) => tr::offset_commit_response(
+                        &wire,
+                        &gt::OffsetCommitResponse::default(),
+                        unavailable(&e),
+                    ),
+                }))
+            }
+            ApiKey::OffsetFetch => {
+                let wire: kp::OffsetFetchRequest = decode(body, api, v)?;
+                let groups = tr::offset_fetch_groups(&wire, v);
+                self.record(|| ctx.line(""));
+                let pending: Vec<_> =
+                    groups.iter().map(|g| service.offset_fetch(g.request.clone())).collect();
+                let all =
+                    Deferred::new(move || Ok(pending.into_iter().map(Deferred::wait).collect::<Vec<_>>()));
+                Ok(ctx.later(all, move |r, v| {
+                    let responses = r
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|r| {
+                            r.unwrap_or_else(|e| gt::OffsetFetchResponse {
+                                error_code: unavailable(&e),
+                                ..Default::default()
+                            })
+                        })
+                        .collect();
+                    tr::offset_fetch_response(&groups, responses, v)
+                }))
+            }
+            ApiKey::ListGroups => {
+                let req: kp::ListGroupsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                Ok(ctx.later(service.list_groups(tr::list_groups_request(&req)), |r, v| {
+                    let r = r.unwrap_or_else(|e| gt::ListGroupsResponse {
+                        error_code: unavailable(&e),
+                        groups: Vec::new(),
+                    });
+                    tr::list_groups_response(r, v)
+                }))
+            }
+            ApiKey::DescribeGroups => {
+                let req: kp::DescribeGroupsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                let gt_req = tr::describe_groups_request(&req);
+                let ids = gt_req.group_ids.clone();
+                Ok(ctx.later(service.describe_groups(gt_req), move |r, v| {
+                    let r = r.unwrap_or_else(|e| {
+                        let groups = ids
+                            .into_iter()
+                            .map(|group_id| gt::DescribedGroup {
+                                error_code: unavailable(&e),
+                                group_id,
+                                ..Default::default()
+                            })
+                            .collect();
+                        gt::DescribeGroupsResponse { groups }
+                    });
+                    tr::describe_groups_response(r, v)
+                }))
+            }
+            ApiKey::DeleteGroups => {
+                let req: kp::DeleteGroupsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                let gt_req = tr::delete_groups_request(&req);
+                let ids = gt_req.group_ids.clone();
+                Ok(ctx.later(service.delete_groups(gt_req), move |r, _| {
+                    let r = r.unwrap_or_else(|e| {
+                        let results = ids
+                            .into_iter()
+                            .map(|group_id| gt::DeletedGroup { group_id, error_code: unavailable(&e) })
+                            .collect();
+                        gt::DeleteGroupsResponse { results }
+                    });
+                    tr::delete_groups_response(r)
+                }))
+            }
+            ApiKey::OffsetDelete => {
+                let wire: kp::OffsetDeleteRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                Ok(ctx.later(service.offset_delete(tr::offset_delete_request(&wire)), move |r, _| {
+                    let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
+                        error_code: unavailable(&e),
+                        ..Default::default()
+                    });
+                    tr::offset_delete_response(&wire, &r)
+                }))
+            }
+            other => Err(RequestError::UnsupportedApi(other as i16)),
+        }
+    }
+
+    fn broker(&self) -> kp::metadata_response::MetadataResponseBroker {
+        kp::metadata_response::MetadataResponseBroker::default()
+            .with_node_id(self.node_id.into())
+            .with_host(sb(self.host.clone()))
+            .with_port(self.port)
+    }
+
+    fn metadata_topic(&self, name: &str, version: i16) -> kp::metadata_response::MetadataResponseTopic {
+        use kp::metadata_response as r;
+        let topic = r::MetadataResponseTopic::default().with_name(Some(sb(name).into()));
+        let Some((partitions, id)) = self.topics.get(name) else {
+            return topic.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
+        };
+        let node = kp::BrokerId(self.node_id);
+        topic.with_topic_id(if version >= 10 { id } else { uuid::Uuid::nil() }).with_partitions(
+            (0..partitions)
+                .map(|p| {
+                    r::MetadataResponsePartition::default()
+                        .with_partition_index(p)
+                        .with_leader_id(node)
+                        .with_leader_epoch(if version >= 7 { 0 } else { -1 })
+                        .with_replica_nodes(vec![node])
+                        .with_isr_nodes(vec![node])
+                })
+                .collect(),
+        )
+    }
+
+    fn metadata(&self, req: &kp::MetadataRequest, version: i16) -> kp::MetadataResponse {
+        let names: Vec<String> = match &req.topics {
+            // Null (v1+) or empty at v0 means every topic.
+            None => self.topics.iter().map(|(n, _, _)| n.to_owned()).collect(),
+            Some(t) if t.is_empty() && version == 0 => {
+                self.topics.iter().map(|(n, _, _)| n.to_owned()).collect()
+            }
+            Some(t) => t
+                .iter()
+                .map(|t| match &t.name {
+                    Some(name) => name.0.as_str().to_owned(),
+                    None => self.topics.name_of(&t.topic_id).unwrap_or("").to_owned(),
+                })
+                .collect(),
+        };
+        kp::MetadataResponse::default()
+            .with_brokers(vec![self.broker()])
+            .with_cluster_id(if version >= 2 { Some(sb("group-server")) } else { None })
+            .with_controller_id(self.node_id.into())
+            .with_topics(names.iter().map(|n| self.metadata_topic(n, version)).collect())
+    }
+
+    fn find_coordinator(
+        &self,
+        req: &kp::FindCoordinatorRequest,
+        version: i16,
+    ) -> kp::FindCoordinatorResponse {
+        use kp::find_coordinator_response::Coordinator;
+        // Key type 0 is a group; transactions (1) are not coordinated here.
+        let error = if req.key_type == 0 { ErrorCode::None } else { ErrorCode::CoordinatorNotAvailable };
+        let (node_id, host, port) = if error.is_ok() {
+            (self.node_id, sb(self.host.clone()), self.port)
+        } else {
+            (-1, StrBytes::default(), -1)
+        };
+        if version >= 4 {
+            let coordinators = req
+                .coordinator_keys
+                .iter()
+                .map(|key| {
+                    Coordinator::default()
+                        .with_key(key.clone())
+                        .with_node_id(node_id.into())
+                        .with_host(host.clone())
+                        .with_port(port)
+                        .with_error_code(error.code())
+                })
+                .collect();
+            return kp::FindCoordinatorResponse::default().with_coordinators(coordinators);
+        }
+        kp::FindCoordinatorResponse::default()
+            .with_error_code(error.code())
+            .with_node_id(node_id.into())
+            .with_host(host)
+            .with_port(port)
+    }
+
+    fn list_offsets(&self, req: &kp::ListOffsetsRequest, version: i16) -> kp::ListOffsetsResponse {
+        use kp::list_offsets_response as r;
+        let topics =
+            req.topics
+                .iter()
+                .map(|t| {
+                    let name = t.name.0.as_str();
+                    r::ListOffsetsTopicResponse::default().with_name(t.name.clone()).with_partitions(
+                        t.partitions
+                            .iter()
+                            .map(|p| {
+                                let part = r::ListOffsetsPartitionResponse::default()
+                                    .with_partition_index(p.partition_index);
+                                if self.topics.has_partition(name, p.partition_index) {
+                                    // Every partition is empty: earliest, latest and the LSO are all 0.
+                                    part.with_timestamp(-1)
+                                        .with_offset(0)
+                                        .with_leader_epoch(if version >= 4 { 0 } else { -1 })
+                                } else {
+                                    part.with_error_code(ErrorCode::UnknownTopicOrPartition.code())
+                                        .with_timestamp(-1)
+                                        .with_offset(-1)
+                                }
+                            })
+                            .collect(),
+                    )
+                })
+                .collect();
+        kp::ListOffsetsResponse::default().with_topics(topics)
+    }
+
+    /// Fetch over empty partitions. An offset past the (empty) end is answered as the end
+    /// rather than OFFSET_OUT_OF_RANGE, so a position restored from a committed offset stays.
+    fn fetch(&self, req: &kp::FetchRequest, version: i16) -> (kp::FetchResponse, String) {
+        use kp::fetch_response as r;
+        let mut fetched = String::new();
+        let responses = req
+            .topics
+            .iter()
+            .map(|t| {
+                let name = if version >= 13 {
+                    self.topics.name_of(&t.topic_id).map(str::to_owned)
+                } else {
+                    Some(t.topic.0.as_str().to_owned())
+                };
+                let unknown = if version >= 13 {
+                    ErrorCode::from_code(100)
+                } else {
+                    ErrorCode::UnknownTopicOrPartition
+                };
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let part = r::PartitionData::default().with_partition_index(p.partition);
+                        match &name {
+                            Some(name) if self.topics.has_partition(name, p.partition) => {
+                                let sep = if fetched.is_empty() { "" } else { "," };
+                                let _ =
+                                    write!(fetched, "{sep}[\"{name}\",{},{}]", p.partition, p.fetch_offset);
+                                let end = p.fetch_offset.max(0);
+                                part.with_high_watermark(end)
+                                    .with_last_stable_offset(end)
+                                    .with_log_start_offset(0)
+                                    .with_records(Some(Bytes::new()))
+                            }
+                            _ => part
+                                .with_error_code(unknown.code())
+                                .with_high_watermark(-1)
+                                .with_last_stable_offset(-1)
+                                .with_log_start_offset(-1),
+                        }
+                    })
+                    .collect();
+                r::FetchableTopicResponse::default()
+                    .with_topic(t.topic.clone())
+                    .with_topic_id(t.topic_id)
+                    .with_partitions(partitions)
+            })
+            .collect();
+        (kp::FetchResponse::default().with_responses(responses), fetched)
+    }
+
+    /// Produce is advertised (librdkafka needs it to pick its fetch versions) but this node
+    /// stores no records: every partition is refused with INVALID_REQUEST and a message.
+    fn produce(&self, req: &kp::ProduceRequest, version: i16) -> kp::ProduceResponse {
+        use kp::produce_response as r;
+        let _ = self;
+        let message = "group-server is a consumer group coordinator node: it stores no records";
+        let responses = req
+            .topic_data
+            .iter()
+            .map(|t| {
+                r::TopicProduceResponse::default()
+                    .with_name(t.name.clone())
+                    .with_topic_id(t.topic_id)
+                    .with_partition_responses(
+                        t.partition_data
+                            .iter()
+                            .map(|p| {
+                                r::PartitionProduceResponse::default()
+                                    .with_index(p.index)
+                                    .with_error_code(ErrorCode::InvalidRequest.code())
+                                    .with_base_offset(-1)
+                                    .with_error_message(if version >= 8 { Some(sb(message)) } else { None })
+                            })
+                            .collect(),
+                    )
+            })
+            .collect();
+        kp::ProduceResponse::default().with_responses(responses)
+    }
+}
+
+/// The ApiVersions body: every supported key with the crate's range.
+fn api_versions(error: ErrorCode) -> kp::ApiVersionsResponse {
+    let keys = SUPPORTED_APIS
+        .iter()
+        .map(|&(k, min, max)| {
+            kp::api_versions_response::ApiVersion::default()
+                .with_api_key(k as i16)
+                .with_min_version(min)
+                .with_max_version(max)
+        })
+        .collect();
+    kp::ApiVersionsResponse::default().with_error_code(error.code()).with_api_keys(keys)
+}
+
+/// The request being served.
+struct Ctx<'a> {
+    correlation_id: i32,
+    api: ApiKey,
+    version: i16,
+    client_id: String,
+    client_host: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, extra: &str) -> String {
+        format!(
+            "\"api\":\"{:?}\",\"version\":{},\"client_id\":{:?}{extra}",
+            self.api, self.version, self.client_id
+        )
+    }
+
+    fn later<T: Send + 'static, R: Encodable + 'static>(
+        &self,
+        pending: Deferred<T>,
+        encode: impl FnOnce(Result<T, ServiceError>, i16) -> R + Send + 'static,
+    ) -> Reply {
+        let (correlation_id, api, version) = (self.correlation_id, self.api, self.version);
+        Reply::Later(Box::new(move || {
+            let resp = encode(pending.wait(), version);
+            encode_frame(correlation_id, api, version, &resp)
+        }))
+    }
+}
+
+/// Object-safe encoding of any response, for the `now` helper.
+trait DynEncode {
+    fn frame(&self, ctx: &Ctx<'_>) -> Result<BytesMut, RequestError>;
+}
+
+impl<R: Encodable> DynEncode for R {
+    fn frame(&self, ctx: &Ctx<'_>) -> Result<BytesMut, RequestError> {
+        encode_frame(ctx.correlation_id, ctx.api, ctx.version, self)
+    }
+}
+
+/// The correlation id of a frame, if it is long enough to carry one (for log lines).
+pub(crate) fn correlation_id(frame: &[u8]) -> Option<i32> {
+    let mut f = frame.get(4..8)?;
+    Some(f.get_i32())
+}
+
+#[cfg(test)]
+#[path = "node_tests.rs"]
+mod tests;

@@ -1,0 +1,125 @@
+//! The frame path without sockets: whatever the bytes, `Node::handle` answers or refuses,
+//! and never panics or aborts.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+use proptest::prelude::*;
+
+use super::{Node, Reply, RequestError, SUPPORTED_APIS};
+use crate::test_samples::sample;
+use crate::topics::Topics;
+use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
+
+fn node() -> Node {
+    let config = ServerConfig {
+        storage: StorageMode::Memory,
+        initial_rebalance_delay_ms: 0,
+        ..ServerConfig::default()
+    };
+    let service = CoordinatorService::open(&config).expect("memory coordinator");
+    Node {
+        node_id: 0,
+        host: "127.0.0.1".into(),
+        port: 9092,
+        topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
+        service: Arc::new(service),
+        log: None,
+    }
+}
+
+fn frame(api: ApiKey, version: i16, correlation_id: i32, body: &[u8]) -> Bytes {
+    let mut out = BytesMut::new();
+    RequestHeader::default()
+        .with_request_api_key(api as i16)
+        .with_request_api_version(version)
+        .with_correlation_id(correlation_id)
+        .with_client_id(Some(StrBytes::from_static_str("test")))
+        .encode(&mut out, api.request_header_version(version))
+        .expect("header encodes");
+    out.extend_from_slice(body);
+    out.freeze()
+}
+
+fn body_of(reply: Reply) -> BytesMut {
+    match reply {
+        Reply::Now(b) | Reply::NotBefore(_, b) => b,
+        Reply::Later(wait) => wait().expect("reply encodes"),
+        Reply::Nothing => BytesMut::new(),
+    }
+}
+
+#[test]
+fn every_sample_of_every_version_is_answered() {
+    let node = node();
+    for &(api, min, max) in SUPPORTED_APIS {
+        for v in min..=max {
+            // JoinGroup and SyncGroup would park: they are exercised over TCP in tests/it.
+            if matches!(api, ApiKey::JoinGroup | ApiKey::SyncGroup) {
+                continue;
+            }
+            let reply = node.handle(frame(api, v, 7, &sample(api, v)), "/127.0.0.1");
+            let mut body = body_of(reply.unwrap_or_else(|e| panic!("{api:?} v{v}: {e}"))).freeze();
+            if api == ApiKey::Produce {
+                continue;
+            }
+            let header = ResponseHeader::decode(&mut body, api.response_header_version(v)).expect("header");
+            assert_eq!(header.correlation_id, 7, "{api:?} v{v}");
+        }
+    }
+}
+
+#[test]
+fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
+    let reply = node().handle(frame(ApiKey::ApiVersions, 9, 3, &[]), "/127.0.0.1").expect("answered");
+    let mut body = body_of(reply).freeze();
+    let header = ResponseHeader::decode(&mut body, 0).expect("header v0");
+    assert_eq!(header.correlation_id, 3);
+    let resp = ApiVersionsResponse::decode(&mut body, 0).expect("v0 body");
+    assert_eq!(resp.error_code, 35);
+    assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len());
+}
+
+#[test]
+fn short_unknown_and_unsupported_frames_are_refused() {
+    let node = node();
+    assert_eq!(node.handle(Bytes::from_static(&[0, 18, 0]), "h").err(), Some(RequestError::Short(3)));
+    assert!(matches!(
+        node.handle(frame(ApiKey::CreateTopics, 5, 1, &[]), "h"),
+        Err(RequestError::UnsupportedApi(19))
+    ));
+    assert!(matches!(
+        node.handle(frame(ApiKey::JoinGroup, 10, 1, &[]), "h"),
+        Err(RequestError::UnsupportedVersion { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// Mutated samples of every API and version, and random garbage: never a panic.
+    #[test]
+    fn mutated_frames_never_panic(api_index in 0..SUPPORTED_APIS.len(), v_off in 0i16..20,
+                                  flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
+                                  cut in any::<prop::sample::Index>(),
+                                  garbage in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let node = node();
+        let (api, min, max) = SUPPORTED_APIS[api_index];
+        let v = min + v_off % (max - min + 1);
+        let mut bytes = frame(api, v, 1, &sample(api, v)).to_vec();
+        for (at, byte) in flips {
+            let i = at % bytes.len();
+            bytes[i] = byte;
+        }
+        bytes.truncate(cut.index(bytes.len() + 1));
+        if let Ok(reply) = node.handle(Bytes::from(bytes), "h") {
+            // Parked joins and syncs are dropped unanswered, as when a client disconnects.
+            if !matches!(reply, Reply::Later(_)) {
+                let _ = body_of(reply);
+            }
+        }
+        let _ = node.handle(Bytes::from(garbage), "h");
+    }
+}

@@ -1,0 +1,92 @@
+//! The topics this node answers Metadata, ListOffsets and Fetch for: empty partitions
+//! with stable topic ids.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use uuid::Uuid;
+
+use crate::ConfigError;
+
+/// A topic given on the command line as `NAME:PARTITIONS`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicSpec {
+    /// The topic name.
+    pub name: String,
+    /// Its number of partitions (at least 1).
+    pub partitions: i32,
+}
+
+impl TopicSpec {
+    /// The topic's id: derived from its name alone, so that it is non-zero and the same
+    /// across restarts (librdkafka fetches by id from Fetch v13 on and falls back to old
+    /// versions when Metadata shows a zero id).
+    pub fn topic_id(&self) -> Uuid {
+        topic_id_for(&self.name)
+    }
+}
+
+impl FromStr for TopicSpec {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<TopicSpec, ConfigError> {
+        let bad = || ConfigError::BadTopic(s.to_owned());
+        let (name, partitions) = s.rsplit_once(':').ok_or_else(bad)?;
+        let partitions: i32 = partitions.parse().map_err(|_| bad())?;
+        let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if name.is_empty()
+            || name.len() > 249
+            || !name.chars().all(legal)
+            || !(1..=100_000).contains(&partitions)
+        {
+            return Err(bad());
+        }
+        Ok(TopicSpec { name: name.to_owned(), partitions })
+    }
+}
+
+/// A stable, non-zero, version-4-shaped UUID from a topic name (two FNV-1a passes).
+pub fn topic_id_for(name: &str) -> Uuid {
+    let fnv =
+        |seed: u64| name.bytes().fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3));
+    let value = (u128::from(fnv(0xcbf2_9ce4_8422_2325)) << 64) | u128::from(fnv(0x6c62_272e_07bb_0142));
+    let mut bytes = value.to_be_bytes();
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    Uuid::from_bytes(bytes)
+}
+
+/// The configured topics, by name and by id.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Topics {
+    by_name: BTreeMap<String, (i32, Uuid)>,
+    by_id: BTreeMap<Uuid, String>,
+}
+
+impl Topics {
+    pub(crate) fn new(specs: &[TopicSpec]) -> Topics {
+        let mut topics = Topics::default();
+        for spec in specs {
+            topics.by_name.insert(spec.name.clone(), (spec.partitions, spec.topic_id()));
+            topics.by_id.insert(spec.topic_id(), spec.name.clone());
+        }
+        topics
+    }
+
+    /// Partition count and id of a topic.
+    pub(crate) fn get(&self, name: &str) -> Option<(i32, Uuid)> {
+        self.by_name.get(name).copied()
+    }
+
+    pub(crate) fn name_of(&self, id: &Uuid) -> Option<&str> {
+        self.by_id.get(id).map(String::as_str)
+    }
+
+    pub(crate) fn has_partition(&self, name: &str, partition: i32) -> bool {
+        self.get(name).is_some_and(|(n, _)| (0..n).contains(&partition))
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, i32, Uuid)> {
+        self.by_name.iter().map(|(name, &(n, id))| (name.as_str(), n, id))
+    }
+}

@@ -1,0 +1,482 @@
+//! Between `kafka-protocol` messages and `group_types` messages, version by version.
+//!
+//! Decoding is lossless for every field the coordinator reads; encoding leaves out (or
+//! fills with the wire default) what a version cannot carry, because the crate refuses to
+//! encode a set field its version lacks.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use group_types as gt;
+use kafka_protocol::messages as kp;
+use kafka_protocol::protocol::StrBytes;
+
+fn s(value: &StrBytes) -> String {
+    value.as_str().to_owned()
+}
+
+fn opt(value: &Option<StrBytes>) -> Option<String> {
+    value.as_ref().map(s)
+}
+
+fn sb(value: impl Into<String>) -> StrBytes {
+    StrBytes::from_string(value.into())
+}
+
+fn osb(value: Option<String>) -> Option<StrBytes> {
+    value.map(sb)
+}
+
+/// The epoch on the wire: -1 means unknown.
+fn epoch(value: i32) -> Option<i32> {
+    (value >= 0).then_some(value)
+}
+
+/// JoinGroup, from the wire; `client_id` and `client_host` come from the connection.
+pub(crate) fn join_group_request(
+    req: &kp::JoinGroupRequest,
+    version: i16,
+    client_id: &str,
+    client_host: &str,
+) -> gt::JoinGroupRequest {
+    gt::JoinGroupRequest {
+        group_id: s(&req.group_id.0),
+        member_id: s(&req.member_id),
+        group_instance_id: opt(&req.group_instance_id),
+        client_id: client_id.to_owned(),
+        client_host: client_host.to_owned(),
+        protocol_type: s(&req.protocol_type),
+        protocols: req
+            .protocols
+            .iter()
+            .map(|p| gt::ProtocolMetadata::new(s(&p.name), p.metadata.to_vec()))
+            .collect(),
+        session_timeout_ms: req.session_timeout_ms,
+        // v0 has no rebalance timeout: Kafka uses the session timeout.
+        rebalance_timeout_ms: if version >= 1 { req.rebalance_timeout_ms } else { req.session_timeout_ms },
+        reason: opt(&req.reason),
+        api_version: version,
+    }
+}
+
+pub(crate) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> kp::JoinGroupResponse {
+    // Before v7 the protocol name is not nullable: Kafka writes "" on errors.
+    let protocol_name = match resp.protocol_name {
+        None if version < 7 => Some(StrBytes::default()),
+        other => osb(other),
+    };
+    kp::JoinGroupResponse::default()
+        .with_error_code(resp.error_code.code())
+        .with_generation_id(resp.generation_id)
+        .with_protocol_type(if version >= 7 { osb(resp.protocol_type) } else { None })
+        .with_protocol_name(protocol_name)
+        .with_leader(sb(resp.leader_id))
+        .with_skip_assignment(version >= 9 && resp.skip_assignment)
+        .with_member_id(sb(resp.member_id))
+        .with_members(
+            resp.members
+                .into_iter()
+                .map(|m| {
+                    kp::join_group_response::JoinGroupResponseMember::default()
+                        .with_member_id(sb(m.member_id))
+                        .with_group_instance_id(if version >= 5 { osb(m.group_instance_id) } else { None })
+                        .with_metadata(Bytes::from(m.metadata))
+                })
+                .collect(),
+        )
+}
+
+pub(crate) fn sync_group_request(req: &kp::SyncGroupRequest) -> gt::SyncGroupRequest {
+    gt::SyncGroupRequest {
+        group_id: s(&req.group_id.0),
+        generation_id: req.generation_id,
+        member_id: s(&req.member_id),
+        group_instance_id: opt(&req.group_instance_id),
+        protocol_type: opt(&req.protocol_type),
+        protocol_name: opt(&req.protocol_name),
+        assignments: req
+            .assignments
+            .iter()
+            .map(|a| gt::MemberAssignmentData::new(s(&a.member_id), a.assignment.to_vec()))
+            .collect(),
+    }
+}
+
+pub(crate) fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> kp::SyncGroupResponse {
+    let v5 = version >= 5;
+    kp::SyncGroupResponse::default()
+        .with_error_code(resp.error_code.code())
+        .with_protocol_type(if v5 { osb(resp.protocol_type) } else { None })
+        .with_protocol_name(if v5 { osb(resp.protocol_name) } else { None })
+        .with_assignment(Bytes::from(resp.assignment))
+}
+
+pub(crate) fn heartbeat_request(req: &kp::HeartbeatRequest) -> gt::HeartbeatRequest {
+    gt::HeartbeatRequest {
+        group_id: s(&req.group_id.0),
+        generation_id: req.generation_id,
+        member_id: s(&req.member_id),
+        group_instance_id: opt(&req.group_instance_id),
+    }
+}
+
+pub(crate) fn heartbeat_response(resp: gt::HeartbeatResponse) -> kp::HeartbeatResponse {
+    kp::HeartbeatResponse::default().with_error_code(resp.error_code.code())
+}
+
+pub(crate) fn leave_group_request(req: &kp::LeaveGroupRequest, version: i16) -> gt::LeaveGroupRequest {
+    if version <= 2 {
+        return gt::LeaveGroupRequest::single(s(&req.group_id.0), s(&req.member_id));
+    }
+    gt::LeaveGroupRequest {
+        group_id: s(&req.group_id.0),
+        members: req
+            .members
+            .iter()
+            .map(|m| gt::MemberIdentity {
+                member_id: s(&m.member_id),
+                group_instance_id: opt(&m.group_instance_id),
+                reason: opt(&m.reason),
+            })
+            .collect(),
+    }
+}
+
+pub(crate) fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
+    if version <= 2 {
+        return kp::LeaveGroupResponse::default().with_error_code(resp.collapsed_error().code());
+    }
+    kp::LeaveGroupResponse::default().with_error_code(resp.error_code.code()).with_members(
+        resp.members
+            .into_iter()
+            .map(|m| {
+                kp::leave_group_response::MemberResponse::default()
+                    .with_member_id(sb(m.member_id))
+                    .with_group_instance_id(osb(m.group_instance_id))
+                    .with_error_code(m.error_code.code())
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest) -> gt::OffsetCommitRequest {
+    let mut offsets = gt::PartitionMap::new();
+    for topic in &req.topics {
+        let entry: &mut BTreeMap<i32, gt::OffsetCommitData> = offsets.entry(s(&topic.name.0)).or_default();
+        for p in &topic.partitions {
+            entry.insert(
+                p.partition_index,
+                gt::OffsetCommitData {
+                    offset: p.committed_offset,
+                    leader_epoch: epoch(p.committed_leader_epoch),
+                    metadata: opt(&p.committed_metadata),
+                    commit_timestamp: None,
+                },
+            );
+        }
+    }
+    gt::OffsetCommitRequest {
+        group_id: s(&req.group_id.0),
+        generation_id: req.generation_id_or_member_epoch,
+        member_id: s(&req.member_id),
+        group_instance_id: opt(&req.group_instance_id),
+        retention_time_ms: req.retention_time_ms,
+        offsets,
+    }
+}
+
+/// OffsetCommit's answer, in the request's topic and partition order (duplicates included).
+pub(crate) fn offset_commit_response(
+    req: &kp::OffsetCommitRequest,
+    resp: &gt::OffsetCommitResponse,
+    fallback: gt::ErrorCode,
+) -> kp::OffsetCommitResponse {
+    let topics = req
+        .topics
+        .iter()
+        .map(|topic| {
+            let name = s(&topic.name.0);
+            kp::offset_commit_response::OffsetCommitResponseTopic::default()
+                .with_name(topic.name.clone())
+                .with_partitions(
+                    topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let code = resp.error_for(&name, p.partition_index).unwrap_or(fallback);
+                            kp::offset_commit_response::OffsetCommitResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code.code())
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    kp::OffsetCommitResponse::default().with_topics(topics)
+}
+
+/// One group of an OffsetFetch: `None` topics means every committed partition.
+pub(crate) struct FetchGroup {
+    pub(crate) request: gt::OffsetFetchRequest,
+    /// The requested partitions in request order, to answer in that order.
+    pub(crate) order: Option<Vec<(String, Vec<i32>)>>,
+}
+
+pub(crate) fn offset_fetch_groups(req: &kp::OffsetFetchRequest, version: i16) -> Vec<FetchGroup> {
+    let build = |group_id: String, topics: Option<Vec<(String, Vec<i32>)>>, member_id, member_epoch| {
+        let map = topics.as_ref().map(|t| {
+            let mut map: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+            for (name, parts) in t {
+                map.entry(name.clone()).or_default().extend(parts);
+            }
+            map
+        });
+        FetchGroup {
+            request: gt::OffsetFetchRequest {
+                group_id,
+                topics: map,
+                require_stable: req.require_stable,
+                member_id,
+                member_epoch,
+            },
+            order: topics,
+        }
+    };
+    if version >= 8 {
+        req.groups
+            .iter()
+            .map(|g| {
+                let topics = g
+                    .topics
+                    .as_ref()
+                    .map(|t| t.iter().map(|t| (s(&t.name.0), t.partition_indexes.clone())).collect());
+                let epoch = (version >= 9).then_some(g.member_epoch);
+                build(s(&g.group_id.0), topics, opt(&g.member_id), epoch)
+            })
+            .collect()
+    } else {
+        let topics = req
+            .topics
+            .as_ref()
+            .map(|t| t.iter().map(|t| (s(&t.name.0), t.partition_indexes.clone())).collect());
+        vec![build(s(&req.group_id.0), topics, None, None)]
+    }
+}
+
+/// The partitions to answer for one group: the requested ones in order, or every committed one.
+fn fetch_rows(
+    group: &FetchGroup,
+    resp: &gt::OffsetFetchResponse,
+) -> Vec<(String, Vec<(i32, gt::OffsetFetchData)>)> {
+    match &group.order {
+        Some(order) => order
+            .iter()
+            .map(|(topic, parts)| {
+                let rows = parts
+                    .iter()
+                    .map(|&p| (p, resp.get(topic, p).cloned().unwrap_or_else(gt::OffsetFetchData::missing)))
+                    .collect();
+                (topic.clone(), rows)
+            })
+            .collect(),
+        None => resp
+            .offsets
+            .iter()
+            .map(|(topic, parts)| (topic.clone(), parts.iter().map(|(&p, d)| (p, d.clone())).collect()))
+            .collect(),
+    }
+}
+
+pub(crate) fn offset_fetch_response(
+    groups: &[FetchGroup],
+    responses: Vec<gt::OffsetFetchResponse>,
+    version: i16,
+) -> kp::OffsetFetchResponse {
+    use kp::offset_fetch_response as r;
+    let leader_epoch = |d: &gt::OffsetFetchData| if version >= 5 { d.leader_epoch.unwrap_or(-1) } else { -1 };
+    if version >= 8 {
+        let out = groups
+            .iter()
+            .zip(responses)
+            .map(|(group, resp)| {
+                let topics = fetch_rows(group, &resp)
+                    .into_iter()
+                    .map(|(topic, rows)| {
+                        r::OffsetFetchResponseTopics::default().with_name(sb(topic).into()).with_partitions(
+                            rows.into_iter()
+                                .map(|(p, d)| {
+                                    r::OffsetFetchResponsePartitions::default()
+                                        .with_partition_index(p)
+                                        .with_committed_offset(d.offset)
+                                        .with_committed_leader_epoch(leader_epoch(&d))
+                                        .with_metadata(Some(sb(d.metadata)))
+                                        .with_error_code(d.error_code.code())
+                                })
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                r::OffsetFetchResponseGroup::default()
+                    .with_group_id(sb(group.request.group_id.clone()).into())
+                    .with_topics(topics)
+                    .with_error_code(resp.error_code.code())
+            })
+            .collect();
+        return kp::OffsetFetchResponse::default().with_groups(out);
+    }
+    let (group, resp) = match (groups.first(), responses.into_iter().next()) {
+        (Some(g), Some(r)) => (g, r),
+        _ => return kp::OffsetFetchResponse::default(),
+    };
+    let topics = fetch_rows(group, &resp)
+        .into_iter()
+        .map(|(topic, rows)| {
+            r::OffsetFetchResponseTopic::default().with_name(sb(topic).into()).with_partitions(
+                rows.into_iter()
+                    .map(|(p, d)| {
+                        // v0-1 have no group-level error: it is repeated on every partition.
+                        let code = if version < 2 && !resp.error_code.is_ok() {
+                            resp.error_code
+                        } else {
+                            d.error_code
+                        };
+                        r::OffsetFetchResponsePartition::default()
+                            .with_partition_index(p)
+                            .with_committed_offset(d.offset)
+                            .with_committed_leader_epoch(leader_epoch(&d))
+                            .with_metadata(Some(sb(d.metadata)))
+                            .with_error_code(code.code())
+                    })
+                    .collect(),
+            )
+        })
+        .collect();
+    kp::OffsetFetchResponse::default().with_topics(topics).with_error_code(if version >= 2 {
+        resp.error_code.code()
+    } else {
+        0
+    })
+}
+
+pub(crate) fn list_groups_request(req: &kp::ListGroupsRequest) -> gt::ListGroupsRequest {
+    gt::ListGroupsRequest {
+        states_filter: req.states_filter.iter().map(s).collect(),
+        types_filter: req.types_filter.iter().map(s).collect(),
+    }
+}
+
+pub(crate) fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
+    kp::ListGroupsResponse::default().with_error_code(resp.error_code.code()).with_groups(
+        resp.groups
+            .into_iter()
+            .map(|g| {
+                kp::list_groups_response::ListedGroup::default()
+                    .with_group_id(sb(g.group_id).into())
+                    .with_protocol_type(sb(g.protocol_type))
+                    .with_group_state(if version >= 4 { sb(g.group_state) } else { StrBytes::default() })
+                    .with_group_type(if version >= 5 { sb(g.group_type) } else { StrBytes::default() })
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn describe_groups_request(req: &kp::DescribeGroupsRequest) -> gt::DescribeGroupsRequest {
+    gt::DescribeGroupsRequest { group_ids: req.groups.iter().map(|g| s(&g.0)).collect() }
+}
+
+pub(crate) fn describe_groups_response(
+    resp: gt::DescribeGroupsResponse,
+    version: i16,
+) -> kp::DescribeGroupsResponse {
+    use kp::describe_groups_response as r;
+    kp::DescribeGroupsResponse::default().with_groups(
+        resp.groups
+            .into_iter()
+            .map(|g| {
+                r::DescribedGroup::default()
+                    .with_error_code(g.error_code.code())
+                    .with_group_id(sb(g.group_id).into())
+                    .with_group_state(sb(g.group_state))
+                    .with_protocol_type(sb(g.protocol_type))
+                    .with_protocol_data(sb(g.protocol_data))
+                    .with_members(
+                        g.members
+                            .into_iter()
+                            .map(|m| {
+                                r::DescribedGroupMember::default()
+                                    .with_member_id(sb(m.member_id))
+                                    .with_group_instance_id(if version >= 4 {
+                                        osb(m.group_instance_id)
+                                    } else {
+                                        None
+                                    })
+                                    .with_client_id(sb(m.client_id))
+                                    .with_client_host(sb(m.client_host))
+                                    .with_member_metadata(Bytes::from(m.member_metadata))
+                                    .with_member_assignment(Bytes::from(m.member_assignment))
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn delete_groups_request(req: &kp::DeleteGroupsRequest) -> gt::DeleteGroupsRequest {
+    gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| s(&g.0)).collect() }
+}
+
+pub(crate) fn delete_groups_response(resp: gt::DeleteGroupsResponse) -> kp::DeleteGroupsResponse {
+    kp::DeleteGroupsResponse::default().with_results(
+        resp.results
+            .into_iter()
+            .map(|g| {
+                kp::delete_groups_response::DeletableGroupResult::default()
+                    .with_group_id(sb(g.group_id).into())
+                    .with_error_code(g.error_code.code())
+            })
+            .collect(),
+    )
+}
+
+pub(crate) fn offset_delete_request(req: &kp::OffsetDeleteRequest) -> gt::OffsetDeleteRequest {
+    let mut topics: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+    for t in &req.topics {
+        topics.entry(s(&t.name.0)).or_default().extend(t.partitions.iter().map(|p| p.partition_index));
+    }
+    gt::OffsetDeleteRequest { group_id: s(&req.group_id.0), topics }
+}
+
+pub(crate) fn offset_delete_response(
+    req: &kp::OffsetDeleteRequest,
+    resp: &gt::OffsetDeleteResponse,
+) -> kp::OffsetDeleteResponse {
+    use kp::offset_delete_response as r;
+    let topics = if resp.error_code.is_ok() {
+        req.topics
+            .iter()
+            .map(|t| {
+                let name = s(&t.name.0);
+                r::OffsetDeleteResponseTopic::default().with_name(t.name.clone()).with_partitions(
+                    t.partitions
+                        .iter()
+                        .map(|p| {
+                            let code = resp
+                                .partitions
+                                .get(&name)
+                                .and_then(|m| m.get(&p.partition_index))
+                                .copied()
+                                .unwrap_or(gt::ErrorCode::None);
+                            r::OffsetDeleteResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(code.code())
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    kp::OffsetDeleteResponse::default().with_error_code(resp.error_code.code()).with_topics(topics)
+}

@@ -1,0 +1,101 @@
+//! A minimal Kafka client over a blocking socket, built on `kafka-protocol`'s client side.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use group_server::{GroupServer, ServerConfig};
+use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
+use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
+
+/// A server on an ephemeral port, memory storage, topic t1 with 3 partitions, no initial delay.
+pub(crate) fn server() -> GroupServer {
+    let config = ServerConfig::from_args([
+        "--listen",
+        "127.0.0.1:0",
+        "--memory",
+        "--topic",
+        "t1:3",
+        "--initial-rebalance-delay-ms",
+        "0",
+    ])
+    .expect("config");
+    GroupServer::start(&config).expect("server starts")
+}
+
+pub(crate) struct Conn {
+    stream: TcpStream,
+    next: i32,
+}
+
+impl Conn {
+    pub(crate) fn open(addr: SocketAddr) -> Conn {
+        let stream = TcpStream::connect(addr).expect("connect");
+        // A guard against a hung test, not a timing assertion.
+        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        Conn { stream, next: 1 }
+    }
+
+    /// Sends a request; returns its correlation id.
+    pub(crate) fn send<T: Encodable>(&mut self, api: ApiKey, version: i16, request: &T) -> i32 {
+        let correlation_id = self.next;
+        self.next += 1;
+        let mut body = BytesMut::new();
+        RequestHeader::default()
+            .with_request_api_key(api as i16)
+            .with_request_api_version(version)
+            .with_correlation_id(correlation_id)
+            .with_client_id(Some(StrBytes::from_static_str("it")))
+            .encode(&mut body, api.request_header_version(version))
+            .expect("header");
+        request.encode(&mut body, version).expect("request encodes");
+        self.send_raw(&body);
+        correlation_id
+    }
+
+    /// Writes bytes as they are, without a length prefix.
+    pub(crate) fn write_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("write");
+    }
+
+    pub(crate) fn send_raw(&mut self, frame: &[u8]) {
+        let len = i32::try_from(frame.len()).expect("small frame");
+        let mut out = len.to_be_bytes().to_vec();
+        out.extend_from_slice(frame);
+        self.stream.write_all(&out).expect("write");
+    }
+
+    /// Reads one response frame: (correlation id, body after the header).
+    pub(crate) fn recv(&mut self, api: ApiKey, version: i16) -> (i32, Bytes) {
+        let frame = self.recv_frame().expect("a response");
+        let mut frame = Bytes::from(frame);
+        let header =
+            ResponseHeader::decode(&mut frame, api.response_header_version(version)).expect("header");
+        (header.correlation_id, frame)
+    }
+
+    pub(crate) fn recv_frame(&mut self) -> Option<Vec<u8>> {
+        let mut len = [0u8; 4];
+        self.stream.read_exact(&mut len).ok()?;
+        let mut frame = vec![0u8; usize::try_from(i32::from_be_bytes(len)).ok()?];
+        self.stream.read_exact(&mut frame).ok()?;
+        Some(frame)
+    }
+
+    pub(crate) fn call<T: Encodable, R: Decodable>(&mut self, api: ApiKey, version: i16, request: &T) -> R {
+        let sent = self.send(api, version, request);
+        let (got, mut body) = self.recv(api, version);
+        assert_eq!(got, sent, "correlation id");
+        R::decode(&mut body, version).expect("response decodes")
+    }
+
+    /// True when the server closed the connection (no more bytes come).
+    pub(crate) fn is_closed(&mut self) -> bool {
+        self.recv_frame().is_none()
+    }
+}
+
+pub(crate) fn s(v: &str) -> StrBytes {
+    StrBytes::from_string(v.to_owned())
+}

@@ -1,0 +1,49 @@
+//! End-to-end scenarios with real Kafka clients: kafka-python 3.0.12 and confluent-kafka
+//! 2.16.1 (librdkafka 2.16.0), driven by `e2e/run.sh` against the `group-server` binary.
+//!
+//! The script keeps a virtual environment under the target directory, so only the first
+//! run downloads the clients from PyPI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Generous: the first run also creates the virtual environment and installs the clients.
+const LIMIT: Duration = Duration::from_secs(600);
+
+#[test]
+fn real_kafka_clients_pass_the_scenarios() {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_group-server"));
+    // <target>/<profile>/group-server: the work directory lives in <target>.
+    let target = binary.parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
+    let work = target.join("group-server-e2e");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e").join("run.sh");
+    let mut child = Command::new("bash")
+        .arg(&script)
+        .arg(&binary)
+        .arg(&work)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("bash runs e2e/run.sh");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if started.elapsed() > LIMIT {
+            // Killed by its own pid; the driver kills its client processes the same way.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let output = reader.join().unwrap_or_default();
+    println!("{output}");
+    let status = status.unwrap_or_else(|| panic!("e2e scenarios exceeded {LIMIT:?}:\n{output}"));
+    assert!(status.success(), "e2e scenarios failed ({status}):\n{output}");
+    assert!(output.contains("e2e: 10/10 scenarios passed"), "unexpected summary:\n{output}");
+}

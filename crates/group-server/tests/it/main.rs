@@ -1,0 +1,8 @@
+//! Integration tests of group-server: the wire over TCP, robustness against hostile frames,
+//! the command line, and the end-to-end scenarios with real Kafka clients.
+
+mod client;
+mod config;
+mod e2e;
+mod robustness;
+mod wire;
