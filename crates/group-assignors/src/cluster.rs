@@ -513,7 +513,6 @@ impl Racks {
                 per[g as usize] = v;
             }
         }
-        drop(intern);
         let count = ids.len();
         let mut part_start = Vec::with_capacity(per.len() + 1);
         let mut part_list = Vec::new();

@@ -20,7 +20,10 @@ use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks};
 /// owners, not even with stale (lower-generation) or doubly claimed
 /// partitions (Java's quirk Q2 is not copied). Members that lost partitions
 /// rejoin; the follow-up rebalance hands the withheld partitions over and
-/// reaches the eager invariants.
+/// reaches the eager invariants. On every published scenario one follow-up
+/// suffices (as with Java); with heterogeneous subscriptions and heavily
+/// conflicting claims a second or third may be needed, well within the four
+/// Kafka's own tests tolerate.
 ///
 /// ```
 /// use group_assignors::{CooperativeStickyAssignor, PartitionAssignor};

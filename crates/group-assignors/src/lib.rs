@@ -29,6 +29,28 @@
 //! skipped; partitions of unsubscribed topics stay unassigned; zero members
 //! give an empty map. Partition numbers need not be contiguous.
 //!
+//! # Rack awareness (KIP-881)
+//!
+//! Pass replica racks with [`assign_with_racks`](PartitionAssignor::assign_with_racks)
+//! (one [`ReplicaRacks`] per partition, parallel to the partition slice) and
+//! member racks in `MemberSubscription::rack_id`. Range follows Kafka's Java
+//! class exactly (per-topic decision, co-partitioned topics first). Sticky and
+//! CooperativeSticky switch rack mode on for the whole group when some member
+//! has a rack, member racks meet replica racks and not every partition has the
+//! same racks; then a partition owned on the wrong rack is not kept up front:
+//! with identical subscriptions it goes to a member on a replica's rack that
+//! still has room under its quota (else back to its owner); with heterogeneous
+//! subscriptions the rack breaks ties among the least loaded subscribers.
+//! Balance always wins. RoundRobin ignores racks, as in Kafka.
+//!
+//! # Performance
+//!
+//! Topics are interned once and sorted; partitions get dense integer indices;
+//! members with equal subscriptions share one subscription class (found by
+//! comparing `Arc` pointers, not by hashing names); the inner loops work on
+//! integer arrays, and output entries clone the input's `Arc<str>` topic names.
+//! A million partitions over 2,000 members take tens of milliseconds.
+//!
 //! # Errors
 //!
 //! [`AssignError::DuplicateMember`], [`AssignError::DuplicatePartition`],

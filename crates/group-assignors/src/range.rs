@@ -175,8 +175,8 @@ fn rack_aware(
             TopicState {
                 topic: t as u32,
                 subs,
-                base: if m == 0 { 0 } else { topic.len / m },
-                remaining_extra: if m == 0 { 0 } else { topic.len % m },
+                base: topic.len.checked_div(m).unwrap_or(0),
+                remaining_extra: topic.len.checked_rem(m).unwrap_or(0),
                 taken: vec![0; subs.len()],
                 owner: vec![NONE; topic.len as usize],
             }

@@ -5,7 +5,7 @@ use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock, RwLockReadGuard, Rw
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::shards::shard_index;
+use crate::shards::{Padded, shard_index};
 use crate::{GroupMetadataRecord, MetadataStore, OffsetStorage, StorageError, StoredGroups};
 
 const CACHE_SHARDS: usize = 64;
@@ -272,22 +272,25 @@ fn read_slot(slot: &Slot) -> RwLockReadGuard<'_, Option<GroupOffsets>> {
     }
 }
 
+/// One shard's groups and their slots.
+type Slots = HashMap<String, Slot>;
+
 /// Per-group slots, sharded so that finding a group's slot rarely contends.
 #[derive(Debug)]
 struct Cache {
-    shards: Box<[Mutex<HashMap<String, Slot>>]>,
+    shards: Box<[Padded<Mutex<Slots>>]>,
 }
 
 impl Default for Cache {
     fn default() -> Cache {
-        Cache { shards: (0..CACHE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect() }
+        Cache { shards: (0..CACHE_SHARDS).map(|_| Padded(Mutex::new(HashMap::new()))).collect() }
     }
 }
 
 impl Cache {
-    fn shard(&self, group_id: &str) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+    fn shard(&self, group_id: &str) -> std::sync::MutexGuard<'_, Slots> {
         // The map holds only `Arc`s: nothing a panic could leave half-updated.
-        self.shards[shard_index(group_id, CACHE_SHARDS)].lock().unwrap_or_else(PoisonError::into_inner)
+        self.shards[shard_index(group_id, CACHE_SHARDS)].0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn slot(&self, group_id: &str) -> Slot {

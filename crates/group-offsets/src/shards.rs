@@ -31,7 +31,7 @@ impl WordHasher {
 impl Hasher for WordHasher {
     fn finish(&self) -> u64 {
         // A multiply only carries differences upwards, and hashbrown indexes by
-        // the low bits: fold the high half down (MurmurHash3's finaliser).
+        // the low bits: fold the high half down (as MurmurHash3's finaliser does).
         let mut h = self.0;
         h ^= h >> 33;
         h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -48,7 +48,7 @@ impl Hasher for WordHasher {
         let rest = chunks.remainder();
         let mut word = [0u8; 8];
         word[..rest.len()].copy_from_slice(rest);
-        // The length keeps "a" and "a\0" apart.
+        // The length keeps "a" and "a\0" apart (as does `str`'s own 0xff suffix).
         self.add(u64::from_le_bytes(word) ^ ((bytes.len() as u64) << 56));
     }
 
@@ -103,17 +103,23 @@ impl GroupData {
 
 type Shard = HashMap<String, GroupData>;
 
+/// One shard's lock on cache lines of its own: without the padding, threads
+/// working on neighbouring shards would bounce a shared line between cores.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
 /// Groups sharded by a hash of their id: operations on groups in different
 /// shards never contend, and a multi-partition store holds one shard's write
 /// lock, which makes it atomic for every reader.
 #[derive(Debug)]
 pub(crate) struct MemoryGroups {
-    shards: Box<[RwLock<Shard>]>,
+    shards: Box<[Padded<RwLock<Shard>>]>,
 }
 
 impl Default for MemoryGroups {
     fn default() -> MemoryGroups {
-        MemoryGroups { shards: (0..SHARDS).map(|_| RwLock::new(Shard::new())).collect() }
+        MemoryGroups { shards: (0..SHARDS).map(|_| Padded(RwLock::new(Shard::new()))).collect() }
     }
 }
 
@@ -126,14 +132,14 @@ pub(crate) fn shard_index(group_id: &str, shards: usize) -> usize {
 }
 
 impl MemoryGroups {
-    // A panic while a lock is held cannot leave a group half-written (every write
-    // is a plain map insert or remove), so a poisoned lock still guards sound data.
+    // Nothing done under these locks panics (allocation failure aborts), so a
+    // poisoned lock, if one ever occurs, still guards whole groups: keep going.
     fn read(&self, group_id: &str) -> RwLockReadGuard<'_, Shard> {
-        self.shards[shard_index(group_id, SHARDS)].read().unwrap_or_else(PoisonError::into_inner)
+        self.shards[shard_index(group_id, SHARDS)].0.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn write(&self, group_id: &str) -> RwLockWriteGuard<'_, Shard> {
-        self.shards[shard_index(group_id, SHARDS)].write().unwrap_or_else(PoisonError::into_inner)
+        self.shards[shard_index(group_id, SHARDS)].0.write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Adds to a group, creating it if needed (one lookup when it exists,
@@ -234,7 +240,7 @@ impl MemoryGroups {
     pub(crate) fn load_all(&self) -> StoredGroups {
         let mut out = StoredGroups::default();
         for shard in self.shards.iter() {
-            let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
+            let shard = shard.0.read().unwrap_or_else(PoisonError::into_inner);
             for (group_id, group) in shard.iter() {
                 if let Some(record) = &group.record {
                     out.groups.push(record.clone());
@@ -254,7 +260,7 @@ impl MemoryGroups {
         self.shards
             .iter()
             .map(|shard| {
-                let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
+                let shard = shard.0.read().unwrap_or_else(PoisonError::into_inner);
                 shard.values().flat_map(|g| g.offsets.values()).map(Partitions::len).sum::<usize>()
             })
             .sum()

@@ -312,6 +312,19 @@ class Worker:
         for w in list(cls.live):
             w.kill()
 
+    @classmethod
+    def watchdog(cls):
+        """Kills, by pid, every worker that outlives its wall-clock limit."""
+
+        def loop():
+            while True:
+                time.sleep(1)
+                for w in list(cls.live):
+                    if time.time() > w.deadline and w.proc.poll() is None:
+                        os.kill(w.proc.pid, signal.SIGKILL)
+
+        threading.Thread(target=loop, daemon=True).start()
+
 
 def parts(assignment):
     return frozenset(p for _, p in assignment)
@@ -341,10 +354,16 @@ class Server:
             "0",
             "--request-log",
             self.log_path,
+            "--exit-on-stdin-close",
         ]
         args += ["--data-dir", self.data_dir] if durable else ["--memory"]
+        # stdin stays open while the driver lives: if the driver dies, the server exits.
         self.proc = subprocess.Popen(
-            args, stdout=subprocess.PIPE, stderr=open(os.path.join(self.workdir, "server.stderr"), "a"), text=True
+            args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(os.path.join(self.workdir, "server.stderr"), "a"),
+            text=True,
         )
         line = self.proc.stdout.readline()
         check("listening on" in line, f"server did not start: {line!r}")
@@ -719,6 +738,7 @@ class Driver:
 
     def main(self):
         self.started = time.time()
+        Worker.watchdog()
         self.server.start(durable=False)
         try:
             self.run(1, "single consumer, each client", self.s1_single)

@@ -64,6 +64,9 @@ pub struct ServerConfig {
     pub verbose: bool,
     /// Append a JSON line per served request to this file (for tests and debugging).
     pub request_log: Option<PathBuf>,
+    /// The binary exits when its standard input closes: a test harness that dies cannot
+    /// leave the server running.
+    pub exit_on_stdin_close: bool,
 }
 
 impl Default for ServerConfig {
@@ -79,6 +82,7 @@ impl Default for ServerConfig {
             max_session_timeout_ms: 1_800_000,
             verbose: false,
             request_log: None,
+            exit_on_stdin_close: false,
         }
     }
 }
@@ -100,6 +104,7 @@ OPTIONS:
   --max-frame-bytes N               largest request accepted [default: 1048576]
   --node-id N                       node id shown to clients [default: 0]
   --request-log PATH                append a JSON line per request to PATH
+  --exit-on-stdin-close             exit when standard input closes (for test harnesses)
   -v, --verbose                     log connections to stderr
   -h, --help                        print this help
 ";
@@ -133,6 +138,7 @@ impl ServerConfig {
                 "--max-frame-bytes" => config.max_frame_bytes = parse(&flag, value()?)?,
                 "--node-id" => config.node_id = parse(&flag, value()?)?,
                 "--request-log" => config.request_log = Some(PathBuf::from(value()?)),
+                "--exit-on-stdin-close" => config.exit_on_stdin_close = true,
                 "-v" | "--verbose" => config.verbose = true,
                 "-h" | "--help" => return Err(ConfigError::Help),
                 _ => return Err(ConfigError::UnknownArgument(arg)),

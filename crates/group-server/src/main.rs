@@ -20,6 +20,12 @@ fn main() -> ExitCode {
         Ok(server) => {
             // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
             println!("group-server listening on {}", server.local_addr());
+            if config.exit_on_stdin_close {
+                std::thread::spawn(|| {
+                    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+                    std::process::exit(0);
+                });
+            }
             server.wait();
             ExitCode::SUCCESS
         }

@@ -315,7 +315,8 @@ impl Node {
                     ))
                 });
                 Ok(ctx.later(service.offset_commit(req), move |r, _| match r {
-                    Ok(resp) => tr::offset_commit_response(&wire, &resp, ErrorCode::None),
+                    // A partition the coordinator did not answer for was not committed.
+                    Ok(resp) => tr::offset_commit_response(&wire, &resp, ErrorCode::UnknownServerError),
                     Err(e) => tr::offset_commit_response(
                         &wire,
                         &gt::OffsetCommitResponse::default(),
@@ -537,11 +538,9 @@ impl Node {
                 } else {
                     Some(t.topic.0.as_str().to_owned())
                 };
-                let unknown = if version >= 13 {
-                    ErrorCode::from_code(100)
-                } else {
-                    ErrorCode::UnknownTopicOrPartition
-                };
+                // UNKNOWN_TOPIC_ID (100) is not a group error code, so it is spelled here.
+                let unknown: i16 =
+                    if version >= 13 { 100 } else { ErrorCode::UnknownTopicOrPartition.code() };
                 let partitions = t
                     .partitions
                     .iter()
@@ -559,7 +558,7 @@ impl Node {
                                     .with_records(Some(Bytes::new()))
                             }
                             _ => part
-                                .with_error_code(unknown.code())
+                                .with_error_code(unknown)
                                 .with_high_watermark(-1)
                                 .with_last_stable_offset(-1)
                                 .with_log_start_offset(-1),

@@ -7,6 +7,11 @@
 //! writers that arrive while a flush runs wait for the next one, which one of
 //! them leads. So one fsync acknowledges every write that landed during the
 //! previous fsync, and throughput grows with the number of committers.
+//!
+//! Waiters sleep on one of two condition variables by the parity of the flush
+//! they need, so a finished flush wakes only the writers it covers, plus one
+//! writer waiting for the next flush to lead it: on a small machine with many
+//! committers, needless wake-ups cost more than the flushes.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -16,7 +21,8 @@ use group_offsets::StorageError;
 #[derive(Debug, Default)]
 pub(crate) struct GroupCommit {
     state: Mutex<FlushState>,
-    flushed: Condvar,
+    /// `flushed[n % 2]` wakes the writers waiting for flush `n`.
+    flushed: [Condvar; 2],
 }
 
 #[derive(Debug, Default)]
@@ -33,8 +39,8 @@ struct FlushState {
     last_error: Option<StorageError>,
     /// How many flushes ran (for tests and diagnostics).
     flushes: u64,
-    /// How many writers are blocked waiting for someone else's flush.
-    waiting: usize,
+    /// How many writers wait for a flush of each parity.
+    waiting: [usize; 2],
 }
 
 impl GroupCommit {
@@ -57,9 +63,10 @@ impl GroupCommit {
                 };
             }
             if state.in_progress {
-                state.waiting += 1;
-                state = self.flushed.wait(state).unwrap_or_else(PoisonError::into_inner);
-                state.waiting -= 1;
+                let parity = (needed % 2) as usize;
+                state.waiting[parity] += 1;
+                state = self.flushed[parity].wait(state).unwrap_or_else(PoisonError::into_inner);
+                state.waiting[parity] -= 1;
                 continue;
             }
             state.in_progress = true;
@@ -77,7 +84,12 @@ impl GroupCommit {
                 Ok(()) => state.succeeded = epoch,
                 Err(e) => state.last_error = Some(e),
             }
-            self.flushed.notify_all();
+            self.flushed[(epoch % 2) as usize].notify_all();
+            let next = ((epoch + 1) % 2) as usize;
+            if state.waiting[next] > 0 {
+                // Someone wrote during this flush: wake one of them to lead the next.
+                self.flushed[next].notify_one();
+            }
         }
     }
 
@@ -89,7 +101,7 @@ impl GroupCommit {
     /// How many writers are waiting for a flush someone else runs.
     #[cfg(test)]
     fn waiting(&self) -> usize {
-        self.lock().waiting
+        self.lock().waiting.iter().sum()
     }
 
     fn lock(&self) -> MutexGuard<'_, FlushState> {

@@ -104,6 +104,7 @@ mod codec;
 mod durability;
 mod group_commit;
 mod keys;
+mod load;
 mod store;
 
 pub use crate::durability::Durability;

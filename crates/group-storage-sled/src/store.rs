@@ -13,6 +13,7 @@ use crate::Durability;
 use crate::codec::{self, DecodeError};
 use crate::group_commit::GroupCommit;
 use crate::keys::{self, GROUPS_TREE, OFFSETS_TREE};
+use crate::load::{self, Unreadable};
 
 /// The key, in sled's default tree, of the record naming the store's layout.
 const LAYOUT_KEY: &[u8] = b"group-storage-sled/layout";
@@ -167,14 +168,7 @@ impl SledMetadataStore {
     /// read is skipped and reported instead of failing the whole load, so an
     /// operator can start with every readable group and see what was lost.
     pub fn load_all_skipping_unreadable(&self) -> Result<(StoredGroups, Vec<StorageError>), StorageError> {
-        guarded(|| {
-            let mut problems = Vec::new();
-            let stored = self.load(&mut |e| {
-                problems.push(e);
-                Ok(())
-            })?;
-            Ok((stored, problems))
-        })
+        guarded(|| load::load_all(&self.groups, &self.offsets, Unreadable::Skip))
     }
 
     /// Returns once every write made before the call is durable.
@@ -191,84 +185,6 @@ impl SledMetadataStore {
             }
             None => Ok(()),
         }
-    }
-
-    fn load(
-        &self,
-        on_unreadable: &mut dyn FnMut(StorageError) -> Result<(), StorageError>,
-    ) -> Result<StoredGroups, StorageError> {
-        let mut stored = StoredGroups::default();
-        for entry in self.groups.iter() {
-            let (key, value) = entry.map_err(from_sled)?;
-            let record = std::str::from_utf8(&key)
-                .map_err(|e| StorageError::Corrupt {
-                    group_id: String::from_utf8_lossy(&key).into_owned(),
-                    key: keys::display_raw_key(GROUPS_TREE, &key),
-                    reason: format!("group id is not UTF-8: {e}"),
-                })
-                .and_then(|group_id| decode_group(group_id, &value));
-            match record {
-                Ok(record) => stored.groups.push(record),
-                Err(e) => on_unreadable(e)?,
-            }
-        }
-
-        // Keys of one group are contiguous, and within it those of one topic:
-        // reuse the topic's map while consecutive keys share it.
-        let mut current: Option<GroupOffsets> = None;
-        let mut topic_buf = String::new();
-        let mut partitions = std::collections::BTreeMap::new();
-        for entry in self.offsets.iter() {
-            let (key, value) = entry.map_err(from_sled)?;
-            let parsed = match keys::parse_offset_key(&key) {
-                Ok(parsed) => parsed,
-                Err(reason) => {
-                    on_unreadable(StorageError::Corrupt {
-                        group_id: String::new(),
-                        key: keys::display_raw_key(OFFSETS_TREE, &key),
-                        reason: format!("malformed key: {reason}"),
-                    })?;
-                    continue;
-                }
-            };
-            let offset = match decode_offset(&parsed, &value) {
-                Ok(offset) => offset,
-                Err(e) => {
-                    on_unreadable(e)?;
-                    continue;
-                }
-            };
-            if current.as_ref().is_none_or(|g| g.group_id != parsed.group_id) {
-                finish_topic(&mut current, &mut topic_buf, &mut partitions);
-                stored.offsets.extend(current.take().filter(|g| !g.is_empty()));
-                current = Some(GroupOffsets::new(parsed.group_id));
-            }
-            if topic_buf != parsed.topic {
-                finish_topic(&mut current, &mut topic_buf, &mut partitions);
-                parsed.topic.clone_into(&mut topic_buf);
-            }
-            partitions.insert(parsed.partition, offset);
-        }
-        finish_topic(&mut current, &mut topic_buf, &mut partitions);
-        stored.offsets.extend(current.take().filter(|g| !g.is_empty()));
-        // The key layout orders groups by id length first; callers get id order.
-        stored.offsets.sort_unstable_by(|a, b| a.group_id.cmp(&b.group_id));
-        Ok(stored)
-    }
-}
-
-/// Moves the partitions gathered for `topic` into the current group.
-fn finish_topic(
-    current: &mut Option<GroupOffsets>,
-    topic: &mut String,
-    partitions: &mut std::collections::BTreeMap<i32, OffsetAndMetadata>,
-) {
-    if partitions.is_empty() {
-        return;
-    }
-    let partitions = std::mem::take(partitions);
-    if let Some(group) = current.as_mut() {
-        group.offsets.entry(std::mem::take(topic)).or_default().extend(partitions);
     }
 }
 
@@ -403,7 +319,7 @@ impl MetadataStore for SledMetadataStore {
     }
 
     fn load_all(&self) -> Result<StoredGroups, StorageError> {
-        guarded(|| self.load(&mut Err))
+        guarded(|| load::load_all(&self.groups, &self.offsets, Unreadable::Fail).map(|(stored, _)| stored))
     }
 }
 
@@ -421,11 +337,14 @@ fn encode_offset(
     })
 }
 
-fn decode_offset(key: &keys::OffsetKey<'_>, value: &[u8]) -> Result<OffsetAndMetadata, StorageError> {
+pub(crate) fn decode_offset(
+    key: &keys::OffsetKey<'_>,
+    value: &[u8],
+) -> Result<OffsetAndMetadata, StorageError> {
     codec::decode_offset(value).map_err(|e| decode_error(e, key.group_id, key.display()))
 }
 
-fn decode_group(group_id: &str, value: &[u8]) -> Result<GroupMetadataRecord, StorageError> {
+pub(crate) fn decode_group(group_id: &str, value: &[u8]) -> Result<GroupMetadataRecord, StorageError> {
     let key = || keys::display_group_key(group_id);
     let record = codec::decode_group(value).map_err(|e| decode_error(e, group_id, key()))?;
     if record.group_id != group_id {
@@ -468,7 +387,7 @@ fn open_db(path: &Path) -> Result<sled::Db, StorageError> {
 }
 
 /// Maps sled's errors onto the contract's.
-fn from_sled(e: sled::Error) -> StorageError {
+pub(crate) fn from_sled(e: sled::Error) -> StorageError {
     match e {
         sled::Error::Io(e) => StorageError::io(format!("sled I/O error: {e}")),
         sled::Error::Corruption { at, .. } => match at {

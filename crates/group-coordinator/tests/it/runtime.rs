@@ -38,7 +38,8 @@ fn join_from_threads(c: &Arc<GroupCoordinator>, clock: &ManualClock, n: usize) -
         })
         .collect();
     wait_until(|| c.waiting_requests() == n);
-    clock.advance(50);
+    // Members arriving inside the initial-delay window extend it by one window (§3.4).
+    clock.advance(100);
     handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 

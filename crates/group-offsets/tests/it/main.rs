@@ -8,6 +8,8 @@ mod conformance;
 mod manager;
 /// The metadata size limit.
 mod metadata_limit;
+/// Random operation sequences against a model.
+mod model;
 /// `PersistentOffsetStorage` over a store that fails on demand.
 mod persistent;
 /// KIP-211 retention, one table per rule.

@@ -86,6 +86,14 @@ fn list_offsets_fetch_and_produce_over_empty_partitions() {
     assert_eq!((data.error_code, data.high_watermark), (0, 5));
     assert_eq!(data.records.as_ref().map(Bytes::len), Some(0));
 
+    // An unknown topic id is UNKNOWN_TOPIC_ID (100).
+    let fp = fetch_request::FetchPartition::default().with_partition(0);
+    let topic =
+        fetch_request::FetchTopic::default().with_topic_id(topic_id_for("nope")).with_partitions(vec![fp]);
+    let req = FetchRequest::default().with_max_wait_ms(0).with_topics(vec![topic]);
+    let resp: FetchResponse = c.call(ApiKey::Fetch, 16, &req);
+    assert_eq!(resp.responses[0].partitions[0].error_code, 100);
+
     let pd = produce_request::PartitionProduceData::default()
         .with_index(0)
         .with_records(Some(Bytes::from_static(b"x")));
@@ -270,8 +278,12 @@ fn a_parked_join_keeps_request_order_and_blocks_nobody_else() {
         .with_group_id(s("g").into())
         .with_generation_id(1)
         .with_member_id(a_id.clone());
-    let hresp: HeartbeatResponse = a.call(ApiKey::Heartbeat, 3, &hb);
-    assert_eq!(hresp.error_code, 27, "REBALANCE_IN_PROGRESS");
+    // B's join travels on another connection: heartbeat until the coordinator has seen it.
+    let rebalancing = (0..10_000).any(|_| {
+        let hresp: HeartbeatResponse = a.call(ApiKey::Heartbeat, 3, &hb);
+        hresp.error_code == 27
+    });
+    assert!(rebalancing, "REBALANCE_IN_PROGRESS never came");
     let rejoin: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join(a_id.as_str()));
     assert_eq!(rejoin.generation_id, 2);
 
