@@ -270,6 +270,7 @@ fn rack_matching_pass(
 
 /// Members bucketed by partition count within each subscription class, so the
 /// least loaded subscriber of a topic is found in O(classes of the topic).
+#[derive(Clone)]
 struct Loads {
     count: Vec<u32>,
     pos: Vec<u32>,
@@ -403,67 +404,124 @@ fn general(cluster: &Cluster<'_>, group: &Group<'_>, resolved: &Resolved, racks:
             }
         }
     }
-    let mut start = vec![0u32; n + 1];
-    let mut held = vec![0u32; total];
-    loop {
-        // Holdings per member in partition order, so a topic's partitions are adjacent.
-        start.fill(0);
-        for &o in &owner {
-            if o != NONE {
-                start[o as usize + 1] += 1;
-            }
+    let ctx = Balancer { group, resolved, racks, topic_of };
+    ctx.balance(&mut owner, &mut loads, true);
+    // Repair: give a previously owned partition that had to move back to its
+    // owner when moving only newly placed partitions then restores balance
+    // (a chain the greedy pass cannot see). Bounded, as each try costs a pass.
+    let moved: Vec<u32> = (0..total as u32)
+        .filter(|&g| {
+            let o = resolved.prev_owner[g as usize];
+            o != NONE && owner[g as usize] != o && racks.is_none_or(|r| r.matches(o, g))
+        })
+        .take(REPAIR_TRIES)
+        .collect();
+    for g in moved {
+        let (o, x) = (resolved.prev_owner[g as usize], owner[g as usize]);
+        if x == o {
+            continue;
         }
-        for i in 0..n {
-            start[i + 1] += start[i];
+        let (saved_owner, saved_loads) = (owner.clone(), loads.clone());
+        owner[g as usize] = o;
+        if x != NONE {
+            loads.add(x, -1);
         }
-        let mut fill = start.clone();
-        for (g, &o) in owner.iter().enumerate() {
-            if o != NONE {
-                held[fill[o as usize] as usize] = g as u32;
-                fill[o as usize] += 1;
-            }
+        loads.add(o, 1);
+        if !ctx.balance(&mut owner, &mut loads, false) {
+            owner = saved_owner;
+            loads = saved_loads;
         }
-        let mut order: Vec<u32> = (0..n as u32).filter(|&m| loads.count[m as usize] > 1).collect();
-        order.sort_by_key(|&m| std::cmp::Reverse(loads.count[m as usize]));
-        let mut moved = false;
-        for &a in &order {
-            let hold = &held[start[a as usize] as usize..start[a as usize + 1] as usize];
-            for sticky_tier in [false, true] {
-                let mut i = 0;
-                while i < hold.len() {
-                    let t = topic_of[hold[i] as usize];
-                    let mut end = i + 1;
-                    while end < hold.len() && topic_of[hold[end] as usize] == t {
-                        end += 1;
-                    }
-                    for &g in &hold[i..end] {
-                        if owner[g as usize] != a || (resolved.prev_owner[g as usize] == a) != sticky_tier {
-                            continue;
-                        }
-                        let ca = loads.count[a as usize];
-                        let Some((min, least)) = loads.min_for(group, t) else { break };
-                        if ca < min + 2 {
-                            break;
-                        }
-                        let h = resolved.hint.get(g as usize).copied().unwrap_or(NONE);
-                        let dest = if h != NONE && h != a && loads.count[h as usize] + 2 <= ca {
-                            h
-                        } else if let Some(r) = racks {
-                            rack_preferred(group, r, &loads.count, t, g, Some(ca - 2), NONE).unwrap_or(least)
-                        } else {
-                            least
-                        };
-                        owner[g as usize] = dest;
-                        loads.add(a, -1);
-                        loads.add(dest, 1);
-                        moved = true;
-                    }
-                    i = end;
+    }
+    owner
+}
+
+/// At most this many previously owned partitions are tried by the repair step.
+const REPAIR_TRIES: usize = 64;
+
+/// What the balance loop reads.
+struct Balancer<'x, 'g> {
+    group: &'x Group<'g>,
+    resolved: &'x Resolved,
+    racks: Option<&'x Racks>,
+    topic_of: Vec<u32>,
+}
+
+impl Balancer<'_, '_> {
+    /// Moves partitions from a member to a subscriber of their topic holding
+    /// two or more fewer until no such move exists; with `move_sticky` false,
+    /// partitions still with their previous owner stay put. Returns whether
+    /// the result is balanced (always true with `move_sticky`).
+    fn balance(&self, owner: &mut [u32], loads: &mut Loads, move_sticky: bool) -> bool {
+        let (group, resolved, racks, topic_of) = (self.group, self.resolved, self.racks, &self.topic_of);
+        let n = group.members.len();
+        let mut start = vec![0u32; n + 1];
+        let mut held = vec![0u32; owner.len()];
+        loop {
+            // Holdings per member in partition order, so a topic's partitions are adjacent.
+            start.fill(0);
+            for &o in owner.iter() {
+                if o != NONE {
+                    start[o as usize + 1] += 1;
                 }
             }
-        }
-        if !moved {
-            return owner;
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut fill = start.clone();
+            for (g, &o) in owner.iter().enumerate() {
+                if o != NONE {
+                    held[fill[o as usize] as usize] = g as u32;
+                    fill[o as usize] += 1;
+                }
+            }
+            let mut order: Vec<u32> = (0..n as u32).filter(|&m| loads.count[m as usize] > 1).collect();
+            order.sort_by_key(|&m| std::cmp::Reverse(loads.count[m as usize]));
+            let (mut moved, mut blocked) = (false, false);
+            for &a in &order {
+                let hold = &held[start[a as usize] as usize..start[a as usize + 1] as usize];
+                for sticky_tier in [false, true] {
+                    let mut i = 0;
+                    while i < hold.len() {
+                        let t = topic_of[hold[i] as usize];
+                        let mut end = i + 1;
+                        while end < hold.len() && topic_of[hold[end] as usize] == t {
+                            end += 1;
+                        }
+                        for &g in &hold[i..end] {
+                            if owner[g as usize] != a || (resolved.prev_owner[g as usize] == a) != sticky_tier
+                            {
+                                continue;
+                            }
+                            let ca = loads.count[a as usize];
+                            let Some((min, least)) = loads.min_for(group, t) else { break };
+                            if ca < min + 2 {
+                                break;
+                            }
+                            if sticky_tier && !move_sticky {
+                                blocked = true;
+                                break;
+                            }
+                            let h = resolved.hint.get(g as usize).copied().unwrap_or(NONE);
+                            let dest = if h != NONE && h != a && loads.count[h as usize] + 2 <= ca {
+                                h
+                            } else if let Some(r) = racks {
+                                rack_preferred(group, r, &loads.count, t, g, Some(ca - 2), NONE)
+                                    .unwrap_or(least)
+                            } else {
+                                least
+                            };
+                            owner[g as usize] = dest;
+                            loads.add(a, -1);
+                            loads.add(dest, 1);
+                            moved = true;
+                        }
+                        i = end;
+                    }
+                }
+            }
+            if !moved {
+                return !blocked;
+            }
         }
     }
 }

@@ -56,3 +56,5 @@ pub use crate::runtime::{
     Clock, GroupCoordinator, ManualClock, Outcome, Pending, ResponseKind, SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
+/// What [`GroupCoordinator::perform_assignment`] returns: every member's partitions.
+pub use group_assignors::GroupAssignment;

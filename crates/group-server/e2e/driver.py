@@ -529,7 +529,8 @@ class Driver:
             check(decoded == ALL, f"decoded assignments cover {decoded}")
         finally:
             admin.close()
-        s8_stable = f"Stable, 2 members, range, assignments decode to {sorted(decoded)}"
+        ck_view = self.confluent_admin_view("s2-ck-ck")
+        s8_stable = f"Stable, 2 members, range, assignments decode to {sorted(decoded)}; confluent AdminClient: {ck_view}"
         t8 = time.time() - t8
 
         # Scenario 3: the joiner leaves, the first member takes over.
@@ -571,7 +572,24 @@ class Driver:
             admin.close()
         t8 += time.time() - t8b
         detail = f"{s8_stable}; then Empty with offsets 4/5/6 from topics=null"
-        self.sub_results.append((8, "admin view (kafka-python admin)", True, t8, detail))
+        self.sub_results.append((8, "admin view, kafka-python and confluent admin clients", True, t8, detail))
+
+    def confluent_admin_view(self, group):
+        """ListGroups v5, DescribeGroups v5 and OffsetFetch v9 (topics=null) from librdkafka."""
+        from confluent_kafka import ConsumerGroupTopicPartitions
+        from confluent_kafka.admin import AdminClient
+
+        a = AdminClient({"bootstrap.servers": self.bootstrap, "client.id": "e2e-ck-admin"})
+        listed = a.list_consumer_groups(request_timeout=20).result()
+        states = {g.group_id: g.state.name for g in listed.valid}
+        check(states.get(group) == "STABLE", f"confluent list_consumer_groups: {states}")
+        d = a.describe_consumer_groups([group], request_timeout=20)[group].result()
+        check(d.partition_assignor == "range" and len(d.members) == 2, f"confluent describe: {d}")
+        owned = sorted(tp.partition for m in d.members for tp in m.assignment.topic_partitions)
+        check(owned == sorted(ALL), f"confluent describe assignments: {owned}")
+        offsets = a.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)], request_timeout=20)[group].result()
+        check(offsets.group_id == group, f"confluent list_consumer_group_offsets: {offsets}")
+        return "STABLE, 2 members, range, assignments cover [0, 1, 2], offsets listed"
 
     def s4_crash(self):
         out = []
@@ -671,15 +689,22 @@ class Driver:
         return "; ".join(out)
 
     def s7_cooperative(self):
-        a = Worker(self, "ck", "s7-coop", "s7-ck", strategy="cooperative-sticky")
+        out = []
+        for first, second in (("ck", "kp"), ("kp", "ck")):
+            out.append(self.cooperative_pair(first, second))
+        return "; ".join(out)
+
+    def cooperative_pair(self, first, second):
+        group = f"s7-{first}-{second}"
+        a = Worker(self, first, group, f"{group}-a-{first}", strategy="cooperative-sticky")
         a.wait_assignment(lambda s: s == ALL, 20, "all partitions (alone)")
         gen0 = self.last_generation(a.client_id)
-        b = Worker(self, "kp", "s7-coop", "s7-kp", strategy="cooperative-sticky")
+        b = Worker(self, second, group, f"{group}-b-{second}", strategy="cooperative-sticky")
         sa, sb, gen = self.wait_split(a, b, timeout=25)
         # Every assignment a reported after it first had everything kept what it ends with.
         history = [parts(ev["partitions"]) for ev in a.events if ev["event"] == "assignment"]
         start = next(i for i, h in enumerate(history) if h == ALL)
-        check(all(sa <= h for h in history[start:]), f"ck lost a partition it kept: {history}")
+        check(all(sa <= h for h in history[start:]), f"{first} lost a partition it kept: {history}")
         # No duplicate owners: at each point in time the two reported sets are disjoint.
         timeline = sorted(
             [(ev["_t"], "a", parts(ev["partitions"])) for ev in a.events if ev["event"] == "assignment"]
@@ -692,7 +717,7 @@ class Driver:
         check(gen - gen0 >= 2, f"expected two generations after the join, got {gen0} -> {gen}")
         a.close()
         b.close()
-        return f"ck kept {sorted(sa)}, kp got {sorted(sb)}, generations {gen0} -> {gen}"
+        return f"{first} first kept {sorted(sa)}, {second} got {sorted(sb)}, generations {gen0} -> {gen}"
 
     def s9_standalone(self):
         out = []

@@ -22,6 +22,20 @@
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.
 //!
+//! # What a client sees
+//!
+//! - ApiVersions advertises exactly the `kafka-protocol` 0.18 ranges of [`SUPPORTED_APIS`]
+//!   (which read as a Kafka 4.x broker to kafka-python and librdkafka). A client asking for
+//!   a newer ApiVersions gets `UNSUPPORTED_VERSION` with a v0 body listing them, and retries.
+//! - Metadata and FindCoordinator name this node (id 0 unless `--node-id`); every topic has
+//!   a non-zero id derived from its name, the same across restarts (Fetch v13+ uses it).
+//! - ListOffsets answers 0 for every partition. Fetch holds the request for its
+//!   `max_wait_ms` and answers no records; an offset past the empty end reads as the end,
+//!   so a position restored from a committed offset is kept rather than reset.
+//! - Produce is refused per partition with `INVALID_REQUEST` and a message.
+//! - Any other API closes the connection with a log line, as does a malformed request or a
+//!   frame over the size limit (1 MiB by default); other connections are unaffected.
+//!
 //! # Who should depend on this crate
 //!
 //! Whoever wants a coordinator on the network: tests of Kafka clients, or a broker that

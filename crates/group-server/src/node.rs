@@ -24,7 +24,7 @@ pub enum RequestError {
     #[error("frame of {0} bytes is shorter than a request header")]
     Short(usize),
     /// An API key this node does not serve (it is not advertised).
-    #[error("api key {0} is not served by this coordinator node")]
+    #[error("api key {0} ({name}) is not served by this coordinator node", name = api_name(*.0))]
     UnsupportedApi(i16),
     /// A version outside the advertised range.
     #[error("{api:?} version {version} is not supported (advertised {min}-{max})")]
@@ -100,6 +100,10 @@ pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
 
 /// The longest a Fetch over empty partitions is held (clients ask for 500 ms).
 const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
+
+fn api_name(key: i16) -> String {
+    ApiKey::try_from(key).map_or_else(|()| "unknown".to_owned(), |k| format!("{k:?}"))
+}
 
 /// Everything a connection needs to answer requests; shared by all connections.
 pub(crate) struct Node {

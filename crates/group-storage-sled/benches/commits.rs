@@ -112,9 +112,11 @@ fn single_partition_commits(c: &mut Criterion) {
                 Durability::Fsync => "sled_metadata_store_fsync",
                 _ => "sled_metadata_store_sled_flush",
             };
+            let commits = AtomicU64::new(0);
             group.bench_with_input(BenchmarkId::new(name, threads), &threads, |b, &threads| {
                 b.iter_custom(|iters| {
                     run_concurrently(threads, iters, |t, i| {
+                        commits.fetch_add(1, Ordering::Relaxed);
                         let group_id = format!("group-{t}");
                         store
                             .store_group_offset(
@@ -127,6 +129,13 @@ fn single_partition_commits(c: &mut Criterion) {
                     })
                 })
             });
+            // Evidence of group commit: how many commits each flush served.
+            let commits = commits.load(Ordering::Relaxed);
+            println!(
+                "{name}/{threads}: {commits} commits, {} flushes, {:.1} commits per flush",
+                store.flush_count(),
+                commits as f64 / store.flush_count().max(1) as f64
+            );
             drop(store);
             let _ = std::fs::remove_dir_all(&dir);
         }

@@ -160,8 +160,16 @@ pub(crate) fn decode_group(bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeEr
 }
 
 fn encode<T: Serialize>(version: u8, value: &T) -> Result<Vec<u8>, String> {
-    let mut out = vec![version];
+    let mut out = Vec::with_capacity(32);
+    out.push(version);
     bincode::serde::encode_into_std_write(value, &mut out, CONFIG).map_err(|e| e.to_string())?;
+    // The limit in CONFIG only guards decoding: refuse what could not be read back.
+    if out.len() - 1 > MAX_VALUE_BYTES {
+        return Err(format!(
+            "the value is {} bytes, more than the {MAX_VALUE_BYTES} a value may hold",
+            out.len()
+        ));
+    }
     Ok(out)
 }
 
@@ -281,6 +289,12 @@ mod tests {
         let mut padded = OFFSET_V1_GOLDEN.to_vec();
         padded.push(0);
         assert!(matches!(decode_offset(&padded), Err(DecodeError::Corrupt(_))));
+    }
+
+    #[test]
+    fn a_value_too_big_to_read_back_is_refused() {
+        let value = OffsetAndMetadata { metadata: "x".repeat(MAX_VALUE_BYTES), ..sample_offset() };
+        assert!(encode_offset(&value).unwrap_err().contains("more than"));
     }
 
     #[test]

@@ -6,10 +6,11 @@
 //! # Brief overview
 //!
 //! - [`SledMetadataStore`] implements the `MetadataStore` contract of
-//!   `group-offsets`. [`SledMetadataStore::open`] opens a directory;
+//!   `group-offsets`. [`SledMetadataStore::open`] opens (or creates) a
+//!   directory; [`SledMetadataStore::open_with`] picks the [`Durability`];
 //!   [`SledMetadataStore::from_db`] wraps a `sled::Db` you opened yourself.
 //!   Wrap it in `group_offsets::PersistentOffsetStorage` to give it to a
-//!   coordinator.
+//!   coordinator: `PersistentOffsetStorage::new(SledMetadataStore::open(dir)?)`.
 //! - Every write returns only after an explicit flush made it durable
 //!   (sled's own background flush runs every 500 ms, too late for an
 //!   acknowledgement). [`Durability`] says what that flush is: by default
@@ -81,10 +82,13 @@
 //!
 //! # Example
 //!
+//! Commit, "restart", and read the commit back through the coordinator's
+//! storage contract:
+//!
 //! ```
-//! use group_offsets::MetadataStore;
+//! use group_offsets::{MetadataStore, OffsetStorage, PersistentOffsetStorage};
 //! use group_storage_sled::SledMetadataStore;
-//! use group_types::OffsetAndMetadata;
+//! use group_types::{OffsetAndMetadata, TopicPartition};
 //!
 //! let dir = std::env::temp_dir().join(format!("group-storage-sled-doc-{}", std::process::id()));
 //! {
@@ -92,10 +96,11 @@
 //!     store.store_group_offset("billing", "orders", 0, &OffsetAndMetadata::new(42, 1_700_000_000_000))?;
 //! } // durable as soon as the call returned; dropping the store is not needed for that
 //!
-//! let store = SledMetadataStore::open(&dir)?;
-//! let loaded = store.load_all()?;
-//! assert_eq!(loaded.offsets[0].get("orders", 0).map(|o| o.offset), Some(42));
-//! # drop(store);
+//! let storage = PersistentOffsetStorage::new(SledMetadataStore::open(&dir)?);
+//! let committed = storage.fetch_offset("billing", &TopicPartition::new("orders", 0))?;
+//! assert_eq!(committed.map(|o| o.offset), Some(42));
+//! assert_eq!(storage.load()?.offsets[0].group_id, "billing");
+//! # drop(storage);
 //! # std::fs::remove_dir_all(&dir)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

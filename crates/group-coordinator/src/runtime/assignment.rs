@@ -1,1 +1,60 @@
-//! Server-side assignment: `perform_assignment`.
+//! Server-side assignment: `perform_assignment` runs the assignor of the group's
+//! selected protocol over every member's decoded subscription.
+
+use std::sync::Arc;
+
+use group_assignors::{GroupAssignment, get_assignor};
+use group_types::{MemberSubscription, Subscription, TopicPartition, flatten};
+
+use crate::{CoordinatorError, GroupCoordinator, GroupMetadata};
+
+/// Every member's subscription as an assignor sees it: topics, owned partitions,
+/// generation, rack and user data, decoded from its metadata for the selected protocol.
+pub(crate) fn member_subscriptions(group: &GroupMetadata) -> Result<Vec<MemberSubscription>, CoordinatorError> {
+    group
+        .members
+        .iter()
+        .map(|m| {
+            let sub = Subscription::decode(&m.subscription).map_err(|e| CoordinatorError::InvalidSubscription {
+                group_id: group.group_id.clone(),
+                member_id: m.member_id.clone(),
+                reason: e.to_string(),
+            })?;
+            Ok(MemberSubscription {
+                member_id: m.member_id.clone(),
+                group_instance_id: m.group_instance_id.clone(),
+                topics: sub.topics.iter().map(|t| Arc::from(t.as_str())).collect(),
+                owned_partitions: flatten(&sub.owned_partitions),
+                generation_id: (sub.generation_id >= 0).then_some(sub.generation_id),
+                rack_id: sub.rack_id.clone(),
+                user_data: sub.user_data.clone(),
+            })
+        })
+        .collect()
+}
+
+impl GroupCoordinator {
+    /// Computes an assignment for `group_id` on the server: the assignor registered under
+    /// the group's selected protocol (`range`, `roundrobin`, `sticky`,
+    /// `cooperative-sticky`, ...) runs over every member's decoded subscription, owned
+    /// partitions and generation included, so `sticky` stays sticky. A protocol naming no
+    /// known assignor is an error, never a silent fallback.
+    pub fn perform_assignment(
+        &self,
+        group_id: &str,
+        partitions: &[TopicPartition],
+    ) -> Result<GroupAssignment, CoordinatorError> {
+        if self.is_stopped() {
+            return Err(CoordinatorError::Stopped);
+        }
+        let group = self.get_group(group_id).ok_or_else(|| CoordinatorError::UnknownGroup(group_id.to_owned()))?;
+        let protocol =
+            group.protocol_name.clone().ok_or_else(|| CoordinatorError::NoSelectedProtocol(group_id.to_owned()))?;
+        let assignor = get_assignor(&protocol)
+            .ok_or_else(|| CoordinatorError::UnknownAssignor { group_id: group_id.to_owned(), protocol: protocol.clone() })?;
+        let members = member_subscriptions(&group)?;
+        assignor
+            .assign(&members, partitions)
+            .map_err(|e| CoordinatorError::Assignment { protocol, reason: e.to_string() })
+    }
+}

@@ -1,6 +1,9 @@
 //! Integration tests of `group-coordinator`: oracle replay, request tables, §8
 //! scenarios and the threaded runtime.
 
+mod assignment;
 mod oracle;
 mod runtime;
+mod scenarios;
 mod support;
+mod tables;

@@ -158,7 +158,8 @@ impl Sim {
     /// Builds a Stable group of `n` dynamic members; returns ids (leader first) and the generation.
     pub(crate) fn stable_group(&mut self, group: &str, n: usize) -> (Vec<String>, i32) {
         let joins: Vec<(String, RequestId)> = (0..n).map(|_| self.two_step_join(group)).collect();
-        let at = self.now + 50;
+        // New members inside the initial-delay window extend it once (§3.4).
+        let at = self.now + 100;
         self.advance_to(at);
         let first = self.join_answer(joins[0].1).expect("join completed");
         let generation = first.generation_id;

@@ -88,6 +88,8 @@ fn group_records_round_trip_replace_and_delete() {
     store.store_group_metadata(&record("g", 1)).unwrap();
     store.store_group_metadata(&record("g", 2)).unwrap();
     store.store_group_metadata(&record("h", 7)).unwrap();
+    store.store_group_metadata(&record("", 8)).unwrap();
+    assert_eq!(store.fetch_group_metadata("").unwrap(), Some(record("", 8)));
     assert_eq!(store.fetch_group_metadata("g").unwrap(), Some(record("g", 2)));
     store.delete_group_metadata("g").unwrap();
     assert_eq!(store.fetch_group_metadata("g").unwrap(), None);

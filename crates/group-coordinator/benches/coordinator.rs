@@ -1,0 +1,307 @@
+//! Coordinator benchmarks (`benchmarks.md` "Coordinator"): heartbeats of 10,000 Stable
+//! members in 100 groups, OffsetCommit of 1 and 100 partitions, a rebalance of 1,000
+//! members, each on the core alone and through `GroupCoordinator`; and the memory per
+//! Stable member (printed, measured from the process's resident set).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use group_coordinator::{CoordinatorConfig, CoordinatorCore, GroupCoordinator, ManualClock, Request, RequestId};
+use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, MemoryOffsetStorage, OffsetStorage, StoredGroups};
+use group_types::{
+    HeartbeatRequest, JoinGroupRequest, MemberAssignmentData, OffsetCommitData, OffsetCommitRequest,
+    ProtocolMetadata, SyncGroupRequest,
+};
+
+const SUBSCRIPTION: [u8; 50] = [7; 50];
+const ASSIGNMENT: [u8; 20] = [9; 20];
+
+fn config() -> CoordinatorConfig {
+    CoordinatorConfig { min_session_timeout_ms: 10, max_session_timeout_ms: 600_000, ..CoordinatorConfig::default() }
+}
+
+fn member_id(g: usize, m: usize) -> String {
+    format!("consumer-{g:04}-{m:05}-2f9a6c1e-4b1d-9e7f0a3c5d21")
+}
+
+/// `groups` Stable groups of `members` each, generation 1, as storage would hold them.
+fn stored(groups: usize, members: usize) -> StoredGroups {
+    let groups = (0..groups)
+        .map(|g| GroupMetadataRecord {
+            group_id: format!("group-{g}"),
+            protocol_type: Some("consumer".into()),
+            generation_id: 1,
+            protocol_name: Some("range".into()),
+            leader_id: Some(member_id(g, 0)),
+            state_timestamp_ms: Some(0),
+            members: (0..members)
+                .map(|m| MemberMetadataRecord {
+                    member_id: member_id(g, m),
+                    group_instance_id: None,
+                    client_id: "consumer".into(),
+                    client_host: "/127.0.0.1".into(),
+                    rebalance_timeout_ms: 300_000,
+                    session_timeout_ms: 45_000,
+                    subscription: SUBSCRIPTION.to_vec(),
+                    assignment: ASSIGNMENT.to_vec(),
+                })
+                .collect(),
+        })
+        .collect();
+    StoredGroups { groups, offsets: Vec::new() }
+}
+
+fn heartbeats(groups: usize, members: usize) -> Vec<HeartbeatRequest> {
+    (0..members)
+        .flat_map(|m| (0..groups).map(move |g| (g, m)))
+        .map(|(g, m)| HeartbeatRequest {
+            group_id: format!("group-{g}"),
+            generation_id: 1,
+            member_id: member_id(g, m),
+            group_instance_id: None,
+        })
+        .collect()
+}
+
+fn commit(g: usize, m: usize, partitions: i32) -> OffsetCommitRequest {
+    let mut r = OffsetCommitRequest {
+        group_id: format!("group-{g}"),
+        generation_id: 1,
+        member_id: member_id(g, m),
+        ..OffsetCommitRequest::default()
+    };
+    for p in 0..partitions {
+        r = r.with_offset("orders", p, OffsetCommitData::new(1_000 + i64::from(p)));
+    }
+    r
+}
+
+fn loaded_core(groups: usize, members: usize) -> CoordinatorCore {
+    let mut core = CoordinatorCore::new(config());
+    let _ = core.load(0, stored(groups, members));
+    core
+}
+
+fn loaded_runtime(groups: usize, members: usize) -> GroupCoordinator {
+    let storage = Arc::new(MemoryOffsetStorage::new());
+    for record in stored(groups, members).groups {
+        storage.store_group(&record).expect("memory storage");
+    }
+    GroupCoordinator::with_clock(storage, config(), Arc::new(ManualClock::new(0))).expect("coordinator")
+}
+
+fn bench_heartbeats(c: &mut Criterion) {
+    let mut group = c.benchmark_group("heartbeat_10k_members_100_groups");
+    group.throughput(Throughput::Elements(1));
+    let requests = heartbeats(100, 100);
+    let mut core = loaded_core(100, 100);
+    let mut i = 0;
+    let mut rid = 0;
+    group.bench_function("core", |b| {
+        b.iter_batched(
+            || {
+                i = (i + 1) % requests.len();
+                Request::Heartbeat(requests[i].clone())
+            },
+            |request| {
+                rid += 1;
+                black_box(core.handle(1, RequestId(rid), request))
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    let runtime = Arc::new(loaded_runtime(100, 100));
+    let mut j = 0;
+    group.bench_function("runtime_1_thread", |b| {
+        b.iter_batched(
+            || {
+                j = (j + 1) % requests.len();
+                requests[j].clone()
+            },
+            |request| black_box(runtime.handle_heartbeat(request).expect("running")),
+            BatchSize::SmallInput,
+        )
+    });
+    let requests = Arc::new(requests);
+    group.throughput(Throughput::Elements(2));
+    group.bench_function("runtime_2_threads", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            let workers: Vec<_> = (0..2)
+                .map(|t| {
+                    let runtime = Arc::clone(&runtime);
+                    let requests = Arc::clone(&requests);
+                    std::thread::spawn(move || {
+                        for k in 0..iters as usize {
+                            // Thread t takes groups of its own parity: no lock is shared.
+                            let request = requests[(2 * k + t) % requests.len()].clone();
+                            black_box(runtime.handle_heartbeat(request).expect("running"));
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                w.join().expect("worker");
+            }
+            start.elapsed()
+        })
+    });
+    group.finish();
+}
+
+fn bench_commits(c: &mut Criterion) {
+    for partitions in [1, 100] {
+        let mut group = c.benchmark_group(format!("offset_commit_{partitions}_partitions"));
+        group.throughput(Throughput::Elements(partitions as u64));
+        let requests: Vec<OffsetCommitRequest> = (0..100).map(|g| commit(g, g % 10, partitions)).collect();
+        let mut core = loaded_core(100, 10);
+        let mut i = 0;
+        let mut rid = 0;
+        group.bench_function("core", |b| {
+            b.iter_batched(
+                || {
+                    i = (i + 1) % requests.len();
+                    Request::OffsetCommit(requests[i].clone())
+                },
+                |request| {
+                    rid += 1;
+                    let fx = core.handle(1, RequestId(rid), request);
+                    // The core alone: the write "succeeds" at once.
+                    for w in fx.writes {
+                        black_box(core.complete_write(1, w.id, Ok(())));
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        let runtime = loaded_runtime(100, 10);
+        let mut j = 0;
+        group.bench_function("runtime_memory_storage", |b| {
+            b.iter_batched(
+                || {
+                    j = (j + 1) % requests.len();
+                    requests[j].clone()
+                },
+                |request| black_box(runtime.handle_offset_commit(request).expect("running")),
+                BatchSize::SmallInput,
+            )
+        });
+        group.finish();
+    }
+}
+
+fn rebalance_requests(n: usize, generation: i32) -> (Vec<JoinGroupRequest>, Vec<SyncGroupRequest>) {
+    let joins = (0..n)
+        .map(|m| JoinGroupRequest {
+            group_id: "group-0".into(),
+            member_id: member_id(0, m),
+            client_id: "consumer".into(),
+            client_host: "/127.0.0.1".into(),
+            protocols: vec![ProtocolMetadata::new("range", SUBSCRIPTION.to_vec())],
+            session_timeout_ms: 45_000,
+            rebalance_timeout_ms: 300_000,
+            ..JoinGroupRequest::default()
+        })
+        .collect();
+    let syncs = (0..n)
+        .map(|m| SyncGroupRequest {
+            group_id: "group-0".into(),
+            generation_id: generation + 1,
+            member_id: member_id(0, m),
+            assignments: if m == 0 {
+                (0..n).map(|k| MemberAssignmentData::new(member_id(0, k), ASSIGNMENT.to_vec())).collect()
+            } else {
+                Vec::new()
+            },
+            ..SyncGroupRequest::default()
+        })
+        .collect();
+    (joins, syncs)
+}
+
+fn bench_rebalance(c: &mut Criterion) {
+    const N: usize = 1_000;
+    let mut group = c.benchmark_group("rebalance_1000_members");
+    group.sample_size(20);
+    let mut core = loaded_core(1, N);
+    let mut generation = 1;
+    let mut rid = 0u64;
+    group.bench_function("core", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let (joins, syncs) = rebalance_requests(N, generation);
+                let start = Instant::now();
+                let mut answered = 0;
+                for j in joins {
+                    rid += 1;
+                    answered += core.handle(1, RequestId(rid), Request::JoinGroup(j)).responses.len();
+                }
+                for s in syncs {
+                    rid += 1;
+                    let fx = core.handle(1, RequestId(rid), Request::SyncGroup(s));
+                    answered += fx.responses.len();
+                    for w in fx.writes {
+                        answered += core.complete_write(1, w.id, Ok(())).responses.len();
+                    }
+                }
+                total += start.elapsed();
+                assert_eq!(answered, 2 * N, "every join and sync answered");
+                generation += 1;
+            }
+            total
+        })
+    });
+    let runtime = loaded_runtime(1, N);
+    let mut generation = 1;
+    group.bench_function("runtime", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let (joins, syncs) = rebalance_requests(N, generation);
+                let start = Instant::now();
+                let pending: Vec<_> = joins.into_iter().map(|j| runtime.join_group(j)).collect();
+                for p in pending {
+                    black_box(p.wait().expect("joined"));
+                }
+                for s in syncs {
+                    black_box(runtime.handle_sync_group(s).expect("synced"));
+                }
+                total += start.elapsed();
+                generation += 1;
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+fn memory_per_member(_: &mut Criterion) {
+    const GROUPS: usize = 1_000;
+    const MEMBERS: usize = 100;
+    let input = stored(GROUPS, MEMBERS);
+    let before = resident_bytes();
+    let mut core = CoordinatorCore::new(config());
+    let _ = core.load(0, input);
+    let after = resident_bytes();
+    if let (Some(before), Some(after)) = (before, after) {
+        let per_member = after.saturating_sub(before) as f64 / (GROUPS * MEMBERS) as f64;
+        println!(
+            "memory per Stable member (core, 50-byte subscription, 20-byte assignment): {per_member:.0} bytes \
+             (resident set growth over {} members)",
+            GROUPS * MEMBERS
+        );
+    }
+    black_box(core.group_count());
+}
+
+criterion_group!(benches, bench_heartbeats, bench_commits, bench_rebalance, memory_per_member);
+criterion_main!(benches);
