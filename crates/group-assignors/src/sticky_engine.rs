@@ -52,6 +52,9 @@ pub(crate) fn assign(
         [c] => uniform(&cluster, &group, *c, &resolved.prev_owner, racks.as_ref()),
         _ => general(&cluster, &group, &resolved, racks.as_ref()),
     };
+    if let Some(r) = &racks {
+        rack_swaps(&cluster, r, &resolved.prev_owner, &mut owner);
+    }
     if cooperative && !resolved.claim_count.is_empty() {
         // A partition moving to a member that is not its valid previous owner is
         // withheld while anybody else still lists it: the holder revokes it
@@ -266,6 +269,45 @@ fn rack_matching_pass(
         left.push(g);
     }
     left
+}
+
+/// How many partitions the rack swap pass probes for each misaligned one.
+const SWAP_PROBES: usize = 64;
+
+/// Rack mode: swaps two partitions of one topic between their holders when
+/// that puts a misaligned one on a replica's rack and the other stays or
+/// becomes aligned. Counts and each member's set of held topics do not change,
+/// so strong balance is untouched; a partition still with its previous owner
+/// on the right rack is never swapped away (alignment only beats stickiness
+/// for misaligned partitions). The search per partition is bounded.
+fn rack_swaps(cluster: &Cluster<'_>, racks: &Racks, prev_owner: &[u32], owner: &mut [u32]) {
+    for topic in &cluster.topics {
+        let range = topic.start..topic.start + topic.len;
+        let misaligned: Vec<u32> = range
+            .clone()
+            .filter(|&g| owner[g as usize] != NONE && !racks.matches(owner[g as usize], g))
+            .collect();
+        for g in misaligned {
+            let a = owner[g as usize];
+            let mut probes = 0;
+            for h in range.clone() {
+                let b = owner[h as usize];
+                if b == NONE || b == a {
+                    continue;
+                }
+                probes += 1;
+                if probes > SWAP_PROBES {
+                    break;
+                }
+                let movable = prev_owner[h as usize] != b || !racks.matches(b, h);
+                if movable && racks.matches(b, g) && racks.matches(a, h) {
+                    owner[g as usize] = b;
+                    owner[h as usize] = a;
+                    break;
+                }
+            }
+        }
+    }
 }
 
 /// Members bucketed by partition count within each subscription class, so the

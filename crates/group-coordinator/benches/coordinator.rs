@@ -287,10 +287,17 @@ fn resident_bytes() -> Option<u64> {
 fn memory_per_member(_: &mut Criterion) {
     const GROUPS: usize = 1_000;
     const MEMBERS: usize = 100;
-    let input = stored(GROUPS, MEMBERS);
     let before = resident_bytes();
     let mut core = CoordinatorCore::new(config());
-    let _ = core.load(0, input);
+    for g in 0..GROUPS {
+        // One group at a time, so the input's memory is freed and reused at once and
+        // the resident set grows by what the core keeps.
+        let mut one = stored(1, MEMBERS);
+        for record in &mut one.groups {
+            record.group_id = format!("group-{g}");
+        }
+        let _ = core.load(0, one);
+    }
     let after = resident_bytes();
     if let (Some(before), Some(after)) = (before, after) {
         let per_member = after.saturating_sub(before) as f64 / (GROUPS * MEMBERS) as f64;

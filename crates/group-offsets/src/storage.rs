@@ -21,7 +21,11 @@ pub struct StoredGroups {
 ///
 /// A call that returns `Ok` has made its write visible to every later read; a
 /// durable implementation also promises it survives a crash. A call that
-/// returns `Err` has changed nothing visible.
+/// returns `Err` was not acknowledged: memory storage guarantees it changed
+/// nothing, but a durable engine whose flush failed after the engine applied
+/// the write cannot take it back, so the write may still become visible (as in
+/// Kafka, where a timed-out append can still land in the log). Callers treat
+/// such a write as "unknown", never as "done".
 ///
 /// Writes overwrite: the last acknowledged store of a partition wins, even
 /// with a lower offset (an offset reset). Offsets and group records are

@@ -8,6 +8,10 @@
 /// growing length) is synced; only sled's background thread calls `fsync`,
 /// every 500 ms. [`Durability::Fsync`] adds that `fsync` to every shared
 /// flush, so an acknowledged commit also survives a power cut or kernel crash.
+///
+/// One gap remains in sled itself: values too large for its log buffers
+/// (hundreds of KiB; in practice only a huge group record) go to separate
+/// blob files that sled never syncs; only a process crash is covered for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Durability {

@@ -45,6 +45,12 @@
 //! the 65,535-byte limit of a `u16` length never bites; longer ones are
 //! rejected with `InvalidInput`.
 //!
+//! sled's default tree holds one more key, `group-storage-sled/layout`, whose
+//! value `[1]` names this layout; a store refuses a database naming another.
+//! [`SledMetadataStore::open`] also leaves a file `group-storage-sled.marker`
+//! in the directory once that record is durable, so a database whose contents
+//! sled lost (it silently starts empty from a zeroed log) is refused too.
+//!
 //! # Value format
 //!
 //! Every value is one format-version byte (today `1` for both trees) followed

@@ -142,3 +142,21 @@ fn rack_aware_sticky_keeps_balance_over_alignment() {
     assert_eq!(out["y"].len(), 3);
     assert!(out["y"].contains(&TopicPartition::new("t", 0)));
 }
+
+#[test]
+fn rack_aware_sticky_aligns_heterogeneous_subscriptions() {
+    let mut parts: Vec<_> = (0..4).map(|p| TopicPartition::new("t", p)).collect();
+    parts.extend((0..2).map(|p| TopicPartition::new("u", p)));
+    let replica: Vec<ReplicaRacks> = ["a", "b", "a", "b", "a", "a"].into_iter().map(rack).collect();
+    let ms = [
+        MemberSubscription::new("x", ["t", "u"]).with_rack("a"),
+        MemberSubscription::new("y", ["t"]).with_rack("b"),
+        MemberSubscription::new("z", ["u"]).with_rack("a"),
+    ];
+    for a in [&StickyAssignor as &dyn PartitionAssignor, &CooperativeStickyAssignor] {
+        let out = a.assign_with_racks(&ms, &parts, &replica).expect("valid input");
+        assert_eq!(out["x"], [TopicPartition::new("t", 0), TopicPartition::new("t", 2)], "{}", a.name());
+        assert_eq!(out["y"], [TopicPartition::new("t", 1), TopicPartition::new("t", 3)], "{}", a.name());
+        assert_eq!(out["z"].len(), 2, "{}", a.name());
+    }
+}

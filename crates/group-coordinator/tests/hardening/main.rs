@@ -1,0 +1,6 @@
+//! Hardening tests of `group-coordinator`: restart from storage, a deterministic
+//! simulation over many seeds, the oracle replayed through the threaded runtime, and a
+//! multi-threaded stress run.
+
+mod simulation;
+mod support;

@@ -1,0 +1,650 @@
+//! Deterministic simulation: seeded random clients drive the core with simulated time,
+//! and the protocol's safety and liveness invariants are checked after every step.
+//!
+//! `SIM_SEEDS=<n>` runs more seeds than CI's default; `SIM_SEED=<n>` replays one seed
+//! and prints its trace.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+
+use group_coordinator::{CoordinatorCore, Effects, Request, RequestId, Response, TimerQueue};
+use group_types::{ErrorCode, GroupState, JoinGroupResponse, ProtocolMetadata, TopicPartition};
+
+use crate::support::{
+    Rng, commit, decode_assignment, encode_plan, fast_config, fetch, heartbeat, join, leave, round_robin,
+    subscription, sync, topic_set,
+};
+
+const GROUP: &str = "g";
+/// Seeds run by default (CI).
+const DEFAULT_SEEDS: u64 = 1_000;
+/// Steps per seed: enough for several generations, crashes and restarts each.
+const STEPS: usize = 160;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not in the group (never joined, left, or reset by an error).
+    Out,
+    /// Must send JoinGroup (after MEMBER_ID_REQUIRED or a rebalance signal).
+    NeedJoin,
+    /// JoinGroup outstanding.
+    Joining,
+    /// Joined a generation; must send SyncGroup.
+    NeedSync,
+    /// SyncGroup outstanding.
+    Syncing,
+    /// Has its assignment.
+    Stable,
+    /// Crashed: sends nothing until it restarts.
+    Crashed,
+}
+
+#[derive(Debug)]
+struct Client {
+    name: String,
+    instance: Option<String>,
+    session_ms: i32,
+    rebalance_ms: i32,
+    protocols: Vec<ProtocolMetadata>,
+    member_id: String,
+    generation: i32,
+    phase: Phase,
+    /// Bumped on crash, leave and restart: answers to an older incarnation are ignored.
+    incarnation: u64,
+    /// The member list, when this client leads its generation.
+    leads: Option<Vec<String>>,
+    /// A slow client does not rejoin before this time.
+    not_before: i64,
+}
+
+#[derive(Debug, Clone)]
+struct Sent {
+    client: usize,
+    incarnation: u64,
+    step: usize,
+    what: &'static str,
+    member_id: String,
+    instance: Option<String>,
+    generation: i32,
+    commit: Vec<(TopicPartition, i64)>,
+}
+
+/// A broken invariant: the step it broke at and why.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) step: usize,
+    pub(crate) message: String,
+    pub(crate) trace: Vec<String>,
+}
+
+struct Sim {
+    rng: Rng,
+    core: CoordinatorCore,
+    timers: TimerQueue,
+    now: i64,
+    step: usize,
+    clients: Vec<Client>,
+    sent: HashMap<RequestId, Sent>,
+    next_rid: u64,
+    trace: Vec<String>,
+    /// Percent of writes that fail.
+    write_failure_percent: u64,
+    // Invariant bookkeeping.
+    instance_of: HashMap<String, String>,
+    leader_of_generation: HashMap<i32, String>,
+    plan_of_generation: HashMap<i32, HashMap<String, Vec<TopicPartition>>>,
+    owner: HashMap<(i32, TopicPartition), String>,
+    last_generation: i32,
+    committed: BTreeMap<TopicPartition, i64>,
+    next_offset: i64,
+    /// Member ids removed by a timer, with the group's generation at the time.
+    expelled: HashMap<String, i32>,
+    errors: Vec<String>,
+}
+
+impl Sim {
+    fn new(seed: u64) -> Sim {
+        let mut rng = Rng::new(seed);
+        let delay = rng.pick(&[0, 0, 20, 100]);
+        let mut config = fast_config(delay);
+        config.member_id_seed = seed;
+        if rng.chance(15) {
+            config.group_max_size = 3;
+        }
+        let n = 2 + rng.below(5) as usize;
+        let mut clients = Vec::with_capacity(n);
+        for i in 0..n {
+            let name = char::from(b'A' + i as u8).to_string();
+            let instance = rng.chance(40).then(|| format!("instance-{name}"));
+            let sub = subscription(&["t0", "t1"]);
+            let protocols = if rng.chance(30) {
+                vec![ProtocolMetadata::new("roundrobin", sub.clone()), ProtocolMetadata::new("range", sub)]
+            } else {
+                vec![ProtocolMetadata::new("range", sub)]
+            };
+            clients.push(Client {
+                name,
+                instance,
+                session_ms: rng.pick(&[150, 400, 1_000]),
+                rebalance_ms: rng.pick(&[200, 600, 1_500]),
+                protocols,
+                member_id: String::new(),
+                generation: -1,
+                phase: Phase::Out,
+                incarnation: 0,
+                leads: None,
+                not_before: 0,
+            });
+        }
+        let write_failure_percent = rng.pick(&[0, 0, 3, 10]);
+        let mut core = CoordinatorCore::new(config);
+        let mut timers = TimerQueue::new();
+        timers.apply(core.start(0).timers);
+        Sim {
+            rng,
+            core,
+            timers,
+            now: 0,
+            step: 0,
+            clients,
+            sent: HashMap::new(),
+            next_rid: 1,
+            trace: Vec::new(),
+            write_failure_percent,
+            instance_of: HashMap::new(),
+            leader_of_generation: HashMap::new(),
+            plan_of_generation: HashMap::new(),
+            owner: HashMap::new(),
+            last_generation: 0,
+            committed: BTreeMap::new(),
+            next_offset: 1,
+            expelled: HashMap::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    fn log(&mut self, line: String) {
+        self.trace.push(format!("[{} t={}] {line}", self.step, self.now));
+    }
+
+    fn fail(&mut self, message: String) {
+        self.log(format!("VIOLATION: {message}"));
+        self.errors.push(message);
+    }
+
+    fn identity(&self, member_id: &str) -> String {
+        self.instance_of.get(member_id).cloned().unwrap_or_else(|| member_id.to_owned())
+    }
+
+    fn members(&self) -> Vec<String> {
+        self.core.group(GROUP).map(|g| g.members.into_iter().map(|m| m.member_id).collect()).unwrap_or_default()
+    }
+
+    /// Applies effects: timers queued, answers routed, writes completed (some fail).
+    fn process(&mut self, fx: Effects) {
+        self.timers.apply(fx.timers);
+        for (rid, response) in fx.responses {
+            self.on_response(rid, response);
+        }
+        for write in fx.writes {
+            let result = if self.rng.chance(self.write_failure_percent) {
+                let error = self.rng.pick(&[
+                    ErrorCode::NotLeaderOrFollower,
+                    ErrorCode::NotEnoughReplicas,
+                    ErrorCode::MessageTooLarge,
+                    ErrorCode::RequestTimedOut,
+                ]);
+                self.log(format!("write {:?} fails with {}", write.id, error.name()));
+                Err(error)
+            } else {
+                Ok(())
+            };
+            let more = self.core.complete_write(self.now, write.id, result);
+            self.process(more);
+        }
+    }
+
+    fn send(&mut self, client: usize, what: &'static str, request: Request, generation: i32) -> RequestId {
+        let rid = RequestId(self.next_rid);
+        self.next_rid += 1;
+        let c = &self.clients[client];
+        let commit = match &request {
+            Request::OffsetCommit(r) => r
+                .offsets
+                .iter()
+                .flat_map(|(t, ps)| ps.iter().map(move |(p, d)| (TopicPartition::new(t.as_str(), *p), d.offset)))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let sent = Sent {
+            client,
+            incarnation: c.incarnation,
+            step: self.step,
+            what,
+            member_id: c.member_id.clone(),
+            instance: c.instance.clone(),
+            generation,
+            commit,
+        };
+        self.log(format!("{} sends {what} (id {:?}, gen {generation}) as {:?}", c.name, c.member_id, rid));
+        self.sent.insert(rid, sent);
+        let fx = self.core.handle(self.now, rid, request);
+        self.process(fx);
+        rid
+    }
+
+    fn on_response(&mut self, rid: RequestId, response: Response) {
+        let Some(sent) = self.sent.remove(&rid) else {
+            self.fail(format!("answer to {rid:?}, which is unknown or was already answered: {response:?}"));
+            return;
+        };
+        let name = self.clients[sent.client].name.clone();
+        let error = match &response {
+            Response::JoinGroup(r) => r.error_code,
+            Response::SyncGroup(r) => r.error_code,
+            Response::Heartbeat(r) => r.error_code,
+            Response::LeaveGroup(r) => r.error_code,
+            Response::OffsetCommit(r) => {
+                r.errors.values().flat_map(|ps| ps.values()).copied().find(|e| *e != ErrorCode::None).unwrap_or(ErrorCode::None)
+            }
+            _ => ErrorCode::None,
+        };
+        self.log(format!("{name} <- {} {} (sent at step {})", sent.what, error.name(), sent.step));
+        // A member expelled by a timer never succeeds again with its old id.
+        if error == ErrorCode::None && sent.what != "leave" {
+            if let Some(&g) = self.expelled.get(&sent.member_id) {
+                if sent.what == "join" || sent.generation <= g {
+                    self.fail(format!(
+                        "{} answered NONE to {name}'s id {:?}, expelled by a timer in generation {g}",
+                        sent.what, sent.member_id
+                    ));
+                }
+            }
+        }
+        match response {
+            Response::JoinGroup(r) => self.on_join(&sent, r),
+            Response::SyncGroup(r) => {
+                if r.error_code == ErrorCode::None {
+                    self.on_assignment(&sent, &r.assignment);
+                }
+                let current = self.clients[sent.client].incarnation == sent.incarnation;
+                if current {
+                    let c = &mut self.clients[sent.client];
+                    match r.error_code {
+                        ErrorCode::None => c.phase = Phase::Stable,
+                        ErrorCode::UnknownMemberId | ErrorCode::FencedInstanceId => {
+                            c.member_id.clear();
+                            c.phase = Phase::NeedJoin;
+                        }
+                        _ => c.phase = Phase::NeedJoin,
+                    }
+                }
+            }
+            Response::Heartbeat(r) => self.on_signal(&sent, r.error_code),
+            Response::OffsetCommit(r) => {
+                for (tp, offset) in &sent.commit {
+                    if r.error_for(&tp.topic, tp.partition) == Some(ErrorCode::None) {
+                        self.committed.insert(tp.clone(), *offset);
+                    }
+                }
+                self.on_signal(&sent, error);
+            }
+            _ => {}
+        }
+    }
+
+    /// Heartbeat and commit errors tell a client to rejoin or start over.
+    fn on_signal(&mut self, sent: &Sent, error: ErrorCode) {
+        let now = self.now;
+        let slow = self.rng.chance(25);
+        let delay = self.rng.below(3 * 1_500) as i64;
+        let c = &mut self.clients[sent.client];
+        if c.incarnation != sent.incarnation || c.phase == Phase::Joining {
+            return;
+        }
+        match error {
+            ErrorCode::RebalanceInProgress | ErrorCode::IllegalGeneration => {
+                c.phase = Phase::NeedJoin;
+                if slow {
+                    c.not_before = now + delay;
+                }
+            }
+            ErrorCode::UnknownMemberId | ErrorCode::FencedInstanceId => {
+                c.member_id.clear();
+                c.phase = Phase::NeedJoin;
+            }
+            _ => {}
+        }
+    }
+
+    fn on_join(&mut self, sent: &Sent, r: JoinGroupResponse) {
+        if !r.member_id.is_empty() {
+            if let Some(instance) = &sent.instance {
+                self.instance_of.insert(r.member_id.clone(), instance.clone());
+            }
+        }
+        for m in &r.members {
+            if let Some(instance) = &m.group_instance_id {
+                self.instance_of.insert(m.member_id.clone(), instance.clone());
+            }
+        }
+        if r.error_code == ErrorCode::None {
+            if r.generation_id < self.last_generation {
+                self.fail(format!("JoinGroup answered generation {} after {}", r.generation_id, self.last_generation));
+            }
+            let leader = self.identity(&r.leader_id);
+            match self.leader_of_generation.get(&r.generation_id) {
+                Some(known) if *known != leader => {
+                    let known = known.clone();
+                    self.fail(format!("generation {} has two leaders: {known} and {leader}", r.generation_id));
+                }
+                Some(_) => {}
+                None => {
+                    self.leader_of_generation.insert(r.generation_id, leader);
+                }
+            }
+        }
+        let c = &mut self.clients[sent.client];
+        if c.incarnation != sent.incarnation {
+            return;
+        }
+        match r.error_code {
+            ErrorCode::MemberIdRequired => {
+                c.member_id = r.member_id;
+                c.phase = Phase::NeedJoin;
+            }
+            ErrorCode::None => {
+                c.member_id = r.member_id.clone();
+                c.generation = r.generation_id;
+                c.leads = (r.leader_id == r.member_id && !r.skip_assignment)
+                    .then(|| r.members.iter().map(|m| m.member_id.clone()).collect());
+                c.phase = Phase::NeedSync;
+            }
+            ErrorCode::RebalanceInProgress => c.phase = Phase::NeedJoin,
+            _ => {
+                c.member_id.clear();
+                c.phase = Phase::NeedJoin;
+            }
+        }
+    }
+
+    /// A SyncGroup NONE: the assignment must be what the leader of that generation
+    /// planned for this member, and no partition may have two owners in it.
+    fn on_assignment(&mut self, sent: &Sent, bytes: &[u8]) {
+        let generation = sent.generation;
+        let who = self.identity(&sent.member_id);
+        let partitions = match decode_assignment(bytes) {
+            Ok(p) => p,
+            Err(e) => return self.fail(format!("generation {generation}: {e}")),
+        };
+        match self.plan_of_generation.get(&generation) {
+            None => self.fail(format!("SyncGroup NONE in generation {generation} that no leader assigned")),
+            Some(plan) => {
+                let planned = plan.get(&who).cloned().unwrap_or_default();
+                if planned != partitions {
+                    self.fail(format!(
+                        "generation {generation}: {who} received {partitions:?}, its leader planned {planned:?}"
+                    ));
+                }
+            }
+        }
+        for tp in partitions {
+            let previous = self.owner.insert((generation, tp.clone()), who.clone());
+            if let Some(other) = previous.filter(|o| *o != who) {
+                self.fail(format!("generation {generation}: {tp} handed to {other} and to {who}"));
+            }
+        }
+    }
+
+    /// Fires every timer due up to `until`, noting members a timer removed.
+    fn advance_to(&mut self, until: i64) {
+        while let Some((deadline, key)) = self.timers.pop_due(until) {
+            self.now = deadline.max(self.now);
+            let before = self.members();
+            let generation = self.core.group(GROUP).map_or(0, |g| g.generation_id);
+            let fx = self.core.fire_timer(self.now, &key);
+            self.process(fx);
+            let after: HashSet<String> = self.members().into_iter().collect();
+            for id in before.into_iter().filter(|id| !after.contains(id)) {
+                self.log(format!("timer {key:?} removed {id:?} (generation {generation})"));
+                self.expelled.insert(id, generation);
+            }
+        }
+        self.now = self.now.max(until);
+    }
+
+    fn act(&mut self) {
+        if self.rng.chance(25) {
+            let dt = 1 + self.rng.below(300) as i64;
+            self.log(format!("time +{dt}"));
+            self.advance_to(self.now + dt);
+            return;
+        }
+        let i = self.rng.below(self.clients.len() as u64) as usize;
+        let roll = self.rng.below(100);
+        let (phase, name) = (self.clients[i].phase, self.clients[i].name.clone());
+        let joining = self.sent.values().any(|s| s.client == i && s.what == "join" && s.incarnation == self.clients[i].incarnation);
+        match phase {
+            Phase::Crashed => {
+                if roll < 40 {
+                    let c = &mut self.clients[i];
+                    c.incarnation += 1;
+                    c.member_id.clear();
+                    c.phase = Phase::NeedJoin;
+                    c.not_before = 0;
+                    let kind = if c.instance.is_some() { "static restart" } else { "restart as a new member" };
+                    self.log(format!("{name}: {kind}"));
+                    self.send_join(i);
+                }
+            }
+            Phase::Out | Phase::NeedJoin if !joining => {
+                if self.now >= self.clients[i].not_before && roll < 85 {
+                    self.send_join(i);
+                }
+            }
+            _ => {
+                let c = &self.clients[i];
+                let has_generation = !c.member_id.is_empty() && c.generation >= 0;
+                if phase == Phase::NeedSync && roll < 70 {
+                    self.send_sync(i);
+                } else if roll < 5 && !c.member_id.is_empty() {
+                    self.send_leave(i);
+                } else if roll < 10 {
+                    let c = &mut self.clients[i];
+                    c.phase = Phase::Crashed;
+                    c.incarnation += 1;
+                    self.log(format!("{name} crashes"));
+                } else if roll < 30 && phase == Phase::Stable {
+                    self.send_commit(i);
+                } else if has_generation {
+                    let c = &self.clients[i];
+                    let request = heartbeat(GROUP, &c.member_id, c.instance.as_deref(), c.generation);
+                    let generation = c.generation;
+                    self.send(i, "heartbeat", Request::Heartbeat(request), generation);
+                }
+            }
+        }
+    }
+
+    fn send_join(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        c.phase = Phase::Joining;
+        let mut request = join(GROUP, &c.member_id, c.instance.as_deref(), c.session_ms, c.rebalance_ms);
+        request.protocols = c.protocols.clone();
+        self.send(i, "join", Request::JoinGroup(request), -1);
+    }
+
+    fn send_sync(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        c.phase = Phase::Syncing;
+        let generation = c.generation;
+        let mut assignments = Vec::new();
+        if let Some(members) = c.leads.clone() {
+            let plan = round_robin(&members);
+            assignments = encode_plan(&plan);
+            let by_identity: HashMap<String, Vec<TopicPartition>> =
+                plan.into_iter().map(|(id, tps)| (self.identity(&id), tps)).collect();
+            self.plan_of_generation.entry(generation).or_insert(by_identity);
+        }
+        let c = &self.clients[i];
+        let request = sync(GROUP, &c.member_id, c.instance.as_deref(), generation, assignments);
+        self.send(i, "sync", Request::SyncGroup(request), generation);
+    }
+
+    fn send_leave(&mut self, i: usize) {
+        let c = &mut self.clients[i];
+        let request = leave(GROUP, &c.member_id, c.instance.as_deref());
+        c.incarnation += 1;
+        c.member_id.clear();
+        c.phase = Phase::Out;
+        c.generation = -1;
+        self.send(i, "leave", Request::LeaveGroup(request), -1);
+    }
+
+    fn send_commit(&mut self, i: usize) {
+        let all = topic_set();
+        let count = 1 + self.rng.below(3) as usize;
+        let mut offsets = Vec::new();
+        for _ in 0..count {
+            let tp = all[self.rng.below(all.len() as u64) as usize].clone();
+            if offsets.iter().all(|(t, _)| *t != tp) {
+                offsets.push((tp, self.next_offset));
+                self.next_offset += 1;
+            }
+        }
+        let c = &self.clients[i];
+        let request = commit(GROUP, &c.member_id, c.instance.as_deref(), c.generation, &offsets);
+        let generation = c.generation;
+        let partitions: Vec<TopicPartition> = offsets.iter().map(|(tp, _)| tp.clone()).collect();
+        self.send(i, "commit", Request::OffsetCommit(request), generation);
+        self.check_fetch(&partitions);
+    }
+
+    /// OffsetFetch must show the last acknowledged commit of each partition.
+    fn check_fetch(&mut self, partitions: &[TopicPartition]) {
+        let rid = RequestId(u64::MAX);
+        let fx = self.core.handle(self.now, rid, Request::OffsetFetch(fetch(GROUP, partitions)));
+        let Some((_, Response::OffsetFetch(r))) = fx.responses.into_iter().find(|(id, _)| *id == rid) else {
+            return self.fail("OffsetFetch was not answered at once".into());
+        };
+        for tp in partitions {
+            let expected = self.committed.get(tp).copied().unwrap_or(-1);
+            let actual = r.offsets.get(tp.topic.as_ref()).and_then(|ps| ps.get(&tp.partition)).map_or(-2, |d| d.offset);
+            if actual != expected {
+                self.fail(format!("OffsetFetch of {tp} reads {actual}, last acknowledged commit is {expected}"));
+            }
+        }
+    }
+
+    /// Checks run after every step.
+    fn check_step(&mut self) {
+        let generation = self.core.group(GROUP).map_or(0, |g| g.generation_id);
+        if generation < self.last_generation {
+            self.fail(format!("generation went back from {} to {generation}", self.last_generation));
+        }
+        self.last_generation = self.last_generation.max(generation);
+        let committed: Vec<(TopicPartition, i64)> = self.committed.iter().map(|(t, o)| (t.clone(), *o)).collect();
+        for (tp, offset) in committed {
+            let actual = self.core.committed_offset(GROUP, &tp.topic, tp.partition).map_or(-1, |o| o.offset);
+            if actual != offset {
+                self.fail(format!("{tp}: the coordinator holds {actual}, the last acknowledged commit is {offset}"));
+            }
+        }
+    }
+
+    /// Everyone still running leaves, time runs far ahead: nothing may stay unanswered.
+    fn finish(&mut self) {
+        self.log("finale: every running client leaves, time runs ahead".into());
+        for i in 0..self.clients.len() {
+            if self.clients[i].phase != Phase::Crashed && !self.clients[i].member_id.is_empty() {
+                self.send_leave(i);
+            }
+        }
+        let horizon = self.now + 2 * 300_000 + 10_000;
+        self.advance_to(horizon);
+        self.check_step();
+        let mut left: Vec<(RequestId, Sent)> = self.sent.iter().map(|(r, s)| (*r, s.clone())).collect();
+        left.sort_by_key(|(r, _)| *r);
+        for (rid, s) in left {
+            let name = &self.clients[s.client].name;
+            self.fail(format!("{rid:?} ({name}'s {} of step {}) was never answered", s.what, s.step));
+        }
+        if let Some(g) = self.core.group(GROUP) {
+            if g.state != GroupState::Empty || !g.members.is_empty() || !g.pending_members.is_empty() {
+                self.fail(format!(
+                    "after everyone left or expired the group is {:?} with {} members and {} pending",
+                    g.state,
+                    g.members.len(),
+                    g.pending_members.len()
+                ));
+            }
+        }
+        self.check_fetch(&topic_set());
+    }
+}
+
+/// Runs one seed; `Err` carries the step, the violation and the trace.
+pub(crate) fn run_seed(seed: u64) -> Result<(), Failure> {
+    let mut sim = Sim::new(seed);
+    for step in 0..STEPS {
+        sim.step = step;
+        sim.act();
+        sim.check_step();
+        if let Some(message) = sim.errors.first() {
+            return Err(Failure { step, message: message.clone(), trace: sim.trace });
+        }
+    }
+    sim.step = STEPS;
+    sim.finish();
+    match sim.errors.first() {
+        Some(message) => Err(Failure { step: STEPS, message: message.clone(), trace: sim.trace }),
+        None => Ok(()),
+    }
+}
+
+fn report(seed: u64, failure: &Failure) -> String {
+    let mut out = format!(
+        "simulation seed {seed} failed at step {}: {}\nrerun: SIM_SEED={seed} cargo test -p group-coordinator --test hardening simulation\ntrace:\n",
+        failure.step, failure.message
+    );
+    for line in &failure.trace {
+        let _ = writeln!(out, "  {line}");
+    }
+    out
+}
+
+fn env_u64(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn simulation_holds_every_invariant_across_seeds() {
+    let seeds: Vec<u64> = match env_u64("SIM_SEED") {
+        Some(seed) => vec![seed],
+        None => (0..env_u64("SIM_SEEDS").unwrap_or(DEFAULT_SEEDS)).collect(),
+    };
+    for &seed in &seeds {
+        if let Err(failure) = run_seed(seed) {
+            panic!("{}", report(seed, &failure));
+        }
+    }
+}
+
+#[test]
+fn a_seed_replays_identically() {
+    let first = Sim::new(7);
+    let second = Sim::new(7);
+    assert_eq!(first.clients.len(), second.clients.len());
+    let trace = |seed| {
+        let mut sim = Sim::new(seed);
+        for step in 0..STEPS {
+            sim.step = step;
+            sim.act();
+        }
+        sim.trace
+    };
+    let (a, b) = (trace(7), trace(7));
+    assert_eq!(a, b);
+    assert!(a.len() > STEPS / 2, "a seed should do something: {} trace lines", a.len());
+    assert_ne!(a, trace(8));
+}
