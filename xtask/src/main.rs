@@ -122,5 +122,12 @@ fn bench(extra: &[String]) -> Result<(), String> {
             c.arg("--").args(extra);
         }
         c
+    })?;
+    // Criterion leaves its medians under target/criterion; this prints the
+    // scenario x assignor table and writes target/assignor-bench.svg.
+    step("assignor bench report", {
+        let mut c = cargo();
+        c.args(["run", "--release", "-q", "-p", "group-assignors", "--example", "bench_report"]);
+        c
     })
 }

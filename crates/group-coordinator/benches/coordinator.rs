@@ -8,8 +8,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use group_coordinator::{CoordinatorConfig, CoordinatorCore, GroupCoordinator, ManualClock, Request, RequestId};
-use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, MemoryOffsetStorage, OffsetStorage, StoredGroups};
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, GroupCoordinator, ManualClock, Request, RequestId,
+};
+use group_offsets::{
+    GroupMetadataRecord, MemberMetadataRecord, MemoryOffsetStorage, OffsetStorage, StoredGroups,
+};
 use group_types::{
     HeartbeatRequest, JoinGroupRequest, MemberAssignmentData, OffsetCommitData, OffsetCommitRequest,
     ProtocolMetadata, SyncGroupRequest,
@@ -19,7 +23,11 @@ const SUBSCRIPTION: [u8; 50] = [7; 50];
 const ASSIGNMENT: [u8; 20] = [9; 20];
 
 fn config() -> CoordinatorConfig {
-    CoordinatorConfig { min_session_timeout_ms: 10, max_session_timeout_ms: 600_000, ..CoordinatorConfig::default() }
+    CoordinatorConfig {
+        min_session_timeout_ms: 10,
+        max_session_timeout_ms: 600_000,
+        ..CoordinatorConfig::default()
+    }
 }
 
 fn member_id(g: usize, m: usize) -> String {

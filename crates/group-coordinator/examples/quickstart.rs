@@ -11,8 +11,8 @@ use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator};
 use group_offsets::{MemoryOffsetStorage, OffsetStorage};
 use group_types::{
     ErrorCode, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, MemberAssignment, MemberAssignmentData,
-    OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription, SyncGroupRequest,
-    TopicPartition,
+    OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription,
+    SyncGroupRequest, TopicPartition,
 };
 
 const GROUP: &str = "quickstart";
@@ -44,7 +44,8 @@ fn consumer(
     name: &'static str,
     leave_after: Option<u32>,
 ) -> Result<(), CoordinatorError> {
-    let subscription = Subscription { topics: vec![TOPIC.into()], ..Subscription::default() }.encode().expect("encodes");
+    let subscription =
+        Subscription { topics: vec![TOPIC.into()], ..Subscription::default() }.encode().expect("encodes");
     let mut member_id = String::new();
     loop {
         let request = JoinGroupRequest {
@@ -71,9 +72,16 @@ fn consumer(
         let leader = joined.is_leader();
         let mut assignments = Vec::new();
         if leader {
-            let partitions: Vec<TopicPartition> = (0..PARTITIONS).map(|p| TopicPartition::new(TOPIC, p)).collect();
+            let partitions: Vec<TopicPartition> =
+                (0..PARTITIONS).map(|p| TopicPartition::new(TOPIC, p)).collect();
             let plan = c.perform_assignment(GROUP, &partitions)?;
-            t.log(name, format!("leads generation {generation}: {} members, assigning with range", joined.members.len()));
+            t.log(
+                name,
+                format!(
+                    "leads generation {generation}: {} members, assigning with range",
+                    joined.members.len()
+                ),
+            );
             for (member, parts) in plan {
                 let bytes = MemberAssignment::from_partitions(parts.iter()).encode().expect("encodes");
                 assignments.push(MemberAssignmentData::new(member, bytes));
@@ -90,9 +98,17 @@ fn consumer(
             t.log(name, format!("sync answered {}, rejoining", synced.error_code));
             continue;
         }
-        let mine = MemberAssignment::decode(&synced.assignment).map(|a| a.topic_partitions()).unwrap_or_default();
+        let mine =
+            MemberAssignment::decode(&synced.assignment).map(|a| a.topic_partitions()).unwrap_or_default();
         let list: Vec<String> = mine.iter().map(ToString::to_string).collect();
-        t.log(name, format!("generation {generation}{}: assigned [{}]", if leader { " (leader)" } else { "" }, list.join(", ")));
+        t.log(
+            name,
+            format!(
+                "generation {generation}{}: assigned [{}]",
+                if leader { " (leader)" } else { "" },
+                list.join(", ")
+            ),
+        );
         if generation >= 2 {
             let mut commit = OffsetCommitRequest {
                 group_id: GROUP.into(),
@@ -101,7 +117,11 @@ fn consumer(
                 ..OffsetCommitRequest::default()
             };
             for tp in &mine {
-                commit = commit.with_offset(TOPIC, tp.partition, OffsetCommitData::new(100 + i64::from(tp.partition)));
+                commit = commit.with_offset(
+                    TOPIC,
+                    tp.partition,
+                    OffsetCommitData::new(100 + i64::from(tp.partition)),
+                );
             }
             let committed = c.handle_offset_commit(commit)?;
             let ok = committed.errors.values().flat_map(|p| p.values()).all(|e| e.is_ok());

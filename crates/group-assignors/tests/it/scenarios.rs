@@ -160,3 +160,33 @@ fn rack_aware_sticky_aligns_heterogeneous_subscriptions() {
         assert_eq!(out["z"].len(), 2, "{}", a.name());
     }
 }
+
+#[test]
+fn cooperative_reads_the_generation_from_user_data_without_a_subscription_generation() {
+    let tp = |p| TopicPartition::new("t", p);
+    let parts: Vec<_> = (0..4).map(tp).collect();
+    // "old" claims everything at generation 3; "new" claims t-0 and t-1 at
+    // generation 5, carried in its user data (subscription v1, KIP-792 fallback).
+    let old = MemberSubscription::new("old", ["t"]).with_owned_partitions(parts.clone(), 3);
+    let new = MemberSubscription {
+        owned_partitions: vec![tp(0), tp(1)],
+        generation_id: None,
+        user_data: Some(5i32.to_be_bytes().to_vec()),
+        ..MemberSubscription::new("new", ["t"])
+    };
+    let out = CooperativeStickyAssignor.assign(&[old, new], &parts).expect("valid input");
+    assert_eq!(out["new"], [tp(0), tp(1)]);
+    assert_eq!(out["old"], [tp(2), tp(3)]);
+}
+
+#[test]
+fn fresh_identical_subscriptions_deal_round_robin_by_member_id() {
+    let ts = topics(3);
+    let parts = partitions(&ts, 5);
+    let ms: Vec<_> = ["c", "a", "b"].iter().map(|id| MemberSubscription::new(*id, ts.iter().cloned())).collect();
+    let out = StickyAssignor.assign(&ms, &parts).expect("valid input");
+    for (k, id) in ["a", "b", "c"].iter().enumerate() {
+        let want: Vec<_> = parts.iter().skip(k).step_by(3).cloned().collect();
+        assert_eq!(out[*id], want, "{id}");
+    }
+}

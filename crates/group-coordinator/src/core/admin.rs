@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedGroup, DescribedMember, ErrorCode, GroupState, ListGroupsRequest, ListGroupsResponse, ListedGroup,
+    DescribedGroup, DescribedMember, ErrorCode, GroupState, ListGroupsRequest, ListGroupsResponse,
+    ListedGroup,
 };
 
 use crate::core::{CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey};
@@ -77,7 +78,8 @@ impl CoordinatorCore {
 
     pub(crate) fn list_groups(&mut self, rid: RequestId, req: ListGroupsRequest) {
         let groups = self.listed_groups(&req);
-        self.engine.respond(rid, Response::ListGroups(ListGroupsResponse { error_code: ErrorCode::None, groups }));
+        self.engine
+            .respond(rid, Response::ListGroups(ListGroupsResponse { error_code: ErrorCode::None, groups }));
     }
 
     pub(crate) fn delete_groups(&mut self, rid: RequestId, req: DeleteGroupsRequest) {

@@ -1,11 +1,14 @@
 //! The in-memory model of one classic group and its members (`kafka-semantics.md` §0).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
-use group_types::{GroupState, JoinGroupMember, OffsetAndMetadata, ProtocolMetadata, Subscription, TopicPartition};
+use group_types::{
+    GroupState, JoinGroupMember, OffsetAndMetadata, ProtocolMetadata, Subscription, TopicPartition,
+};
 
+use crate::core::hash::FxHashMap;
 use crate::core::types::RequestId;
 
 /// One member of a classic group.
@@ -60,12 +63,12 @@ pub(crate) struct Group {
     pub(crate) protocol_name: Option<String>,
     pub(crate) leader: Option<Arc<str>>,
     members: Vec<Member>,
-    index: HashMap<Arc<str>, usize>,
-    pub(crate) static_members: HashMap<String, Arc<str>>,
+    index: FxHashMap<Arc<str>, usize>,
+    pub(crate) static_members: FxHashMap<String, Arc<str>>,
     pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
     num_awaiting_join: usize,
     num_pending_sync: usize,
-    protocol_counts: HashMap<String, usize>,
+    protocol_counts: FxHashMap<String, usize>,
     /// Ids replaced (static replacement) while they still owed a SyncGroup: Kafka keeps
     /// them in its pending-sync set, so the sync timer still sees them as missing.
     pub(crate) stale_pending_sync: Vec<Arc<str>>,
@@ -88,12 +91,12 @@ impl Group {
             protocol_name: None,
             leader: None,
             members: Vec::new(),
-            index: HashMap::new(),
-            static_members: HashMap::new(),
+            index: FxHashMap::default(),
+            static_members: FxHashMap::default(),
             pending_join: BTreeMap::new(),
             num_awaiting_join: 0,
             num_pending_sync: 0,
-            protocol_counts: HashMap::new(),
+            protocol_counts: FxHashMap::default(),
             stale_pending_sync: Vec::new(),
             new_member_added: false,
             subscribed_topics: None,
@@ -191,10 +194,10 @@ impl Group {
         if member.pending_sync {
             self.num_pending_sync -= 1;
         }
-        if let Some(instance) = &member.instance {
-            if self.static_members.get(instance).is_some_and(|m| **m == *member.id) {
-                self.static_members.remove(instance);
-            }
+        if let Some(instance) = &member.instance
+            && self.static_members.get(instance).is_some_and(|m| **m == *member.id)
+        {
+            self.static_members.remove(instance);
         }
         if self.is_leader(id) {
             self.leader = self.members.first().map(|m| m.id.clone());
@@ -224,7 +227,12 @@ impl Group {
     fn count_protocols(&mut self, protocols: &[ProtocolMetadata], add: bool) {
         for p in protocols {
             if add {
-                *self.protocol_counts.entry(p.name.clone()).or_insert(0) += 1;
+                match self.protocol_counts.get_mut(&p.name) {
+                    Some(count) => *count += 1,
+                    None => {
+                        self.protocol_counts.insert(p.name.clone(), 1);
+                    }
+                }
             } else if let Some(count) = self.protocol_counts.get_mut(&p.name) {
                 *count -= 1;
                 if *count == 0 {
@@ -378,7 +386,7 @@ impl Group {
 
     /// The persisted form: members with their metadata for the selected protocol and
     /// the given (or current) assignments.
-    pub(crate) fn record(&self, assignments: Option<&HashMap<Arc<str>, Vec<u8>>>) -> GroupMetadataRecord {
+    pub(crate) fn record(&self, assignments: Option<&FxHashMap<Arc<str>, Vec<u8>>>) -> GroupMetadataRecord {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         GroupMetadataRecord {
             group_id: self.id.to_string(),

@@ -58,7 +58,8 @@ impl CoordinatorCore {
         if new_group && eng.fx.writes.len() == writes_before {
             // Kafka's Java coordinator commits a newly created group with an empty record;
             // the answer already built waits for that write.
-            let answered = eng.fx.responses.iter().position(|(r, _)| *r == rid).map(|i| eng.fx.responses.remove(i).1);
+            let answered =
+                eng.fx.responses.iter().position(|(r, _)| *r == rid).map(|i| eng.fx.responses.remove(i).1);
             let record = g.empty_record();
             let group = g.id.clone();
             eng.write(vec![Record::Group(record)], PendingWrite::NewGroup { group, request: rid, answered });
@@ -131,7 +132,10 @@ impl Engine {
             return;
         }
         let Some(i) = g.position(&member_id) else {
-            self.respond(rid, Response::JoinGroup(join_validation_error(ErrorCode::UnknownMemberId, member_id)));
+            self.respond(
+                rid,
+                Response::JoinGroup(join_validation_error(ErrorCode::UnknownMemberId, member_id)),
+            );
             return;
         };
         match g.state {
@@ -226,7 +230,10 @@ impl Engine {
             self.respond(parked, Response::JoinGroup(response));
         }
         if let Some(parked) = g.at_mut(i).awaiting_sync.take() {
-            self.respond(parked, Response::SyncGroup(group_types::SyncGroupResponse::error(ErrorCode::FencedInstanceId)));
+            self.respond(
+                parked,
+                Response::SyncGroup(group_types::SyncGroupResponse::error(ErrorCode::FencedInstanceId)),
+            );
         }
         self.cancel_session(g, &old_id);
         g.rename(&old_id, new_id.clone());
@@ -268,7 +275,12 @@ impl Engine {
     }
 
     /// Completion of a Stable static replacement's write.
-    pub(crate) fn finish_static_replace(&mut self, g: &mut Group, p: StaticReplace, result: Result<(), ErrorCode>) {
+    pub(crate) fn finish_static_replace(
+        &mut self,
+        g: &mut Group,
+        p: StaticReplace,
+        result: Result<(), ErrorCode>,
+    ) {
         let Some(i) = g.position(&p.new_id) else { return };
         match result {
             Ok(()) => {

@@ -23,13 +23,23 @@ impl CoordinatorCore {
         if g.is(GroupState::Dead) {
             return ErrorCode::CoordinatorNotAvailable;
         }
-        if let Err(code) = validate_member(g, &req.member_id, req.group_instance_id.as_deref()) {
-            return code;
-        }
+        let i = match req.group_instance_id.as_deref() {
+            // Dynamic members (the common case): one lookup validates and locates.
+            None => match g.position(&req.member_id) {
+                Some(i) => i,
+                None => return ErrorCode::UnknownMemberId,
+            },
+            Some(instance) => {
+                if let Err(code) = validate_member(g, &req.member_id, Some(instance)) {
+                    return code;
+                }
+                let Some(i) = g.position(&req.member_id) else { return ErrorCode::UnknownMemberId };
+                i
+            }
+        };
         if req.generation_id != g.generation {
             return ErrorCode::IllegalGeneration;
         }
-        let Some(i) = g.position(&req.member_id) else { return ErrorCode::UnknownMemberId };
         let code = match g.state {
             GroupState::Empty | GroupState::Dead => return ErrorCode::UnknownMemberId,
             GroupState::PreparingRebalance => ErrorCode::RebalanceInProgress,
@@ -54,11 +64,15 @@ impl CoordinatorCore {
         };
         let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
             let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
-            eng.respond(rid, Response::LeaveGroup(LeaveGroupResponse { error_code: ErrorCode::None, members }));
+            eng.respond(
+                rid,
+                Response::LeaveGroup(LeaveGroupResponse { error_code: ErrorCode::None, members }),
+            );
             return;
         };
         if g.is(GroupState::Dead) {
-            let response = LeaveGroupResponse { error_code: ErrorCode::CoordinatorNotAvailable, members: Vec::new() };
+            let response =
+                LeaveGroupResponse { error_code: ErrorCode::CoordinatorNotAvailable, members: Vec::new() };
             eng.respond(rid, Response::LeaveGroup(response));
             return;
         }

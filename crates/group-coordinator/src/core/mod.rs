@@ -3,6 +3,7 @@
 
 mod admin;
 mod group;
+pub(crate) mod hash;
 mod ids;
 mod join;
 mod membership;
@@ -12,7 +13,6 @@ mod sync;
 mod timer_queue;
 mod types;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use group_offsets::StoredGroups;
@@ -24,6 +24,7 @@ use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
 
 pub(crate) use self::group::{Group, JoinTimer, Member};
+use self::hash::FxHashMap;
 use self::ids::MemberIdGenerator;
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
@@ -36,7 +37,7 @@ pub(crate) enum PendingWrite {
     /// J's empty group record for a group a JoinGroup created (§10 #11).
     NewGroup { group: Arc<str>, request: RequestId, answered: Option<Response> },
     /// The leader's assignment (§2.2).
-    LeaderSync { group: Arc<str>, generation: i32, assignments: HashMap<Arc<str>, Vec<u8>> },
+    LeaderSync { group: Arc<str>, generation: i32, assignments: FxHashMap<Arc<str>, Vec<u8>> },
     /// A static replacement in Stable that keeps the protocol (§2.1.2).
     StaticReplace(Box<StaticReplace>),
     /// An offset commit (§2.5).
@@ -85,7 +86,7 @@ pub(crate) struct Engine {
     pub(crate) fx: Effects,
     ids: MemberIdGenerator,
     next_write: u64,
-    pub(crate) pending_writes: HashMap<WriteId, PendingWrite>,
+    pub(crate) pending_writes: FxHashMap<WriteId, PendingWrite>,
 }
 
 impl Engine {
@@ -140,7 +141,10 @@ pub(crate) fn join_error(error_code: ErrorCode, member_id: impl Into<String>) ->
 }
 
 /// A JoinGroup error from member validation: both protocol fields null.
-pub(crate) fn join_validation_error(error_code: ErrorCode, member_id: impl Into<String>) -> JoinGroupResponse {
+pub(crate) fn join_validation_error(
+    error_code: ErrorCode,
+    member_id: impl Into<String>,
+) -> JoinGroupResponse {
     JoinGroupResponse { error_code, member_id: member_id.into(), ..JoinGroupResponse::default() }
 }
 
@@ -167,7 +171,7 @@ pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>
 /// [`CoordinatorConfig::member_id_seed`]).
 #[derive(Debug)]
 pub struct CoordinatorCore {
-    pub(crate) groups: HashMap<Arc<str>, Group>,
+    pub(crate) groups: FxHashMap<Arc<str>, Group>,
     pub(crate) engine: Engine,
     started: bool,
 }
@@ -177,14 +181,14 @@ impl CoordinatorCore {
     pub fn new(config: CoordinatorConfig) -> CoordinatorCore {
         let ids = MemberIdGenerator::new(config.member_id_seed);
         CoordinatorCore {
-            groups: HashMap::new(),
+            groups: FxHashMap::default(),
             engine: Engine {
                 config,
                 now: 0,
                 fx: Effects::default(),
                 ids,
                 next_write: 0,
-                pending_writes: HashMap::new(),
+                pending_writes: FxHashMap::default(),
             },
             started: false,
         }

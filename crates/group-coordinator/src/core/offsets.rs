@@ -9,7 +9,9 @@ use group_types::{
     OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse, TopicPartition,
 };
 
-use crate::core::{CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, validate_member};
+use crate::core::{
+    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, validate_member,
+};
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
     OffsetFetchData {
@@ -63,11 +65,11 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
         }
-        if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance) {
-            if let Some(i) = g.position(&req.member_id) {
-                let timeout = g.at(i).session_timeout_ms;
-                eng.arm_session(g, i, timeout);
-            }
+        if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
+            && let Some(i) = g.position(&req.member_id)
+        {
+            let timeout = g.at(i).session_timeout_ms;
+            eng.arm_session(g, i, timeout);
         }
         let now = eng.now;
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
@@ -105,7 +107,8 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetCommit(response));
             return;
         }
-        let pending = PendingWrite::Commit { group: g.id.clone(), request: rid, created_group, offsets, response };
+        let pending =
+            PendingWrite::Commit { group: g.id.clone(), request: rid, created_group, offsets, response };
         eng.write(records, pending);
     }
 
@@ -133,7 +136,10 @@ impl CoordinatorCore {
                 }
                 let remove = created_group
                     && self.groups.get(&group).is_some_and(|g| {
-                        g.is(GroupState::Empty) && g.len() == 0 && g.offsets.is_empty() && g.pending_join.is_empty()
+                        g.is(GroupState::Empty)
+                            && g.len() == 0
+                            && g.offsets.is_empty()
+                            && g.pending_join.is_empty()
                     });
                 if remove {
                     self.groups.remove(&group);
@@ -161,7 +167,11 @@ impl CoordinatorCore {
             None => {
                 if let Some(g) = g {
                     for (tp, offset) in &g.offsets {
-                        response.offsets.entry(tp.topic.to_string()).or_default().insert(tp.partition, fetch_data(offset));
+                        response
+                            .offsets
+                            .entry(tp.topic.to_string())
+                            .or_default()
+                            .insert(tp.partition, fetch_data(offset));
                     }
                 }
             }
@@ -171,7 +181,9 @@ impl CoordinatorCore {
 
     pub(crate) fn offset_delete(&mut self, rid: RequestId, req: OffsetDeleteRequest) {
         let eng = &mut self.engine;
-        let top = |error_code| Response::OffsetDelete(OffsetDeleteResponse { error_code, partitions: BTreeMap::new() });
+        let top = |error_code| {
+            Response::OffsetDelete(OffsetDeleteResponse { error_code, partitions: BTreeMap::new() })
+        };
         if req.group_id.is_empty() {
             eng.respond(rid, top(ErrorCode::InvalidGroupId));
             return;
@@ -199,7 +211,8 @@ impl CoordinatorCore {
                 out.insert(partition, ErrorCode::None);
                 let tp = TopicPartition::new(topic.as_str(), partition);
                 if g.offsets.contains_key(&tp) {
-                    records.push(Record::OffsetTombstone { group_id: g.id.to_string(), partition: tp.clone() });
+                    records
+                        .push(Record::OffsetTombstone { group_id: g.id.to_string(), partition: tp.clone() });
                     partitions.push(tp);
                 }
             }

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, SyncGroupResponse};
 
-use crate::core::{CoordinatorCore, Engine, Group, JoinTimer, PendingWrite, Record, Response, TimerKey, join_error};
+use crate::core::{
+    CoordinatorCore, Engine, Group, JoinTimer, PendingWrite, Record, Response, TimerKey, join_error,
+};
 
 impl Engine {
     /// §1.2 `prepare_rebalance`.
@@ -163,11 +165,19 @@ impl Engine {
     }
 
     /// Removes a member on the leave path: its parked JoinGroup gets UNKNOWN_MEMBER_ID.
+    /// Deliberate difference: Kafka drops a leaving member's parked SyncGroup without
+    /// an answer; here it gets UNKNOWN_MEMBER_ID, so no caller waits forever.
     pub(crate) fn remove_current_member(&mut self, g: &mut Group, id: &Arc<str>) {
         self.cancel_session(g, id);
         if let Some(i) = g.position(id) {
             if let Some(request) = g.set_awaiting_join(i, None) {
                 self.respond(request, Response::JoinGroup(join_error(ErrorCode::UnknownMemberId, "")));
+            }
+            if let Some(request) = g.at_mut(i).awaiting_sync.take() {
+                self.respond(
+                    request,
+                    Response::SyncGroup(SyncGroupResponse::error(ErrorCode::UnknownMemberId)),
+                );
             }
         }
         g.remove(id);
@@ -175,10 +185,10 @@ impl Engine {
 
     /// Removes a member whose session expired, then rebalances or completes the join.
     fn remove_member_and_update(&mut self, g: &mut Group, id: &Arc<str>) {
-        if let Some(i) = g.position(id) {
-            if let Some(request) = g.set_awaiting_join(i, None) {
-                self.respond(request, Response::JoinGroup(join_error(ErrorCode::UnknownMemberId, "")));
-            }
+        if let Some(i) = g.position(id)
+            && let Some(request) = g.set_awaiting_join(i, None)
+        {
+            self.respond(request, Response::JoinGroup(join_error(ErrorCode::UnknownMemberId, "")));
         }
         g.remove(id);
         if matches!(g.state, GroupState::Stable | GroupState::CompletingRebalance) {
@@ -237,7 +247,8 @@ impl CoordinatorCore {
         {
             return;
         }
-        let missing: Vec<Arc<str>> = g.members().iter().filter(|m| m.pending_sync).map(|m| m.id.clone()).collect();
+        let missing: Vec<Arc<str>> =
+            g.members().iter().filter(|m| m.pending_sync).map(|m| m.id.clone()).collect();
         for id in &missing {
             g.remove(id);
             self.engine.cancel_session(g, id);
@@ -259,7 +270,7 @@ impl CoordinatorCore {
         }
         let Some(i) = g.position(member) else { return };
         let m = g.at(i);
-        if !m.session_deadline.is_some_and(|d| d <= now) {
+        if m.session_deadline.is_none_or(|d| d > now) {
             return;
         }
         let satisfied = !m.is_new && (m.awaiting_join.is_some() || m.awaiting_sync.is_some());

@@ -1,12 +1,14 @@
 //! SyncGroup (`kafka-semantics.md` §2.2): the leader's assignment is persisted, then
 //! handed to every member.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
 
-use crate::core::{CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member};
+use crate::core::hash::FxHashMap;
+use crate::core::{
+    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member,
+};
 
 fn inconsistent(given: Option<&str>, current: Option<&str>) -> bool {
     matches!((given, current), (Some(a), Some(b)) if a != b)
@@ -53,7 +55,8 @@ impl CoordinatorCore {
                 g.at_mut(i).awaiting_sync = Some(rid);
                 eng.remove_pending_sync(g, i);
                 if g.is_leader(&req.member_id) {
-                    let mut assignments: HashMap<Arc<str>, Vec<u8>> = HashMap::with_capacity(g.len());
+                    let mut assignments: FxHashMap<Arc<str>, Vec<u8>> =
+                        FxHashMap::with_capacity_and_hasher(g.len(), Default::default());
                     for a in req.assignments {
                         if let Some(m) = g.member(&a.member_id) {
                             assignments.insert(m.id.clone(), a.assignment);
@@ -63,8 +66,11 @@ impl CoordinatorCore {
                         assignments.entry(m.id.clone()).or_default();
                     }
                     let record = g.record(Some(&assignments));
-                    let pending =
-                        PendingWrite::LeaderSync { group: g.id.clone(), generation: g.generation, assignments };
+                    let pending = PendingWrite::LeaderSync {
+                        group: g.id.clone(),
+                        generation: g.generation,
+                        assignments,
+                    };
                     eng.write(vec![Record::Group(record)], pending);
                 }
             }
@@ -100,7 +106,7 @@ impl Engine {
         &mut self,
         g: &mut Group,
         generation: i32,
-        mut assignments: HashMap<Arc<str>, Vec<u8>>,
+        mut assignments: FxHashMap<Arc<str>, Vec<u8>>,
         result: Result<(), ErrorCode>,
     ) {
         if !g.is(GroupState::CompletingRebalance) || g.generation != generation {

@@ -1,6 +1,8 @@
 //! `TimerQueue`: the deadlines a core asked for, in firing order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::core::hash::FxHashMap;
 
 use crate::core::types::{TimerKey, TimerOp};
 
@@ -10,7 +12,7 @@ use crate::core::types::{TimerKey, TimerOp};
 #[derive(Debug, Default, Clone)]
 pub struct TimerQueue {
     by_deadline: BTreeMap<(i64, u64), TimerKey>,
-    by_key: HashMap<TimerKey, (i64, u64)>,
+    by_key: FxHashMap<TimerKey, (i64, u64)>,
     next_seq: u64,
 }
 

@@ -10,16 +10,19 @@ use crate::{CoordinatorError, GroupCoordinator, GroupMetadata};
 
 /// Every member's subscription as an assignor sees it: topics, owned partitions,
 /// generation, rack and user data, decoded from its metadata for the selected protocol.
-pub(crate) fn member_subscriptions(group: &GroupMetadata) -> Result<Vec<MemberSubscription>, CoordinatorError> {
+pub(crate) fn member_subscriptions(
+    group: &GroupMetadata,
+) -> Result<Vec<MemberSubscription>, CoordinatorError> {
     group
         .members
         .iter()
         .map(|m| {
-            let sub = Subscription::decode(&m.subscription).map_err(|e| CoordinatorError::InvalidSubscription {
-                group_id: group.group_id.clone(),
-                member_id: m.member_id.clone(),
-                reason: e.to_string(),
-            })?;
+            let sub =
+                Subscription::decode(&m.subscription).map_err(|e| CoordinatorError::InvalidSubscription {
+                    group_id: group.group_id.clone(),
+                    member_id: m.member_id.clone(),
+                    reason: e.to_string(),
+                })?;
             Ok(MemberSubscription {
                 member_id: m.member_id.clone(),
                 group_instance_id: m.group_instance_id.clone(),
@@ -47,11 +50,16 @@ impl GroupCoordinator {
         if self.is_stopped() {
             return Err(CoordinatorError::Stopped);
         }
-        let group = self.get_group(group_id).ok_or_else(|| CoordinatorError::UnknownGroup(group_id.to_owned()))?;
-        let protocol =
-            group.protocol_name.clone().ok_or_else(|| CoordinatorError::NoSelectedProtocol(group_id.to_owned()))?;
-        let assignor = get_assignor(&protocol)
-            .ok_or_else(|| CoordinatorError::UnknownAssignor { group_id: group_id.to_owned(), protocol: protocol.clone() })?;
+        let group =
+            self.get_group(group_id).ok_or_else(|| CoordinatorError::UnknownGroup(group_id.to_owned()))?;
+        let protocol = group
+            .protocol_name
+            .clone()
+            .ok_or_else(|| CoordinatorError::NoSelectedProtocol(group_id.to_owned()))?;
+        let assignor = get_assignor(&protocol).ok_or_else(|| CoordinatorError::UnknownAssignor {
+            group_id: group_id.to_owned(),
+            protocol: protocol.clone(),
+        })?;
         let members = member_subscriptions(&group)?;
         assignor
             .assign(&members, partitions)

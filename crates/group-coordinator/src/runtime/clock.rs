@@ -36,7 +36,9 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
     }
 }
 
@@ -61,7 +63,10 @@ impl fmt::Debug for ManualClock {
 impl ManualClock {
     /// A clock reading `start_ms`.
     pub fn new(start_ms: i64) -> ManualClock {
-        ManualClock { state: Mutex::new(ManualState { now: start_ms, drivers: Vec::new() }), advancing: Mutex::new(()) }
+        ManualClock {
+            state: Mutex::new(ManualState { now: start_ms, drivers: Vec::new() }),
+            advancing: Mutex::new(()),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ManualState> {

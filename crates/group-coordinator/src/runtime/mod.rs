@@ -6,8 +6,8 @@ mod clock;
 mod pending;
 mod storage_io;
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
@@ -25,9 +25,10 @@ use group_types::{
 
 pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
 pub use self::pending::{Outcome, Pending, ResponseKind};
+use crate::core::hash::{FxHashMap, FxHasher};
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
-    TimerQueue,
+    Response, TimerQueue,
 };
 
 /// Number of independently locked cores. Groups hash to one of them.
@@ -36,7 +37,7 @@ const SHARDS: usize = 16;
 struct Shard {
     core: CoordinatorCore,
     timers: TimerQueue,
-    waiters: HashMap<RequestId, Sender<Outcome>>,
+    waiters: FxHashMap<RequestId, Sender<Outcome>>,
 }
 
 enum Control {
@@ -86,7 +87,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn shard_of(group_id: &str) -> usize {
-    let mut h = DefaultHasher::new();
+    let mut h = FxHasher::default();
     group_id.hash(&mut h);
     (h.finish() % SHARDS as u64) as usize
 }
@@ -95,10 +96,27 @@ impl Inner {
     /// Applies a core's effects: timers, answers, then each write persisted and its
     /// completion fed back, until nothing is left.
     fn run(&self, shard: &mut Shard, fx: Effects) {
+        self.run_for(shard, fx, None);
+    }
+
+    /// As `run`, and the answer to `caller` (if it comes) is kept for the caller
+    /// instead of going through a channel.
+    fn run_for(
+        &self,
+        shard: &mut Shard,
+        fx: Effects,
+        mut caller: Option<(RequestId, &mut Option<Response>)>,
+    ) {
         let mut queue = VecDeque::from([fx]);
         while let Some(fx) = queue.pop_front() {
             shard.timers.apply(fx.timers);
             for (rid, response) in fx.responses {
+                if let Some((id, slot)) = caller.as_mut()
+                    && *id == rid
+                {
+                    **slot = Some(response);
+                    continue;
+                }
                 if let Some(tx) = shard.waiters.remove(&rid) {
                     let _ = tx.send(Ok(response));
                 }
@@ -109,28 +127,53 @@ impl Inner {
                 queue.push_back(shard.core.complete_write(now, write.id, result));
             }
         }
-        if let Some(next) = shard.timers.next_deadline() {
-            if next < self.next_wake.load(Ordering::Acquire) {
-                if let Some(control) = &self.control {
-                    let _ = control.try_send(Control::Wake);
-                }
+        if let Some(next) = shard.timers.next_deadline()
+            && next < self.next_wake.load(Ordering::Acquire)
+            && let Some(control) = &self.control
+        {
+            let _ = control.try_send(Control::Wake);
+        }
+    }
+
+    /// Hands a request to its group's core. The answer, if the request is answered
+    /// before the shard is released, comes back directly; otherwise a channel is
+    /// registered (under the same lock, so nothing is missed) and returned.
+    fn submit(&self, group_id: &str, request: Request) -> Result<Outcome, Receiver<Outcome>> {
+        let mut shard = lock(&self.shards[shard_of(group_id)]);
+        if self.stopped.load(Ordering::Acquire) {
+            return Ok(Err(CoordinatorError::Stopped));
+        }
+        let rid = RequestId(self.next_request.fetch_add(1, Ordering::Relaxed));
+        let now = self.clock.now_ms();
+        let fx = shard.core.handle(now, rid, request);
+        let mut answer = None;
+        self.run_for(&mut shard, fx, Some((rid, &mut answer)));
+        match answer {
+            Some(response) => Ok(Ok(response)),
+            None => {
+                let (tx, rx) = bounded(1);
+                shard.waiters.insert(rid, tx);
+                Err(rx)
             }
         }
     }
 
-    fn submit(&self, group_id: &str, request: Request) -> Receiver<Outcome> {
-        let (tx, rx) = bounded(1);
-        let mut shard = lock(&self.shards[shard_of(group_id)]);
-        if self.stopped.load(Ordering::Acquire) {
-            let _ = tx.send(Err(CoordinatorError::Stopped));
-            return rx;
+    fn pending<T: ResponseKind>(&self, group_id: &str, request: Request) -> Pending<T> {
+        match self.submit(group_id, request) {
+            Ok(outcome) => {
+                let (tx, rx) = bounded(1);
+                let _ = tx.send(outcome);
+                Pending::new(rx)
+            }
+            Err(rx) => Pending::new(rx),
         }
-        let rid = RequestId(self.next_request.fetch_add(1, Ordering::Relaxed));
-        shard.waiters.insert(rid, tx);
-        let now = self.clock.now_ms();
-        let fx = shard.core.handle(now, rid, request);
-        self.run(&mut shard, fx);
-        rx
+    }
+
+    fn blocking<T: ResponseKind>(&self, group_id: &str, request: Request) -> Result<T, CoordinatorError> {
+        match self.submit(group_id, request) {
+            Ok(outcome) => Pending::<T>::decode(outcome),
+            Err(rx) => Pending::<T>::new(rx).wait(),
+        }
     }
 
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
@@ -145,7 +188,9 @@ impl Inner {
     }
 
     fn earliest(&self) -> Option<(i64, usize)> {
-        (0..self.shards.len()).filter_map(|i| lock(&self.shards[i]).timers.next_deadline().map(|d| (d, i))).min()
+        (0..self.shards.len())
+            .filter_map(|i| lock(&self.shards[i]).timers.next_deadline().map(|d| (d, i)))
+            .min()
     }
 }
 
@@ -213,10 +258,11 @@ impl GroupCoordinator {
         for (i, stored) in per_shard.into_iter().enumerate() {
             let mut shard_config = config.clone();
             // Distinct id streams per shard, still reproducible from the seed.
-            shard_config.member_id_seed = config.member_id_seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9));
+            shard_config.member_id_seed =
+                config.member_id_seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9));
             let mut core = CoordinatorCore::new(shard_config);
             loaded.push(core.load(now, stored));
-            shards.push(Mutex::new(Shard { core, timers: TimerQueue::new(), waiters: HashMap::new() }));
+            shards.push(Mutex::new(Shard { core, timers: TimerQueue::new(), waiters: FxHashMap::default() }));
         }
         let inner = Arc::new(Inner {
             shards,
@@ -256,51 +302,64 @@ impl GroupCoordinator {
     /// JoinGroup; the answer comes when the join barrier closes.
     pub fn join_group(&self, request: JoinGroupRequest) -> Pending<JoinGroupResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::JoinGroup(request)))
+        self.inner.pending(&group, Request::JoinGroup(request))
     }
 
     /// JoinGroup, blocking until answered.
-    pub fn handle_join_group(&self, request: JoinGroupRequest) -> Result<JoinGroupResponse, CoordinatorError> {
-        self.join_group(request).wait()
+    pub fn handle_join_group(
+        &self,
+        request: JoinGroupRequest,
+    ) -> Result<JoinGroupResponse, CoordinatorError> {
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::JoinGroup(request))
     }
 
     /// SyncGroup; a follower's answer comes with the leader's assignment.
     pub fn sync_group(&self, request: SyncGroupRequest) -> Pending<SyncGroupResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::SyncGroup(request)))
+        self.inner.pending(&group, Request::SyncGroup(request))
     }
 
     /// SyncGroup, blocking until answered.
-    pub fn handle_sync_group(&self, request: SyncGroupRequest) -> Result<SyncGroupResponse, CoordinatorError> {
-        self.sync_group(request).wait()
+    pub fn handle_sync_group(
+        &self,
+        request: SyncGroupRequest,
+    ) -> Result<SyncGroupResponse, CoordinatorError> {
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::SyncGroup(request))
     }
 
     /// Heartbeat.
     pub fn heartbeat(&self, request: HeartbeatRequest) -> Pending<HeartbeatResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::Heartbeat(request)))
+        self.inner.pending(&group, Request::Heartbeat(request))
     }
 
     /// Heartbeat, blocking.
     pub fn handle_heartbeat(&self, request: HeartbeatRequest) -> Result<HeartbeatResponse, CoordinatorError> {
-        self.heartbeat(request).wait()
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::Heartbeat(request))
     }
 
     /// LeaveGroup.
     pub fn leave_group(&self, request: LeaveGroupRequest) -> Pending<LeaveGroupResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::LeaveGroup(request)))
+        self.inner.pending(&group, Request::LeaveGroup(request))
     }
 
     /// LeaveGroup, blocking.
-    pub fn handle_leave_group(&self, request: LeaveGroupRequest) -> Result<LeaveGroupResponse, CoordinatorError> {
-        self.leave_group(request).wait()
+    pub fn handle_leave_group(
+        &self,
+        request: LeaveGroupRequest,
+    ) -> Result<LeaveGroupResponse, CoordinatorError> {
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::LeaveGroup(request))
     }
 
     /// OffsetCommit (answered as v9+; see [`Request::OffsetCommit`]).
     pub fn offset_commit(&self, request: OffsetCommitRequest) -> Pending<OffsetCommitResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::OffsetCommit(request)))
+        self.inner.pending(&group, Request::OffsetCommit(request))
     }
 
     /// OffsetCommit, blocking until the offsets are in storage.
@@ -308,24 +367,29 @@ impl GroupCoordinator {
         &self,
         request: OffsetCommitRequest,
     ) -> Result<OffsetCommitResponse, CoordinatorError> {
-        self.offset_commit(request).wait()
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::OffsetCommit(request))
     }
 
     /// OffsetFetch.
     pub fn offset_fetch(&self, request: OffsetFetchRequest) -> Pending<OffsetFetchResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::OffsetFetch(request)))
+        self.inner.pending(&group, Request::OffsetFetch(request))
     }
 
     /// OffsetFetch, blocking.
-    pub fn handle_offset_fetch(&self, request: OffsetFetchRequest) -> Result<OffsetFetchResponse, CoordinatorError> {
-        self.offset_fetch(request).wait()
+    pub fn handle_offset_fetch(
+        &self,
+        request: OffsetFetchRequest,
+    ) -> Result<OffsetFetchResponse, CoordinatorError> {
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::OffsetFetch(request))
     }
 
     /// OffsetDelete.
     pub fn offset_delete(&self, request: OffsetDeleteRequest) -> Pending<OffsetDeleteResponse> {
         let group = request.group_id.clone();
-        Pending::new(self.inner.submit(&group, Request::OffsetDelete(request)))
+        self.inner.pending(&group, Request::OffsetDelete(request))
     }
 
     /// OffsetDelete, blocking.
@@ -333,7 +397,8 @@ impl GroupCoordinator {
         &self,
         request: OffsetDeleteRequest,
     ) -> Result<OffsetDeleteResponse, CoordinatorError> {
-        self.offset_delete(request).wait()
+        let group = request.group_id.clone();
+        self.inner.blocking(&group, Request::OffsetDelete(request))
     }
 
     /// DescribeGroups over every shard the ids hash to, in request order.
@@ -344,15 +409,17 @@ impl GroupCoordinator {
         let mut groups = Vec::with_capacity(request.group_ids.len());
         for id in request.group_ids {
             let req = DescribeGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DescribeGroupsResponse =
-                Pending::new(self.inner.submit(&id, Request::DescribeGroups(req))).wait()?;
+            let response: DescribeGroupsResponse = self.inner.blocking(&id, Request::DescribeGroups(req))?;
             groups.extend(response.groups);
         }
         Ok(DescribeGroupsResponse { groups })
     }
 
     /// ListGroups over every shard, ordered by group id.
-    pub fn handle_list_groups(&self, request: ListGroupsRequest) -> Result<ListGroupsResponse, CoordinatorError> {
+    pub fn handle_list_groups(
+        &self,
+        request: ListGroupsRequest,
+    ) -> Result<ListGroupsResponse, CoordinatorError> {
         if self.inner.stopped.load(Ordering::Acquire) {
             return Err(CoordinatorError::Stopped);
         }
@@ -375,15 +442,19 @@ impl GroupCoordinator {
                 continue;
             }
             let req = DeleteGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DeleteGroupsResponse =
-                Pending::new(self.inner.submit(&id, Request::DeleteGroups(req))).wait()?;
+            let response: DeleteGroupsResponse = self.inner.blocking(&id, Request::DeleteGroups(req))?;
             results.extend(response.results);
         }
         Ok(DeleteGroupsResponse { results })
     }
 
     /// The committed offset of one partition, `-1` when none is committed.
-    pub fn get_committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Result<i64, CoordinatorError> {
+    pub fn get_committed_offset(
+        &self,
+        group_id: &str,
+        topic: &str,
+        partition: i32,
+    ) -> Result<i64, CoordinatorError> {
         if self.inner.stopped.load(Ordering::Acquire) {
             return Err(CoordinatorError::Stopped);
         }

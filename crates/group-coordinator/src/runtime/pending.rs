@@ -70,7 +70,8 @@ impl<T: ResponseKind> Pending<T> {
     /// Turns what the receiver delivered into the typed answer.
     pub fn decode(outcome: Outcome) -> Result<T, CoordinatorError> {
         let response = outcome?;
-        T::from_response(response).ok_or_else(|| CoordinatorError::Internal("response of another kind".into()))
+        T::from_response(response)
+            .ok_or_else(|| CoordinatorError::Internal("response of another kind".into()))
     }
 
     /// Blocks until the answer comes. A coordinator stopped meanwhile answers

@@ -19,7 +19,7 @@ const GROUP: &str = "g";
 /// Seeds run by default (CI).
 const DEFAULT_SEEDS: u64 = 1_000;
 /// Steps per seed: enough for several generations, crashes and restarts each.
-const STEPS: usize = 160;
+const STEPS: usize = 400;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -100,6 +100,33 @@ struct Sim {
     /// Member ids removed by a timer, with the group's generation at the time.
     expelled: HashMap<String, i32>,
     errors: Vec<String>,
+    stats: Stats,
+}
+
+/// What the seeds exercised, so that a harness that stopped exercising anything fails.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Stats {
+    pub(crate) generations: u64,
+    pub(crate) assignments: u64,
+    pub(crate) commits_acknowledged: u64,
+    pub(crate) expulsions: u64,
+    pub(crate) static_restarts: u64,
+    pub(crate) crashes: u64,
+    pub(crate) leaves: u64,
+    pub(crate) failed_writes: u64,
+}
+
+impl Stats {
+    fn add(&mut self, o: Stats) {
+        self.generations += o.generations;
+        self.assignments += o.assignments;
+        self.commits_acknowledged += o.commits_acknowledged;
+        self.expulsions += o.expulsions;
+        self.static_restarts += o.static_restarts;
+        self.crashes += o.crashes;
+        self.leaves += o.leaves;
+        self.failed_writes += o.failed_writes;
+    }
 }
 
 impl Sim {
@@ -160,6 +187,7 @@ impl Sim {
             next_offset: 1,
             expelled: HashMap::new(),
             errors: Vec::new(),
+            stats: Stats::default(),
         }
     }
 
@@ -177,12 +205,23 @@ impl Sim {
     }
 
     fn members(&self) -> Vec<String> {
-        self.core.group(GROUP).map(|g| g.members.into_iter().map(|m| m.member_id).collect()).unwrap_or_default()
+        self.core
+            .group(GROUP)
+            .map(|g| g.members.into_iter().map(|m| m.member_id).collect())
+            .unwrap_or_default()
     }
 
     /// Applies effects: timers queued, answers routed, writes completed (some fail).
     fn process(&mut self, fx: Effects) {
         self.timers.apply(fx.timers);
+        // Learn every id's instance first: a batch may name a leader before its own answer.
+        for (rid, response) in &fx.responses {
+            if let (Response::JoinGroup(r), Some(sent)) = (response, self.sent.get(rid)) {
+                if let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance) {
+                    self.instance_of.insert(r.member_id.clone(), instance.clone());
+                }
+            }
+        }
         for (rid, response) in fx.responses {
             self.on_response(rid, response);
         }
@@ -195,6 +234,7 @@ impl Sim {
                     ErrorCode::RequestTimedOut,
                 ]);
                 self.log(format!("write {:?} fails with {}", write.id, error.name()));
+                self.stats.failed_writes += 1;
                 Err(error)
             } else {
                 Ok(())
@@ -212,7 +252,9 @@ impl Sim {
             Request::OffsetCommit(r) => r
                 .offsets
                 .iter()
-                .flat_map(|(t, ps)| ps.iter().map(move |(p, d)| (TopicPartition::new(t.as_str(), *p), d.offset)))
+                .flat_map(|(t, ps)| {
+                    ps.iter().map(move |(p, d)| (TopicPartition::new(t.as_str(), *p), d.offset))
+                })
                 .collect(),
             _ => Vec::new(),
         };
@@ -244,12 +286,26 @@ impl Sim {
             Response::SyncGroup(r) => r.error_code,
             Response::Heartbeat(r) => r.error_code,
             Response::LeaveGroup(r) => r.error_code,
-            Response::OffsetCommit(r) => {
-                r.errors.values().flat_map(|ps| ps.values()).copied().find(|e| *e != ErrorCode::None).unwrap_or(ErrorCode::None)
-            }
+            Response::OffsetCommit(r) => r
+                .errors
+                .values()
+                .flat_map(|ps| ps.values())
+                .copied()
+                .find(|e| *e != ErrorCode::None)
+                .unwrap_or(ErrorCode::None),
             _ => ErrorCode::None,
         };
-        self.log(format!("{name} <- {} {} (sent at step {})", sent.what, error.name(), sent.step));
+        let detail = match &response {
+            Response::JoinGroup(r) => format!(
+                " id {:?} gen {} leader {:?} members {:?}",
+                r.member_id,
+                r.generation_id,
+                r.leader_id,
+                r.members.iter().map(|m| m.member_id.as_str()).collect::<Vec<_>>()
+            ),
+            _ => String::new(),
+        };
+        self.log(format!("{name} <- {} {}{detail} (sent at step {})", sent.what, error.name(), sent.step));
         // A member expelled by a timer never succeeds again with its old id.
         if error == ErrorCode::None && sent.what != "leave" {
             if let Some(&g) = self.expelled.get(&sent.member_id) {
@@ -271,7 +327,10 @@ impl Sim {
                 if current {
                     let c = &mut self.clients[sent.client];
                     match r.error_code {
-                        ErrorCode::None => c.phase = Phase::Stable,
+                        ErrorCode::None => {
+                            c.phase = Phase::Stable;
+                            self.stats.assignments += 1;
+                        }
                         ErrorCode::UnknownMemberId | ErrorCode::FencedInstanceId => {
                             c.member_id.clear();
                             c.phase = Phase::NeedJoin;
@@ -285,6 +344,7 @@ impl Sim {
                 for (tp, offset) in &sent.commit {
                     if r.error_for(&tp.topic, tp.partition) == Some(ErrorCode::None) {
                         self.committed.insert(tp.clone(), *offset);
+                        self.stats.commits_acknowledged += 1;
                     }
                 }
                 self.on_signal(&sent, error);
@@ -330,13 +390,19 @@ impl Sim {
         }
         if r.error_code == ErrorCode::None {
             if r.generation_id < self.last_generation {
-                self.fail(format!("JoinGroup answered generation {} after {}", r.generation_id, self.last_generation));
+                self.fail(format!(
+                    "JoinGroup answered generation {} after {}",
+                    r.generation_id, self.last_generation
+                ));
             }
             let leader = self.identity(&r.leader_id);
             match self.leader_of_generation.get(&r.generation_id) {
                 Some(known) if *known != leader => {
                     let known = known.clone();
-                    self.fail(format!("generation {} has two leaders: {known} and {leader}", r.generation_id));
+                    self.fail(format!(
+                        "generation {} has two leaders: {known} and {leader}",
+                        r.generation_id
+                    ));
                 }
                 Some(_) => {}
                 None => {
@@ -408,6 +474,7 @@ impl Sim {
             for id in before.into_iter().filter(|id| !after.contains(id)) {
                 self.log(format!("timer {key:?} removed {id:?} (generation {generation})"));
                 self.expelled.insert(id, generation);
+                self.stats.expulsions += 1;
             }
         }
         self.now = self.now.max(until);
@@ -423,7 +490,10 @@ impl Sim {
         let i = self.rng.below(self.clients.len() as u64) as usize;
         let roll = self.rng.below(100);
         let (phase, name) = (self.clients[i].phase, self.clients[i].name.clone());
-        let joining = self.sent.values().any(|s| s.client == i && s.what == "join" && s.incarnation == self.clients[i].incarnation);
+        let joining = self
+            .sent
+            .values()
+            .any(|s| s.client == i && s.what == "join" && s.incarnation == self.clients[i].incarnation);
         match phase {
             Phase::Crashed => {
                 if roll < 40 {
@@ -432,8 +502,10 @@ impl Sim {
                     c.member_id.clear();
                     c.phase = Phase::NeedJoin;
                     c.not_before = 0;
-                    let kind = if c.instance.is_some() { "static restart" } else { "restart as a new member" };
+                    let kind =
+                        if c.instance.is_some() { "static restart" } else { "restart as a new member" };
                     self.log(format!("{name}: {kind}"));
+                    self.stats.static_restarts += u64::from(self.clients[i].instance.is_some());
                     self.send_join(i);
                 }
             }
@@ -454,6 +526,7 @@ impl Sim {
                     c.phase = Phase::Crashed;
                     c.incarnation += 1;
                     self.log(format!("{name} crashes"));
+                    self.stats.crashes += 1;
                 } else if roll < 30 && phase == Phase::Stable {
                     self.send_commit(i);
                 } else if has_generation {
@@ -492,13 +565,15 @@ impl Sim {
     }
 
     fn send_leave(&mut self, i: usize) {
-        let c = &mut self.clients[i];
+        let c = &self.clients[i];
         let request = leave(GROUP, &c.member_id, c.instance.as_deref());
+        self.stats.leaves += 1;
+        self.send(i, "leave", Request::LeaveGroup(request), -1);
+        let c = &mut self.clients[i];
         c.incarnation += 1;
         c.member_id.clear();
         c.phase = Phase::Out;
         c.generation = -1;
-        self.send(i, "leave", Request::LeaveGroup(request), -1);
     }
 
     fn send_commit(&mut self, i: usize) {
@@ -529,25 +604,44 @@ impl Sim {
         };
         for tp in partitions {
             let expected = self.committed.get(tp).copied().unwrap_or(-1);
-            let actual = r.offsets.get(tp.topic.as_ref()).and_then(|ps| ps.get(&tp.partition)).map_or(-2, |d| d.offset);
+            let actual = r
+                .offsets
+                .get(tp.topic.as_ref())
+                .and_then(|ps| ps.get(&tp.partition))
+                .map_or(-2, |d| d.offset);
             if actual != expected {
-                self.fail(format!("OffsetFetch of {tp} reads {actual}, last acknowledged commit is {expected}"));
+                self.fail(format!(
+                    "OffsetFetch of {tp} reads {actual}, last acknowledged commit is {expected}"
+                ));
             }
         }
     }
 
     /// Checks run after every step.
     fn check_step(&mut self) {
-        let generation = self.core.group(GROUP).map_or(0, |g| g.generation_id);
+        let Some(generation) = self.core.group(GROUP).map(|g| g.generation_id) else {
+            // The retention job removes an Empty group without offsets; a new one starts over.
+            if !self.committed.is_empty() {
+                self.fail("the group vanished although it holds committed offsets".into());
+            }
+            self.last_generation = 0;
+            return;
+        };
         if generation < self.last_generation {
             self.fail(format!("generation went back from {} to {generation}", self.last_generation));
         }
+        if generation > self.last_generation {
+            self.stats.generations += (generation - self.last_generation) as u64;
+        }
         self.last_generation = self.last_generation.max(generation);
-        let committed: Vec<(TopicPartition, i64)> = self.committed.iter().map(|(t, o)| (t.clone(), *o)).collect();
+        let committed: Vec<(TopicPartition, i64)> =
+            self.committed.iter().map(|(t, o)| (t.clone(), *o)).collect();
         for (tp, offset) in committed {
             let actual = self.core.committed_offset(GROUP, &tp.topic, tp.partition).map_or(-1, |o| o.offset);
             if actual != offset {
-                self.fail(format!("{tp}: the coordinator holds {actual}, the last acknowledged commit is {offset}"));
+                self.fail(format!(
+                    "{tp}: the coordinator holds {actual}, the last acknowledged commit is {offset}"
+                ));
             }
         }
     }
@@ -584,7 +678,7 @@ impl Sim {
 }
 
 /// Runs one seed; `Err` carries the step, the violation and the trace.
-pub(crate) fn run_seed(seed: u64) -> Result<(), Failure> {
+pub(crate) fn run_seed(seed: u64) -> Result<Stats, Failure> {
     let mut sim = Sim::new(seed);
     for step in 0..STEPS {
         sim.step = step;
@@ -598,7 +692,7 @@ pub(crate) fn run_seed(seed: u64) -> Result<(), Failure> {
     sim.finish();
     match sim.errors.first() {
         Some(message) => Err(Failure { step: STEPS, message: message.clone(), trace: sim.trace }),
-        None => Ok(()),
+        None => Ok(sim.stats),
     }
 }
 
@@ -623,10 +717,25 @@ fn simulation_holds_every_invariant_across_seeds() {
         Some(seed) => vec![seed],
         None => (0..env_u64("SIM_SEEDS").unwrap_or(DEFAULT_SEEDS)).collect(),
     };
+    let started = std::time::Instant::now();
+    let mut total = Stats::default();
     for &seed in &seeds {
-        if let Err(failure) = run_seed(seed) {
-            panic!("{}", report(seed, &failure));
+        match run_seed(seed) {
+            Ok(stats) => total.add(stats),
+            Err(failure) => panic!("{}", report(seed, &failure)),
         }
+    }
+    println!("{} seeds x {STEPS} steps in {:?}: {total:?}", seeds.len(), started.elapsed());
+    if seeds.len() >= 100 {
+        // The harness must keep exercising what it claims to check.
+        let n = seeds.len() as u64;
+        assert!(total.generations >= 3 * n, "too few generations: {total:?}");
+        assert!(total.assignments >= 3 * n, "too few assignments: {total:?}");
+        assert!(total.commits_acknowledged >= n, "too few commits: {total:?}");
+        assert!(total.expulsions >= n / 2, "too few expulsions: {total:?}");
+        assert!(total.static_restarts >= n / 10, "too few static restarts: {total:?}");
+        assert!(total.crashes >= n && total.leaves >= n, "too few crashes or leaves: {total:?}");
+        assert!(total.failed_writes >= n / 10, "too few failed writes: {total:?}");
     }
 }
 
@@ -647,4 +756,66 @@ fn a_seed_replays_identically() {
     assert_eq!(a, b);
     assert!(a.len() > STEPS / 2, "a seed should do something: {} trace lines", a.len());
     assert_ne!(a, trace(8));
+}
+
+/// The checks themselves must be able to fail: fabricated violations are caught.
+#[test]
+fn the_invariant_checks_catch_fabricated_violations() {
+    let sent = |sim: &Sim, member_id: &str, what: &'static str, generation: i32| Sent {
+        client: 0,
+        incarnation: sim.clients[0].incarnation + 1,
+        step: 0,
+        what,
+        member_id: member_id.into(),
+        instance: None,
+        generation,
+        commit: Vec::new(),
+    };
+    let tp = TopicPartition::new("t0", 0);
+    let bytes = |tps: &[TopicPartition]| encode_plan(&[("x".into(), tps.to_vec())])[0].assignment.clone();
+
+    // Two owners of one partition in one generation.
+    let mut sim = Sim::new(1);
+    sim.plan_of_generation.insert(5, HashMap::from([("x".into(), vec![tp.clone()]), ("y".into(), vec![tp.clone()])]));
+    sim.on_assignment(&sent(&sim, "x", "sync", 5), &bytes(&[tp.clone()]));
+    assert!(sim.errors.is_empty(), "{:?}", sim.errors);
+    sim.on_assignment(&sent(&sim, "y", "sync", 5), &bytes(&[tp.clone()]));
+    assert!(sim.errors.iter().any(|e| e.contains("handed to")), "{:?}", sim.errors);
+
+    // An assignment other than the leader's plan.
+    let mut sim = Sim::new(1);
+    sim.plan_of_generation.insert(2, HashMap::new());
+    sim.on_assignment(&sent(&sim, "x", "sync", 2), &bytes(&[tp.clone()]));
+    assert!(sim.errors.iter().any(|e| e.contains("planned")), "{:?}", sim.errors);
+
+    // Two leaders in one generation.
+    let mut sim = Sim::new(1);
+    let answer = |leader: &str| JoinGroupResponse {
+        error_code: ErrorCode::None,
+        generation_id: 3,
+        leader_id: leader.into(),
+        member_id: "m".into(),
+        ..JoinGroupResponse::default()
+    };
+    sim.on_join(&sent(&sim, "m", "join", -1), answer("a"));
+    sim.on_join(&sent(&sim, "m", "join", -1), answer("b"));
+    assert!(sim.errors.iter().any(|e| e.contains("two leaders")), "{:?}", sim.errors);
+
+    // A success for a member a timer expelled, and an answer nobody asked for.
+    let mut sim = Sim::new(1);
+    sim.expelled.insert("gone".into(), 4);
+    let rid = RequestId(777);
+    sim.sent.insert(rid, sent(&sim, "gone", "heartbeat", 4));
+    sim.on_response(rid, Response::Heartbeat(group_types::HeartbeatResponse { error_code: ErrorCode::None }));
+    assert!(sim.errors.iter().any(|e| e.contains("expelled")), "{:?}", sim.errors);
+    sim.on_response(rid, Response::Heartbeat(group_types::HeartbeatResponse { error_code: ErrorCode::None }));
+    assert!(sim.errors.iter().any(|e| e.contains("already answered")), "{:?}", sim.errors);
+
+    // A request never answered, and an offset the coordinator does not hold.
+    let mut sim = Sim::new(1);
+    sim.sent.insert(RequestId(778), sent(&sim, "x", "join", -1));
+    sim.committed.insert(tp.clone(), 42);
+    sim.finish();
+    assert!(sim.errors.iter().any(|e| e.contains("never answered")), "{:?}", sim.errors);
+    assert!(sim.errors.iter().any(|e| e.contains("last acknowledged commit is 42")), "{:?}", sim.errors);
 }

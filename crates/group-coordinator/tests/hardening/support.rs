@@ -3,11 +3,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use group_coordinator::{CoordinatorConfig, CoordinatorError, Pending, ResponseKind};
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, Pending, Request, RequestId, Response,
+    ResponseKind, TimerQueue,
+};
 use group_types::{
-    HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, MemberAssignment, MemberAssignmentData,
-    MemberIdentity, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription,
-    SyncGroupRequest, TopicPartition,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberAssignment, MemberAssignmentData,
+    MemberIdentity, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata,
+    Subscription, SyncGroupRequest, TopicPartition,
 };
 
 /// How long a test waits for an answer that must come before it calls it a deadlock.
@@ -61,7 +64,13 @@ pub(crate) fn subscription(topics: &[&str]) -> Vec<u8> {
         .expect("a subscription encodes")
 }
 
-pub(crate) fn join(group: &str, member_id: &str, instance: Option<&str>, session_ms: i32, rebalance_ms: i32) -> JoinGroupRequest {
+pub(crate) fn join(
+    group: &str,
+    member_id: &str,
+    instance: Option<&str>,
+    session_ms: i32,
+    rebalance_ms: i32,
+) -> JoinGroupRequest {
     JoinGroupRequest {
         group_id: group.into(),
         member_id: member_id.into(),
@@ -95,7 +104,12 @@ pub(crate) fn sync(
     }
 }
 
-pub(crate) fn heartbeat(group: &str, member_id: &str, instance: Option<&str>, generation: i32) -> HeartbeatRequest {
+pub(crate) fn heartbeat(
+    group: &str,
+    member_id: &str,
+    instance: Option<&str>,
+    generation: i32,
+) -> HeartbeatRequest {
     HeartbeatRequest {
         group_id: group.into(),
         generation_id: generation,
@@ -141,7 +155,13 @@ pub(crate) fn fetch(group: &str, partitions: &[TopicPartition]) -> OffsetFetchRe
     for tp in partitions {
         topics.entry(tp.topic.to_string()).or_default().push(tp.partition);
     }
-    OffsetFetchRequest { group_id: group.into(), topics: Some(topics), require_stable: false, member_id: None, member_epoch: None }
+    OffsetFetchRequest {
+        group_id: group.into(),
+        topics: Some(topics),
+        require_stable: false,
+        member_id: None,
+        member_epoch: None,
+    }
 }
 
 /// The fixed topic set every simulated consumer subscribes to.
@@ -175,7 +195,10 @@ pub(crate) fn round_robin(member_ids: &[String]) -> Vec<(String, Vec<TopicPartit
 pub(crate) fn encode_plan(plan: &[(String, Vec<TopicPartition>)]) -> Vec<MemberAssignmentData> {
     plan.iter()
         .map(|(id, tps)| {
-            MemberAssignmentData::new(id.clone(), MemberAssignment::from_partitions(tps).encode().expect("encodes"))
+            MemberAssignmentData::new(
+                id.clone(),
+                MemberAssignment::from_partitions(tps).encode().expect("encodes"),
+            )
         })
         .collect()
 }
@@ -185,7 +208,9 @@ pub(crate) fn decode_assignment(bytes: &[u8]) -> Result<Vec<TopicPartition>, Str
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
-    MemberAssignment::decode(bytes).map(|a| a.topic_partitions()).map_err(|e| format!("undecodable assignment: {e}"))
+    MemberAssignment::decode(bytes)
+        .map(|a| a.topic_partitions())
+        .map_err(|e| format!("undecodable assignment: {e}"))
 }
 
 /// Waits for an answer that must come; a missing one is reported as a deadlock.
@@ -200,4 +225,61 @@ pub(crate) fn must<T: ResponseKind>(pending: Pending<T>, what: &str) -> T {
 /// The answer if it is already there.
 pub(crate) fn ready<T: ResponseKind>(pending: &Pending<T>) -> Option<Result<T, CoordinatorError>> {
     pending.try_get()
+}
+
+/// A core with its timer queue, writes completed successfully at once.
+#[derive(Debug)]
+pub(crate) struct CoreDriver {
+    pub(crate) core: CoordinatorCore,
+    pub(crate) timers: TimerQueue,
+    pub(crate) now: i64,
+    next: u64,
+}
+
+impl CoreDriver {
+    pub(crate) fn new(config: CoordinatorConfig) -> CoreDriver {
+        let mut core = CoordinatorCore::new(config);
+        let mut timers = TimerQueue::new();
+        timers.apply(core.start(0).timers);
+        CoreDriver { core, timers, now: 0, next: 1 }
+    }
+
+    fn drain(&mut self, mut fx: Effects, out: &mut Vec<(RequestId, Response)>) {
+        self.timers.apply(std::mem::take(&mut fx.timers));
+        out.append(&mut fx.responses);
+        for write in fx.writes {
+            let more = self.core.complete_write(self.now, write.id, Ok(()));
+            self.drain(more, out);
+        }
+    }
+
+    /// Sends a request at the current time; returns its id and every answer produced.
+    pub(crate) fn send(&mut self, request: Request) -> (RequestId, Vec<(RequestId, Response)>) {
+        let rid = RequestId(self.next);
+        self.next += 1;
+        let fx = self.core.handle(self.now, rid, request);
+        let mut out = Vec::new();
+        self.drain(fx, &mut out);
+        (rid, out)
+    }
+
+    /// Moves time to `now`, firing due timers; returns the answers they produced.
+    pub(crate) fn advance_to(&mut self, now: i64) -> Vec<(RequestId, Response)> {
+        let mut out = Vec::new();
+        while let Some((deadline, key)) = self.timers.pop_due(now) {
+            self.now = deadline.max(self.now);
+            let fx = self.core.fire_timer(self.now, &key);
+            self.drain(fx, &mut out);
+        }
+        self.now = self.now.max(now);
+        out
+    }
+}
+
+/// The JoinGroup answer to `rid` among `answers`.
+pub(crate) fn join_answer(answers: &[(RequestId, Response)], rid: RequestId) -> Option<JoinGroupResponse> {
+    answers.iter().find_map(|(id, r)| match r {
+        Response::JoinGroup(j) if *id == rid => Some(j.clone()),
+        _ => None,
+    })
 }

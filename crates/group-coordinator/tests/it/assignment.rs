@@ -10,7 +10,8 @@ use crate::support::{join, test_config};
 
 fn group_with(protocol: &str, subscriptions: &[Subscription]) -> (GroupCoordinator, Vec<String>) {
     let clock = Arc::new(ManualClock::new(0));
-    let c = GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), test_config(), clock.clone()).unwrap();
+    let c = GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), test_config(), clock.clone())
+        .unwrap();
     let mut pendings = Vec::new();
     for sub in subscriptions {
         let mut request = join("g", "");
@@ -60,6 +61,9 @@ fn an_unknown_protocol_is_an_error_not_a_range_fallback() {
     let sub = Subscription { topics: vec!["t".into()], ..Subscription::default() };
     let (c, _) = group_with("my-custom", &[sub]);
     let err = c.perform_assignment("g", &partitions("t", 2)).unwrap_err();
-    assert!(matches!(err, CoordinatorError::UnknownAssignor { ref protocol, .. } if protocol == "my-custom"), "{err}");
+    assert!(
+        matches!(err, CoordinatorError::UnknownAssignor { ref protocol, .. } if protocol == "my-custom"),
+        "{err}"
+    );
     assert!(matches!(c.perform_assignment("nope", &[]), Err(CoordinatorError::UnknownGroup(_))));
 }

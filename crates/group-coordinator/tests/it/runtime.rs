@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, ManualClock};
 use group_offsets::{GroupMetadataRecord, MemoryOffsetStorage, OffsetStorage, StorageError, StoredGroups};
-use group_types::{ErrorCode, GroupOffsets, GroupState, OffsetAndMetadata, OffsetFetchRequest, TopicPartition};
+use group_types::{
+    ErrorCode, GroupOffsets, GroupState, OffsetAndMetadata, OffsetFetchRequest, TopicPartition,
+};
 
 use crate::support::{commit, heartbeat, join, leave, sync, test_config};
 
@@ -24,7 +26,11 @@ fn wait_until(mut condition: impl FnMut() -> bool) {
 }
 
 /// Joins `n` members from `n` threads; returns (member id, generation, is leader, member count) per thread.
-fn join_from_threads(c: &Arc<GroupCoordinator>, clock: &ManualClock, n: usize) -> Vec<(String, i32, bool, usize)> {
+fn join_from_threads(
+    c: &Arc<GroupCoordinator>,
+    clock: &ManualClock,
+    n: usize,
+) -> Vec<(String, i32, bool, usize)> {
     let handles: Vec<_> = (0..n)
         .map(|_| {
             let c = Arc::clone(c);
@@ -74,7 +80,8 @@ fn followers_syncing_from_threads_get_the_leaders_assignment() {
         })
         .collect();
     wait_until(|| c.waiting_requests() == 3);
-    let assignments: Vec<(String, String)> = results.iter().map(|r| (r.0.clone(), format!("for-{}", r.0))).collect();
+    let assignments: Vec<(String, String)> =
+        results.iter().map(|r| (r.0.clone(), format!("for-{}", r.0))).collect();
     let refs: Vec<(&str, &str)> = assignments.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     let mine = c.handle_sync_group(sync("g", &leader, 1, &refs)).unwrap();
     assert_eq!(mine.assignment, format!("for-{leader}").into_bytes());
@@ -229,7 +236,11 @@ fn a_storage_failure_is_answered_like_a_failed_append() {
     c.handle_offset_commit(commit("simple", "", -1, 1)).unwrap();
     storage.broken.store(true, Ordering::SeqCst);
     let failed = c.handle_offset_commit(commit("simple", "", -1, 2)).unwrap();
-    assert_eq!(failed.error_for("t", 0), Some(ErrorCode::NotCoordinator), "KAFKA_STORAGE_ERROR maps to NOT_COORDINATOR");
+    assert_eq!(
+        failed.error_for("t", 0),
+        Some(ErrorCode::NotCoordinator),
+        "KAFKA_STORAGE_ERROR maps to NOT_COORDINATOR"
+    );
     assert_eq!(c.get_committed_offset("simple", "t", 0), Ok(1), "the cache keeps the last durable offset");
     storage.broken.store(false, Ordering::SeqCst);
     // A failed leader sync sends the group back to rebalancing.

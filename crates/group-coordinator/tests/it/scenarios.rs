@@ -199,7 +199,11 @@ fn offsets_of_an_empty_group_expire_together_after_retention() {
     let empty_since = sim.now;
     sim.advance_to(10_500);
     assert!(sim.core.group("simple").is_none(), "simple group removed with its last offset");
-    assert_eq!(sim.core.committed_offset("g", "t", 0).map(|o| o.offset), Some(7), "retention counts from Empty");
+    assert_eq!(
+        sim.core.committed_offset("g", "t", 0).map(|o| o.offset),
+        Some(7),
+        "retention counts from Empty"
+    );
     sim.advance_to(empty_since + 11_000);
     assert!(sim.core.group("g").is_none(), "expired and removed");
 }
@@ -213,9 +217,13 @@ fn group_id_empty_string_supports_offsets_describe_and_delete() {
     let fetch = sim.send(Request::OffsetFetch(OffsetFetchRequest::all("")));
     let Some(Response::OffsetFetch(f)) = sim.answer(fetch) else { panic!() };
     assert_eq!(f.get("t", 0).unwrap().offset, 3);
-    let d = sim.send(Request::DeleteGroups(group_types::DeleteGroupsRequest { group_ids: vec![String::new()] }));
-    assert!(matches!(sim.answer(d), Some(Response::DeleteGroups(r)) if r.results[0].error_code == ErrorCode::None));
-    let describe = sim.send(Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![String::new()] }));
+    let d =
+        sim.send(Request::DeleteGroups(group_types::DeleteGroupsRequest { group_ids: vec![String::new()] }));
+    assert!(
+        matches!(sim.answer(d), Some(Response::DeleteGroups(r)) if r.results[0].error_code == ErrorCode::None)
+    );
+    let describe =
+        sim.send(Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![String::new()] }));
     let Some(Response::DescribeGroups(r)) = sim.answer(describe) else { panic!() };
     assert_eq!(r.groups[0].group_state, "Dead");
     let join_empty_id = sim.send(Request::JoinGroup(join("", "")));
@@ -247,7 +255,10 @@ fn the_protocol_vote_prefers_the_majority_and_is_deterministic() {
     // §4
     let mut sim = Sim::new(test_config());
     let both = |first: &str, second: &str| {
-        vec![ProtocolMetadata::new(first, subscription(&["t"])), ProtocolMetadata::new(second, subscription(&["t"]))]
+        vec![
+            ProtocolMetadata::new(first, subscription(&["t"])),
+            ProtocolMetadata::new(second, subscription(&["t"])),
+        ]
     };
     let mut rids = Vec::new();
     for prefs in [("roundrobin", "range"), ("range", "roundrobin"), ("roundrobin", "range")] {
@@ -278,4 +289,19 @@ fn a_failed_static_replacement_keeps_the_old_member_working() {
     let ok = sim.send(Request::Heartbeat(heartbeat("g", &id, 1)));
     assert_eq!(sim.error_of(ok), ErrorCode::None);
     assert_eq!(sim.core.group("g").unwrap().state, GroupState::Stable);
+}
+
+#[test]
+fn a_leaving_members_parked_sync_is_answered() {
+    // Deliberate difference from Kafka, which drops it unanswered.
+    let mut sim = Sim::new(test_config());
+    let a = sim.two_step_join("g");
+    let b = sim.two_step_join("g");
+    sim.advance_to(100);
+    let leader = sim.join_answer(a.1).unwrap().leader_id;
+    let follower = if leader == a.0 { b.0.clone() } else { a.0.clone() };
+    let parked = sim.send(Request::SyncGroup(sync("g", &follower, 1, &[])));
+    assert!(sim.answer(parked).is_none());
+    sim.send(Request::LeaveGroup(crate::support::leave("g", &follower)));
+    assert_eq!(sim.error_of(parked), ErrorCode::UnknownMemberId);
 }

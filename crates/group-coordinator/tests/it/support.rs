@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use group_coordinator::{CoordinatorConfig, CoordinatorCore, Effects, Request, RequestId, Response, TimerQueue};
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, Effects, Request, RequestId, Response, TimerQueue,
+};
 use group_types::{
     ErrorCode, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, OffsetCommitData,
     OffsetCommitRequest, ProtocolMetadata, Subscription, SyncGroupRequest, SyncGroupResponse,
@@ -37,7 +39,12 @@ pub(crate) fn join(group: &str, member_id: &str) -> JoinGroupRequest {
     }
 }
 
-pub(crate) fn sync(group: &str, member_id: &str, generation: i32, assignments: &[(&str, &str)]) -> SyncGroupRequest {
+pub(crate) fn sync(
+    group: &str,
+    member_id: &str,
+    generation: i32,
+    assignments: &[(&str, &str)],
+) -> SyncGroupRequest {
     SyncGroupRequest {
         group_id: group.into(),
         generation_id: generation,
@@ -51,12 +58,22 @@ pub(crate) fn sync(group: &str, member_id: &str, generation: i32, assignments: &
 }
 
 pub(crate) fn heartbeat(group: &str, member_id: &str, generation: i32) -> HeartbeatRequest {
-    HeartbeatRequest { group_id: group.into(), generation_id: generation, member_id: member_id.into(), group_instance_id: None }
+    HeartbeatRequest {
+        group_id: group.into(),
+        generation_id: generation,
+        member_id: member_id.into(),
+        group_instance_id: None,
+    }
 }
 
 pub(crate) fn commit(group: &str, member_id: &str, generation: i32, offset: i64) -> OffsetCommitRequest {
-    OffsetCommitRequest { group_id: group.into(), generation_id: generation, member_id: member_id.into(), ..OffsetCommitRequest::default() }
-        .with_offset("t", 0, OffsetCommitData::new(offset))
+    OffsetCommitRequest {
+        group_id: group.into(),
+        generation_id: generation,
+        member_id: member_id.into(),
+        ..OffsetCommitRequest::default()
+    }
+    .with_offset("t", 0, OffsetCommitData::new(offset))
 }
 
 pub(crate) fn leave(group: &str, member_id: &str) -> LeaveGroupRequest {
@@ -80,7 +97,15 @@ impl Sim {
         let mut core = CoordinatorCore::new(config);
         let mut timers = TimerQueue::new();
         timers.apply(core.start(0).timers);
-        Sim { core, timers, now: 0, next_id: 0, answers: HashMap::new(), fail_next_write: None, records_written: 0 }
+        Sim {
+            core,
+            timers,
+            now: 0,
+            next_id: 0,
+            answers: HashMap::new(),
+            fail_next_write: None,
+            records_written: 0,
+        }
     }
 
     fn process(&mut self, fx: Effects) {
@@ -166,7 +191,8 @@ impl Sim {
         let leader = first.leader_id.clone();
         let mut ids: Vec<String> = joins.iter().map(|(id, _)| id.clone()).collect();
         ids.sort_by_key(|id| *id != leader);
-        let assignments: Vec<(String, String)> = ids.iter().map(|id| (id.clone(), format!("a-{id}"))).collect();
+        let assignments: Vec<(String, String)> =
+            ids.iter().map(|id| (id.clone(), format!("a-{id}"))).collect();
         let refs: Vec<(&str, &str)> = assignments.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         let leader_sync = self.send(Request::SyncGroup(sync(group, &ids[0], generation, &refs)));
         assert_eq!(self.sync_answer(leader_sync).unwrap().error_code, ErrorCode::None);

@@ -167,7 +167,11 @@ enum Joiner {
 #[case(State::Stable, Joiner::Follower, Some(ErrorCode::None))]
 #[case(State::Stable, Joiner::FollowerChangedMetadata, None)]
 #[case(State::Stable, Joiner::Unknown, Some(ErrorCode::UnknownMemberId))]
-fn known_member_join_table(#[case] state: State, #[case] joiner: Joiner, #[case] expected: Option<ErrorCode>) {
+fn known_member_join_table(
+    #[case] state: State,
+    #[case] joiner: Joiner,
+    #[case] expected: Option<ErrorCode>,
+) {
     let (mut sim, ids, generation) = group_in(state);
     let mut request = match joiner {
         Joiner::Leader => join("g", &ids[0]),
@@ -209,8 +213,10 @@ fn session_timeout_bounds_table(#[case] session_timeout_ms: i32, #[case] expecte
 #[case(State::Stable, ErrorCode::NonEmptyGroup)]
 fn delete_groups_table(#[case] state: State, #[case] expected: ErrorCode) {
     let (mut sim, _, _) = group_in(state);
-    let rid = sim.send(Request::DeleteGroups(DeleteGroupsRequest { group_ids: vec!["g".into(), "g".into()] }));
-    let Some(group_coordinator::Response::DeleteGroups(DeleteGroupsResponse { results })) = sim.answer(rid) else {
+    let rid =
+        sim.send(Request::DeleteGroups(DeleteGroupsRequest { group_ids: vec!["g".into(), "g".into()] }));
+    let Some(group_coordinator::Response::DeleteGroups(DeleteGroupsResponse { results })) = sim.answer(rid)
+    else {
         panic!("no delete answer")
     };
     assert_eq!(results.len(), 1, "duplicates collapse");
@@ -232,7 +238,9 @@ fn offset_delete_table(
     let (mut sim, _, _) = group_in(state);
     let request = OffsetDeleteRequest { group_id: "g".into(), topics: [(topic.to_owned(), vec![0])].into() };
     let rid = sim.send(Request::OffsetDelete(request));
-    let Some(group_coordinator::Response::OffsetDelete(response)) = sim.answer(rid) else { panic!("no answer") };
+    let Some(group_coordinator::Response::OffsetDelete(response)) = sim.answer(rid) else {
+        panic!("no answer")
+    };
     assert_eq!(response.error_code, top);
     assert_eq!(response.partitions.get(topic).and_then(|p| p.get(&0)).copied(), partition);
 }
