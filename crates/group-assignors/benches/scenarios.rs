@@ -18,8 +18,28 @@ fn partitions(topics: &[Arc<str>], per_topic: i32) -> Vec<TopicPartition> {
     topics.iter().flat_map(|t| (0..per_topic).map(move |p| TopicPartition::new(Arc::clone(t), p))).collect()
 }
 
-/// Every member subscribes to every topic.
+/// Every member subscribes to every topic. Members share one topic list, as a
+/// server holds them after interning the decoded subscriptions.
 pub(crate) fn uniform(
+    topic_count: usize,
+    per_topic: i32,
+    members: usize,
+) -> (Vec<MemberSubscription>, Vec<TopicPartition>) {
+    let ts = topics(topic_count);
+    let shared: Arc<[Arc<str>]> = ts.iter().cloned().collect();
+    let ms = (0..members)
+        .map(|i| {
+            MemberSubscription::new(format!("member-{i:05}"), None::<Arc<str>>)
+                .with_shared_topics(Arc::clone(&shared))
+        })
+        .collect();
+    (ms, partitions(&ts, per_topic))
+}
+
+/// [`uniform`] with a separately built topic list per member (as a client-side
+/// leader decodes them): the same assignment, found by comparing contents.
+#[allow(dead_code, reason = "only bench_min measures the unshared input")]
+pub(crate) fn uniform_unshared(
     topic_count: usize,
     per_topic: i32,
     members: usize,
@@ -46,13 +66,19 @@ pub(crate) fn s4() -> (Vec<MemberSubscription>, Vec<TopicPartition>, GroupAssign
     (ms, parts, first)
 }
 
-/// S5: member i subscribes to topic j iff (i + j) % 3 != 0.
+/// S5: member i subscribes to topic j iff (i + j) % 3 != 0: three distinct
+/// subscriptions (by i % 3), each one shared list.
 pub(crate) fn s5() -> (Vec<MemberSubscription>, Vec<TopicPartition>) {
     let ts = topics(500);
+    let patterns: Vec<Arc<[Arc<str>]>> = (0..3)
+        .map(|i| {
+            ts.iter().enumerate().filter(|(j, _)| (i + j) % 3 != 0).map(|(_, t)| Arc::clone(t)).collect()
+        })
+        .collect();
     let ms = (0..200)
         .map(|i| {
-            let sub = ts.iter().enumerate().filter(|(j, _)| (i + j) % 3 != 0).map(|(_, t)| Arc::clone(t));
-            MemberSubscription::new(format!("member-{i:05}"), sub)
+            MemberSubscription::new(format!("member-{i:05}"), None::<Arc<str>>)
+                .with_shared_topics(Arc::clone(&patterns[i % 3]))
         })
         .collect();
     (ms, partitions(&ts, 20))

@@ -6,6 +6,7 @@
 //! `start(t)..start(t) + len(t)`, members are input indices, and members with
 //! the same set of existing subscribed topics share a subscription class.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -115,46 +116,58 @@ impl Topic<'_> {
 pub(crate) struct Cluster<'a> {
     /// Topics sorted by name (byte-wise, which equals Java's order for BMP text).
     pub(crate) topics: Vec<Topic<'a>>,
-    index: FxMap<&'a str, u32>,
+    /// Name to topic id, built on first use: subscriptions listing topics in
+    /// name order (the usual case) resolve without it, see [`Cluster::subscribed_ids`].
+    index: OnceCell<FxMap<&'a str, u32>>,
     /// Total partitions.
     pub(crate) total: u32,
 }
 
-/// Per-topic state while scanning the metadata.
+/// One run of consecutive metadata entries of one topic.
 struct Scan<'a> {
     name: &'a Arc<str>,
     len: u32,
+    /// The run's partition numbers when they are not exactly `0..len`.
     numbers: Option<Vec<i32>>,
+}
+
+impl Scan<'_> {
+    /// Appends `other` (a later run of the same topic).
+    fn absorb(&mut self, other: Scan<'_>) {
+        let n = self.numbers.get_or_insert_with(|| (0..self.len as i32).collect());
+        match other.numbers {
+            Some(o) => n.extend(o),
+            None => n.extend(0..other.len as i32),
+        }
+        self.len += other.len;
+    }
 }
 
 impl<'a> Cluster<'a> {
     /// Indexes `partitions`, rejecting negative numbers and duplicates.
+    ///
+    /// Metadata lists a topic's partitions together, usually with topics in
+    /// name order: one pass cuts it into runs (comparing each entry's name with
+    /// the previous one, by address first), and sorting the runs by name, which
+    /// costs one comparison per run when they are already in order, both orders
+    /// the topics and brings together the runs of a topic listed in pieces.
+    /// No name is hashed.
     pub(crate) fn new(partitions: &'a [TopicPartition]) -> Result<Cluster<'a>, AssignError> {
         if partitions.len() >= NONE as usize {
             return Err(AssignError::TooManyPartitions { count: partitions.len() });
         }
-        let mut index: FxMap<&'a str, u32> = FxMap::default();
         let mut scans: Vec<Scan<'a>> = Vec::new();
-        let mut last: Option<(&'a Arc<str>, usize)> = None;
+        let mut last: Option<&'a Arc<str>> = None;
         for tp in partitions {
             if tp.partition < 0 {
                 return Err(AssignError::NegativePartition { partition: tp.clone() });
             }
-            // Metadata usually lists a topic's partitions together: compare with
-            // the previous entry before hashing.
-            let t = match last {
-                Some((name, t)) if Arc::ptr_eq(name, &tp.topic) || **name == *tp.topic => t,
-                _ => {
-                    let next = scans.len() as u32;
-                    let t = *index.entry(&tp.topic).or_insert(next) as usize;
-                    if t == scans.len() {
-                        scans.push(Scan { name: &tp.topic, len: 0, numbers: None });
-                    }
-                    last = Some((&tp.topic, t));
-                    t
-                }
-            };
-            let s = &mut scans[t];
+            if !last.is_some_and(|name| Arc::ptr_eq(name, &tp.topic) || **name == *tp.topic) {
+                scans.push(Scan { name: &tp.topic, len: 0, numbers: None });
+                last = Some(&tp.topic);
+            }
+            let k = scans.len() - 1;
+            let s = &mut scans[k];
             match &mut s.numbers {
                 None if tp.partition as u32 == s.len => {}
                 None => {
@@ -166,20 +179,23 @@ impl<'a> Cluster<'a> {
             }
             s.len += 1;
         }
-        let mut order: Vec<u32> = (0..scans.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| scans[a as usize].name.cmp(scans[b as usize].name));
-        let mut rank = vec![0u32; scans.len()];
-        for (r, &t) in order.iter().enumerate() {
-            rank[t as usize] = r as u32;
-        }
-        for v in index.values_mut() {
-            *v = rank[*v as usize];
-        }
-        let mut slots: Vec<Option<Scan<'a>>> = scans.into_iter().map(Some).collect();
-        let mut topics = Vec::with_capacity(slots.len());
+        // Strictly ascending runs are distinct topics already in order.
+        let merged = if scans.windows(2).all(|w| w[0].name < w[1].name) {
+            scans
+        } else {
+            scans.sort_unstable_by(|a, b| a.name.cmp(b.name));
+            let mut merged: Vec<Scan<'a>> = Vec::with_capacity(scans.len());
+            for s in scans {
+                match merged.last_mut() {
+                    Some(prev) if *prev.name == *s.name => prev.absorb(s),
+                    _ => merged.push(s),
+                }
+            }
+            merged
+        };
+        let mut topics = Vec::with_capacity(merged.len());
         let mut start = 0u32;
-        for &t in &order {
-            let Some(mut s) = slots[t as usize].take() else { continue };
+        for mut s in merged {
             if let Some(n) = &mut s.numbers {
                 n.sort_unstable();
                 if let Some(w) = n.windows(2).find(|w| w[0] == w[1]) {
@@ -194,13 +210,50 @@ impl<'a> Cluster<'a> {
             topics.push(Topic { name: s.name, start, len: s.len, numbers: s.numbers });
             start += s.len;
         }
-        Ok(Cluster { topics, index, total: start })
+        Ok(Cluster { topics, index: OnceCell::new(), total: start })
     }
 
     /// The topic id of `name`, if it exists.
     #[inline]
     pub(crate) fn topic_id(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        self.index
+            .get_or_init(|| {
+                let mut index = FxMap::with_capacity_and_hasher(self.topics.len(), Default::default());
+                for (t, topic) in self.topics.iter().enumerate() {
+                    let name: &'a Arc<str> = topic.name;
+                    index.insert(&**name, t as u32);
+                }
+                index
+            })
+            .get(name)
+            .copied()
+    }
+
+    /// The sorted, deduplicated ids of the existing topics among `names`.
+    /// Each name is first compared with the topic after the previous match (by
+    /// address, then by content), so a list in name order, such as every
+    /// topic of the cluster, resolves in one merge-like pass without hashing.
+    pub(crate) fn subscribed_ids(&self, names: &[Arc<str>]) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(names.len().min(self.topics.len()));
+        let mut next = 0usize;
+        let mut sorted = true;
+        for name in names {
+            if let Some(topic) = self.topics.get(next)
+                && (Arc::ptr_eq(topic.name, name) || **topic.name == **name)
+            {
+                ids.push(next as u32);
+                next += 1;
+            } else if let Some(t) = self.topic_id(name) {
+                sorted &= ids.last().is_none_or(|&l| l < t);
+                ids.push(t);
+                next = t as usize + 1;
+            }
+        }
+        if !sorted {
+            ids.sort_unstable();
+            ids.dedup();
+        }
+        ids
     }
 
     /// Resolves a list of partitions to global indices, dropping unknown ones.
@@ -309,25 +362,35 @@ impl<'a> Group<'a> {
         let mut class_of = vec![0u32; members.len()];
         let mut class_topics: Vec<Vec<u32>> = Vec::new();
         let mut lookup: FxMap<Vec<u32>, u32> = FxMap::default();
-        // Members with identical lists (the usual case, and cyclic patterns of a
-        // few lists) reuse a recent member's class without hashing any name.
+        // Members sharing one topic list (`MemberSubscription::with_shared_topics`,
+        // as a server interning subscriptions builds them) are grouped by the
+        // list's address: O(1) per member however many topics it names.
+        let mut shared: FxMap<(usize, usize), u32> = FxMap::default();
+        // Members with identical but separately built lists (the usual case for
+        // a client-side leader, and cyclic patterns of a few lists) reuse a
+        // recent member's class without hashing any name.
         let mut recent: Vec<usize> = Vec::with_capacity(RECENT);
         for (i, m) in members.iter().enumerate() {
+            let key = (m.topics.as_ptr() as usize, m.topics.len());
+            if let Some(&c) = shared.get(&key) {
+                class_of[i] = c;
+                continue;
+            }
             if let Some(k) = recent.iter().position(|&p| same_topics(&members[p].topics, &m.topics)) {
                 let p = recent[k];
                 class_of[i] = class_of[p];
+                shared.insert(key, class_of[p]);
                 recent[..=k].rotate_right(1);
                 continue;
             }
-            let mut ids: Vec<u32> = m.topics.iter().filter_map(|t| cluster.topic_id(t)).collect();
-            ids.sort_unstable();
-            ids.dedup();
+            let ids = cluster.subscribed_ids(&m.topics);
             let next = class_topics.len() as u32;
             let c = *lookup.entry(ids).or_insert_with_key(|ids| {
                 class_topics.push(ids.clone());
                 next
             });
             class_of[i] = c;
+            shared.insert(key, c);
             if recent.len() == RECENT {
                 recent.pop();
             }
@@ -415,8 +478,16 @@ impl<'a> Group<'a> {
         let mut seen: FxMap<&[u32], u32> = FxMap::default();
         let mut of_topic = Vec::with_capacity(nt);
         let mut in_set = vec![false; self.class_topics.len()];
+        let mut prev: Option<(&[u32], u32)> = None;
         for t in 0..nt as u32 {
             let cs = self.topic_classes(t);
+            // Neighbouring topics usually have the same subscribers: skip the hash.
+            if let Some((p, id)) = prev
+                && p == cs
+            {
+                of_topic.push(id);
+                continue;
+            }
             let id = *seen.entry(cs).or_insert_with(|| {
                 for &c in cs {
                     in_set[c as usize] = true;
@@ -429,6 +500,7 @@ impl<'a> Group<'a> {
                 lists.push(list);
                 (lists.len() - 1) as u32
             });
+            prev = Some((cs, id));
             of_topic.push(id);
         }
         (of_topic, lists)
@@ -444,27 +516,44 @@ pub(crate) fn into_assignment(
 }
 
 /// Builds the output from a per-partition owner array (`NONE` = unassigned).
+///
+/// Partitions are first bucketed per member as `(topic, offset)` pairs, then
+/// each member's list is written in one go: the 24-byte output entries are
+/// written sequentially rather than scattered across every member's list.
 pub(crate) fn assignment_from_owners(
     cluster: &Cluster<'_>,
     group: &Group<'_>,
     owner: &[u32],
 ) -> GroupAssignment {
     let n = group.members.len();
-    let mut counts = vec![0usize; n];
+    let mut start = vec![0u32; n + 1];
     for &o in owner {
         if o != NONE {
-            counts[o as usize] += 1;
+            start[o as usize + 1] += 1;
         }
     }
-    let mut lists: Vec<Vec<TopicPartition>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-    for topic in &cluster.topics {
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut held = vec![(0u32, 0u32); start[n] as usize];
+    for (t, topic) in cluster.topics.iter().enumerate() {
         let base = topic.start as usize;
         for (o, &m) in owner[base..base + topic.len as usize].iter().enumerate() {
             if m != NONE {
-                lists[m as usize].push(topic.partition(o as u32));
+                held[fill[m as usize] as usize] = (t as u32, o as u32);
+                fill[m as usize] += 1;
             }
         }
     }
+    let lists = (0..n)
+        .map(|m| {
+            held[start[m] as usize..start[m + 1] as usize]
+                .iter()
+                .map(|&(t, o)| cluster.topics[t as usize].partition(o))
+                .collect()
+        })
+        .collect();
     into_assignment(group.members, lists)
 }
 

@@ -3,7 +3,7 @@
 
 use group_types::{MemberSubscription, TopicPartition};
 
-use crate::cluster::{Cluster, Group, NONE, Racks, into_assignment};
+use crate::cluster::{Cluster, Group, NONE, Racks, assignment_from_owners, into_assignment};
 use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks, check_rack_len};
 
 /// Kafka's `RangeAssignor`: each topic is split into contiguous ranges among
@@ -70,38 +70,24 @@ impl PartitionAssignor for RangeAssignor {
                 return Ok(rack_aware(&cluster, &group, &racks, &of_topic, &lists, &needs));
             }
         }
-        let mut counts = vec![0usize; members.len()];
+        let mut owner = vec![NONE; cluster.total as usize];
         for (t, topic) in cluster.topics.iter().enumerate() {
             let subs = &lists[of_topic[t] as usize];
             if subs.is_empty() {
                 continue;
             }
             let (base, extra) = (topic.len as usize / subs.len(), topic.len as usize % subs.len());
-            for (k, &m) in subs.iter().enumerate().take(if base == 0 { extra } else { subs.len() }) {
-                counts[m as usize] += base + usize::from(k < extra);
-            }
-        }
-        let mut out: Vec<Vec<TopicPartition>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-        for (t, topic) in cluster.topics.iter().enumerate() {
-            let subs = &lists[of_topic[t] as usize];
-            if subs.is_empty() {
-                continue;
-            }
-            let (base, extra) = (topic.len as usize / subs.len(), topic.len as usize % subs.len());
-            let mut next = 0u32;
+            let mut next = topic.start as usize;
             for (k, &m) in subs.iter().enumerate() {
-                let take = (base + usize::from(k < extra)) as u32;
+                let take = base + usize::from(k < extra);
                 if take == 0 {
                     break;
                 }
-                let list = &mut out[m as usize];
-                for o in next..next + take {
-                    list.push(topic.partition(o));
-                }
+                owner[next..next + take].fill(m);
                 next += take;
             }
         }
-        Ok(into_assignment(members, out))
+        Ok(assignment_from_owners(&cluster, &group, &owner))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use group_types::{MemberSubscription, TopicPartition};
 
-use crate::cluster::{Cluster, Group, into_assignment};
+use crate::cluster::{Cluster, Group, NONE, assignment_from_owners};
 use crate::{AssignError, GroupAssignment, PartitionAssignor};
 
 /// Kafka's `RoundRobinAssignor`: members in member order (static first by
@@ -48,43 +48,31 @@ impl PartitionAssignor for RoundRobinAssignor {
         // The subscribers of a topic take its partitions in cyclic order starting
         // with the first subscriber at or after the cursor, so each topic costs
         // O(partitions + log subscribers) however many members it skips.
-        let mut plan: Vec<(usize, usize)> = Vec::with_capacity(cluster.topics.len());
-        let mut counts = vec![0usize; n];
+        let mut owner = vec![NONE; cluster.total as usize];
         let mut cursor = 0u32;
         for (t, topic) in cluster.topics.iter().enumerate() {
             let subs = &lists[of_topic[t] as usize];
             if subs.is_empty() || topic.len == 0 {
-                plan.push((0, 0));
                 continue;
             }
             let s = subs.len();
-            let first = subs.partition_point(|&m| rank[m as usize] < cursor) % s;
-            let len = topic.len as usize;
-            let (base, extra) = (len / s, len % s);
-            for k in 0..s.min(len) {
-                let m = subs[(first + k) % s];
-                counts[m as usize] += base + usize::from(k < extra);
-            }
-            let last = subs[(first + len - 1) % s];
-            cursor = (rank[last as usize] + 1) % n as u32;
-            plan.push((first, s));
-        }
-        let mut out: Vec<Vec<TopicPartition>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-        for (t, topic) in cluster.topics.iter().enumerate() {
-            let (first, s) = plan[t];
-            if s == 0 {
-                continue;
-            }
-            let subs = &lists[of_topic[t] as usize];
+            // A topic everybody subscribes to has `subs == order`: no search.
+            let first = if s == n {
+                cursor as usize
+            } else {
+                subs.partition_point(|&m| rank[m as usize] < cursor) % s
+            };
             let mut k = first;
-            for o in 0..topic.len {
-                out[subs[k] as usize].push(topic.partition(o));
+            for o in &mut owner[topic.start as usize..(topic.start + topic.len) as usize] {
+                *o = subs[k];
                 k += 1;
                 if k == s {
                     k = 0;
                 }
             }
+            let last = subs[(first + topic.len as usize - 1) % s];
+            cursor = (rank[last as usize] + 1) % n as u32;
         }
-        Ok(into_assignment(members, out))
+        Ok(assignment_from_owners(&cluster, &group, &owner))
     }
 }

@@ -49,6 +49,7 @@ pub(crate) fn assign(
         .collect();
     let mut owner = match active.as_slice() {
         [] => vec![NONE; total],
+        [c] if racks.is_none() && resolved.unclaimed() => fresh_uniform(&cluster, &group, *c),
         [c] => uniform(&cluster, &group, *c, &resolved.prev_owner, racks.as_ref()),
         _ => general(&cluster, &group, &resolved, racks.as_ref()),
     };
@@ -86,6 +87,11 @@ struct Resolved {
 }
 
 impl Resolved {
+    /// Whether nobody claims any partition (or there are no partitions).
+    fn unclaimed(&self) -> bool {
+        self.hint.is_empty()
+    }
+
     fn new(
         cluster: &Cluster<'_>,
         group: &Group<'_>,
@@ -230,6 +236,27 @@ fn uniform(
             deficit[m as usize] -= 1;
         }
         active.retain(|&m| deficit[m as usize] > 0);
+    }
+    owner
+}
+
+/// [`uniform`] when nobody claims anything and racks play no part: the deal
+/// gives the `i`-th partition of the class's topics to member `i % n` in
+/// member-id order (the first `P % n` members take the ceiling quota), which is
+/// computed directly instead of through quotas and a pool.
+fn fresh_uniform(cluster: &Cluster<'_>, group: &Group<'_>, class: usize) -> Vec<u32> {
+    let members = &group.class_members[class];
+    let mut owner = vec![NONE; cluster.total as usize];
+    let mut k = 0;
+    for &t in &group.class_topics[class] {
+        let topic = &cluster.topics[t as usize];
+        for o in &mut owner[topic.start as usize..(topic.start + topic.len) as usize] {
+            *o = members[k];
+            k += 1;
+            if k == members.len() {
+                k = 0;
+            }
+        }
     }
     owner
 }

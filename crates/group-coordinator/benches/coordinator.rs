@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, GroupCoordinator, ManualClock, Request, RequestId,
+    CoordinatorConfig, CoordinatorCore, Effects, GroupCoordinator, ManualClock, Request, RequestId,
 };
 use group_offsets::{
     GroupMetadataRecord, MemberMetadataRecord, MemoryOffsetStorage, OffsetStorage, StoredGroups,
@@ -107,6 +107,7 @@ fn bench_heartbeats(c: &mut Criterion) {
     let mut core = loaded_core(100, 100);
     let mut i = 0;
     let mut rid = 0;
+    let mut out = Effects::default();
     group.bench_function("core", |b| {
         b.iter_batched(
             || {
@@ -115,7 +116,11 @@ fn bench_heartbeats(c: &mut Criterion) {
             },
             |request| {
                 rid += 1;
-                black_box(core.handle(1, RequestId(rid), request))
+                // A driver reuses one effects buffer (`handle_into`).
+                core.handle_into(1, RequestId(rid), request, &mut out);
+                black_box(&out);
+                out.responses.clear();
+                out.timers.clear();
             },
             BatchSize::SmallInput,
         )
@@ -241,19 +246,25 @@ fn bench_rebalance(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let (joins, syncs) = rebalance_requests(N, generation);
+                let mut out = Effects::default();
                 let start = Instant::now();
                 let mut answered = 0;
                 for j in joins {
                     rid += 1;
-                    answered += core.handle(1, RequestId(rid), Request::JoinGroup(j)).responses.len();
+                    core.handle_into(1, RequestId(rid), Request::JoinGroup(j), &mut out);
+                    answered += out.responses.len();
+                    out.responses.clear();
+                    out.timers.clear();
                 }
                 for s in syncs {
                     rid += 1;
-                    let fx = core.handle(1, RequestId(rid), Request::SyncGroup(s));
-                    answered += fx.responses.len();
-                    for w in fx.writes {
-                        answered += core.complete_write(1, w.id, Ok(())).responses.len();
+                    core.handle_into(1, RequestId(rid), Request::SyncGroup(s), &mut out);
+                    for w in std::mem::take(&mut out.writes) {
+                        core.complete_write_into(1, w.id, Ok(()), &mut out);
                     }
+                    answered += out.responses.len();
+                    out.responses.clear();
+                    out.timers.clear();
                 }
                 total += start.elapsed();
                 assert_eq!(answered, 2 * N, "every join and sync answered");

@@ -13,6 +13,17 @@
 //! - [`CoordinatorConfig`]: broker settings, Kafka's defaults.
 //! - [`GroupMetadata`] / [`MemberMetadata`]: read-only snapshots.
 //!
+//! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
+//!   `group-assignors` assignor the group's selected protocol names.
+//!
+//! The behaviour is Kafka's Java coordinator's (`kafka-semantics.md`, "J"), checked
+//! request by request and timer by timer against answers recorded from Kafka itself
+//! (the oracle replay test). Deliberate differences: a leaving member's parked
+//! SyncGroup is answered `UNKNOWN_MEMBER_ID` instead of never; unparsable consumer
+//! metadata leaves the subscribed topics unknown instead of failing the join phase (a
+//! Kafka bug); OffsetCommit answers as v9+ (`GROUP_ID_NOT_FOUND` for a missing group
+//! with a generation, which a v0-v8 front end maps to `ILLEGAL_GENERATION`).
+//!
 //! # Who should depend on this crate
 //!
 //! A Kafka-compatible broker or front end that serves the classic group protocol.

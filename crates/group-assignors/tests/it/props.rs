@@ -156,8 +156,59 @@ fn cooperative(i: &Input, with_racks: bool) -> Result<GroupAssignment, String> {
     Err("still revoking after 4 follow-ups".into())
 }
 
+/// The same members with every distinct subscription held as one shared list,
+/// as a server interning subscriptions holds them.
+fn shared_lists(ms: &[MemberSubscription]) -> Vec<MemberSubscription> {
+    let mut pool: Vec<Arc<[Arc<str>]>> = Vec::new();
+    ms.iter()
+        .map(|m| {
+            let list = match pool.iter().find(|l| ***l == *m.topics) {
+                Some(l) => Arc::clone(l),
+                None => {
+                    let l: Arc<[Arc<str>]> = m.topics.iter().cloned().collect();
+                    pool.push(Arc::clone(&l));
+                    l
+                }
+            };
+            m.clone().with_shared_topics(list)
+        })
+        .collect()
+}
+
+/// The same members, each with a list of its own: fresh name allocations, in
+/// reverse order, the first topic listed twice.
+fn private_lists(ms: &[MemberSubscription]) -> Vec<MemberSubscription> {
+    ms.iter()
+        .map(|m| {
+            let mut names: Vec<Arc<str>> = m.topics.iter().rev().map(|t| Arc::from(&**t)).collect();
+            if let Some(first) = names.last().cloned() {
+                names.push(first);
+            }
+            m.clone().with_shared_topics(names.into())
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// Sharing subscription lists is only an optimisation: shared, private,
+    /// reordered and repeated lists of the same topics assign identically.
+    #[test]
+    fn shared_and_private_subscription_lists_assign_identically(i in input(), with_racks in any::<bool>()) {
+        let racks: &[ReplicaRacks] = if with_racks { &i.racks } else { &[] };
+        let shared = shared_lists(&i.members);
+        let private = private_lists(&i.members);
+        let assignors: [&dyn PartitionAssignor; 4] =
+            [&RangeAssignor, &RoundRobinAssignor, &StickyAssignor, &CooperativeStickyAssignor];
+        for a in assignors {
+            let base = a.assign_with_racks(&i.members, &i.partitions, racks).expect("valid input");
+            let from_shared = a.assign_with_racks(&shared, &i.partitions, racks).expect("valid input");
+            let from_private = a.assign_with_racks(&private, &i.partitions, racks).expect("valid input");
+            prop_assert_eq!(&base, &from_shared, "{} differs with shared lists", a.name());
+            prop_assert_eq!(&base, &from_private, "{} differs with private lists", a.name());
+        }
+    }
 
     #[test]
     fn sticky_is_valid_complete_and_strongly_balanced(i in input(), with_racks in any::<bool>()) {

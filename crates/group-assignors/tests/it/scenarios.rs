@@ -1,12 +1,13 @@
 //! The benchmark scenarios' quality targets (not their speed): S4 moves only
-//! the departed member's partitions, S5 is strongly balanced; plus rack-aware
-//! sticky behaviour.
+//! the departed member's partitions, S5 is strongly balanced, shared and
+//! private subscription lists assign alike; plus rack-aware sticky behaviour.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_assignors::{
-    CooperativeStickyAssignor, GroupAssignment, PartitionAssignor, ReplicaRacks, StickyAssignor,
+    CooperativeStickyAssignor, GroupAssignment, PartitionAssignor, RangeAssignor, ReplicaRacks,
+    RoundRobinAssignor, StickyAssignor,
 };
 use group_types::{MemberSubscription, TopicPartition};
 
@@ -51,6 +52,46 @@ fn s4_moves_exactly_the_departed_members_partitions() {
     }
 }
 
+/// S5's shape (three distinct subscriptions) held three ways: one shared list
+/// per subscription, a list per member with the metadata's own name `Arc`s,
+/// and a list per member of fresh names in reverse order, with the metadata
+/// listing the topics in reverse and each topic in two pieces. Every assignor
+/// must give the same assignment.
+#[test]
+fn shared_and_private_subscription_lists_assign_identically() {
+    let ts = topics(60);
+    let parts = partitions(&ts, 7);
+    let subscribed =
+        |i: usize| ts.iter().enumerate().filter(move |(j, _)| !(i + j).is_multiple_of(3)).map(|(_, t)| t);
+    let patterns: Vec<Arc<[Arc<str>]>> = (0..3).map(|i| subscribed(i).cloned().collect()).collect();
+    let shared: Vec<_> = (0..40)
+        .map(|i| {
+            MemberSubscription::new(format!("member-{i:05}"), None::<Arc<str>>)
+                .with_shared_topics(Arc::clone(&patterns[i % 3]))
+        })
+        .collect();
+    let private: Vec<_> =
+        (0..40).map(|i| MemberSubscription::new(format!("member-{i:05}"), subscribed(i).cloned())).collect();
+    let fresh: Vec<_> = (0..40)
+        .map(|i| {
+            let names: Vec<String> = subscribed(i).rev().map(|t| t.to_string()).collect();
+            MemberSubscription::new(format!("member-{i:05}"), names)
+        })
+        .collect();
+    assert!(Arc::ptr_eq(&shared[0].topics, &shared[3].topics));
+    let (evens, odds): (Vec<_>, Vec<_>) = parts.iter().rev().cloned().partition(|p| p.partition % 2 == 0);
+    let pieces: Vec<_> = evens.into_iter().chain(odds).collect();
+    let assignors: [&dyn PartitionAssignor; 4] =
+        [&RangeAssignor, &RoundRobinAssignor, &StickyAssignor, &CooperativeStickyAssignor];
+    for a in assignors {
+        let base = a.assign(&shared, &parts).expect("valid input");
+        assert_eq!(base.values().map(Vec::len).sum::<usize>(), parts.len(), "{}", a.name());
+        assert_eq!(a.assign(&private, &parts).expect("valid input"), base, "{} private", a.name());
+        assert_eq!(a.assign(&fresh, &parts).expect("valid input"), base, "{} fresh", a.name());
+        assert_eq!(a.assign(&shared, &pieces).expect("valid input"), base, "{} pieces", a.name());
+    }
+}
+
 #[test]
 fn s5_is_strongly_balanced() {
     let ts = topics(500);
@@ -70,7 +111,7 @@ fn s5_is_strongly_balanced() {
         let count: BTreeMap<&str, usize> = out.iter().map(|(m, l)| (m.as_str(), l.len())).collect();
         let mut min_of_topic: BTreeMap<&str, usize> = BTreeMap::new();
         for m in &ms {
-            for t in &m.topics {
+            for t in m.topics.iter() {
                 let c = count[m.member_id.as_str()];
                 min_of_topic.entry(&**t).and_modify(|x| *x = (*x).min(c)).or_insert(c);
             }
@@ -183,7 +224,8 @@ fn cooperative_reads_the_generation_from_user_data_without_a_subscription_genera
 fn fresh_identical_subscriptions_deal_round_robin_by_member_id() {
     let ts = topics(3);
     let parts = partitions(&ts, 5);
-    let ms: Vec<_> = ["c", "a", "b"].iter().map(|id| MemberSubscription::new(*id, ts.iter().cloned())).collect();
+    let ms: Vec<_> =
+        ["c", "a", "b"].iter().map(|id| MemberSubscription::new(*id, ts.iter().cloned())).collect();
     let out = StickyAssignor.assign(&ms, &parts).expect("valid input");
     for (k, id) in ["a", "b", "c"].iter().enumerate() {
         let want: Vec<_> = parts.iter().skip(k).step_by(3).cloned().collect();

@@ -241,6 +241,43 @@ impl CoordinatorCore {
         self.finish()
     }
 
+    /// As [`handle`](Self::handle), appending to `out` instead of returning new
+    /// effects: a caller that drains and reuses one `Effects` allocates nothing for it.
+    pub fn handle_into(&mut self, now_ms: i64, request_id: RequestId, request: Request, out: &mut Effects) {
+        std::mem::swap(&mut self.engine.fx, out);
+        let fx = self.handle(now_ms, request_id, request);
+        self.engine.fx = std::mem::replace(out, fx);
+        self.engine.fx.responses.clear();
+        self.engine.fx.timers.clear();
+        self.engine.fx.writes.clear();
+    }
+
+    /// As [`fire_timer`](Self::fire_timer), appending to `out`.
+    pub fn fire_timer_into(&mut self, now_ms: i64, key: &TimerKey, out: &mut Effects) {
+        std::mem::swap(&mut self.engine.fx, out);
+        let fx = self.fire_timer(now_ms, key);
+        self.engine.fx = std::mem::replace(out, fx);
+        self.engine.fx.responses.clear();
+        self.engine.fx.timers.clear();
+        self.engine.fx.writes.clear();
+    }
+
+    /// As [`complete_write`](Self::complete_write), appending to `out`.
+    pub fn complete_write_into(
+        &mut self,
+        now_ms: i64,
+        id: WriteId,
+        result: Result<(), ErrorCode>,
+        out: &mut Effects,
+    ) {
+        std::mem::swap(&mut self.engine.fx, out);
+        let fx = self.complete_write(now_ms, id, result);
+        self.engine.fx = std::mem::replace(out, fx);
+        self.engine.fx.responses.clear();
+        self.engine.fx.timers.clear();
+        self.engine.fx.writes.clear();
+    }
+
     /// Runs a due timer. Stale timers (re-armed later, or whose group or member is
     /// gone) do nothing.
     pub fn fire_timer(&mut self, now_ms: i64, key: &TimerKey) -> Effects {

@@ -112,7 +112,7 @@ impl Engine {
             self.write(vec![Record::Group(record)], PendingWrite::Logged);
             return;
         }
-        let leader_members = g.join_members();
+        let mut leader_members = Some(g.join_members());
         for i in 0..g.len() {
             let member_id = g.at(i).id.clone();
             let is_leader = g.is_leader(&member_id);
@@ -125,7 +125,7 @@ impl Engine {
                     leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
                     skip_assignment: false,
                     member_id: member_id.to_string(),
-                    members: if is_leader { leader_members.clone() } else { Vec::new() },
+                    members: if is_leader { leader_members.take().unwrap_or_default() } else { Vec::new() },
                 };
                 self.respond(request, Response::JoinGroup(response));
             }

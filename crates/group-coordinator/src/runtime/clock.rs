@@ -1,6 +1,7 @@
 //! Clocks: the system clock, and a manual clock whose `advance` fires due timers.
 
 use std::fmt;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Mutex, Weak};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -43,13 +44,13 @@ impl Clock for SystemClock {
 }
 
 struct ManualState {
-    now: i64,
     drivers: Vec<Weak<dyn TimerDriver>>,
 }
 
 /// A clock for tests: time moves only by [`advance`](ManualClock::advance), which fires
 /// every timer that falls due, in deadline order, before it returns. No test sleeps.
 pub struct ManualClock {
+    now: AtomicI64,
     state: Mutex<ManualState>,
     advancing: Mutex<()>,
 }
@@ -64,7 +65,8 @@ impl ManualClock {
     /// A clock reading `start_ms`.
     pub fn new(start_ms: i64) -> ManualClock {
         ManualClock {
-            state: Mutex::new(ManualState { now: start_ms, drivers: Vec::new() }),
+            now: AtomicI64::new(start_ms),
+            state: Mutex::new(ManualState { drivers: Vec::new() }),
             advancing: Mutex::new(()),
         }
     }
@@ -90,24 +92,21 @@ impl ManualClock {
                 .filter(|(t, _)| *t <= target)
                 .min_by_key(|(t, _)| *t);
             let Some((deadline, driver)) = next else { break };
-            {
-                let mut state = self.lock();
-                state.now = state.now.max(deadline);
-            }
+            self.now.fetch_max(deadline, Ordering::AcqRel);
             driver.fire_next_due(deadline.max(self.now_ms()));
         }
-        self.lock().now = target;
+        self.now.store(target, Ordering::Release);
     }
 
     /// Sets the time without firing anything (for a coordinator's start time).
     pub fn set(&self, now_ms: i64) {
-        self.lock().now = now_ms;
+        self.now.store(now_ms, Ordering::Release);
     }
 }
 
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
-        self.lock().now
+        self.now.load(Ordering::Acquire)
     }
 
     fn drives_timers(&self) -> bool {

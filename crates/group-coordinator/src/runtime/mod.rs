@@ -5,8 +5,8 @@ mod assignment;
 mod clock;
 mod pending;
 mod storage_io;
+mod timers;
 
-use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -28,7 +28,7 @@ pub use self::pending::{Outcome, Pending, ResponseKind};
 use crate::core::hash::{FxHashMap, FxHasher};
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
-    Response, TimerQueue,
+    Response,
 };
 
 /// Number of independently locked cores. Groups hash to one of them.
@@ -36,8 +36,10 @@ const SHARDS: usize = 16;
 
 struct Shard {
     core: CoordinatorCore,
-    timers: TimerQueue,
+    timers: timers::LazyTimers,
     waiters: FxHashMap<RequestId, Sender<Outcome>>,
+    /// Reused effects buffer (see `run_for`).
+    scratch: Effects,
 }
 
 enum Control {
@@ -95,36 +97,37 @@ fn shard_of(group_id: &str) -> usize {
 impl Inner {
     /// Applies a core's effects: timers, answers, then each write persisted and its
     /// completion fed back, until nothing is left.
-    fn run(&self, shard: &mut Shard, fx: Effects) {
-        self.run_for(shard, fx, None);
+    fn run(&self, shard: &mut Shard) {
+        self.run_for(shard, None);
     }
 
-    /// As `run`, and the answer to `caller` (if it comes) is kept for the caller
-    /// instead of going through a channel.
-    fn run_for(
-        &self,
-        shard: &mut Shard,
-        fx: Effects,
-        mut caller: Option<(RequestId, &mut Option<Response>)>,
-    ) {
-        let mut queue = VecDeque::from([fx]);
-        while let Some(fx) = queue.pop_front() {
-            shard.timers.apply(fx.timers);
-            for (rid, response) in fx.responses {
+    /// Applies what the core left in the shard's scratch effects: timers, answers,
+    /// then each write persisted and its completion fed back, until nothing is left.
+    /// The scratch keeps its capacity, so a heartbeat allocates nothing here. The
+    /// answer to `caller` (if it comes) is kept for the caller instead of going
+    /// through a channel.
+    fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) {
+        loop {
+            let Shard { core, timers, waiters, scratch } = shard;
+            timers.apply(scratch.timers.drain(..));
+            for (rid, response) in scratch.responses.drain(..) {
                 if let Some((id, slot)) = caller.as_mut()
                     && *id == rid
                 {
                     **slot = Some(response);
                     continue;
                 }
-                if let Some(tx) = shard.waiters.remove(&rid) {
+                if let Some(tx) = waiters.remove(&rid) {
                     let _ = tx.send(Ok(response));
                 }
             }
-            for write in fx.writes {
+            if scratch.writes.is_empty() {
+                break;
+            }
+            for write in std::mem::take(&mut scratch.writes) {
                 let result = storage_io::persist(self.storage.as_ref(), &write.records);
                 let now = self.clock.now_ms();
-                queue.push_back(shard.core.complete_write(now, write.id, result));
+                core.complete_write_into(now, write.id, result, scratch);
             }
         }
         if let Some(next) = shard.timers.next_deadline()
@@ -145,9 +148,10 @@ impl Inner {
         }
         let rid = RequestId(self.next_request.fetch_add(1, Ordering::Relaxed));
         let now = self.clock.now_ms();
-        let fx = shard.core.handle(now, rid, request);
+        let Shard { core, scratch, .. } = &mut *shard;
+        core.handle_into(now, rid, request, scratch);
         let mut answer = None;
-        self.run_for(&mut shard, fx, Some((rid, &mut answer)));
+        self.run_for(&mut shard, Some((rid, &mut answer)));
         match answer {
             Some(response) => Ok(Ok(response)),
             None => {
@@ -182,8 +186,9 @@ impl Inner {
             return false;
         }
         let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
-        let fx = shard.core.fire_timer(deadline.max(0), &key);
-        self.run(&mut shard, fx);
+        let Shard { core, scratch, .. } = &mut *shard;
+        core.fire_timer_into(deadline.max(0), &key, scratch);
+        self.run(&mut shard);
         true
     }
 
@@ -262,7 +267,12 @@ impl GroupCoordinator {
                 config.member_id_seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9));
             let mut core = CoordinatorCore::new(shard_config);
             loaded.push(core.load(now, stored));
-            shards.push(Mutex::new(Shard { core, timers: TimerQueue::new(), waiters: FxHashMap::default() }));
+            shards.push(Mutex::new(Shard {
+                core,
+                timers: timers::LazyTimers::default(),
+                waiters: FxHashMap::default(),
+                scratch: Effects::default(),
+            }));
         }
         let inner = Arc::new(Inner {
             shards,
@@ -276,7 +286,8 @@ impl GroupCoordinator {
         });
         for (i, fx) in loaded.into_iter().enumerate() {
             let mut shard = lock(&inner.shards[i]);
-            inner.run(&mut shard, fx);
+            shard.scratch = fx;
+            inner.run(&mut shard);
         }
         let timer_thread = if threaded {
             let weak = Arc::downgrade(&inner);

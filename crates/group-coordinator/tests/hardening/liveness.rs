@@ -45,7 +45,8 @@ fn a_leaving_members_parked_sync_is_answered() {
 fn through_the_runtime_a_leaving_members_parked_sync_resolves() {
     let clock = Arc::new(ManualClock::new(0));
     let coordinator =
-        GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), fast_config(0), clock.clone()).unwrap();
+        GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), fast_config(0), clock.clone())
+            .unwrap();
     let a = must(coordinator.join_group(join("g", "", None, 1_000, 1_000)), "A's first join").member_id;
     let b = must(coordinator.join_group(join("g", "", None, 1_000, 1_000)), "B's first join").member_id;
     let a_join = coordinator.join_group(join("g", &a, None, 1_000, 1_000));

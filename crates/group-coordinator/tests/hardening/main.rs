@@ -3,6 +3,8 @@
 //! multi-threaded stress run.
 
 mod liveness;
+mod oracle_runtime;
 mod restart;
 mod simulation;
+mod stress;
 mod support;

@@ -36,7 +36,12 @@ struct Client {
 /// Forms a Stable group of `instances.len()` members (static where an instance is
 /// given): two-step joins, the initial delay, the leader's round-robin assignment and
 /// every follower's sync.
-fn form_group(c: &GroupCoordinator, clock: &ManualClock, group: &str, instances: &[Option<&str>]) -> Vec<Client> {
+fn form_group(
+    c: &GroupCoordinator,
+    clock: &ManualClock,
+    group: &str,
+    instances: &[Option<&str>],
+) -> Vec<Client> {
     let mut ids = Vec::new();
     for instance in instances {
         let id = match instance {
@@ -71,7 +76,11 @@ fn form_group(c: &GroupCoordinator, clock: &ManualClock, group: &str, instances:
         if answer.leader_id == answer.member_id {
             leader = Some(answer.members.iter().map(|m| m.member_id.clone()).collect::<Vec<_>>());
         }
-        clients.push(Client { id: answer.member_id.clone(), instance: instance.map(str::to_owned), generation });
+        clients.push(Client {
+            id: answer.member_id.clone(),
+            instance: instance.map(str::to_owned),
+            generation,
+        });
     }
     let members = leader.expect("one member leads");
     let plan = encode_plan(&round_robin(&members));
@@ -170,7 +179,12 @@ fn a_stable_group_comes_back_and_only_silent_members_expire() {
     assert_eq!(durable(&after), durable(&before));
     assert_eq!(after.state, GroupState::Stable);
     for m in &after.members {
-        assert_eq!(m.session_deadline_ms, Some(10_000 + i64::from(SESSION_MS)), "{} armed at load", m.member_id);
+        assert_eq!(
+            m.session_deadline_ms,
+            Some(10_000 + i64::from(SESSION_MS)),
+            "{} armed at load",
+            m.member_id
+        );
     }
     assert_eq!(fetched(&second, "g"), committed);
 
@@ -181,7 +195,10 @@ fn a_stable_group_comes_back_and_only_silent_members_expire() {
         assert_eq!(hb(&second, a), ErrorCode::None, "A at {t}");
         assert_eq!(hb(&second, b), ErrorCode::None, "B at {t}");
         let g = second.get_group("g").unwrap();
-        assert_eq!((g.state, g.generation_id, g.members.len()), (GroupState::Stable, before.generation_id, 3));
+        assert_eq!(
+            (g.state, g.generation_id, g.members.len()),
+            (GroupState::Stable, before.generation_id, 3)
+        );
     }
     // C's deadline is its session timeout after the load.
     clock.advance(10_000 + i64::from(SESSION_MS) - clock_now(&clock));
@@ -225,7 +242,8 @@ fn static_members_come_back_and_a_restarted_instance_keeps_its_assignment() {
     assert_eq!(durable(&after), durable(&before));
     let b_before = before.members.iter().find(|m| m.group_instance_id.as_deref() == Some("ib")).unwrap();
     // B's process restarted too: same instance, empty member id.
-    let rejoined = must(second.join_group(join("g", "", Some("ib"), SESSION_MS, REBALANCE_MS)), "static rejoin");
+    let rejoined =
+        must(second.join_group(join("g", "", Some("ib"), SESSION_MS, REBALANCE_MS)), "static rejoin");
     assert_eq!(rejoined.error_code, ErrorCode::None);
     assert_eq!(rejoined.generation_id, before.generation_id, "no rebalance");
     assert_ne!(rejoined.member_id, b_before.member_id, "a new member id");

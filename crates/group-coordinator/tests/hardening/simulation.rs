@@ -55,6 +55,9 @@ struct Client {
     leads: Option<Vec<String>>,
     /// A slow client does not rejoin before this time.
     not_before: i64,
+    /// JoinGroup version: v3 and older add a dynamic member without MEMBER_ID_REQUIRED,
+    /// v8 and older answer a replaced static leader differently.
+    api_version: i16,
 }
 
 #[derive(Debug, Clone)]
@@ -89,6 +92,9 @@ struct Sim {
     trace: Vec<String>,
     /// Percent of writes that fail.
     write_failure_percent: u64,
+    /// The longest single time step: long steps expire sessions often, short ones let
+    /// groups settle so that joins, leaves and restarts drive the rebalances.
+    max_tick: u64,
     // Invariant bookkeeping.
     instance_of: HashMap<String, String>,
     leader_of_generation: HashMap<i32, String>,
@@ -143,6 +149,8 @@ impl Sim {
         for i in 0..n {
             let name = char::from(b'A' + i as u8).to_string();
             let instance = rng.chance(40).then(|| format!("instance-{name}"));
+            let api_version =
+                if instance.is_some() { rng.pick(&[9, 9, 8, 5]) } else { rng.pick(&[9, 9, 9, 4, 3]) };
             let sub = subscription(&["t0", "t1"]);
             let protocols = if rng.chance(30) {
                 vec![ProtocolMetadata::new("roundrobin", sub.clone()), ProtocolMetadata::new("range", sub)]
@@ -161,9 +169,11 @@ impl Sim {
                 incarnation: 0,
                 leads: None,
                 not_before: 0,
+                api_version,
             });
         }
         let write_failure_percent = rng.pick(&[0, 0, 3, 10]);
+        let max_tick = rng.pick(&[300, 300, 60]);
         let mut core = CoordinatorCore::new(config);
         let mut timers = TimerQueue::new();
         timers.apply(core.start(0).timers);
@@ -178,6 +188,7 @@ impl Sim {
             next_rid: 1,
             trace: Vec::new(),
             write_failure_percent,
+            max_tick,
             instance_of: HashMap::new(),
             leader_of_generation: HashMap::new(),
             plan_of_generation: HashMap::new(),
@@ -216,10 +227,10 @@ impl Sim {
         self.timers.apply(fx.timers);
         // Learn every id's instance first: a batch may name a leader before its own answer.
         for (rid, response) in &fx.responses {
-            if let (Response::JoinGroup(r), Some(sent)) = (response, self.sent.get(rid)) {
-                if let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance) {
-                    self.instance_of.insert(r.member_id.clone(), instance.clone());
-                }
+            if let (Response::JoinGroup(r), Some(sent)) = (response, self.sent.get(rid))
+                && let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance)
+            {
+                self.instance_of.insert(r.member_id.clone(), instance.clone());
             }
         }
         for (rid, response) in fx.responses {
@@ -258,17 +269,23 @@ impl Sim {
                 .collect(),
             _ => Vec::new(),
         };
-        let sent = Sent {
-            client,
-            incarnation: c.incarnation,
-            step: self.step,
-            what,
-            member_id: c.member_id.clone(),
-            instance: c.instance.clone(),
-            generation,
-            commit,
+        // Who the request claims to be, as the coordinator sees it.
+        let (member_id, instance) = match &request {
+            Request::JoinGroup(r) => (r.member_id.clone(), r.group_instance_id.clone()),
+            Request::SyncGroup(r) => (r.member_id.clone(), r.group_instance_id.clone()),
+            Request::Heartbeat(r) => (r.member_id.clone(), r.group_instance_id.clone()),
+            Request::OffsetCommit(r) => (r.member_id.clone(), r.group_instance_id.clone()),
+            Request::LeaveGroup(r) => r
+                .members
+                .first()
+                .map(|m| (m.member_id.clone(), m.group_instance_id.clone()))
+                .unwrap_or_default(),
+            _ => (String::new(), None),
         };
-        self.log(format!("{} sends {what} (id {:?}, gen {generation}) as {:?}", c.name, c.member_id, rid));
+        let (name, incarnation) = (c.name.clone(), c.incarnation);
+        self.log(format!("{name} sends {what} (id {member_id:?}, gen {generation}) as {rid:?}"));
+        let sent =
+            Sent { client, incarnation, step: self.step, what, member_id, instance, generation, commit };
         self.sent.insert(rid, sent);
         let fx = self.core.handle(self.now, rid, request);
         self.process(fx);
@@ -307,15 +324,18 @@ impl Sim {
         };
         self.log(format!("{name} <- {} {}{detail} (sent at step {})", sent.what, error.name(), sent.step));
         // A member expelled by a timer never succeeds again with its old id.
-        if error == ErrorCode::None && sent.what != "leave" {
-            if let Some(&g) = self.expelled.get(&sent.member_id) {
-                if sent.what == "join" || sent.generation <= g {
-                    self.fail(format!(
-                        "{} answered NONE to {name}'s id {:?}, expelled by a timer in generation {g}",
-                        sent.what, sent.member_id
-                    ));
-                }
-            }
+        if error == ErrorCode::None
+            && sent.what != "leave"
+            && let Some(&g) = self.expelled.get(&sent.member_id)
+            && (sent.what == "join" || sent.generation <= g)
+        {
+            self.fail(format!(
+                "{} answered NONE to {name}'s id {:?}, expelled by a timer in generation {g}",
+                sent.what, sent.member_id
+            ));
+        }
+        if error == ErrorCode::None && matches!(sent.what, "join" | "sync" | "heartbeat" | "commit") {
+            self.check_success_is_current(&sent, &response);
         }
         match response {
             Response::JoinGroup(r) => self.on_join(&sent, r),
@@ -353,6 +373,38 @@ impl Sim {
         }
     }
 
+    /// A success is only given to a current member of the current generation (or, for a
+    /// simple commit, to a group without members).
+    fn check_success_is_current(&mut self, sent: &Sent, response: &Response) {
+        let g = self.core.group(GROUP);
+        let (state, generation) = g.as_ref().map_or((GroupState::Empty, 0), |g| (g.state, g.generation_id));
+        let member_id = match response {
+            Response::JoinGroup(r) => r.member_id.clone(),
+            _ => sent.member_id.clone(),
+        };
+        let is_member = g.as_ref().is_some_and(|g| g.member(&member_id).is_some());
+        let problem = match sent.what {
+            "commit" if sent.generation < 0 => (is_member
+                || g.as_ref().is_some_and(|g| !g.members.is_empty()))
+            .then(|| format!("simple commit accepted by a {state:?} group with members")),
+            "join" => (!is_member || r_generation(response) != generation).then(|| {
+                format!(
+                    "join NONE for generation {}; group at {generation}, member: {is_member}",
+                    r_generation(response)
+                )
+            }),
+            _ => (!is_member || sent.generation != generation || state == GroupState::Empty).then(|| {
+                format!(
+                    "{} NONE for generation {}; group {state:?} at {generation}, member: {is_member}",
+                    sent.what, sent.generation
+                )
+            }),
+        };
+        if let Some(problem) = problem {
+            self.fail(format!("{problem} (id {member_id:?})"));
+        }
+    }
+
     /// Heartbeat and commit errors tell a client to rejoin or start over.
     fn on_signal(&mut self, sent: &Sent, error: ErrorCode) {
         let now = self.now;
@@ -378,10 +430,8 @@ impl Sim {
     }
 
     fn on_join(&mut self, sent: &Sent, r: JoinGroupResponse) {
-        if !r.member_id.is_empty() {
-            if let Some(instance) = &sent.instance {
-                self.instance_of.insert(r.member_id.clone(), instance.clone());
-            }
+        if let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance) {
+            self.instance_of.insert(r.member_id.clone(), instance.clone());
         }
         for m in &r.members {
             if let Some(instance) = &m.group_instance_id {
@@ -482,7 +532,7 @@ impl Sim {
 
     fn act(&mut self) {
         if self.rng.chance(25) {
-            let dt = 1 + self.rng.below(300) as i64;
+            let dt = 1 + self.rng.below(self.max_tick) as i64;
             self.log(format!("time +{dt}"));
             self.advance_to(self.now + dt);
             return;
@@ -512,6 +562,9 @@ impl Sim {
             Phase::Out | Phase::NeedJoin if !joining => {
                 if self.now >= self.clients[i].not_before && roll < 85 {
                     self.send_join(i);
+                } else if roll >= 95 {
+                    // A simple consumer's commit: accepted only while the group is Empty.
+                    self.send_commit(i, true);
                 }
             }
             _ => {
@@ -528,7 +581,7 @@ impl Sim {
                     self.log(format!("{name} crashes"));
                     self.stats.crashes += 1;
                 } else if roll < 30 && phase == Phase::Stable {
-                    self.send_commit(i);
+                    self.send_commit(i, false);
                 } else if has_generation {
                     let c = &self.clients[i];
                     let request = heartbeat(GROUP, &c.member_id, c.instance.as_deref(), c.generation);
@@ -544,6 +597,7 @@ impl Sim {
         c.phase = Phase::Joining;
         let mut request = join(GROUP, &c.member_id, c.instance.as_deref(), c.session_ms, c.rebalance_ms);
         request.protocols = c.protocols.clone();
+        request.api_version = c.api_version;
         self.send(i, "join", Request::JoinGroup(request), -1);
     }
 
@@ -576,7 +630,7 @@ impl Sim {
         c.generation = -1;
     }
 
-    fn send_commit(&mut self, i: usize) {
+    fn send_commit(&mut self, i: usize, simple: bool) {
         let all = topic_set();
         let count = 1 + self.rng.below(3) as usize;
         let mut offsets = Vec::new();
@@ -588,8 +642,9 @@ impl Sim {
             }
         }
         let c = &self.clients[i];
-        let request = commit(GROUP, &c.member_id, c.instance.as_deref(), c.generation, &offsets);
-        let generation = c.generation;
+        let (member_id, instance, generation) =
+            if simple { ("", None, -1) } else { (c.member_id.as_str(), c.instance.as_deref(), c.generation) };
+        let request = commit(GROUP, member_id, instance, generation, &offsets);
         let partitions: Vec<TopicPartition> = offsets.iter().map(|(tp, _)| tp.clone()).collect();
         self.send(i, "commit", Request::OffsetCommit(request), generation);
         self.check_fetch(&partitions);
@@ -663,22 +718,29 @@ impl Sim {
             let name = &self.clients[s.client].name;
             self.fail(format!("{rid:?} ({name}'s {} of step {}) was never answered", s.what, s.step));
         }
-        if let Some(g) = self.core.group(GROUP) {
-            if g.state != GroupState::Empty || !g.members.is_empty() || !g.pending_members.is_empty() {
-                self.fail(format!(
-                    "after everyone left or expired the group is {:?} with {} members and {} pending",
-                    g.state,
-                    g.members.len(),
-                    g.pending_members.len()
-                ));
-            }
+        if let Some(g) = self.core.group(GROUP)
+            && (g.state != GroupState::Empty || !g.members.is_empty() || !g.pending_members.is_empty())
+        {
+            self.fail(format!(
+                "after everyone left or expired the group is {:?} with {} members and {} pending",
+                g.state,
+                g.members.len(),
+                g.pending_members.len()
+            ));
         }
         self.check_fetch(&topic_set());
     }
 }
 
+fn r_generation(response: &Response) -> i32 {
+    match response {
+        Response::JoinGroup(r) => r.generation_id,
+        _ => -1,
+    }
+}
+
 /// Runs one seed; `Err` carries the step, the violation and the trace.
-pub(crate) fn run_seed(seed: u64) -> Result<Stats, Failure> {
+pub(crate) fn run_seed(seed: u64) -> Result<(Stats, Vec<String>), Failure> {
     let mut sim = Sim::new(seed);
     for step in 0..STEPS {
         sim.step = step;
@@ -692,7 +754,7 @@ pub(crate) fn run_seed(seed: u64) -> Result<Stats, Failure> {
     sim.finish();
     match sim.errors.first() {
         Some(message) => Err(Failure { step: STEPS, message: message.clone(), trace: sim.trace }),
-        None => Ok(sim.stats),
+        None => Ok((sim.stats, sim.trace)),
     }
 }
 
@@ -721,7 +783,13 @@ fn simulation_holds_every_invariant_across_seeds() {
     let mut total = Stats::default();
     for &seed in &seeds {
         match run_seed(seed) {
-            Ok(stats) => total.add(stats),
+            Ok((stats, trace)) => {
+                total.add(stats);
+                if seeds.len() == 1 {
+                    // SIM_SEED=<n>: show what the seed did even when it passes.
+                    println!("seed {seed} passed; trace:\n  {}", trace.join("\n  "));
+                }
+            }
             Err(failure) => panic!("{}", report(seed, &failure)),
         }
     }
@@ -776,16 +844,17 @@ fn the_invariant_checks_catch_fabricated_violations() {
 
     // Two owners of one partition in one generation.
     let mut sim = Sim::new(1);
-    sim.plan_of_generation.insert(5, HashMap::from([("x".into(), vec![tp.clone()]), ("y".into(), vec![tp.clone()])]));
-    sim.on_assignment(&sent(&sim, "x", "sync", 5), &bytes(&[tp.clone()]));
+    sim.plan_of_generation
+        .insert(5, HashMap::from([("x".into(), vec![tp.clone()]), ("y".into(), vec![tp.clone()])]));
+    sim.on_assignment(&sent(&sim, "x", "sync", 5), &bytes(std::slice::from_ref(&tp)));
     assert!(sim.errors.is_empty(), "{:?}", sim.errors);
-    sim.on_assignment(&sent(&sim, "y", "sync", 5), &bytes(&[tp.clone()]));
+    sim.on_assignment(&sent(&sim, "y", "sync", 5), &bytes(std::slice::from_ref(&tp)));
     assert!(sim.errors.iter().any(|e| e.contains("handed to")), "{:?}", sim.errors);
 
     // An assignment other than the leader's plan.
     let mut sim = Sim::new(1);
     sim.plan_of_generation.insert(2, HashMap::new());
-    sim.on_assignment(&sent(&sim, "x", "sync", 2), &bytes(&[tp.clone()]));
+    sim.on_assignment(&sent(&sim, "x", "sync", 2), &bytes(std::slice::from_ref(&tp)));
     assert!(sim.errors.iter().any(|e| e.contains("planned")), "{:?}", sim.errors);
 
     // Two leaders in one generation.

@@ -4,13 +4,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, Pending, Request, RequestId, Response,
-    ResponseKind, TimerQueue,
+    CoordinatorConfig, CoordinatorCore, Effects, Pending, Request, RequestId, Response, ResponseKind,
+    TimerQueue,
 };
 use group_types::{
-    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberAssignment, MemberAssignmentData,
-    MemberIdentity, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata,
-    Subscription, SyncGroupRequest, TopicPartition,
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberAssignment,
+    MemberAssignmentData, MemberIdentity, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest,
+    ProtocolMetadata, Subscription, SyncGroupRequest, TopicPartition,
 };
 
 /// How long a test waits for an answer that must come before it calls it a deadlock.
@@ -220,11 +220,6 @@ pub(crate) fn must<T: ResponseKind>(pending: Pending<T>, what: &str) -> T {
         Some(Err(e)) => panic!("{what}: coordinator error {e}"),
         None => panic!("{what}: no answer within {DEADLOCK:?} (deadlock?)"),
     }
-}
-
-/// The answer if it is already there.
-pub(crate) fn ready<T: ResponseKind>(pending: &Pending<T>) -> Option<Result<T, CoordinatorError>> {
-    pending.try_get()
 }
 
 /// A core with its timer queue, writes completed successfully at once.

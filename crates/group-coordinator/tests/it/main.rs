@@ -2,6 +2,7 @@
 //! scenarios and the threaded runtime.
 
 mod assignment;
+mod invariants;
 mod oracle;
 mod runtime;
 mod scenarios;

@@ -266,7 +266,9 @@ impl Replay<'_> {
                     "leader": g.leader_id.as_deref().map(|l| self.sym(l)), "state_ts": g.state_timestamp_ms,
                     "members": members})
             }
-            Record::GroupTombstone { group_id } => json!({"type": "group", "group": group_id, "tombstone": true}),
+            Record::GroupTombstone { group_id } => {
+                json!({"type": "group", "group": group_id, "tombstone": true})
+            }
             Record::Offset { group_id, partition, offset } => json!({"type": "offset", "group": group_id,
                 "topic": &*partition.topic, "partition": partition.partition, "offset": offset.offset,
                 "leader_epoch": offset.leader_epoch.unwrap_or(-1), "metadata": offset.metadata,
@@ -679,6 +681,40 @@ fn replay(scenario: &Value, expected: &Value) -> Vec<String> {
         let my_group = r.group_view(&group);
         if exp_group != my_group {
             failures.push(format!("{ctx}: group\n  expected {exp_group}\n  actual   {my_group}"));
+        }
+        // Armed deadlines: join and sync timers, and members' sessions (pending ids'
+        // expiries are not part of the snapshot).
+        if let (Some(Value::Object(deadlines)), Some(g)) =
+            (exp["group"].get("deadlines"), r.core.group(&group))
+        {
+            let mut expected_deadlines: BTreeMap<String, i64> = BTreeMap::new();
+            let member_syms: Vec<String> =
+                g.members.iter().map(|m| r.sym(&m.member_id).as_str().unwrap().to_owned()).collect();
+            for (k, v) in deadlines {
+                let keep = k == "join"
+                    || k == "sync"
+                    || k.strip_prefix("session:").is_some_and(|m| member_syms.iter().any(|s| s == m));
+                if keep {
+                    expected_deadlines.insert(k.clone(), v.as_i64().unwrap());
+                }
+            }
+            let mut mine: BTreeMap<String, i64> = BTreeMap::new();
+            if let Some(d) = g.join_deadline_ms {
+                mine.insert("join".into(), d);
+            }
+            if let Some(d) = g.sync_deadline_ms {
+                mine.insert("sync".into(), d);
+            }
+            for m in &g.members {
+                if let Some(d) = m.session_deadline_ms {
+                    mine.insert(format!("session:{}", r.sym(&m.member_id).as_str().unwrap()), d);
+                }
+            }
+            if expected_deadlines != mine {
+                failures.push(format!(
+                    "{ctx}: deadlines\n  expected {expected_deadlines:?}\n  actual   {mine:?}"
+                ));
+            }
         }
     }
     let mut exp_unanswered: Vec<i64> = expected["unanswered"]
