@@ -60,7 +60,7 @@ mod snapshot;
 pub use crate::config::CoordinatorConfig;
 pub use crate::core::{
     CoordinatorCore, Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, TimerQueue, Write,
-    WriteId, map_append_error,
+    WriteId, map_append_error, map_operation_error,
 };
 pub use crate::error::CoordinatorError;
 pub use crate::runtime::{

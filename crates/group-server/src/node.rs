@@ -308,7 +308,7 @@ impl Node {
             }
             ApiKey::OffsetCommit => {
                 let wire: kp::OffsetCommitRequest = decode(body, api, v)?;
-                let req = tr::offset_commit_request(&wire);
+                let req = tr::offset_commit_request(&wire, v);
                 self.record(|| {
                     ctx.line(&format!(
                         ",\"group\":{:?},\"generation\":{},\"member\":{:?},\"partitions\":{}",

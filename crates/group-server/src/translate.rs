@@ -159,7 +159,7 @@ pub(crate) fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -
     )
 }
 
-pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest) -> gt::OffsetCommitRequest {
+pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest, version: i16) -> gt::OffsetCommitRequest {
     let mut offsets = gt::PartitionMap::new();
     for topic in &req.topics {
         let entry: &mut BTreeMap<i32, gt::OffsetCommitData> = offsets.entry(s(&topic.name.0)).or_default();
@@ -182,6 +182,7 @@ pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest) -> gt::Offset
         group_instance_id: opt(&req.group_instance_id),
         retention_time_ms: req.retention_time_ms,
         offsets,
+        api_version: version,
     }
 }
 

@@ -44,6 +44,9 @@ pub struct OffsetCommitRequest {
     pub retention_time_ms: i64,
     /// The commits, per topic and partition.
     pub offsets: PartitionMap<OffsetCommitData>,
+    /// The request's API version: a commit with a generation to a missing group
+    /// is `GROUP_ID_NOT_FOUND` from v9 and `ILLEGAL_GENERATION` before.
+    pub api_version: i16,
 }
 
 impl Default for OffsetCommitRequest {
@@ -55,11 +58,15 @@ impl Default for OffsetCommitRequest {
             group_instance_id: None,
             retention_time_ms: -1,
             offsets: PartitionMap::new(),
+            api_version: OffsetCommitRequest::LATEST_VERSION,
         }
     }
 }
 
 impl OffsetCommitRequest {
+    /// The newest OffsetCommit version, the one [`Default`] uses.
+    pub const LATEST_VERSION: i16 = 9;
+
     /// Adds one partition's commit (builder style).
     pub fn with_offset(
         mut self,

@@ -142,7 +142,10 @@ impl CoordinatorCore {
                         }
                     }
                     let response = answered.unwrap_or_else(|| {
-                        Response::JoinGroup(crate::core::join_error(crate::core::map_append_error(error), ""))
+                        Response::JoinGroup(crate::core::join_error(
+                            crate::core::map_operation_error(error),
+                            "",
+                        ))
                     });
                     self.engine.respond(request, response);
                 }
@@ -162,7 +165,7 @@ impl CoordinatorCore {
             }
             PendingWrite::DeleteGroups { request, mut response, removed } => {
                 if let Err(error) = result {
-                    let mapped = crate::core::map_append_error(error);
+                    let mapped = crate::core::map_operation_error(error);
                     for g in removed {
                         if let Some(r) = response.results.iter_mut().find(|r| *r.group_id == *g.id) {
                             r.error_code = mapped;

@@ -29,6 +29,7 @@ use self::ids::MemberIdGenerator;
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
     Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
+    map_operation_error,
 };
 
 /// What a write's completion must do.

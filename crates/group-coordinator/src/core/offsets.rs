@@ -56,7 +56,14 @@ impl CoordinatorCore {
                 self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, eng.now))
             }
             None => {
-                let response = OffsetCommitResponse::uniform(&req, ErrorCode::GroupIdNotFound);
+                // Kafka's Java coordinator: v9+ learns the group is gone; older
+                // clients only understand a stale generation (spec §10 #2).
+                let code = if req.api_version >= 9 {
+                    ErrorCode::GroupIdNotFound
+                } else {
+                    ErrorCode::IllegalGeneration
+                };
+                let response = OffsetCommitResponse::uniform(&req, code);
                 eng.respond(rid, Response::OffsetCommit(response));
                 return;
             }
@@ -128,7 +135,7 @@ impl CoordinatorCore {
                 }
             }
             Err(error) => {
-                let mapped = crate::core::map_append_error(error);
+                let mapped = crate::core::map_operation_error(error);
                 for partitions in response.errors.values_mut() {
                     for code in partitions.values_mut() {
                         *code = mapped;
@@ -243,7 +250,7 @@ impl CoordinatorCore {
             }
             Err(error) => {
                 response = OffsetDeleteResponse {
-                    error_code: crate::core::map_append_error(error),
+                    error_code: crate::core::map_operation_error(error),
                     partitions: BTreeMap::new(),
                 };
             }

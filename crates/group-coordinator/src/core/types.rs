@@ -184,3 +184,14 @@ pub fn map_append_error(error: ErrorCode) -> ErrorCode {
         other => other,
     }
 }
+
+/// The mapping of a failed write that the request path applies to operations answered
+/// through Kafka's `handleOperationException` (OffsetCommit, OffsetDelete,
+/// DeleteGroups): as [`map_append_error`], and `NETWORK_EXCEPTION` becomes
+/// `COORDINATOR_LOAD_IN_PROGRESS` so that old clients retry without a new lookup.
+pub fn map_operation_error(error: ErrorCode) -> ErrorCode {
+    match error {
+        ErrorCode::NetworkException => ErrorCode::CoordinatorLoadInProgress,
+        other => map_append_error(other),
+    }
+}

@@ -1,6 +1,18 @@
 //! Deterministic simulation: seeded random clients drive the core with simulated time,
 //! and the protocol's safety and liveness invariants are checked after every step.
 //!
+//! Two to six clients (dynamic or static, JoinGroup v3 to v9, varied timeouts and
+//! protocol lists) join with KIP-394's two steps, sync (the leader deals a fixed topic
+//! set round-robin), heartbeat, commit, leave, crash (go silent), restart (a static
+//! instance with an empty member id, a dynamic one as a new member), rejoin slowly,
+//! and commit as simple consumers; time moves in random steps and some writes fail.
+//! Checked: one leader per generation; the generation never decreases; no partition
+//! has two owners in a generation, and each member gets exactly what its leader
+//! planned; successes go only to current members of the current generation; a member
+//! a timer expelled never succeeds again with its old id; every request is answered
+//! exactly once (at the end everyone leaves and time runs far ahead); an acknowledged
+//! commit is what OffsetFetch returns until the next one, and is never lost.
+//!
 //! `SIM_SEEDS=<n>` runs more seeds than CI's default; `SIM_SEED=<n>` replays one seed
 //! and prints its trace.
 

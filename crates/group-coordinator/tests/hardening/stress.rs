@@ -21,13 +21,11 @@ const GROUPS: usize = 6;
 const MEMBERS_PER_GROUP: usize = 4;
 const THREADS: usize = 6;
 /// Actions per member.
-const ITERATIONS: usize = 4_000;
+const ITERATIONS: usize = 12_000;
 /// The clock moves 5 ms each time the members made this many actions (about one action
 /// per member per tick), so that simulated time keeps pace with the work whatever the
 /// machine's speed and scheduling.
 const ACTIONS_PER_TICK: u64 = (GROUPS * MEMBERS_PER_GROUP) as u64;
-const SESSION_MS: i32 = 2_000;
-const REBALANCE_MS: i32 = 3_000;
 
 /// Everything the threads report, checked as it arrives.
 #[derive(Default)]
@@ -82,6 +80,30 @@ enum InFlight {
     Sync(Pending<SyncGroupResponse>, i32),
 }
 
+impl InFlight {
+    fn receiver(&self) -> &crossbeam_channel::Receiver<group_coordinator::Outcome> {
+        match self {
+            InFlight::Join(p) => p.receiver(),
+            InFlight::Sync(p, _) => p.receiver(),
+        }
+    }
+}
+
+/// On the system clock, a thread whose members all wait on parked requests waits (a
+/// little) for any of them instead of spinning; nothing is received here.
+fn wait_for_any(members: &[Member]) {
+    let mut select = crossbeam_channel::Select::new();
+    for m in members {
+        match &m.in_flight {
+            Some(f) => {
+                select.recv(f.receiver());
+            }
+            None => return,
+        }
+    }
+    let _ = select.ready_timeout(std::time::Duration::from_millis(50));
+}
+
 struct Member {
     group: String,
     id: String,
@@ -121,6 +143,8 @@ struct Shared {
     committed: Committed,
     next_offset: AtomicI64,
     actions: AtomicU64,
+    session_ms: i32,
+    rebalance_ms: i32,
 }
 
 fn on_join(shared: &Shared, m: &mut Member, r: JoinGroupResponse) {
@@ -187,8 +211,13 @@ fn act(shared: &Shared, m: &mut Member, rng: &mut Rng) {
             m.in_flight = Some(InFlight::Sync(p, m.generation));
         }
         None if !m.stable => {
-            m.in_flight =
-                Some(InFlight::Join(c.join_group(join(&m.group, &m.id, None, SESSION_MS, REBALANCE_MS))));
+            m.in_flight = Some(InFlight::Join(c.join_group(join(
+                &m.group,
+                &m.id,
+                None,
+                shared.session_ms,
+                shared.rebalance_ms,
+            ))));
         }
         None => {
             let roll = rng.below(100);
@@ -218,6 +247,25 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
     let coordinator =
         GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), fast_config(20), clock.clone())
             .unwrap();
+    run(coordinator, Some(clock), ITERATIONS, 2_000, 3_000);
+}
+
+/// The same on the system clock, so that the runtime's own timer thread fires the
+/// deadlines. Timeouts are long enough that nobody expires on a slow machine; nothing
+/// about timing is asserted, only that every call returns and the invariants hold.
+#[test]
+fn the_timer_thread_under_load_no_deadlock_and_invariants_hold() {
+    let coordinator = GroupCoordinator::new(Arc::new(MemoryOffsetStorage::new()), fast_config(20)).unwrap();
+    run(coordinator, None, ITERATIONS / 4, 60_000, 30_000);
+}
+
+fn run(
+    coordinator: GroupCoordinator,
+    clock: Option<Arc<ManualClock>>,
+    iterations: usize,
+    session_ms: i32,
+    rebalance_ms: i32,
+) {
     let groups: Vec<String> = (0..GROUPS).map(|g| format!("stress-{g}")).collect();
     let mut committed = Committed::new();
     for g in &groups {
@@ -231,6 +279,8 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
         committed,
         next_offset: AtomicI64::new(1),
         actions: AtomicU64::new(0),
+        session_ms,
+        rebalance_ms,
     });
     let workers: Vec<_> = (0..THREADS)
         .map(|t| {
@@ -241,18 +291,22 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
                 let mut rng = Rng::new(t as u64);
                 let mut members: Vec<Member> = (0..GROUPS * MEMBERS_PER_GROUP)
                     .filter(|k| k % THREADS == t)
-                    .map(|k| Member::new(groups[k % GROUPS].clone()))
+                    .map(|k| Member::new(groups[k / MEMBERS_PER_GROUP].clone()))
                     .collect();
-                for _ in 0..ITERATIONS {
+                for _ in 0..iterations {
                     for m in members.iter_mut() {
                         act(&shared, m, &mut rng);
                         // Whichever thread completes a tick moves the clock, firing due
                         // timers on this thread while the others keep sending requests.
-                        if (shared.actions.fetch_add(1, Ordering::Relaxed) + 1)
-                            .is_multiple_of(ACTIONS_PER_TICK)
+                        let actions = shared.actions.fetch_add(1, Ordering::Relaxed) + 1;
+                        if let Some(clock) =
+                            clock.as_ref().filter(|_| actions.is_multiple_of(ACTIONS_PER_TICK))
                         {
                             clock.advance(5);
                         }
+                    }
+                    if clock.is_none() {
+                        wait_for_any(&members);
                     }
                 }
                 // Leave; whatever is still in flight must be answered later.
@@ -271,8 +325,11 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
     for w in workers {
         in_flight.extend(w.join().expect("a client thread panicked"));
     }
-    // Far enough for every join, sync and new-member timer to fire.
-    clock.advance(2 * 300_000);
+    // Far enough for every join, sync and new-member timer to fire. On the system
+    // clock nothing is left to wait for: every member has left.
+    if let Some(clock) = &clock {
+        clock.advance(2 * 300_000);
+    }
     for p in in_flight {
         let answered = match p {
             InFlight::Join(p) => p.wait_timeout(DEADLOCK).map(|r| r.map(|_| ())),
@@ -287,7 +344,7 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
     let commits = shared.checks.commits.load(Ordering::Relaxed);
     println!("stress: {assignments} assignments, {commits} acknowledged commits");
     assert!(assignments >= (GROUPS * MEMBERS_PER_GROUP) as u64, "too few assignments: {assignments}");
-    assert!(commits >= 100, "too few acknowledged commits: {commits}");
+    assert!(commits >= 50, "too few acknowledged commits: {commits}");
     for g in &groups {
         let group = shared.coordinator.get_group(g);
         assert!(group.as_ref().is_none_or(|g| g.members.is_empty()), "{g} still has members: {group:?}");

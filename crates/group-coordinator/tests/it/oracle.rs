@@ -25,8 +25,6 @@ use serde_json::{Value, json};
 ///   simply unknown and the join completes.
 /// - A leaving member's parked SyncGroup is answered UNKNOWN_MEMBER_ID (Kafka drops it
 ///   unanswered, so a caller would wait forever).
-/// - OffsetCommit follows the v9+ answer for a missing group with a generation >= 0
-///   (GROUP_ID_NOT_FOUND); a front end serving v0-v8 maps it to ILLEGAL_GENERATION.
 const DEVIATIONS: &[(&str, &str)] = &[];
 
 fn error_by_name(name: &str) -> ErrorCode {
@@ -415,6 +413,7 @@ impl Replay<'_> {
                     member_id,
                     group_instance_id: instance,
                     retention_time_ms: step.get("retention_ms").and_then(Value::as_i64).unwrap_or(-1),
+                    api_version: step.get("version").and_then(Value::as_i64).unwrap_or(9) as i16,
                     ..OffsetCommitRequest::default()
                 };
                 for entry in step["offsets"].as_array().unwrap() {

@@ -148,6 +148,20 @@ fn offset_commit_table(#[case] state: State, #[case] committer: Committer, #[cas
     assert_eq!(stored, (expected == ErrorCode::None).then_some(5), "only accepted commits are visible");
 }
 
+/// A commit with a generation to a missing group: Kafka's Java coordinator tells
+/// v9+ clients the group is gone, older ones that their generation is stale.
+#[rstest]
+#[case(2, ErrorCode::IllegalGeneration)]
+#[case(8, ErrorCode::IllegalGeneration)]
+#[case(9, ErrorCode::GroupIdNotFound)]
+fn offset_commit_to_a_missing_group_by_version(#[case] api_version: i16, #[case] expected: ErrorCode) {
+    let (mut sim, _, _) = group_in(State::Missing);
+    let request = group_types::OffsetCommitRequest { api_version, ..commit("g", "ghost-1", 1, 5) };
+    let rid = sim.send(Request::OffsetCommit(request));
+    assert_eq!(sim.error_of(rid), expected);
+    assert!(sim.core.group("g").is_none(), "a refused commit creates no group");
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Joiner {
     Leader,
@@ -270,4 +284,36 @@ fn leave_table(#[case] exists: bool, #[case] who: &str, #[case] expected: Option
     if let Some(g) = sim.core.group("g") {
         assert!(g.member(&member_id).is_none() && !g.pending_members.contains(&member_id));
     }
+}
+
+/// §6.7 (J): how a failed write reaches the client, for group writes and for
+/// operations (commit, offset delete, delete groups).
+#[rstest]
+#[case(
+    ErrorCode::UnknownTopicOrPartition,
+    ErrorCode::CoordinatorNotAvailable,
+    ErrorCode::CoordinatorNotAvailable
+)]
+#[case(ErrorCode::NotEnoughReplicas, ErrorCode::CoordinatorNotAvailable, ErrorCode::CoordinatorNotAvailable)]
+#[case(ErrorCode::RequestTimedOut, ErrorCode::CoordinatorNotAvailable, ErrorCode::CoordinatorNotAvailable)]
+#[case(ErrorCode::NotLeaderOrFollower, ErrorCode::NotCoordinator, ErrorCode::NotCoordinator)]
+#[case(ErrorCode::KafkaStorageError, ErrorCode::NotCoordinator, ErrorCode::NotCoordinator)]
+#[case(ErrorCode::MessageTooLarge, ErrorCode::UnknownServerError, ErrorCode::UnknownServerError)]
+#[case(ErrorCode::RecordListTooLarge, ErrorCode::UnknownServerError, ErrorCode::UnknownServerError)]
+#[case(ErrorCode::InvalidFetchSize, ErrorCode::UnknownServerError, ErrorCode::UnknownServerError)]
+#[case(ErrorCode::NetworkException, ErrorCode::NetworkException, ErrorCode::CoordinatorLoadInProgress)]
+#[case(ErrorCode::UnknownServerError, ErrorCode::UnknownServerError, ErrorCode::UnknownServerError)]
+fn append_error_mapping_table(
+    #[case] append: ErrorCode,
+    #[case] group_write: ErrorCode,
+    #[case] operation: ErrorCode,
+) {
+    assert_eq!(group_coordinator::map_append_error(append), group_write);
+    assert_eq!(group_coordinator::map_operation_error(append), operation);
+    // And end to end: a simple commit whose write fails.
+    let mut sim = Sim::new(test_config());
+    sim.fail_next_write = Some(append);
+    let rid = sim.send(Request::OffsetCommit(commit("g", "", -1, 5)));
+    assert_eq!(sim.error_of(rid), operation);
+    assert_eq!(sim.core.committed_offset("g", "t", 0), None);
 }
