@@ -52,7 +52,9 @@ fn cargo() -> Command {
 /// Runs one step, stopping the whole run at the first failure.
 fn step(name: &str, mut cmd: Command) -> Result<(), String> {
     eprintln!("\n==> {name}");
+    let started = std::time::Instant::now();
     let status = cmd.status().map_err(|e| format!("{name}: could not start: {e}"))?;
+    eprintln!("==> {name}: {} in {:.1?}", if status.success() { "ok" } else { "FAILED" }, started.elapsed());
     if status.success() { Ok(()) } else { Err(format!("{name} ({status})")) }
 }
 

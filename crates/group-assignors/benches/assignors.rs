@@ -1,7 +1,11 @@
 //! Criterion benchmarks of every assignor on scenarios S1-S6 of
 //! `benchmarks.md`. Inputs are built outside the timed section; the timed
 //! section is one `assign` call including building its output (dropping the
-//! output is not timed). Results land in `target/criterion/<scenario>/<assignor>`;
+//! output is not timed). Each output is dropped right after its call, as a
+//! coordinator drops an assignment once it is sent, so the next call reuses
+//! warm memory; criterion's `iter_with_large_drop` would instead keep a whole
+//! batch of outputs alive (about 24 MB each in S3) and time the kernel zeroing fresh
+//! pages for every call. Results land in `target/criterion/<scenario>/<assignor>`;
 //! `cargo run --release -p group-assignors --example bench_report` turns them
 //! into one table and an SVG plot.
 

@@ -148,36 +148,44 @@ impl<'a> Cluster<'a> {
     ///
     /// Metadata lists a topic's partitions together, usually with topics in
     /// name order: one pass cuts it into runs (comparing each entry's name with
-    /// the previous one, by address first), and sorting the runs by name, which
-    /// costs one comparison per run when they are already in order, both orders
-    /// the topics and brings together the runs of a topic listed in pieces.
-    /// No name is hashed.
+    /// the previous one, by address first). Runs already in strictly ascending
+    /// name order (one comparison each) are the topics; otherwise sorting the
+    /// runs by name orders the topics and brings together the runs of a topic
+    /// listed in pieces. No name is hashed here; the name index is built only
+    /// if a lookup needs it.
     pub(crate) fn new(partitions: &'a [TopicPartition]) -> Result<Cluster<'a>, AssignError> {
         if partitions.len() >= NONE as usize {
             return Err(AssignError::TooManyPartitions { count: partitions.len() });
         }
         let mut scans: Vec<Scan<'a>> = Vec::new();
-        let mut last: Option<&'a Arc<str>> = None;
-        for tp in partitions {
-            if tp.partition < 0 {
-                return Err(AssignError::NegativePartition { partition: tp.clone() });
-            }
-            if !last.is_some_and(|name| Arc::ptr_eq(name, &tp.topic) || **name == *tp.topic) {
-                scans.push(Scan { name: &tp.topic, len: 0, numbers: None });
-                last = Some(&tp.topic);
-            }
-            let k = scans.len() - 1;
-            let s = &mut scans[k];
-            match &mut s.numbers {
-                None if tp.partition as u32 == s.len => {}
-                None => {
-                    let mut n: Vec<i32> = (0..s.len as i32).collect();
-                    n.push(tp.partition);
-                    s.numbers = Some(n);
+        let mut rest = partitions;
+        while let Some(first) = rest.first() {
+            let name = &first.topic;
+            // The run is built in locals; the common entry (the next number of
+            // a topic listed in order) costs two compares.
+            let (mut len, mut numbers) = (0u32, None::<Vec<i32>>);
+            let mut taken = 0;
+            for tp in rest {
+                if !(Arc::ptr_eq(name, &tp.topic) || **name == *tp.topic) {
+                    break;
                 }
-                Some(n) => n.push(tp.partition),
+                if tp.partition < 0 {
+                    return Err(AssignError::NegativePartition { partition: tp.clone() });
+                }
+                match &mut numbers {
+                    None if tp.partition as u32 == len => {}
+                    None => {
+                        let mut n: Vec<i32> = (0..len as i32).collect();
+                        n.push(tp.partition);
+                        numbers = Some(n);
+                    }
+                    Some(n) => n.push(tp.partition),
+                }
+                len += 1;
+                taken += 1;
             }
-            s.len += 1;
+            scans.push(Scan { name, len, numbers });
+            rest = &rest[taken..];
         }
         // Strictly ascending runs are distinct topics already in order.
         let merged = if scans.windows(2).all(|w| w[0].name < w[1].name) {
@@ -515,46 +523,80 @@ pub(crate) fn into_assignment(
     members.iter().map(|m| m.member_id.clone()).zip(lists).collect()
 }
 
-/// Builds the output from a per-partition owner array (`NONE` = unassigned).
+/// Every member's partitions as `(topic, offset)` pairs, one contiguous slice
+/// per member (sized up front from the counts), filled in partition order.
 ///
-/// Partitions are first bucketed per member as `(topic, offset)` pairs, then
-/// each member's list is written in one go: the 24-byte output entries are
-/// written sequentially rather than scattered across every member's list.
+/// The output is then written member by member: its 24-byte entries go out
+/// sequentially instead of being scattered over every member's list, which
+/// with a thousand members costs a cache miss per entry.
+#[derive(Debug)]
+pub(crate) struct Holdings {
+    start: Vec<u32>,
+    fill: Vec<u32>,
+    held: Vec<(u32, u32)>,
+}
+
+impl Holdings {
+    /// Room for `counts[m]` partitions for each member `m`.
+    pub(crate) fn new(counts: &[u32]) -> Holdings {
+        let mut start = Vec::with_capacity(counts.len() + 1);
+        let mut sum = 0u32;
+        start.push(0);
+        for &c in counts {
+            sum += c;
+            start.push(sum);
+        }
+        let fill = start[..counts.len()].to_vec();
+        Holdings { start, fill, held: vec![(0, 0); sum as usize] }
+    }
+
+    /// Gives member `m` the partition at `offset` of topic `t`; each member's
+    /// pushes must come in `(topic, offset)` order, at most its count.
+    #[inline]
+    pub(crate) fn push(&mut self, m: u32, t: u32, offset: u32) {
+        let f = &mut self.fill[m as usize];
+        self.held[*f as usize] = (t, offset);
+        *f += 1;
+    }
+
+    /// The output map.
+    pub(crate) fn into_assignment(self, cluster: &Cluster<'_>, group: &Group<'_>) -> GroupAssignment {
+        let lists = self
+            .start
+            .windows(2)
+            .map(|w| {
+                self.held[w[0] as usize..w[1] as usize]
+                    .iter()
+                    .map(|&(t, o)| cluster.topics[t as usize].partition(o))
+                    .collect()
+            })
+            .collect();
+        into_assignment(group.members, lists)
+    }
+}
+
+/// Builds the output from a per-partition owner array (`NONE` = unassigned).
 pub(crate) fn assignment_from_owners(
     cluster: &Cluster<'_>,
     group: &Group<'_>,
     owner: &[u32],
 ) -> GroupAssignment {
-    let n = group.members.len();
-    let mut start = vec![0u32; n + 1];
+    let mut counts = vec![0u32; group.members.len()];
     for &o in owner {
         if o != NONE {
-            start[o as usize + 1] += 1;
+            counts[o as usize] += 1;
         }
     }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    let mut fill = start.clone();
-    let mut held = vec![(0u32, 0u32); start[n] as usize];
+    let mut holdings = Holdings::new(&counts);
     for (t, topic) in cluster.topics.iter().enumerate() {
         let base = topic.start as usize;
         for (o, &m) in owner[base..base + topic.len as usize].iter().enumerate() {
             if m != NONE {
-                held[fill[m as usize] as usize] = (t as u32, o as u32);
-                fill[m as usize] += 1;
+                holdings.push(m, t as u32, o as u32);
             }
         }
     }
-    let lists = (0..n)
-        .map(|m| {
-            held[start[m] as usize..start[m + 1] as usize]
-                .iter()
-                .map(|&(t, o)| cluster.topics[t as usize].partition(o))
-                .collect()
-        })
-        .collect();
-    into_assignment(group.members, lists)
+    holdings.into_assignment(cluster, group)
 }
 
 /// Rack information interned to integers.

@@ -3,7 +3,7 @@
 
 use group_types::{MemberSubscription, TopicPartition};
 
-use crate::cluster::{Cluster, Group, NONE, Racks, assignment_from_owners, into_assignment};
+use crate::cluster::{Cluster, Group, Holdings, NONE, Racks, into_assignment};
 use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks, check_rack_len};
 
 /// Kafka's `RangeAssignor`: each topic is split into contiguous ranges among
@@ -70,24 +70,37 @@ impl PartitionAssignor for RangeAssignor {
                 return Ok(rack_aware(&cluster, &group, &racks, &of_topic, &lists, &needs));
             }
         }
-        let mut owner = vec![NONE; cluster.total as usize];
+        let mut counts = vec![0u32; members.len()];
         for (t, topic) in cluster.topics.iter().enumerate() {
             let subs = &lists[of_topic[t] as usize];
             if subs.is_empty() {
                 continue;
             }
-            let (base, extra) = (topic.len as usize / subs.len(), topic.len as usize % subs.len());
-            let mut next = topic.start as usize;
+            let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
+            for (k, &m) in subs.iter().enumerate().take(if base == 0 { extra } else { subs.len() }) {
+                counts[m as usize] += base + u32::from(k < extra);
+            }
+        }
+        let mut holdings = Holdings::new(&counts);
+        for (t, topic) in cluster.topics.iter().enumerate() {
+            let subs = &lists[of_topic[t] as usize];
+            if subs.is_empty() {
+                continue;
+            }
+            let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
+            let mut next = 0u32;
             for (k, &m) in subs.iter().enumerate() {
-                let take = base + usize::from(k < extra);
+                let take = base + u32::from(k < extra);
                 if take == 0 {
                     break;
                 }
-                owner[next..next + take].fill(m);
+                for o in next..next + take {
+                    holdings.push(m, t as u32, o);
+                }
                 next += take;
             }
         }
-        Ok(assignment_from_owners(&cluster, &group, &owner))
+        Ok(holdings.into_assignment(&cluster, &group))
     }
 }
 

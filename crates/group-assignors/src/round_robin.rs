@@ -3,7 +3,7 @@
 
 use group_types::{MemberSubscription, TopicPartition};
 
-use crate::cluster::{Cluster, Group, NONE, assignment_from_owners};
+use crate::cluster::{Cluster, Group, Holdings};
 use crate::{AssignError, GroupAssignment, PartitionAssignor};
 
 /// Kafka's `RoundRobinAssignor`: members in member order (static first by
@@ -48,11 +48,13 @@ impl PartitionAssignor for RoundRobinAssignor {
         // The subscribers of a topic take its partitions in cyclic order starting
         // with the first subscriber at or after the cursor, so each topic costs
         // O(partitions + log subscribers) however many members it skips.
-        let mut owner = vec![NONE; cluster.total as usize];
+        let mut plan: Vec<(usize, usize)> = Vec::with_capacity(cluster.topics.len());
+        let mut counts = vec![0u32; n];
         let mut cursor = 0u32;
         for (t, topic) in cluster.topics.iter().enumerate() {
             let subs = &lists[of_topic[t] as usize];
             if subs.is_empty() || topic.len == 0 {
+                plan.push((0, 0));
                 continue;
             }
             let s = subs.len();
@@ -62,17 +64,32 @@ impl PartitionAssignor for RoundRobinAssignor {
             } else {
                 subs.partition_point(|&m| rank[m as usize] < cursor) % s
             };
+            let len = topic.len as usize;
+            let (base, extra) = ((len / s) as u32, len % s);
+            for k in 0..s.min(len) {
+                let m = subs[(first + k) % s];
+                counts[m as usize] += base + u32::from(k < extra);
+            }
+            let last = subs[(first + len - 1) % s];
+            cursor = (rank[last as usize] + 1) % n as u32;
+            plan.push((first, s));
+        }
+        let mut holdings = Holdings::new(&counts);
+        for (t, topic) in cluster.topics.iter().enumerate() {
+            let (first, s) = plan[t];
+            if s == 0 {
+                continue;
+            }
+            let subs = &lists[of_topic[t] as usize];
             let mut k = first;
-            for o in &mut owner[topic.start as usize..(topic.start + topic.len) as usize] {
-                *o = subs[k];
+            for o in 0..topic.len {
+                holdings.push(subs[k], t as u32, o);
                 k += 1;
                 if k == s {
                     k = 0;
                 }
             }
-            let last = subs[(first + topic.len as usize - 1) % s];
-            cursor = (rank[last as usize] + 1) % n as u32;
         }
-        Ok(assignment_from_owners(&cluster, &group, &owner))
+        Ok(holdings.into_assignment(&cluster, &group))
     }
 }

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use group_types::{MemberSubscription, TopicPartition};
 
-use crate::cluster::{AddressCache, Cluster, Group, NONE, Racks, assignment_from_owners};
+use crate::cluster::{AddressCache, Cluster, Group, Holdings, NONE, Racks, assignment_from_owners};
 use crate::{AssignError, GroupAssignment, ReplicaRacks, check_rack_len};
 
 /// What one member says it owned, and in which generation (-1 when absent).
@@ -47,9 +47,15 @@ pub(crate) fn assign(
     let active: Vec<usize> = (0..group.class_topics.len())
         .filter(|&c| !group.class_topics[c].is_empty() && !group.class_members[c].is_empty())
         .collect();
+    if let [c] = active.as_slice()
+        && racks.is_none()
+        && resolved.unclaimed()
+    {
+        // Nothing to keep, nothing to withhold, no rack to swap for.
+        return Ok(fresh_uniform(&cluster, &group, *c));
+    }
     let mut owner = match active.as_slice() {
         [] => vec![NONE; total],
-        [c] if racks.is_none() && resolved.unclaimed() => fresh_uniform(&cluster, &group, *c),
         [c] => uniform(&cluster, &group, *c, &resolved.prev_owner, racks.as_ref()),
         _ => general(&cluster, &group, &resolved, racks.as_ref()),
     };
@@ -243,22 +249,28 @@ fn uniform(
 /// [`uniform`] when nobody claims anything and racks play no part: the deal
 /// gives the `i`-th partition of the class's topics to member `i % n` in
 /// member-id order (the first `P % n` members take the ceiling quota), which is
-/// computed directly instead of through quotas and a pool.
-fn fresh_uniform(cluster: &Cluster<'_>, group: &Group<'_>, class: usize) -> Vec<u32> {
+/// computed directly instead of through quotas, a pool and an owner array.
+fn fresh_uniform(cluster: &Cluster<'_>, group: &Group<'_>, class: usize) -> GroupAssignment {
     let members = &group.class_members[class];
-    let mut owner = vec![NONE; cluster.total as usize];
+    let topics = &group.class_topics[class];
+    let n = members.len();
+    let p: usize = topics.iter().map(|&t| cluster.topics[t as usize].len as usize).sum();
+    let mut counts = vec![0u32; group.members.len()];
+    for (k, &m) in members.iter().enumerate() {
+        counts[m as usize] = (p / n + usize::from(k < p % n)) as u32;
+    }
+    let mut holdings = Holdings::new(&counts);
     let mut k = 0;
-    for &t in &group.class_topics[class] {
-        let topic = &cluster.topics[t as usize];
-        for o in &mut owner[topic.start as usize..(topic.start + topic.len) as usize] {
-            *o = members[k];
+    for &t in topics {
+        for o in 0..cluster.topics[t as usize].len {
+            holdings.push(members[k], t, o);
             k += 1;
-            if k == members.len() {
+            if k == n {
                 k = 0;
             }
         }
     }
-    owner
+    holdings.into_assignment(cluster, group)
 }
 
 /// Gives pool partitions to members with room on a rack holding a replica,

@@ -51,20 +51,25 @@
 //! assert!(response.member_id.starts_with("consumer-"));
 //! ```
 
+mod authorizer;
 mod config;
 mod core;
 mod error;
+mod metrics;
 mod runtime;
 mod snapshot;
 
+pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
 pub use crate::config::CoordinatorConfig;
 pub use crate::core::{
-    CoordinatorCore, Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, TimerQueue, Write,
-    WriteId, map_append_error, map_operation_error,
+    CoordinatorCore, Effects, ExpirationReason, GroupEvent, Record, Request, RequestId, Response, TimerKey,
+    TimerOp, TimerQueue, Write, WriteId, map_append_error, map_operation_error,
 };
 pub use crate::error::CoordinatorError;
+pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
-    Clock, GroupCoordinator, ManualClock, Outcome, Pending, ResponseKind, SystemClock, TimerDriver,
+    Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, Pending, ResponseKind,
+    SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
 /// What [`GroupCoordinator::perform_assignment`] returns: every member's partitions.

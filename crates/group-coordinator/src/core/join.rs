@@ -111,8 +111,9 @@ impl Engine {
         }
     }
 
-    fn join_existing_member(&mut self, g: &mut Group, rid: crate::core::RequestId, req: JoinGroupRequest) {
-        let member_id = req.member_id.clone();
+    fn join_existing_member(&mut self, g: &mut Group, rid: crate::core::RequestId, mut req: JoinGroupRequest) {
+        // Nothing below reads the request's member id again: moved, not copied.
+        let member_id = std::mem::take(&mut req.member_id);
         if g.is(GroupState::Dead) {
             self.respond(rid, Response::JoinGroup(join_error(ErrorCode::CoordinatorNotAvailable, member_id)));
             return;
@@ -127,11 +128,18 @@ impl Engine {
             self.add_member_then_rebalance(g, rid, req, id);
             return;
         }
-        if let Err(error) = validate_member(g, &member_id, req.group_instance_id.as_deref()) {
+        // One lookup both validates a dynamic member and locates it.
+        let position = g.position(&member_id);
+        let validation = match req.group_instance_id.as_deref() {
+            None if position.is_none() => Err(ErrorCode::UnknownMemberId),
+            None => Ok(()),
+            instance => validate_member(g, &member_id, instance),
+        };
+        if let Err(error) = validation {
             self.respond(rid, Response::JoinGroup(join_validation_error(error, member_id)));
             return;
         }
-        let Some(i) = g.position(&member_id) else {
+        let Some(i) = position else {
             self.respond(
                 rid,
                 Response::JoinGroup(join_validation_error(ErrorCode::UnknownMemberId, member_id)),
@@ -188,12 +196,13 @@ impl Engine {
         req: JoinGroupRequest,
         id: Arc<str>,
     ) {
+        let rebalance_timeout_ms = rebalance_timeout(&req);
         let member = Member {
             id,
-            instance: req.group_instance_id.clone(),
-            client_id: req.client_id.clone(),
-            client_host: req.client_host.clone(),
-            rebalance_timeout_ms: rebalance_timeout(&req),
+            instance: req.group_instance_id,
+            client_id: req.client_id,
+            client_host: req.client_host,
+            rebalance_timeout_ms,
             session_timeout_ms: req.session_timeout_ms,
             protocol_type: req.protocol_type,
             protocols: req.protocols,
@@ -225,6 +234,9 @@ impl Engine {
     ) {
         let current_leader = g.leader.clone();
         let Some(i) = g.position(&old_id) else { return };
+        if let Some(instance) = req.group_instance_id.as_deref() {
+            self.static_member_fenced(g, instance, &old_id, &new_id);
+        }
         if let Some(parked) = g.set_awaiting_join(i, None) {
             let response = join_validation_error(ErrorCode::FencedInstanceId, old_id.to_string());
             self.respond(parked, Response::JoinGroup(response));

@@ -2,6 +2,7 @@
 //! clock or I/O. Each entry point takes `now` and returns [`Effects`].
 
 mod admin;
+mod events;
 mod group;
 pub(crate) mod hash;
 mod ids;
@@ -23,14 +24,18 @@ use group_types::{
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
 
+pub use self::events::{ExpirationReason, GroupEvent};
 pub(crate) use self::group::{Group, JoinTimer, Member};
-use self::hash::FxHashMap;
+use self::hash::{FxHashMap, FxHashSet};
 use self::ids::MemberIdGenerator;
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
     Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
     map_operation_error,
 };
+
+/// How many topic names [`Engine::topic`] keeps for sharing.
+const MAX_SHARED_TOPICS: usize = 65_536;
 
 /// What a write's completion must do.
 #[derive(Debug)]
@@ -88,6 +93,9 @@ pub(crate) struct Engine {
     ids: MemberIdGenerator,
     next_write: u64,
     pub(crate) pending_writes: FxHashMap<WriteId, PendingWrite>,
+    /// Topic names committed so far, shared by every `TopicPartition` the core builds:
+    /// a commit to a known topic allocates no name.
+    topics: FxHashSet<Arc<str>>,
 }
 
 impl Engine {
@@ -109,6 +117,20 @@ impl Engine {
         self.fx.writes.push(Write { id, records });
         self.pending_writes.insert(id, pending);
         id
+    }
+
+    /// The shared name of `topic`.
+    pub(crate) fn topic(&mut self, topic: &str) -> Arc<str> {
+        if let Some(known) = self.topics.get(topic) {
+            return known.clone();
+        }
+        let name: Arc<str> = Arc::from(topic);
+        if self.topics.len() >= MAX_SHARED_TOPICS {
+            // Bounded: names of deleted or mistyped topics must not pile up forever.
+            self.topics.clear();
+        }
+        self.topics.insert(name.clone());
+        name
     }
 
     pub(crate) fn generate_member_id(&mut self, prefix: &str) -> Arc<str> {
@@ -190,6 +212,7 @@ impl CoordinatorCore {
                 ids,
                 next_write: 0,
                 pending_writes: FxHashMap::default(),
+                topics: FxHashSet::default(),
             },
             started: false,
         }
@@ -251,6 +274,7 @@ impl CoordinatorCore {
         self.engine.fx.responses.clear();
         self.engine.fx.timers.clear();
         self.engine.fx.writes.clear();
+        self.engine.fx.events.clear();
     }
 
     /// As [`fire_timer`](Self::fire_timer), appending to `out`.
@@ -261,6 +285,7 @@ impl CoordinatorCore {
         self.engine.fx.responses.clear();
         self.engine.fx.timers.clear();
         self.engine.fx.writes.clear();
+        self.engine.fx.events.clear();
     }
 
     /// As [`complete_write`](Self::complete_write), appending to `out`.
@@ -277,6 +302,7 @@ impl CoordinatorCore {
         self.engine.fx.responses.clear();
         self.engine.fx.timers.clear();
         self.engine.fx.writes.clear();
+        self.engine.fx.events.clear();
     }
 
     /// Runs a due timer. Stale timers (re-armed later, or whose group or member is

@@ -23,7 +23,8 @@ fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
 }
 
 /// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
-fn validate_commit(g: &Group, req: &OffsetCommitRequest) -> Result<(), ErrorCode> {
+/// `position` is where `req.member_id` sits in the group, if it is a member.
+fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
     if g.is(GroupState::Dead) {
         return Err(ErrorCode::CoordinatorNotAvailable);
     }
@@ -31,7 +32,11 @@ fn validate_commit(g: &Group, req: &OffsetCommitRequest) -> Result<(), ErrorCode
         return Ok(());
     }
     if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-        validate_member(g, &req.member_id, req.group_instance_id.as_deref())?;
+        match req.group_instance_id.as_deref() {
+            None if position.is_none() => return Err(ErrorCode::UnknownMemberId),
+            None => {}
+            instance => validate_member(g, &req.member_id, instance)?,
+        }
         if req.generation_id != g.generation {
             return Err(ErrorCode::IllegalGeneration);
         }
@@ -68,12 +73,14 @@ impl CoordinatorCore {
                 return;
             }
         };
-        if let Err(code) = validate_commit(g, &req) {
+        // One lookup locates the member for validation and for its session.
+        let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
+        if let Err(code) = validate_commit(g, &req, position) {
             eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
         }
         if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
-            && let Some(i) = g.position(&req.member_id)
+            && let Some(i) = position
         {
             let timeout = g.at(i).session_timeout_ms;
             eng.arm_session(g, i, timeout);
@@ -85,7 +92,7 @@ impl CoordinatorCore {
         let mut offsets = Vec::with_capacity(req.partition_count());
         let mut records = Vec::with_capacity(req.partition_count());
         for (topic, partitions) in req.offsets {
-            let topic_arc: Arc<str> = Arc::from(topic.as_str());
+            let topic_arc = eng.topic(&topic);
             let errors = response.errors.entry(topic).or_default();
             for (partition, data) in partitions {
                 let too_large = data.metadata.as_ref().is_some_and(|m| m.encode_utf16().count() > max);
@@ -320,7 +327,9 @@ impl CoordinatorCore {
             for tp in &partitions {
                 g.offsets.remove(tp);
             }
-            if delete_group && g.is(GroupState::Empty) && g.len() == 0 && g.offsets.is_empty() {
+            let remove = delete_group && g.is(GroupState::Empty) && g.len() == 0 && g.offsets.is_empty();
+            self.engine.offsets_expired(&id, partitions.len(), remove);
+            if remove {
                 let pending: Vec<Arc<str>> = g.pending_join.keys().cloned().collect();
                 for member in pending {
                     self.engine.cancel(TimerKey::Session(id.clone(), member));

@@ -6,7 +6,8 @@ use std::sync::Arc;
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, SyncGroupResponse};
 
 use crate::core::{
-    CoordinatorCore, Engine, Group, JoinTimer, PendingWrite, Record, Response, TimerKey, join_error,
+    CoordinatorCore, Engine, ExpirationReason, Group, JoinTimer, PendingWrite, Record, Response, TimerKey,
+    join_error,
 };
 
 impl Engine {
@@ -23,7 +24,7 @@ impl Engine {
             let remaining = (g.rebalance_timeout_ms() - delay).max(0);
             self.arm_join_timer(g, delay, JoinTimer::Initial { delay_ms: delay, remaining_ms: remaining });
         }
-        g.transition(GroupState::PreparingRebalance, self.now);
+        self.transition(g, GroupState::PreparingRebalance);
         if !initial {
             self.maybe_complete_join_else_schedule(g);
         }
@@ -85,6 +86,7 @@ impl Engine {
             .map(|m| m.id.clone())
             .collect();
         for id in &dropped {
+            self.member_expired(g, id, ExpirationReason::Join);
             g.remove(id);
             self.cancel_session(g, id);
         }
@@ -100,11 +102,11 @@ impl Engine {
         if g.len() > 0 {
             g.protocol_name = g.select_protocol();
             g.subscribed_topics = g.compute_subscribed_topics();
-            g.transition(GroupState::CompletingRebalance, self.now);
+            self.transition(g, GroupState::CompletingRebalance);
         } else {
             g.protocol_name = None;
             g.subscribed_topics = g.compute_subscribed_topics();
-            g.transition(GroupState::Empty, self.now);
+            self.transition(g, GroupState::Empty);
         }
         g.clear_pending_sync();
         if g.is(GroupState::Empty) {
@@ -250,6 +252,7 @@ impl CoordinatorCore {
         let missing: Vec<Arc<str>> =
             g.members().iter().filter(|m| m.pending_sync).map(|m| m.id.clone()).collect();
         for id in &missing {
+            self.engine.member_expired(g, id, ExpirationReason::Sync);
             g.remove(id);
             self.engine.cancel_session(g, id);
         }
@@ -259,8 +262,10 @@ impl CoordinatorCore {
     pub(crate) fn fire_session(&mut self, group: &str, member: &str) {
         let Some(g) = self.groups.get_mut(group) else { return };
         let now = self.engine.now;
-        if let Some(&deadline) = g.pending_join.get(member) {
+        if let Some((id, &deadline)) = g.pending_join.get_key_value(member) {
             if deadline <= now {
+                let id = id.clone();
+                self.engine.member_expired(g, &id, ExpirationReason::PendingMember);
                 g.pending_join.remove(member);
                 if g.is(GroupState::PreparingRebalance) && g.all_members_joined() {
                     self.engine.complete_join(g);
@@ -277,6 +282,9 @@ impl CoordinatorCore {
         g.at_mut(i).session_deadline = None;
         if !satisfied {
             let id = g.at(i).id.clone();
+            let reason =
+                if g.at(i).is_new { ExpirationReason::NewMemberJoin } else { ExpirationReason::Session };
+            self.engine.member_expired(g, &id, reason);
             self.engine.remove_member_and_update(g, &id);
         }
     }

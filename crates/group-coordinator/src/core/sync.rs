@@ -62,9 +62,8 @@ impl CoordinatorCore {
                             assignments.insert(m.id.clone(), a.assignment);
                         }
                     }
-                    for m in g.members() {
-                        assignments.entry(m.id.clone()).or_default();
-                    }
+                    // Members the leader left out get an empty assignment: `record` and
+                    // `finish_leader_sync` both default a missing entry.
                     let record = g.record(Some(&assignments));
                     let pending = PendingWrite::LeaderSync {
                         group: g.id.clone(),
@@ -119,7 +118,7 @@ impl Engine {
                     g.at_mut(i).assignment = assignments.remove(&id).unwrap_or_default();
                 }
                 self.propagate_assignment(g, ErrorCode::None);
-                g.transition(GroupState::Stable, self.now);
+                self.transition(g, GroupState::Stable);
             }
             Err(error) => {
                 self.reset_and_propagate_assignment_with_error(g, crate::core::map_append_error(error));

@@ -153,12 +153,18 @@ pub struct Effects {
     pub timers: Vec<TimerOp>,
     /// Writes to perform, each followed by a call to `complete_write`.
     pub writes: Vec<Write>,
+    /// What happened to groups (state changes, rebalances, expirations), in order:
+    /// for logs and metrics, nothing to act on.
+    pub events: Vec<crate::core::GroupEvent>,
 }
 
 impl Effects {
     /// True when the step produced nothing.
     pub fn is_empty(&self) -> bool {
-        self.responses.is_empty() && self.timers.is_empty() && self.writes.is_empty()
+        self.responses.is_empty()
+            && self.timers.is_empty()
+            && self.writes.is_empty()
+            && self.events.is_empty()
     }
 
     /// Appends another step's effects.
@@ -166,6 +172,7 @@ impl Effects {
         self.responses.extend(other.responses);
         self.timers.extend(other.timers);
         self.writes.extend(other.writes);
+        self.events.extend(other.events);
     }
 }
 

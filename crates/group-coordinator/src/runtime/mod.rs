@@ -2,6 +2,8 @@
 //! one timer thread, storage I/O before dependent responses are released.
 
 mod assignment;
+mod authorization;
+mod builder;
 mod clock;
 mod pending;
 mod storage_io;
@@ -16,13 +18,15 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use group_offsets::{OffsetStorage, StoredGroups};
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode,
+    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
     LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
     OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
     SyncGroupResponse,
 };
 
+pub use self::authorization::Caller;
+pub use self::builder::GroupCoordinatorBuilder;
 pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
 pub use self::pending::{Outcome, Pending, ResponseKind};
 use crate::core::hash::{FxHashMap, FxHasher};
@@ -40,6 +44,8 @@ struct Shard {
     waiters: FxHashMap<RequestId, Sender<Outcome>>,
     /// Reused effects buffer (see `run_for`).
     scratch: Effects,
+    /// Metrics counted under this shard's lock.
+    counters: crate::metrics::ShardCounters,
 }
 
 enum Control {
@@ -57,6 +63,9 @@ struct Inner {
     /// When the timer thread plans to wake next; a shard arming an earlier deadline wakes it.
     next_wake: AtomicI64,
     control: Option<Sender<Control>>,
+    /// Consulted before any request reaches a core.
+    authorizer: Arc<dyn crate::Authorizer>,
+    runtime_counters: crate::metrics::RuntimeCounters,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -108,9 +117,13 @@ impl Inner {
     /// through a channel.
     fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) {
         loop {
-            let Shard { core, timers, waiters, scratch } = shard;
+            let Shard { core, timers, waiters, scratch, counters } = shard;
             timers.apply(scratch.timers.drain(..));
+            for event in scratch.events.drain(..) {
+                counters.on_event(&event);
+            }
             for (rid, response) in scratch.responses.drain(..) {
+                counters.on_response(&response);
                 if let Some((id, slot)) = caller.as_mut()
                     && *id == rid
                 {
@@ -163,21 +176,11 @@ impl Inner {
     }
 
     fn pending<T: ResponseKind>(&self, group_id: &str, request: Request) -> Pending<T> {
-        match self.submit(group_id, request) {
-            Ok(outcome) => {
-                let (tx, rx) = bounded(1);
-                let _ = tx.send(outcome);
-                Pending::new(rx)
-            }
-            Err(rx) => Pending::new(rx),
-        }
+        self.pending_as(&crate::authorizer::ANONYMOUS_CONTEXT, group_id, request)
     }
 
     fn blocking<T: ResponseKind>(&self, group_id: &str, request: Request) -> Result<T, CoordinatorError> {
-        match self.submit(group_id, request) {
-            Ok(outcome) => Pending::<T>::decode(outcome),
-            Err(rx) => Pending::<T>::new(rx).wait(),
-        }
+        self.blocking_as(&crate::authorizer::ANONYMOUS_CONTEXT, group_id, request)
     }
 
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
@@ -247,6 +250,16 @@ impl GroupCoordinator {
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, CoordinatorError> {
+        GroupCoordinator::open(storage, config, clock, Arc::new(crate::AllowAll))
+    }
+
+    /// The constructor behind [`with_clock`](Self::with_clock) and the builder.
+    fn open(
+        storage: Arc<dyn OffsetStorage>,
+        config: CoordinatorConfig,
+        clock: Arc<dyn Clock>,
+        authorizer: Arc<dyn crate::Authorizer>,
+    ) -> Result<Self, CoordinatorError> {
         let stored = storage.load()?;
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
@@ -272,6 +285,7 @@ impl GroupCoordinator {
                 timers: timers::LazyTimers::default(),
                 waiters: FxHashMap::default(),
                 scratch: Effects::default(),
+                counters: crate::metrics::ShardCounters::default(),
             }));
         }
         let inner = Arc::new(Inner {
@@ -283,6 +297,8 @@ impl GroupCoordinator {
             stopped: AtomicBool::new(false),
             next_wake: AtomicI64::new(i64::MIN),
             control: threaded.then_some(control_tx),
+            authorizer,
+            runtime_counters: crate::metrics::RuntimeCounters::default(),
         });
         for (i, fx) in loaded.into_iter().enumerate() {
             let mut shard = lock(&inner.shards[i]);
@@ -431,15 +447,7 @@ impl GroupCoordinator {
         &self,
         request: ListGroupsRequest,
     ) -> Result<ListGroupsResponse, CoordinatorError> {
-        if self.inner.stopped.load(Ordering::Acquire) {
-            return Err(CoordinatorError::Stopped);
-        }
-        let mut groups = Vec::new();
-        for shard in &self.inner.shards {
-            groups.extend(lock(shard).core.listed_groups(&request));
-        }
-        groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        Ok(ListGroupsResponse { error_code: ErrorCode::None, groups })
+        self.caller(&crate::authorizer::ANONYMOUS_CONTEXT).handle_list_groups(request)
     }
 
     /// DeleteGroups, each group in its shard, results in request order.

@@ -592,6 +592,7 @@ impl Replay<'_> {
                     member_id,
                     group_instance_id: instance,
                     retention_time_ms: step.get("retention_ms").and_then(Value::as_i64).unwrap_or(-1),
+                    api_version: step.get("version").and_then(Value::as_i64).unwrap_or(9) as i16,
                     ..OffsetCommitRequest::default()
                 };
                 for entry in step["offsets"].as_array().unwrap() {

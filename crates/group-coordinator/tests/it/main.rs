@@ -2,7 +2,9 @@
 //! scenarios and the threaded runtime.
 
 mod assignment;
+mod authorization;
 mod invariants;
+mod observability;
 mod oracle;
 mod runtime;
 mod scenarios;

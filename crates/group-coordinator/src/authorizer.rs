@@ -1,0 +1,142 @@
+//! Authorization: the hook an embedding broker implements, and who is asking.
+//!
+//! The runtime consults the [`Authorizer`] before a request reaches a group, with
+//! the ACL operations Kafka's `KafkaApis` checks for the classic group protocol:
+//!
+//! | request | group | topics |
+//! | --- | --- | --- |
+//! | JoinGroup, SyncGroup, Heartbeat, LeaveGroup | READ | |
+//! | OffsetCommit | READ | READ on each topic |
+//! | OffsetFetch | DESCRIBE | DESCRIBE on each topic |
+//! | DescribeGroups | DESCRIBE (each group) | |
+//! | ListGroups | DESCRIBE on the cluster, else DESCRIBE on each group listed | |
+//! | DeleteGroups | DELETE (each group) | |
+//! | OffsetDelete | DELETE | READ on each topic |
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Who sends a request: Kafka's `KafkaPrincipal`, a type and a name (`User:alice`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    principal_type: Cow<'static, str>,
+    name: Cow<'static, str>,
+}
+
+impl Principal {
+    /// Kafka's principal for unauthenticated connections, `User:ANONYMOUS`. The
+    /// coordinator's methods that take no [`RequestContext`] act as this principal.
+    pub const ANONYMOUS: Principal =
+        Principal { principal_type: Cow::Borrowed("User"), name: Cow::Borrowed("ANONYMOUS") };
+
+    /// A principal of any type.
+    pub fn new(
+        principal_type: impl Into<Cow<'static, str>>,
+        name: impl Into<Cow<'static, str>>,
+    ) -> Principal {
+        Principal { principal_type: principal_type.into(), name: name.into() }
+    }
+
+    /// A `User` principal, the type Kafka's authenticators produce.
+    pub fn user(name: impl Into<Cow<'static, str>>) -> Principal {
+        Principal::new("User", name)
+    }
+
+    /// The type, such as `User`.
+    pub fn principal_type(&self) -> &str {
+        &self.principal_type
+    }
+
+    /// The name within the type.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for Principal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.principal_type, self.name)
+    }
+}
+
+/// What the coordinator knows about the connection a request came on, as Kafka's
+/// `RequestContext` gives it to an authorizer.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RequestContext {
+    /// The authenticated principal.
+    pub principal: Principal,
+    /// The client id from the request header.
+    pub client_id: String,
+    /// The client's address, for host-based ACLs (empty when unknown).
+    pub client_host: String,
+}
+
+impl RequestContext {
+    /// An unauthenticated caller with no known client id or host.
+    pub const ANONYMOUS: RequestContext = RequestContext {
+        principal: Principal::ANONYMOUS,
+        client_id: String::new(),
+        client_host: String::new(),
+    };
+
+    /// A caller authenticated as `principal`, with no known client id or host.
+    pub fn new(principal: Principal) -> RequestContext {
+        RequestContext { principal, client_id: String::new(), client_host: String::new() }
+    }
+}
+
+impl Default for RequestContext {
+    fn default() -> RequestContext {
+        RequestContext::ANONYMOUS
+    }
+}
+
+/// The context of the coordinator's principal-less methods.
+pub(crate) static ANONYMOUS_CONTEXT: RequestContext = RequestContext::ANONYMOUS;
+
+/// An ACL operation (the subset of Kafka's `AclOperation` the group protocol checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AclOperation {
+    /// Consume as a group member, commit offsets; read a topic's offsets to commit them.
+    Read,
+    /// See a group (DescribeGroups, ListGroups, OffsetFetch) or a topic's offsets.
+    Describe,
+    /// Delete a group or its offsets.
+    Delete,
+}
+
+/// What an operation applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Resource<'a> {
+    /// A consumer group, by id.
+    Group(&'a str),
+    /// A topic, by name.
+    Topic(&'a str),
+    /// The cluster (ListGroups lists every group for DESCRIBE on it).
+    Cluster,
+}
+
+/// Decides whether a caller may perform an operation on a resource: the hook through
+/// which an embedding broker applies its ACLs. Consulted by [`GroupCoordinator`]
+/// before a request reaches a group; a denied request changes nothing.
+///
+/// Implementations are called on the request path (once per request, once per topic
+/// of an offset request) and should answer from memory.
+///
+/// [`GroupCoordinator`]: crate::GroupCoordinator
+pub trait Authorizer: Send + Sync + fmt::Debug {
+    /// True when `context`'s principal may perform `operation` on `resource`.
+    fn authorize(&self, context: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool;
+}
+
+/// Allows everything: the default, as a Kafka broker without an authorizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AllowAll;
+
+impl Authorizer for AllowAll {
+    fn authorize(&self, _: &RequestContext, _: AclOperation, _: Resource<'_>) -> bool {
+        true
+    }
+}

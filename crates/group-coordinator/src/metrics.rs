@@ -1,0 +1,240 @@
+//! Observability: the metrics snapshot, and the runtime's translation of the core's
+//! [`GroupEvent`]s into counters and `tracing` events.
+//!
+//! Counters live in each shard and are bumped under the shard's lock, which the
+//! runtime already holds while it applies a step's effects, so the hot path pays no
+//! atomic operation and no cross-core traffic; [`GroupCoordinator::metrics`] adds
+//! them up. Every `tracing` event has the target `group_coordinator` and costs one
+//! cached interest check when no subscriber listens.
+//!
+//! [`GroupCoordinator::metrics`]: crate::GroupCoordinator::metrics
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use group_types::{ErrorCode, GroupState};
+
+use crate::{ExpirationReason, GroupEvent, Response};
+
+/// Members removed by deadlines, by [`ExpirationReason`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemberExpirations {
+    /// Session deadlines that passed without a heartbeat.
+    pub session: u64,
+    /// New members whose first join did not complete in time.
+    pub new_member_join: u64,
+    /// Members that did not rejoin before the rebalance timeout.
+    pub join: u64,
+    /// Members that did not sync before the pending-sync deadline.
+    pub sync: u64,
+    /// Pending member ids (from `MEMBER_ID_REQUIRED`) never used to join.
+    pub pending_member: u64,
+}
+
+impl MemberExpirations {
+    /// Every expiration, whatever its reason.
+    pub fn total(&self) -> u64 {
+        self.session + self.new_member_join + self.join + self.sync + self.pending_member
+    }
+
+    fn add(&mut self, other: &MemberExpirations) {
+        self.session += other.session;
+        self.new_member_join += other.new_member_join;
+        self.join += other.join;
+        self.sync += other.sync;
+        self.pending_member += other.pending_member;
+    }
+}
+
+/// A snapshot of a coordinator's gauges and counters, from
+/// [`GroupCoordinator::metrics`](crate::GroupCoordinator::metrics). Counters count
+/// since the coordinator was opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CoordinatorMetrics {
+    /// Groups in state Empty.
+    pub groups_empty: usize,
+    /// Groups in state PreparingRebalance.
+    pub groups_preparing_rebalance: usize,
+    /// Groups in state CompletingRebalance.
+    pub groups_completing_rebalance: usize,
+    /// Groups in state Stable.
+    pub groups_stable: usize,
+    /// Members of every group (pending member ids excluded).
+    pub members: usize,
+    /// Join phases begun (a group entering PreparingRebalance).
+    pub rebalances_started: u64,
+    /// Join phases completed with members (a new generation in CompletingRebalance).
+    pub rebalances_completed: u64,
+    /// Members removed by deadlines.
+    pub member_expirations: MemberExpirations,
+    /// Static members fenced by a new instance with the same `group.instance.id`.
+    pub static_members_fenced: u64,
+    /// OffsetCommit requests answered (whatever their outcome).
+    pub offset_commits: u64,
+    /// Partitions whose offset was committed (answered without error).
+    pub offset_commit_partitions: u64,
+    /// Partitions whose committed offset the retention job removed.
+    pub offsets_expired: u64,
+    /// Requests (or parts of requests) refused by the [`Authorizer`](crate::Authorizer).
+    pub authorization_failures: u64,
+}
+
+impl CoordinatorMetrics {
+    /// Number of groups in `state` (Dead groups are not kept, so always 0 for Dead).
+    pub fn groups_in(&self, state: GroupState) -> usize {
+        match state {
+            GroupState::Empty => self.groups_empty,
+            GroupState::PreparingRebalance => self.groups_preparing_rebalance,
+            GroupState::CompletingRebalance => self.groups_completing_rebalance,
+            GroupState::Stable => self.groups_stable,
+            GroupState::Dead => 0,
+        }
+    }
+
+    /// Number of groups held, in any state.
+    pub fn groups(&self) -> usize {
+        self.groups_empty
+            + self.groups_preparing_rebalance
+            + self.groups_completing_rebalance
+            + self.groups_stable
+    }
+
+    pub(crate) fn count_group(&mut self, state: GroupState, members: usize) {
+        match state {
+            GroupState::Empty => self.groups_empty += 1,
+            GroupState::PreparingRebalance => self.groups_preparing_rebalance += 1,
+            GroupState::CompletingRebalance => self.groups_completing_rebalance += 1,
+            GroupState::Stable => self.groups_stable += 1,
+            GroupState::Dead => {}
+        }
+        self.members += members;
+    }
+}
+
+/// One shard's counters, bumped under the shard's lock.
+#[derive(Debug, Default)]
+pub(crate) struct ShardCounters {
+    rebalances_started: u64,
+    rebalances_completed: u64,
+    member_expirations: MemberExpirations,
+    static_members_fenced: u64,
+    offset_commits: u64,
+    offset_commit_partitions: u64,
+    offsets_expired: u64,
+}
+
+impl ShardCounters {
+    /// Counts an answer the shard released (commits are counted from their answers,
+    /// so the core's commit path carries no extra work).
+    pub(crate) fn on_response(&mut self, response: &Response) {
+        if let Response::OffsetCommit(r) = response {
+            self.offset_commits += 1;
+            let ok = r.errors.values().flat_map(|p| p.values()).filter(|c| **c == ErrorCode::None).count();
+            self.offset_commit_partitions += ok as u64;
+        }
+    }
+
+    /// Counts an event and emits it as a `tracing` event.
+    pub(crate) fn on_event(&mut self, event: &GroupEvent) {
+        match event {
+            GroupEvent::StateChanged { group_id, from, to, generation_id } => {
+                tracing::debug!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    from = from.as_str(),
+                    to = to.as_str(),
+                    generation_id,
+                    "group state changed"
+                );
+            }
+            GroupEvent::RebalanceStarted { group_id, generation_id, members } => {
+                self.rebalances_started += 1;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    generation_id,
+                    members,
+                    "rebalance started"
+                );
+            }
+            GroupEvent::RebalanceCompleted { group_id, generation_id, members, leader_id, protocol_name } => {
+                self.rebalances_completed += 1;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    generation_id,
+                    members,
+                    leader_id = leader_id.as_deref().unwrap_or(""),
+                    protocol_name = protocol_name.as_deref().unwrap_or(""),
+                    "rebalance completed"
+                );
+            }
+            GroupEvent::MemberExpired { group_id, member_id, reason } => {
+                let counts = &mut self.member_expirations;
+                match reason {
+                    ExpirationReason::Session => counts.session += 1,
+                    ExpirationReason::NewMemberJoin => counts.new_member_join += 1,
+                    ExpirationReason::Join => counts.join += 1,
+                    ExpirationReason::Sync => counts.sync += 1,
+                    ExpirationReason::PendingMember => counts.pending_member += 1,
+                }
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    member_id = %member_id,
+                    reason = reason.as_str(),
+                    "member expired"
+                );
+            }
+            GroupEvent::StaticMemberFenced { group_id, group_instance_id, old_member_id, new_member_id } => {
+                self.static_members_fenced += 1;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    group_instance_id = group_instance_id.as_str(),
+                    old_member_id = %old_member_id,
+                    new_member_id = %new_member_id,
+                    "static member fenced"
+                );
+            }
+            GroupEvent::OffsetsExpired { group_id, partitions, group_removed } => {
+                self.offsets_expired += *partitions as u64;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    partitions,
+                    group_removed,
+                    "offsets expired"
+                );
+            }
+        }
+    }
+
+    pub(crate) fn add_to(&self, m: &mut CoordinatorMetrics) {
+        m.rebalances_started += self.rebalances_started;
+        m.rebalances_completed += self.rebalances_completed;
+        m.member_expirations.add(&self.member_expirations);
+        m.static_members_fenced += self.static_members_fenced;
+        m.offset_commits += self.offset_commits;
+        m.offset_commit_partitions += self.offset_commit_partitions;
+        m.offsets_expired += self.offsets_expired;
+    }
+}
+
+/// Counters kept outside the shards (authorization happens before a shard is locked).
+#[derive(Debug, Default)]
+pub(crate) struct RuntimeCounters {
+    authorization_failures: AtomicU64,
+}
+
+impl RuntimeCounters {
+    pub(crate) fn authorization_failed(&self, operation: &'static str, resource: &str) {
+        self.authorization_failures.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(target: "group_coordinator", operation, resource, "authorization failed");
+    }
+
+    pub(crate) fn add_to(&self, m: &mut CoordinatorMetrics) {
+        m.authorization_failures += self.authorization_failures.load(Ordering::Relaxed);
+    }
+}

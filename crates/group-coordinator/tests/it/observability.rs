@@ -1,0 +1,305 @@
+//! Observability: the core's events as data, the runtime's metrics after a scripted
+//! sequence on the manual clock, and its `tracing` events caught by a test subscriber.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, ExpirationReason, GroupCoordinator, GroupEvent, ManualClock, Request,
+    RequestId, TimerKey,
+};
+use group_offsets::MemoryOffsetStorage;
+use group_types::{ErrorCode, GroupState, JoinGroupRequest, OffsetCommitData, OffsetCommitRequest};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Metadata, Subscriber, span};
+
+use crate::support::{commit, heartbeat, join, sync, test_config};
+
+fn join_v3(group: &str, member_id: &str) -> JoinGroupRequest {
+    JoinGroupRequest { api_version: 3, ..join(group, member_id) }
+}
+
+fn manual(config: CoordinatorConfig) -> (GroupCoordinator, Arc<ManualClock>) {
+    let storage = Arc::new(MemoryOffsetStorage::new());
+    let clock = Arc::new(ManualClock::new(1_000));
+    (GroupCoordinator::with_clock(storage, config, clock.clone()).unwrap(), clock)
+}
+
+/// One `tracing` event: its message and fields, as text.
+#[derive(Debug, Clone)]
+struct Captured {
+    message: String,
+    fields: BTreeMap<String, String>,
+}
+
+impl Captured {
+    fn field(&self, name: &str) -> &str {
+        self.fields.get(name).map_or("", String::as_str)
+    }
+}
+
+/// The smallest subscriber that keeps every event of the coordinator's target.
+#[derive(Debug, Clone, Default)]
+struct Capture {
+    events: Arc<Mutex<Vec<Captured>>>,
+}
+
+impl Capture {
+    fn with(&self, message: &str) -> Vec<Captured> {
+        self.events.lock().unwrap().iter().filter(|e| e.message == message).cloned().collect()
+    }
+}
+
+struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().to_owned(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name().to_owned(), format!("{value:?}"));
+    }
+}
+
+impl Subscriber for Capture {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, _: &span::Attributes<'_>) -> span::Id {
+        span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &span::Id, _: &span::Record<'_>) {}
+
+    fn record_follows_from(&self, _: &span::Id, _: &span::Id) {}
+
+    fn event(&self, event: &Event<'_>) {
+        if event.metadata().target() != "group_coordinator" {
+            return;
+        }
+        let mut fields = BTreeMap::new();
+        event.record(&mut Fields(&mut fields));
+        let message = fields.remove("message").unwrap_or_default();
+        self.events.lock().unwrap().push(Captured { message, fields });
+    }
+
+    fn enter(&self, _: &span::Id) {}
+
+    fn exit(&self, _: &span::Id) {}
+}
+
+/// Two members form generation 1 and commit; a third asks for a member id and never
+/// returns; the follower stops heartbeating and expires; the leader rejoins alone
+/// (generation 2). Returns (leader, follower).
+fn scripted(c: &GroupCoordinator, clock: &ManualClock) -> (String, String) {
+    let first = c.join_group(join_v3("g", ""));
+    let second = c.join_group(join_v3("g", ""));
+    clock.advance(200);
+    let (first, second) = (first.wait().unwrap(), second.wait().unwrap());
+    assert_eq!((first.generation_id, second.generation_id), (1, 1));
+    let (leader, follower) = if first.is_leader() {
+        (first.member_id, second.member_id)
+    } else {
+        (second.member_id, first.member_id)
+    };
+    let assignment = [(leader.as_str(), "a"), (follower.as_str(), "b")];
+    assert_eq!(c.handle_sync_group(sync("g", &leader, 1, &assignment)).unwrap().error_code, ErrorCode::None);
+    assert_eq!(c.handle_sync_group(sync("g", &follower, 1, &[])).unwrap().error_code, ErrorCode::None);
+    let two = commit("g", &leader, 1, 10).with_offset("t", 1, OffsetCommitData::new(11));
+    assert_eq!(c.handle_offset_commit(two).unwrap().error_for("t", 1), Some(ErrorCode::None));
+    let pending = c.handle_join_group(join("g", "")).unwrap();
+    assert_eq!(pending.error_code, ErrorCode::MemberIdRequired);
+    clock.advance(200);
+    assert_eq!(c.handle_heartbeat(heartbeat("g", &leader, 1)).unwrap().error_code, ErrorCode::None);
+    // The follower's session (and the pending member id) run out on the way.
+    clock.advance(400);
+    let beat = c.handle_heartbeat(heartbeat("g", &leader, 1)).unwrap();
+    assert_eq!(beat.error_code, ErrorCode::RebalanceInProgress);
+    let rejoined = c.handle_join_group(join_v3("g", &leader)).unwrap();
+    assert_eq!((rejoined.error_code, rejoined.generation_id), (ErrorCode::None, 2));
+    assert_eq!(c.handle_sync_group(sync("g", &leader, 2, &[])).unwrap().error_code, ErrorCode::None);
+    (leader, follower)
+}
+
+#[test]
+fn the_core_reports_rebalances_as_data() {
+    let mut core = CoordinatorCore::new(test_config());
+    let fx = core.handle(0, RequestId(1), Request::JoinGroup(join_v3("g", "")));
+    let g: Arc<str> = Arc::from("g");
+    assert_eq!(
+        fx.events,
+        vec![
+            GroupEvent::RebalanceStarted { group_id: g.clone(), generation_id: 0, members: 1 },
+            GroupEvent::StateChanged {
+                group_id: g.clone(),
+                from: GroupState::Empty,
+                to: GroupState::PreparingRebalance,
+                generation_id: 0,
+            },
+        ]
+    );
+    let fx = core.complete_write(0, fx.writes[0].id, Ok(()));
+    assert!(fx.events.is_empty());
+    let fx = core.fire_timer(50, &TimerKey::Join(g.clone()));
+    let leader = core.group("g").unwrap().leader_id.unwrap();
+    assert_eq!(
+        fx.events,
+        vec![
+            GroupEvent::RebalanceCompleted {
+                group_id: g.clone(),
+                generation_id: 1,
+                members: 1,
+                leader_id: Some(Arc::from(leader.as_str())),
+                protocol_name: Some("range".into()),
+            },
+            GroupEvent::StateChanged {
+                group_id: g.clone(),
+                from: GroupState::PreparingRebalance,
+                to: GroupState::CompletingRebalance,
+                generation_id: 1,
+            },
+        ]
+    );
+    // The session deadline passes without a heartbeat (nor a SyncGroup).
+    let fx = core.fire_timer(550, &TimerKey::Session(g.clone(), Arc::from(leader.as_str())));
+    assert!(fx.events.contains(&GroupEvent::MemberExpired {
+        group_id: g.clone(),
+        member_id: Arc::from(leader.as_str()),
+        reason: ExpirationReason::Session,
+    }));
+}
+
+#[test]
+fn metrics_count_a_scripted_sequence() {
+    let (c, clock) = manual(test_config());
+    assert_eq!(c.metrics().groups(), 0);
+    scripted(&c, &clock);
+    let m = c.metrics();
+    assert_eq!((m.groups_stable, m.groups(), m.members), (1, 1, 1));
+    assert_eq!(m.groups_in(GroupState::Stable), 1);
+    assert_eq!((m.rebalances_started, m.rebalances_completed), (2, 2));
+    let e = m.member_expirations;
+    assert_eq!((e.session, e.pending_member, e.new_member_join, e.join, e.sync), (1, 1, 0, 0, 0));
+    assert_eq!(m.member_expirations.total(), 2);
+    assert_eq!((m.offset_commits, m.offset_commit_partitions), (1, 2));
+    assert_eq!((m.static_members_fenced, m.offsets_expired, m.authorization_failures), (0, 0, 0));
+}
+
+#[test]
+fn metrics_count_groups_per_state() {
+    let (c, clock) = manual(test_config());
+    let simple = OffsetCommitRequest { group_id: "simple".into(), ..OffsetCommitRequest::default() }
+        .with_offset("t", 0, OffsetCommitData::new(1));
+    c.handle_offset_commit(simple).unwrap();
+    let _parked = c.join_group(join_v3("joining", ""));
+    let m = c.metrics();
+    assert_eq!((m.groups_empty, m.groups_preparing_rebalance, m.members), (1, 1, 1));
+    clock.advance(100);
+    let m = c.metrics();
+    assert_eq!((m.groups_empty, m.groups_completing_rebalance, m.groups()), (1, 1, 2));
+}
+
+#[test]
+fn a_follower_that_never_syncs_is_counted_as_a_sync_expiration() {
+    let (c, clock) = manual(test_config());
+    // A rebalance timeout shorter than the session: the pending-sync deadline comes first.
+    let short = |id: &str| JoinGroupRequest { rebalance_timeout_ms: 300, ..join_v3("g", id) };
+    let first = c.join_group(short(""));
+    let second = c.join_group(short(""));
+    clock.advance(200);
+    let (first, second) = (first.wait().unwrap(), second.wait().unwrap());
+    let leader = if first.is_leader() { first.member_id } else { second.member_id };
+    c.handle_sync_group(sync("g", &leader, 1, &[])).unwrap();
+    clock.advance(300);
+    let m = c.metrics();
+    let e = m.member_expirations;
+    assert_eq!((e.sync, e.total()), (1, 1));
+    assert_eq!(m.rebalances_started, 2);
+}
+
+#[test]
+fn tracing_events_describe_rebalances_and_expirations() {
+    let capture = Capture::default();
+    let (c, clock) = manual(test_config());
+    let (leader, follower) = tracing::subscriber::with_default(capture.clone(), || scripted(&c, &clock));
+
+    let started = capture.with("rebalance started");
+    assert_eq!(started.len(), 2);
+    assert_eq!((started[0].field("group_id"), started[0].field("generation_id")), ("g", "0"));
+    assert_eq!((started[1].field("generation_id"), started[1].field("members")), ("1", "1"));
+    let completed = capture.with("rebalance completed");
+    assert_eq!(completed.len(), 2);
+    assert_eq!(completed[0].field("generation_id"), "1");
+    assert_eq!(completed[0].field("members"), "2");
+    assert_eq!(completed[0].field("leader_id"), leader);
+    assert_eq!(completed[0].field("protocol_name"), "range");
+    assert_eq!(completed[1].field("generation_id"), "2");
+
+    let expired = capture.with("member expired");
+    let reasons: Vec<_> = expired.iter().map(|e| (e.field("reason"), e.field("member_id"))).collect();
+    assert!(reasons.contains(&("session", follower.as_str())), "{reasons:?}");
+    assert!(reasons.iter().any(|(r, _)| *r == "pending-member"), "{reasons:?}");
+
+    let states: Vec<(String, String)> = capture
+        .with("group state changed")
+        .iter()
+        .map(|e| (e.field("from").to_owned(), e.field("to").to_owned()))
+        .collect();
+    let expected = [
+        ("Empty", "PreparingRebalance"),
+        ("PreparingRebalance", "CompletingRebalance"),
+        ("CompletingRebalance", "Stable"),
+        ("Stable", "PreparingRebalance"),
+        ("PreparingRebalance", "CompletingRebalance"),
+        ("CompletingRebalance", "Stable"),
+    ];
+    let expected: Vec<(String, String)> = expected.iter().map(|(a, b)| ((*a).into(), (*b).into())).collect();
+    assert_eq!(states, expected);
+}
+
+#[test]
+fn tracing_reports_fenced_static_members_and_expired_offsets() {
+    let config = CoordinatorConfig {
+        offset_retention_ms: 1_000,
+        offsets_retention_check_interval_ms: 500,
+        ..test_config()
+    };
+    let (c, clock) = manual(config);
+    let capture = Capture::default();
+    tracing::subscriber::with_default(capture.clone(), || {
+        let static_join = || JoinGroupRequest { group_instance_id: Some("i1".into()), ..join("s", "") };
+        let first = c.join_group(static_join());
+        clock.advance(100);
+        let first = first.wait().unwrap();
+        c.handle_sync_group(sync("s", &first.member_id, 1, &[])).unwrap();
+        let second = c.handle_join_group(static_join()).unwrap();
+        assert_eq!(second.error_code, ErrorCode::None);
+        assert_ne!(second.member_id, first.member_id);
+        let fenced = capture.with("static member fenced");
+        assert_eq!(fenced.len(), 1);
+        assert_eq!(fenced[0].field("group_instance_id"), "i1");
+        assert_eq!(fenced[0].field("old_member_id"), first.member_id);
+        assert_eq!(fenced[0].field("new_member_id"), second.member_id);
+
+        let simple = OffsetCommitRequest { group_id: "simple".into(), ..OffsetCommitRequest::default() }
+            .with_offset("t", 0, OffsetCommitData::new(1))
+            .with_offset("t", 1, OffsetCommitData::new(1));
+        c.handle_offset_commit(simple).unwrap();
+        // Keep the static member alive while the retention job runs.
+        for _ in 0..8 {
+            clock.advance(250);
+            c.handle_heartbeat(heartbeat("s", &second.member_id, 1)).unwrap();
+        }
+    });
+    let expired = capture.with("offsets expired");
+    assert_eq!(expired.len(), 1, "{expired:?}");
+    assert_eq!(expired[0].field("group_id"), "simple");
+    assert_eq!(expired[0].field("partitions"), "2");
+    assert_eq!(expired[0].field("group_removed"), "true");
+    let m = c.metrics();
+    assert_eq!((m.static_members_fenced, m.offsets_expired), (1, 2));
+    assert!(c.get_group("simple").is_none());
+}
