@@ -12,6 +12,15 @@
 //!   non-blocking ones returning a [`Pending`] handle.
 //! - [`CoordinatorConfig`]: broker settings, Kafka's defaults.
 //! - [`GroupMetadata`] / [`MemberMetadata`]: read-only snapshots.
+//! - [`Authorizer`]: the ACL hook a broker implements ([`AllowAll`] by default, set
+//!   with [`GroupCoordinator::builder`]), asked Kafka's READ / DESCRIBE / DELETE
+//!   questions about [`Resource`]s for the [`Principal`] of a [`RequestContext`].
+//!   [`GroupCoordinator::caller`] gives the same methods on behalf of one caller; the
+//!   methods of [`GroupCoordinator`] itself act as [`Principal::ANONYMOUS`].
+//! - [`GroupEvent`]s: state changes, rebalances, expirations and fenced members,
+//!   reported by the core in [`Effects::events`]; the runtime emits each as a
+//!   `tracing` event (target `group_coordinator`, silent without a subscriber) and
+//!   counts it in [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]).
 //!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
 //!   `group-assignors` assignor the group's selected protocol names.

@@ -13,7 +13,7 @@ use crate::support::{
     commit, decode_assignment, encode_plan, fast_config, heartbeat, join, must, round_robin, sync, topic_set,
 };
 
-const SESSION_MS: i32 = 3_000;
+pub(crate) const SESSION_MS: i32 = 3_000;
 const REBALANCE_MS: i32 = 5_000;
 
 fn open(store: &MemoryMetadataStore, clock: &Arc<ManualClock>) -> GroupCoordinator {
@@ -21,22 +21,22 @@ fn open(store: &MemoryMetadataStore, clock: &Arc<ManualClock>) -> GroupCoordinat
     GroupCoordinator::with_clock(storage, config(), clock.clone()).expect("the coordinator opens")
 }
 
-fn config() -> CoordinatorConfig {
+pub(crate) fn config() -> CoordinatorConfig {
     fast_config(50)
 }
 
 /// A member as its client sees it.
 #[derive(Debug, Clone)]
-struct Client {
-    id: String,
-    instance: Option<String>,
-    generation: i32,
+pub(crate) struct Client {
+    pub(crate) id: String,
+    pub(crate) instance: Option<String>,
+    pub(crate) generation: i32,
 }
 
 /// Forms a Stable group of `instances.len()` members (static where an instance is
 /// given): two-step joins, the initial delay, the leader's round-robin assignment and
 /// every follower's sync.
-fn form_group(
+pub(crate) fn form_group(
     c: &GroupCoordinator,
     clock: &ManualClock,
     group: &str,
@@ -100,7 +100,12 @@ fn form_group(
 }
 
 /// Commits one offset per partition the member owns; returns what was acknowledged.
-fn commit_owned(c: &GroupCoordinator, group: &str, cl: &Client, base: i64) -> Vec<(TopicPartition, i64)> {
+pub(crate) fn commit_owned(
+    c: &GroupCoordinator,
+    group: &str,
+    cl: &Client,
+    base: i64,
+) -> Vec<(TopicPartition, i64)> {
     let g = c.get_group(group).unwrap();
     let owned = decode_assignment(&g.member(&cl.id).unwrap().assignment).unwrap();
     let offsets: Vec<(TopicPartition, i64)> =
@@ -115,7 +120,7 @@ fn commit_owned(c: &GroupCoordinator, group: &str, cl: &Client, base: i64) -> Ve
     offsets
 }
 
-fn fetched(c: &GroupCoordinator, group: &str) -> BTreeMap<TopicPartition, i64> {
+pub(crate) fn fetched(c: &GroupCoordinator, group: &str) -> BTreeMap<TopicPartition, i64> {
     let response = must(c.offset_fetch(OffsetFetchRequest::all(group)), "fetch");
     assert_eq!(response.error_code, ErrorCode::None);
     let mut out = BTreeMap::new();
@@ -129,7 +134,7 @@ fn fetched(c: &GroupCoordinator, group: &str) -> BTreeMap<TopicPartition, i64> {
 }
 
 /// What must survive a restart: everything but timers and parked requests.
-fn durable(g: &GroupMetadata) -> String {
+pub(crate) fn durable(g: &GroupMetadata) -> String {
     let mut members: Vec<String> = g
         .members
         .iter()
@@ -154,7 +159,7 @@ fn durable(g: &GroupMetadata) -> String {
     )
 }
 
-fn hb(c: &GroupCoordinator, cl: &Client) -> ErrorCode {
+pub(crate) fn hb(c: &GroupCoordinator, cl: &Client) -> ErrorCode {
     must(c.heartbeat(heartbeat("g", &cl.id, cl.instance.as_deref(), cl.generation)), "heartbeat").error_code
 }
 
