@@ -97,9 +97,10 @@ impl CoordinatorCore {
                 Some(_) => {
                     let Some(mut g) = self.groups.remove(id.as_str()) else { continue };
                     for tp in g.offsets.keys() {
-                        records.push(Record::OffsetTombstone { group_id: id.clone(), partition: tp.clone() });
+                        records
+                            .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
                     }
-                    records.push(Record::GroupTombstone { group_id: id.clone() });
+                    records.push(Record::GroupTombstone { group_id: g.id.clone() });
                     let pending: Vec<Arc<str>> = g.pending_join.keys().cloned().collect();
                     for member in pending {
                         self.engine.cancel(TimerKey::Session(g.id.clone(), member));

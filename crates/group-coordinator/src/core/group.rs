@@ -4,11 +4,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
-use group_types::{
-    GroupState, JoinGroupMember, OffsetAndMetadata, ProtocolMetadata, Subscription, TopicPartition,
-};
+use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
 use crate::core::hash::FxHashMap;
+use crate::core::offset_cache::OffsetCache;
 use crate::core::types::RequestId;
 
 /// One member of a classic group.
@@ -28,6 +27,9 @@ pub(crate) struct Member {
     pub(crate) is_new: bool,
     pub(crate) pending_sync: bool,
     pub(crate) session_deadline: Option<i64>,
+    /// When the session timer queued for this member fires (`Engine::arm_session`):
+    /// at or before `session_deadline`; `None` when none is queued.
+    pub(crate) session_armed: Option<i64>,
 }
 
 impl Member {
@@ -76,7 +78,7 @@ pub(crate) struct Group {
     pub(crate) subscribed_topics: Option<BTreeSet<String>>,
     pub(crate) join_timer: Option<(i64, JoinTimer)>,
     pub(crate) sync_timer: Option<(i64, i32)>,
-    pub(crate) offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+    pub(crate) offsets: OffsetCache,
 }
 
 impl Group {
@@ -102,7 +104,7 @@ impl Group {
             subscribed_topics: None,
             join_timer: None,
             sync_timer: None,
-            offsets: BTreeMap::new(),
+            offsets: OffsetCache::default(),
         }
     }
 
@@ -216,6 +218,8 @@ impl Group {
         }
         let member = &mut self.members[i];
         member.id = new.clone();
+        // The timer queued under the old id is not this id's.
+        member.session_armed = None;
         if let Some(instance) = &member.instance {
             self.static_members.insert(instance.clone(), new.clone());
         }

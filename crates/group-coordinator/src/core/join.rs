@@ -111,7 +111,12 @@ impl Engine {
         }
     }
 
-    fn join_existing_member(&mut self, g: &mut Group, rid: crate::core::RequestId, mut req: JoinGroupRequest) {
+    fn join_existing_member(
+        &mut self,
+        g: &mut Group,
+        rid: crate::core::RequestId,
+        mut req: JoinGroupRequest,
+    ) {
         // Nothing below reads the request's member id again: moved, not copied.
         let member_id = std::mem::take(&mut req.member_id);
         if g.is(GroupState::Dead) {
@@ -212,6 +217,7 @@ impl Engine {
             is_new: true,
             pending_sync: false,
             session_deadline: None,
+            session_armed: None,
         };
         if g.is(GroupState::PreparingRebalance) && g.previous_state == GroupState::Empty {
             g.new_member_added = true;

@@ -8,6 +8,7 @@ pub(crate) mod hash;
 mod ids;
 mod join;
 mod membership;
+mod offset_cache;
 mod offsets;
 mod rebalance;
 mod sync;
@@ -138,11 +139,25 @@ impl Engine {
     }
 
     /// Arms member `i`'s session deadline `timeout_ms` from now.
+    ///
+    /// Lazily: a heartbeat moves the deadline later on every call, so while an entry for
+    /// an earlier (or the same) time is queued, only the member's deadline changes; when
+    /// that entry fires, `fire_session` finds the later deadline and queues it then.
     pub(crate) fn arm_session(&mut self, g: &mut Group, i: usize, timeout_ms: i32) {
         let deadline = self.now + i64::from(timeout_ms);
-        let group = g.id.clone();
         let member = g.at_mut(i);
         member.session_deadline = Some(deadline);
+        if member.session_armed.is_some_and(|armed| armed <= deadline) {
+            return;
+        }
+        self.queue_session(g, i, deadline);
+    }
+
+    /// Queues member `i`'s session timer for `deadline`.
+    pub(crate) fn queue_session(&mut self, g: &mut Group, i: usize, deadline: i64) {
+        let group = g.id.clone();
+        let member = g.at_mut(i);
+        member.session_armed = Some(deadline);
         let key = TimerKey::Session(group, member.id.clone());
         self.arm(key, deadline);
     }
@@ -361,6 +376,7 @@ impl CoordinatorCore {
                     is_new: false,
                     pending_sync: false,
                     session_deadline: None,
+                    session_armed: None,
                 };
                 let protocol_type = g.protocol_type.clone();
                 g.add(member, None);
@@ -418,7 +434,7 @@ impl CoordinatorCore {
     /// The committed offset of one partition, as the cache holds it.
     pub fn committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetAndMetadata> {
         let g = self.groups.get(group_id)?;
-        g.offsets.get(&TopicPartition::new(topic, partition)).cloned()
+        g.offsets.get_partition(topic, partition).cloned()
     }
 
     /// Number of groups held.

@@ -92,7 +92,11 @@ impl CoordinatorCore {
         let mut offsets = Vec::with_capacity(req.partition_count());
         let mut records = Vec::with_capacity(req.partition_count());
         for (topic, partitions) in req.offsets {
-            let topic_arc = eng.topic(&topic);
+            // The group's own cache usually knows the topic already.
+            let topic_arc = match g.offsets.topic(&topic) {
+                Some(known) => known.clone(),
+                None => eng.topic(&topic),
+            };
             let errors = response.errors.entry(topic).or_default();
             for (partition, data) in partitions {
                 let too_large = data.metadata.as_ref().is_some_and(|m| m.encode_utf16().count() > max);
@@ -110,7 +114,7 @@ impl CoordinatorCore {
                 };
                 let tp = TopicPartition { topic: topic_arc.clone(), partition };
                 records.push(Record::Offset {
-                    group_id: g.id.to_string(),
+                    group_id: g.id.clone(),
                     partition: tp.clone(),
                     offset: offset.clone(),
                 });
@@ -172,7 +176,7 @@ impl CoordinatorCore {
                     let out = response.offsets.entry(topic.clone()).or_default();
                     for &partition in partitions {
                         let data = g
-                            .and_then(|g| g.offsets.get(&TopicPartition::new(topic.as_str(), partition)))
+                            .and_then(|g| g.offsets.get_partition(topic, partition))
                             .map_or_else(OffsetFetchData::missing, fetch_data);
                         out.insert(partition, data);
                     }
@@ -225,8 +229,7 @@ impl CoordinatorCore {
                 out.insert(partition, ErrorCode::None);
                 let tp = TopicPartition::new(topic.as_str(), partition);
                 if g.offsets.contains_key(&tp) {
-                    records
-                        .push(Record::OffsetTombstone { group_id: g.id.to_string(), partition: tp.clone() });
+                    records.push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
                     partitions.push(tp);
                 }
             }
@@ -300,10 +303,10 @@ impl CoordinatorCore {
             };
             let delete_group = all_expired && g.is(GroupState::Empty) && g.len() == 0;
             for tp in &expired {
-                records.push(Record::OffsetTombstone { group_id: id.to_string(), partition: tp.clone() });
+                records.push(Record::OffsetTombstone { group_id: id.clone(), partition: tp.clone() });
             }
             if delete_group {
-                records.push(Record::GroupTombstone { group_id: id.to_string() });
+                records.push(Record::GroupTombstone { group_id: id.clone() });
             }
             if !expired.is_empty() || delete_group {
                 removals.push((id.clone(), expired, delete_group));

@@ -274,10 +274,18 @@ impl CoordinatorCore {
             return;
         }
         let Some(i) = g.position(member) else { return };
-        let m = g.at(i);
-        if m.session_deadline.is_none_or(|d| d > now) {
-            return;
+        // The entry queued for this member is the one firing now.
+        g.at_mut(i).session_armed = None;
+        match g.at(i).session_deadline {
+            None => return,
+            Some(later) if later > now => {
+                // Heartbeats moved the deadline since the entry was queued.
+                self.engine.queue_session(g, i, later);
+                return;
+            }
+            Some(_) => {}
         }
+        let m = g.at(i);
         let satisfied = !m.is_new && (m.awaiting_join.is_some() || m.awaiting_sync.is_some());
         g.at_mut(i).session_deadline = None;
         if !satisfied {

@@ -114,12 +114,13 @@ pub enum Record {
     /// Removal of a group's metadata.
     GroupTombstone {
         /// The group.
-        group_id: String,
+        group_id: Arc<str>,
     },
-    /// A committed offset.
+    /// A committed offset. (Group ids are shared `Arc<str>`s: a commit of many
+    /// partitions copies no id.)
     Offset {
         /// The group.
-        group_id: String,
+        group_id: Arc<str>,
         /// The partition.
         partition: TopicPartition,
         /// The commit.
@@ -128,7 +129,7 @@ pub enum Record {
     /// Removal of a committed offset.
     OffsetTombstone {
         /// The group.
-        group_id: String,
+        group_id: Arc<str>,
         /// The partition.
         partition: TopicPartition,
     },

@@ -1,6 +1,7 @@
 //! Server-side assignment: `perform_assignment` runs the assignor of the group's
 //! selected protocol over every member's decoded subscription.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use group_assignors::{GroupAssignment, get_assignor};
@@ -13,6 +14,10 @@ use crate::{CoordinatorError, GroupCoordinator, GroupMetadata};
 pub(crate) fn member_subscriptions(
     group: &GroupMetadata,
 ) -> Result<Vec<MemberSubscription>, CoordinatorError> {
+    // Members of one group usually subscribe to the same topics: handing the
+    // assignor one shared list lets it recognise them by pointer, instead of
+    // comparing members x topics names.
+    let mut shared: HashMap<Vec<String>, Arc<[Arc<str>]>> = HashMap::new();
     group
         .members
         .iter()
@@ -26,7 +31,15 @@ pub(crate) fn member_subscriptions(
             Ok(MemberSubscription {
                 member_id: m.member_id.clone(),
                 group_instance_id: m.group_instance_id.clone(),
-                topics: sub.topics.iter().map(|t| Arc::from(t.as_str())).collect(),
+                topics: match shared.get(&sub.topics) {
+                    Some(topics) => topics.clone(),
+                    None => {
+                        let topics: Arc<[Arc<str>]> =
+                            sub.topics.iter().map(|t| Arc::from(t.as_str())).collect();
+                        shared.insert(sub.topics.clone(), topics.clone());
+                        topics
+                    }
+                },
                 owned_partitions: flatten(&sub.owned_partitions),
                 generation_id: (sub.generation_id >= 0).then_some(sub.generation_id),
                 rack_id: sub.rack_id.clone(),

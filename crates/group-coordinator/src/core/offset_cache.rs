@@ -1,0 +1,125 @@
+//! `OffsetCache`: a group's committed offsets, by topic then partition.
+//!
+//! Nested rather than keyed by `TopicPartition`: a commit finds its topic once and
+//! then inserts by partition number, instead of comparing topic names at every step
+//! of every insert. Iteration order is the same as a map keyed by `TopicPartition`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use group_types::{OffsetAndMetadata, TopicPartition};
+
+/// Committed offsets of one group.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct OffsetCache {
+    topics: BTreeMap<Arc<str>, BTreeMap<i32, OffsetAndMetadata>>,
+}
+
+impl OffsetCache {
+    /// Stores `offset` for `tp`, returning the offset it replaces.
+    pub(crate) fn insert(
+        &mut self,
+        tp: TopicPartition,
+        offset: OffsetAndMetadata,
+    ) -> Option<OffsetAndMetadata> {
+        match self.topics.get_mut(&*tp.topic) {
+            Some(partitions) => partitions.insert(tp.partition, offset),
+            None => self.topics.entry(tp.topic).or_default().insert(tp.partition, offset),
+        }
+    }
+
+    /// Stores every offset, in order (a later one for the same partition wins).
+    pub(crate) fn extend(&mut self, offsets: impl IntoIterator<Item = (TopicPartition, OffsetAndMetadata)>) {
+        for (tp, offset) in offsets {
+            self.insert(tp, offset);
+        }
+    }
+
+    /// The offset of one partition.
+    pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&OffsetAndMetadata> {
+        self.get_partition(&tp.topic, tp.partition)
+    }
+
+    /// The offset of one partition, without building a `TopicPartition`.
+    pub(crate) fn get_partition(&self, topic: &str, partition: i32) -> Option<&OffsetAndMetadata> {
+        self.topics.get(topic)?.get(&partition)
+    }
+
+    /// The shared name of `topic`, if any of its partitions has an offset here.
+    pub(crate) fn topic(&self, topic: &str) -> Option<&Arc<str>> {
+        self.topics.get_key_value(topic).map(|(name, _)| name)
+    }
+
+    pub(crate) fn contains_key(&self, tp: &TopicPartition) -> bool {
+        self.get(tp).is_some()
+    }
+
+    /// Removes one partition's offset (and the topic once it has none left).
+    pub(crate) fn remove(&mut self, tp: &TopicPartition) -> Option<OffsetAndMetadata> {
+        let partitions = self.topics.get_mut(&*tp.topic)?;
+        let removed = partitions.remove(&tp.partition);
+        if partitions.is_empty() {
+            self.topics.remove(&*tp.topic);
+        }
+        removed
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.topics.is_empty()
+    }
+
+    /// Every offset, ordered by topic then partition.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (TopicPartition, &OffsetAndMetadata)> {
+        self.topics.iter().flat_map(|(topic, partitions)| {
+            partitions
+                .iter()
+                .map(|(&partition, offset)| (TopicPartition { topic: topic.clone(), partition }, offset))
+        })
+    }
+
+    /// Every partition with an offset, ordered.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = TopicPartition> + '_ {
+        self.iter().map(|(tp, _)| tp)
+    }
+}
+
+impl<'a> IntoIterator for &'a OffsetCache {
+    type Item = (TopicPartition, &'a OffsetAndMetadata);
+    type IntoIter = Box<dyn Iterator<Item = (TopicPartition, &'a OffsetAndMetadata)> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offset(n: i64) -> OffsetAndMetadata {
+        OffsetAndMetadata {
+            offset: n,
+            leader_epoch: None,
+            metadata: String::new(),
+            commit_time: 0,
+            expire_time: None,
+        }
+    }
+
+    #[test]
+    fn orders_by_topic_then_partition_and_drops_empty_topics() {
+        let mut cache = OffsetCache::default();
+        cache.insert(TopicPartition::new("b", 1), offset(1));
+        cache.insert(TopicPartition::new("a", 2), offset(2));
+        cache.extend([(TopicPartition::new("a", 0), offset(3)), (TopicPartition::new("a", 2), offset(4))]);
+        let all: Vec<(String, i32, i64)> =
+            cache.iter().map(|(tp, o)| (tp.topic.to_string(), tp.partition, o.offset)).collect();
+        assert_eq!(all, vec![("a".into(), 0, 3), ("a".into(), 2, 4), ("b".into(), 1, 1)]);
+        assert_eq!(cache.get_partition("a", 2).map(|o| o.offset), Some(4));
+        assert_eq!(cache.remove(&TopicPartition::new("b", 1)).map(|o| o.offset), Some(1));
+        assert!(!cache.contains_key(&TopicPartition::new("b", 1)));
+        cache.remove(&TopicPartition::new("a", 0));
+        cache.remove(&TopicPartition::new("a", 2));
+        assert!(cache.is_empty());
+    }
+}
