@@ -390,7 +390,8 @@ impl Group {
 
     /// The persisted form: members with their metadata for the selected protocol and
     /// the given (or current) assignments.
-    pub(crate) fn record(&self, assignments: Option<&FxHashMap<Arc<str>, Vec<u8>>>) -> GroupMetadataRecord {
+    /// `assignments`, when given, is indexed like the members.
+    pub(crate) fn record(&self, assignments: Option<&[Vec<u8>]>) -> GroupMetadataRecord {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         GroupMetadataRecord {
             group_id: self.id.to_string(),
@@ -402,7 +403,8 @@ impl Group {
             members: self
                 .members
                 .iter()
-                .map(|m| MemberMetadataRecord {
+                .enumerate()
+                .map(|(i, m)| MemberMetadataRecord {
                     member_id: m.id.to_string(),
                     group_instance_id: m.instance.clone(),
                     client_id: m.client_id.clone(),
@@ -411,7 +413,7 @@ impl Group {
                     session_timeout_ms: m.session_timeout_ms,
                     subscription: m.metadata(protocol).to_vec(),
                     assignment: match assignments {
-                        Some(map) => map.get(&m.id).cloned().unwrap_or_default(),
+                        Some(list) => list.get(i).cloned().unwrap_or_default(),
                         None => m.assignment.clone(),
                     },
                 })

@@ -71,10 +71,11 @@ fn accept_joining_member(g: &Group, member_id: &str, max_size: i32) -> bool {
     let max = usize::try_from(max_size).unwrap_or(0);
     match g.state {
         GroupState::Empty | GroupState::Dead => true,
+        // The cheap count first: a group below its cap needs no member lookup.
         GroupState::PreparingRebalance => {
-            g.member(member_id).is_some_and(|m| m.awaiting_join.is_some()) || g.num_awaiting_join() < max
+            g.num_awaiting_join() < max || g.member(member_id).is_some_and(|m| m.awaiting_join.is_some())
         }
-        GroupState::CompletingRebalance | GroupState::Stable => g.has_member(member_id) || g.len() < max,
+        GroupState::CompletingRebalance | GroupState::Stable => g.len() < max || g.has_member(member_id),
     }
 }
 

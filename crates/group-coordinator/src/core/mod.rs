@@ -44,7 +44,8 @@ pub(crate) enum PendingWrite {
     /// J's empty group record for a group a JoinGroup created (§10 #11).
     NewGroup { group: Arc<str>, request: RequestId, answered: Option<Response> },
     /// The leader's assignment (§2.2).
-    LeaderSync { group: Arc<str>, generation: i32, assignments: FxHashMap<Arc<str>, Vec<u8>> },
+    /// `assignments` is indexed like the group's members.
+    LeaderSync { group: Arc<str>, generation: i32, assignments: Vec<Vec<u8>> },
     /// A static replacement in Stable that keeps the protocol (§2.1.2).
     StaticReplace(Box<StaticReplace>),
     /// An offset commit (§2.5).

@@ -1,11 +1,8 @@
 //! SyncGroup (`kafka-semantics.md` §2.2): the leader's assignment is persisted, then
 //! handed to every member.
 
-use std::sync::Arc;
-
 use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
 
-use crate::core::hash::FxHashMap;
 use crate::core::{
     CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member,
 };
@@ -55,15 +52,16 @@ impl CoordinatorCore {
                 g.at_mut(i).awaiting_sync = Some(rid);
                 eng.remove_pending_sync(g, i);
                 if g.is_leader(&req.member_id) {
-                    let mut assignments: FxHashMap<Arc<str>, Vec<u8>> =
-                        FxHashMap::with_capacity_and_hasher(g.len(), Default::default());
+                    // By member position (members the leader left out get an empty
+                    // assignment; a later entry for the same member wins). Positions
+                    // cannot move before the write completes: any change of membership
+                    // starts a rebalance, and `finish_leader_sync` then does nothing.
+                    let mut assignments: Vec<Vec<u8>> = vec![Vec::new(); g.len()];
                     for a in req.assignments {
-                        if let Some(m) = g.member(&a.member_id) {
-                            assignments.insert(m.id.clone(), a.assignment);
+                        if let Some(j) = g.position(&a.member_id) {
+                            assignments[j] = a.assignment;
                         }
                     }
-                    // Members the leader left out get an empty assignment: `record` and
-                    // `finish_leader_sync` both default a missing entry.
                     let record = g.record(Some(&assignments));
                     let pending = PendingWrite::LeaderSync {
                         group: g.id.clone(),
@@ -105,7 +103,7 @@ impl Engine {
         &mut self,
         g: &mut Group,
         generation: i32,
-        mut assignments: FxHashMap<Arc<str>, Vec<u8>>,
+        mut assignments: Vec<Vec<u8>>,
         result: Result<(), ErrorCode>,
     ) {
         if !g.is(GroupState::CompletingRebalance) || g.generation != generation {
@@ -114,8 +112,7 @@ impl Engine {
         match result {
             Ok(()) => {
                 for i in 0..g.len() {
-                    let id = g.at(i).id.clone();
-                    g.at_mut(i).assignment = assignments.remove(&id).unwrap_or_default();
+                    g.at_mut(i).assignment = assignments.get_mut(i).map(std::mem::take).unwrap_or_default();
                 }
                 self.propagate_assignment(g, ErrorCode::None);
                 self.transition(g, GroupState::Stable);

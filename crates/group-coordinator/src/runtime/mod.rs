@@ -10,7 +10,7 @@ mod storage_io;
 mod timers;
 
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -44,6 +44,8 @@ struct Shard {
     waiters: FxHashMap<RequestId, Sender<Outcome>>,
     /// Reused effects buffer (see `run_for`).
     scratch: Effects,
+    /// The last request id handed to this shard's core.
+    next_request: u64,
     /// Metrics counted under this shard's lock.
     counters: crate::metrics::ShardCounters,
 }
@@ -58,7 +60,6 @@ struct Inner {
     storage: Arc<dyn OffsetStorage>,
     clock: Arc<dyn Clock>,
     config: CoordinatorConfig,
-    next_request: AtomicU64,
     stopped: AtomicBool,
     /// When the timer thread plans to wake next; a shard arming an earlier deadline wakes it.
     next_wake: AtomicI64,
@@ -117,7 +118,7 @@ impl Inner {
     /// through a channel.
     fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) {
         loop {
-            let Shard { core, timers, waiters, scratch, counters } = shard;
+            let Shard { core, timers, waiters, scratch, counters, .. } = shard;
             timers.apply(scratch.timers.drain(..));
             for event in scratch.events.drain(..) {
                 counters.on_event(&event);
@@ -159,7 +160,10 @@ impl Inner {
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
         }
-        let rid = RequestId(self.next_request.fetch_add(1, Ordering::Relaxed));
+        // Ids only have to be unique within a core: a per-shard counter keeps threads
+        // working on different shards off a shared cache line.
+        shard.next_request += 1;
+        let rid = RequestId(shard.next_request);
         let now = self.clock.now_ms();
         let Shard { core, scratch, .. } = &mut *shard;
         core.handle_into(now, rid, request, scratch);
@@ -285,6 +289,7 @@ impl GroupCoordinator {
                 timers: timers::LazyTimers::default(),
                 waiters: FxHashMap::default(),
                 scratch: Effects::default(),
+                next_request: 0,
                 counters: crate::metrics::ShardCounters::default(),
             }));
         }
@@ -293,7 +298,6 @@ impl GroupCoordinator {
             storage,
             clock: clock.clone(),
             config: config.clone(),
-            next_request: AtomicU64::new(1),
             stopped: AtomicBool::new(false),
             next_wake: AtomicI64::new(i64::MIN),
             control: threaded.then_some(control_tx),
