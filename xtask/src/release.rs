@@ -1,5 +1,6 @@
 //! `cargo xtask release`: the workspace's crates agree on their versions and
-//! package cleanly. Nothing is published.
+//! package cleanly: every crate builds from its own packaged sources (cargo
+//! stages unpublished workspace crates in a local registry). Nothing is published.
 
 use std::fs;
 use std::path::Path;
@@ -33,7 +34,7 @@ pub(crate) fn run(root: &Path) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
-        .args(["package", "--workspace", "--allow-dirty", "--no-verify"])
+        .args(["package", "--workspace", "--allow-dirty", "--exclude", "xtask"])
         .status()
         .map_err(|e| e.to_string())?;
     if status.success() { Ok(()) } else { Err(format!("cargo package ({status})")) }

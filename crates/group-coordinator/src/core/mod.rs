@@ -266,6 +266,12 @@ impl CoordinatorCore {
     /// (a parked JoinGroup or SyncGroup, or a response waiting for a write).
     pub fn handle(&mut self, now_ms: i64, request_id: RequestId, request: Request) -> Effects {
         self.begin(now_ms);
+        self.dispatch(request_id, request);
+        self.finish()
+    }
+
+    /// Runs one request, appending what it produces to the engine's effects.
+    fn dispatch(&mut self, request_id: RequestId, request: Request) {
         match request {
             Request::JoinGroup(r) => self.join_group(request_id, r),
             Request::SyncGroup(r) => self.sync_group(request_id, r),
@@ -278,30 +284,25 @@ impl CoordinatorCore {
             Request::DeleteGroups(r) => self.delete_groups(request_id, r),
             Request::OffsetDelete(r) => self.offset_delete(request_id, r),
         }
-        self.finish()
     }
 
     /// As [`handle`](Self::handle), appending to `out` instead of returning new
     /// effects: a caller that drains and reuses one `Effects` allocates nothing for it.
     pub fn handle_into(&mut self, now_ms: i64, request_id: RequestId, request: Request, out: &mut Effects) {
+        // The engine's own effects are empty between calls: lend it `out` to append
+        // to, then hand it back (two swaps, nothing moved or dropped).
         std::mem::swap(&mut self.engine.fx, out);
-        let fx = self.handle(now_ms, request_id, request);
-        self.engine.fx = std::mem::replace(out, fx);
-        self.engine.fx.responses.clear();
-        self.engine.fx.timers.clear();
-        self.engine.fx.writes.clear();
-        self.engine.fx.events.clear();
+        self.begin(now_ms);
+        self.dispatch(request_id, request);
+        std::mem::swap(&mut self.engine.fx, out);
     }
 
     /// As [`fire_timer`](Self::fire_timer), appending to `out`.
     pub fn fire_timer_into(&mut self, now_ms: i64, key: &TimerKey, out: &mut Effects) {
         std::mem::swap(&mut self.engine.fx, out);
-        let fx = self.fire_timer(now_ms, key);
-        self.engine.fx = std::mem::replace(out, fx);
-        self.engine.fx.responses.clear();
-        self.engine.fx.timers.clear();
-        self.engine.fx.writes.clear();
-        self.engine.fx.events.clear();
+        self.begin(now_ms);
+        self.dispatch_timer(key);
+        std::mem::swap(&mut self.engine.fx, out);
     }
 
     /// As [`complete_write`](Self::complete_write), appending to `out`.
@@ -313,35 +314,40 @@ impl CoordinatorCore {
         out: &mut Effects,
     ) {
         std::mem::swap(&mut self.engine.fx, out);
-        let fx = self.complete_write(now_ms, id, result);
-        self.engine.fx = std::mem::replace(out, fx);
-        self.engine.fx.responses.clear();
-        self.engine.fx.timers.clear();
-        self.engine.fx.writes.clear();
-        self.engine.fx.events.clear();
+        self.begin(now_ms);
+        self.dispatch_write(id, result);
+        std::mem::swap(&mut self.engine.fx, out);
     }
 
     /// Runs a due timer. Stale timers (re-armed later, or whose group or member is
     /// gone) do nothing.
     pub fn fire_timer(&mut self, now_ms: i64, key: &TimerKey) -> Effects {
         self.begin(now_ms);
+        self.dispatch_timer(key);
+        self.finish()
+    }
+
+    fn dispatch_timer(&mut self, key: &TimerKey) {
         match key {
             TimerKey::Join(group) => self.fire_join(group),
             TimerKey::Sync(group) => self.fire_sync(group),
             TimerKey::Session(group, member) => self.fire_session(group, member),
             TimerKey::OffsetExpiration => self.fire_expiration(),
         }
-        self.finish()
     }
 
     /// Reports the outcome of a write: `Ok` once every record is persisted, or the
     /// append error (a Kafka code, mapped per §6.7 before a client sees it).
     pub fn complete_write(&mut self, now_ms: i64, id: WriteId, result: Result<(), ErrorCode>) -> Effects {
         self.begin(now_ms);
+        self.dispatch_write(id, result);
+        self.finish()
+    }
+
+    fn dispatch_write(&mut self, id: WriteId, result: Result<(), ErrorCode>) {
         if let Some(pending) = self.engine.pending_writes.remove(&id) {
             self.on_write_completed(pending, result);
         }
-        self.finish()
     }
 
     /// Restores what storage holds (coordinator restart): groups with members come
