@@ -34,7 +34,7 @@ impl CoordinatorCore {
                 .members()
                 .iter()
                 .map(|m| DescribedMember {
-                    member_id: m.id.to_string(),
+                    member_id: str::to_owned(&m.id),
                     group_instance_id: m.instance.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
@@ -66,7 +66,7 @@ impl CoordinatorCore {
                     || req.states_filter.iter().any(|s| s.eq_ignore_ascii_case(g.state.as_str()))
             })
             .map(|g| ListedGroup {
-                group_id: g.id.to_string(),
+                group_id: str::to_owned(&g.id),
                 protocol_type: g.protocol_type.clone().unwrap_or_default(),
                 group_state: g.state.as_str().to_owned(),
                 group_type: "classic".to_owned(),

@@ -365,7 +365,7 @@ impl Group {
         self.members
             .iter()
             .map(|m| JoinGroupMember {
-                member_id: m.id.to_string(),
+                member_id: str::to_owned(&m.id),
                 group_instance_id: m.instance.clone(),
                 metadata: m.metadata(protocol).to_vec(),
             })
@@ -394,7 +394,7 @@ impl Group {
     pub(crate) fn record(&self, assignments: Option<&[Vec<u8>]>) -> GroupMetadataRecord {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         GroupMetadataRecord {
-            group_id: self.id.to_string(),
+            group_id: str::to_owned(&self.id),
             protocol_type: self.protocol_type.clone(),
             generation_id: self.generation,
             protocol_name: self.protocol_name.clone(),
@@ -405,7 +405,7 @@ impl Group {
                 .iter()
                 .enumerate()
                 .map(|(i, m)| MemberMetadataRecord {
-                    member_id: m.id.to_string(),
+                    member_id: str::to_owned(&m.id),
                     group_instance_id: m.instance.clone(),
                     client_id: m.client_id.clone(),
                     client_host: m.client_host.clone(),
@@ -424,7 +424,7 @@ impl Group {
     /// The record J writes when a JoinGroup creates a group and nothing else (§10 #11).
     pub(crate) fn empty_record(&self) -> GroupMetadataRecord {
         GroupMetadataRecord {
-            group_id: self.id.to_string(),
+            group_id: str::to_owned(&self.id),
             protocol_type: None,
             generation_id: self.generation,
             protocol_name: None,

@@ -105,7 +105,7 @@ impl Engine {
             let deadline = self.now + i64::from(req.session_timeout_ms);
             g.pending_join.insert(new_id.clone(), deadline);
             self.arm(TimerKey::Session(g.id.clone(), new_id.clone()), deadline);
-            let response = join_error(ErrorCode::MemberIdRequired, new_id.to_string());
+            let response = join_error(ErrorCode::MemberIdRequired, str::to_owned(&new_id));
             self.respond(rid, Response::JoinGroup(response));
         } else {
             self.add_member_then_rebalance(g, rid, req, new_id);
@@ -245,7 +245,7 @@ impl Engine {
             self.static_member_fenced(g, instance, &old_id, &new_id);
         }
         if let Some(parked) = g.set_awaiting_join(i, None) {
-            let response = join_validation_error(ErrorCode::FencedInstanceId, old_id.to_string());
+            let response = join_validation_error(ErrorCode::FencedInstanceId, str::to_owned(&old_id));
             self.respond(parked, Response::JoinGroup(response));
         }
         if let Some(parked) = g.at_mut(i).awaiting_sync.take() {
@@ -312,7 +312,7 @@ impl Engine {
                         protocol_name: g.protocol_name.clone(),
                         leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
                         skip_assignment: is_leader,
-                        member_id: p.new_id.to_string(),
+                        member_id: str::to_owned(&p.new_id),
                         members: if is_leader { g.join_members() } else { Vec::new() },
                     }
                 } else {
@@ -323,7 +323,7 @@ impl Engine {
                         protocol_name: g.protocol_name.clone(),
                         leader_id: p.current_leader.as_deref().unwrap_or("").to_owned(),
                         skip_assignment: false,
-                        member_id: p.new_id.to_string(),
+                        member_id: str::to_owned(&p.new_id),
                         members: Vec::new(),
                     }
                 };

@@ -453,7 +453,7 @@ impl CoordinatorCore {
 fn snapshot(g: &Group) -> GroupMetadata {
     let protocol = g.protocol_name.as_deref().unwrap_or("");
     GroupMetadata {
-        group_id: g.id.to_string(),
+        group_id: str::to_owned(&g.id),
         state: g.state,
         generation_id: g.generation,
         protocol_type: g.protocol_type.clone(),
@@ -464,7 +464,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
             .members()
             .iter()
             .map(|m| MemberMetadata {
-                member_id: m.id.to_string(),
+                member_id: str::to_owned(&m.id),
                 group_instance_id: m.instance.clone(),
                 client_id: m.client_id.clone(),
                 client_host: m.client_host.clone(),
@@ -480,7 +480,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
                 session_deadline_ms: m.session_deadline,
             })
             .collect(),
-        pending_members: g.pending_join.keys().map(|k| k.to_string()).collect(),
+        pending_members: g.pending_join.keys().map(|k| str::to_owned(k)).collect(),
         join_deadline_ms: g.join_timer.map(|(d, _)| d),
         sync_deadline_ms: g.sync_timer.map(|(d, _)| d),
         offsets: g.offsets.iter().map(|(tp, o)| (tp.clone(), o.clone())).collect(),

@@ -89,8 +89,9 @@ impl CoordinatorCore {
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
         let max = eng.config.offset_metadata_max_bytes;
         let mut response = OffsetCommitResponse::default();
-        let mut offsets = Vec::with_capacity(req.partition_count());
-        let mut records = Vec::with_capacity(req.partition_count());
+        let count = req.partition_count();
+        let mut offsets = Vec::with_capacity(count);
+        let mut records = Vec::with_capacity(count);
         for (topic, partitions) in req.offsets {
             // The group's own cache usually knows the topic already.
             let topic_arc = match g.offsets.topic(&topic) {
@@ -187,7 +188,7 @@ impl CoordinatorCore {
                     for (tp, offset) in &g.offsets {
                         response
                             .offsets
-                            .entry(tp.topic.to_string())
+                            .entry(str::to_owned(&tp.topic))
                             .or_default()
                             .insert(tp.partition, fetch_data(offset));
                     }

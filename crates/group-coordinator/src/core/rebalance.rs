@@ -126,7 +126,7 @@ impl Engine {
                     protocol_name: g.protocol_name.clone(),
                     leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
                     skip_assignment: false,
-                    member_id: member_id.to_string(),
+                    member_id: str::to_owned(&member_id),
                     members: if is_leader { leader_members.take().unwrap_or_default() } else { Vec::new() },
                 };
                 self.respond(request, Response::JoinGroup(response));
