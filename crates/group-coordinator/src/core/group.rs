@@ -248,10 +248,17 @@ impl Group {
 
     /// Replaces a member's protocols and timeouts (`updateMember`).
     pub(crate) fn update_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
-        let old = std::mem::take(&mut self.members[i].protocols);
-        self.count_protocols(&old, false);
-        self.count_protocols(&protocols, true);
-        self.members[i].protocols = protocols;
+        let old = std::mem::replace(&mut self.members[i].protocols, protocols);
+        let new = &self.members[i].protocols;
+        // A rejoin usually names the same protocols (only metadata changes): the
+        // per-name counts stay as they are.
+        let same_names = old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a.name == b.name);
+        if !same_names {
+            let new = std::mem::take(&mut self.members[i].protocols);
+            self.count_protocols(&old, false);
+            self.count_protocols(&new, true);
+            self.members[i].protocols = new;
+        }
     }
 
     /// Parks (or clears) a member's JoinGroup; returns the request it replaces.

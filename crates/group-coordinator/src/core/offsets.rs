@@ -98,14 +98,22 @@ impl CoordinatorCore {
                 Some(known) => known.clone(),
                 None => eng.topic(&topic),
             };
+            // Partitions come in order: many are built into the response's map in one
+            // sorted pass instead of one insert each.
+            let bulk = partitions.len() > 8;
+            let mut codes = Vec::with_capacity(if bulk { partitions.len() } else { 0 });
             let errors = response.errors.entry(topic).or_default();
             for (partition, data) in partitions {
                 let too_large = data.metadata.as_ref().is_some_and(|m| m.encode_utf16().count() > max);
+                let code = if too_large { ErrorCode::OffsetMetadataTooLarge } else { ErrorCode::None };
+                if bulk {
+                    codes.push((partition, code));
+                } else {
+                    errors.insert(partition, code);
+                }
                 if too_large {
-                    errors.insert(partition, ErrorCode::OffsetMetadataTooLarge);
                     continue;
                 }
-                errors.insert(partition, ErrorCode::None);
                 let offset = OffsetAndMetadata {
                     offset: data.offset,
                     leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
@@ -120,6 +128,9 @@ impl CoordinatorCore {
                     offset: offset.clone(),
                 });
                 offsets.push((tp, offset));
+            }
+            if bulk {
+                *errors = codes.into_iter().collect();
             }
         }
         if records.is_empty() {

@@ -138,10 +138,15 @@ impl Inner {
             if scratch.writes.is_empty() {
                 break;
             }
-            for write in std::mem::take(&mut scratch.writes) {
+            let mut writes = std::mem::take(&mut scratch.writes);
+            for write in writes.drain(..) {
                 let result = storage_io::persist(self.storage.as_ref(), &write.records);
                 let now = self.clock.now_ms();
                 core.complete_write_into(now, write.id, result, scratch);
+            }
+            // Completions seldom ask for more writes: keep the buffer and its capacity.
+            if scratch.writes.is_empty() {
+                scratch.writes = writes;
             }
         }
         if let Some(next) = shard.timers.next_deadline()
@@ -496,6 +501,19 @@ impl GroupCoordinator {
             self.inner.shards.iter().flat_map(|shard| lock(shard).core.groups()).collect();
         all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         all
+    }
+
+    /// Which of the coordinator's independently locked shards holds `group_id`, out of
+    /// [`shard_count`](Self::shard_count). Requests for groups of different shards never
+    /// wait for each other; a server that routes each shard's groups to one worker
+    /// thread also keeps that shard's state in one core's cache.
+    pub fn shard_of(&self, group_id: &str) -> usize {
+        shard_of(group_id)
+    }
+
+    /// Number of shards (see [`shard_of`](Self::shard_of)).
+    pub fn shard_count(&self) -> usize {
+        self.inner.shards.len()
     }
 
     /// Number of requests parked in the coordinator (joins and syncs waiting).
