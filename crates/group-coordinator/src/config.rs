@@ -30,7 +30,9 @@ pub struct CoordinatorConfig {
     pub offsets_retention_check_interval_ms: i64,
     /// How long a new member may wait in its first JoinGroup (Kafka hard-codes 300 000 ms).
     pub new_member_join_timeout_ms: i32,
-    /// Seed of the member-id generator, so that a run can be reproduced exactly.
+    /// Seed of the core's member-id generator, so that a run of the core can be
+    /// reproduced exactly. `GroupCoordinator` mixes in per-instance randomness, so
+    /// ids never repeat across restarts.
     pub member_id_seed: u64,
 }
 

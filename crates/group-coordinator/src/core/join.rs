@@ -95,7 +95,13 @@ impl Engine {
             return;
         }
         let prefix = req.group_instance_id.as_deref().unwrap_or(&req.client_id).to_owned();
-        let new_id = self.generate_member_id(&prefix);
+        // A generated id must never name someone already in the group: after a
+        // restart the generator may be seeded as before, and two clients sharing
+        // an id would each be taken for the other.
+        let mut new_id = self.generate_member_id(&prefix);
+        while g.position(&new_id).is_some() || g.pending_join.contains_key(&new_id) {
+            new_id = self.generate_member_id(&prefix);
+        }
         if let Some(instance) = req.group_instance_id.clone() {
             match g.static_member_id(&instance).cloned() {
                 Some(old_id) => self.replace_static_member(g, rid, req, old_id, new_id),

@@ -284,9 +284,11 @@ impl GroupCoordinator {
         let mut loaded = Vec::with_capacity(SHARDS);
         for (i, stored) in per_shard.into_iter().enumerate() {
             let mut shard_config = config.clone();
-            // Distinct id streams per shard, still reproducible from the seed.
+            // Distinct id streams per shard, and a fresh stream per process: like
+            // Kafka's random UUIDs, an id handed out before a restart must not be
+            // handed out again to someone else (an expelled client may still use it).
             shard_config.member_id_seed =
-                config.member_id_seed.wrapping_add((i as u64).wrapping_mul(0x9e37_79b9));
+                config.member_id_seed ^ process_entropy() ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let mut core = CoordinatorCore::new(shard_config);
             loaded.push(core.load(now, stored));
             shards.push(Mutex::new(Shard {
@@ -550,4 +552,11 @@ impl Drop for GroupCoordinator {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// 64 bits that differ between coordinator instances: std seeds every
+/// `RandomState` from the operating system's randomness.
+fn process_entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }

@@ -305,3 +305,36 @@ fn a_leaving_members_parked_sync_is_answered() {
     sim.send(Request::LeaveGroup(crate::support::leave("g", &follower)));
     assert_eq!(sim.error_of(parked), ErrorCode::UnknownMemberId);
 }
+
+#[test]
+fn a_restarted_core_never_hands_out_the_id_of_a_loaded_member() {
+    // The id the generator produces first with this seed...
+    let mut before = Sim::new(test_config());
+    let first = before.send(Request::JoinGroup(join("g", "")));
+    let taken = before.join_answer(first).unwrap().member_id;
+    // ...belongs to a member loaded by a core seeded the same way.
+    let mut sim = Sim::new(test_config());
+    let record = GroupMetadataRecord {
+        group_id: "g".into(),
+        protocol_type: Some("consumer".into()),
+        generation_id: 1,
+        protocol_name: Some("range".into()),
+        leader_id: Some(taken.clone()),
+        state_timestamp_ms: Some(0),
+        members: vec![MemberMetadataRecord {
+            member_id: taken.clone(),
+            client_id: "consumer".into(),
+            rebalance_timeout_ms: 500,
+            session_timeout_ms: 500,
+            subscription: subscription(&["t"]),
+            ..MemberMetadataRecord::default()
+        }],
+    };
+    let fx = sim.core.load(0, StoredGroups { groups: vec![record], offsets: vec![] });
+    sim.timers.apply(fx.timers);
+    let rid = sim.send(Request::JoinGroup(join("g", "")));
+    let answer = sim.join_answer(rid).unwrap();
+    assert_eq!(answer.error_code, ErrorCode::MemberIdRequired);
+    assert!(answer.member_id.starts_with("consumer-"), "{}", answer.member_id);
+    assert_ne!(answer.member_id, taken, "a new member must not get a loaded member's id");
+}
