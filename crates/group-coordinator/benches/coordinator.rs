@@ -103,7 +103,7 @@ fn loaded_core(groups: usize, members: usize) -> CoordinatorCore {
 fn loaded_runtime(groups: usize, members: usize) -> GroupCoordinator {
     let storage = Arc::new(MemoryOffsetStorage::new());
     for record in stored(groups, members).groups {
-        storage.store_group(&record).expect("memory storage");
+        storage.store_group(record.clone()).expect("memory storage");
     }
     GroupCoordinator::with_clock(storage, config(), Arc::new(ManualClock::new(0))).expect("coordinator")
 }

@@ -251,7 +251,7 @@ impl Target for Storage<'_> {
         self.0.delete_partitions(group, partitions)
     }
     fn store_record(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.0.store_group(record)
+        self.0.store_group(record.clone())
     }
     // `OffsetStorage` reads group records only through `load`.
     fn fetch_record(&self, group: &str) -> Result<Option<GroupMetadataRecord>, StorageError> {

@@ -84,8 +84,8 @@ impl OffsetStorage for MemoryOffsetStorage {
         Ok(())
     }
 
-    fn store_group(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.groups.store_record(record);
+    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
+        self.groups.store_owned_record(record);
         Ok(())
     }
 

@@ -211,8 +211,8 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
         )
     }
 
-    fn store_group(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.store.store_group_metadata(record)
+    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
+        self.store.store_group_metadata(&record)
     }
 
     fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {

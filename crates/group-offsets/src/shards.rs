@@ -227,6 +227,18 @@ impl MemoryGroups {
         self.add_to_group(&record.group_id, |g| g.record = Some(record.clone()));
     }
 
+    /// Stores a record the caller gives away, without copying its members.
+    pub(crate) fn store_owned_record(&self, record: GroupMetadataRecord) {
+        let mut shard = self.write(&record.group_id);
+        match shard.get_mut(record.group_id.as_str()) {
+            Some(group) => group.record = Some(record),
+            None => {
+                let id = record.group_id.clone();
+                shard.entry(id).or_default().record = Some(record);
+            }
+        }
+    }
+
     pub(crate) fn fetch_record(&self, group_id: &str) -> Option<GroupMetadataRecord> {
         self.read(group_id).get(group_id)?.record.clone()
     }

@@ -70,7 +70,11 @@ pub trait OffsetStorage: Send + Sync {
     fn delete_partitions(&self, group_id: &str, partitions: &[TopicPartition]) -> Result<(), StorageError>;
 
     /// Persists a group's record, replacing the previous one.
-    fn store_group(&self, record: &GroupMetadataRecord) -> Result<(), StorageError>;
+    ///
+    /// The record is given away: a rebalance of a large group writes one record
+    /// holding every member's subscription and assignment, and memory storage
+    /// keeps it as it is instead of copying it.
+    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError>;
 
     /// Removes a group's record (its offsets are deleted separately; `Ok` when
     /// there is no record).
@@ -196,7 +200,7 @@ macro_rules! forward_offset_storage {
             ) -> Result<(), StorageError> {
                 (**self).delete_partitions(group_id, partitions)
             }
-            fn store_group(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
+            fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
                 (**self).store_group(record)
             }
             fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {

@@ -140,7 +140,7 @@ impl Inner {
             }
             let mut writes = std::mem::take(&mut scratch.writes);
             for write in writes.drain(..) {
-                let result = storage_io::persist(self.storage.as_ref(), &write.records);
+                let result = storage_io::persist(self.storage.as_ref(), write.records);
                 let now = self.clock.now_ms();
                 core.complete_write_into(now, write.id, result, scratch);
             }

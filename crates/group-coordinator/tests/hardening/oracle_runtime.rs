@@ -151,7 +151,7 @@ impl OffsetStorage for ScriptedStorage {
         self.inner.delete_partitions(group_id, partitions)
     }
 
-    fn store_group(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
+    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
         self.write(vec![Record::Group(record.clone())])?;
         self.inner.store_group(record)
     }

@@ -215,7 +215,7 @@ impl OffsetStorage for FlakyStorage {
         self.check()?;
         self.inner.delete_partitions(g, p)
     }
-    fn store_group(&self, r: &GroupMetadataRecord) -> Result<(), StorageError> {
+    fn store_group(&self, r: GroupMetadataRecord) -> Result<(), StorageError> {
         self.check()?;
         self.inner.store_group(r)
     }

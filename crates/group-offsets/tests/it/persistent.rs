@@ -106,8 +106,8 @@ fn a_restarted_storage_loads_everything(#[values(false, true)] cached: bool) {
         let s = storage(cached, &store);
         s.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(9, 1)).unwrap();
         s.store_offset("simple", &tp("t", 0), OffsetAndMetadata::new(4, 1)).unwrap();
-        s.store_group(&record).unwrap();
-        s.store_group(&GroupMetadataRecord { group_id: "gone".into(), ..GroupMetadataRecord::default() })
+        s.store_group(record.clone()).unwrap();
+        s.store_group(GroupMetadataRecord { group_id: "gone".into(), ..GroupMetadataRecord::default() })
             .unwrap();
         s.delete_group("gone").unwrap();
     }
@@ -125,7 +125,7 @@ fn a_failed_group_write_is_reported() {
     let s = PersistentOffsetStorage::with_read_cache(store.clone());
     store.fail_writes(Some(disk_full()));
     let record = GroupMetadataRecord { group_id: "g".into(), ..GroupMetadataRecord::default() };
-    assert_eq!(s.store_group(&record), Err(disk_full()));
+    assert_eq!(s.store_group(record.clone()), Err(disk_full()));
     assert_eq!(s.delete_group("g"), Err(disk_full()));
     store.fail_writes(None);
     assert!(s.load().unwrap().groups.is_empty());
