@@ -1,5 +1,5 @@
 //! Coordinator benchmarks (`benchmarks.md` "Coordinator"): heartbeats of 10,000 Stable
-//! members in 100 groups, OffsetCommit of 1 and 100 partitions, a rebalance of 1,000
+//! members in 100 groups, OffsetCommit of 1 and 100 partitions, a rebalance of 10, 100 and 1,000
 //! members, each on the core alone and through `GroupCoordinator`; and the memory per
 //! Stable member (printed, measured from the process's resident set).
 
@@ -254,17 +254,24 @@ fn rebalance_requests(n: usize, generation: i32) -> (Vec<JoinGroupRequest>, Vec<
 }
 
 fn bench_rebalance(c: &mut Criterion) {
-    const N: usize = 1_000;
-    let mut group = c.benchmark_group("rebalance_1000_members");
+    for n in [10, 100, 1_000] {
+        bench_rebalance_of(c, n);
+    }
+}
+
+/// Every member rejoins, the leader syncs the full assignment, followers sync:
+/// first JoinGroup to last SyncGroup answered.
+fn bench_rebalance_of(c: &mut Criterion, n: usize) {
+    let mut group = c.benchmark_group(format!("rebalance_{n}_members"));
     group.sample_size(20);
-    let mut core = loaded_core(1, N);
+    let mut core = loaded_core(1, n);
     let mut generation = 1;
     let mut rid = 0u64;
     group.bench_function("core", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let (joins, syncs) = rebalance_requests(N, generation);
+                let (joins, syncs) = rebalance_requests(n, generation);
                 let mut out = Effects::default();
                 let mut writes = Vec::new();
                 let start = Instant::now();
@@ -286,19 +293,19 @@ fn bench_rebalance(c: &mut Criterion) {
                     clear(&mut out);
                 }
                 total += start.elapsed();
-                assert_eq!(answered, 2 * N, "every join and sync answered");
+                assert_eq!(answered, 2 * n, "every join and sync answered");
                 generation += 1;
             }
             total
         })
     });
-    let runtime = loaded_runtime(1, N);
+    let runtime = loaded_runtime(1, n);
     let mut generation = 1;
     group.bench_function("runtime", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
-                let (joins, syncs) = rebalance_requests(N, generation);
+                let (joins, syncs) = rebalance_requests(n, generation);
                 let start = Instant::now();
                 let pending: Vec<_> = joins.into_iter().map(|j| runtime.join_group(j)).collect();
                 for p in pending {
