@@ -43,6 +43,17 @@ pub enum StorageError {
         /// Why.
         message: String,
     },
+    /// The engine refused the write with a Kafka append error: what a replicated
+    /// engine reports when, say, too few replicas acknowledged it
+    /// (`NOT_ENOUGH_REPLICAS`) or the batch was too large (`MESSAGE_TOO_LARGE`).
+    /// The coordinator maps it as Kafka maps a failed append (`kafka-semantics.md` §6.7).
+    #[error("append refused with {code}: {message}")]
+    Append {
+        /// The Kafka error the append failed with.
+        code: ErrorCode,
+        /// The engine's own words.
+        message: String,
+    },
     /// The caller passed something the store cannot hold.
     #[error("invalid input: {message}")]
     InvalidInput {

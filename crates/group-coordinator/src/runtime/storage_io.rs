@@ -1,6 +1,6 @@
 //! Persisting a core's records through `OffsetStorage`.
 
-use group_offsets::OffsetStorage;
+use group_offsets::{OffsetStorage, StorageError};
 use group_types::ErrorCode;
 
 use crate::Record;
@@ -8,10 +8,14 @@ use crate::Record;
 /// Writes the records in order: consecutive offsets of one group as one atomic
 /// `store_offsets`, consecutive tombstones of one group as one `delete_partitions`.
 /// The write owns its records, so they are handed to storage, never copied.
-/// A storage failure is reported as Kafka reports a failed append on a broken log
-/// directory, `KAFKA_STORAGE_ERROR`.
+/// A storage failure becomes the append error the core maps (§6.7): the engine's own
+/// Kafka code for [`StorageError::Append`], otherwise what Kafka reports for a broken
+/// log directory, `KAFKA_STORAGE_ERROR`.
 pub(crate) fn persist(storage: &dyn OffsetStorage, records: Vec<Record>) -> Result<(), ErrorCode> {
-    let fail = |_| ErrorCode::KafkaStorageError;
+    let fail = |e: StorageError| match e {
+        StorageError::Append { code, .. } => code,
+        _ => ErrorCode::KafkaStorageError,
+    };
     let mut records = records.into_iter().peekable();
     while let Some(record) = records.next() {
         match record {

@@ -14,17 +14,15 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use crossbeam_channel::Receiver;
 use group_coordinator::{
     Clock, CoordinatorConfig, GroupCoordinator, GroupMetadata, ManualClock, Outcome, Pending, Record,
-    Request, Response, ResponseKind, TimerDriver, map_append_error,
+    Request, Response, ResponseKind, TimerDriver,
 };
 use group_offsets::{GroupMetadataRecord, MemoryOffsetStorage, OffsetStorage, StorageError, StoredGroups};
 use group_types::{ErrorCode, GroupOffsets, OffsetAndMetadata, TopicPartition};
-use serde_json::{Value, json};
 
-use oracle_replay::{Answer, Driver, Sent, error_by_name, load, oracle_dir, replay, script_names, variants};
+use oracle_replay::{Answer, Driver, Sent, load, oracle_dir, replay, script_names, variants};
 
 /// Deliberate differences of the core replay (`tests/it/oracle.rs`), which this replay
-/// shares: (scenario, reason). Append errors the runtime cannot express are handled
-/// separately (see [`runtime_append_error`]).
+/// shares: (scenario, reason).
 const DEVIATIONS: &[(&str, &str)] = &[];
 
 /// A manual clock that also lets the replay see the runtime's earliest deadline, so that
@@ -274,57 +272,10 @@ impl Driver for RuntimeDriver {
     }
 }
 
-/// The storage failure standing for Kafka's append error `error`. The runtime reports
-/// every storage failure as `KAFKA_STORAGE_ERROR` (a broken log directory): it cannot
-/// tell Kafka's append errors apart, so only those mapping like it (§6.7) give Kafka's
-/// answer; see [`expected_through_the_runtime`].
+/// The storage failure standing for Kafka's append error `error`: an engine refusing
+/// the write with that Kafka code, which the runtime hands to the core to map (§6.7).
 fn runtime_append_error(error: ErrorCode) -> StorageError {
-    StorageError::Io { message: format!("scripted append error {}", error.name()) }
-}
-
-/// Kafka's expected answers, with the error codes the runtime gives for the steps whose
-/// append error it cannot express. `None` when nothing differs. The difference is
-/// confined to those steps' answers: the state changes are the same.
-fn expected_through_the_runtime(scenario: &Value, expected: &Value) -> Option<Value> {
-    let runtime = map_append_error(ErrorCode::KafkaStorageError).name();
-    let mut patched = expected.clone();
-    let mut changed = false;
-    for (i, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
-        let Some(name) = step.get("append_error").and_then(Value::as_str) else { continue };
-        let kafka = map_append_error(error_by_name(name)).name();
-        if kafka == runtime {
-            continue;
-        }
-        let exp = &mut patched["steps"][i];
-        if let Some(response) = exp.get_mut("response") {
-            changed |= replace_error(response, kafka, runtime);
-        }
-        if let Some(Value::Array(delayed)) = exp.get_mut("delayed") {
-            for d in delayed {
-                changed |= replace_error(&mut d["response"], kafka, runtime);
-            }
-        }
-    }
-    changed.then_some(patched)
-}
-
-fn replace_error(v: &mut Value, from: &str, to: &str) -> bool {
-    match v {
-        Value::Object(map) => {
-            let mut changed = false;
-            for (key, value) in map.iter_mut() {
-                if key == "error" && value.as_str() == Some(from) {
-                    *value = json!(to);
-                    changed = true;
-                } else {
-                    changed |= replace_error(value, from, to);
-                }
-            }
-            changed
-        }
-        Value::Array(items) => items.iter_mut().fold(false, |acc, item| replace_error(item, from, to) | acc),
-        _ => false,
-    }
+    StorageError::Append { code: error, message: format!("scripted append error {}", error.name()) }
 }
 
 /// How one script fared through the runtime.
@@ -332,8 +283,6 @@ fn replace_error(v: &mut Value, from: &str, to: &str) -> bool {
 enum Outcome3 {
     /// Kafka's answers exactly.
     Exact,
-    /// Kafka's answers except the error codes of append errors the runtime cannot express.
-    KnownDifference,
     /// Anything else: the mismatches of the closest variant.
     Mismatch(Vec<String>),
 }
@@ -347,11 +296,6 @@ fn replay_script(dir: &Path, name: &str) -> Outcome3 {
         if failures.is_empty() {
             return Outcome3::Exact;
         }
-        if let Some(patched) = expected_through_the_runtime(&scenario, variant)
-            && replay::<RuntimeDriver>(&scenario, &patched).is_empty()
-        {
-            return Outcome3::KnownDifference;
-        }
         if best.as_ref().is_none_or(|b| failures.len() < b.len()) {
             best = Some(failures);
         }
@@ -363,21 +307,15 @@ fn replay_script(dir: &Path, name: &str) -> Outcome3 {
 fn every_oracle_script_replays_through_the_runtime() {
     let dir = oracle_dir();
     let names = script_names(&dir);
-    let (mut exact, mut known, mut report) = (0, Vec::new(), Vec::new());
+    let (mut exact, mut report) = (0, Vec::new());
     for name in &names {
         match replay_script(&dir, name) {
             Outcome3::Exact => exact += 1,
-            Outcome3::KnownDifference => known.push(name.clone()),
             Outcome3::Mismatch(_) if DEVIATIONS.iter().any(|(n, _)| name.starts_with(n)) => {}
             Outcome3::Mismatch(failures) => report.push(format!("=== {name}\n{}", failures.join("\n"))),
         }
     }
-    println!(
-        "through the runtime: {exact}/{} scripts match exactly; {} match but for append errors the runtime \
-         reports as KAFKA_STORAGE_ERROR: {known:?}",
-        names.len(),
-        known.len()
-    );
+    println!("through the runtime: {exact}/{} scripts match exactly", names.len());
     assert!(
         report.is_empty(),
         "{exact}/{} oracle scripts match through the runtime; mismatches:\n{}",
@@ -386,18 +324,17 @@ fn every_oracle_script_replays_through_the_runtime() {
     );
 }
 
-/// The two published scripts whose append error the runtime cannot express
-/// (MESSAGE_TOO_LARGE and NOT_ENOUGH_REPLICAS) differ only in those error codes; the
-/// one whose error maps like a storage failure (NOT_LEADER_OR_FOLLOWER) matches exactly.
+/// Every published append error (NOT_LEADER_OR_FOLLOWER, MESSAGE_TOO_LARGE,
+/// NOT_ENOUGH_REPLICAS) reaches the client as Kafka maps it, through the runtime too.
 #[test]
 fn append_errors_through_the_runtime() {
     let dir = oracle_dir();
-    assert_eq!(replay_script(&dir, "19-sync-append-failure.json"), Outcome3::Exact);
-    for name in ["50-static-replace-persist-failure.json", "52-offset-commit-append-failure.json"] {
-        let outcome = replay_script(&dir, name);
-        assert!(matches!(outcome, Outcome3::Exact | Outcome3::KnownDifference), "{name}: {outcome:?}");
-        let scenario = load(&dir, "scenarios", name);
-        assert!(expected_through_the_runtime(&scenario, &load(&dir, "expected", name)).is_some(), "{name}");
+    for name in [
+        "19-sync-append-failure.json",
+        "50-static-replace-persist-failure.json",
+        "52-offset-commit-append-failure.json",
+    ] {
+        assert_eq!(replay_script(&dir, name), Outcome3::Exact, "{name}");
     }
 }
 
