@@ -15,6 +15,29 @@ fn static_join(group: &str, member_id: &str, instance: &str) -> group_types::Joi
     r
 }
 
+/// The persisted record of a Stable consumer group "g" whose first member leads.
+fn stored_group(generation_id: i32, member_ids: Vec<String>) -> GroupMetadataRecord {
+    GroupMetadataRecord {
+        group_id: "g".into(),
+        protocol_type: Some("consumer".into()),
+        generation_id,
+        protocol_name: Some("range".into()),
+        leader_id: member_ids.first().cloned(),
+        state_timestamp_ms: Some(0),
+        members: member_ids
+            .into_iter()
+            .map(|member_id| MemberMetadataRecord {
+                member_id,
+                client_id: "consumer".into(),
+                rebalance_timeout_ms: 500,
+                session_timeout_ms: 500,
+                subscription: subscription(&["t"]),
+                ..MemberMetadataRecord::default()
+            })
+            .collect(),
+    }
+}
+
 #[test]
 fn max_size_admits_exactly_four_of_five_new_members() {
     // §8 #11, #12
@@ -31,25 +54,7 @@ fn max_size_admits_exactly_four_of_five_new_members() {
 fn loading_an_oversized_group_rebalances_and_kicks_out_the_last_rejoiners() {
     // §8 #14, #15
     let mut sim = Sim::new(CoordinatorConfig { group_max_size: 4, ..test_config() });
-    let members: Vec<MemberMetadataRecord> = (0..6)
-        .map(|i| MemberMetadataRecord {
-            member_id: format!("m{i}"),
-            client_id: "consumer".into(),
-            rebalance_timeout_ms: 500,
-            session_timeout_ms: 500,
-            subscription: subscription(&["t"]),
-            ..MemberMetadataRecord::default()
-        })
-        .collect();
-    let record = GroupMetadataRecord {
-        group_id: "g".into(),
-        protocol_type: Some("consumer".into()),
-        generation_id: 3,
-        protocol_name: Some("range".into()),
-        leader_id: Some("m0".into()),
-        state_timestamp_ms: Some(0),
-        members,
-    };
+    let record = stored_group(3, (0..6).map(|i| format!("m{i}")).collect());
     let fx = sim.core.load(0, StoredGroups { groups: vec![record], offsets: vec![] });
     sim.timers.apply(fx.timers);
     assert_eq!(sim.core.group("g").unwrap().state, GroupState::PreparingRebalance);
@@ -314,22 +319,7 @@ fn a_restarted_core_never_hands_out_the_id_of_a_loaded_member() {
     let taken = before.join_answer(first).unwrap().member_id;
     // ...belongs to a member loaded by a core seeded the same way.
     let mut sim = Sim::new(test_config());
-    let record = GroupMetadataRecord {
-        group_id: "g".into(),
-        protocol_type: Some("consumer".into()),
-        generation_id: 1,
-        protocol_name: Some("range".into()),
-        leader_id: Some(taken.clone()),
-        state_timestamp_ms: Some(0),
-        members: vec![MemberMetadataRecord {
-            member_id: taken.clone(),
-            client_id: "consumer".into(),
-            rebalance_timeout_ms: 500,
-            session_timeout_ms: 500,
-            subscription: subscription(&["t"]),
-            ..MemberMetadataRecord::default()
-        }],
-    };
+    let record = stored_group(1, vec![taken.clone()]);
     let fx = sim.core.load(0, StoredGroups { groups: vec![record], offsets: vec![] });
     sim.timers.apply(fx.timers);
     let rid = sim.send(Request::JoinGroup(join("g", "")));
