@@ -38,6 +38,20 @@ fn stored_group(generation_id: i32, member_ids: Vec<String>) -> GroupMetadataRec
     }
 }
 
+/// Generation 1 of two members in CompletingRebalance, with the follower's SyncGroup
+/// parked until the leader's arrives: (sim, leader, follower, parked sync).
+fn follower_parked_in_sync() -> (Sim, String, String, group_coordinator::RequestId) {
+    let mut sim = Sim::new(test_config());
+    let a = sim.two_step_join("g");
+    let b = sim.two_step_join("g");
+    sim.advance_to(100);
+    let leader = sim.join_answer(a.1).unwrap().leader_id;
+    let follower = if leader == a.0 { b.0.clone() } else { a.0.clone() };
+    let parked = sim.send(Request::SyncGroup(sync("g", &follower, 1, &[])));
+    assert!(sim.answer(parked).is_none());
+    (sim, leader, follower, parked)
+}
+
 #[test]
 fn max_size_admits_exactly_four_of_five_new_members() {
     // §8 #11, #12
@@ -119,14 +133,7 @@ fn nobody_syncing_empties_the_group_at_the_sync_deadline() {
 #[test]
 fn a_leader_that_never_syncs_is_removed_and_parked_followers_rebalance() {
     // §8 #54
-    let mut sim = Sim::new(test_config());
-    let a = sim.two_step_join("g");
-    let b = sim.two_step_join("g");
-    sim.advance_to(100);
-    let leader = sim.join_answer(a.1).unwrap().leader_id;
-    let follower = if leader == a.0 { b.0.clone() } else { a.0.clone() };
-    let parked = sim.send(Request::SyncGroup(sync("g", &follower, 1, &[])));
-    assert!(sim.answer(parked).is_none());
+    let (mut sim, leader, _, parked) = follower_parked_in_sync();
     sim.advance_to(600);
     assert_eq!(sim.error_of(parked), ErrorCode::RebalanceInProgress);
     let g = sim.core.group("g").unwrap();
@@ -299,14 +306,7 @@ fn a_failed_static_replacement_keeps_the_old_member_working() {
 #[test]
 fn a_leaving_members_parked_sync_is_answered() {
     // Deliberate difference from Kafka, which drops it unanswered.
-    let mut sim = Sim::new(test_config());
-    let a = sim.two_step_join("g");
-    let b = sim.two_step_join("g");
-    sim.advance_to(100);
-    let leader = sim.join_answer(a.1).unwrap().leader_id;
-    let follower = if leader == a.0 { b.0.clone() } else { a.0.clone() };
-    let parked = sim.send(Request::SyncGroup(sync("g", &follower, 1, &[])));
-    assert!(sim.answer(parked).is_none());
+    let (mut sim, _, follower, parked) = follower_parked_in_sync();
     sim.send(Request::LeaveGroup(crate::support::leave("g", &follower)));
     assert_eq!(sim.error_of(parked), ErrorCode::UnknownMemberId);
 }
