@@ -12,7 +12,8 @@ use group_coordinator::{
     CoordinatorConfig, CoordinatorCore, Effects, GroupCoordinator, ManualClock, Request, RequestId,
 };
 use group_offsets::{
-    GroupMetadataRecord, MemberMetadataRecord, MemoryOffsetStorage, OffsetStorage, StoredGroups,
+    GroupMetadataRecord, MemberMetadataRecord, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record,
+    StoredGroups,
 };
 use group_types::{
     HeartbeatRequest, JoinGroupRequest, MemberAssignmentData, OffsetCommitData, OffsetCommitRequest,
@@ -101,11 +102,15 @@ fn loaded_core(groups: usize, members: usize) -> CoordinatorCore {
 }
 
 fn loaded_runtime(groups: usize, members: usize) -> GroupCoordinator {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = MemoryMetadataStore::new();
     for record in stored(groups, members).groups {
-        storage.store_group(record.clone()).expect("memory storage");
+        let partition = storage.partition_of(&record.group_id);
+        storage
+            .append_blocking(partition, OwnerEpoch::default(), vec![Record::Group(record)])
+            .expect("memory storage");
     }
-    GroupCoordinator::with_clock(storage, config(), Arc::new(ManualClock::new(0))).expect("coordinator")
+    GroupCoordinator::with_clock(Arc::new(storage), config(), Arc::new(ManualClock::new(0)))
+        .expect("coordinator")
 }
 
 fn bench_heartbeats(c: &mut Criterion) {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator};
-use group_offsets::{MemoryOffsetStorage, OffsetStorage};
+use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_types::{
     ErrorCode, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, MemberAssignment, MemberAssignmentData,
     OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription,
@@ -20,8 +20,9 @@ const TOPIC: &str = "orders";
 const PARTITIONS: i32 = 6;
 
 /// The one place that decides where offsets and group metadata live.
-fn storage() -> Arc<dyn OffsetStorage> {
-    Arc::new(MemoryOffsetStorage::new())
+/// (A durable deployment passes `group_storage_sled::SledMetadataStore` instead.)
+fn storage() -> Arc<dyn MetadataStore> {
+    Arc::new(MemoryMetadataStore::new())
 }
 
 struct Timeline(Instant);

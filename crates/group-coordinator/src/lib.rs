@@ -6,10 +6,15 @@
 //! - [`CoordinatorCore`]: the state machine of every group. No threads, locks, clock
 //!   or I/O: each entry point takes `now` and returns [`Effects`] (responses,
 //!   deadlines to arm or cancel, records to persist).
-//! - [`GroupCoordinator`]: the runtime. Groups sharded by id behind locks, one timer
-//!   thread, an injectable [`Clock`] ([`SystemClock`], [`ManualClock`]), storage
-//!   through [`group_offsets::OffsetStorage`]. Blocking `handle_*` methods and
-//!   non-blocking ones returning a [`Pending`] handle.
+//! - [`GroupCoordinator`]: the runtime. One core per coordinator partition behind
+//!   its own lock, one timer thread, an injectable [`Clock`] ([`SystemClock`],
+//!   [`ManualClock`]), and a storage stage that appends to any
+//!   [`group_offsets::MetadataStore`] off every lock, batching per partition.
+//!   Blocking `handle_*` methods, and non-blocking ones returning a [`Pending`]
+//!   handle that can be waited on or `.await`ed.
+//! - The core's call contract (what may arrive while writes are outstanding, the
+//!   order completions come back in, what a failed write reverts) is written in
+//!   [`CoordinatorCore`]'s docs and summed up in `docs/ARCHITECTURE.md`.
 //! - [`CoordinatorConfig`]: broker settings, Kafka's defaults.
 //! - [`GroupMetadata`] / [`MemberMetadata`]: read-only snapshots.
 //! - [`Authorizer`]: the ACL hook a broker implements ([`AllowAll`] by default, set

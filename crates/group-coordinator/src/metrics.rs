@@ -76,6 +76,9 @@ pub struct CoordinatorMetrics {
     pub offset_commit_partitions: u64,
     /// Partitions whose committed offset the retention job removed.
     pub offsets_expired: u64,
+    /// Writes storage failed (each reverted the partition to its last committed
+    /// write; see [`GroupEvent::WriteFailed`](crate::GroupEvent::WriteFailed)).
+    pub write_failures: u64,
     /// Requests (or parts of requests) refused by the [`Authorizer`](crate::Authorizer).
     pub authorization_failures: u64,
 }
@@ -122,6 +125,7 @@ pub(crate) struct ShardCounters {
     offset_commits: u64,
     offset_commit_partitions: u64,
     offsets_expired: u64,
+    write_failures: u64,
 }
 
 impl ShardCounters {
@@ -208,6 +212,15 @@ impl ShardCounters {
                     "offsets expired"
                 );
             }
+            GroupEvent::WriteFailed { error, writes } => {
+                self.write_failures += 1;
+                tracing::warn!(
+                    target: "group_coordinator",
+                    error = error.name(),
+                    writes,
+                    "write failed: state reverted to the last committed write, dependent requests answered with the error"
+                );
+            }
         }
     }
 
@@ -219,6 +232,7 @@ impl ShardCounters {
         m.offset_commits += self.offset_commits;
         m.offset_commit_partitions += self.offset_commit_partitions;
         m.offsets_expired += self.offsets_expired;
+        m.write_failures += self.write_failures;
     }
 }
 

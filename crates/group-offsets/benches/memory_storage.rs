@@ -1,11 +1,13 @@
-//! Memory storage: commits/s and fetch latency at 1, 2 and 8 threads, and the
-//! memory one stored offset costs.
+//! Memory storage: commits/s and fetch latency at 1, 2 and 8 threads, record
+//! appends to the memory store, and the memory one stored offset costs.
 //!
 //! `memory_commit_1_partition/N` reports the aggregate throughput of N threads
 //! committing one partition per call to their own groups (criterion's
 //! `thrpt` line is commits/s over all threads). `memory_fetch_latency/N`
 //! reports the mean latency of one `fetch_offset` as each of N concurrent
-//! threads sees it. Memory per stored offset is measured once, before the
+//! threads sees it. `memory_store_append/{callback,blocking}` reports one
+//! append of one offset record straight to a `MemoryMetadataStore`, completed
+//! through a callback or waited for. Memory per stored offset is measured once, before the
 //! timings, from the process's resident set growth while storing a million
 //! offsets, and printed as `memory per stored offset: ...`.
 
@@ -13,8 +15,13 @@ use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use group_offsets::{MemoryOffsetStorage, OffsetStorage};
+use group_offsets::{
+    AppendCompletion, MemoryMetadataStore, MemoryOffsetStorage, MetadataStore, OffsetStorage, OwnerEpoch,
+    Record,
+};
 use group_types::{OffsetAndMetadata, TopicPartition};
 
 const GROUPS: usize = 1_024;
@@ -120,6 +127,41 @@ fn fetches(c: &mut Criterion) {
     group.finish();
 }
 
+fn appends(c: &mut Criterion) {
+    let store = MemoryMetadataStore::new();
+    let group: Arc<str> = Arc::from("consumer-group-0");
+    let partition = store.partition_of(&group);
+    let record = |i: u64| Record::Offset {
+        group_id: Arc::clone(&group),
+        partition: TopicPartition::new("orders", (i % 16) as i32),
+        offset: OffsetAndMetadata::new(i as i64, 1),
+    };
+    let mut bench = c.benchmark_group("memory_store_append");
+    bench.throughput(Throughput::Elements(1));
+    bench.bench_function("callback", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            store.append(
+                partition,
+                OwnerEpoch(1),
+                vec![record(i)],
+                AppendCompletion::new(|result| {
+                    black_box(result).expect("memory storage does not fail");
+                }),
+            );
+        });
+    });
+    bench.bench_function("blocking", |b| {
+        let mut i = 0;
+        b.iter(|| {
+            i += 1;
+            store.append_blocking(partition, OwnerEpoch(1), vec![record(i)]).expect("append");
+        });
+    });
+    bench.finish();
+}
+
 /// Resident set size in bytes, from `/proc/self/statm` (Linux); `None` elsewhere.
 fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
@@ -160,7 +202,7 @@ fn report_memory_per_offset() {
     drop(black_box(storage));
 }
 
-criterion_group!(benches, commits, fetches);
+criterion_group!(benches, commits, fetches, appends);
 
 fn main() {
     report_memory_per_offset();

@@ -19,25 +19,44 @@
 //! # }
 //! ```
 //!
+//! [`metadata_store_suite`] checks the record contract of
+//! [`MetadataStore`]: byte-exact round trips, later records replacing earlier
+//! ones, tombstones, atomic appends (a fenced batch leaves nothing visible),
+//! order within a partition (many appends in flight, completed in call
+//! order), loads scoped to their partition, epoch fencing, concurrent
+//! appends, and the provided per-offset methods. It then runs every
+//! [`OffsetStorage`] check over
+//! [`PersistentOffsetStorage`] on the store,
+//! so an engine also proves the offsets-only interface built on it.
+//! [`metadata_store_restart_suite`] writes a fixture, has the store reopened,
+//! and expects every acknowledged record and epoch back.
+//!
 //! Every check gets a fresh store from the factory, and the suite runs every
 //! check before failing, so one run reports each broken rule by name:
-//! `2 of 14 MetadataStore conformance checks failed: [overwrite] ...`.
+//! `2 of 28 MetadataStore conformance checks failed: [tombstones_remove] ...`.
 //! The checks are also listed in [`METADATA_STORE_CHECKS`] and
 //! [`OFFSET_STORAGE_CHECKS`] for engines that want one test per rule.
 //!
-//! The suite writes a few hundred small records (a durable engine that flushes
-//! on every write should still finish in seconds) and spawns a handful of
-//! threads for the concurrency check.
+//! The suite writes a few thousand small records (a durable engine that
+//! flushes on every append should still finish in seconds), spawns a handful
+//! of threads for the concurrency checks, and waits at most
+//! [`COMPLETION_TIMEOUT`] for any one append to complete, so an engine that
+//! never completes fails instead of hanging.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
-use group_types::{GroupOffsets, OffsetAndMetadata, PartitionMap, TopicPartition};
+use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
 use crate::{
-    GroupMetadataRecord, MemberMetadataRecord, MetadataStore, OffsetStorage, StorageError, StoredGroups,
+    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, MemberMetadataRecord,
+    MetadataStore, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record, StorageError, StoredGroups,
 };
+
+mod offsets;
+mod records;
 
 /// One named check of a [`MetadataStore`].
 pub type MetadataStoreCheck = (&'static str, fn(&dyn MetadataStore));
@@ -45,98 +64,91 @@ pub type MetadataStoreCheck = (&'static str, fn(&dyn MetadataStore));
 /// One named check of an [`OffsetStorage`].
 pub type OffsetStorageCheck = (&'static str, fn(&dyn OffsetStorage));
 
-/// Every [`MetadataStore`] check, by name.
+/// How long a check waits for one append to complete before failing.
+pub const COMPLETION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every [`MetadataStore`] check of the record contract, by name.
 pub const METADATA_STORE_CHECKS: &[MetadataStoreCheck] = &[
-    ("fresh_store_is_empty", |s| fresh_store_is_empty(&Meta(s))),
-    ("store_and_fetch_one", |s| store_and_fetch_one(&Meta(s))),
-    ("overwrite", |s| overwrite(&Meta(s))),
-    ("fetch_all_by_topic_and_partition", |s| fetch_all_by_topic_and_partition(&Meta(s))),
-    ("multi_partition_store", |s| multi_partition_store(&Meta(s))),
-    ("delete_group_offsets", |s| delete_group_offsets(&Meta(s))),
-    ("delete_partitions", |s| delete_partitions(&Meta(s))),
-    ("keys_that_prefix_each_other_stay_apart", |s| keys_that_prefix_each_other_stay_apart(&Meta(s))),
-    ("values_round_trip_exactly", |s| values_round_trip_exactly(&Meta(s))),
-    ("group_records", |s| group_records(&Meta(s))),
-    ("records_and_offsets_are_independent", |s| records_and_offsets_are_independent(&Meta(s))),
-    ("load_all_returns_everything", |s| load_all_returns_everything(&Meta(s))),
-    ("many_groups", |s| many_groups(&Meta(s))),
-    ("concurrent_groups_lose_nothing", |s| concurrent_groups_lose_nothing(&Meta(s))),
+    ("fresh_store_is_empty", records::fresh_store_is_empty),
+    ("append_and_load_round_trip_exactly", records::append_and_load_round_trip_exactly),
+    ("later_records_replace_earlier", records::later_records_replace_earlier),
+    ("tombstones_remove", records::tombstones_remove),
+    ("group_records_and_offsets_are_independent", records::group_records_and_offsets_are_independent),
+    ("keys_that_prefix_each_other_stay_apart", records::keys_that_prefix_each_other_stay_apart),
+    ("a_refused_append_applies_nothing", records::a_refused_append_applies_nothing),
+    ("appends_of_a_partition_apply_in_call_order", records::appends_of_a_partition_apply_in_call_order),
+    ("loads_are_scoped_to_their_partition", records::loads_are_scoped_to_their_partition),
+    ("epochs_fence_and_rise", records::epochs_fence_and_rise),
+    ("concurrent_appends_lose_nothing", records::concurrent_appends_lose_nothing),
+    ("seed_methods_agree_with_records", records::seed_methods_agree_with_records),
+    ("many_groups", records::many_groups),
+    ("load_all_is_every_partition", records::load_all_is_every_partition),
 ];
 
 /// Every [`OffsetStorage`] check, by name.
 pub const OFFSET_STORAGE_CHECKS: &[OffsetStorageCheck] = &[
-    ("fresh_store_is_empty", |s| fresh_store_is_empty(&Storage(s))),
-    ("store_and_fetch_one", |s| store_and_fetch_one(&Storage(s))),
-    ("overwrite", |s| overwrite(&Storage(s))),
-    ("fetch_all_by_topic_and_partition", |s| fetch_all_by_topic_and_partition(&Storage(s))),
-    ("multi_partition_store", |s| multi_partition_store(&Storage(s))),
-    ("delete_group_offsets", |s| delete_group_offsets(&Storage(s))),
-    ("delete_partitions", |s| delete_partitions(&Storage(s))),
-    ("keys_that_prefix_each_other_stay_apart", |s| keys_that_prefix_each_other_stay_apart(&Storage(s))),
-    ("values_round_trip_exactly", |s| values_round_trip_exactly(&Storage(s))),
-    ("group_records", |s| group_records(&Storage(s))),
-    ("records_and_offsets_are_independent", |s| records_and_offsets_are_independent(&Storage(s))),
-    ("load_all_returns_everything", |s| load_all_returns_everything(&Storage(s))),
-    ("many_groups", |s| many_groups(&Storage(s))),
-    ("concurrent_groups_lose_nothing", |s| concurrent_groups_lose_nothing(&Storage(s))),
+    ("fresh_store_is_empty", |s| offsets::fresh_store_is_empty(&offsets::Storage(s))),
+    ("store_and_fetch_one", |s| offsets::store_and_fetch_one(&offsets::Storage(s))),
+    ("overwrite", |s| offsets::overwrite(&offsets::Storage(s))),
+    ("fetch_all_by_topic_and_partition", |s| offsets::fetch_all_by_topic_and_partition(&offsets::Storage(s))),
+    ("multi_partition_store", |s| offsets::multi_partition_store(&offsets::Storage(s))),
+    ("delete_group_offsets", |s| offsets::delete_group_offsets(&offsets::Storage(s))),
+    ("delete_partitions", |s| offsets::delete_partitions(&offsets::Storage(s))),
+    ("keys_that_prefix_each_other_stay_apart", |s| {
+        offsets::keys_that_prefix_each_other_stay_apart(&offsets::Storage(s))
+    }),
+    ("values_round_trip_exactly", |s| offsets::values_round_trip_exactly(&offsets::Storage(s))),
+    ("group_records", |s| offsets::group_records(&offsets::Storage(s))),
+    ("records_and_offsets_are_independent", |s| {
+        offsets::records_and_offsets_are_independent(&offsets::Storage(s))
+    }),
+    ("load_all_returns_everything", |s| offsets::load_all_returns_everything(&offsets::Storage(s))),
+    ("many_groups", |s| offsets::many_groups(&offsets::Storage(s))),
+    ("concurrent_groups_lose_nothing", |s| offsets::concurrent_groups_lose_nothing(&offsets::Storage(s))),
 ];
 
-/// Runs every [`MetadataStore`] check, each on a fresh store from `make`, and
-/// panics naming every check that failed.
+/// Runs every [`MetadataStore`] check, each on a fresh store from `make`,
+/// then every [`OffsetStorage`] check over
+/// [`PersistentOffsetStorage::new`] of a fresh store (reported as
+/// `offset_storage/<check>`), and panics naming every check that failed.
 pub fn metadata_store_suite<S: MetadataStore>(make: impl Fn() -> S) {
-    run_all("MetadataStore", METADATA_STORE_CHECKS, |check| {
+    let mut failures = run_all(METADATA_STORE_CHECKS, "", |check| {
         let store = make();
         check(&store);
     });
+    failures.extend(run_all(OFFSET_STORAGE_CHECKS, "offset_storage/", |check| {
+        let storage = PersistentOffsetStorage::new(make());
+        check(&storage);
+    }));
+    report("MetadataStore", METADATA_STORE_CHECKS.len() + OFFSET_STORAGE_CHECKS.len(), failures);
 }
 
 /// Runs every [`OffsetStorage`] check, each on a fresh storage from `make`, and
 /// panics naming every check that failed.
 pub fn offset_storage_suite<S: OffsetStorage>(make: impl Fn() -> S) {
-    run_all("OffsetStorage", OFFSET_STORAGE_CHECKS, |check| {
+    let failures = run_all(OFFSET_STORAGE_CHECKS, "", |check| {
         let storage = make();
         check(&storage);
     });
+    report("OffsetStorage", OFFSET_STORAGE_CHECKS.len(), failures);
 }
 
-/// Checks the durability promise as far as a test can: writes a mix of
-/// offsets, batches, deletions and group records, hands the store to `reopen`
-/// (which must close it and open the same data again, e.g. drop a sled
-/// database and reopen its directory), and expects everything acknowledged
-/// before to be there, byte for byte, and nothing deleted to come back.
+/// Checks the durability promise as far as a test can: appends a fixture to
+/// several partitions (offsets, batches, tombstones, group records replaced
+/// and removed, epochs raised, a fenced append refused), hands the store to
+/// `reopen` (which must close it and open the same data again, e.g. drop a
+/// sled database and reopen its directory), and expects every partition to
+/// load exactly as acknowledged, epochs included, with nothing deleted come
+/// back; then that the reopened store still fences stale epochs and takes
+/// writes.
 pub fn metadata_store_restart_suite<S: MetadataStore>(make: impl FnOnce() -> S, reopen: impl FnOnce(S) -> S) {
     let store = make();
-    let written = write_restart_fixture(&Meta(&store));
+    let model = records::write_restart_fixture(&store);
     let reopened = reopen(store);
-    let loaded = expect_ok(reopened.load_all(), "load_all after reopening");
-    assert_stored_eq(normalise(loaded), written.clone(), "load_all after reopening");
-    for group in &written.offsets {
-        let fetched =
-            expect_ok(reopened.fetch_group_offsets(&group.group_id), "fetch_group_offsets after reopening");
-        assert_eq!(&fetched, group, "fetch_group_offsets({:?}) after reopening", group.group_id);
-    }
-    for record in &written.groups {
-        let fetched = expect_ok(
-            reopened.fetch_group_metadata(&record.group_id),
-            "fetch_group_metadata after reopening",
-        );
-        assert_eq!(
-            fetched.as_ref(),
-            Some(record),
-            "fetch_group_metadata({:?}) after reopening",
-            record.group_id
-        );
-    }
-    // And the reopened store still takes writes.
-    expect_ok(
-        reopened.store_group_offset("after-restart", "t", 0, &OffsetAndMetadata::new(1, 1)),
-        "store_group_offset after reopening",
-    );
-    let fetched = expect_ok(reopened.fetch_group_offset("after-restart", "t", 0), "fetch after reopening");
-    assert_eq!(fetched, Some(OffsetAndMetadata::new(1, 1)), "a write after reopening must be readable");
+    records::check_after_reopening(&reopened, model);
 }
 
-fn run_all<C: Copy>(what: &str, checks: &[(&'static str, C)], run: impl Fn(C)) {
+fn run_all<C: Copy>(checks: &[(&'static str, C)], prefix: &str, run: impl Fn(C)) -> Vec<String> {
     let mut failures = Vec::new();
     for (name, check) in checks {
         if let Err(panic) = catch_unwind(AssertUnwindSafe(|| run(*check))) {
@@ -145,128 +157,23 @@ fn run_all<C: Copy>(what: &str, checks: &[(&'static str, C)], run: impl Fn(C)) {
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
                 .unwrap_or_else(|| "(non-string panic)".to_owned());
-            failures.push(format!("[{name}] {message}"));
+            failures.push(format!("[{prefix}{name}] {message}"));
         }
     }
+    failures
+}
+
+fn report(what: &str, total: usize, failures: Vec<String>) {
     assert!(
         failures.is_empty(),
-        "{} of {} {what} conformance checks failed:\n  {}",
+        "{} of {total} {what} conformance checks failed:\n  {}",
         failures.len(),
-        checks.len(),
         failures.join("\n  ")
     );
 }
 
-/// The operations the checks need, over either contract.
-trait Target: Sync {
-    fn store(&self, group: &str, tp: &TopicPartition, offset: &OffsetAndMetadata)
-    -> Result<(), StorageError>;
-    fn store_many(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError>;
-    fn fetch(&self, group: &str, tp: &TopicPartition) -> Result<Option<OffsetAndMetadata>, StorageError>;
-    fn fetch_all(&self, group: &str) -> Result<GroupOffsets, StorageError>;
-    fn delete_all(&self, group: &str) -> Result<(), StorageError>;
-    fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<(), StorageError>;
-    fn store_record(&self, record: &GroupMetadataRecord) -> Result<(), StorageError>;
-    fn fetch_record(&self, group: &str) -> Result<Option<GroupMetadataRecord>, StorageError>;
-    fn delete_record(&self, group: &str) -> Result<(), StorageError>;
-    fn load(&self) -> Result<StoredGroups, StorageError>;
-}
-
-struct Meta<'a>(&'a dyn MetadataStore);
-
-impl Target for Meta<'_> {
-    fn store(
-        &self,
-        group: &str,
-        tp: &TopicPartition,
-        offset: &OffsetAndMetadata,
-    ) -> Result<(), StorageError> {
-        self.0.store_group_offset(group, tp.topic(), tp.partition, offset)
-    }
-    fn store_many(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        self.0.store_group_offsets(group, offsets)
-    }
-    fn fetch(&self, group: &str, tp: &TopicPartition) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        self.0.fetch_group_offset(group, tp.topic(), tp.partition)
-    }
-    fn fetch_all(&self, group: &str) -> Result<GroupOffsets, StorageError> {
-        self.0.fetch_group_offsets(group)
-    }
-    fn delete_all(&self, group: &str) -> Result<(), StorageError> {
-        self.0.delete_group_offsets(group)
-    }
-    fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<(), StorageError> {
-        self.0.delete_group_partitions(group, partitions)
-    }
-    fn store_record(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.0.store_group_metadata(record)
-    }
-    fn fetch_record(&self, group: &str) -> Result<Option<GroupMetadataRecord>, StorageError> {
-        self.0.fetch_group_metadata(group)
-    }
-    fn delete_record(&self, group: &str) -> Result<(), StorageError> {
-        self.0.delete_group_metadata(group)
-    }
-    fn load(&self) -> Result<StoredGroups, StorageError> {
-        self.0.load_all()
-    }
-}
-
-struct Storage<'a>(&'a dyn OffsetStorage);
-
-impl Target for Storage<'_> {
-    fn store(
-        &self,
-        group: &str,
-        tp: &TopicPartition,
-        offset: &OffsetAndMetadata,
-    ) -> Result<(), StorageError> {
-        self.0.store_offset(group, tp, offset.clone())
-    }
-    fn store_many(
-        &self,
-        group: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        self.0.store_offsets(group, offsets)
-    }
-    fn fetch(&self, group: &str, tp: &TopicPartition) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        self.0.fetch_offset(group, tp)
-    }
-    fn fetch_all(&self, group: &str) -> Result<GroupOffsets, StorageError> {
-        self.0.fetch_offsets(group)
-    }
-    fn delete_all(&self, group: &str) -> Result<(), StorageError> {
-        self.0.delete_offsets(group)
-    }
-    fn delete_partitions(&self, group: &str, partitions: &[TopicPartition]) -> Result<(), StorageError> {
-        self.0.delete_partitions(group, partitions)
-    }
-    fn store_record(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.0.store_group(record.clone())
-    }
-    // `OffsetStorage` reads group records only through `load`.
-    fn fetch_record(&self, group: &str) -> Result<Option<GroupMetadataRecord>, StorageError> {
-        Ok(self.0.load()?.groups.into_iter().find(|r| r.group_id == group))
-    }
-    fn delete_record(&self, group: &str) -> Result<(), StorageError> {
-        self.0.delete_group(group)
-    }
-    fn load(&self) -> Result<StoredGroups, StorageError> {
-        self.0.load()
-    }
-}
-
 // ---------------------------------------------------------------------------
-// Helpers
+// Helpers shared by the checks
 
 #[track_caller]
 fn expect_ok<T>(result: Result<T, StorageError>, what: &str) -> T {
@@ -327,32 +234,6 @@ fn assert_stored_eq(actual: StoredGroups, expected: StoredGroups, what: &str) {
     assert_eq!(actual.offsets, expected.offsets, "{what}: offsets differ");
 }
 
-#[track_caller]
-fn assert_fetch(
-    t: &dyn Target,
-    group: &str,
-    tp: &TopicPartition,
-    expected: Option<&OffsetAndMetadata>,
-    when: &str,
-) {
-    let got = expect_ok(t.fetch(group, tp), "fetch");
-    assert_eq!(got.as_ref(), expected, "fetch({group:?}, {tp}) {when}");
-}
-
-#[track_caller]
-fn assert_fetch_all(t: &dyn Target, group: &str, expected: &GroupOffsets, when: &str) {
-    let got = expect_ok(t.fetch_all(group), "fetch all");
-    assert_eq!(got.group_id, group, "fetch all of {group:?} {when}: wrong group_id in the answer");
-    let strip = |g: &GroupOffsets| {
-        g.offsets
-            .iter()
-            .filter(|(_, p)| !p.is_empty())
-            .map(|(t, p)| (t.clone(), p.clone()))
-            .collect::<PartitionMap<_>>()
-    };
-    assert_eq!(strip(&got), strip(expected), "fetch all of {group:?} {when}");
-}
-
 fn record(group: &str, generation: i32) -> GroupMetadataRecord {
     GroupMetadataRecord {
         group_id: group.to_owned(),
@@ -386,182 +267,6 @@ fn record(group: &str, generation: i32) -> GroupMetadataRecord {
     }
 }
 
-// ---------------------------------------------------------------------------
-// The checks
-
-fn fresh_store_is_empty(t: &dyn Target) {
-    assert_fetch(t, "g", &tp("t", 0), None, "on a fresh store");
-    assert_fetch_all(t, "g", &GroupOffsets::new("g"), "on a fresh store");
-    assert_eq!(expect_ok(t.fetch_record("g"), "fetch record"), None, "group record on a fresh store");
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    assert_stored_eq(loaded, StoredGroups::default(), "load of a fresh store");
-    // Deleting what does not exist is not an error.
-    expect_ok(t.delete_all("g"), "deleting the offsets of an unknown group");
-    expect_ok(t.delete_partitions("g", &[tp("t", 0)]), "deleting partitions of an unknown group");
-    expect_ok(t.delete_record("g"), "deleting the record of an unknown group");
-}
-
-fn store_and_fetch_one(t: &dyn Target) {
-    let offset = full(42, Some(7), "meta", 1_700_000_000_123, None);
-    expect_ok(t.store("g", &tp("t", 3), &offset), "store");
-    assert_fetch(t, "g", &tp("t", 3), Some(&offset), "after storing it");
-    assert_fetch(t, "g", &tp("t", 2), None, "(another partition of the topic)");
-    assert_fetch(t, "g", &tp("u", 3), None, "(the same partition of another topic)");
-    assert_fetch(t, "h", &tp("t", 3), None, "(the same partition in another group)");
-    assert_fetch_all(t, "g", &group_offsets("g", &[(tp("t", 3), offset)]), "after one store");
-}
-
-fn overwrite(t: &dyn Target) {
-    let first = full(100, Some(3), "first", 10, Some(99));
-    let second = full(5, None, "", 20, None);
-    expect_ok(t.store("g", &tp("t", 0), &first), "store");
-    expect_ok(t.store("g", &tp("t", 0), &second), "store over it");
-    // Offsets may move backwards (a reset): the last write wins, every field of it.
-    assert_fetch(t, "g", &tp("t", 0), Some(&second), "after a lower offset overwrote a higher one");
-    let third = full(7, Some(1), "third", 30, Some(1_000));
-    expect_ok(t.store_many("g", &[(tp("t", 0), third.clone())]), "multi-partition store over it");
-    assert_fetch(t, "g", &tp("t", 0), Some(&third), "after a multi-partition store overwrote it");
-    assert_fetch_all(
-        t,
-        "g",
-        &group_offsets("g", &[(tp("t", 0), third)]),
-        "after overwrites (one entry, not three)",
-    );
-}
-
-fn fetch_all_by_topic_and_partition(t: &dyn Target) {
-    let entries: Vec<_> = ["alpha", "beta", "gamma"]
-        .iter()
-        .enumerate()
-        .flat_map(|(i, topic)| (0..4).map(move |p| (tp(topic, p * 7), om(i as i64 * 1000 + i64::from(p), 5))))
-        .collect();
-    for (partition, offset) in &entries {
-        expect_ok(t.store("g", partition, offset), "store");
-    }
-    assert_fetch_all(
-        t,
-        "g",
-        &group_offsets("g", &entries),
-        "after storing 12 partitions of 3 topics one by one",
-    );
-    for (partition, offset) in &entries {
-        assert_fetch(t, "g", partition, Some(offset), "after storing 12 partitions");
-    }
-}
-
-fn multi_partition_store(t: &dyn Target) {
-    let batch: Vec<_> = (0..3)
-        .flat_map(|topic| {
-            (0..5).map(move |p| (tp(&format!("topic-{topic}"), p), om(i64::from(topic * 10 + p), 1)))
-        })
-        .collect();
-    expect_ok(t.store_many("g", &batch), "multi-partition store of 15 partitions");
-    assert_fetch_all(t, "g", &group_offsets("g", &batch), "after one multi-partition store");
-
-    // A partition named twice in one call: the later entry wins, as if stored in order.
-    let dup = vec![(tp("d", 0), om(1, 1)), (tp("d", 1), om(2, 1)), (tp("d", 0), om(3, 1))];
-    expect_ok(t.store_many("h", &dup), "multi-partition store naming a partition twice");
-    assert_fetch(t, "h", &tp("d", 0), Some(&om(3, 1)), "when a batch named it twice (the later entry wins)");
-
-    // An empty batch is fine and creates nothing.
-    expect_ok(t.store_many("empty", &[]), "an empty multi-partition store");
-    assert_fetch_all(t, "empty", &GroupOffsets::new("empty"), "after an empty multi-partition store");
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    let ids: Vec<_> = loaded.offsets.iter().map(|g| g.group_id.as_str()).collect();
-    assert_eq!(ids, ["g", "h"], "load lists only groups holding offsets (an empty batch creates no group)");
-}
-
-fn delete_group_offsets(t: &dyn Target) {
-    let batch = vec![(tp("t", 0), om(1, 1)), (tp("t", 1), om(2, 1)), (tp("u", 0), om(3, 1))];
-    expect_ok(t.store_many("g", &batch), "store");
-    expect_ok(t.store_many("other", &batch), "store");
-    expect_ok(t.delete_all("g"), "delete a group's offsets");
-    assert_fetch_all(t, "g", &GroupOffsets::new("g"), "after deleting its offsets");
-    assert_fetch(t, "g", &tp("t", 0), None, "after deleting the group's offsets");
-    assert_fetch_all(t, "other", &group_offsets("other", &batch), "after deleting another group's offsets");
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    assert_eq!(
-        loaded.offsets,
-        vec![group_offsets("other", &batch)],
-        "load after deleting one group's offsets"
-    );
-    // The group can commit again afterwards.
-    expect_ok(t.store("g", &tp("t", 0), &om(9, 2)), "store after deletion");
-    assert_fetch(t, "g", &tp("t", 0), Some(&om(9, 2)), "after deleting and committing again");
-}
-
-fn delete_partitions(t: &dyn Target) {
-    let batch =
-        vec![(tp("t", 0), om(1, 1)), (tp("t", 1), om(2, 1)), (tp("u", 0), om(3, 1)), (tp("u", 1), om(4, 1))];
-    expect_ok(t.store_many("g", &batch), "store");
-    expect_ok(t.store_many("other", &batch), "store");
-    expect_ok(
-        t.delete_partitions("g", &[tp("t", 0), tp("u", 1), tp("absent", 0), tp("t", 99)]),
-        "delete partitions (some absent)",
-    );
-    let left = vec![(tp("t", 1), om(2, 1)), (tp("u", 0), om(3, 1))];
-    assert_fetch_all(t, "g", &group_offsets("g", &left), "after deleting two of its partitions");
-    assert_fetch(t, "g", &tp("t", 0), None, "after deleting that partition");
-    assert_fetch_all(
-        t,
-        "other",
-        &group_offsets("other", &batch),
-        "after deleting another group's partitions",
-    );
-    expect_ok(t.delete_partitions("g", &[]), "delete no partitions");
-    assert_fetch_all(t, "g", &group_offsets("g", &left), "after deleting an empty list of partitions");
-
-    expect_ok(t.delete_partitions("g", &[tp("t", 1), tp("u", 0)]), "delete the remaining partitions");
-    assert_fetch_all(t, "g", &GroupOffsets::new("g"), "after deleting every partition one list at a time");
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    let ids: Vec<_> = loaded.offsets.iter().map(|g| g.group_id.as_str()).collect();
-    assert_eq!(ids, ["other"], "load after deleting every partition of a group lists only the other group");
-}
-
-fn keys_that_prefix_each_other_stay_apart(t: &dyn Target) {
-    // Engines that concatenate group, topic and partition into one key must
-    // keep these apart (length prefixes or escaping, not bare separators).
-    let groups = ["", "a", "ab", "a\0", "a\0b", "a/b", "a-b", "a b", "🦀"];
-    let topics = ["t", "t1", "t\0", "t\u{1}", "t-1", "x"];
-    let mut n = 0;
-    let mut expected = BTreeMap::new();
-    for group in groups {
-        for topic in topics {
-            for partition in [0, 1, 256, i32::MAX] {
-                n += 1;
-                let offset = om(n, n);
-                expect_ok(t.store(group, &tp(topic, partition), &offset), "store");
-                expected.entry(group).or_insert_with(Vec::new).push((tp(topic, partition), offset));
-            }
-        }
-    }
-    for (group, entries) in &expected {
-        assert_fetch_all(
-            t,
-            group,
-            &group_offsets(group, entries),
-            "with groups and topics that prefix each other",
-        );
-        for (partition, offset) in entries {
-            assert_fetch(t, group, partition, Some(offset), "with groups and topics that prefix each other");
-        }
-    }
-    expect_ok(t.delete_all("a"), "delete group \"a\"");
-    assert_fetch_all(t, "a", &GroupOffsets::new("a"), "after deleting it");
-    assert_fetch_all(t, "ab", &group_offsets("ab", &expected["ab"]), "after deleting group \"a\"");
-    assert_fetch_all(t, "a\0", &group_offsets("a\0", &expected["a\0"]), "after deleting group \"a\"");
-    assert_fetch_all(t, "", &group_offsets("", &expected[""]), "after deleting group \"a\"");
-    expect_ok(t.delete_partitions("ab", &[tp("t", 0)]), "delete partition t-0 of group \"ab\"");
-    assert_fetch(t, "ab", &tp("t1", 0), expected["ab"].iter().find(|e| e.0 == tp("t1", 0)).map(|e| &e.1), "");
-    assert_fetch(
-        t,
-        "ab",
-        &tp("t\0", 0),
-        expected["ab"].iter().find(|e| e.0 == tp("t\0", 0)).map(|e| &e.1),
-        "",
-    );
-}
-
 fn awkward_values() -> Vec<(TopicPartition, OffsetAndMetadata)> {
     let metadata = [
         String::new(),
@@ -588,247 +293,211 @@ fn awkward_values() -> Vec<(TopicPartition, OffsetAndMetadata)> {
     out
 }
 
-fn values_round_trip_exactly(t: &dyn Target) {
-    let values = awkward_values();
-    for (partition, offset) in &values {
-        expect_ok(t.store("single", partition, offset), "store");
+/// Collects the completions of appends issued without waiting, in the order
+/// they arrive.
+struct Completions {
+    tx: mpsc::Sender<(usize, Result<(), StorageError>)>,
+    rx: mpsc::Receiver<(usize, Result<(), StorageError>)>,
+}
+
+impl Completions {
+    fn new() -> Completions {
+        let (tx, rx) = mpsc::channel();
+        Completions { tx, rx }
     }
-    expect_ok(t.store_many("batch", &values), "multi-partition store");
-    for group in ["single", "batch"] {
-        for (partition, offset) in &values {
-            assert_fetch(t, group, partition, Some(offset), "(awkward value: must round-trip byte for byte)");
+
+    /// A completion that reports `id`.
+    fn completion(&self, id: usize) -> AppendCompletion {
+        let tx = self.tx.clone();
+        AppendCompletion::new(move |result| {
+            // The receiver outlives every wait; a send after a failed check has nobody to tell.
+            let _ = tx.send((id, result));
+        })
+    }
+
+    /// The next `n` completions, in arrival order.
+    #[track_caller]
+    fn wait(&self, n: usize, what: &str) -> Vec<(usize, Result<(), StorageError>)> {
+        (0..n)
+            .map(|i| match self.rx.recv_timeout(COMPLETION_TIMEOUT) {
+                Ok(done) => done,
+                Err(_) => panic!("{what}: only {i} of {n} appends completed within {COMPLETION_TIMEOUT:?}"),
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A model of the record contract: plain maps, applied in call order.
+
+/// One partition as the contract says it must load.
+#[derive(Debug, Clone, Default)]
+struct ModelPartition {
+    epoch: u64,
+    groups: BTreeMap<String, GroupMetadataRecord>,
+    offsets: BTreeMap<(String, TopicPartition), OffsetAndMetadata>,
+}
+
+impl ModelPartition {
+    /// The outcome the contract requires of an append, applied when `Ok`.
+    fn apply(&mut self, epoch: OwnerEpoch, records: &[Record]) -> Outcome {
+        if epoch.0 < self.epoch {
+            return Outcome::Fenced { current: self.epoch };
         }
-        assert_fetch_all(t, group, &group_offsets(group, &values), "(awkward values)");
-    }
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    assert_eq!(
-        loaded.offsets,
-        vec![group_offsets("batch", &values), group_offsets("single", &values)],
-        "load must return awkward values byte for byte"
-    );
-}
-
-fn group_records(t: &dyn Target) {
-    let first = record("g", 1);
-    expect_ok(t.store_record(&first), "store a group record");
-    assert_eq!(
-        expect_ok(t.fetch_record("g"), "fetch record"),
-        Some(first.clone()),
-        "record after storing it"
-    );
-
-    // Replacing: every field changes, including Some -> None and Some("") kept distinct from None.
-    let second = GroupMetadataRecord {
-        group_id: "g".to_owned(),
-        protocol_type: Some(String::new()),
-        generation_id: 2,
-        protocol_name: None,
-        leader_id: None,
-        state_timestamp_ms: None,
-        members: Vec::new(),
-    };
-    expect_ok(t.store_record(&second), "replace a group record");
-    assert_eq!(expect_ok(t.fetch_record("g"), "fetch record"), Some(second), "record after replacing it");
-
-    let third = GroupMetadataRecord {
-        protocol_type: None,
-        members: vec![MemberMetadataRecord::default()],
-        ..record("g", 3)
-    };
-    expect_ok(t.store_record(&third), "replace a group record");
-    assert_eq!(expect_ok(t.fetch_record("g"), "fetch record"), Some(third), "record with protocol_type None");
-
-    let other = record("other", 9);
-    expect_ok(t.store_record(&other), "store another group's record");
-    expect_ok(t.delete_record("g"), "delete a group record");
-    assert_eq!(expect_ok(t.fetch_record("g"), "fetch record"), None, "record after deleting it");
-    assert_eq!(expect_ok(t.fetch_record("other"), "fetch record"), Some(other), "another group's record");
-    expect_ok(t.delete_record("g"), "delete an already deleted record");
-
-    let big = GroupMetadataRecord {
-        members: (0..100)
-            .map(|i| MemberMetadataRecord {
-                member_id: format!("member-{i}-\0-🦀"),
-                subscription: (0..=255).collect(),
-                assignment: vec![i as u8; 1000],
-                ..MemberMetadataRecord::default()
-            })
-            .collect(),
-        ..record("big", i32::MAX)
-    };
-    expect_ok(t.store_record(&big), "store a record with 100 members");
-    assert_eq!(expect_ok(t.fetch_record("big"), "fetch record"), Some(big), "a record with 100 members");
-}
-
-fn records_and_offsets_are_independent(t: &dyn Target) {
-    let offsets = vec![(tp("t", 0), om(1, 1))];
-    expect_ok(t.store_many("g", &offsets), "store");
-    expect_ok(t.store_record(&record("g", 1)), "store record");
-    expect_ok(t.delete_record("g"), "delete record");
-    assert_fetch_all(t, "g", &group_offsets("g", &offsets), "after deleting the group record (offsets stay)");
-    expect_ok(t.store_record(&record("g", 2)), "store record");
-    expect_ok(t.delete_all("g"), "delete offsets");
-    assert_eq!(
-        expect_ok(t.fetch_record("g"), "fetch record"),
-        Some(record("g", 2)),
-        "the group record after deleting the group's offsets (the record stays)"
-    );
-    expect_ok(t.store_many("g", &offsets), "store");
-    expect_ok(t.delete_partitions("g", &[tp("t", 0)]), "delete partitions");
-    assert_eq!(
-        expect_ok(t.fetch_record("g"), "fetch record"),
-        Some(record("g", 2)),
-        "the group record after deleting every partition (the record stays)"
-    );
-}
-
-fn load_all_returns_everything(t: &dyn Target) {
-    let both = vec![(tp("t", 0), om(10, 1)), (tp("t", 1), om(11, 1))];
-    let simple = vec![(tp("s", 0), om(20, 2))];
-    expect_ok(t.store_record(&record("both", 4)), "store record");
-    expect_ok(t.store_many("both", &both), "store");
-    expect_ok(t.store_record(&record("record-only", 1)), "store record");
-    expect_ok(t.store("simple", &simple[0].0, &simple[0].1), "store");
-    expect_ok(t.store_record(&record("gone", 1)), "store record");
-    expect_ok(t.store("gone", &tp("t", 0), &om(1, 1)), "store");
-    expect_ok(t.delete_record("gone"), "delete record");
-    expect_ok(t.delete_all("gone"), "delete offsets");
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    let expected = StoredGroups {
-        groups: vec![record("both", 4), record("record-only", 1)],
-        offsets: vec![group_offsets("both", &both), group_offsets("simple", &simple)],
-    };
-    assert_stored_eq(loaded, expected, "load");
-}
-
-fn many_groups(t: &dyn Target) {
-    let groups = 100;
-    let mut expected = Vec::new();
-    for g in 0..groups {
-        let id = format!("group-{g:03}");
-        let entries: Vec<_> =
-            (0..3).map(|p| (tp(&format!("topic-{}", g % 7), p), om(g * 10 + i64::from(p), g))).collect();
-        expect_ok(t.store_many(&id, &entries), "store");
-        expected.push(group_offsets(&id, &entries));
-    }
-    for g in (0..groups).step_by(10) {
-        expect_ok(t.store_record(&record(&format!("group-{g:03}"), g as i32)), "store record");
-    }
-    for group in &expected {
-        assert_fetch_all(t, &group.group_id, group, "among 100 groups");
-    }
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    assert_eq!(
-        loaded.offsets.len(),
-        100,
-        "load of 100 groups with offsets returned {} groups",
-        loaded.offsets.len()
-    );
-    assert_eq!(loaded.offsets, expected, "load of 100 groups");
-    assert_eq!(loaded.groups.len(), 10, "load of 10 group records");
-}
-
-fn concurrent_groups_lose_nothing(t: &dyn Target) {
-    const WRITERS: usize = 4;
-    const GROUPS_PER_WRITER: usize = 2;
-    const COMMITS: i64 = 20;
-    let done = AtomicBool::new(false);
-    let group = |w: usize, g: usize| format!("writer-{w}-group-{g}");
-    std::thread::scope(|scope| {
-        let writers: Vec<_> = (0..WRITERS)
-            .map(|w| {
-                scope.spawn(move || {
-                    for n in 1..=COMMITS {
-                        for g in 0..GROUPS_PER_WRITER {
-                            let batch: Vec<_> = (0..3).map(|p| (tp("t", p), om(n, n))).collect();
-                            if n % 2 == 0 {
-                                expect_ok(
-                                    t.store_many(&group(w, g), &batch),
-                                    "concurrent multi-partition store",
-                                );
-                            } else {
-                                for (partition, offset) in &batch {
-                                    expect_ok(t.store(&group(w, g), partition, offset), "concurrent store");
-                                }
-                            }
-                        }
-                    }
-                })
-            })
-            .collect();
-        // A reader watching while the writers run: offsets never go backwards.
-        let reader = scope.spawn(|| {
-            let mut seen: BTreeMap<(String, i32), i64> = BTreeMap::new();
-            loop {
-                let finished = done.load(Ordering::Acquire);
-                for w in 0..WRITERS {
-                    for g in 0..GROUPS_PER_WRITER {
-                        let id = group(w, g);
-                        let all = expect_ok(t.fetch_all(&id), "concurrent fetch all");
-                        for (partition, offset) in all.offsets.get("t").into_iter().flatten() {
-                            let last = seen.entry((id.clone(), *partition)).or_insert(0);
-                            assert!(
-                                offset.offset >= *last,
-                                "{id} partition {partition} went backwards: {last}, then {}",
-                                offset.offset
-                            );
-                            *last = offset.offset;
-                        }
-                    }
+        self.epoch = epoch.0;
+        for record in records {
+            match record {
+                Record::Group(r) => {
+                    self.groups.insert(r.group_id.clone(), r.clone());
                 }
-                if finished {
-                    break;
+                Record::GroupTombstone { group_id } => {
+                    self.groups.remove(&**group_id);
                 }
-                std::thread::yield_now();
-            }
-        });
-        let mut first_panic = None;
-        for writer in writers {
-            if let Err(panic) = writer.join() {
-                first_panic.get_or_insert(panic);
+                Record::Offset { group_id, partition, offset } => {
+                    self.offsets.insert((group_id.to_string(), partition.clone()), offset.clone());
+                }
+                Record::OffsetTombstone { group_id, partition } => {
+                    self.offsets.remove(&(group_id.to_string(), partition.clone()));
+                }
             }
         }
-        done.store(true, Ordering::Release);
-        if let Err(panic) = reader.join() {
-            first_panic.get_or_insert(panic);
+        Outcome::Ok
+    }
+
+    fn loaded(&self) -> LoadedPartition {
+        let mut offsets: BTreeMap<&str, GroupOffsets> = BTreeMap::new();
+        for ((group, tp), offset) in &self.offsets {
+            offsets
+                .entry(group)
+                .or_insert_with(|| GroupOffsets::new(group.as_str()))
+                .offsets
+                .entry(tp.topic().to_owned())
+                .or_default()
+                .insert(tp.partition, offset.clone());
         }
-        if let Some(panic) = first_panic {
-            std::panic::resume_unwind(panic);
-        }
-    });
-    for w in 0..WRITERS {
-        for g in 0..GROUPS_PER_WRITER {
-            let entries: Vec<_> = (0..3).map(|p| (tp("t", p), om(COMMITS, COMMITS))).collect();
-            assert_fetch_all(
-                t,
-                &group(w, g),
-                &group_offsets(&group(w, g), &entries),
-                "after concurrent writers finished",
-            );
+        LoadedPartition {
+            epoch: OwnerEpoch(self.epoch),
+            groups: StoredGroups {
+                groups: self.groups.values().cloned().collect(),
+                offsets: offsets.into_values().collect(),
+            },
         }
     }
-    let loaded = normalise(expect_ok(t.load(), "load"));
-    assert_eq!(loaded.offsets.len(), WRITERS * GROUPS_PER_WRITER, "load after concurrent writers");
 }
 
-fn write_restart_fixture(t: &dyn Target) -> StoredGroups {
-    let values = awkward_values();
-    expect_ok(t.store_many("awkward", &values), "store");
-    let kept = vec![(tp("t", 0), om(5, 5)), (tp("t", 1), om(6, 6))];
-    expect_ok(t.store("kept", &kept[0].0, &om(1, 1)), "store");
-    expect_ok(t.store("kept", &kept[0].0, &kept[0].1), "store over it");
-    expect_ok(t.store("kept", &kept[1].0, &kept[1].1), "store");
-    expect_ok(t.store("kept", &tp("t", 2), &om(7, 7)), "store");
-    expect_ok(t.delete_partitions("kept", &[tp("t", 2)]), "delete a partition");
-    expect_ok(t.store_many("deleted", &kept), "store");
-    expect_ok(t.delete_all("deleted"), "delete offsets");
-    expect_ok(t.store_record(&record("kept", 3)), "store record");
-    expect_ok(t.store_record(&record("replaced", 1)), "store record");
-    expect_ok(t.store_record(&record("replaced", 2)), "replace record");
-    expect_ok(t.store_record(&record("deleted", 1)), "store record");
-    expect_ok(t.delete_record("deleted"), "delete record");
-    StoredGroups {
-        groups: vec![record("kept", 3), record("replaced", 2)],
-        offsets: vec![group_offsets("awkward", &values), group_offsets("kept", &kept)],
+/// What the contract requires an append to answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    Fenced { current: u64 },
+}
+
+impl Outcome {
+    #[track_caller]
+    fn check(
+        self,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        got: &Result<(), StorageError>,
+        what: &str,
+    ) {
+        match (self, got) {
+            (Outcome::Ok, Ok(())) => {}
+            (Outcome::Ok, Err(e)) => {
+                panic!("{what}: the append to {partition} at epoch {} failed: {e}", epoch.0)
+            }
+            (
+                Outcome::Fenced { current },
+                Err(StorageError::Fenced { partition: p, epoch: e, current: c }),
+            ) if *p == partition.0 && *e == epoch.0 && *c == current => {}
+            (Outcome::Fenced { current }, got) => panic!(
+                "{what}: an append to {partition} at epoch {} below the accepted {current} must fail with \
+                 StorageError::Fenced {{ partition: {}, epoch: {}, current: {current} }}, got {got:?}",
+                epoch.0, partition.0, epoch.0
+            ),
+        }
     }
+}
+
+/// Every partition of a store, as the contract says it must load.
+#[derive(Debug, Clone, Default)]
+struct Model {
+    partitions: BTreeMap<u32, ModelPartition>,
+}
+
+impl Model {
+    fn partition(&mut self, p: CoordinatorPartition) -> &mut ModelPartition {
+        self.partitions.entry(p.0).or_default()
+    }
+
+    /// Appends to the store, waiting, and checks the outcome the contract requires.
+    #[track_caller]
+    fn append(
+        &mut self,
+        store: &dyn MetadataStore,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        what: &str,
+    ) {
+        let expected = self.partition(partition).apply(epoch, &records);
+        let got = store.append_blocking(partition, epoch, records);
+        expected.check(partition, epoch, &got, what);
+    }
+
+    /// Checks that `partition` loads exactly as the model says.
+    #[track_caller]
+    fn check(&mut self, store: &dyn MetadataStore, partition: CoordinatorPartition, what: &str) {
+        let expected = self.partition(partition).loaded();
+        check_loaded(store, partition, expected, what);
+    }
+
+    /// Checks every partition of the store, and `load_all`.
+    #[track_caller]
+    fn check_all(&mut self, store: &dyn MetadataStore, what: &str) {
+        let mut all = StoredGroups::default();
+        for p in 0..store.partition_count() {
+            let p = CoordinatorPartition(p);
+            self.check(store, p, what);
+            all.extend(self.partition(p).loaded().groups);
+        }
+        let loaded = normalise(expect_ok(store.load_all(), "load_all"));
+        assert_stored_eq(loaded, normalise(all), &format!("load_all {what}"));
+    }
+}
+
+#[track_caller]
+fn check_loaded(
+    store: &dyn MetadataStore,
+    partition: CoordinatorPartition,
+    expected: LoadedPartition,
+    what: &str,
+) {
+    let loaded = expect_ok(store.load(partition), "load");
+    assert_eq!(loaded.epoch, expected.epoch, "the epoch of {partition} {what}");
+    assert_stored_eq(
+        normalise(loaded.groups),
+        normalise(expected.groups),
+        &format!("load({partition}) {what}"),
+    );
+}
+
+fn offset(group: &Arc<str>, tp: TopicPartition, offset: OffsetAndMetadata) -> Record {
+    Record::Offset { group_id: Arc::clone(group), partition: tp, offset }
+}
+
+fn offset_tombstone(group: &Arc<str>, tp: TopicPartition) -> Record {
+    Record::OffsetTombstone { group_id: Arc::clone(group), partition: tp }
+}
+
+fn group_tombstone(group: &str) -> Record {
+    Record::GroupTombstone { group_id: Arc::from(group) }
+}
+
+/// Up to three distinct partitions of the store: the first, a middle one and the last.
+fn some_partitions(store: &dyn MetadataStore) -> Vec<CoordinatorPartition> {
+    let count = store.partition_count().max(1);
+    let mut out: Vec<_> = [0, count / 2, count - 1].into_iter().map(CoordinatorPartition).collect();
+    out.dedup();
+    out
 }

@@ -54,6 +54,20 @@ pub enum StorageError {
         /// The engine's own words.
         message: String,
     },
+    /// The append carried an owner epoch lower than one the partition already
+    /// accepted: another node owns the partition now, and this one must stop
+    /// acting as its coordinator.
+    #[error(
+        "append to coordinator partition {partition} fenced: epoch {epoch} is below the current {current}"
+    )]
+    Fenced {
+        /// The coordinator partition.
+        partition: u32,
+        /// The epoch the append carried.
+        epoch: u64,
+        /// The highest epoch the partition accepted.
+        current: u64,
+    },
     /// The caller passed something the store cannot hold.
     #[error("invalid input: {message}")]
     InvalidInput {
@@ -66,6 +80,19 @@ impl StorageError {
     /// An I/O failure with a message.
     pub fn io(message: impl Into<String>) -> StorageError {
         StorageError::Io { message: message.into() }
+    }
+
+    /// The Kafka append error this failure is, before the coordinator maps it
+    /// for clients (`kafka-semantics.md` §6.7): the engine's own code for
+    /// [`Append`](Self::Append), `NOT_LEADER_OR_FOLLOWER` for a fenced owner,
+    /// and what Kafka reports for a broken log directory, `KAFKA_STORAGE_ERROR`,
+    /// for anything else.
+    pub fn append_error_code(&self) -> ErrorCode {
+        match self {
+            StorageError::Append { code, .. } => *code,
+            StorageError::Fenced { .. } => ErrorCode::NotLeaderOrFollower,
+            _ => ErrorCode::KafkaStorageError,
+        }
     }
 }
 

@@ -4,15 +4,24 @@
 //!
 //! # Brief overview
 //!
-//! - [`OffsetStorage`] is what the coordinator uses: offsets (one, all, an
-//!   atomic multi-partition store, deletions) and group records.
-//!   [`MemoryOffsetStorage`] implements it in memory, sharded by group so
-//!   groups committing from many threads rarely wait for each other.
-//! - [`MetadataStore`] is what a persistence engine implements, with a written
-//!   durability promise. [`MemoryMetadataStore`] implements it in memory (with
-//!   fault injection, for tests); `group-storage-sled` on disk.
-//!   [`PersistentOffsetStorage`] turns any `MetadataStore` into an
-//!   `OffsetStorage`, optionally with a read cache.
+//! - [`MetadataStore`] is the one trait a storage engine implements: an
+//!   ordered log of [`Record`]s per [`CoordinatorPartition`] (as Kafka's
+//!   `__consumer_offsets` partitions). [`append`](MetadataStore::append) is
+//!   atomic, durable on `Ok`, applied and completed in call order within a
+//!   partition, and may complete later on another thread;
+//!   [`load`](MetadataStore::load) returns one partition's groups and its
+//!   [`OwnerEpoch`]. The engine keeps the highest epoch each partition
+//!   accepted and refuses a lower one with [`StorageError::Fenced`], so a
+//!   deposed coordinator cannot write. The seed's per-offset methods
+//!   (`store_group_offset`, `fetch_group_offset(s)`, `delete_group_offsets`)
+//!   and `load_all` are provided on top.
+//! - [`MemoryMetadataStore`] implements it in memory, with fault injection
+//!   and hooks that hold appends back and release them (for tests of writes
+//!   that complete late); `group-storage-sled` implements it on disk.
+//! - [`OffsetStorage`] is offsets and group records for users who need nothing
+//!   else: one call, one answer. [`PersistentOffsetStorage`] is its one
+//!   implementation, over any `MetadataStore` (optionally with a read cache),
+//!   and [`MemoryOffsetStorage`] is that over memory.
 //! - [`OffsetManager`] validates and commits offsets over any `OffsetStorage`:
 //!   [`NO_OFFSET`] (-1) for nothing committed, per-partition
 //!   [`OffsetError::MetadataTooLarge`], [`validate_offset`].
@@ -22,13 +31,14 @@
 //! - [`GroupMetadataRecord`] is what is persisted about a group;
 //!   [`StorageError`] is a failure of storage itself.
 //! - With the `conformance` feature, [`conformance`](crate#conformance) holds
-//!   the checks every `OffsetStorage` and `MetadataStore` must pass.
+//!   the checks every `MetadataStore` and `OffsetStorage` must pass.
 //!
 //! # Who should depend on this crate
 //!
-//! The coordinator (generic over [`OffsetStorage`]), storage engines
-//! (implementing [`MetadataStore`], and running the conformance suite in their
-//! tests), and anyone who needs Kafka's offset rules without a coordinator. It
+//! The coordinator (appending records to the partitions it owns, through
+//! [`MetadataStore`]), storage engines (implementing it, and running the
+//! conformance suite in their tests), and anyone who needs offsets or Kafka's
+//! offset rules without a coordinator ([`OffsetStorage`]). It
 //! depends only on `group-types`, spawns no thread and reads no clock: every
 //! time is an argument.
 //!
@@ -42,6 +52,10 @@
 //! [`PartitionMap`]`<i64>`, and `validate_offset` returns a typed
 //! [`OffsetError`]. Storage handles are shared as `Arc<dyn OffsetStorage>` (or
 //! any `Arc`/`Box`/`&` of a storage), not as pointers to mutable structs.
+//! The seed's `MetadataStore` wrote one offset at a time; here an engine
+//! implements atomic record appends and loads per coordinator partition,
+//! fenced by owner epochs, and the seed's per-offset methods are provided on
+//! top of them.
 //!
 //! [`OffsetAndMetadata`]: group_types::OffsetAndMetadata
 //! [`PartitionMap`]: group_types::PartitionMap
@@ -49,26 +63,44 @@
 //! # Conformance
 //!
 //! `group_offsets::conformance` (feature `conformance`, meant for
-//! dev-dependencies) has `metadata_store_suite`, `offset_storage_suite` and
-//! `metadata_store_restart_suite`: run them against an implementation to check
-//! overwrite semantics, atomic multi-partition stores, deletions, group
-//! records, byte-exact round trips and concurrent use.
+//! dev-dependencies) has `metadata_store_suite`, `metadata_store_restart_suite`
+//! and `offset_storage_suite`: run them against an implementation to check
+//! byte-exact round trips, replacement and tombstones, atomic appends, order
+//! within a partition, partition-scoped loads, epoch fencing, concurrent use
+//! and, over a reopened store, durability of records and epochs.
 //!
 //! # Example
 //!
-//! A commit where one partition's metadata is too long, then a retention pass
-//! after the group emptied:
+//! A coordinator's view: a new owner appends with a higher epoch, which fences
+//! the old one; then the offsets-only view of the same store, with a commit
+//! where one partition's metadata is too long and a retention pass after the
+//! group emptied.
 //!
 //! ```
+//! use std::sync::Arc;
+//!
 //! use group_offsets::{
-//!     DEFAULT_OFFSETS_RETENTION_MS, MemoryMetadataStore, OffsetError, OffsetManager,
-//!     PersistentOffsetStorage, RetentionGroup,
+//!     DEFAULT_OFFSETS_RETENTION_MS, MemoryMetadataStore, MetadataStore, OffsetError, OffsetManager,
+//!     OwnerEpoch, PersistentOffsetStorage, Record, RetentionGroup, StorageError,
 //! };
 //! use group_types::{GroupState, OffsetAndMetadata, TopicPartition};
 //!
 //! let store = MemoryMetadataStore::new();
-//! let manager = OffsetManager::new(PersistentOffsetStorage::new(store.clone()));
 //! let now = 1_700_000_000_000;
+//! let p = store.partition_of("billing");
+//! let commit = |offset| Record::Offset {
+//!     group_id: Arc::from("billing"),
+//!     partition: TopicPartition::new("orders", 0),
+//!     offset: OffsetAndMetadata::new(offset, now),
+//! };
+//! store.append_blocking(p, OwnerEpoch(1), vec![commit(5)])?;
+//! store.append_blocking(p, OwnerEpoch(2), vec![commit(6)])?;
+//! let stale = store.append_blocking(p, OwnerEpoch(1), vec![commit(7)]);
+//! assert!(matches!(stale, Err(StorageError::Fenced { epoch: 1, current: 2, .. })));
+//! assert_eq!(store.load(p)?.epoch, OwnerEpoch(2));
+//! assert_eq!(store.fetch_group_offset("billing", "orders", 0)?.map(|o| o.offset), Some(6));
+//!
+//! let manager = OffsetManager::new(PersistentOffsetStorage::new(store.clone()));
 //! let ok = OffsetAndMetadata::new(10, now);
 //! let too_long = OffsetAndMetadata { metadata: "x".repeat(5000), ..OffsetAndMetadata::new(20, now) };
 //! let results = manager.commit_offsets(
@@ -93,6 +125,7 @@ mod manager;
 mod memory;
 mod memory_store;
 mod metadata_limit;
+mod partition;
 mod persistent;
 mod records;
 mod retention;
@@ -113,4 +146,7 @@ pub use crate::retention::{
     CONSUMER_PROTOCOL_TYPE, DEFAULT_OFFSETS_RETENTION_MS, ExpirationRule, RetentionGroup, TopicSet,
     expired_offsets, retention_ms_from_minutes,
 };
-pub use crate::storage::{MetadataStore, OffsetStorage, StoredGroups};
+pub use crate::storage::{
+    AppendCompletion, CoordinatorPartition, DEFAULT_COORDINATOR_PARTITIONS, LoadedPartition, MetadataStore,
+    OffsetStorage, OwnerEpoch, Record, StoredGroups,
+};

@@ -1,4 +1,5 @@
-//! `PersistentOffsetStorage`: the `OffsetStorage` a coordinator uses over any `MetadataStore`.
+//! `PersistentOffsetStorage`: the one `OffsetStorage`, over any `MetadataStore`,
+//! writing record appends.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -6,22 +7,39 @@ use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock, RwLockReadGuard, Rw
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
 use crate::shards::{Padded, shard_index};
-use crate::{GroupMetadataRecord, MetadataStore, OffsetStorage, StorageError, StoredGroups};
+use crate::{GroupMetadataRecord, MetadataStore, OffsetStorage, Record, StorageError, StoredGroups};
 
 const CACHE_SHARDS: usize = 64;
 
-/// [`OffsetStorage`] over any [`MetadataStore`]: every write goes to the store
-/// and is acknowledged only when the store acknowledges it, so the store's
-/// durability promise becomes the coordinator's.
+/// [`OffsetStorage`] over any [`MetadataStore`]: every write is one atomic
+/// append of [`Record`]s to the group's coordinator partition
+/// ([`MetadataStore::partition_of`]), at the partition's current
+/// [`owner_epoch`](MetadataStore::owner_epoch), acknowledged only when the
+/// store acknowledges it, so the store's durability promise becomes the
+/// caller's.
+///
+/// | call | append |
+/// |---|---|
+/// | `store_offset`, `store_offsets` | one [`Record::Offset`] per partition, all in one append |
+/// | `delete_partitions` | one [`Record::OffsetTombstone`] per partition |
+/// | `delete_offsets` | a tombstone for every stored offset of the group |
+/// | `store_group` | [`Record::Group`] |
+/// | `delete_group` | [`Record::GroupTombstone`] |
+///
+/// `load` is [`MetadataStore::load_all`]. Writing at the current epoch means
+/// this storage never fences anyone, and a write that races a new owner's
+/// first append fails with [`StorageError::Fenced`] and changes nothing.
+/// Callers that own partitions (the coordinator) append with their own epoch
+/// instead.
 ///
 /// [`new`](Self::new) reads through to the store on every fetch: right even
 /// when other processes write the same store. [`with_read_cache`](Self::with_read_cache)
 /// keeps each group's offsets in memory once read, for a store this instance
-/// alone writes. The cache never disagrees with acknowledged writes: each
-/// group's writes and cache updates happen under that group's lock, the cache
-/// changes only after the store said `Ok`, and a failed write drops the group
-/// from the cache, so the next read asks the store. Groups never wait for each
-/// other's I/O.
+/// (and its clones, which share the cache) alone writes. The cache never
+/// disagrees with acknowledged writes: each group's writes and cache updates
+/// happen under that group's lock, the cache changes only after the store said
+/// `Ok`, and a failed write drops the group from the cache, so the next read
+/// asks the store. Groups never wait for each other's I/O.
 ///
 /// ```
 /// use group_offsets::{MemoryMetadataStore, OffsetStorage, PersistentOffsetStorage, StorageError};
@@ -42,10 +60,10 @@ const CACHE_SHARDS: usize = 64;
 /// assert_eq!(restarted.load()?.offsets.len(), 1);
 /// # Ok::<(), StorageError>(())
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct PersistentOffsetStorage<M> {
     store: M,
-    cache: Option<Cache>,
+    cache: Option<Arc<Cache>>,
 }
 
 impl<M: MetadataStore> PersistentOffsetStorage<M> {
@@ -57,7 +75,7 @@ impl<M: MetadataStore> PersistentOffsetStorage<M> {
     /// Storage over `store` that keeps each group's offsets in memory after the
     /// first read. Only for a store no other process writes.
     pub fn with_read_cache(store: M) -> PersistentOffsetStorage<M> {
-        PersistentOffsetStorage { store, cache: Some(Cache::default()) }
+        PersistentOffsetStorage { store, cache: Some(Arc::default()) }
     }
 
     /// The store underneath.
@@ -70,6 +88,13 @@ impl<M: MetadataStore> PersistentOffsetStorage<M> {
         self.cache.is_some()
     }
 
+    /// One append of `records` to the group's partition, at its current epoch.
+    fn append(&self, group_id: &str, records: Vec<Record>) -> Result<(), StorageError> {
+        let partition = self.store.partition_of(group_id);
+        let epoch = self.store.owner_epoch(partition)?;
+        self.store.append_blocking(partition, epoch, records)
+    }
+
     /// A write to one group: through the group's cache slot when caching.
     ///
     /// `write` runs against the store; `apply` updates the cached offsets after
@@ -79,13 +104,13 @@ impl<M: MetadataStore> PersistentOffsetStorage<M> {
     fn write(
         &self,
         group_id: &str,
-        write: impl FnOnce(&M) -> Result<(), StorageError>,
+        write: impl FnOnce() -> Result<(), StorageError>,
         apply: impl FnOnce(&mut GroupOffsets),
     ) -> Result<(), StorageError> {
-        let Some(cache) = &self.cache else { return write(&self.store) };
+        let Some(cache) = &self.cache else { return write() };
         let slot = cache.slot(group_id);
         let mut cached = write_slot(&slot);
-        match write(&self.store) {
+        match write() {
             Ok(()) => {
                 if let Some(offsets) = cached.as_mut() {
                     apply(offsets);
@@ -133,10 +158,15 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
         partition: &TopicPartition,
         offset: OffsetAndMetadata,
     ) -> Result<(), StorageError> {
+        let record = Record::Offset {
+            group_id: Arc::from(group_id),
+            partition: partition.clone(),
+            offset: offset.clone(),
+        };
         self.write(
             group_id,
-            |store| store.store_group_offset(group_id, partition.topic(), partition.partition, &offset),
-            |cached| insert(cached, partition, offset.clone()),
+            || self.append(group_id, vec![record]),
+            |cached| insert(cached, partition, offset),
         )
     }
 
@@ -148,9 +178,18 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
         if offsets.is_empty() {
             return Ok(());
         }
+        let id: Arc<str> = Arc::from(group_id);
+        let records = offsets
+            .iter()
+            .map(|(tp, offset)| Record::Offset {
+                group_id: Arc::clone(&id),
+                partition: tp.clone(),
+                offset: offset.clone(),
+            })
+            .collect();
         self.write(
             group_id,
-            |store| store.store_group_offsets(group_id, offsets),
+            || self.append(group_id, records),
             |cached| {
                 for (tp, offset) in offsets {
                     insert(cached, tp, offset.clone());
@@ -182,7 +221,7 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
     fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
         let result = self.write(
             group_id,
-            |store| store.delete_group_offsets(group_id),
+            || self.store.delete_group_offsets(group_id),
             |cached| cached.offsets.clear(),
         );
         if let Some(cache) = &self.cache {
@@ -195,9 +234,14 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
         if partitions.is_empty() {
             return Ok(());
         }
+        let id: Arc<str> = Arc::from(group_id);
+        let records = partitions
+            .iter()
+            .map(|tp| Record::OffsetTombstone { group_id: Arc::clone(&id), partition: tp.clone() })
+            .collect();
         self.write(
             group_id,
-            |store| store.delete_group_partitions(group_id, partitions),
+            || self.append(group_id, records),
             |cached| {
                 for tp in partitions {
                     if let Some(by_partition) = cached.offsets.get_mut(tp.topic()) {
@@ -212,11 +256,13 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
     }
 
     fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-        self.store.store_group_metadata(&record)
+        let partition = self.store.partition_of(&record.group_id);
+        let epoch = self.store.owner_epoch(partition)?;
+        self.store.append_blocking(partition, epoch, vec![Record::Group(record)])
     }
 
     fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-        self.store.delete_group_metadata(group_id)
+        self.append(group_id, vec![Record::GroupTombstone { group_id: Arc::from(group_id) }])
     }
 
     fn load(&self) -> Result<StoredGroups, StorageError> {

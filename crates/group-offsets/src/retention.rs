@@ -130,6 +130,33 @@ impl<'a> RetentionGroup<'a> {
         RetentionGroup { pending, ..self }
     }
 
+    /// Whether one offset of the group has expired at `now_ms` under `rule` (its
+    /// [`expiration_rule`](Self::expiration_rule)): the test [`expired_offsets`]
+    /// applies to each partition, for callers that keep offsets in their own shape.
+    /// A pending partition (a commit in flight) never expires.
+    pub fn offset_expired(
+        &self,
+        rule: ExpirationRule,
+        topic: &str,
+        partition: i32,
+        offset: &OffsetAndMetadata,
+        now_ms: i64,
+        retention_ms: i64,
+    ) -> bool {
+        if rule == ExpirationRule::Never
+            || (rule == ExpirationRule::UnsubscribedSinceCommit
+                && self.subscribed_topics.is_none_or(|topics| topics.contains_topic(topic)))
+            || self.pending.iter().any(|p| p.partition == partition && p.topic() == topic)
+        {
+            return false;
+        }
+        let base_ms = match rule {
+            ExpirationRule::AllSinceStateChange => self.state_timestamp_ms.unwrap_or(offset.commit_time),
+            _ => offset.commit_time,
+        };
+        is_expired(offset, base_ms, now_ms, retention_ms)
+    }
+
     /// Which of the group's offsets may expire at all, and from which base time.
     pub fn expiration_rule(&self) -> ExpirationRule {
         match self.protocol_type {
@@ -213,14 +240,7 @@ pub fn expired_offsets(
         }
         let mut shared_topic: Option<Arc<str>> = None;
         for (partition, offset) in partitions {
-            if group.pending.iter().any(|p| p.partition == *partition && p.topic() == topic) {
-                continue;
-            }
-            let base_ms = match rule {
-                ExpirationRule::AllSinceStateChange => group.state_timestamp_ms.unwrap_or(offset.commit_time),
-                _ => offset.commit_time,
-            };
-            if is_expired(offset, base_ms, now_ms, retention_ms) {
+            if group.offset_expired(rule, topic, *partition, offset, now_ms, retention_ms) {
                 let topic = shared_topic.get_or_insert_with(|| Arc::from(topic.as_str()));
                 expired.push(TopicPartition::new(Arc::clone(topic), *partition));
             }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, Pending, ResponseKind};
-use group_offsets::{MemoryOffsetStorage, OffsetStorage, PersistentOffsetStorage};
+use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::SledMetadataStore;
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
@@ -31,12 +31,12 @@ impl CoordinatorService {
 
     /// Opens the configured storage and starts a coordinator on it, resuming what it holds.
     pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
-        let storage: Arc<dyn OffsetStorage> = match &config.storage {
-            StorageMode::Memory => Arc::new(MemoryOffsetStorage::new()),
+        let storage: Arc<dyn MetadataStore> = match &config.storage {
+            StorageMode::Memory => Arc::new(MemoryMetadataStore::new()),
             StorageMode::Sled(dir) => {
                 let store = SledMetadataStore::open(dir)
                     .map_err(|e| ServerError::Storage(format!("{}: {e}", dir.display())))?;
-                Arc::new(PersistentOffsetStorage::new(store))
+                Arc::new(store)
             }
         };
         let coordinator_config = CoordinatorConfig {

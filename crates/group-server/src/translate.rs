@@ -52,8 +52,8 @@ pub(crate) fn join_group_request(
             .map(|p| gt::ProtocolMetadata::new(s(&p.name), p.metadata.to_vec()))
             .collect(),
         session_timeout_ms: req.session_timeout_ms,
-        // v0 has no rebalance timeout: Kafka uses the session timeout.
-        rebalance_timeout_ms: if version >= 1 { req.rebalance_timeout_ms } else { req.session_timeout_ms },
+        // v0 has none; the coordinator applies `effective_rebalance_timeout_ms`.
+        rebalance_timeout_ms: req.rebalance_timeout_ms,
         reason: opt(&req.reason),
         api_version: version,
     }

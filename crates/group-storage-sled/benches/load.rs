@@ -1,5 +1,6 @@
 //! Restart cost: open a store holding 1,000,000 offsets (1,000 groups x 10
-//! topics x 100 partitions) and load them all with `load_all`.
+//! topics x 100 partitions, spread over the default 50 coordinator
+//! partitions) and load them all with `load_all`.
 //!
 //! Run with `cargo bench -p group-storage-sled --bench load`. Target
 //! (`benchmarks.md`): <= 2 s.
@@ -8,7 +9,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use group_offsets::MetadataStore;
+use std::sync::Arc;
+
+use group_offsets::{MetadataStore, OwnerEpoch, Record};
 use group_storage_sled::SledMetadataStore;
 use group_types::{OffsetAndMetadata, TopicPartition};
 
@@ -20,8 +23,10 @@ const OFFSETS: usize = GROUPS * TOPICS * PARTITIONS as usize;
 fn populate(dir: &PathBuf) {
     let store = SledMetadataStore::open(dir).expect("open store");
     for g in 0..GROUPS {
-        let batch: Vec<_> = (0..TOPICS)
+        let group_id: Arc<str> = Arc::from(format!("consumer-group-{g:04}"));
+        let records: Vec<_> = (0..TOPICS)
             .flat_map(|t| {
+                let group_id = group_id.clone();
                 (0..PARTITIONS).map(move |p| {
                     let offset = OffsetAndMetadata {
                         offset: 1_000_000 + i64::from(p),
@@ -30,11 +35,15 @@ fn populate(dir: &PathBuf) {
                         commit_time: 1_700_000_000_000,
                         expire_time: None,
                     };
-                    (TopicPartition { topic: format!("topic-{t:02}").into(), partition: p }, offset)
+                    Record::Offset {
+                        group_id: group_id.clone(),
+                        partition: TopicPartition { topic: format!("topic-{t:02}").into(), partition: p },
+                        offset,
+                    }
                 })
             })
             .collect();
-        store.store_group_offsets(&format!("consumer-group-{g:04}"), &batch).expect("store");
+        store.append_blocking(store.partition_of(&group_id), OwnerEpoch(1), records).expect("append");
     }
 }
 

@@ -1,5 +1,6 @@
 //! The value format: one version byte, then bincode 2.0.1 (serde path) with
-//! the one configuration in [`CONFIG`].
+//! the one configuration in [`CONFIG`] (offsets and group records), or a
+//! fixed-width big-endian `u64` (owner epochs).
 //!
 //! The stored shapes are this module's own structs, not the public types, so a
 //! field added to `OffsetAndMetadata` or `GroupMetadataRecord` cannot change
@@ -7,7 +8,7 @@
 //! below pin today's bytes.
 
 use bincode::config::{Configuration, Limit, LittleEndian, Varint};
-use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
+use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
 use group_types::OffsetAndMetadata;
 use serde::{Deserialize, Serialize};
 
@@ -16,6 +17,9 @@ pub(crate) const OFFSET_FORMAT_V1: u8 = 1;
 
 /// The format version of group metadata values written today.
 pub(crate) const GROUP_FORMAT_V1: u8 = 1;
+
+/// The format version of owner epoch values written today.
+pub(crate) const EPOCH_FORMAT_V1: u8 = 1;
 
 /// Bounds what a (possibly corrupt) length prefix may make the decoder read.
 const MAX_VALUE_BYTES: usize = 64 * 1024 * 1024;
@@ -159,6 +163,29 @@ pub(crate) fn decode_group(bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeEr
     }
 }
 
+/// Encodes a partition's owner epoch: the version byte, then the epoch as a
+/// `u64` big-endian (fixed width, hand-encoded: nine bytes, never through bincode).
+pub(crate) fn encode_epoch(epoch: OwnerEpoch) -> [u8; 9] {
+    let mut out = [0u8; 9];
+    out[0] = EPOCH_FORMAT_V1;
+    out[1..].copy_from_slice(&epoch.0.to_be_bytes());
+    out
+}
+
+/// Decodes a partition's owner epoch.
+pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, DecodeError> {
+    let (version, body) = split_version(bytes)?;
+    match version {
+        EPOCH_FORMAT_V1 => {
+            let body: [u8; 8] = body
+                .try_into()
+                .map_err(|_| DecodeError::Corrupt(format!("an epoch is 8 bytes, found {}", body.len())))?;
+            Ok(OwnerEpoch(u64::from_be_bytes(body)))
+        }
+        other => Err(DecodeError::UnknownVersion(other)),
+    }
+}
+
 fn encode<T: Serialize>(version: u8, value: &T) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(32);
     out.push(version);
@@ -265,6 +292,17 @@ mod tests {
     fn group_v1_bytes_are_pinned() {
         assert_eq!(encode_group(&sample_group()).unwrap(), GROUP_V1_GOLDEN);
         assert_eq!(decode_group(GROUP_V1_GOLDEN).unwrap(), sample_group());
+    }
+
+    #[test]
+    fn epoch_v1_bytes_are_pinned() {
+        let golden = [1, 0, 0, 0, 0, 0, 0, 1, 2];
+        assert_eq!(encode_epoch(OwnerEpoch(258)), golden);
+        assert_eq!(decode_epoch(&golden), Ok(OwnerEpoch(258)));
+        assert_eq!(decode_epoch(&encode_epoch(OwnerEpoch(u64::MAX))), Ok(OwnerEpoch(u64::MAX)));
+        assert_eq!(decode_epoch(&[2, 0, 0, 0, 0, 0, 0, 0, 0]), Err(DecodeError::UnknownVersion(2)));
+        assert!(matches!(decode_epoch(&golden[..8]), Err(DecodeError::Corrupt(_))));
+        assert!(matches!(decode_epoch(&[]), Err(DecodeError::Corrupt(_))));
     }
 
     #[test]

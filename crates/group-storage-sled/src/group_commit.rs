@@ -1,228 +1,147 @@
-//! Group commit: concurrent writers share flushes instead of paying one each.
+//! Group commit: the store's flusher thread, which makes applied appends
+//! durable and completes them, one flush for every append queued meanwhile.
 //!
-//! A writer applies its write to sled, then calls [`GroupCommit::wait_durable`].
-//! Flushes are numbered; a write is durable once a flush that *started after
-//! it* has succeeded. If no flush is running, the writer runs one itself (it
-//! becomes the leader) and every writer that arrived meanwhile waits for it;
-//! writers that arrive while a flush runs wait for the next one, which one of
-//! them leads. So one fsync acknowledges every write that landed during the
-//! previous fsync, and throughput grows with the number of committers.
+//! An append is applied to sled by the caller's thread and queued; `append`
+//! returns at once. The flusher takes everything queued, runs one flush (sled's
+//! flush, plus an `fsync` per [`Durability`](crate::Durability)), and
+//! completes every append it took, in queue order: each partition's appends
+//! are queued in call order, so they complete in call order. Appends that
+//! arrive during a flush wait for the next one, so one flush serves every
+//! append of every partition that landed while the previous flush ran, and
+//! throughput grows with the number of appends in flight.
 //!
-//! Waiters sleep on one of two condition variables by the parity of the flush
-//! they need, so a finished flush wakes only the writers it covers, plus one
-//! writer waiting for the next flush to lead it: on a small machine with many
-//! committers, needless wake-ups cost more than the flushes.
+//! After a failure the flusher fails every applied append that no flush
+//! covered yet (keeping their undo records), and the first append that
+//! arrives afterwards is deferred to it: holding every partition lock, it
+//! recovers the store (see `Shared::recover`), then applies the deferred
+//! appends in order and flushes them like any other.
 
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use group_offsets::StorageError;
 
-/// Shares flushes between concurrent writers.
-#[derive(Debug, Default)]
-pub(crate) struct GroupCommit {
-    state: Mutex<FlushState>,
-    /// `flushed[n % 2]` wakes the writers waiting for flush `n`.
-    flushed: [Condvar; 2],
-}
+use crate::engine::{Item, Shared, is_failure, lock};
 
-#[derive(Debug, Default)]
-struct FlushState {
-    /// The number of the last flush started.
-    started: u64,
-    /// The number of the last flush finished, successfully or not.
-    completed: u64,
-    /// The number of the last flush that succeeded.
-    succeeded: u64,
-    /// True while a leader is flushing.
-    in_progress: bool,
-    /// Why the last failed flush failed.
-    last_error: Option<StorageError>,
-    /// How many flushes ran (for tests and diagnostics).
-    flushes: u64,
-    /// How many writers wait for a flush of each parity.
-    waiting: [usize; 2],
-}
+impl Shared {
+    /// The flusher thread's body: rounds until shutdown, then a last round
+    /// for whatever is still queued.
+    pub(crate) fn run_flusher(self: Arc<Shared>) {
+        while let Some(items) = self.next_round() {
+            self.round(items);
+        }
+    }
 
-impl GroupCommit {
-    /// Returns once a flush that started after this call began has made every
-    /// earlier write durable, running that flush itself when no one else is.
-    pub(crate) fn wait_durable(
-        &self,
-        flush: impl Fn() -> Result<(), StorageError>,
-    ) -> Result<(), StorageError> {
-        let mut state = self.lock();
-        // A flush already running may have started before our write: only the
-        // next one is sure to cover it.
-        let needed = state.started + 1;
+    /// Asks the flusher to finish what is queued and stop.
+    pub(crate) fn shut_down(&self) {
+        lock(&self.queue).shutdown = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits for work; `None` once shut down with nothing left.
+    fn next_round(&self) -> Option<Vec<Item>> {
+        let mut queue = lock(&self.queue);
         loop {
-            if state.completed >= needed {
-                return if state.succeeded >= needed {
-                    Ok(())
-                } else {
-                    Err(state.last_error.clone().unwrap_or_else(|| StorageError::io("flush failed")))
-                };
+            if !queue.items.is_empty() {
+                return Some(std::mem::take(&mut queue.items));
             }
-            if state.in_progress {
-                let parity = (needed % 2) as usize;
-                state.waiting[parity] += 1;
-                state = self.flushed[parity].wait(state).unwrap_or_else(PoisonError::into_inner);
-                state.waiting[parity] -= 1;
-                continue;
+            if queue.shutdown {
+                return None;
             }
-            state.in_progress = true;
-            state.started += 1;
-            let epoch = state.started;
-            drop(state);
-
-            let result = flush();
-
-            state = self.lock();
-            state.in_progress = false;
-            state.completed = epoch;
-            state.flushes += 1;
-            match result {
-                Ok(()) => state.succeeded = epoch,
-                Err(e) => state.last_error = Some(e),
-            }
-            self.flushed[(epoch % 2) as usize].notify_all();
-            let next = ((epoch + 1) % 2) as usize;
-            if state.waiting[next] > 0 {
-                // Someone wrote during this flush: wake one of them to lead the next.
-                self.flushed[next].notify_one();
-            }
+            queue = self.wake.wait(queue).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
     }
 
-    /// How many flushes have run.
-    pub(crate) fn flushes(&self) -> u64 {
-        self.lock().flushes
-    }
-
-    /// How many writers are waiting for a flush someone else runs.
-    #[cfg(test)]
-    fn waiting(&self) -> usize {
-        self.lock().waiting.iter().sum()
-    }
-
-    fn lock(&self) -> MutexGuard<'_, FlushState> {
-        // The lock is never held across a call that can panic, but a poisoned
-        // state is still consistent: every field is updated before unlocking.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::{Arc, Barrier};
-
-    use super::*;
-
-    #[test]
-    fn a_lone_writer_flushes_once_per_write() {
-        let commit = GroupCommit::default();
-        let calls = AtomicU64::new(0);
-        for _ in 0..3 {
-            commit
-                .wait_durable(|| {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                    Ok(())
-                })
-                .unwrap();
+    /// One round: recover first if the store failed, then flush, then complete.
+    fn round(&self, mut items: Vec<Item>) {
+        if self.failed.load(Ordering::Acquire) {
+            self.recovery_round(&mut items);
         }
-        assert_eq!(calls.load(Ordering::SeqCst), 3);
-        assert_eq!(commit.flushes(), 3);
-    }
-
-    #[test]
-    fn a_failed_flush_fails_its_waiters_and_the_next_one_recovers() {
-        let commit = GroupCommit::default();
-        let err = commit.wait_durable(|| Err(StorageError::io("disk on fire"))).unwrap_err();
-        assert_eq!(err, StorageError::io("disk on fire"));
-        commit.wait_durable(|| Ok(())).unwrap();
-    }
-
-    #[test]
-    fn writers_arriving_during_a_flush_share_the_next_one() {
-        let commit = Arc::new(GroupCommit::default());
-        let (started_tx, started_rx) = std::sync::mpsc::channel();
-        let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
-        let leader = {
-            let commit = commit.clone();
-            std::thread::spawn(move || {
-                commit.wait_durable(|| {
-                    started_tx.send(()).unwrap();
-                    release_rx.recv().unwrap();
-                    Ok(())
-                })
-            })
-        };
-        started_rx.recv().unwrap();
-
-        let second_flushes = Arc::new(AtomicU64::new(0));
-        let followers: Vec<_> = (0..3)
-            .map(|_| {
-                let (commit, second_flushes) = (commit.clone(), second_flushes.clone());
-                std::thread::spawn(move || {
-                    commit.wait_durable(|| {
-                        second_flushes.fetch_add(1, Ordering::SeqCst);
-                        Ok(())
-                    })
-                })
-            })
-            .collect();
-        // All three wrote while the first flush ran, so it cannot cover them.
-        while commit.waiting() < 3 {
-            std::thread::yield_now();
+        let needs_flush = items.iter().any(|item| matches!(item, Item::Applied { error: None, .. }));
+        let flushed = if needs_flush { self.flush() } else { Ok(()) };
+        if let Err(e) = &flushed {
+            self.fail(e);
         }
-        assert_eq!(commit.flushes(), 0);
-        release_tx.send(()).unwrap();
-
-        leader.join().unwrap().unwrap();
-        for follower in followers {
-            follower.join().unwrap().unwrap();
-        }
-        assert_eq!(second_flushes.load(Ordering::SeqCst), 1, "one flush serves all three followers");
-        assert_eq!(commit.flushes(), 2);
-    }
-
-    #[test]
-    fn every_write_is_covered_by_a_flush_that_started_after_it() {
-        // Each writer bumps `written`; each flush records how many writes had
-        // happened when it started. A writer must only return after a flush
-        // whose snapshot includes its own write.
-        let commit = Arc::new(GroupCommit::default());
-        let written = Arc::new(AtomicU64::new(0));
-        let durable = Arc::new(AtomicU64::new(0));
-        let threads = 8;
-        let per_thread = 50;
-        let barrier = Arc::new(Barrier::new(threads));
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                let (commit, written, durable, barrier) =
-                    (commit.clone(), written.clone(), durable.clone(), barrier.clone());
-                std::thread::spawn(move || {
-                    barrier.wait();
-                    for _ in 0..per_thread {
-                        let mine = written.fetch_add(1, Ordering::SeqCst) + 1;
-                        commit
-                            .wait_durable(|| {
-                                let snapshot = written.load(Ordering::SeqCst);
-                                std::thread::yield_now();
-                                durable.fetch_max(snapshot, Ordering::SeqCst);
-                                Ok(())
-                            })
-                            .unwrap();
-                        assert!(durable.load(Ordering::SeqCst) >= mine, "write {mine} acknowledged early");
+        for item in items {
+            let (completion, result) = match item {
+                Item::Done { completion, result } => (completion, result),
+                Item::Applied { completion, undo, error } => {
+                    let result = match error {
+                        Some(e) => Err(e),
+                        None => flushed.clone(),
+                    };
+                    if result.is_err() && !undo.is_empty() {
+                        lock(&self.health).undo.push(undo);
                     }
-                })
+                    (completion, result)
+                }
+                // Only `recovery_round` sees these, and it turns each into one of the above.
+                Item::Deferred { completion, .. } => {
+                    (completion, Err(StorageError::io("an append was deferred past recovery")))
+                }
+            };
+            if result.as_ref().is_err_and(is_failure) {
+                self.counters.failed_appends.fetch_add(1, Ordering::Relaxed);
+            }
+            // A completion that panics is its caller's bug; it must not stop
+            // the flusher, or every later append would wait forever.
+            if catch_unwind(AssertUnwindSafe(|| completion.complete(result))).is_err() {
+                tracing::error!("group-storage-sled: an append's completion panicked");
+            }
+        }
+    }
+
+    /// The part of a round run while the store is failed.
+    fn recovery_round(&self, items: &mut Vec<Item>) {
+        // With every partition lock held nothing can be applied or queued,
+        // so what is queued now is every append not yet completed.
+        let mut states = self.all_states();
+        items.append(&mut lock(&self.queue).items);
+        let failure = self.failure();
+        let mut deferred = false;
+        for item in items.iter_mut() {
+            match item {
+                // Applied before the failure was seen: no flush covered it.
+                Item::Applied { error: error @ None, .. } => *error = Some(failure.clone()),
+                Item::Deferred { .. } => deferred = true,
+                Item::Applied { .. } | Item::Done { .. } => {}
+            }
+        }
+        if !deferred {
+            // Recovery waits for the next append after the failure.
+            return;
+        }
+        // Their undo records must be in before recovery rolls back.
+        for item in items.iter_mut() {
+            if let Item::Applied { undo, .. } = item
+                && !undo.is_empty()
+            {
+                lock(&self.health).undo.push(std::mem::take(undo));
+            }
+        }
+        let recovered = self.recover(&mut states);
+        if let Err(e) = &recovered {
+            tracing::warn!(error = %e, "group-storage-sled: recovery from a storage failure failed; the next append retries");
+        }
+        let queued = std::mem::take(items);
+        *items = queued
+            .into_iter()
+            .map(|item| match item {
+                Item::Deferred { completion, partition, epoch, writes } => match &recovered {
+                    Ok(()) => {
+                        let state = &mut states[partition.0 as usize];
+                        self.apply(state, partition, epoch, writes, completion)
+                    }
+                    Err(e) => Item::Done {
+                        completion,
+                        result: Err(StorageError::io(format!(
+                            "the store failed ({failure}) and has not recovered yet: {e}"
+                        ))),
+                    },
+                },
+                other => other,
             })
             .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        let writes = (threads * per_thread) as u64;
-        assert_eq!(durable.load(Ordering::SeqCst), writes);
-        assert!(commit.flushes() <= writes);
     }
 }

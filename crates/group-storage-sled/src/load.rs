@@ -1,15 +1,21 @@
-//! Loading everything at start-up, the offsets tree split into key ranges
-//! read in parallel (sled's iterator costs about a microsecond per entry, so
-//! one thread alone would spend over a second on 1,000,000 offsets).
+//! Reading partitions back: one partition's epoch, group records and offsets
+//! (a prefix scan), with the offsets split into key ranges read in parallel
+//! (sled's iterator costs about a microsecond per entry, so one thread alone
+//! would spend over a second on 1,000,000 offsets), and every partition for
+//! `load_all`, partitions spread over a few threads.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-use group_offsets::{StorageError, StoredGroups};
+use group_offsets::{
+    CoordinatorPartition, GroupMetadataRecord, LoadedPartition, OwnerEpoch, StorageError, StoredGroups,
+};
 use group_types::{GroupOffsets, OffsetAndMetadata};
 
-use crate::keys::{self, GROUPS_TREE, OFFSETS_TREE};
-use crate::store::{decode_group, decode_offset, from_sled};
+use crate::codec::{self, DecodeError};
+use crate::keys::{self, OffsetKey, PARTITIONS_TREE};
+use crate::store::from_sled;
 
 /// Keys from the first bound (included) to the second (excluded); `None` is open.
 type KeyRange<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
@@ -23,31 +29,140 @@ pub(crate) enum Unreadable {
     Skip,
 }
 
-/// Everything in both trees, with what was skipped (always empty for
-/// [`Unreadable::Fail`]). Offsets come back in group id order.
-pub(crate) fn load_all(
-    groups: &sled::Tree,
-    offsets: &sled::Tree,
+/// How many threads a load may use.
+pub(crate) fn parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
+}
+
+/// A partition's owner epoch (`OwnerEpoch(0)` when it never accepted one).
+pub(crate) fn read_epoch(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
+) -> Result<OwnerEpoch, StorageError> {
+    match tree.get(keys::epoch_key(partition)).map_err(from_sled)? {
+        None => Ok(OwnerEpoch(0)),
+        Some(value) => codec::decode_epoch(&value)
+            .map_err(|e| decode_error(e, String::new(), keys::display_epoch_key(partition))),
+    }
+}
+
+/// Everything `partition` holds, with what was skipped (always empty for
+/// [`Unreadable::Fail`]), its offsets read by up to `parts` threads. An
+/// unreadable epoch is reported as `OwnerEpoch(0)` when skipping.
+pub(crate) fn load_partition(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
     mode: Unreadable,
+    parts: usize,
+) -> Result<(LoadedPartition, Vec<StorageError>), StorageError> {
+    let mut problems = Vec::new();
+    let epoch = match (read_epoch(tree, partition), mode) {
+        (Ok(epoch), _) => epoch,
+        (Err(e @ StorageError::Io { .. }), _) | (Err(e), Unreadable::Fail) => return Err(e),
+        (Err(e), Unreadable::Skip) => {
+            problems.push(e);
+            OwnerEpoch(0)
+        }
+    };
+    let (groups, group_problems) = load_records(tree, partition, mode)?;
+    problems.extend(group_problems);
+    let (offsets, offset_problems) = load_offsets(tree, partition, mode, parts)?;
+    problems.extend(offset_problems);
+    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets } }, problems))
+}
+
+/// Every partition below `partitions`, each read whole by `load_one` on one
+/// of a few threads.
+pub(crate) fn load_all(
+    partitions: u32,
+    load_one: impl Fn(CoordinatorPartition) -> Result<(LoadedPartition, Vec<StorageError>), StorageError> + Sync,
 ) -> Result<(StoredGroups, Vec<StorageError>), StorageError> {
-    let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let mut bounds = vec![None];
-    bounds.extend(split_points(offsets, parts)?.into_iter().map(Some));
-    bounds.push(None);
+    let workers = parallelism().min(partitions as usize).max(1);
+    let next = AtomicU32::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let p = next.fetch_add(1, Ordering::Relaxed);
+            if p >= partitions {
+                return done;
+            }
+            done.push((p, load_one(CoordinatorPartition(p))));
+        }
+    };
+    let mut results = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..workers).map(|_| s.spawn(work)).collect();
+        let mut results = work();
+        for handle in handles {
+            match handle.join() {
+                Ok(more) => results.extend(more),
+                Err(_) => results.push((u32::MAX, Err(StorageError::io("a partition loader panicked")))),
+            }
+        }
+        results
+    });
+    // By partition, so the error reported is always the same one.
+    results.sort_unstable_by_key(|(p, _)| *p);
+    let mut all = StoredGroups::default();
+    let mut problems = Vec::new();
+    for (_, result) in results {
+        let (loaded, skipped) = result?;
+        all.extend(loaded.groups);
+        problems.extend(skipped);
+    }
+    Ok((all, problems))
+}
+
+/// The group records of `partition`, in group id order.
+fn load_records(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
+    mode: Unreadable,
+) -> Result<(Vec<GroupMetadataRecord>, Vec<StorageError>), StorageError> {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    for entry in tree.scan_prefix(keys::groups_prefix(partition)) {
+        let (key, value) = entry.map_err(from_sled)?;
+        let record = keys::parse_group_key(&key)
+            .map_err(|reason| StorageError::Corrupt {
+                group_id: String::from_utf8_lossy(key.get(5..).unwrap_or_default()).into_owned(),
+                key: keys::display_raw_key(PARTITIONS_TREE, &key),
+                reason: format!("malformed key: {reason}"),
+            })
+            .and_then(|group_id| decode_group(partition, group_id, &value));
+        match (record, mode) {
+            (Ok(record), _) => records.push(record),
+            (Err(e), Unreadable::Fail) => return Err(e),
+            (Err(e), Unreadable::Skip) => problems.push(e),
+        }
+    }
+    Ok((records, problems))
+}
+
+/// The offsets of `partition`, grouped, in group id order, read in up to
+/// `parts` key ranges at once.
+fn load_offsets(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
+    mode: Unreadable,
+    parts: usize,
+) -> Result<(Vec<GroupOffsets>, Vec<StorageError>), StorageError> {
+    let (start, end) = (keys::offsets_prefix(partition), keys::offsets_end(partition));
+    let mut bounds = vec![Some(start.to_vec())];
+    bounds.extend(split_points(tree, &start, &end, parts)?.into_iter().map(Some));
+    bounds.push(Some(end.to_vec()));
     let ranges: Vec<KeyRange<'_>> = bounds.windows(2).map(|w| (w[0].as_deref(), w[1].as_deref())).collect();
 
-    let (records, loaded) = std::thread::scope(|s| {
+    let loaded = std::thread::scope(|s| {
         let handles: Vec<_> =
-            ranges[1..].iter().map(|&(lo, hi)| s.spawn(move || load_range(offsets, lo, hi, mode))).collect();
-        let records = load_records(groups, mode);
-        let mut loaded = vec![load_range(offsets, ranges[0].0, ranges[0].1, mode)];
+            ranges[1..].iter().map(|&(lo, hi)| s.spawn(move || load_range(tree, lo, hi, mode))).collect();
+        let mut loaded = vec![load_range(tree, ranges[0].0, ranges[0].1, mode)];
         for handle in handles {
             loaded.push(handle.join().unwrap_or_else(|_| Err(StorageError::io("an offset loader panicked"))));
         }
-        (records, loaded)
+        loaded
     });
 
-    let (groups, mut problems) = records?;
+    let mut problems = Vec::new();
     let mut all: Vec<GroupOffsets> = Vec::new();
     for part in loaded {
         let (part, part_problems) = part?;
@@ -66,36 +181,12 @@ pub(crate) fn load_all(
     }
     // The key layout orders groups by id length first; callers get id order.
     all.sort_unstable_by(|a, b| a.group_id.cmp(&b.group_id));
-    Ok((StoredGroups { groups, offsets: all }, problems))
-}
-
-fn load_records(
-    groups: &sled::Tree,
-    mode: Unreadable,
-) -> Result<(Vec<group_offsets::GroupMetadataRecord>, Vec<StorageError>), StorageError> {
-    let mut records = Vec::new();
-    let mut problems = Vec::new();
-    for entry in groups.iter() {
-        let (key, value) = entry.map_err(from_sled)?;
-        let record = std::str::from_utf8(&key)
-            .map_err(|e| StorageError::Corrupt {
-                group_id: String::from_utf8_lossy(&key).into_owned(),
-                key: keys::display_raw_key(GROUPS_TREE, &key),
-                reason: format!("group id is not UTF-8: {e}"),
-            })
-            .and_then(|group_id| decode_group(group_id, &value));
-        match (record, mode) {
-            (Ok(record), _) => records.push(record),
-            (Err(e), Unreadable::Fail) => return Err(e),
-            (Err(e), Unreadable::Skip) => problems.push(e),
-        }
-    }
-    Ok((records, problems))
+    Ok((all, problems))
 }
 
 /// The offsets with keys in `[lo, hi)`, grouped, in key order.
-fn load_range(
-    offsets: &sled::Tree,
+pub(crate) fn load_range(
+    tree: &sled::Tree,
     lo: Option<&[u8]>,
     hi: Option<&[u8]>,
     mode: Unreadable,
@@ -108,12 +199,12 @@ fn load_range(
     let mut current: Option<GroupOffsets> = None;
     let mut topic = String::new();
     let mut partitions = BTreeMap::new();
-    for entry in offsets.range::<&[u8], _>(range) {
+    for entry in tree.range::<&[u8], _>(range) {
         let (key, value) = entry.map_err(from_sled)?;
         let decoded = keys::parse_offset_key(&key)
             .map_err(|reason| StorageError::Corrupt {
                 group_id: String::new(),
-                key: keys::display_raw_key(OFFSETS_TREE, &key),
+                key: keys::display_raw_key(PARTITIONS_TREE, &key),
                 reason: format!("malformed key: {reason}"),
             })
             .and_then(|parsed| decode_offset(&parsed, &value).map(|offset| (parsed, offset)));
@@ -156,19 +247,28 @@ fn finish_topic(
     }
 }
 
-/// Up to `parts - 1` increasing keys cutting the tree's key range into
+/// Up to `parts - 1` increasing keys cutting the keys of `[start, end)` into
 /// roughly even slices: the 8 bytes after the first and last keys' common
 /// prefix are read as numbers and the interval between them cut evenly. Any
-/// increasing points are correct (ranges cover every key); good ones only
-/// balance the work.
-fn split_points(tree: &sled::Tree, parts: usize) -> Result<Vec<Vec<u8>>, StorageError> {
+/// increasing points inside the range are correct (ranges cover every key);
+/// good ones only balance the work.
+fn split_points(
+    tree: &sled::Tree,
+    start: &[u8],
+    end: &[u8],
+    parts: usize,
+) -> Result<Vec<Vec<u8>>, StorageError> {
     if parts < 2 {
         return Ok(Vec::new());
     }
-    let (Some((first, _)), Some((last, _))) =
-        (tree.first().map_err(from_sled)?, tree.last().map_err(from_sled)?)
-    else {
-        return Ok(Vec::new());
+    let mut range = tree.range::<&[u8], _>(start..end);
+    let first = match range.next() {
+        Some(entry) => entry.map_err(from_sled)?.0,
+        None => return Ok(Vec::new()),
+    };
+    let last = match range.next_back() {
+        Some(entry) => entry.map_err(from_sled)?.0,
+        None => return Ok(Vec::new()),
     };
     let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
     let window = |key: &[u8]| {
@@ -184,62 +284,101 @@ fn split_points(tree: &sled::Tree, parts: usize) -> Result<Vec<Vec<u8>>, Storage
         let cut = lo + (hi.saturating_sub(lo)) * i as u128 / parts as u128;
         let mut point = first[..common].to_vec();
         point.extend_from_slice(&(cut as u64).to_be_bytes());
-        if point.as_slice() > first.as_ref() && points.last().is_none_or(|p| *p < point) {
+        if point.as_slice() > first.as_ref()
+            && point.as_slice() < end
+            && points.last().is_none_or(|p| *p < point)
+        {
             points.push(point);
         }
     }
     Ok(points)
 }
 
+/// Decodes an offset value, naming its key in the error.
+pub(crate) fn decode_offset(key: &OffsetKey<'_>, value: &[u8]) -> Result<OffsetAndMetadata, StorageError> {
+    codec::decode_offset(value).map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
+}
+
+/// Decodes a group record value, checking that it names the group of its key.
+pub(crate) fn decode_group(
+    partition: CoordinatorPartition,
+    group_id: &str,
+    value: &[u8],
+) -> Result<GroupMetadataRecord, StorageError> {
+    let key = || keys::display_group_key(partition, group_id);
+    let record = codec::decode_group(value).map_err(|e| decode_error(e, group_id.to_owned(), key()))?;
+    if record.group_id != group_id {
+        return Err(StorageError::Corrupt {
+            group_id: group_id.to_owned(),
+            key: key(),
+            reason: format!("the record names group {:?}", record.group_id),
+        });
+    }
+    Ok(record)
+}
+
+fn decode_error(e: DecodeError, group_id: String, key: String) -> StorageError {
+    match e {
+        DecodeError::UnknownVersion(version) => StorageError::UnknownFormatVersion { group_id, key, version },
+        DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id, key, reason },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn split_points_are_increasing_and_inside_the_key_range() {
+    const P: CoordinatorPartition = CoordinatorPartition(3);
+
+    fn tree() -> sled::Tree {
         let db = sled::Config::new().temporary(true).open().unwrap();
-        let tree = db.open_tree("t").unwrap();
-        assert!(split_points(&tree, 4).unwrap().is_empty(), "an empty tree is not split");
+        db.open_tree("t").unwrap()
+    }
+
+    #[test]
+    fn split_points_are_increasing_and_inside_the_partition() {
+        let tree = tree();
+        let (start, end) = (keys::offsets_prefix(P), keys::offsets_end(P));
+        assert!(split_points(&tree, &start, &end, 4).unwrap().is_empty(), "an empty range is not split");
+        // Neighbours that must not count.
+        let other = CoordinatorPartition(4);
+        tree.insert(keys::offset_key(other, "zzz", "t", 0).unwrap(), &[1u8][..]).unwrap();
+        tree.insert(keys::group_key(P, "group"), &[1u8][..]).unwrap();
         for g in 0..100 {
-            tree.insert(keys::offset_key(&format!("group-{g:03}"), "t", 0).unwrap(), &[1u8][..]).unwrap();
+            tree.insert(keys::offset_key(P, &format!("group-{g:03}"), "t", 0).unwrap(), &[1u8][..]).unwrap();
         }
-        let points = split_points(&tree, 4).unwrap();
+        let points = split_points(&tree, &start, &end, 4).unwrap();
         assert_eq!(points.len(), 3);
         assert!(points.windows(2).all(|w| w[0] < w[1]));
-        // Roughly even: every slice holds some keys.
-        let mut bounds = vec![None];
-        bounds.extend(points.iter().map(|p| Some(p.as_slice())));
-        bounds.push(None);
+        let mut bounds = vec![start.as_slice()];
+        bounds.extend(points.iter().map(Vec::as_slice));
+        bounds.push(end.as_slice());
         for w in bounds.windows(2) {
-            let range = (
-                w[0].map_or(Bound::Unbounded, Bound::Included),
-                w[1].map_or(Bound::Unbounded, Bound::Excluded),
-            );
-            let count = tree.range::<&[u8], _>(range).count();
+            let count = tree.range::<&[u8], _>(w[0]..w[1]).count();
             assert!((10..=50).contains(&count), "slice {w:?} holds {count} keys");
         }
-        assert!(split_points(&tree, 1).unwrap().is_empty());
+        assert!(split_points(&tree, &start, &end, 1).unwrap().is_empty());
     }
 
     #[test]
     fn a_group_cut_by_a_boundary_is_merged() {
-        let db = sled::Config::new().temporary(true).open().unwrap();
-        let (groups, offsets) = (db.open_tree("g").unwrap(), db.open_tree("o").unwrap());
-        let value = crate::codec::encode_offset(&OffsetAndMetadata::new(5, 1)).unwrap();
+        let tree = tree();
+        let value = codec::encode_offset(&OffsetAndMetadata::new(5, 1)).unwrap();
         for topic in ["a", "b"] {
             for partition in 0..50 {
-                offsets
-                    .insert(keys::offset_key("only", topic, partition).unwrap(), value.as_slice())
+                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value.as_slice())
                     .unwrap();
             }
         }
-        let cut = keys::offset_key("only", "a", 30).unwrap();
-        let (first, _) = load_range(&offsets, None, Some(&cut), Unreadable::Fail).unwrap();
-        let (second, _) = load_range(&offsets, Some(&cut), None, Unreadable::Fail).unwrap();
+        let cut = keys::offset_key(P, "only", "a", 30).unwrap();
+        let (first, _) = load_range(&tree, None, Some(&cut), Unreadable::Fail).unwrap();
+        let (second, _) = load_range(&tree, Some(&cut), None, Unreadable::Fail).unwrap();
         assert_eq!((first[0].len(), second[0].len()), (30, 70));
-        let (stored, problems) = load_all(&groups, &offsets, Unreadable::Fail).unwrap();
-        assert!(problems.is_empty());
-        assert_eq!(stored.offsets.len(), 1);
-        assert_eq!(stored.offsets[0].len(), 100);
+        for parts in [1, 3, 8] {
+            let (loaded, problems) = load_partition(&tree, P, Unreadable::Fail, parts).unwrap();
+            assert!(problems.is_empty());
+            assert_eq!(loaded.groups.offsets.len(), 1);
+            assert_eq!(loaded.groups.offsets[0].len(), 100, "{parts} parts");
+        }
     }
 }

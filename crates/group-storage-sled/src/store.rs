@@ -1,25 +1,24 @@
 //! `SledMetadataStore`: the `MetadataStore` contract on a sled database.
 
-use std::fs::File;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-use group_offsets::{GroupMetadataRecord, MetadataStore, StorageError, StoredGroups};
-use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
+use group_offsets::{
+    AppendCompletion, CoordinatorPartition, LoadedPartition, MetadataStore, OwnerEpoch, Record, StorageError,
+    StoredGroups,
+};
+use group_types::{GroupOffsets, OffsetAndMetadata};
 
-use crate::Durability;
-use crate::codec::{self, DecodeError};
-use crate::group_commit::GroupCommit;
-use crate::keys::{self, GROUPS_TREE, OFFSETS_TREE};
+pub(crate) use crate::engine::Handles;
+use crate::engine::Shared;
+use crate::keys::{self, PARTITIONS_TREE};
+use crate::layout::{self, Prepared};
 use crate::load::{self, Unreadable};
-
-/// The key, in sled's default tree, of the record naming the store's layout.
-const LAYOUT_KEY: &[u8] = b"group-storage-sled/layout";
-
-/// The layout described in the crate docs.
-const LAYOUT_V1: u8 = 1;
+use crate::{Durability, SledOptions};
 
 /// The file `open` writes beside sled's once the layout record is durable.
 const MARKER_FILE: &str = "group-storage-sled.marker";
@@ -27,23 +26,51 @@ const MARKER_FILE: &str = "group-storage-sled.marker";
 const MARKER_TEXT: &str =
     "A group-storage-sled store lives here; its layout record must be in the database.\n";
 
-/// A durable [`MetadataStore`] on an embedded sled database.
+/// A durable [`MetadataStore`] on an embedded sled database, laid out in
+/// coordinator partitions.
 ///
-/// Every write returns only after an explicit flush (by default sled's flush
-/// plus an `fsync`, see [`Durability`]) has made it durable; concurrent
-/// writers share those flushes (group commit). A multi-partition
-/// commit is one sled batch, so it is atomic across a crash. Cloning is cheap
-/// and clones share the database and its flushes.
+/// [`append`](MetadataStore::append) applies its records as one sled batch
+/// (with the partition's owner epoch, when it rises) and returns at once; the
+/// store's flusher thread completes it once a flush (by default sled's flush
+/// plus an `fsync`, see [`Durability`]) has made it durable, one flush for
+/// every append queued meanwhile (group commit). After a storage failure the
+/// store recovers by itself on the next append (see the [crate docs](crate#recovery)).
+///
+/// Completions run on the flusher thread (or, for an append refused before
+/// it was queued, on the caller's): they should hand the outcome on and
+/// return. A completion may call `append` again, but must not wait for
+/// another append's outcome (`append_blocking`), which only the flusher it
+/// is holding up could deliver.
+///
+/// Cloning is cheap; clones share the database, its flusher and its counters.
+/// The flusher stops, after completing every pending append, when the last
+/// clone is dropped.
 ///
 /// The key layout and value format are described in the [crate docs](crate).
 #[derive(Debug, Clone)]
 pub struct SledMetadataStore {
-    db: sled::Db,
-    offsets: sled::Tree,
-    groups: sled::Tree,
-    commits: Arc<GroupCommit>,
-    /// sled's data file, to `fsync` after each flush ([`Durability::Fsync`]).
-    fsync: Option<Arc<File>>,
+    inner: Arc<Inner>,
+}
+
+/// Owns the flusher thread: stopping it is the last clone's job.
+#[derive(Debug)]
+struct Inner {
+    shared: Arc<Shared>,
+    flusher: Option<JoinHandle<()>>,
+    flusher_id: ThreadId,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.shared.shut_down();
+        // A completion running on the flusher may hold the last clone; the
+        // thread then ends by itself after this round.
+        if std::thread::current().id() != self.flusher_id
+            && let Some(flusher) = self.flusher.take()
+        {
+            let _ = flusher.join();
+        }
+    }
 }
 
 impl SledMetadataStore {
@@ -51,8 +78,11 @@ impl SledMetadataStore {
     /// another handle still holds.
     pub const LOCK_WAIT: Duration = Duration::from_secs(2);
 
-    /// Opens (creating if needed) the store in the directory `path`.
+    /// Opens (creating if needed) the store in the directory `path`, with
+    /// [`DEFAULT_COORDINATOR_PARTITIONS`](group_offsets::DEFAULT_COORDINATOR_PARTITIONS)
+    /// partitions and [`Durability::Fsync`].
     ///
+    /// A store in layout v1 is migrated to v2 (see the [crate docs](crate#migration-from-layout-v1)).
     /// A damaged database gives [`StorageError::Unavailable`], never a panic.
     /// Beside sled's own files the directory holds a small marker file,
     /// written once the store's layout record is durable: if the marker is
@@ -70,7 +100,7 @@ impl SledMetadataStore {
     /// `open` waits up to [`LOCK_WAIT`](SledMetadataStore::LOCK_WAIT) for the lock
     /// before reporting the directory as in use.
     pub fn open(path: impl AsRef<Path>) -> Result<SledMetadataStore, StorageError> {
-        SledMetadataStore::open_with(path, Durability::default())
+        SledMetadataStore::open_with_options(path, SledOptions::default())
     }
 
     /// Like [`open`](SledMetadataStore::open), with the given durability.
@@ -78,150 +108,177 @@ impl SledMetadataStore {
         path: impl AsRef<Path>,
         durability: Durability,
     ) -> Result<SledMetadataStore, StorageError> {
+        SledMetadataStore::open_with_options(path, SledOptions::new().durability(durability))
+    }
+
+    /// Like [`open`](SledMetadataStore::open), with `partitions` coordinator
+    /// partitions. A store created (or migrated) with another number is
+    /// refused with [`StorageError::InvalidInput`].
+    pub fn open_with_partitions(
+        path: impl AsRef<Path>,
+        partitions: u32,
+    ) -> Result<SledMetadataStore, StorageError> {
+        SledMetadataStore::open_with_options(path, SledOptions::new().partitions(partitions))
+    }
+
+    /// Like [`open`](SledMetadataStore::open), with every option.
+    ///
+    /// Fails with [`StorageError::InvalidInput`] when the partition count is
+    /// out of range or differs from the one the store was created with, and
+    /// with [`StorageError::Unavailable`] when the database cannot be opened.
+    pub fn open_with_options(
+        path: impl AsRef<Path>,
+        options: SledOptions,
+    ) -> Result<SledMetadataStore, StorageError> {
+        options.check()?;
         let path = path.as_ref();
-        let unavailable = |e: StorageError| StorageError::Unavailable {
-            message: format!("cannot open the sled database at {}: {e}", path.display()),
+        let unavailable = |e: StorageError| match e {
+            StorageError::InvalidInput { .. } => e,
+            e => StorageError::Unavailable {
+                message: format!("cannot open the sled database at {}: {e}", path.display()),
+            },
         };
         let marker = path.join(MARKER_FILE);
         let existed = marker.exists();
-        let db = open_db(path).map_err(unavailable)?;
-        let mut store = SledMetadataStore::with_layout(db, existed).map_err(unavailable)?;
-        if durability == Durability::Fsync {
-            // sled keeps its log in the file `db` of its directory; an fsync
-            // through any descriptor of that file syncs all of it.
-            let data_file = path.join("db");
-            let file = File::open(&data_file).map_err(|e| {
-                unavailable(StorageError::io(format!("cannot open {} to fsync it: {e}", data_file.display())))
-            })?;
-            store.fsync = Some(Arc::new(file));
-        }
-        if !existed {
-            store.flush_now().map_err(unavailable)?;
+        let handles = Handles::open(path, options.durability_mode()).map_err(unavailable)?;
+        let shared = Shared::new(
+            handles,
+            Some(path.to_owned()),
+            options.partition_count(),
+            options.durability_mode(),
+            options.faults().cloned(),
+        );
+        let prepared = shared
+            .with_handles(|h| layout::prepare(h, shared.partitions, existed, |h| shared.flush_handles(h)))
+            .map_err(unavailable)?;
+        if prepared == Prepared::Created || !existed {
+            shared.flush().map_err(unavailable)?;
             std::fs::write(&marker, MARKER_TEXT).map_err(|e| {
                 unavailable(StorageError::io(format!("cannot write {}: {e}", marker.display())))
             })?;
         }
-        Ok(store)
+        SledMetadataStore::start(shared)
     }
 
     /// A store over an already open database (for custom sled settings, or
-    /// to share a database with other trees). It uses the trees
-    /// [`OFFSETS_TREE`] and [`GROUPS_TREE`], and one layout record in the
-    /// default tree. Unlike [`open`](SledMetadataStore::open) it cannot tell
-    /// a database sled silently emptied from a new one, and, not knowing
+    /// to share a database with other trees), with
+    /// [`DEFAULT_COORDINATOR_PARTITIONS`](group_offsets::DEFAULT_COORDINATOR_PARTITIONS)
+    /// partitions. It uses the tree [`PARTITIONS_TREE`] and one layout record
+    /// in the default tree. Unlike [`open`](SledMetadataStore::open) it cannot
+    /// tell a database sled silently emptied from a new one; not knowing
     /// sled's file, it acknowledges writes after sled's flush alone
-    /// ([`Durability::SledFlush`]).
+    /// ([`Durability::SledFlush`]); and not knowing the directory, it cannot
+    /// reopen the database after a failure sled does not recover from in
+    /// place (every append fails until the store is rebuilt).
     pub fn from_db(db: sled::Db) -> Result<SledMetadataStore, StorageError> {
-        SledMetadataStore::with_layout(db, false)
+        SledMetadataStore::from_db_with_partitions(db, group_offsets::DEFAULT_COORDINATOR_PARTITIONS)
     }
 
-    /// Checks (or, in a new database, writes) the layout record.
-    fn with_layout(db: sled::Db, must_exist: bool) -> Result<SledMetadataStore, StorageError> {
-        guarded(|| {
-            match db.get(LAYOUT_KEY).map_err(from_sled)? {
-                Some(v) if v.as_ref() == [LAYOUT_V1] => {}
-                Some(v) => {
-                    return Err(StorageError::Unavailable {
-                        message: format!(
-                            "unknown store layout {:?}; written by a newer version?",
-                            v.as_ref()
-                        ),
-                    });
-                }
-                None if must_exist => {
-                    return Err(StorageError::Unavailable {
-                        message: "the store's layout record is missing: sled lost the database's contents \
-                                  (damaged log); restore it from a backup or move it aside"
-                            .to_owned(),
-                    });
-                }
-                None => {
-                    db.insert(LAYOUT_KEY, &[LAYOUT_V1]).map_err(from_sled)?;
-                }
-            }
-            let offsets = db.open_tree(OFFSETS_TREE).map_err(from_sled)?;
-            let groups = db.open_tree(GROUPS_TREE).map_err(from_sled)?;
-            Ok(SledMetadataStore { db, offsets, groups, commits: Arc::default(), fsync: None })
-        })
+    /// Like [`from_db`](SledMetadataStore::from_db), with `partitions`
+    /// coordinator partitions.
+    pub fn from_db_with_partitions(db: sled::Db, partitions: u32) -> Result<SledMetadataStore, StorageError> {
+        SledOptions::new().partitions(partitions).check()?;
+        let shared = Shared::new(Handles::new(db, None)?, None, partitions, Durability::SledFlush, None);
+        let prepared =
+            shared.with_handles(|h| layout::prepare(h, partitions, false, |h| shared.flush_handles(h)))?;
+        if prepared == Prepared::Created {
+            shared.flush()?;
+        }
+        SledMetadataStore::start(shared)
+    }
+
+    fn start(shared: Shared) -> Result<SledMetadataStore, StorageError> {
+        let shared = Arc::new(shared);
+        let flusher = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("sled-group-commit".to_owned())
+                .spawn(move || shared.run_flusher())
+                .map_err(|e| StorageError::io(format!("cannot start the flusher thread: {e}")))?
+        };
+        let flusher_id = flusher.thread().id();
+        Ok(SledMetadataStore { inner: Arc::new(Inner { shared, flusher: Some(flusher), flusher_id }) })
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.inner.shared
     }
 
     /// What writes wait for before they are acknowledged.
     pub fn durability(&self) -> Durability {
-        match self.fsync {
-            Some(_) => Durability::Fsync,
-            None => Durability::SledFlush,
-        }
+        self.shared().durability
     }
 
-    /// The underlying database.
-    pub fn db(&self) -> &sled::Db {
-        &self.db
-    }
-
-    /// How many flushes this store (and its clones) have run: with
-    /// concurrent committers this grows slower than the number of writes.
+    /// How many flushes this store (and its clones) have run: with many
+    /// appends in flight this grows slower than the number of appends.
     pub fn flush_count(&self) -> u64 {
-        self.commits.flushes()
+        self.shared().counters.flushes.load(Ordering::Relaxed)
     }
 
-    /// Like [`MetadataStore::load_all`], but a value or key that cannot be
-    /// read is skipped and reported instead of failing the whole load, so an
+    /// How many appends completed with a storage failure (`Io` or
+    /// `Unavailable`; not refusals such as `Fenced` or `InvalidInput`).
+    pub fn failed_appends(&self) -> u64 {
+        self.shared().counters.failed_appends.load(Ordering::Relaxed)
+    }
+
+    /// How many times the store recovered from a storage failure (in place or
+    /// by reopening its database).
+    pub fn recoveries(&self) -> u64 {
+        self.shared().counters.recoveries.load(Ordering::Relaxed)
+    }
+
+    /// How many times recovery reopened the database from its directory.
+    pub fn reopen_count(&self) -> u64 {
+        self.shared().counters.reopens.load(Ordering::Relaxed)
+    }
+
+    /// True from a storage failure until the store has recovered from it.
+    pub fn is_failed(&self) -> bool {
+        self.shared().failed.load(Ordering::Acquire)
+    }
+
+    /// Like [`MetadataStore::load`], but a value or key that cannot be read
+    /// is skipped and reported instead of failing the whole load, so an
     /// operator can start with every readable group and see what was lost.
+    /// An unreadable epoch is reported, and given as `OwnerEpoch(0)`; appends
+    /// to that partition fail until it is repaired.
+    pub fn load_skipping_unreadable(
+        &self,
+        partition: CoordinatorPartition,
+    ) -> Result<(LoadedPartition, Vec<StorageError>), StorageError> {
+        self.shared().load_partition(partition, Unreadable::Skip, load::parallelism())
+    }
+
+    /// Like [`MetadataStore::load_all`], skipping and reporting what cannot be
+    /// read, as [`load_skipping_unreadable`](Self::load_skipping_unreadable) does.
     pub fn load_all_skipping_unreadable(&self) -> Result<(StoredGroups, Vec<StorageError>), StorageError> {
-        guarded(|| load::load_all(&self.groups, &self.offsets, Unreadable::Skip))
-    }
-
-    /// Returns once every write made before the call is durable.
-    fn durable(&self) -> Result<(), StorageError> {
-        self.commits.wait_durable(|| self.flush_now())
-    }
-
-    /// One flush, run by whichever writer leads it.
-    fn flush_now(&self) -> Result<(), StorageError> {
-        guarded(|| self.db.flush().map(drop).map_err(from_sled))?;
-        match &self.fsync {
-            Some(file) => {
-                file.sync_data().map_err(|e| StorageError::io(format!("fsync of sled's data file: {e}")))
-            }
-            None => Ok(()),
-        }
+        self.shared().load_all(Unreadable::Skip)
     }
 }
 
 impl MetadataStore for SledMetadataStore {
-    fn store_group_offset(
-        &self,
-        group_id: &str,
-        topic: &str,
-        partition: i32,
-        offset: &OffsetAndMetadata,
-    ) -> Result<(), StorageError> {
-        let key = keys::offset_key(group_id, topic, partition)?;
-        let value = encode_offset(group_id, topic, partition, offset)?;
-        guarded(|| self.offsets.insert(key, value).map_err(from_sled))?;
-        self.durable()
+    fn partition_count(&self) -> u32 {
+        self.shared().partitions
     }
 
-    fn store_group_offsets(
+    fn append(
         &self,
-        group_id: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        match offsets {
-            [] => Ok(()),
-            // A plain insert is atomic on its own and avoids sled's batch lock.
-            [(tp, offset)] => self.store_group_offset(group_id, &tp.topic, tp.partition, offset),
-            _ => {
-                // Encode everything before writing anything: bad input writes nothing.
-                let mut batch = sled::Batch::default();
-                for (tp, offset) in offsets {
-                    let key = keys::offset_key(group_id, &tp.topic, tp.partition)?;
-                    batch.insert(key, encode_offset(group_id, &tp.topic, tp.partition, offset)?);
-                }
-                guarded(|| self.offsets.apply_batch(batch).map_err(from_sled))?;
-                self.durable()
-            }
-        }
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        completion: AppendCompletion,
+    ) {
+        self.shared().append(partition, epoch, records, completion);
+    }
+
+    fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError> {
+        self.shared()
+            .load_partition(partition, Unreadable::Fail, load::parallelism())
+            .map(|(loaded, _)| loaded)
+    }
+
+    fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {
+        self.shared().owner_epoch(partition)
     }
 
     fn fetch_group_offset(
@@ -230,144 +287,41 @@ impl MetadataStore for SledMetadataStore {
         topic: &str,
         partition: i32,
     ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        let key = keys::offset_key(group_id, topic, partition)?;
-        guarded(|| {
-            let Some(value) = self.offsets.get(key).map_err(from_sled)? else { return Ok(None) };
-            let parsed = keys::OffsetKey { group_id, topic, partition };
-            decode_offset(&parsed, &value).map(Some)
+        let coordinator = self.partition_of(group_id);
+        let key = keys::offset_key(coordinator, group_id, topic, partition)?;
+        self.shared().with_handles(|h| {
+            let Some(value) = h.tree.get(key).map_err(from_sled)? else { return Ok(None) };
+            let parsed = keys::OffsetKey { coordinator, group_id, topic, partition };
+            load::decode_offset(&parsed, &value).map(Some)
         })
     }
 
     fn fetch_group_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-        let prefix = keys::group_prefix(group_id)?;
-        guarded(|| {
+        let coordinator = self.partition_of(group_id);
+        let prefix = keys::group_offsets_prefix(coordinator, group_id)?;
+        self.shared().read_partition(coordinator, |h| {
             let mut group = GroupOffsets::new(group_id);
-            for entry in self.offsets.scan_prefix(prefix) {
+            for entry in h.tree.scan_prefix(prefix) {
                 let (key, value) = entry.map_err(from_sled)?;
                 let parsed = keys::parse_offset_key(&key).map_err(|reason| StorageError::Corrupt {
                     group_id: group_id.to_owned(),
-                    key: keys::display_raw_key(OFFSETS_TREE, &key),
+                    key: keys::display_raw_key(PARTITIONS_TREE, &key),
                     reason: format!("malformed key: {reason}"),
                 })?;
-                let offset = decode_offset(&parsed, &value)?;
+                let offset = load::decode_offset(&parsed, &value)?;
                 group.offsets.entry(parsed.topic.to_owned()).or_default().insert(parsed.partition, offset);
             }
             Ok(group)
         })
     }
 
-    fn delete_group_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-        let prefix = keys::group_prefix(group_id)?;
-        guarded(|| {
-            let mut batch = sled::Batch::default();
-            let mut count = 0usize;
-            for key in self.offsets.scan_prefix(prefix).keys() {
-                batch.remove(key.map_err(from_sled)?);
-                count += 1;
-            }
-            match count {
-                0 => Ok(()),
-                _ => self.offsets.apply_batch(batch).map_err(from_sled),
-            }
-        })?;
-        self.durable()
-    }
-
-    fn delete_group_partitions(
-        &self,
-        group_id: &str,
-        partitions: &[TopicPartition],
-    ) -> Result<(), StorageError> {
-        match partitions {
-            [] => return Ok(()),
-            // A plain remove is atomic on its own and avoids sled's batch lock.
-            [tp] => {
-                let key = keys::offset_key(group_id, &tp.topic, tp.partition)?;
-                guarded(|| self.offsets.remove(key).map_err(from_sled))?;
-                return self.durable();
-            }
-            _ => {}
-        }
-        let mut batch = sled::Batch::default();
-        for tp in partitions {
-            batch.remove(keys::offset_key(group_id, &tp.topic, tp.partition)?);
-        }
-        guarded(|| self.offsets.apply_batch(batch).map_err(from_sled))?;
-        self.durable()
-    }
-
-    fn store_group_metadata(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        let value = codec::encode_group(record).map_err(|reason| StorageError::InvalidInput {
-            message: format!("group {:?} cannot be encoded: {reason}", record.group_id),
-        })?;
-        guarded(|| self.groups.insert(record.group_id.as_bytes(), value).map_err(from_sled))?;
-        self.durable()
-    }
-
-    fn fetch_group_metadata(&self, group_id: &str) -> Result<Option<GroupMetadataRecord>, StorageError> {
-        guarded(|| {
-            let Some(value) = self.groups.get(group_id.as_bytes()).map_err(from_sled)? else {
-                return Ok(None);
-            };
-            decode_group(group_id, &value).map(Some)
-        })
-    }
-
-    fn delete_group_metadata(&self, group_id: &str) -> Result<(), StorageError> {
-        guarded(|| self.groups.remove(group_id.as_bytes()).map_err(from_sled))?;
-        self.durable()
-    }
-
     fn load_all(&self) -> Result<StoredGroups, StorageError> {
-        guarded(|| load::load_all(&self.groups, &self.offsets, Unreadable::Fail).map(|(stored, _)| stored))
-    }
-}
-
-fn encode_offset(
-    group_id: &str,
-    topic: &str,
-    partition: i32,
-    offset: &OffsetAndMetadata,
-) -> Result<Vec<u8>, StorageError> {
-    codec::encode_offset(offset).map_err(|reason| StorageError::InvalidInput {
-        message: format!(
-            "offset {} cannot be encoded: {reason}",
-            keys::display_offset_key(group_id, topic, partition)
-        ),
-    })
-}
-
-pub(crate) fn decode_offset(
-    key: &keys::OffsetKey<'_>,
-    value: &[u8],
-) -> Result<OffsetAndMetadata, StorageError> {
-    codec::decode_offset(value).map_err(|e| decode_error(e, key.group_id, key.display()))
-}
-
-pub(crate) fn decode_group(group_id: &str, value: &[u8]) -> Result<GroupMetadataRecord, StorageError> {
-    let key = || keys::display_group_key(group_id);
-    let record = codec::decode_group(value).map_err(|e| decode_error(e, group_id, key()))?;
-    if record.group_id != group_id {
-        return Err(StorageError::Corrupt {
-            group_id: group_id.to_owned(),
-            key: key(),
-            reason: format!("the record names group {:?}", record.group_id),
-        });
-    }
-    Ok(record)
-}
-
-fn decode_error(e: DecodeError, group_id: &str, key: String) -> StorageError {
-    match e {
-        DecodeError::UnknownVersion(version) => {
-            StorageError::UnknownFormatVersion { group_id: group_id.to_owned(), key, version }
-        }
-        DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id: group_id.to_owned(), key, reason },
+        self.shared().load_all(Unreadable::Fail).map(|(stored, _)| stored)
     }
 }
 
 /// Opens sled's database, waiting (bounded) for a lock a closing handle holds.
-fn open_db(path: &Path) -> Result<sled::Db, StorageError> {
+pub(crate) fn open_db(path: &Path) -> Result<sled::Db, StorageError> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
@@ -403,7 +357,7 @@ pub(crate) fn from_sled(e: sled::Error) -> StorageError {
 
 /// Runs a sled call, turning a panic inside sled (it has a few on damaged
 /// data) into an error so one bad page cannot take the coordinator down.
-fn guarded<T>(f: impl FnOnce() -> Result<T, StorageError>) -> Result<T, StorageError> {
+pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T, StorageError>) -> Result<T, StorageError> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()

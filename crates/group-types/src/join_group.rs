@@ -52,6 +52,25 @@ pub struct JoinGroupRequest {
 impl JoinGroupRequest {
     /// The newest JoinGroup version, the one [`Default`] uses.
     pub const LATEST_VERSION: i16 = 9;
+
+    /// The rebalance timeout the coordinator applies: JoinGroup v0 carries none
+    /// (nor does a request that leaves it negative), and Kafka then uses the
+    /// session timeout. The one place this rule lives.
+    ///
+    /// ```
+    /// use group_types::JoinGroupRequest;
+    ///
+    /// let v0 = JoinGroupRequest { api_version: 0, session_timeout_ms: 10_000, ..JoinGroupRequest::default() };
+    /// assert_eq!(v0.effective_rebalance_timeout_ms(), 10_000);
+    /// assert_eq!(JoinGroupRequest::default().effective_rebalance_timeout_ms(), 300_000);
+    /// ```
+    pub fn effective_rebalance_timeout_ms(&self) -> i32 {
+        if self.api_version == 0 || self.rebalance_timeout_ms < 0 {
+            self.session_timeout_ms
+        } else {
+            self.rebalance_timeout_ms
+        }
+    }
 }
 
 impl Default for JoinGroupRequest {

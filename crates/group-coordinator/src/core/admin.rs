@@ -1,20 +1,20 @@
 //! DescribeGroups, ListGroups and DeleteGroups (`kafka-semantics.md` §2.7-§2.9), and
 //! the dispatch of write completions.
 
-use std::sync::Arc;
-
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedGroup, DescribedMember, ErrorCode, GroupState, ListGroupsRequest, ListGroupsResponse,
     ListedGroup,
 };
 
-use crate::core::{CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey};
+use crate::core::{CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, TimerKey};
 
 impl CoordinatorCore {
     /// Describes one group as DescribeGroups does (J: assignments shown in every state).
+    /// From committed state: a group whose creation is not yet persisted is not
+    /// there, one whose removal is not yet persisted still is.
     pub fn describe_group(&self, group_id: &str) -> DescribedGroup {
-        let Some(g) = self.groups.get(group_id) else {
+        let Some((g, _)) = self.committed_view(group_id) else {
             return DescribedGroup {
                 error_code: ErrorCode::None,
                 group_id: group_id.to_owned(),
@@ -50,16 +50,23 @@ impl CoordinatorCore {
         self.engine.respond(rid, Response::DescribeGroups(DescribeGroupsResponse { groups }));
     }
 
-    /// The groups ListGroups would return for these filters, ordered by group id.
+    /// The groups ListGroups would return for these filters, ordered by group id,
+    /// from committed state.
     pub fn listed_groups(&self, req: &ListGroupsRequest) -> Vec<ListedGroup> {
         let type_ok =
             req.types_filter.is_empty() || req.types_filter.iter().any(|t| t.eq_ignore_ascii_case("classic"));
         if !type_ok {
             return Vec::new();
         }
-        let mut listed: Vec<ListedGroup> = self
-            .groups
-            .values()
+        // Committed state: the live groups, as they were before any uncommitted
+        // change, and the ones an uncommitted change removed.
+        let mut ids: Vec<&str> = self.groups.keys().map(|k| &**k).collect();
+        ids.extend(
+            self.engine.timeline.dirty_groups().map(|k| &**k).filter(|k| !self.groups.contains_key(*k)),
+        );
+        let mut listed: Vec<ListedGroup> = ids
+            .into_iter()
+            .filter_map(|id| self.committed_view(id).map(|(g, _)| g))
             .filter(|g| !g.is(GroupState::Dead))
             .filter(|g| {
                 req.states_filter.is_empty()
@@ -84,7 +91,6 @@ impl CoordinatorCore {
 
     pub(crate) fn delete_groups(&mut self, rid: RequestId, req: DeleteGroupsRequest) {
         let mut response = DeleteGroupsResponse::default();
-        let mut removed: Vec<Group> = Vec::new();
         let mut records = Vec::new();
         for id in &req.group_ids {
             if response.results.iter().any(|r| r.group_id == *id) {
@@ -94,21 +100,13 @@ impl CoordinatorCore {
                 None => ErrorCode::GroupIdNotFound,
                 Some(g) if g.is(GroupState::Dead) => ErrorCode::GroupIdNotFound,
                 Some(g) if !g.is(GroupState::Empty) => ErrorCode::NonEmptyGroup,
-                Some(_) => {
-                    let Some(mut g) = self.groups.remove(id.as_str()) else { continue };
+                Some(g) => {
                     for tp in g.offsets.keys() {
                         records
                             .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
                     }
                     records.push(Record::GroupTombstone { group_id: g.id.clone() });
-                    let pending: Vec<Arc<str>> = g.pending_join.keys().cloned().collect();
-                    for member in pending {
-                        self.engine.cancel(TimerKey::Session(g.id.clone(), member));
-                    }
-                    if g.join_timer.take().is_some() {
-                        self.engine.cancel(TimerKey::Join(g.id.clone()));
-                    }
-                    removed.push(g);
+                    self.remove_group(id);
                     ErrorCode::None
                 }
             };
@@ -118,69 +116,127 @@ impl CoordinatorCore {
             self.engine.respond(rid, Response::DeleteGroups(response));
             return;
         }
-        self.engine.write(records, PendingWrite::DeleteGroups { request: rid, response, removed });
+        self.engine.write(records, PendingWrite::DeleteGroups { request: rid, response });
     }
 
+    /// What a write's completion does besides committing or reverting the
+    /// timeline: answer its requester, and Kafka's own reactions to a failure.
     pub(crate) fn on_write_completed(&mut self, pending: PendingWrite, result: Result<(), ErrorCode>) {
         match pending {
-            PendingWrite::NewGroup { group, request, answered } => match result {
-                Ok(()) => {
-                    if let Some(response) = answered {
-                        self.engine.respond(request, response);
-                    }
-                }
-                Err(error) => {
-                    // The group never existed: Kafka reverts to the snapshot before it.
-                    if let Some(g) = self.groups.remove(&group) {
-                        for m in g.members() {
-                            self.engine.cancel_session(&g, &m.id);
-                        }
-                        for id in g.pending_join.keys() {
-                            self.engine.cancel_session(&g, id);
-                        }
-                        if g.join_timer.is_some() {
-                            self.engine.cancel(TimerKey::Join(group.clone()));
-                        }
-                    }
-                    let response = answered.unwrap_or_else(|| {
-                        Response::JoinGroup(crate::core::join_error(
-                            crate::core::map_operation_error(error),
-                            "",
-                        ))
-                    });
+            PendingWrite::NewGroup { request, answered } => {
+                // J answers what the join built even when the group's record failed;
+                // a join that parked instead was answered by the group it parked in
+                // (when a revert removed that group) or will be by its barrier.
+                if let Some(response) = answered {
                     self.engine.respond(request, response);
                 }
-            },
+            }
             PendingWrite::LeaderSync { group, generation, assignments } => {
                 if let Some(g) = self.groups.get_mut(&group) {
                     self.engine.finish_leader_sync(g, generation, assignments, result);
                 }
             }
             PendingWrite::StaticReplace(p) => {
+                // A group a revert removed answered the parked join itself.
                 if let Some(g) = self.groups.get_mut(&p.group) {
                     self.engine.finish_static_replace(g, *p, result);
                 }
             }
-            PendingWrite::Commit { group, request, created_group, offsets, response } => {
-                self.finish_commit(group, request, created_group, offsets, response, result)
-            }
-            PendingWrite::DeleteGroups { request, mut response, removed } => {
+            PendingWrite::Commit { request, mut response } => {
                 if let Err(error) = result {
                     let mapped = crate::core::map_operation_error(error);
-                    for g in removed {
-                        if let Some(r) = response.results.iter_mut().find(|r| *r.group_id == *g.id) {
+                    for partitions in response.errors.values_mut() {
+                        for code in partitions.values_mut() {
+                            *code = mapped;
+                        }
+                    }
+                }
+                self.engine.respond(request, Response::OffsetCommit(response));
+            }
+            PendingWrite::DeleteGroups { request, mut response } => {
+                if let Err(error) = result {
+                    let mapped = crate::core::map_operation_error(error);
+                    for r in &mut response.results {
+                        if r.error_code == ErrorCode::None {
                             r.error_code = mapped;
                         }
-                        self.groups.insert(g.id.clone(), g);
                     }
                 }
                 self.engine.respond(request, Response::DeleteGroups(response));
             }
-            PendingWrite::OffsetDelete { group, request, partitions, response } => {
-                self.finish_offset_delete(group, request, partitions, response, result)
+            PendingWrite::OffsetDelete { request, response } => {
+                let response = match result {
+                    Ok(()) => response,
+                    Err(error) => group_types::OffsetDeleteResponse {
+                        error_code: crate::core::map_operation_error(error),
+                        partitions: std::collections::BTreeMap::new(),
+                    },
+                };
+                self.engine.respond(request, Response::OffsetDelete(response));
             }
-            PendingWrite::Expiration { removals } => self.finish_expiration(removals, result),
+            PendingWrite::Expiration { removals } => {
+                if result.is_ok() {
+                    for (id, count, group_removed) in removals {
+                        self.engine.offsets_expired(&id, count, group_removed);
+                    }
+                }
+            }
             PendingWrite::Logged => {}
+        }
+    }
+}
+
+impl Engine {
+    /// A write failed: reported for logs and metrics.
+    pub(crate) fn write_failed(&mut self, error: ErrorCode, voided: usize) {
+        self.fx.events.push(crate::core::GroupEvent::WriteFailed { error, writes: voided });
+    }
+
+    /// Cancels every deadline of a group leaving the core (deleted, or reverted).
+    pub(crate) fn cancel_group_timers(&mut self, g: &Group) {
+        for m in g.members() {
+            self.cancel_session(g, &m.id);
+        }
+        for id in g.pending_join.keys() {
+            self.cancel(TimerKey::Session(g.id.clone(), id.clone()));
+        }
+        if g.join_timer.is_some() {
+            self.cancel(TimerKey::Join(g.id.clone()));
+        }
+        if g.sync_timer.is_some() {
+            self.cancel(TimerKey::Sync(g.id.clone()));
+        }
+    }
+
+    /// Arms again every deadline of a group a revert brings back.
+    pub(crate) fn rearm_group(&mut self, g: &Group) {
+        for m in g.members() {
+            if let Some(deadline) = m.session_deadline {
+                self.arm(TimerKey::Session(g.id.clone(), m.id.clone()), deadline);
+            }
+        }
+        for (id, deadline) in &g.pending_join {
+            self.arm(TimerKey::Session(g.id.clone(), id.clone()), *deadline);
+        }
+        if let Some((deadline, _)) = g.join_timer {
+            self.arm(TimerKey::Join(g.id.clone()), deadline);
+        }
+        if let Some((deadline, _)) = g.sync_timer {
+            self.arm(TimerKey::Sync(g.id.clone()), deadline);
+        }
+    }
+
+    /// A group a revert removes: every request it parked is answered `error`.
+    pub(crate) fn drop_group(&mut self, g: Group, error: ErrorCode) {
+        self.cancel_group_timers(&g);
+        for m in g.members() {
+            if let Some(parked) = m.awaiting_join {
+                let response = crate::core::join_error(error, str::to_owned(&m.id));
+                self.respond(parked, Response::JoinGroup(response));
+            }
+            if let Some(parked) = m.awaiting_sync {
+                self.respond(parked, Response::SyncGroup(group_types::SyncGroupResponse::error(error)));
+            }
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use group_types::GroupState;
+use group_types::{ErrorCode, GroupState};
 
 use crate::core::{Engine, Group};
 
@@ -107,6 +107,15 @@ pub enum GroupEvent {
         partitions: usize,
         /// True when the group, empty and without offsets, was removed too.
         group_removed: bool,
+    },
+    /// A write failed: the core went back to the state before it, and every
+    /// request that depended on it (or on a later write, voided with it) was
+    /// answered with the error.
+    WriteFailed {
+        /// The append error storage reported (before the mapping clients see).
+        error: ErrorCode,
+        /// Writes voided: the failed one and every later one of the partition.
+        writes: usize,
     },
 }
 

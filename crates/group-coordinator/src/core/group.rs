@@ -8,7 +8,7 @@ use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
 use crate::core::hash::FxHashMap;
 use crate::core::offset_cache::OffsetCache;
-use crate::core::types::RequestId;
+use crate::core::types::{RequestId, WriteId};
 
 /// One member of a classic group.
 #[derive(Debug, Clone)]
@@ -79,6 +79,9 @@ pub(crate) struct Group {
     pub(crate) join_timer: Option<(i64, JoinTimer)>,
     pub(crate) sync_timer: Option<(i64, i32)>,
     pub(crate) offsets: OffsetCache,
+    /// The outstanding write of this group's metadata, if any: answers about the
+    /// group are held until it commits (they could reveal what it wrote).
+    pub(crate) barrier: Option<WriteId>,
 }
 
 impl Group {
@@ -105,6 +108,7 @@ impl Group {
             join_timer: None,
             sync_timer: None,
             offsets: OffsetCache::default(),
+            barrier: None,
         }
     }
 

@@ -27,19 +27,17 @@ impl CoordinatorCore {
         }
         let unknown_member = req.member_id.is_empty();
         let mut new_group = false;
-        let g = match self.groups.get_mut(req.group_id.as_str()) {
-            Some(g) => g,
-            None if unknown_member => {
-                new_group = true;
-                let id: Arc<str> = Arc::from(req.group_id.as_str());
-                self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, eng.now))
-            }
-            None => {
+        if !self.groups.contains_key(req.group_id.as_str()) {
+            if !unknown_member {
                 let response = join_error(ErrorCode::UnknownMemberId, req.member_id);
                 eng.respond(rid, Response::JoinGroup(response));
                 return;
             }
-        };
+            new_group = true;
+            self.create_group(&req.group_id);
+        }
+        let eng = &mut self.engine;
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return };
         let writes_before = eng.fx.writes.len();
         if !accept_joining_member(g, &req.member_id, eng.config.group_max_size) {
             if g.has_member(&req.member_id) {
@@ -61,8 +59,11 @@ impl CoordinatorCore {
             let answered =
                 eng.fx.responses.iter().position(|(r, _)| *r == rid).map(|i| eng.fx.responses.remove(i).1);
             let record = g.empty_record();
-            let group = g.id.clone();
-            eng.write(vec![Record::Group(record)], PendingWrite::NewGroup { group, request: rid, answered });
+            eng.write_group(
+                g,
+                vec![Record::Group(record)],
+                PendingWrite::NewGroup { request: rid, answered },
+            );
         }
     }
 }
@@ -80,8 +81,7 @@ fn accept_joining_member(g: &Group, member_id: &str, max_size: i32) -> bool {
 }
 
 fn rebalance_timeout(req: &JoinGroupRequest) -> i32 {
-    // JoinGroup v0 carries no rebalance timeout: Kafka uses the session timeout.
-    if req.rebalance_timeout_ms < 0 { req.session_timeout_ms } else { req.rebalance_timeout_ms }
+    req.effective_rebalance_timeout_ms()
 }
 
 impl Engine {
@@ -282,6 +282,7 @@ impl Engine {
                         group: g.id.clone(),
                         request: rid,
                         api_version: req.api_version,
+                        generation: g.generation,
                         old_id,
                         new_id,
                         old_protocols,
@@ -289,7 +290,11 @@ impl Engine {
                         old_session_timeout_ms,
                         current_leader,
                     };
-                    self.write(vec![Record::Group(record)], PendingWrite::StaticReplace(Box::new(pending)));
+                    self.write_group(
+                        g,
+                        vec![Record::Group(record)],
+                        PendingWrite::StaticReplace(Box::new(pending)),
+                    );
                 } else {
                     self.maybe_prepare_rebalance_or_complete_join(g);
                 }
@@ -307,7 +312,16 @@ impl Engine {
         result: Result<(), ErrorCode>,
     ) {
         let Some(i) = g.position(&p.new_id) else { return };
+        // The replacement's JoinGroup may have been answered meanwhile (a rebalance
+        // took it in, or another instance fenced it): then the member has moved on
+        // with its new id, and neither answer nor undo is left to give.
+        if g.at(i).awaiting_join != Some(p.request) {
+            return;
+        }
         match result {
+            // A rebalance began while the record was written: the parked join now
+            // belongs to that join phase, which answers it with the next generation.
+            Ok(()) if !g.is(GroupState::Stable) || g.generation != p.generation => {}
             Ok(()) => {
                 let response = if p.api_version >= 9 {
                     let is_leader = g.is_leader(&p.new_id);
@@ -333,9 +347,8 @@ impl Engine {
                         members: Vec::new(),
                     }
                 };
-                if let Some(parked) = g.set_awaiting_join(i, None) {
-                    self.respond(parked, Response::JoinGroup(response));
-                }
+                g.set_awaiting_join(i, None);
+                self.respond(p.request, Response::JoinGroup(response));
             }
             Err(error) => {
                 g.update_protocols(i, p.old_protocols);

@@ -1,5 +1,7 @@
 //! The deterministic core: every group's state machine, with no threads, locks,
 //! clock or I/O. Each entry point takes `now` and returns [`Effects`].
+//!
+//! The call contract is written on [`CoordinatorCore`].
 
 mod admin;
 mod events;
@@ -12,6 +14,7 @@ mod offset_cache;
 mod offsets;
 mod rebalance;
 mod sync;
+mod timeline;
 mod timer_queue;
 mod types;
 
@@ -29,44 +32,38 @@ pub use self::events::{ExpirationReason, GroupEvent};
 pub(crate) use self::group::{Group, JoinTimer, Member};
 use self::hash::{FxHashMap, FxHashSet};
 use self::ids::MemberIdGenerator;
+use self::timeline::{Timeline, Undo};
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
-    Effects, Record, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
+    Effects, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
     map_operation_error,
 };
+pub use group_offsets::Record;
 
 /// How many topic names [`Engine::topic`] keeps for sharing.
 const MAX_SHARED_TOPICS: usize = 65_536;
 
-/// What a write's completion must do.
+/// What a write's completion must do, besides committing or reverting the
+/// timeline (`timeline.rs`).
 #[derive(Debug)]
 pub(crate) enum PendingWrite {
-    /// J's empty group record for a group a JoinGroup created (§10 #11).
-    NewGroup { group: Arc<str>, request: RequestId, answered: Option<Response> },
+    /// J's empty group record for a group a JoinGroup created (§10 #11): the
+    /// requester's answer, if the join built one, waits for it.
+    NewGroup { request: RequestId, answered: Option<Response> },
     /// The leader's assignment (§2.2).
     /// `assignments` is indexed like the group's members.
     LeaderSync { group: Arc<str>, generation: i32, assignments: Vec<Vec<u8>> },
     /// A static replacement in Stable that keeps the protocol (§2.1.2).
     StaticReplace(Box<StaticReplace>),
-    /// An offset commit (§2.5).
-    Commit {
-        group: Arc<str>,
-        request: RequestId,
-        created_group: bool,
-        offsets: Vec<(TopicPartition, OffsetAndMetadata)>,
-        response: group_types::OffsetCommitResponse,
-    },
-    /// DeleteGroups: the removed groups come back if the write fails.
-    DeleteGroups { request: RequestId, response: group_types::DeleteGroupsResponse, removed: Vec<Group> },
-    /// OffsetDelete.
-    OffsetDelete {
-        group: Arc<str>,
-        request: RequestId,
-        partitions: Vec<TopicPartition>,
-        response: group_types::OffsetDeleteResponse,
-    },
-    /// The retention job's tombstones.
-    Expiration { removals: Vec<(Arc<str>, Vec<TopicPartition>, bool)> },
+    /// An offset commit (§2.5); the offsets are applied already.
+    Commit { request: RequestId, response: group_types::OffsetCommitResponse },
+    /// DeleteGroups; the groups are removed already.
+    DeleteGroups { request: RequestId, response: group_types::DeleteGroupsResponse },
+    /// OffsetDelete; the offsets are removed already.
+    OffsetDelete { request: RequestId, response: group_types::OffsetDeleteResponse },
+    /// The retention job's tombstones: per group, how many offsets went and
+    /// whether the group went with them (reported once committed).
+    Expiration { removals: Vec<(Arc<str>, usize, bool)> },
     /// A record whose failure Kafka only logs (a join phase that ended Empty).
     Logged,
 }
@@ -77,6 +74,8 @@ pub(crate) struct StaticReplace {
     pub(crate) group: Arc<str>,
     pub(crate) request: RequestId,
     pub(crate) api_version: i16,
+    /// The generation the replacement joined (Stable).
+    pub(crate) generation: i32,
     pub(crate) old_id: Arc<str>,
     pub(crate) new_id: Arc<str>,
     pub(crate) old_protocols: Vec<ProtocolMetadata>,
@@ -95,6 +94,13 @@ pub(crate) struct Engine {
     ids: MemberIdGenerator,
     next_write: u64,
     pub(crate) pending_writes: FxHashMap<WriteId, PendingWrite>,
+    /// Undo log of what records describe (`timeline.rs`).
+    pub(crate) timeline: Timeline,
+    /// Group metadata writes outstanding, with their group: until one commits,
+    /// answers about its group wait for it (`Group::barrier`).
+    barriers: Vec<(WriteId, Arc<str>)>,
+    /// Answers held until a write commits: (write, request, answer).
+    deferred: Vec<(WriteId, RequestId, Response)>,
     /// Topic names committed so far, shared by every `TopicPartition` the core builds:
     /// a commit to a known topic allocates no name.
     topics: FxHashSet<Arc<str>>,
@@ -118,7 +124,38 @@ impl Engine {
         self.next_write += 1;
         self.fx.writes.push(Write { id, records });
         self.pending_writes.insert(id, pending);
+        self.timeline.issued(id);
         id
+    }
+
+    /// A write of `g`'s metadata: until it commits, answers about `g` wait for it.
+    pub(crate) fn write_group(
+        &mut self,
+        g: &mut Group,
+        records: Vec<Record>,
+        pending: PendingWrite,
+    ) -> WriteId {
+        let id = self.write(records, pending);
+        g.barrier = Some(id);
+        self.barriers.push((id, g.id.clone()));
+        id
+    }
+
+    /// Stores a committed offset, remembering the one it replaces.
+    pub(crate) fn set_offset(&mut self, g: &mut Group, partition: TopicPartition, offset: OffsetAndMetadata) {
+        let prev = g.offsets.insert(partition.clone(), offset);
+        self.timeline.push(Undo::Offset { group: g.id.clone(), partition, prev });
+    }
+
+    /// Removes a committed offset, remembering it.
+    pub(crate) fn remove_offset(&mut self, g: &mut Group, partition: &TopicPartition) {
+        if let Some(prev) = g.offsets.remove(partition) {
+            self.timeline.push(Undo::Offset {
+                group: g.id.clone(),
+                partition: partition.clone(),
+                prev: Some(prev),
+            });
+        }
     }
 
     /// The shared name of `topic`.
@@ -208,6 +245,59 @@ pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>
 /// deadlines and records it produced. Given the same calls it produces the same
 /// effects, member ids included (they come from a generator seeded by
 /// [`CoordinatorConfig::member_id_seed`]).
+///
+/// # The call contract
+///
+/// One [`CoordinatorCore`] serves one coordinator partition (the runtime keeps
+/// one per partition; a test may use one for everything). A driver feeds it
+/// three kinds of input, one at a time, each returning (or appending to) the
+/// [`Effects`] it produced:
+///
+/// 1. [`handle`](CoordinatorCore::handle) / [`handle_into`](CoordinatorCore::handle_into):
+///    a request, with a [`RequestId`] the driver chose (unique among the requests
+///    not yet answered).
+/// 2. [`fire_timer`](CoordinatorCore::fire_timer) / [`fire_timer_into`](CoordinatorCore::fire_timer_into):
+///    a [`TimerKey`] whose deadline (from a [`TimerOp::Arm`]) has passed. A stale
+///    or cancelled timer fired anyway does nothing.
+/// 3. [`complete_write`](CoordinatorCore::complete_write) / [`complete_write_into`](CoordinatorCore::complete_write_into):
+///    the outcome of a [`Write`] from [`Effects::writes`]: `Ok` once every record of
+///    the write is durable, or the append error.
+///
+/// What comes back: [`Effects::responses`] answer this input's request or
+/// earlier ones (a closing join barrier answers every parked member, a committed
+/// write releases what waited for it); [`Effects::timers`] are deadlines to arm or
+/// cancel, in order; [`Effects::writes`] are record batches to persist, each all or
+/// nothing; [`Effects::events`] are for logs and metrics only.
+///
+/// The rules:
+///
+/// - **Anything may arrive while writes are outstanding.** Requests and timers do
+///   not wait for writes: the core applies each change at once and keeps how to
+///   undo it (`timeline.rs`). A driver may keep any number of writes outstanding
+///   and batch consecutive writes into one append.
+/// - **Completions come back in write order** within one core, as a log's appends
+///   do; the cores of different partitions are independent, so across partitions
+///   completions come in any order.
+/// - **An answer that depends on a write is released only once that write, and so
+///   every earlier one of the core, committed**: the requester of a write, and
+///   answers about a group whose metadata write is in flight (`Group::barrier`).
+///   Reads (OffsetFetch, DescribeGroups, ListGroups) answer at once from committed
+///   state, as Kafka's do. Heartbeats of a group with no metadata write in flight
+///   never wait, whatever other groups are writing.
+/// - **A failed write reverts the core to the state before it** and voids every
+///   later outstanding write: their changes were made on top of it. Every request
+///   that waited for any of them is answered with the error (mapped as Kafka maps
+///   a failed append, §6.7), every request parked in a group the revert removes is
+///   answered, and Kafka's own reactions to a failed append follow (§2.2: the
+///   leader's assignment failed, the group rebalances). The driver must drop
+///   voided writes it has not persisted yet ([`CoordinatorCore::is_write_outstanding`]);
+///   a completion reported for a voided write is ignored.
+/// - Every request is answered exactly once, sooner or later.
+///
+/// A driver must never: complete a write out of order within a core, persist a
+/// write after an earlier one of the same core failed, report a write `Ok` before
+/// it is durable, reuse a [`RequestId`] that is not answered yet, or feed a core
+/// from two threads at once (it is `Send`, not `Sync`: lock it).
 #[derive(Debug)]
 pub struct CoordinatorCore {
     pub(crate) groups: FxHashMap<Arc<str>, Group>,
@@ -228,6 +318,9 @@ impl CoordinatorCore {
                 ids,
                 next_write: 0,
                 pending_writes: FxHashMap::default(),
+                timeline: Timeline::default(),
+                barriers: Vec::new(),
+                deferred: Vec::new(),
                 topics: FxHashSet::default(),
             },
             started: false,
@@ -241,9 +334,15 @@ impl CoordinatorCore {
 
     fn begin(&mut self, now_ms: i64) {
         self.engine.now = now_ms;
+        self.engine.timeline.begin_step();
+    }
+
+    fn end(&mut self) {
+        self.engine.timeline.end_step();
     }
 
     fn finish(&mut self) -> Effects {
+        self.end();
         std::mem::take(&mut self.engine.fx)
     }
 
@@ -265,9 +364,9 @@ impl CoordinatorCore {
     /// Handles one request. Its answer may be in the returned effects, or come later
     /// (a parked JoinGroup or SyncGroup, or a response waiting for a write).
     pub fn handle(&mut self, now_ms: i64, request_id: RequestId, request: Request) -> Effects {
-        self.begin(now_ms);
-        self.dispatch(request_id, request);
-        self.finish()
+        let mut out = Effects::default();
+        self.handle_into(now_ms, request_id, request, &mut out);
+        out
     }
 
     /// Runs one request, appending what it produces to the engine's effects.
@@ -286,22 +385,60 @@ impl CoordinatorCore {
         }
     }
 
+    /// The outstanding metadata write of `group` that answers about it must wait
+    /// for, if any (reads answer from committed state and wait for nothing).
+    fn barrier(&self, group: &str) -> Option<WriteId> {
+        if !self.engine.timeline.has_outstanding() {
+            return None;
+        }
+        self.groups.get(group).and_then(|g| g.barrier)
+    }
+
+    /// Holds the answers produced since `from` until `barrier` commits.
+    fn defer_from(&mut self, from: usize, barrier: Option<WriteId>) {
+        let Some(write) = barrier else { return };
+        if !self.engine.timeline.is_outstanding(write) || self.engine.fx.responses.len() <= from {
+            return;
+        }
+        for (request, response) in self.engine.fx.responses.drain(from..) {
+            self.engine.deferred.push((write, request, response));
+        }
+    }
+
     /// As [`handle`](Self::handle), appending to `out` instead of returning new
     /// effects: a caller that drains and reuses one `Effects` allocates nothing for it.
     pub fn handle_into(&mut self, now_ms: i64, request_id: RequestId, request: Request, out: &mut Effects) {
+        let barrier = match &request {
+            Request::JoinGroup(r) => self.barrier(&r.group_id),
+            Request::SyncGroup(r) => self.barrier(&r.group_id),
+            Request::Heartbeat(r) => self.barrier(&r.group_id),
+            Request::LeaveGroup(r) => self.barrier(&r.group_id),
+            Request::OffsetCommit(r) => self.barrier(&r.group_id),
+            _ => None,
+        };
         // The engine's own effects are empty between calls: lend it `out` to append
         // to, then hand it back (two swaps, nothing moved or dropped).
         std::mem::swap(&mut self.engine.fx, out);
+        let from = self.engine.fx.responses.len();
         self.begin(now_ms);
         self.dispatch(request_id, request);
+        self.defer_from(from, barrier);
+        self.end();
         std::mem::swap(&mut self.engine.fx, out);
     }
 
     /// As [`fire_timer`](Self::fire_timer), appending to `out`.
     pub fn fire_timer_into(&mut self, now_ms: i64, key: &TimerKey, out: &mut Effects) {
+        let barrier = match key {
+            TimerKey::Join(g) | TimerKey::Sync(g) | TimerKey::Session(g, _) => self.barrier(g),
+            TimerKey::OffsetExpiration => None,
+        };
         std::mem::swap(&mut self.engine.fx, out);
+        let from = self.engine.fx.responses.len();
         self.begin(now_ms);
         self.dispatch_timer(key);
+        self.defer_from(from, barrier);
+        self.end();
         std::mem::swap(&mut self.engine.fx, out);
     }
 
@@ -316,15 +453,16 @@ impl CoordinatorCore {
         std::mem::swap(&mut self.engine.fx, out);
         self.begin(now_ms);
         self.dispatch_write(id, result);
+        self.end();
         std::mem::swap(&mut self.engine.fx, out);
     }
 
     /// Runs a due timer. Stale timers (re-armed later, or whose group or member is
     /// gone) do nothing.
     pub fn fire_timer(&mut self, now_ms: i64, key: &TimerKey) -> Effects {
-        self.begin(now_ms);
-        self.dispatch_timer(key);
-        self.finish()
+        let mut out = Effects::default();
+        self.fire_timer_into(now_ms, key, &mut out);
+        out
     }
 
     fn dispatch_timer(&mut self, key: &TimerKey) {
@@ -338,16 +476,147 @@ impl CoordinatorCore {
 
     /// Reports the outcome of a write: `Ok` once every record is persisted, or the
     /// append error (a Kafka code, mapped per §6.7 before a client sees it).
+    ///
+    /// Completions of one core must come in the order the writes were issued. A
+    /// failure reverts the core to the state before the failed write and voids
+    /// every later write as well (their changes were made on top of it): their
+    /// requests are answered with the error, and the driver must not persist them
+    /// (a completion reported for a voided write is ignored).
     pub fn complete_write(&mut self, now_ms: i64, id: WriteId, result: Result<(), ErrorCode>) -> Effects {
-        self.begin(now_ms);
-        self.dispatch_write(id, result);
-        self.finish()
+        let mut out = Effects::default();
+        self.complete_write_into(now_ms, id, result, &mut out);
+        out
+    }
+
+    /// How many writes were issued and neither completed nor voided: what a
+    /// driver still owes a completion for.
+    pub fn outstanding_writes(&self) -> usize {
+        self.engine.pending_writes.len()
+    }
+
+    /// True while write `id` was issued and neither completed nor voided. A driver
+    /// drops a queued write that is no longer outstanding instead of persisting it.
+    pub fn is_write_outstanding(&self, id: WriteId) -> bool {
+        self.engine.pending_writes.contains_key(&id)
     }
 
     fn dispatch_write(&mut self, id: WriteId, result: Result<(), ErrorCode>) {
-        if let Some(pending) = self.engine.pending_writes.remove(&id) {
-            self.on_write_completed(pending, result);
+        match result {
+            Ok(()) => {
+                let Some(pending) = self.engine.pending_writes.remove(&id) else { return };
+                self.engine.timeline.committed(id);
+                self.release_barriers(&[id]);
+                let mut held = std::mem::take(&mut self.engine.deferred);
+                held.retain(|(write, request, response)| {
+                    if *write == id {
+                        self.engine.fx.responses.push((*request, response.clone()));
+                        false
+                    } else {
+                        true
+                    }
+                });
+                self.engine.deferred = held;
+                self.on_write_completed(pending, Ok(()));
+            }
+            Err(error) => {
+                let Some((voided, undone)) = self.engine.timeline.fail(id) else { return };
+                self.engine.write_failed(error, voided.len());
+                self.release_barriers(&voided);
+                // Back to the state before the failed write, newest change first.
+                for undo in undone {
+                    self.undo(undo, error);
+                }
+                // Answers held for voided writes become the error.
+                let held = std::mem::take(&mut self.engine.deferred);
+                let mut kept = Vec::with_capacity(held.len());
+                for (write, request, response) in held {
+                    if voided.contains(&write) {
+                        let failed = response.with_error(map_operation_error(error));
+                        self.engine.fx.responses.push((request, failed));
+                    } else {
+                        kept.push((write, request, response));
+                    }
+                }
+                self.engine.deferred = kept;
+                // Kafka's own reactions to a failed append, in write order, on the
+                // reverted state; what they change is a new step.
+                self.engine.timeline.begin_step();
+                for write in voided {
+                    if let Some(pending) = self.engine.pending_writes.remove(&write) {
+                        self.on_write_completed(pending, Err(error));
+                    }
+                }
+            }
         }
+    }
+
+    /// Clears the barrier of each group whose metadata write is in `writes`.
+    fn release_barriers(&mut self, writes: &[WriteId]) {
+        let barriers = &mut self.engine.barriers;
+        let groups = &mut self.groups;
+        barriers.retain(|(write, group)| {
+            if !writes.contains(write) {
+                return true;
+            }
+            if let Some(g) = groups.get_mut(group)
+                && g.barrier == Some(*write)
+            {
+                g.barrier = None;
+            }
+            false
+        });
+    }
+
+    /// Applies one undo entry. A group that disappears answers every request it
+    /// parked: nothing parked is ever left unanswered.
+    fn undo(&mut self, undo: Undo, error: ErrorCode) {
+        match undo {
+            Undo::Group { id, prev } => {
+                if let Some(g) = self.groups.remove(&id) {
+                    self.engine.drop_group(g, map_operation_error(error));
+                }
+                if let Some(g) = prev {
+                    self.engine.rearm_group(&g);
+                    self.groups.insert(id, *g);
+                }
+            }
+            Undo::Offset { group, partition, prev } => {
+                if let Some(g) = self.groups.get_mut(&group) {
+                    match prev {
+                        Some(offset) => {
+                            g.offsets.insert(partition, offset);
+                        }
+                        None => {
+                            g.offsets.remove(&partition);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Creates group `id`, remembering that it did not exist.
+    pub(crate) fn create_group(&mut self, id: &str) -> &mut Group {
+        let id: Arc<str> = Arc::from(id);
+        self.engine.timeline.push(Undo::Group { id: id.clone(), prev: None });
+        self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, self.engine.now))
+    }
+
+    /// Removes group `id`, remembering it whole.
+    pub(crate) fn remove_group(&mut self, id: &str) {
+        if let Some((key, g)) = self.groups.remove_entry(id) {
+            self.engine.cancel_group_timers(&g);
+            self.engine.timeline.push(Undo::Group { id: key, prev: Some(Box::new(g)) });
+        }
+    }
+
+    /// The committed version of a group (what reads answer from) and the
+    /// committed values of offsets changed since, `None` when the group does not
+    /// exist in committed state.
+    pub(crate) fn committed_view(&self, id: &str) -> Option<(&Group, timeline::OffsetOverrides)> {
+        let live = self.groups.get(id);
+        let g = self.engine.timeline.committed_group(id, live)?;
+        Some((g, self.engine.timeline.committed_offset_overrides(id)))
     }
 
     /// Restores what storage holds (coordinator restart): groups with members come
@@ -438,10 +707,14 @@ impl CoordinatorCore {
         all
     }
 
-    /// The committed offset of one partition, as the cache holds it.
+    /// The committed offset of one partition: what OffsetFetch answers, never a
+    /// value whose write has not completed.
     pub fn committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetAndMetadata> {
-        let g = self.groups.get(group_id)?;
-        g.offsets.get_partition(topic, partition).cloned()
+        let (g, overrides) = self.committed_view(group_id)?;
+        match overrides.into_iter().find(|(tp, _)| &*tp.topic == topic && tp.partition == partition) {
+            Some((_, value)) => value,
+            None => g.offsets.get_partition(topic, partition).cloned(),
+        }
     }
 
     /// Number of groups held.

@@ -28,11 +28,9 @@ impl OffsetCache {
         }
     }
 
-    /// Stores every offset, in order (a later one for the same partition wins).
-    pub(crate) fn extend(&mut self, offsets: impl IntoIterator<Item = (TopicPartition, OffsetAndMetadata)>) {
-        for (tp, offset) in offsets {
-            self.insert(tp, offset);
-        }
+    /// How many partitions hold an offset.
+    pub(crate) fn len(&self) -> usize {
+        self.topics.values().map(BTreeMap::len).sum()
     }
 
     /// The offset of one partition.
@@ -62,10 +60,6 @@ impl OffsetCache {
             self.topics.remove(&*tp.topic);
         }
         removed
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.topics.is_empty()
     }
 
     /// Every offset, ordered by topic then partition.
@@ -111,7 +105,8 @@ mod tests {
         let mut cache = OffsetCache::default();
         cache.insert(TopicPartition::new("b", 1), offset(1));
         cache.insert(TopicPartition::new("a", 2), offset(2));
-        cache.extend([(TopicPartition::new("a", 0), offset(3)), (TopicPartition::new("a", 2), offset(4))]);
+        cache.insert(TopicPartition::new("a", 0), offset(3));
+        assert_eq!(cache.insert(TopicPartition::new("a", 2), offset(4)).map(|o| o.offset), Some(2));
         let all: Vec<(String, i32, i64)> =
             cache.iter().map(|(tp, o)| (tp.topic.to_string(), tp.partition, o.offset)).collect();
         assert_eq!(all, vec![("a".into(), 0, 3), ("a".into(), 2, 4), ("b".into(), 1, 1)]);
@@ -120,6 +115,6 @@ mod tests {
         assert!(!cache.contains_key(&TopicPartition::new("b", 1)));
         cache.remove(&TopicPartition::new("a", 0));
         cache.remove(&TopicPartition::new("a", 2));
-        assert!(cache.is_empty());
+        assert_eq!(cache.len(), 0);
     }
 }

@@ -9,6 +9,8 @@ use group_types::{
     OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse, TopicPartition,
 };
 
+use group_offsets::{RetentionGroup, metadata_length};
+
 use crate::core::{
     CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, validate_member,
 };
@@ -51,15 +53,14 @@ fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>
 
 impl CoordinatorCore {
     pub(crate) fn offset_commit(&mut self, rid: RequestId, req: OffsetCommitRequest) {
+        if !self.groups.contains_key(req.group_id.as_str()) && req.generation_id < 0 {
+            // A simple consumer's first commit creates its group (reverted with the
+            // commit if that fails).
+            self.create_group(&req.group_id);
+        }
         let eng = &mut self.engine;
-        let mut created_group = false;
         let g = match self.groups.get_mut(req.group_id.as_str()) {
             Some(g) => g,
-            None if req.generation_id < 0 => {
-                created_group = true;
-                let id: Arc<str> = Arc::from(req.group_id.as_str());
-                self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, eng.now))
-            }
             None => {
                 // Kafka's Java coordinator: v9+ learns the group is gone; older
                 // clients only understand a stale generation (spec §10 #2).
@@ -90,7 +91,6 @@ impl CoordinatorCore {
         let max = eng.config.offset_metadata_max_bytes;
         let mut response = OffsetCommitResponse::default();
         let count = req.partition_count();
-        let mut offsets = Vec::with_capacity(count);
         let mut records = Vec::with_capacity(count);
         for (topic, partitions) in req.offsets {
             // The group's own cache usually knows the topic already.
@@ -104,7 +104,8 @@ impl CoordinatorCore {
             let mut codes = Vec::with_capacity(if bulk { partitions.len() } else { 0 });
             let errors = response.errors.entry(topic).or_default();
             for (partition, data) in partitions {
-                let too_large = data.metadata.as_ref().is_some_and(|m| m.encode_utf16().count() > max);
+                let too_large =
+                    data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
                 let code = if too_large { ErrorCode::OffsetMetadataTooLarge } else { ErrorCode::None };
                 if bulk {
                     codes.push((partition, code));
@@ -127,7 +128,8 @@ impl CoordinatorCore {
                     partition: tp.clone(),
                     offset: offset.clone(),
                 });
-                offsets.push((tp, offset));
+                // Applied at once, as Kafka's timeline does; readers see it once committed.
+                eng.set_offset(g, tp, offset);
             }
             if bulk {
                 *errors = codes.into_iter().collect();
@@ -137,66 +139,45 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetCommit(response));
             return;
         }
-        let pending =
-            PendingWrite::Commit { group: g.id.clone(), request: rid, created_group, offsets, response };
-        eng.write(records, pending);
+        eng.write(records, PendingWrite::Commit { request: rid, response });
     }
 
-    pub(crate) fn finish_commit(
-        &mut self,
-        group: Arc<str>,
-        request: RequestId,
-        created_group: bool,
-        offsets: Vec<(TopicPartition, OffsetAndMetadata)>,
-        mut response: OffsetCommitResponse,
-        result: Result<(), ErrorCode>,
-    ) {
-        match result {
-            Ok(()) => {
-                if let Some(g) = self.groups.get_mut(&group) {
-                    g.offsets.extend(offsets);
-                }
-            }
-            Err(error) => {
-                let mapped = crate::core::map_operation_error(error);
-                for partitions in response.errors.values_mut() {
-                    for code in partitions.values_mut() {
-                        *code = mapped;
-                    }
-                }
-                let remove = created_group
-                    && self.groups.get(&group).is_some_and(|g| {
-                        g.is(GroupState::Empty)
-                            && g.len() == 0
-                            && g.offsets.is_empty()
-                            && g.pending_join.is_empty()
-                    });
-                if remove {
-                    self.groups.remove(&group);
-                }
-            }
-        }
-        self.engine.respond(request, Response::OffsetCommit(response));
-    }
-
+    /// Answers from committed state: an offset whose write is in flight is not
+    /// shown until it commits (Kafka reads at the last committed offset).
     pub(crate) fn offset_fetch(&mut self, rid: RequestId, req: OffsetFetchRequest) {
-        let g = self.groups.get(req.group_id.as_str()).filter(|g| !g.is(GroupState::Dead));
+        let view = self.committed_view(req.group_id.as_str()).filter(|(g, _)| !g.is(GroupState::Dead));
         let mut response = OffsetFetchResponse::default();
+        let lookup = |topic: &str, partition: i32| -> Option<&OffsetAndMetadata> {
+            let (g, overrides) = view.as_ref()?;
+            match overrides.iter().find(|(tp, _)| &*tp.topic == topic && tp.partition == partition) {
+                Some((_, value)) => value.as_ref(),
+                None => g.offsets.get_partition(topic, partition),
+            }
+        };
         match &req.topics {
             Some(topics) => {
                 for (topic, partitions) in topics {
                     let out = response.offsets.entry(topic.clone()).or_default();
                     for &partition in partitions {
-                        let data = g
-                            .and_then(|g| g.offsets.get_partition(topic, partition))
-                            .map_or_else(OffsetFetchData::missing, fetch_data);
+                        let data = lookup(topic, partition).map_or_else(OffsetFetchData::missing, fetch_data);
                         out.insert(partition, data);
                     }
                 }
             }
             None => {
-                if let Some(g) = g {
-                    for (tp, offset) in &g.offsets {
+                if let Some((g, overrides)) = &view {
+                    let mut all: BTreeMap<TopicPartition, &OffsetAndMetadata> = g.offsets.iter().collect();
+                    for (tp, value) in overrides {
+                        match value {
+                            Some(offset) => {
+                                all.insert(tp.clone(), offset);
+                            }
+                            None => {
+                                all.remove(tp);
+                            }
+                        }
+                    }
+                    for (tp, offset) in all {
                         response
                             .offsets
                             .entry(str::to_owned(&tp.topic))
@@ -228,7 +209,7 @@ impl CoordinatorCore {
             return;
         }
         let mut response = OffsetDeleteResponse::default();
-        let mut partitions = Vec::new();
+        let mut partitions: Vec<TopicPartition> = Vec::new();
         let mut records = Vec::new();
         for (topic, list) in &req.topics {
             let subscribed = !empty && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic));
@@ -250,118 +231,63 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetDelete(response));
             return;
         }
-        let pending = PendingWrite::OffsetDelete { group: g.id.clone(), request: rid, partitions, response };
-        eng.write(records, pending);
-    }
-
-    pub(crate) fn finish_offset_delete(
-        &mut self,
-        group: Arc<str>,
-        request: RequestId,
-        partitions: Vec<TopicPartition>,
-        mut response: OffsetDeleteResponse,
-        result: Result<(), ErrorCode>,
-    ) {
-        match result {
-            Ok(()) => {
-                if let Some(g) = self.groups.get_mut(&group) {
-                    for tp in &partitions {
-                        g.offsets.remove(tp);
-                    }
-                }
-            }
-            Err(error) => {
-                response = OffsetDeleteResponse {
-                    error_code: crate::core::map_operation_error(error),
-                    partitions: BTreeMap::new(),
-                };
-            }
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return };
+        for tp in &partitions {
+            eng.remove_offset(g, tp);
         }
-        self.engine.respond(request, Response::OffsetDelete(response));
+        eng.write(records, PendingWrite::OffsetDelete { request: rid, response });
     }
 
-    /// §6.5: the periodic retention job over every group.
+    /// §6.5: the periodic retention job over every group, with Kafka's rule from
+    /// `group_offsets` (one copy). A partition with a commit in flight is left
+    /// alone (Kafka's `pendingOffsetCommits`), and so is the group holding it.
     pub(crate) fn fire_expiration(&mut self) {
         let now = self.engine.now;
         let retention = self.engine.config.offset_retention_ms;
         let deadline = now + self.engine.config.offsets_retention_check_interval_ms;
         self.engine.arm(TimerKey::OffsetExpiration, deadline);
-        let mut ids: Vec<&Arc<str>> = self.groups.keys().collect();
+        let mut ids: Vec<Arc<str>> = self.groups.keys().cloned().collect();
         ids.sort();
         let mut removals = Vec::new();
         let mut records = Vec::new();
         for id in ids {
-            let g = &self.groups[id];
+            let pending = self.engine.timeline.pending_partitions(&id);
+            let Some(g) = self.groups.get_mut(&id) else { continue };
+            let mut retention_group = RetentionGroup::new(g.state, Some(g.state_ts)).with_pending(&pending);
+            if let Some(protocol_type) = g.protocol_type.as_deref() {
+                retention_group = retention_group.with_protocol_type(protocol_type);
+            }
+            if let Some(topics) = g.subscribed_topics.as_ref() {
+                retention_group = retention_group.with_subscribed_topics(topics);
+            }
+            let rule = retention_group.expiration_rule();
             let mut expired = Vec::new();
-            let all_expired = match expiration_base(g) {
-                None => g.offsets.is_empty(),
-                Some(base) => {
-                    let mut all = true;
-                    for (tp, offset) in &g.offsets {
-                        let subscribed = g.subscribed_topics.as_ref().is_some_and(|t| t.contains(&*tp.topic));
-                        let gone = !subscribed
-                            && match offset.expire_time {
-                                Some(expire) => now >= expire,
-                                None => now - base.unwrap_or(offset.commit_time) >= retention,
-                            };
-                        if gone {
-                            expired.push(tp.clone());
-                        } else {
-                            all = false;
-                        }
-                    }
-                    all
+            for (tp, offset) in g.offsets.iter() {
+                if retention_group.offset_expired(rule, &tp.topic, tp.partition, offset, now, retention) {
+                    expired.push(tp);
                 }
-            };
-            let delete_group = all_expired && g.is(GroupState::Empty) && g.len() == 0;
+            }
+            let all_expired = expired.len() == g.offsets.len();
+            let delete_group = all_expired
+                && pending.is_empty()
+                && g.is(GroupState::Empty)
+                && g.len() == 0
+                && g.barrier.is_none();
+            if expired.is_empty() && !delete_group {
+                continue;
+            }
             for tp in &expired {
                 records.push(Record::OffsetTombstone { group_id: id.clone(), partition: tp.clone() });
+                self.engine.remove_offset(g, tp);
             }
             if delete_group {
                 records.push(Record::GroupTombstone { group_id: id.clone() });
+                self.remove_group(&id);
             }
-            if !expired.is_empty() || delete_group {
-                removals.push((id.clone(), expired, delete_group));
-            }
+            removals.push((id, expired.len(), delete_group));
         }
         if !records.is_empty() {
             self.engine.write(records, PendingWrite::Expiration { removals });
         }
-    }
-
-    pub(crate) fn finish_expiration(
-        &mut self,
-        removals: Vec<(Arc<str>, Vec<TopicPartition>, bool)>,
-        result: Result<(), ErrorCode>,
-    ) {
-        if result.is_err() {
-            return;
-        }
-        for (id, partitions, delete_group) in removals {
-            let Some(g) = self.groups.get_mut(&id) else { continue };
-            for tp in &partitions {
-                g.offsets.remove(tp);
-            }
-            let remove = delete_group && g.is(GroupState::Empty) && g.len() == 0 && g.offsets.is_empty();
-            self.engine.offsets_expired(&id, partitions.len(), remove);
-            if remove {
-                let pending: Vec<Arc<str>> = g.pending_join.keys().cloned().collect();
-                for member in pending {
-                    self.engine.cancel(TimerKey::Session(id.clone(), member));
-                }
-                self.groups.remove(&id);
-            }
-        }
-    }
-}
-
-/// Which offsets of a group may expire, and from which base time (§6.5):
-/// `None` = none; `Some(None)` = from each commit time; `Some(Some(t))` = from `t`.
-fn expiration_base(g: &Group) -> Option<Option<i64>> {
-    match &g.protocol_type {
-        None => Some(None),
-        Some(_) if g.is(GroupState::Empty) => Some(Some(g.state_ts)),
-        Some(t) if t == "consumer" && g.is(GroupState::Stable) && g.subscribed_topics.is_some() => Some(None),
-        Some(_) => None,
     }
 }

@@ -111,7 +111,7 @@ impl Engine {
         g.clear_pending_sync();
         if g.is(GroupState::Empty) {
             let record = g.record(None);
-            self.write(vec![Record::Group(record)], PendingWrite::Logged);
+            self.write_group(g, vec![Record::Group(record)], PendingWrite::Logged);
             return;
         }
         let mut leader_members = Some(g.join_members());

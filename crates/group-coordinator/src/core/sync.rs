@@ -68,7 +68,7 @@ impl CoordinatorCore {
                         generation: g.generation,
                         assignments,
                     };
-                    eng.write(vec![Record::Group(record)], pending);
+                    eng.write_group(g, vec![Record::Group(record)], pending);
                 }
             }
             GroupState::Stable => {

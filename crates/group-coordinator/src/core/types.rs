@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use group_offsets::GroupMetadataRecord;
+use group_offsets::Record;
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetAndMetadata, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-    SyncGroupRequest, SyncGroupResponse, TopicPartition,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 
 /// Identifies one request handed to the core, so that a response produced later
@@ -74,6 +74,52 @@ pub enum Response {
     OffsetDelete(OffsetDeleteResponse),
 }
 
+impl Response {
+    /// The same kind of answer carrying only `error` (an answer held for a write
+    /// that then failed).
+    pub fn with_error(&self, error: ErrorCode) -> Response {
+        match self {
+            Response::JoinGroup(r) => {
+                Response::JoinGroup(crate::core::join_error(error, r.member_id.clone()))
+            }
+            Response::SyncGroup(_) => Response::SyncGroup(SyncGroupResponse::error(error)),
+            Response::Heartbeat(_) => Response::Heartbeat(HeartbeatResponse { error_code: error }),
+            Response::LeaveGroup(_) => Response::LeaveGroup(LeaveGroupResponse {
+                error_code: error,
+                ..LeaveGroupResponse::default()
+            }),
+            Response::OffsetCommit(r) => {
+                let mut r = r.clone();
+                for partitions in r.errors.values_mut() {
+                    for code in partitions.values_mut() {
+                        *code = error;
+                    }
+                }
+                Response::OffsetCommit(r)
+            }
+            Response::OffsetFetch(_) => Response::OffsetFetch(OffsetFetchResponse {
+                error_code: error,
+                ..OffsetFetchResponse::default()
+            }),
+            Response::DescribeGroups(r) => Response::DescribeGroups(r.clone()),
+            Response::ListGroups(_) => {
+                Response::ListGroups(ListGroupsResponse { error_code: error, groups: Vec::new() })
+            }
+            Response::DeleteGroups(r) => {
+                let mut r = r.clone();
+                for d in &mut r.results {
+                    d.error_code = error;
+                }
+                Response::DeleteGroups(r)
+            }
+            Response::OffsetDelete(_) => Response::OffsetDelete(OffsetDeleteResponse {
+                error_code: error,
+                partitions: std::collections::BTreeMap::new(),
+            }),
+        }
+    }
+}
+
 /// A deadline the core keeps. At most one deadline is armed per key; arming a key
 /// again replaces its deadline.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -102,36 +148,6 @@ pub enum TimerOp {
     Cancel {
         /// The timer.
         key: TimerKey,
-    },
-}
-
-/// One record to persist.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Record {
-    /// A group's metadata (generation, protocol, leader, members, assignments).
-    Group(GroupMetadataRecord),
-    /// Removal of a group's metadata.
-    GroupTombstone {
-        /// The group.
-        group_id: Arc<str>,
-    },
-    /// A committed offset. (Group ids are shared `Arc<str>`s: a commit of many
-    /// partitions copies no id.)
-    Offset {
-        /// The group.
-        group_id: Arc<str>,
-        /// The partition.
-        partition: TopicPartition,
-        /// The commit.
-        offset: OffsetAndMetadata,
-    },
-    /// Removal of a committed offset.
-    OffsetTombstone {
-        /// The group.
-        group_id: Arc<str>,
-        /// The partition.
-        partition: TopicPartition,
     },
 }
 

@@ -8,7 +8,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-use crossbeam_channel::{Receiver, bounded};
+use std::sync::Arc;
+
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedGroup, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
@@ -17,7 +18,7 @@ use group_types::{
     OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
 };
 
-use super::{GroupCoordinator, Inner, Outcome, Pending, ResponseKind, lock};
+use super::{GroupCoordinator, Inner, Outcome, Pending, ResponseKind, Slot, lock};
 use crate::{AclOperation, CoordinatorError, Request, RequestContext, Resource, Response};
 
 /// Topics and their partitions, as a request names them.
@@ -249,7 +250,7 @@ impl Inner {
         context: &RequestContext,
         group_id: &str,
         request: Request,
-    ) -> Result<Outcome, Receiver<Outcome>> {
+    ) -> Result<Outcome, Arc<Slot>> {
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
         }
@@ -260,11 +261,11 @@ impl Inner {
         match (self.submit(group_id, request), fixup) {
             (answer, Fixup::Nothing) => answer,
             (Ok(outcome), fixup) => Ok(outcome.map(|r| fixup.apply_to(self, context, r))),
-            // Only offset requests and admin requests are trimmed, and the runtime answers
-            // those before `submit` returns (storage is written synchronously): this wait
-            // does not block in practice.
-            (Err(rx), fixup) => {
-                let outcome = rx.recv().unwrap_or(Err(CoordinatorError::Stopped));
+            // Only offset and admin requests are trimmed; a trimmed commit waits here for
+            // its write, so that the partitions authorization removed are put back into
+            // the one answer the caller sees.
+            (Err(slot), fixup) => {
+                let outcome = Pending::<Response>::waiting(slot).wait_outcome();
                 Ok(outcome.map(|r| fixup.apply_to(self, context, r)))
             }
         }
@@ -277,12 +278,8 @@ impl Inner {
         request: Request,
     ) -> Pending<T> {
         match self.submit_as(context, group_id, request) {
-            Ok(outcome) => {
-                let (tx, rx) = bounded(1);
-                let _ = tx.send(outcome);
-                Pending::new(rx)
-            }
-            Err(rx) => Pending::new(rx),
+            Ok(outcome) => Pending::ready(outcome),
+            Err(slot) => Pending::waiting(slot),
         }
     }
 
@@ -294,7 +291,7 @@ impl Inner {
     ) -> Result<T, CoordinatorError> {
         match self.submit_as(context, group_id, request) {
             Ok(outcome) => Pending::<T>::decode(outcome),
-            Err(rx) => Pending::<T>::new(rx).wait(),
+            Err(slot) => Pending::<T>::waiting(slot).wait(),
         }
     }
 }

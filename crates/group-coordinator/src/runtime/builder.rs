@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use group_offsets::OffsetStorage;
+use group_offsets::MetadataStore;
 
 use super::{GroupCoordinator, lock};
 use crate::metrics::CoordinatorMetrics;
@@ -12,7 +12,7 @@ use crate::{AllowAll, Authorizer, Clock, CoordinatorConfig, CoordinatorError, Sy
 /// Options for opening a [`GroupCoordinator`], from [`GroupCoordinator::builder`]:
 /// the system clock and [`AllowAll`] unless told otherwise.
 pub struct GroupCoordinatorBuilder {
-    storage: Arc<dyn OffsetStorage>,
+    storage: Arc<dyn MetadataStore>,
     config: CoordinatorConfig,
     clock: Arc<dyn Clock>,
     authorizer: Arc<dyn Authorizer>,
@@ -48,7 +48,7 @@ impl GroupCoordinatorBuilder {
 
 impl GroupCoordinator {
     /// A builder for a coordinator over `storage`, to choose its clock and authorizer.
-    pub fn builder(storage: Arc<dyn OffsetStorage>, config: CoordinatorConfig) -> GroupCoordinatorBuilder {
+    pub fn builder(storage: Arc<dyn MetadataStore>, config: CoordinatorConfig) -> GroupCoordinatorBuilder {
         GroupCoordinatorBuilder {
             storage,
             config,

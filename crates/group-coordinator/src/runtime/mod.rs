@@ -1,22 +1,38 @@
-//! The threaded runtime: `GroupCoordinator`, cores sharded by group id behind locks,
-//! one timer thread, storage I/O before dependent responses are released.
+//! The threaded runtime: `GroupCoordinator`, one core per coordinator partition
+//! behind its own lock, one timer thread, and one storage stage that appends the
+//! cores' writes off every lock and feeds completions back.
+//!
+//! # Threads and locks
+//!
+//! A request locks its group's partition, runs the core, and leaves with its
+//! answer or a [`Pending`] slot; writes the core issued are queued on the
+//! partition. The storage stage (thread `group-coordinator-storage`) takes a
+//! partition's queued writes as one batch, releases the lock, and hands the batch
+//! to [`MetadataStore::append`]; the engine completes it whenever it is durable,
+//! on any thread, and the stage feeds the outcome back to the core under the
+//! lock, which releases the answers that waited for it. One append per partition
+//! is in flight at a time (so completions come back in write order, as the core's
+//! contract requires), while writes issued meanwhile wait in the queue and go out
+//! together as the next batch; appends of different partitions are in flight
+//! together, and a durable engine serves them with shared flushes. The timer
+//! thread only runs cores. No thread ever holds a partition lock across storage
+//! I/O.
 
 mod assignment;
 mod authorization;
 mod builder;
 mod clock;
 mod pending;
-mod storage_io;
+mod storage_stage;
 mod timers;
 
-use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use group_offsets::{OffsetStorage, StoredGroups};
+use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
@@ -28,26 +44,35 @@ use group_types::{
 pub use self::authorization::Caller;
 pub use self::builder::GroupCoordinatorBuilder;
 pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
+use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
-use crate::core::hash::{FxHashMap, FxHasher};
+use self::storage_stage::StageMessage;
+use crate::core::hash::FxHashMap;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
-    Response,
+    Response, WriteId,
 };
 
-/// Number of independently locked cores. Groups hash to one of them.
-const SHARDS: usize = 16;
-
+/// One coordinator partition: its core and what the runtime keeps beside it.
 struct Shard {
     core: CoordinatorCore,
     timers: timers::LazyTimers,
-    waiters: FxHashMap<RequestId, Sender<Outcome>>,
-    /// Reused effects buffer (see `run_for`).
+    waiters: FxHashMap<RequestId, Arc<Slot>>,
+    /// Reused effects buffer (see `Inner::run_for`).
     scratch: Effects,
     /// The last request id handed to this shard's core.
     next_request: u64,
     /// Metrics counted under this shard's lock.
     counters: crate::metrics::ShardCounters,
+    /// Writes the core issued that are not appended yet, in issue order.
+    queued: Vec<(WriteId, Vec<Record>)>,
+    /// The writes of the append in flight, in issue order.
+    in_flight: Vec<WriteId>,
+    /// True from the moment the stage is asked to append until the partition has
+    /// nothing queued or in flight: at most one append per partition at a time.
+    appending: bool,
+    /// The epoch this node appends with (one above what the partition had).
+    epoch: OwnerEpoch,
 }
 
 enum Control {
@@ -55,15 +80,46 @@ enum Control {
     Stop,
 }
 
+/// Counts writes not yet completed, for [`GroupCoordinator::wait_for_writes`].
+#[derive(Default)]
+struct WriteGauge {
+    outstanding: Mutex<u64>,
+    idle: Condvar,
+}
+
+impl WriteGauge {
+    fn add(&self, n: usize) {
+        if n > 0 {
+            *lock(&self.outstanding) += n as u64;
+        }
+    }
+
+    fn sub(&self, n: usize) {
+        if n > 0 {
+            let mut count = lock(&self.outstanding);
+            *count = count.saturating_sub(n as u64);
+            if *count == 0 {
+                self.idle.notify_all();
+            }
+        }
+    }
+}
+
 struct Inner {
     shards: Vec<Mutex<Shard>>,
-    storage: Arc<dyn OffsetStorage>,
+    partitions: u32,
+    storage: Arc<dyn MetadataStore>,
     clock: Arc<dyn Clock>,
     config: CoordinatorConfig,
     stopped: AtomicBool,
     /// When the timer thread plans to wake next; a shard arming an earlier deadline wakes it.
     next_wake: AtomicI64,
     control: Option<Sender<Control>>,
+    /// The storage stage's queue.
+    stage: Sender<StageMessage>,
+    writes: WriteGauge,
+    /// Appends that failed (logged with the engine's message).
+    failed_appends: AtomicU64,
     /// Consulted before any request reaches a core.
     authorizer: Arc<dyn crate::Authorizer>,
     runtime_counters: crate::metrics::RuntimeCounters,
@@ -71,24 +127,33 @@ struct Inner {
 
 /// Kafka's classic group coordinator as a thread-safe service.
 ///
-/// Different groups proceed in parallel (each group lives in one of several locked
-/// cores); one timer thread fires session, join and sync deadlines (none with a clock
-/// that [drives timers](Clock::drives_timers), such as [`ManualClock`]). Every record
-/// reaches [`OffsetStorage`] before the response that depends on it is released; a
-/// storage failure is answered as Kafka answers a failed append (`KAFKA_STORAGE_ERROR`,
-/// mapped per `kafka-semantics.md` §6.7).
+/// Groups live in coordinator partitions as in Kafka (`abs(hashCode(group_id)) %
+/// partitions`, the storage's [`partition_count`](MetadataStore::partition_count),
+/// 50 by default), each with its own core behind its own lock, so different groups
+/// proceed in parallel; one timer thread fires session, join and sync deadlines
+/// (none with a clock that [drives timers](Clock::drives_timers), such as
+/// [`ManualClock`]); one storage stage appends every partition's writes to the
+/// [`MetadataStore`] off the locks, batching the writes of one partition and keeping
+/// appends of many partitions in flight. A response that depends on a write is
+/// released once the write is durable; a failed append reverts its partition to
+/// the last committed state and is answered as Kafka answers a failed append
+/// (mapped per `kafka-semantics.md` §6.7), logged and counted
+/// ([`CoordinatorMetrics::write_failures`](crate::CoordinatorMetrics)); the next
+/// write tries the engine again, so the coordinator recovers as soon as the
+/// engine can write.
 ///
 /// Blocking `handle_*` methods wait for the answer; the methods without the prefix
-/// return a [`Pending`] handle at once.
+/// return a [`Pending`] handle at once, which can also be `.await`ed.
 pub struct GroupCoordinator {
     inner: Arc<Inner>,
     timer_thread: Mutex<Option<JoinHandle<()>>>,
+    stage_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for GroupCoordinator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCoordinator")
-            .field("shards", &self.inner.shards.len())
+            .field("partitions", &self.inner.shards.len())
             .field("stopped", &self.inner.stopped.load(Ordering::Relaxed))
             .finish()
     }
@@ -98,56 +163,36 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn shard_of(group_id: &str) -> usize {
-    let mut h = FxHasher::default();
-    group_id.hash(&mut h);
-    (h.finish() % SHARDS as u64) as usize
-}
-
 impl Inner {
-    /// Applies a core's effects: timers, answers, then each write persisted and its
-    /// completion fed back, until nothing is left.
-    fn run(&self, shard: &mut Shard) {
-        self.run_for(shard, None);
+    fn shard_of(&self, group_id: &str) -> usize {
+        CoordinatorPartition::of(group_id, self.partitions).0 as usize
     }
 
-    /// Applies what the core left in the shard's scratch effects: timers, answers,
-    /// then each write persisted and its completion fed back, until nothing is left.
-    /// The scratch keeps its capacity, so a heartbeat allocates nothing here. The
-    /// answer to `caller` (if it comes) is kept for the caller instead of going
-    /// through a channel.
-    fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) {
-        loop {
-            let Shard { core, timers, waiters, scratch, counters, .. } = shard;
-            timers.apply(scratch.timers.drain(..));
-            for event in scratch.events.drain(..) {
-                counters.on_event(&event);
+    /// Applies effects left in the shard's scratch: timers, events, answers, and
+    /// writes queued for the storage stage. The answer to `caller`, if it came, is
+    /// kept for the caller instead of going through a slot. Returns true when the
+    /// stage must be asked to append this partition.
+    fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) -> bool {
+        let Shard { timers, waiters, scratch, counters, queued, .. } = shard;
+        timers.apply(scratch.timers.drain(..));
+        for event in scratch.events.drain(..) {
+            counters.on_event(&event);
+        }
+        for (rid, response) in scratch.responses.drain(..) {
+            counters.on_response(&response);
+            if let Some((id, slot)) = caller.as_mut()
+                && *id == rid
+            {
+                **slot = Some(response);
+                continue;
             }
-            for (rid, response) in scratch.responses.drain(..) {
-                counters.on_response(&response);
-                if let Some((id, slot)) = caller.as_mut()
-                    && *id == rid
-                {
-                    **slot = Some(response);
-                    continue;
-                }
-                if let Some(tx) = waiters.remove(&rid) {
-                    let _ = tx.send(Ok(response));
-                }
+            if let Some(slot) = waiters.remove(&rid) {
+                slot.fill(Ok(response));
             }
-            if scratch.writes.is_empty() {
-                break;
-            }
-            let mut writes = std::mem::take(&mut scratch.writes);
-            for write in writes.drain(..) {
-                let result = storage_io::persist(self.storage.as_ref(), write.records);
-                let now = self.clock.now_ms();
-                core.complete_write_into(now, write.id, result, scratch);
-            }
-            // Completions seldom ask for more writes: keep the buffer and its capacity.
-            if scratch.writes.is_empty() {
-                scratch.writes = writes;
-            }
+        }
+        self.writes.add(scratch.writes.len());
+        for write in scratch.writes.drain(..) {
+            queued.push((write.id, write.records));
         }
         if let Some(next) = shard.timers.next_deadline()
             && next < self.next_wake.load(Ordering::Acquire)
@@ -155,13 +200,24 @@ impl Inner {
         {
             let _ = control.try_send(Control::Wake);
         }
+        if !shard.appending && !shard.queued.is_empty() {
+            shard.appending = true;
+            return true;
+        }
+        false
+    }
+
+    /// Asks the storage stage to append partition `index`'s queued writes.
+    fn kick(&self, index: usize) {
+        let _ = self.stage.send(StageMessage::Append(index));
     }
 
     /// Hands a request to its group's core. The answer, if the request is answered
-    /// before the shard is released, comes back directly; otherwise a channel is
+    /// before the shard is released, comes back directly; otherwise a slot is
     /// registered (under the same lock, so nothing is missed) and returned.
-    fn submit(&self, group_id: &str, request: Request) -> Result<Outcome, Receiver<Outcome>> {
-        let mut shard = lock(&self.shards[shard_of(group_id)]);
+    fn submit(&self, group_id: &str, request: Request) -> Result<Outcome, Arc<Slot>> {
+        let index = self.shard_of(group_id);
+        let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
         }
@@ -173,15 +229,20 @@ impl Inner {
         let Shard { core, scratch, .. } = &mut *shard;
         core.handle_into(now, rid, request, scratch);
         let mut answer = None;
-        self.run_for(&mut shard, Some((rid, &mut answer)));
-        match answer {
+        let kick = self.run_for(&mut shard, Some((rid, &mut answer)));
+        let result = match answer {
             Some(response) => Ok(Ok(response)),
             None => {
-                let (tx, rx) = bounded(1);
-                shard.waiters.insert(rid, tx);
-                Err(rx)
+                let slot = Arc::new(Slot::default());
+                shard.waiters.insert(rid, slot.clone());
+                Err(slot)
             }
+        };
+        drop(shard);
+        if kick {
+            self.kick(index);
         }
+        result
     }
 
     fn pending<T: ResponseKind>(&self, group_id: &str, request: Request) -> Pending<T> {
@@ -200,7 +261,11 @@ impl Inner {
         let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
         let Shard { core, scratch, .. } = &mut *shard;
         core.fire_timer_into(deadline.max(0), &key, scratch);
-        self.run(&mut shard);
+        let kick = self.run_for(&mut shard, None);
+        drop(shard);
+        if kick {
+            self.kick(index);
+        }
         true
     }
 
@@ -249,48 +314,45 @@ fn timer_loop(inner: Weak<Inner>, control: Receiver<Control>, max_sleep_ms: i64)
 
 impl GroupCoordinator {
     /// A coordinator on the system clock that resumes what `storage` holds.
-    pub fn new(storage: Arc<dyn OffsetStorage>, config: CoordinatorConfig) -> Result<Self, CoordinatorError> {
+    pub fn new(storage: Arc<dyn MetadataStore>, config: CoordinatorConfig) -> Result<Self, CoordinatorError> {
         GroupCoordinator::with_clock(storage, config, Arc::new(SystemClock))
     }
 
     /// A coordinator reading time from `clock` (a [`ManualClock`] in tests).
     pub fn with_clock(
-        storage: Arc<dyn OffsetStorage>,
+        storage: Arc<dyn MetadataStore>,
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, CoordinatorError> {
         GroupCoordinator::open(storage, config, clock, Arc::new(crate::AllowAll))
     }
 
-    /// The constructor behind [`with_clock`](Self::with_clock) and the builder.
+    /// The constructor behind [`with_clock`](Self::with_clock) and the builder:
+    /// loads every coordinator partition, then starts the threads.
     fn open(
-        storage: Arc<dyn OffsetStorage>,
+        storage: Arc<dyn MetadataStore>,
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
         authorizer: Arc<dyn crate::Authorizer>,
     ) -> Result<Self, CoordinatorError> {
-        let stored = storage.load()?;
+        let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
+        let (stage_tx, stage_rx) = crossbeam_channel::unbounded();
         let now = clock.now_ms();
-        let mut per_shard: Vec<StoredGroups> = (0..SHARDS).map(|_| StoredGroups::default()).collect();
-        for g in stored.groups {
-            per_shard[shard_of(&g.group_id)].groups.push(g);
-        }
-        for o in stored.offsets {
-            per_shard[shard_of(&o.group_id)].offsets.push(o);
-        }
-        let mut shards = Vec::with_capacity(SHARDS);
-        let mut loaded = Vec::with_capacity(SHARDS);
-        for (i, stored) in per_shard.into_iter().enumerate() {
+        let entropy = process_entropy();
+        let mut shards = Vec::with_capacity(partitions as usize);
+        let mut loaded = Vec::with_capacity(partitions as usize);
+        for p in 0..partitions {
+            let stored = storage.load(CoordinatorPartition(p))?;
             let mut shard_config = config.clone();
-            // Distinct id streams per shard, and a fresh stream per process: like
+            // Distinct id streams per partition, and a fresh stream per process: like
             // Kafka's random UUIDs, an id handed out before a restart must not be
             // handed out again to someone else (an expelled client may still use it).
             shard_config.member_id_seed =
-                config.member_id_seed ^ process_entropy() ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                config.member_id_seed ^ entropy ^ u64::from(p).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             let mut core = CoordinatorCore::new(shard_config);
-            loaded.push(core.load(now, stored));
+            loaded.push(core.load(now, stored.groups));
             shards.push(Mutex::new(Shard {
                 core,
                 timers: timers::LazyTimers::default(),
@@ -298,23 +360,42 @@ impl GroupCoordinator {
                 scratch: Effects::default(),
                 next_request: 0,
                 counters: crate::metrics::ShardCounters::default(),
+                queued: Vec::new(),
+                in_flight: Vec::new(),
+                appending: false,
+                epoch: stored.epoch.next(),
             }));
         }
         let inner = Arc::new(Inner {
             shards,
+            partitions,
             storage,
             clock: clock.clone(),
             config: config.clone(),
             stopped: AtomicBool::new(false),
             next_wake: AtomicI64::new(i64::MIN),
             control: threaded.then_some(control_tx),
+            stage: stage_tx.clone(),
+            writes: WriteGauge::default(),
+            failed_appends: AtomicU64::new(0),
             authorizer,
             runtime_counters: crate::metrics::RuntimeCounters::default(),
         });
+        let stage_thread = {
+            let weak = Arc::downgrade(&inner);
+            std::thread::Builder::new()
+                .name("group-coordinator-storage".into())
+                .spawn(move || storage_stage::run(weak, stage_rx, stage_tx))
+                .map_err(|e| CoordinatorError::Thread(e.to_string()))?
+        };
         for (i, fx) in loaded.into_iter().enumerate() {
             let mut shard = lock(&inner.shards[i]);
             shard.scratch = fx;
-            inner.run(&mut shard);
+            let kick = inner.run_for(&mut shard, None);
+            drop(shard);
+            if kick {
+                inner.kick(i);
+            }
         }
         let timer_thread = if threaded {
             let weak = Arc::downgrade(&inner);
@@ -329,7 +410,11 @@ impl GroupCoordinator {
             clock.register(weak);
             None
         };
-        Ok(GroupCoordinator { inner, timer_thread: Mutex::new(timer_thread) })
+        Ok(GroupCoordinator {
+            inner,
+            timer_thread: Mutex::new(timer_thread),
+            stage_thread: Mutex::new(Some(stage_thread)),
+        })
     }
 
     /// The configuration.
@@ -488,13 +573,13 @@ impl GroupCoordinator {
         if self.inner.stopped.load(Ordering::Acquire) {
             return Err(CoordinatorError::Stopped);
         }
-        let shard = lock(&self.inner.shards[shard_of(group_id)]);
+        let shard = lock(&self.inner.shards[self.inner.shard_of(group_id)]);
         Ok(shard.core.committed_offset(group_id, topic, partition).map_or(-1, |o| o.offset))
     }
 
     /// A read-only snapshot of one group.
     pub fn get_group(&self, group_id: &str) -> Option<GroupMetadata> {
-        lock(&self.inner.shards[shard_of(group_id)]).core.group(group_id)
+        lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.group(group_id)
     }
 
     /// Snapshots of every group, ordered by group id.
@@ -505,15 +590,17 @@ impl GroupCoordinator {
         all
     }
 
-    /// Which of the coordinator's independently locked shards holds `group_id`, out of
-    /// [`shard_count`](Self::shard_count). Requests for groups of different shards never
-    /// wait for each other; a server that routes each shard's groups to one worker
-    /// thread also keeps that shard's state in one core's cache.
+    /// The coordinator partition that holds `group_id` (Kafka's
+    /// `abs(hashCode(group_id)) % partitions`), out of
+    /// [`shard_count`](Self::shard_count). Each partition has its own lock: requests
+    /// for groups of different partitions never wait for each other, and a server
+    /// that routes each partition's groups to one worker thread also keeps that
+    /// partition's state in one core's cache.
     pub fn shard_of(&self, group_id: &str) -> usize {
-        shard_of(group_id)
+        self.inner.shard_of(group_id)
     }
 
-    /// Number of shards (see [`shard_of`](Self::shard_of)).
+    /// Number of coordinator partitions (see [`shard_of`](Self::shard_of)).
     pub fn shard_count(&self) -> usize {
         self.inner.shards.len()
     }
@@ -533,13 +620,39 @@ impl GroupCoordinator {
         }
         for shard in &self.inner.shards {
             let mut shard = lock(shard);
-            for (_, tx) in shard.waiters.drain() {
-                let _ = tx.send(Err(CoordinatorError::Stopped));
+            for (_, slot) in shard.waiters.drain() {
+                slot.fill(Err(CoordinatorError::Stopped));
             }
         }
+        let _ = self.inner.stage.send(StageMessage::Stop);
         if let Some(handle) = lock(&self.timer_thread).take() {
             let _ = handle.join();
         }
+        if let Some(handle) = lock(&self.stage_thread).take() {
+            let _ = handle.join();
+        }
+    }
+
+    /// Blocks until every write issued so far has completed (or `timeout`
+    /// passed; then `false`): for an orderly shutdown, and for tests that look at
+    /// storage after a write the coordinator started on its own (a timer's).
+    pub fn wait_for_writes(&self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut count = lock(&self.inner.writes.outstanding);
+        while *count > 0 {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            count =
+                self.inner.writes.idle.wait_timeout(count, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+
+    /// Appends the storage engine failed since the coordinator opened.
+    pub fn failed_appends(&self) -> u64 {
+        self.inner.failed_appends.load(Ordering::Relaxed)
     }
 
     /// True once [`stop`](Self::stop) ran.

@@ -1,7 +1,11 @@
 //! Hardening tests of `group-coordinator`: restart from storage, a deterministic
-//! simulation over many seeds, the oracle replayed through the threaded runtime, and a
-//! multi-threaded stress run, and the restart repeated on disk with sled.
+//! simulation over many seeds (with writes that complete late), one scenario per
+//! former undo path with a request interleaved before a failing write, the oracle
+//! replayed through the threaded runtime, a multi-threaded stress run, and the
+//! restart repeated on disk with sled.
 
+mod disk_full;
+mod interleaving;
 mod liveness;
 mod oracle_runtime;
 mod restart;

@@ -11,15 +11,19 @@ mod oracle_replay;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
-use crossbeam_channel::Receiver;
 use group_coordinator::{
-    Clock, CoordinatorConfig, GroupCoordinator, GroupMetadata, ManualClock, Outcome, Pending, Record,
-    Request, Response, ResponseKind, TimerDriver,
+    Clock, CoordinatorConfig, CoordinatorError, GroupCoordinator, GroupMetadata, ManualClock, Record,
+    Request, Response, TimerDriver,
 };
-use group_offsets::{GroupMetadataRecord, MemoryOffsetStorage, OffsetStorage, StorageError, StoredGroups};
-use group_types::{ErrorCode, GroupOffsets, OffsetAndMetadata, TopicPartition};
+use group_offsets::{
+    AppendCompletion, CoordinatorPartition, LoadedPartition, MemoryMetadataStore, MetadataStore, OwnerEpoch,
+    StorageError,
+};
+use group_types::ErrorCode;
 
 use oracle_replay::{Answer, Driver, Sent, load, oracle_dir, replay, script_names, variants};
+
+use crate::support::settle;
 
 /// Deliberate differences of the core replay (`tests/it/oracle.rs`), which this replay
 /// shares: (scenario, reason).
@@ -60,11 +64,11 @@ impl Clock for SteppedClock {
     }
 }
 
-/// Storage that records every write it is asked for and, while armed, fails them all
-/// with a chosen error (the step's `append_error`).
+/// Storage that records every append it is asked for and, while armed, fails them
+/// all with a chosen error (the step's `append_error`) without applying them.
 #[derive(Debug, Default)]
 struct ScriptedStorage {
-    inner: MemoryOffsetStorage,
+    inner: MemoryMetadataStore,
     fail: Mutex<Option<StorageError>>,
     written: Mutex<Vec<Record>>,
 }
@@ -77,101 +81,48 @@ impl ScriptedStorage {
     fn take_written(&self) -> Vec<Record> {
         std::mem::take(&mut *self.written.lock().unwrap_or_else(PoisonError::into_inner))
     }
+}
 
-    fn write(&self, records: Vec<Record>) -> Result<(), StorageError> {
-        self.written.lock().unwrap_or_else(PoisonError::into_inner).extend(records);
-        match self.fail.lock().unwrap_or_else(PoisonError::into_inner).clone() {
-            Some(error) => Err(error),
-            None => Ok(()),
+impl MetadataStore for ScriptedStorage {
+    fn partition_count(&self) -> u32 {
+        self.inner.partition_count()
+    }
+
+    fn append(
+        &self,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        completion: AppendCompletion,
+    ) {
+        self.written.lock().unwrap_or_else(PoisonError::into_inner).extend(records.iter().cloned());
+        let failure = self.fail.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        match failure {
+            Some(error) => completion.complete(Err(error)),
+            None => self.inner.append(partition, epoch, records, completion),
         }
     }
-}
 
-impl OffsetStorage for ScriptedStorage {
-    fn store_offset(
-        &self,
-        group_id: &str,
-        partition: &TopicPartition,
-        offset: OffsetAndMetadata,
-    ) -> Result<(), StorageError> {
-        let record = Record::Offset {
-            group_id: group_id.into(),
-            partition: partition.clone(),
-            offset: offset.clone(),
-        };
-        self.write(vec![record])?;
-        self.inner.store_offset(group_id, partition, offset)
-    }
-
-    fn store_offsets(
-        &self,
-        group_id: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        let records = offsets
-            .iter()
-            .map(|(partition, offset)| Record::Offset {
-                group_id: group_id.into(),
-                partition: partition.clone(),
-                offset: offset.clone(),
-            })
-            .collect();
-        self.write(records)?;
-        self.inner.store_offsets(group_id, offsets)
-    }
-
-    fn fetch_offset(
-        &self,
-        group_id: &str,
-        partition: &TopicPartition,
-    ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        self.inner.fetch_offset(group_id, partition)
-    }
-
-    fn fetch_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-        self.inner.fetch_offsets(group_id)
-    }
-
-    fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-        self.write(Vec::new())?;
-        self.inner.delete_offsets(group_id)
-    }
-
-    fn delete_partitions(&self, group_id: &str, partitions: &[TopicPartition]) -> Result<(), StorageError> {
-        let records = partitions
-            .iter()
-            .map(|partition| Record::OffsetTombstone {
-                group_id: group_id.into(),
-                partition: partition.clone(),
-            })
-            .collect();
-        self.write(records)?;
-        self.inner.delete_partitions(group_id, partitions)
-    }
-
-    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-        self.write(vec![Record::Group(record.clone())])?;
-        self.inner.store_group(record)
-    }
-
-    fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-        self.write(vec![Record::GroupTombstone { group_id: group_id.into() }])?;
-        self.inner.delete_group(group_id)
-    }
-
-    fn load(&self) -> Result<StoredGroups, StorageError> {
-        self.inner.load()
+    fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError> {
+        self.inner.load(partition)
     }
 }
+
+/// A typed [`Pending`](group_coordinator::Pending) polled as an untyped response.
+type Poll = Box<dyn FnMut() -> Option<Result<Response, CoordinatorError>>>;
 
 /// A request sent to the runtime whose answer has not come yet.
 struct Outstanding {
     step: usize,
-    rx: Receiver<Outcome>,
+    poll: Poll,
 }
 
-fn receiver<T: ResponseKind>(pending: Pending<T>) -> Receiver<Outcome> {
-    pending.receiver().clone()
+/// Polls `pending` without blocking, as a [`Response`].
+macro_rules! poller {
+    ($pending:expr, $variant:ident) => {{
+        let mut pending = $pending;
+        Box::new(move || pending.try_get().map(|r| r.map(Response::$variant))) as Poll
+    }};
 }
 
 /// The threaded runtime over [`ScriptedStorage`], its time moved by a [`SteppedClock`].
@@ -183,18 +134,24 @@ struct RuntimeDriver {
 }
 
 impl RuntimeDriver {
+    /// Waits until the coordinator's writes completed and what they released
+    /// was handed out (see [`settle`]).
+    fn settle(&self) {
+        settle(&self.coordinator);
+    }
+
     /// Collects every answer that has arrived, stamped `now`.
     fn poll(&mut self, now: i64, answers: &mut Vec<Answer>) {
         let mut i = 0;
         while i < self.outstanding.len() {
-            match self.outstanding[i].rx.try_recv() {
-                Ok(outcome) => {
+            match (self.outstanding[i].poll)() {
+                Some(outcome) => {
                     let o = self.outstanding.remove(i);
                     let response =
                         outcome.unwrap_or_else(|e| panic!("step {}: coordinator error {e}", o.step));
                     answers.push(Answer { step: o.step, at_ms: now, response });
                 }
-                Err(_) => i += 1,
+                None => i += 1,
             }
         }
     }
@@ -202,14 +159,14 @@ impl RuntimeDriver {
     /// Sends a request through the runtime's public API.
     fn submit(&mut self, step: usize, request: Request, answers: &mut Vec<Answer>) {
         let c = &self.coordinator;
-        let rx = match request {
-            Request::JoinGroup(r) => receiver(c.join_group(r)),
-            Request::SyncGroup(r) => receiver(c.sync_group(r)),
-            Request::Heartbeat(r) => receiver(c.heartbeat(r)),
-            Request::LeaveGroup(r) => receiver(c.leave_group(r)),
-            Request::OffsetCommit(r) => receiver(c.offset_commit(r)),
-            Request::OffsetFetch(r) => receiver(c.offset_fetch(r)),
-            Request::OffsetDelete(r) => receiver(c.offset_delete(r)),
+        let poll = match request {
+            Request::JoinGroup(r) => poller!(c.join_group(r), JoinGroup),
+            Request::SyncGroup(r) => poller!(c.sync_group(r), SyncGroup),
+            Request::Heartbeat(r) => poller!(c.heartbeat(r), Heartbeat),
+            Request::LeaveGroup(r) => poller!(c.leave_group(r), LeaveGroup),
+            Request::OffsetCommit(r) => poller!(c.offset_commit(r), OffsetCommit),
+            Request::OffsetFetch(r) => poller!(c.offset_fetch(r), OffsetFetch),
+            Request::OffsetDelete(r) => poller!(c.offset_delete(r), OffsetDelete),
             blocking => {
                 // Describe, list and delete have blocking entry points only.
                 let response = match blocking {
@@ -223,7 +180,7 @@ impl RuntimeDriver {
                 return;
             }
         };
-        self.outstanding.push(Outstanding { step, rx });
+        self.outstanding.push(Outstanding { step, poll });
     }
 }
 
@@ -236,18 +193,24 @@ impl Driver for RuntimeDriver {
         let storage = Arc::new(ScriptedStorage::default());
         let coordinator = GroupCoordinator::with_clock(storage.clone(), config, clock.clone())
             .expect("the coordinator starts");
-        storage.take_written();
-        RuntimeDriver { coordinator, clock, storage, outstanding: Vec::new() }
+        let driver = RuntimeDriver { coordinator, clock, storage, outstanding: Vec::new() };
+        driver.settle();
+        driver.storage.take_written();
+        driver
     }
 
     fn advance_to(&mut self, at_ms: i64) -> Vec<Answer> {
         let mut answers = Vec::new();
         // Deadline by deadline, so that each answer is stamped with the time it came.
+        // Each deadline's writes complete before time moves on, as the answers they
+        // release came at that deadline.
         while let Some(deadline) = self.clock.next_deadline().filter(|d| *d <= at_ms) {
             self.clock.advance_to(deadline.max(self.clock.now_ms()));
+            self.settle();
             self.poll(deadline, &mut answers);
         }
         self.clock.advance_to(at_ms);
+        self.settle();
         self.poll(at_ms, &mut answers);
         self.storage.take_written();
         answers
@@ -257,6 +220,10 @@ impl Driver for RuntimeDriver {
         let mut answers = Vec::new();
         self.storage.arm(append_error.map(runtime_append_error));
         self.submit(step, request, &mut answers);
+        // The step's writes (and what their completions wrote) are appended, under
+        // the step's error, before the next step: each step's writes are their own
+        // appends, never batched with another step's.
+        self.settle();
         self.storage.arm(None);
         let records = self.storage.take_written();
         self.poll(at_ms, &mut answers);

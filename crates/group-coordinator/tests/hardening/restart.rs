@@ -6,19 +6,21 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, GroupMetadata, ManualClock};
-use group_offsets::{MemoryMetadataStore, OffsetStorage, PersistentOffsetStorage, StorageError};
+use group_offsets::{MemoryMetadataStore, StorageError};
 use group_types::{ErrorCode, GroupState, OffsetFetchRequest, TopicPartition};
 
 use crate::support::{
-    commit, decode_assignment, encode_plan, fast_config, heartbeat, join, must, round_robin, sync, topic_set,
+    commit, decode_assignment, encode_plan, fast_config, heartbeat, join, must, round_robin, settle, sync,
+    topic_set,
 };
 
 pub(crate) const SESSION_MS: i32 = 3_000;
 const REBALANCE_MS: i32 = 5_000;
 
 fn open(store: &MemoryMetadataStore, clock: &Arc<ManualClock>) -> GroupCoordinator {
-    let storage: Arc<dyn OffsetStorage> = Arc::new(PersistentOffsetStorage::new(store.clone()));
-    GroupCoordinator::with_clock(storage, config(), clock.clone()).expect("the coordinator opens")
+    // A clone shares the store's data: what a restarted process would read back.
+    GroupCoordinator::with_clock(Arc::new(store.clone()), config(), clock.clone())
+        .expect("the coordinator opens")
 }
 
 pub(crate) fn config() -> CoordinatorConfig {
@@ -59,9 +61,11 @@ pub(crate) fn form_group(
         .zip(instances)
         .map(|(id, instance)| c.join_group(join(group, id, *instance, SESSION_MS, REBALANCE_MS)))
         .collect();
-    // Step through the initial-delay windows until the barrier closes.
+    // Step through the initial-delay windows until the barrier closes, each step's
+    // writes (the group's creation) completed before time moves on.
     for _ in 0..REBALANCE_MS / 10 {
-        if pending.iter().all(|p| !p.receiver().is_empty()) {
+        settle(c);
+        if pending.iter().all(|p| p.is_ready()) {
             break;
         }
         clock.advance(10);
@@ -290,7 +294,7 @@ fn a_group_dropped_mid_rebalance_comes_back_as_its_last_persisted_generation() {
     let before = first.get_group("g").unwrap();
     // The leader rejoins: PreparingRebalance, nothing new persisted yet.
     let leader = clients.iter().find(|cl| before.is_leader(&cl.id)).unwrap();
-    let parked = first.join_group(join("g", &leader.id, None, SESSION_MS, REBALANCE_MS));
+    let mut parked = first.join_group(join("g", &leader.id, None, SESSION_MS, REBALANCE_MS));
     assert_eq!(first.get_group("g").unwrap().state, GroupState::PreparingRebalance);
     first.stop();
     assert!(matches!(parked.wait_timeout(crate::support::DEADLOCK), Some(Err(CoordinatorError::Stopped))));
@@ -305,7 +309,6 @@ fn a_store_that_cannot_be_read_fails_the_start() {
     let clock = Arc::new(ManualClock::new(0));
     drop(open(&store, &clock));
     store.fail_reads(Some(StorageError::Unavailable { message: "disk gone".into() }));
-    let storage: Arc<dyn OffsetStorage> = Arc::new(PersistentOffsetStorage::new(store.clone()));
-    let opened = GroupCoordinator::with_clock(storage, config(), clock);
+    let opened = GroupCoordinator::with_clock(Arc::new(store.clone()), config(), clock);
     assert!(matches!(opened, Err(CoordinatorError::Storage(_))), "{opened:?}");
 }

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use group_coordinator::{GroupCoordinator, ManualClock};
-use group_offsets::{OffsetStorage, PersistentOffsetStorage};
 use group_storage_sled::SledMetadataStore;
 use group_types::{ErrorCode, GroupState};
 
@@ -33,8 +32,7 @@ impl Drop for DataDir {
 
 fn open(dir: &DataDir, clock: &Arc<ManualClock>) -> GroupCoordinator {
     let store = SledMetadataStore::open(&dir.0).expect("the sled store opens");
-    let storage: Arc<dyn OffsetStorage> = Arc::new(PersistentOffsetStorage::new(store));
-    GroupCoordinator::with_clock(storage, config(), clock.clone()).expect("the coordinator opens")
+    GroupCoordinator::with_clock(Arc::new(store), config(), clock.clone()).expect("the coordinator opens")
 }
 
 #[test]

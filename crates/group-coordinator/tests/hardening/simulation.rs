@@ -13,13 +13,24 @@
 //! exactly once (at the end everyone leaves and time runs far ahead); an acknowledged
 //! commit is what OffsetFetch returns until the next one, and is never lost.
 //!
+//! Half the seeds run with writes that complete late: each write waits in its
+//! coordinator partition's queue while other requests and timers run, queues
+//! complete in write order within a partition and in any order across the two
+//! partitions of the run (the group's, and a second one where a simple consumer
+//! commits), and some fail after later requests were handled. Then also checked:
+//! the coordinator's committed offsets equal what storage holds after every step
+//! (nothing acknowledged is lost or rolled back, a read never shows a write that
+//! later failed), and a commit is acknowledged only once storage holds it.
+//!
 //! `SIM_SEEDS=<n>` runs more seeds than CI's default; `SIM_SEED=<n>` replays one seed
 //! and prints its trace.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
-use group_coordinator::{CoordinatorCore, Effects, Request, RequestId, Response, TimerQueue};
+use group_coordinator::{
+    CoordinatorCore, Effects, Record, Request, RequestId, Response, TimerQueue, Write, WriteId,
+};
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, ProtocolMetadata, TopicPartition};
 
 use crate::support::{
@@ -28,6 +39,8 @@ use crate::support::{
 };
 
 const GROUP: &str = "g";
+/// The second partition's group (late mode).
+const SIDE_GROUP: &str = "h";
 /// Seeds run by default (CI).
 const DEFAULT_SEEDS: u64 = 1_000;
 /// Steps per seed: enough for several generations, crashes and restarts each.
@@ -82,6 +95,20 @@ struct Sent {
     instance: Option<String>,
     generation: i32,
     commit: Vec<(TopicPartition, i64)>,
+    /// For a commit: why it must not succeed, judged when it was sent (with
+    /// late writes its answer comes after the group may have moved on).
+    commit_problem: Option<String>,
+}
+
+/// The second coordinator partition: a simple consumer commits to its own group.
+#[derive(Debug, Default)]
+struct Side {
+    core: Option<CoordinatorCore>,
+    queue: std::collections::VecDeque<Write>,
+    /// Commits sent and not answered: request id -> offsets.
+    sent: HashMap<RequestId, Vec<(TopicPartition, i64)>>,
+    committed: BTreeMap<TopicPartition, i64>,
+    persisted: BTreeMap<TopicPartition, i64>,
 }
 
 /// A broken invariant: the step it broke at and why.
@@ -115,8 +142,16 @@ struct Sim {
     last_generation: i32,
     committed: BTreeMap<TopicPartition, i64>,
     next_offset: i64,
-    /// Member ids removed by a timer, with the group's generation at the time.
-    expelled: HashMap<String, i32>,
+    /// Member ids removed by a timer, with the group's generation and the step.
+    expelled: HashMap<String, (i32, usize)>,
+    /// Writes complete late, from `queue`, instead of at once.
+    late: bool,
+    queue: std::collections::VecDeque<Write>,
+    /// What storage holds of the group's offsets (applied on `Ok` completions).
+    persisted: BTreeMap<TopicPartition, i64>,
+    /// True while routing answers released by a completion.
+    releasing: bool,
+    side: Side,
     errors: Vec<String>,
     stats: Stats,
 }
@@ -132,6 +167,10 @@ pub(crate) struct Stats {
     pub(crate) crashes: u64,
     pub(crate) leaves: u64,
     pub(crate) failed_writes: u64,
+    /// Writes completed after at least one other input ran.
+    pub(crate) late_completions: u64,
+    /// Writes voided by the failure of an earlier one.
+    pub(crate) voided_writes: u64,
 }
 
 impl Stats {
@@ -144,6 +183,8 @@ impl Stats {
         self.crashes += o.crashes;
         self.leaves += o.leaves;
         self.failed_writes += o.failed_writes;
+        self.late_completions += o.late_completions;
+        self.voided_writes += o.voided_writes;
     }
 }
 
@@ -186,6 +227,8 @@ impl Sim {
         }
         let write_failure_percent = rng.pick(&[0, 0, 3, 10]);
         let max_tick = rng.pick(&[300, 300, 60]);
+        let late = rng.chance(50);
+        let side = Side { core: late.then(|| CoordinatorCore::new(config.clone())), ..Side::default() };
         let mut core = CoordinatorCore::new(config);
         let mut timers = TimerQueue::new();
         timers.apply(core.start(0).timers);
@@ -209,6 +252,11 @@ impl Sim {
             committed: BTreeMap::new(),
             next_offset: 1,
             expelled: HashMap::new(),
+            late,
+            queue: std::collections::VecDeque::new(),
+            persisted: BTreeMap::new(),
+            releasing: false,
+            side,
             errors: Vec::new(),
             stats: Stats::default(),
         }
@@ -224,7 +272,19 @@ impl Sim {
     }
 
     fn identity(&self, member_id: &str) -> String {
-        self.instance_of.get(member_id).cloned().unwrap_or_else(|| member_id.to_owned())
+        if let Some(instance) = self.instance_of.get(member_id) {
+            return instance.clone();
+        }
+        // A static member's id is its instance id, a dash and a UUID: with late writes
+        // an answer may name a replacement's id before the replacement's own answer.
+        match member_id.len().checked_sub(37) {
+            Some(cut)
+                if member_id.starts_with("instance-") && member_id.as_bytes().get(cut) == Some(&b'-') =>
+            {
+                member_id[..cut].to_owned()
+            }
+            _ => member_id.to_owned(),
+        }
     }
 
     fn members(&self) -> Vec<String> {
@@ -249,21 +309,148 @@ impl Sim {
             self.on_response(rid, response);
         }
         for write in fx.writes {
-            let result = if self.rng.chance(self.write_failure_percent) {
-                let error = self.rng.pick(&[
-                    ErrorCode::NotLeaderOrFollower,
-                    ErrorCode::NotEnoughReplicas,
-                    ErrorCode::MessageTooLarge,
-                    ErrorCode::RequestTimedOut,
-                ]);
-                self.log(format!("write {:?} fails with {}", write.id, error.name()));
-                self.stats.failed_writes += 1;
-                Err(error)
+            if self.late {
+                self.queue.push_back(write);
             } else {
-                Ok(())
+                self.complete(write);
+            }
+        }
+    }
+
+    /// The outcome storage gives one write: some fail.
+    fn outcome(&mut self, id: WriteId) -> Result<(), ErrorCode> {
+        if self.rng.chance(self.write_failure_percent) {
+            let error = self.rng.pick(&[
+                ErrorCode::NotLeaderOrFollower,
+                ErrorCode::NotEnoughReplicas,
+                ErrorCode::MessageTooLarge,
+                ErrorCode::RequestTimedOut,
+            ]);
+            self.log(format!("write {id:?} fails with {}", error.name()));
+            self.stats.failed_writes += 1;
+            Err(error)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Storage completes one write of the group's partition.
+    fn complete(&mut self, write: Write) {
+        let result = self.outcome(write.id);
+        if result.is_ok() {
+            apply_records(&mut self.persisted, &write.records, GROUP);
+        }
+        let more = self.core.complete_write(self.now, write.id, result);
+        let outstanding = self.queue.len();
+        let core = &self.core;
+        self.queue.retain(|w| core.is_write_outstanding(w.id));
+        self.stats.voided_writes += (outstanding - self.queue.len()) as u64;
+        let releasing = std::mem::replace(&mut self.releasing, true);
+        self.process(more);
+        self.releasing = releasing;
+    }
+
+    /// The second partition's simple consumer commits one or two partitions.
+    fn side_commit(&mut self) {
+        let all = topic_set();
+        let tp = all[self.rng.below(all.len() as u64) as usize].clone();
+        let offset = self.next_offset;
+        self.next_offset += 1;
+        let rid = RequestId(self.next_rid);
+        self.next_rid += 1;
+        self.log(format!("side commits {tp} at {offset} as {rid:?}"));
+        self.side.sent.insert(rid, vec![(tp.clone(), offset)]);
+        let request = commit(SIDE_GROUP, "", None, -1, &[(tp, offset)]);
+        let Some(core) = self.side.core.as_mut() else { return };
+        let fx = core.handle(self.now, rid, Request::OffsetCommit(request));
+        self.side_process(fx);
+    }
+
+    fn side_process(&mut self, fx: Effects) {
+        for (rid, response) in fx.responses {
+            let Some(offsets) = self.side.sent.remove(&rid) else {
+                self.fail(format!("side: answer to unknown {rid:?}"));
+                continue;
             };
-            let more = self.core.complete_write(self.now, write.id, result);
-            self.process(more);
+            let Response::OffsetCommit(r) = response else {
+                self.fail(format!("side: {rid:?} answered with another kind"));
+                continue;
+            };
+            for (tp, offset) in offsets {
+                if r.error_for(&tp.topic, tp.partition) == Some(ErrorCode::None) {
+                    if self.side.persisted.get(&tp) != Some(&offset) {
+                        self.fail(format!(
+                            "side: commit of {tp} at {offset} acknowledged before storage held it"
+                        ));
+                    }
+                    self.side.committed.insert(tp, offset);
+                    self.stats.commits_acknowledged += 1;
+                }
+            }
+        }
+        self.side.queue.extend(fx.writes);
+    }
+
+    /// Storage completes the second partition's oldest write.
+    fn complete_side(&mut self) {
+        let Some(write) = self.side.queue.pop_front() else { return };
+        let result = self.outcome(write.id);
+        if result.is_ok() {
+            apply_records(&mut self.side.persisted, &write.records, SIDE_GROUP);
+        }
+        self.log(format!("storage completes side {:?} late", write.id));
+        self.stats.late_completions += 1;
+        let Some(core) = self.side.core.as_mut() else { return };
+        let fx = core.complete_write(self.now, write.id, result);
+        let core = &*core;
+        let before = self.side.queue.len();
+        self.side.queue.retain(|w| core.is_write_outstanding(w.id));
+        self.stats.voided_writes += (before - self.side.queue.len()) as u64;
+        self.side_process(fx);
+    }
+
+    /// Late mode: everything queued completes (completions may queue more).
+    fn drain_storage(&mut self) {
+        while !self.queue.is_empty() || !self.side.queue.is_empty() {
+            self.storage_progress();
+        }
+    }
+
+    /// The committed offsets each core reads from equal what storage holds.
+    fn check_committed_is_persisted(&mut self) {
+        for tp in topic_set() {
+            let held = self.core.committed_offset(GROUP, &tp.topic, tp.partition).map(|o| o.offset);
+            let stored = self.persisted.get(&tp).copied();
+            if held != stored {
+                self.fail(format!(
+                    "{tp}: the coordinator's committed state says {held:?}, storage holds {stored:?}"
+                ));
+            }
+            if let Some(core) = &self.side.core {
+                let held = core.committed_offset(SIDE_GROUP, &tp.topic, tp.partition).map(|o| o.offset);
+                let stored = self.side.persisted.get(&tp).copied();
+                let acked = self.side.committed.get(&tp).copied();
+                if held != stored || acked != stored {
+                    self.fail(format!(
+                        "side {tp}: committed state {held:?}, storage {stored:?}, last acknowledged {acked:?}"
+                    ));
+                }
+            }
+        }
+    }
+
+    /// Late mode: storage completes a few queued writes, of either partition.
+    fn storage_progress(&mut self) {
+        let n = 1 + self.rng.below(3);
+        for _ in 0..n {
+            let side_first = !self.side.queue.is_empty() && (self.queue.is_empty() || self.rng.chance(40));
+            if side_first {
+                self.complete_side();
+            } else if let Some(write) = self.queue.pop_front() {
+                self.log(format!("storage completes {:?} late", write.id));
+                self.stats.late_completions += 1;
+                self.complete(write);
+            }
         }
     }
 
@@ -296,8 +483,21 @@ impl Sim {
         };
         let (name, incarnation) = (c.name.clone(), c.incarnation);
         self.log(format!("{name} sends {what} (id {member_id:?}, gen {generation}) as {rid:?}"));
-        let sent =
-            Sent { client, incarnation, step: self.step, what, member_id, instance, generation, commit };
+        let mut sent = Sent {
+            client,
+            incarnation,
+            step: self.step,
+            what,
+            member_id,
+            instance,
+            generation,
+            commit,
+            commit_problem: None,
+        };
+        if what == "commit" {
+            let probe = Response::OffsetCommit(group_types::OffsetCommitResponse::default());
+            sent.commit_problem = self.success_problem(&sent, &probe);
+        }
         self.sent.insert(rid, sent);
         let fx = self.core.handle(self.now, rid, request);
         self.process(fx);
@@ -336,18 +536,29 @@ impl Sim {
         };
         self.log(format!("{name} <- {} {}{detail} (sent at step {})", sent.what, error.name(), sent.step));
         // A member expelled by a timer never succeeds again with its old id.
+        // (An answer a write held back was decided before it was released: only a
+        // request sent after the expulsion must not succeed then.)
         if error == ErrorCode::None
             && sent.what != "leave"
-            && let Some(&g) = self.expelled.get(&sent.member_id)
+            && let Some(&(g, expelled_at)) = self.expelled.get(&sent.member_id)
             && (sent.what == "join" || sent.generation <= g)
+            && (!self.releasing || sent.step > expelled_at)
         {
             self.fail(format!(
                 "{} answered NONE to {name}'s id {:?}, expelled by a timer in generation {g}",
                 sent.what, sent.member_id
             ));
         }
-        if error == ErrorCode::None && matches!(sent.what, "join" | "sync" | "heartbeat" | "commit") {
-            self.check_success_is_current(&sent, &response);
+        if error == ErrorCode::None && sent.what == "commit" {
+            if let Some(problem) = &sent.commit_problem {
+                self.fail(format!("{problem} (id {:?})", sent.member_id));
+            }
+        } else if error == ErrorCode::None && matches!(sent.what, "join" | "sync" | "heartbeat") {
+            if self.releasing {
+                self.check_success_not_ahead(&sent, &response);
+            } else {
+                self.check_success_is_current(&sent, &response);
+            }
         }
         match response {
             Response::JoinGroup(r) => self.on_join(&sent, r),
@@ -375,6 +586,11 @@ impl Sim {
             Response::OffsetCommit(r) => {
                 for (tp, offset) in &sent.commit {
                     if r.error_for(&tp.topic, tp.partition) == Some(ErrorCode::None) {
+                        if self.persisted.get(tp) != Some(offset) {
+                            self.fail(format!(
+                                "commit of {tp} at {offset} acknowledged before storage held it"
+                            ));
+                        }
                         self.committed.insert(tp.clone(), *offset);
                         self.stats.commits_acknowledged += 1;
                     }
@@ -385,9 +601,32 @@ impl Sim {
         }
     }
 
+    /// An answer a write held back may be for a generation the group has since left,
+    /// never for one it has not reached.
+    fn check_success_not_ahead(&mut self, sent: &Sent, response: &Response) {
+        let generation = self.core.group(GROUP).map_or(0, |g| g.generation_id);
+        let answered = match response {
+            Response::JoinGroup(r) => r.generation_id,
+            _ => sent.generation,
+        };
+        if answered > generation {
+            self.fail(format!(
+                "{} NONE for generation {answered}, ahead of the group's {generation}",
+                sent.what
+            ));
+        }
+    }
+
     /// A success is only given to a current member of the current generation (or, for a
     /// simple commit, to a group without members).
     fn check_success_is_current(&mut self, sent: &Sent, response: &Response) {
+        if let Some(problem) = self.success_problem(sent, response) {
+            self.fail(problem);
+        }
+    }
+
+    /// Why a success for `sent` would break the rule, if it would.
+    fn success_problem(&self, sent: &Sent, response: &Response) -> Option<String> {
         let g = self.core.group(GROUP);
         let (state, generation) = g.as_ref().map_or((GroupState::Empty, 0), |g| (g.state, g.generation_id));
         let member_id = match response {
@@ -412,9 +651,7 @@ impl Sim {
                 )
             }),
         };
-        if let Some(problem) = problem {
-            self.fail(format!("{problem} (id {member_id:?})"));
-        }
+        problem.map(|problem| format!("{problem} (id {member_id:?})"))
     }
 
     /// Heartbeat and commit errors tell a client to rejoin or start over.
@@ -451,7 +688,8 @@ impl Sim {
             }
         }
         if r.error_code == ErrorCode::None {
-            if r.generation_id < self.last_generation {
+            // (An answer a write held back may be for a generation the group has left.)
+            if r.generation_id < self.last_generation && !self.releasing {
                 self.fail(format!(
                     "JoinGroup answered generation {} after {}",
                     r.generation_id, self.last_generation
@@ -535,7 +773,7 @@ impl Sim {
             let after: HashSet<String> = self.members().into_iter().collect();
             for id in before.into_iter().filter(|id| !after.contains(id)) {
                 self.log(format!("timer {key:?} removed {id:?} (generation {generation})"));
-                self.expelled.insert(id, generation);
+                self.expelled.insert(id, (generation, self.step));
                 self.stats.expulsions += 1;
             }
         }
@@ -543,6 +781,14 @@ impl Sim {
     }
 
     fn act(&mut self) {
+        if self.late && self.rng.chance(30) {
+            self.storage_progress();
+            return;
+        }
+        if self.late && self.rng.chance(10) {
+            self.side_commit();
+            return;
+        }
         if self.rng.chance(25) {
             let dt = 1 + self.rng.below(self.max_tick) as i64;
             self.log(format!("time +{dt}"));
@@ -686,6 +932,7 @@ impl Sim {
 
     /// Checks run after every step.
     fn check_step(&mut self) {
+        self.check_committed_is_persisted();
         let Some(generation) = self.core.group(GROUP).map(|g| g.generation_id) else {
             // The retention job removes an Empty group without offsets; a new one starts over.
             if !self.committed.is_empty() {
@@ -722,8 +969,15 @@ impl Sim {
             }
         }
         let horizon = self.now + 2 * 300_000 + 10_000;
+        self.drain_storage();
         self.advance_to(horizon);
+        self.drain_storage();
+        self.advance_to(horizon + 10_000);
+        self.drain_storage();
         self.check_step();
+        if !self.side.sent.is_empty() {
+            self.fail(format!("side: {} commits never answered", self.side.sent.len()));
+        }
         let mut left: Vec<(RequestId, Sent)> = self.sent.iter().map(|(r, s)| (*r, s.clone())).collect();
         left.sort_by_key(|(r, _)| *r);
         for (rid, s) in left {
@@ -741,6 +995,21 @@ impl Sim {
             ));
         }
         self.check_fetch(&topic_set());
+    }
+}
+
+/// What storage holds after an `Ok` write: `group`'s offsets, by partition.
+fn apply_records(persisted: &mut BTreeMap<TopicPartition, i64>, records: &[Record], group: &str) {
+    for record in records {
+        match record {
+            Record::Offset { group_id, partition, offset } if &**group_id == group => {
+                persisted.insert(partition.clone(), offset.offset);
+            }
+            Record::OffsetTombstone { group_id, partition } if &**group_id == group => {
+                persisted.remove(partition);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -816,6 +1085,8 @@ fn simulation_holds_every_invariant_across_seeds() {
         assert!(total.static_restarts >= n / 10, "too few static restarts: {total:?}");
         assert!(total.crashes >= n && total.leaves >= n, "too few crashes or leaves: {total:?}");
         assert!(total.failed_writes >= n / 10, "too few failed writes: {total:?}");
+        assert!(total.late_completions >= 10 * n, "too few late completions: {total:?}");
+        assert!(total.voided_writes >= n / 20, "too few writes voided by an earlier failure: {total:?}");
     }
 }
 
@@ -850,6 +1121,7 @@ fn the_invariant_checks_catch_fabricated_violations() {
         instance: None,
         generation,
         commit: Vec::new(),
+        commit_problem: None,
     };
     let tp = TopicPartition::new("t0", 0);
     let bytes = |tps: &[TopicPartition]| encode_plan(&[("x".into(), tps.to_vec())])[0].assignment.clone();
@@ -884,7 +1156,7 @@ fn the_invariant_checks_catch_fabricated_violations() {
 
     // A success for a member a timer expelled, and an answer nobody asked for.
     let mut sim = Sim::new(1);
-    sim.expelled.insert("gone".into(), 4);
+    sim.expelled.insert("gone".into(), (4, 0));
     let rid = RequestId(777);
     sim.sent.insert(rid, sent(&sim, "gone", "heartbeat", 4));
     sim.on_response(rid, Response::Heartbeat(group_types::HeartbeatResponse { error_code: ErrorCode::None }));

@@ -7,9 +7,10 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use group_coordinator::{GroupCoordinator, ManualClock, Pending};
-use group_offsets::MemoryOffsetStorage;
+use group_offsets::MemoryMetadataStore;
 use group_types::{ErrorCode, JoinGroupResponse, OffsetFetchRequest, SyncGroupResponse, TopicPartition};
 
 use crate::support::{
@@ -81,27 +82,38 @@ enum InFlight {
 }
 
 impl InFlight {
-    fn receiver(&self) -> &crossbeam_channel::Receiver<group_coordinator::Outcome> {
+    fn is_ready(&self) -> bool {
         match self {
-            InFlight::Join(p) => p.receiver(),
-            InFlight::Sync(p, _) => p.receiver(),
+            InFlight::Join(p) => p.is_ready(),
+            InFlight::Sync(p, _) => p.is_ready(),
         }
     }
 }
 
-/// On the system clock, a thread whose members all wait on parked requests waits (a
-/// little) for any of them instead of spinning; nothing is received here.
-fn wait_for_any(members: &[Member]) {
-    let mut select = crossbeam_channel::Select::new();
-    for m in members {
-        match &m.in_flight {
-            Some(f) => {
-                select.recv(f.receiver());
-            }
-            None => return,
-        }
+/// Hands `m`'s answer in flight, if it comes within `wait`, to the member.
+fn resolve(shared: &Shared, m: &mut Member, wait: Duration) {
+    match m.in_flight.take() {
+        Some(InFlight::Join(mut p)) => match p.wait_timeout(wait) {
+            Some(r) => on_join(shared, m, r.expect("a join is answered, not failed")),
+            None => m.in_flight = Some(InFlight::Join(p)),
+        },
+        Some(InFlight::Sync(mut p, generation)) => match p.wait_timeout(wait) {
+            Some(r) => on_sync(shared, m, generation, r.expect("a sync is answered, not failed")),
+            None => m.in_flight = Some(InFlight::Sync(p, generation)),
+        },
+        None => {}
     }
-    let _ = select.ready_timeout(std::time::Duration::from_millis(50));
+}
+
+/// On the system clock, a thread whose members all wait on parked requests waits (a
+/// little) for one of them instead of spinning.
+fn wait_for_any(shared: &Shared, members: &mut [Member]) {
+    if members.iter().any(|m| m.in_flight.as_ref().is_none_or(InFlight::is_ready)) {
+        return;
+    }
+    if let Some(m) = members.first_mut() {
+        resolve(shared, m, Duration::from_millis(50));
+    }
 }
 
 struct Member {
@@ -195,47 +207,38 @@ fn commit_and_check(shared: &Shared, m: &Member, tp: &TopicPartition) {
 /// One action for one member; never blocks on a parked request.
 fn act(shared: &Shared, m: &mut Member, rng: &mut Rng) {
     let c = &shared.coordinator;
-    match m.in_flight.take() {
-        Some(InFlight::Join(p)) => match p.try_get() {
-            Some(r) => on_join(shared, m, r.expect("a join is answered, not failed")),
-            None => m.in_flight = Some(InFlight::Join(p)),
-        },
-        Some(InFlight::Sync(p, generation)) => match p.try_get() {
-            Some(r) => on_sync(shared, m, generation, r.expect("a sync is answered, not failed")),
-            None => m.in_flight = Some(InFlight::Sync(p, generation)),
-        },
-        None if m.needs_sync => {
-            m.needs_sync = false;
-            let plan = m.leads.as_ref().map(|ids| encode_plan(&round_robin(ids))).unwrap_or_default();
-            let p = c.sync_group(sync(&m.group, &m.id, None, m.generation, plan));
-            m.in_flight = Some(InFlight::Sync(p, m.generation));
-        }
-        None if !m.stable => {
-            m.in_flight = Some(InFlight::Join(c.join_group(join(
-                &m.group,
-                &m.id,
-                None,
-                shared.session_ms,
-                shared.rebalance_ms,
-            ))));
-        }
-        None => {
-            let roll = rng.below(100);
-            if roll < 2 {
-                // The member may have expired meanwhile: any answer will do, but one must come.
-                must(c.leave_group(leave(&m.group, &m.id, None)), "leave");
-                m.reset(false);
-            } else if roll < 25 {
-                let all = topic_set();
-                let tp = all[rng.below(all.len() as u64) as usize].clone();
-                commit_and_check(shared, m, &tp);
-            } else {
-                let r = must(c.heartbeat(heartbeat(&m.group, &m.id, None, m.generation)), "heartbeat");
-                match r.error_code {
-                    ErrorCode::None => {}
-                    ErrorCode::UnknownMemberId => m.reset(false),
-                    _ => m.reset(true),
-                }
+    if m.in_flight.is_some() {
+        return resolve(shared, m, Duration::ZERO);
+    }
+    if m.needs_sync {
+        m.needs_sync = false;
+        let plan = m.leads.as_ref().map(|ids| encode_plan(&round_robin(ids))).unwrap_or_default();
+        let p = c.sync_group(sync(&m.group, &m.id, None, m.generation, plan));
+        m.in_flight = Some(InFlight::Sync(p, m.generation));
+    } else if !m.stable {
+        m.in_flight = Some(InFlight::Join(c.join_group(join(
+            &m.group,
+            &m.id,
+            None,
+            shared.session_ms,
+            shared.rebalance_ms,
+        ))));
+    } else {
+        let roll = rng.below(100);
+        if roll < 2 {
+            // The member may have expired meanwhile: any answer will do, but one must come.
+            must(c.leave_group(leave(&m.group, &m.id, None)), "leave");
+            m.reset(false);
+        } else if roll < 25 {
+            let all = topic_set();
+            let tp = all[rng.below(all.len() as u64) as usize].clone();
+            commit_and_check(shared, m, &tp);
+        } else {
+            let r = must(c.heartbeat(heartbeat(&m.group, &m.id, None, m.generation)), "heartbeat");
+            match r.error_code {
+                ErrorCode::None => {}
+                ErrorCode::UnknownMemberId => m.reset(false),
+                _ => m.reset(true),
             }
         }
     }
@@ -245,7 +248,7 @@ fn act(shared: &Shared, m: &mut Member, rng: &mut Rng) {
 fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
     let clock = Arc::new(ManualClock::new(0));
     let coordinator =
-        GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), fast_config(20), clock.clone())
+        GroupCoordinator::with_clock(Arc::new(MemoryMetadataStore::new()), fast_config(20), clock.clone())
             .unwrap();
     run(coordinator, Some(clock), ITERATIONS, 2_000, 3_000);
 }
@@ -255,7 +258,7 @@ fn many_threads_many_groups_no_deadlock_and_invariants_hold() {
 /// about timing is asserted, only that every call returns and the invariants hold.
 #[test]
 fn the_timer_thread_under_load_no_deadlock_and_invariants_hold() {
-    let coordinator = GroupCoordinator::new(Arc::new(MemoryOffsetStorage::new()), fast_config(20)).unwrap();
+    let coordinator = GroupCoordinator::new(Arc::new(MemoryMetadataStore::new()), fast_config(20)).unwrap();
     run(coordinator, None, ITERATIONS / 4, 60_000, 30_000);
 }
 
@@ -306,7 +309,7 @@ fn run(
                         }
                     }
                     if clock.is_none() {
-                        wait_for_any(&members);
+                        wait_for_any(&shared, &mut members);
                     }
                 }
                 // Leave; whatever is still in flight must be answered later.
@@ -332,8 +335,8 @@ fn run(
     }
     for p in in_flight {
         let answered = match p {
-            InFlight::Join(p) => p.wait_timeout(DEADLOCK).map(|r| r.map(|_| ())),
-            InFlight::Sync(p, _) => p.wait_timeout(DEADLOCK).map(|r| r.map(|_| ())),
+            InFlight::Join(mut p) => p.wait_timeout(DEADLOCK).map(|r| r.map(|_| ())),
+            InFlight::Sync(mut p, _) => p.wait_timeout(DEADLOCK).map(|r| r.map(|_| ())),
         };
         assert!(matches!(answered, Some(Ok(()))), "a parked request was never answered: {answered:?}");
     }

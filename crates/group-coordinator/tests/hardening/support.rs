@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, Pending, Request, RequestId, Response, ResponseKind,
-    TimerQueue,
+    CoordinatorConfig, CoordinatorCore, Effects, GroupCoordinator, Pending, Request, RequestId, Response,
+    ResponseKind, TimerQueue,
 };
 use group_types::{
     HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, MemberAssignment,
@@ -214,11 +214,32 @@ pub(crate) fn decode_assignment(bytes: &[u8]) -> Result<Vec<TopicPartition>, Str
 }
 
 /// Waits for an answer that must come; a missing one is reported as a deadlock.
-pub(crate) fn must<T: ResponseKind>(pending: Pending<T>, what: &str) -> T {
+pub(crate) fn must<T: ResponseKind>(mut pending: Pending<T>, what: &str) -> T {
     match pending.wait_timeout(DEADLOCK) {
         Some(Ok(response)) => response,
         Some(Err(e)) => panic!("{what}: coordinator error {e}"),
         None => panic!("{what}: no answer within {DEADLOCK:?} (deadlock?)"),
+    }
+}
+
+/// Waits until every write `c` issued so far has completed and what the
+/// completions released (answers, follow-up writes) was handed out.
+///
+/// Appends complete on the runtime's storage thread, while a manual clock moves as
+/// fast as the test moves it: a test that steps the clock until an answer comes
+/// must let each step's writes complete first, or timers run far past a write that
+/// has not completed yet (a loaded machine may not schedule the storage thread for
+/// a while). The write count can read zero a moment before a completion's answers
+/// are released (under its partition's lock), so once it does, every partition's
+/// lock is taken once (`waiting_requests`), and the count read again in case a
+/// completion issued another write.
+pub(crate) fn settle(c: &GroupCoordinator) {
+    loop {
+        assert!(c.wait_for_writes(DEADLOCK), "the coordinator's writes completed within {DEADLOCK:?}");
+        let _ = c.waiting_requests();
+        if c.wait_for_writes(Duration::ZERO) {
+            return;
+        }
     }
 }
 

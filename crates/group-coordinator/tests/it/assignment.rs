@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use group_coordinator::{CoordinatorError, GroupCoordinator, ManualClock};
-use group_offsets::MemoryOffsetStorage;
+use group_offsets::MemoryMetadataStore;
 use group_types::{ProtocolMetadata, Subscription, TopicPartition, TopicPartitions};
 
 use crate::support::{join, test_config};
 
 fn group_with(protocol: &str, subscriptions: &[Subscription]) -> (GroupCoordinator, Vec<String>) {
     let clock = Arc::new(ManualClock::new(0));
-    let c = GroupCoordinator::with_clock(Arc::new(MemoryOffsetStorage::new()), test_config(), clock.clone())
+    let c = GroupCoordinator::with_clock(Arc::new(MemoryMetadataStore::new()), test_config(), clock.clone())
         .unwrap();
     let mut pendings = Vec::new();
     for sub in subscriptions {

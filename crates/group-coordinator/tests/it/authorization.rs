@@ -2,11 +2,12 @@
 //! operation each one asks for, and proof that a denied request changes nothing.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use group_coordinator::{
     AclOperation, Authorizer, GroupCoordinator, ManualClock, Principal, RequestContext, Resource,
 };
-use group_offsets::{MemoryOffsetStorage, OffsetStorage};
+use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_types::{
     DeleteGroupsRequest, DescribeGroupsRequest, ErrorCode, GroupState, JoinGroupRequest, ListGroupsRequest,
     OffsetCommitData, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
@@ -61,17 +62,17 @@ impl Authorizer for DenyList {
 struct Fixture {
     c: GroupCoordinator,
     clock: Arc<ManualClock>,
-    storage: Arc<MemoryOffsetStorage>,
+    storage: MemoryMetadataStore,
     acls: Arc<DenyList>,
     alice: RequestContext,
     mallory: RequestContext,
 }
 
 fn fixture() -> Fixture {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = MemoryMetadataStore::new();
     let clock = Arc::new(ManualClock::new(1_000));
     let acls = Arc::new(DenyList::default());
-    let c = GroupCoordinator::builder(storage.clone(), test_config())
+    let c = GroupCoordinator::builder(Arc::new(storage.clone()), test_config())
         .clock(clock.clone())
         .authorizer(acls.clone())
         .open()
@@ -104,8 +105,15 @@ impl Fixture {
         id
     }
 
+    /// What storage holds once every write the coordinator issued so far
+    /// completed (a denied request that wrote anyway would show up here).
+    fn stored(&self) -> group_offsets::StoredGroups {
+        assert!(self.c.wait_for_writes(Duration::from_secs(10)), "writes completed");
+        self.storage.load_all().unwrap()
+    }
+
     fn stored_offsets(&self, group: &str) -> usize {
-        let stored = self.storage.load().unwrap();
+        let stored = self.stored();
         stored
             .offsets
             .iter()
@@ -202,7 +210,7 @@ fn denied_join_does_not_create_the_group() {
     // From v7 the protocol name of an error answer is null; before it is "".
     assert_eq!(joined.protocol_name, None);
     assert!(f.c.get_group("new").is_none());
-    assert!(f.storage.load().unwrap().groups.is_empty());
+    assert!(f.stored().groups.is_empty());
 }
 
 #[test]
@@ -389,7 +397,7 @@ fn methods_without_a_context_act_as_the_anonymous_principal() {
 
 #[test]
 fn the_default_authorizer_allows_everything() {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = Arc::new(MemoryMetadataStore::new());
     let clock = Arc::new(ManualClock::new(0));
     let c = GroupCoordinator::with_clock(storage, test_config(), clock).unwrap();
     let mallory = RequestContext::new(Principal::user("mallory"));

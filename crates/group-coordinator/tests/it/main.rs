@@ -4,6 +4,7 @@
 mod assignment;
 mod authorization;
 mod invariants;
+mod late_writes;
 mod observability;
 mod oracle;
 mod runtime;

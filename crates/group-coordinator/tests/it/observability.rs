@@ -3,13 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use group_coordinator::{
     CoordinatorConfig, CoordinatorCore, ExpirationReason, GroupCoordinator, GroupEvent, ManualClock, Request,
     RequestId, TimerKey,
 };
-use group_offsets::MemoryOffsetStorage;
+use group_offsets::MemoryMetadataStore;
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, OffsetCommitData, OffsetCommitRequest};
 use tracing::field::{Field, Visit};
 use tracing::{Event, Metadata, Subscriber, span};
@@ -21,7 +22,7 @@ fn join_v3(group: &str, member_id: &str) -> JoinGroupRequest {
 }
 
 fn manual(config: CoordinatorConfig) -> (GroupCoordinator, Arc<ManualClock>) {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = Arc::new(MemoryMetadataStore::new());
     let clock = Arc::new(ManualClock::new(1_000));
     (GroupCoordinator::with_clock(storage, config, clock.clone()).unwrap(), clock)
 }
@@ -39,16 +40,36 @@ impl Captured {
     }
 }
 
-/// The smallest subscriber that keeps every event of the coordinator's target.
+/// The groups whose events [`Capture`] keeps: each test names its groups with
+/// this prefix, so that the tests running beside it add nothing to its events.
+const TRACED: &str = "traced-";
+
+/// The smallest subscriber that keeps every event of the coordinator's target
+/// about a [`TRACED`] group.
 #[derive(Debug, Clone, Default)]
 struct Capture {
     events: Arc<Mutex<Vec<Captured>>>,
 }
 
 impl Capture {
-    fn with(&self, message: &str) -> Vec<Captured> {
-        self.events.lock().unwrap().iter().filter(|e| e.message == message).cloned().collect()
+    /// The events with `message` about `group`, in the order they were emitted.
+    fn with(&self, message: &str, group: &str) -> Vec<Captured> {
+        let events = self.events.lock().unwrap();
+        events.iter().filter(|e| e.message == message && e.field("group_id") == group).cloned().collect()
     }
+}
+
+/// The process's global subscriber, installed once. Not a thread's default
+/// (`with_default`): what a write's completion releases (a group turning Stable
+/// after the leader's assignment is durable, the retention job's expirations) is
+/// emitted by the runtime's storage thread, which a thread-local default misses.
+fn capture() -> &'static Capture {
+    static CAPTURE: OnceLock<Capture> = OnceLock::new();
+    CAPTURE.get_or_init(|| {
+        let capture = Capture::default();
+        tracing::subscriber::set_global_default(capture.clone()).expect("the only global subscriber");
+        capture
+    })
 }
 
 struct Fields<'a>(&'a mut BTreeMap<String, String>);
@@ -83,7 +104,10 @@ impl Subscriber for Capture {
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
         let message = fields.remove("message").unwrap_or_default();
-        self.events.lock().unwrap().push(Captured { message, fields });
+        let captured = Captured { message, fields };
+        if captured.field("group_id").starts_with(TRACED) {
+            self.events.lock().unwrap().push(captured);
+        }
     }
 
     fn enter(&self, _: &span::Id) {}
@@ -93,10 +117,10 @@ impl Subscriber for Capture {
 
 /// Two members form generation 1 and commit; a third asks for a member id and never
 /// returns; the follower stops heartbeating and expires; the leader rejoins alone
-/// (generation 2). Returns (leader, follower).
-fn scripted(c: &GroupCoordinator, clock: &ManualClock) -> (String, String) {
-    let first = c.join_group(join_v3("g", ""));
-    let second = c.join_group(join_v3("g", ""));
+/// (generation 2), all in `group`. Returns (leader, follower).
+fn scripted(c: &GroupCoordinator, clock: &ManualClock, group: &str) -> (String, String) {
+    let first = c.join_group(join_v3(group, ""));
+    let second = c.join_group(join_v3(group, ""));
     clock.advance(200);
     let (first, second) = (first.wait().unwrap(), second.wait().unwrap());
     assert_eq!((first.generation_id, second.generation_id), (1, 1));
@@ -106,21 +130,24 @@ fn scripted(c: &GroupCoordinator, clock: &ManualClock) -> (String, String) {
         (second.member_id, first.member_id)
     };
     let assignment = [(leader.as_str(), "a"), (follower.as_str(), "b")];
-    assert_eq!(c.handle_sync_group(sync("g", &leader, 1, &assignment)).unwrap().error_code, ErrorCode::None);
-    assert_eq!(c.handle_sync_group(sync("g", &follower, 1, &[])).unwrap().error_code, ErrorCode::None);
-    let two = commit("g", &leader, 1, 10).with_offset("t", 1, OffsetCommitData::new(11));
+    assert_eq!(
+        c.handle_sync_group(sync(group, &leader, 1, &assignment)).unwrap().error_code,
+        ErrorCode::None
+    );
+    assert_eq!(c.handle_sync_group(sync(group, &follower, 1, &[])).unwrap().error_code, ErrorCode::None);
+    let two = commit(group, &leader, 1, 10).with_offset("t", 1, OffsetCommitData::new(11));
     assert_eq!(c.handle_offset_commit(two).unwrap().error_for("t", 1), Some(ErrorCode::None));
-    let pending = c.handle_join_group(join("g", "")).unwrap();
+    let pending = c.handle_join_group(join(group, "")).unwrap();
     assert_eq!(pending.error_code, ErrorCode::MemberIdRequired);
     clock.advance(200);
-    assert_eq!(c.handle_heartbeat(heartbeat("g", &leader, 1)).unwrap().error_code, ErrorCode::None);
+    assert_eq!(c.handle_heartbeat(heartbeat(group, &leader, 1)).unwrap().error_code, ErrorCode::None);
     // The follower's session (and the pending member id) run out on the way.
     clock.advance(400);
-    let beat = c.handle_heartbeat(heartbeat("g", &leader, 1)).unwrap();
+    let beat = c.handle_heartbeat(heartbeat(group, &leader, 1)).unwrap();
     assert_eq!(beat.error_code, ErrorCode::RebalanceInProgress);
-    let rejoined = c.handle_join_group(join_v3("g", &leader)).unwrap();
+    let rejoined = c.handle_join_group(join_v3(group, &leader)).unwrap();
     assert_eq!((rejoined.error_code, rejoined.generation_id), (ErrorCode::None, 2));
-    assert_eq!(c.handle_sync_group(sync("g", &leader, 2, &[])).unwrap().error_code, ErrorCode::None);
+    assert_eq!(c.handle_sync_group(sync(group, &leader, 2, &[])).unwrap().error_code, ErrorCode::None);
     (leader, follower)
 }
 
@@ -176,7 +203,7 @@ fn the_core_reports_rebalances_as_data() {
 fn metrics_count_a_scripted_sequence() {
     let (c, clock) = manual(test_config());
     assert_eq!(c.metrics().groups(), 0);
-    scripted(&c, &clock);
+    scripted(&c, &clock, "g");
     let m = c.metrics();
     assert_eq!((m.groups_stable, m.groups(), m.members), (1, 1, 1));
     assert_eq!(m.groups_in(GroupState::Stable), 1);
@@ -222,15 +249,21 @@ fn a_follower_that_never_syncs_is_counted_as_a_sync_expiration() {
 
 #[test]
 fn tracing_events_describe_rebalances_and_expirations() {
-    let capture = Capture::default();
+    let capture = capture();
     let (c, clock) = manual(test_config());
-    let (leader, follower) = tracing::subscriber::with_default(capture.clone(), || scripted(&c, &clock));
+    let group = "traced-rebalances";
+    let (leader, follower) = scripted(&c, &clock, group);
+    // Every write the sequence issued has completed (each answer waited for its
+    // own), and `metrics` takes every partition's lock, so what the storage thread
+    // emitted while completing them is in.
+    assert!(c.wait_for_writes(Duration::from_secs(10)));
+    let _ = c.metrics();
 
-    let started = capture.with("rebalance started");
+    let started = capture.with("rebalance started", group);
     assert_eq!(started.len(), 2);
-    assert_eq!((started[0].field("group_id"), started[0].field("generation_id")), ("g", "0"));
+    assert_eq!((started[0].field("group_id"), started[0].field("generation_id")), (group, "0"));
     assert_eq!((started[1].field("generation_id"), started[1].field("members")), ("1", "1"));
-    let completed = capture.with("rebalance completed");
+    let completed = capture.with("rebalance completed", group);
     assert_eq!(completed.len(), 2);
     assert_eq!(completed[0].field("generation_id"), "1");
     assert_eq!(completed[0].field("members"), "2");
@@ -238,13 +271,13 @@ fn tracing_events_describe_rebalances_and_expirations() {
     assert_eq!(completed[0].field("protocol_name"), "range");
     assert_eq!(completed[1].field("generation_id"), "2");
 
-    let expired = capture.with("member expired");
+    let expired = capture.with("member expired", group);
     let reasons: Vec<_> = expired.iter().map(|e| (e.field("reason"), e.field("member_id"))).collect();
     assert!(reasons.contains(&("session", follower.as_str())), "{reasons:?}");
     assert!(reasons.iter().any(|(r, _)| *r == "pending-member"), "{reasons:?}");
 
     let states: Vec<(String, String)> = capture
-        .with("group state changed")
+        .with("group state changed", group)
         .iter()
         .map(|e| (e.field("from").to_owned(), e.field("to").to_owned()))
         .collect();
@@ -268,38 +301,41 @@ fn tracing_reports_fenced_static_members_and_expired_offsets() {
         ..test_config()
     };
     let (c, clock) = manual(config);
-    let capture = Capture::default();
-    tracing::subscriber::with_default(capture.clone(), || {
-        let static_join = || JoinGroupRequest { group_instance_id: Some("i1".into()), ..join("s", "") };
-        let first = c.join_group(static_join());
-        clock.advance(100);
-        let first = first.wait().unwrap();
-        c.handle_sync_group(sync("s", &first.member_id, 1, &[])).unwrap();
-        let second = c.handle_join_group(static_join()).unwrap();
-        assert_eq!(second.error_code, ErrorCode::None);
-        assert_ne!(second.member_id, first.member_id);
-        let fenced = capture.with("static member fenced");
-        assert_eq!(fenced.len(), 1);
-        assert_eq!(fenced[0].field("group_instance_id"), "i1");
-        assert_eq!(fenced[0].field("old_member_id"), first.member_id);
-        assert_eq!(fenced[0].field("new_member_id"), second.member_id);
+    let capture = capture();
+    let (group, simple_group) = ("traced-static", "traced-simple");
+    let static_join = || JoinGroupRequest { group_instance_id: Some("i1".into()), ..join(group, "") };
+    let first = c.join_group(static_join());
+    clock.advance(100);
+    let first = first.wait().unwrap();
+    c.handle_sync_group(sync(group, &first.member_id, 1, &[])).unwrap();
+    let second = c.handle_join_group(static_join()).unwrap();
+    assert_eq!(second.error_code, ErrorCode::None);
+    assert_ne!(second.member_id, first.member_id);
+    let fenced = capture.with("static member fenced", group);
+    assert_eq!(fenced.len(), 1);
+    assert_eq!(fenced[0].field("group_instance_id"), "i1");
+    assert_eq!(fenced[0].field("old_member_id"), first.member_id);
+    assert_eq!(fenced[0].field("new_member_id"), second.member_id);
 
-        let simple = OffsetCommitRequest { group_id: "simple".into(), ..OffsetCommitRequest::default() }
-            .with_offset("t", 0, OffsetCommitData::new(1))
-            .with_offset("t", 1, OffsetCommitData::new(1));
-        c.handle_offset_commit(simple).unwrap();
-        // Keep the static member alive while the retention job runs.
-        for _ in 0..8 {
-            clock.advance(250);
-            c.handle_heartbeat(heartbeat("s", &second.member_id, 1)).unwrap();
-        }
-    });
-    let expired = capture.with("offsets expired");
+    let simple = OffsetCommitRequest { group_id: simple_group.into(), ..OffsetCommitRequest::default() }
+        .with_offset("t", 0, OffsetCommitData::new(1))
+        .with_offset("t", 1, OffsetCommitData::new(1));
+    c.handle_offset_commit(simple).unwrap();
+    // Keep the static member alive while the retention job runs.
+    for _ in 0..8 {
+        clock.advance(250);
+        c.handle_heartbeat(heartbeat(group, &second.member_id, 1)).unwrap();
+    }
+    // The expiration is reported once its tombstones are durable, by the storage
+    // thread: wait for the writes the timer issued (`metrics` then takes every
+    // partition's lock, behind which the completion is handled).
+    assert!(c.wait_for_writes(Duration::from_secs(10)));
+    let m = c.metrics();
+    let expired = capture.with("offsets expired", simple_group);
     assert_eq!(expired.len(), 1, "{expired:?}");
-    assert_eq!(expired[0].field("group_id"), "simple");
+    assert_eq!(expired[0].field("group_id"), simple_group);
     assert_eq!(expired[0].field("partitions"), "2");
     assert_eq!(expired[0].field("group_removed"), "true");
-    let m = c.metrics();
     assert_eq!((m.static_members_fenced, m.offsets_expired), (1, 2));
-    assert!(c.get_group("simple").is_none());
+    assert!(c.get_group(simple_group).is_none());
 }

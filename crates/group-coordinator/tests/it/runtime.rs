@@ -2,21 +2,25 @@
 //! storage before responses, restart.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, ManualClock};
-use group_offsets::{GroupMetadataRecord, MemoryOffsetStorage, OffsetStorage, StorageError, StoredGroups};
-use group_types::{
-    ErrorCode, GroupOffsets, GroupState, OffsetAndMetadata, OffsetFetchRequest, TopicPartition,
-};
+use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, ManualClock, MemberMetadata};
+use group_offsets::{MemoryMetadataStore, MetadataStore, StorageError};
+use group_types::{ErrorCode, GroupState, OffsetFetchRequest};
 
 use crate::support::{commit, heartbeat, join, leave, sync, test_config};
 
-fn manual(config: CoordinatorConfig) -> (GroupCoordinator, Arc<ManualClock>, Arc<MemoryOffsetStorage>) {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+/// A coordinator on a manual clock over a memory store; the store returned is a
+/// clone sharing the coordinator's data (what a restart reopens).
+fn manual(config: CoordinatorConfig) -> (GroupCoordinator, Arc<ManualClock>, MemoryMetadataStore) {
+    let storage = MemoryMetadataStore::new();
     let clock = Arc::new(ManualClock::new(1_000));
-    let coordinator = GroupCoordinator::with_clock(storage.clone(), config, clock.clone()).unwrap();
+    let coordinator = GroupCoordinator::with_clock(Arc::new(storage.clone()), config, clock.clone()).unwrap();
     (coordinator, clock, storage)
+}
+
+/// How many members of group "g" satisfy `what` (awaiting a join or a sync).
+fn parked(c: &GroupCoordinator, what: impl Fn(&MemberMetadata) -> bool) -> usize {
+    c.get_group("g").map_or(0, |g| g.members.iter().filter(|m| what(m)).count())
 }
 
 fn wait_until(mut condition: impl FnMut() -> bool) {
@@ -43,7 +47,9 @@ fn join_from_threads(
             })
         })
         .collect();
-    wait_until(|| c.waiting_requests() == n);
+    // Parked in the join barrier: a request waiting for a write (the group's
+    // creation) is waiting too, but not yet joined.
+    wait_until(|| parked(c, |m| m.awaiting_join) == n);
     // Members arriving inside the initial-delay window extend it by one window (§3.4).
     clock.advance(100);
     handles.into_iter().map(|h| h.join().unwrap()).collect()
@@ -79,7 +85,7 @@ fn followers_syncing_from_threads_get_the_leaders_assignment() {
             std::thread::spawn(move || (id.clone(), c.handle_sync_group(sync("g", &id, 1, &[])).unwrap()))
         })
         .collect();
-    wait_until(|| c.waiting_requests() == 3);
+    wait_until(|| parked(&c, |m| m.awaiting_sync) == 3);
     let assignments: Vec<(String, String)> =
         results.iter().map(|r| (r.0.clone(), format!("for-{}", r.0))).collect();
     let refs: Vec<(&str, &str)> = assignments.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
@@ -90,7 +96,7 @@ fn followers_syncing_from_threads_get_the_leaders_assignment() {
         assert_eq!(response.error_code, ErrorCode::None);
         assert_eq!(response.assignment, format!("for-{id}").into_bytes());
     }
-    let stored = storage.load().unwrap();
+    let stored = storage.load_all().unwrap();
     assert_eq!(stored.groups.len(), 1, "the assignment was persisted");
     assert_eq!(stored.groups[0].members.len(), 4);
     assert_eq!(c.get_group("g").unwrap().state, GroupState::Stable);
@@ -100,7 +106,7 @@ fn followers_syncing_from_threads_get_the_leaders_assignment() {
 fn stop_answers_waiting_requests_and_later_ones() {
     let (c, _clock, _) = manual(test_config());
     let first = c.handle_join_group(join("g", "")).unwrap();
-    let parked = c.join_group(join("g", &first.member_id));
+    let mut parked = c.join_group(join("g", &first.member_id));
     assert!(parked.try_get().is_none(), "parked until the barrier closes");
     c.stop();
     assert_eq!(parked.wait(), Err(CoordinatorError::Stopped));
@@ -112,7 +118,7 @@ fn stop_answers_waiting_requests_and_later_ones() {
 
 #[test]
 fn stop_joins_the_timer_thread_and_answers_waiters() {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = Arc::new(MemoryMetadataStore::new());
     let c = Arc::new(GroupCoordinator::new(storage, CoordinatorConfig { ..test_config() }).unwrap());
     let first = c.handle_join_group(join("g", "")).unwrap();
     let mut long = join("g", &first.member_id);
@@ -131,7 +137,7 @@ fn stop_joins_the_timer_thread_and_answers_waiters() {
 
 #[test]
 fn the_timer_thread_closes_the_initial_delay_on_the_system_clock() {
-    let storage = Arc::new(MemoryOffsetStorage::new());
+    let storage = Arc::new(MemoryMetadataStore::new());
     let config = CoordinatorConfig { initial_rebalance_delay_ms: 5, ..test_config() };
     let c = GroupCoordinator::new(storage, config).unwrap();
     let first = c.handle_join_group(join("g", "")).unwrap();
@@ -170,7 +176,7 @@ fn commits_reach_storage_before_the_answer_and_read_back() {
     c.handle_sync_group(sync("g", &id, 1, &[])).unwrap();
     let response = c.handle_offset_commit(commit("g", &id, 1, 42)).unwrap();
     assert_eq!(response.error_for("t", 0), Some(ErrorCode::None));
-    assert_eq!(storage.fetch_offset("g", &TopicPartition::new("t", 0)).unwrap().unwrap().offset, 42);
+    assert_eq!(storage.fetch_group_offset("g", "t", 0).unwrap().unwrap().offset, 42);
     assert_eq!(c.get_committed_offset("g", "t", 0), Ok(42));
     assert_eq!(c.get_committed_offset("g", "t", 1), Ok(-1));
     let fetched = c.handle_offset_fetch(OffsetFetchRequest::all("g")).unwrap();
@@ -179,62 +185,13 @@ fn commits_reach_storage_before_the_answer_and_read_back() {
     assert_eq!(stale.error_for("t", 0), Some(ErrorCode::IllegalGeneration));
 }
 
-/// Storage whose writes fail while `broken` is set.
-#[derive(Debug, Default)]
-struct FlakyStorage {
-    inner: MemoryOffsetStorage,
-    broken: AtomicBool,
-}
-
-impl FlakyStorage {
-    fn check(&self) -> Result<(), StorageError> {
-        if self.broken.load(Ordering::SeqCst) { Err(StorageError::io("disk on fire")) } else { Ok(()) }
-    }
-}
-
-impl OffsetStorage for FlakyStorage {
-    fn store_offset(&self, g: &str, p: &TopicPartition, o: OffsetAndMetadata) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.store_offset(g, p, o)
-    }
-    fn store_offsets(&self, g: &str, o: &[(TopicPartition, OffsetAndMetadata)]) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.store_offsets(g, o)
-    }
-    fn fetch_offset(&self, g: &str, p: &TopicPartition) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        self.inner.fetch_offset(g, p)
-    }
-    fn fetch_offsets(&self, g: &str) -> Result<GroupOffsets, StorageError> {
-        self.inner.fetch_offsets(g)
-    }
-    fn delete_offsets(&self, g: &str) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.delete_offsets(g)
-    }
-    fn delete_partitions(&self, g: &str, p: &[TopicPartition]) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.delete_partitions(g, p)
-    }
-    fn store_group(&self, r: GroupMetadataRecord) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.store_group(r)
-    }
-    fn delete_group(&self, g: &str) -> Result<(), StorageError> {
-        self.check()?;
-        self.inner.delete_group(g)
-    }
-    fn load(&self) -> Result<StoredGroups, StorageError> {
-        self.inner.load()
-    }
-}
-
 #[test]
 fn a_storage_failure_is_answered_like_a_failed_append() {
-    let storage = Arc::new(FlakyStorage::default());
+    let storage = MemoryMetadataStore::new();
     let clock = Arc::new(ManualClock::new(0));
-    let c = GroupCoordinator::with_clock(storage.clone(), test_config(), clock.clone()).unwrap();
+    let c = GroupCoordinator::with_clock(Arc::new(storage.clone()), test_config(), clock.clone()).unwrap();
     c.handle_offset_commit(commit("simple", "", -1, 1)).unwrap();
-    storage.broken.store(true, Ordering::SeqCst);
+    storage.fail_writes(Some(StorageError::io("disk on fire")));
     let failed = c.handle_offset_commit(commit("simple", "", -1, 2)).unwrap();
     assert_eq!(
         failed.error_for("t", 0),
@@ -242,16 +199,20 @@ fn a_storage_failure_is_answered_like_a_failed_append() {
         "KAFKA_STORAGE_ERROR maps to NOT_COORDINATOR"
     );
     assert_eq!(c.get_committed_offset("simple", "t", 0), Ok(1), "the cache keeps the last durable offset");
-    storage.broken.store(false, Ordering::SeqCst);
+    assert_eq!(storage.fetch_group_offset("simple", "t", 0).unwrap().map(|o| o.offset), Some(1));
+    assert_eq!(c.failed_appends(), 1);
+    storage.fail_writes(None);
     // A failed leader sync sends the group back to rebalancing.
     let first = c.handle_join_group(join("g", "")).unwrap();
     let parked = c.join_group(join("g", &first.member_id));
     clock.advance(50);
     let id = parked.wait().unwrap().member_id;
-    storage.broken.store(true, Ordering::SeqCst);
+    storage.fail_writes(Some(StorageError::io("disk on fire")));
     let sync = c.handle_sync_group(sync("g", &id, 1, &[(&id, "x")])).unwrap();
     assert_eq!(sync.error_code, ErrorCode::NotCoordinator);
     assert_eq!(c.get_group("g").unwrap().state, GroupState::PreparingRebalance);
+    assert_eq!(c.failed_appends(), 2);
+    assert_eq!(c.metrics().write_failures, 2);
 }
 
 #[test]
@@ -266,7 +227,7 @@ fn a_restarted_coordinator_resumes_stable_groups_and_their_sessions() {
     c.stop();
     drop(c);
     let clock2 = Arc::new(ManualClock::new(5_000));
-    let c2 = GroupCoordinator::with_clock(storage, test_config(), clock2.clone()).unwrap();
+    let c2 = GroupCoordinator::with_clock(Arc::new(storage), test_config(), clock2.clone()).unwrap();
     let group = c2.get_group("g").unwrap();
     assert_eq!(group.state, GroupState::Stable);
     assert_eq!(group.generation_id, 1);

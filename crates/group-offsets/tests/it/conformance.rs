@@ -1,18 +1,28 @@
-//! The conformance suite, run against every storage this crate ships.
+//! The conformance suite, run against every storage this crate ships, and
+//! against deliberately broken engines to prove it catches each kind of bug.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use group_offsets::conformance;
 use group_offsets::{
-    GroupMetadataRecord, MemoryMetadataStore, MemoryOffsetStorage, MetadataStore, OffsetStorage,
-    PersistentOffsetStorage, StorageError, StoredGroups,
+    AppendCompletion, CoordinatorPartition, LoadedPartition, MemoryMetadataStore, MemoryOffsetStorage,
+    MetadataStore, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record, StorageError,
 };
-use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
+use group_types::{OffsetAndMetadata, TopicPartition};
 use rstest::rstest;
 
 #[test]
 fn memory_metadata_store_conforms() {
     conformance::metadata_store_suite(MemoryMetadataStore::new);
+}
+
+#[rstest]
+#[case::one(1)]
+#[case::three(3)]
+#[case::twelve(12)]
+fn memory_metadata_store_conforms_with_any_partition_count(#[case] partitions: u32) {
+    conformance::metadata_store_suite(|| MemoryMetadataStore::with_partitions(partitions));
 }
 
 #[test]
@@ -25,16 +35,15 @@ fn memory_offset_storage_conforms() {
     conformance::offset_storage_suite(MemoryOffsetStorage::new);
 }
 
-#[test]
-fn persistent_storage_without_cache_conforms() {
-    conformance::offset_storage_suite(|| PersistentOffsetStorage::new(MemoryMetadataStore::new()));
-}
-
-#[test]
-fn persistent_storage_with_cache_conforms() {
-    conformance::offset_storage_suite(
-        || PersistentOffsetStorage::with_read_cache(MemoryMetadataStore::new()),
-    );
+#[rstest]
+fn persistent_storage_conforms(#[values(false, true)] cached: bool) {
+    conformance::offset_storage_suite(|| {
+        if cached {
+            PersistentOffsetStorage::with_read_cache(MemoryMetadataStore::new())
+        } else {
+            PersistentOffsetStorage::new(MemoryMetadataStore::new())
+        }
+    });
 }
 
 #[test]
@@ -43,152 +52,259 @@ fn shared_storage_conforms_through_arc_and_box() {
     conformance::metadata_store_suite(|| Box::new(MemoryMetadataStore::new()) as Box<dyn MetadataStore>);
 }
 
-/// A deliberately broken store, to prove the suite catches each kind of bug.
-#[derive(Debug, Clone, Copy)]
+/// An engine of `append` and `load` only, with the bug under test: every
+/// provided method runs its default, so the faithful one (`Bug::None`) also
+/// proves the provided methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bug {
+    None,
     /// Metadata cut at the first NUL, as a C-string-minded engine would.
     TruncatesAtNul,
-    /// A batch naming a partition twice keeps the first entry.
+    /// The records of one append applied in reverse: the first of a key wins.
     BatchKeepsFirst,
-    /// Deleting partitions does nothing.
-    IgnoresPartitionDeletes,
-    /// `load_all` forgets group records.
-    LoadSkipsRecords,
+    /// Offset tombstones are dropped.
+    IgnoresOffsetTombstones,
+    /// A group tombstone removes the group's offsets too.
+    GroupTombstoneRemovesOffsets,
     /// Keys built by bare concatenation: group "a" + topic "bt" == group "ab" + topic "t".
     ConcatenatedKeys,
+    /// A stale append is applied (at the current epoch) and then reported fenced.
+    AppliesBeforeFencing,
+    /// Epochs are never checked.
+    IgnoresEpochs,
+    /// Appends of a partition issued without waiting are applied in swapped pairs.
+    SwapsAppendPairs,
+    /// Every partition's records land in one place.
+    MixesPartitions,
 }
+
+/// A concatenated key's last writer: its group and topic.
+type Owner = (Arc<str>, Arc<str>);
+
+/// An append waiting for its successor.
+type Waiting = (OwnerEpoch, Vec<Record>, AppendCompletion);
 
 #[derive(Debug)]
 struct Broken {
     inner: MemoryMetadataStore,
     bug: Bug,
+    /// `ConcatenatedKeys`: who last wrote each concatenated key.
+    owners: Mutex<HashMap<String, Owner>>,
+    /// `SwapsAppendPairs`: an append waiting for its successor, per partition.
+    waiting: Mutex<HashMap<u32, Waiting>>,
 }
 
 impl Broken {
-    fn offset(&self, offset: &OffsetAndMetadata) -> OffsetAndMetadata {
+    fn new(bug: Bug) -> Broken {
+        Broken { inner: MemoryMetadataStore::new(), bug, owners: Mutex::default(), waiting: Mutex::default() }
+    }
+
+    fn transform(&self, records: Vec<Record>) -> Vec<Record> {
+        let mut out: Vec<Record> = records
+            .into_iter()
+            .filter_map(|record| match (self.bug, record) {
+                (Bug::TruncatesAtNul, Record::Offset { group_id, partition, offset }) => {
+                    Some(Record::Offset {
+                        group_id,
+                        partition,
+                        offset: OffsetAndMetadata {
+                            metadata: offset.metadata.split('\0').next().unwrap_or("").to_owned(),
+                            ..offset
+                        },
+                    })
+                }
+                (Bug::IgnoresOffsetTombstones, Record::OffsetTombstone { .. }) => None,
+                (Bug::ConcatenatedKeys, Record::Offset { group_id, partition, offset }) => {
+                    Some(Record::Offset {
+                        group_id: Arc::from(""),
+                        partition: self.concat(&group_id, &partition),
+                        offset,
+                    })
+                }
+                (Bug::ConcatenatedKeys, Record::OffsetTombstone { group_id, partition }) => {
+                    Some(Record::OffsetTombstone {
+                        group_id: Arc::from(""),
+                        partition: self.concat(&group_id, &partition),
+                    })
+                }
+                (_, record) => Some(record),
+            })
+            .collect();
+        if self.bug == Bug::BatchKeepsFirst {
+            out.reverse();
+        }
+        out
+    }
+
+    fn concat(&self, group: &Arc<str>, partition: &TopicPartition) -> TopicPartition {
+        let key = format!("{group}{}", partition.topic());
+        self.owners.lock().unwrap().insert(key.clone(), (Arc::clone(group), Arc::clone(&partition.topic)));
+        TopicPartition::new(key, partition.partition)
+    }
+
+    fn apply(
+        &self,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        completion: AppendCompletion,
+    ) {
+        let partition = if self.bug == Bug::MixesPartitions { CoordinatorPartition(0) } else { partition };
+        let current = self.inner.owner_epoch(partition).unwrap_or_default();
+        let records = if self.bug == Bug::GroupTombstoneRemovesOffsets {
+            self.with_offset_tombstones(partition, records)
+        } else {
+            records
+        };
+        let stale = epoch < current;
         match self.bug {
-            Bug::TruncatesAtNul => OffsetAndMetadata {
-                metadata: offset.metadata.split('\0').next().unwrap_or("").to_owned(),
-                ..offset.clone()
-            },
-            _ => offset.clone(),
+            Bug::AppliesBeforeFencing if stale => {
+                let _ = self.inner.append_blocking(partition, current, self.transform(records));
+                completion.complete(Err(StorageError::Fenced {
+                    partition: partition.0,
+                    epoch: epoch.0,
+                    current: current.0,
+                }));
+            }
+            Bug::IgnoresEpochs => {
+                self.inner.append(partition, epoch.max(current), self.transform(records), completion)
+            }
+            _ => self.inner.append(partition, epoch, self.transform(records), completion),
         }
     }
 
-    /// Under `ConcatenatedKeys`, every group shares one namespace keyed by `group + topic`.
-    fn key(&self, group_id: &str, topic: &str) -> (String, String) {
-        match self.bug {
-            Bug::ConcatenatedKeys => (String::new(), format!("{group_id}{topic}")),
-            _ => (group_id.to_owned(), topic.to_owned()),
+    /// `GroupTombstoneRemovesOffsets`: a tombstone for every offset of each removed group.
+    fn with_offset_tombstones(&self, partition: CoordinatorPartition, records: Vec<Record>) -> Vec<Record> {
+        let loaded = self.inner.load(partition).unwrap_or_default();
+        let mut out = Vec::new();
+        for record in records {
+            if let Record::GroupTombstone { group_id } = &record {
+                for group in loaded.groups.offsets.iter().filter(|g| *g.group_id == **group_id) {
+                    for (topic, partitions) in &group.offsets {
+                        out.extend(partitions.keys().map(|p| Record::OffsetTombstone {
+                            group_id: Arc::clone(group_id),
+                            partition: TopicPartition::new(topic.as_str(), *p),
+                        }));
+                    }
+                }
+            }
+            out.push(record);
+        }
+        out
+    }
+
+    /// `SwapsAppendPairs`: applies what waits, in order, before anything else looks.
+    fn flush(&self, partition: Option<CoordinatorPartition>) {
+        let waiting: Vec<_> = {
+            let mut waiting = self.waiting.lock().unwrap();
+            let keys: Vec<u32> =
+                waiting.keys().copied().filter(|p| partition.is_none_or(|q| q.0 == *p)).collect();
+            keys.into_iter().filter_map(|p| waiting.remove(&p).map(|w| (p, w))).collect()
+        };
+        for (p, (epoch, records, completion)) in waiting {
+            self.apply(CoordinatorPartition(p), epoch, records, completion);
         }
     }
 }
 
 impl MetadataStore for Broken {
-    fn store_group_offset(
+    fn append(
         &self,
-        group_id: &str,
-        topic: &str,
-        partition: i32,
-        offset: &OffsetAndMetadata,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        completion: AppendCompletion,
+    ) {
+        if self.bug != Bug::SwapsAppendPairs {
+            return self.apply(partition, epoch, records, completion);
+        }
+        let earlier = {
+            let mut waiting = self.waiting.lock().unwrap();
+            match waiting.remove(&partition.0) {
+                Some(earlier) => earlier,
+                None => {
+                    waiting.insert(partition.0, (epoch, records, completion));
+                    return;
+                }
+            }
+        };
+        self.apply(partition, epoch, records, completion);
+        self.apply(partition, earlier.0, earlier.1, earlier.2);
+    }
+
+    fn append_blocking(
+        &self,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
     ) -> Result<(), StorageError> {
-        let (g, t) = self.key(group_id, topic);
-        self.inner.store_group_offset(&g, &t, partition, &self.offset(offset))
+        self.flush(Some(partition));
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.apply(partition, epoch, records, AppendCompletion::new(move |r| tx.send(r).unwrap()));
+        rx.recv().unwrap()
     }
 
-    fn store_group_offsets(
-        &self,
-        group_id: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        let mut batch: Vec<_> = offsets
-            .iter()
-            .map(|(tp, o)| {
-                let (_, t) = self.key(group_id, tp.topic());
-                (TopicPartition::new(t, tp.partition), self.offset(o))
-            })
-            .collect();
-        if let Bug::BatchKeepsFirst = self.bug {
-            batch.reverse();
+    fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError> {
+        self.flush(None);
+        let partition = if self.bug == Bug::MixesPartitions { CoordinatorPartition(0) } else { partition };
+        let mut loaded = self.inner.load(partition)?;
+        if self.bug == Bug::ConcatenatedKeys {
+            let owners = self.owners.lock().unwrap();
+            let mut split = Vec::new();
+            loaded.groups.offsets.retain(|g| {
+                if !g.group_id.is_empty() {
+                    return true;
+                }
+                for (key, partitions) in &g.offsets {
+                    let (group, topic) = &owners[key];
+                    for (p, o) in partitions {
+                        split.push((group.to_string(), topic.to_string(), *p, o.clone()));
+                    }
+                }
+                false
+            });
+            for (group, topic, p, o) in split {
+                let index = match loaded.groups.offsets.iter().position(|g| g.group_id == group) {
+                    Some(i) => i,
+                    None => {
+                        loaded.groups.offsets.push(group_types::GroupOffsets::new(group));
+                        loaded.groups.offsets.len() - 1
+                    }
+                };
+                loaded.groups.offsets[index].offsets.entry(topic).or_default().insert(p, o);
+            }
         }
-        self.inner.store_group_offsets(&self.key(group_id, "").0, &batch)
-    }
-
-    fn fetch_group_offset(
-        &self,
-        group_id: &str,
-        topic: &str,
-        partition: i32,
-    ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        let (g, t) = self.key(group_id, topic);
-        self.inner.fetch_group_offset(&g, &t, partition)
-    }
-
-    fn fetch_group_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-        let mut all = self.inner.fetch_group_offsets(&self.key(group_id, "").0)?;
-        if let Bug::ConcatenatedKeys = self.bug {
-            all.offsets = all
-                .offsets
-                .into_iter()
-                .filter_map(|(k, v)| k.strip_prefix(group_id).map(|t| (t.to_owned(), v)))
-                .collect();
-        }
-        all.group_id = group_id.to_owned();
-        Ok(all)
-    }
-
-    fn delete_group_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-        self.inner.delete_group_offsets(group_id)
-    }
-
-    fn delete_group_partitions(
-        &self,
-        group_id: &str,
-        partitions: &[TopicPartition],
-    ) -> Result<(), StorageError> {
-        match self.bug {
-            Bug::IgnoresPartitionDeletes => Ok(()),
-            _ => self.inner.delete_group_partitions(group_id, partitions),
-        }
-    }
-
-    fn store_group_metadata(&self, record: &GroupMetadataRecord) -> Result<(), StorageError> {
-        self.inner.store_group_metadata(record)
-    }
-
-    fn fetch_group_metadata(&self, group_id: &str) -> Result<Option<GroupMetadataRecord>, StorageError> {
-        self.inner.fetch_group_metadata(group_id)
-    }
-
-    fn delete_group_metadata(&self, group_id: &str) -> Result<(), StorageError> {
-        self.inner.delete_group_metadata(group_id)
-    }
-
-    fn load_all(&self) -> Result<StoredGroups, StorageError> {
-        let mut all = self.inner.load_all()?;
-        if let Bug::LoadSkipsRecords = self.bug {
-            all.groups.clear();
-        }
-        Ok(all)
+        Ok(loaded)
     }
 }
 
 fn suite_failure(bug: Bug) -> String {
-    let outcome = std::panic::catch_unwind(|| {
-        conformance::metadata_store_suite(|| Broken { inner: MemoryMetadataStore::new(), bug });
-    });
+    let outcome = std::panic::catch_unwind(|| conformance::metadata_store_suite(|| Broken::new(bug)));
     match outcome {
         Ok(()) => String::new(),
         Err(panic) => panic.downcast_ref::<String>().cloned().unwrap_or_default(),
     }
 }
 
+#[test]
+fn an_engine_of_append_and_load_alone_conforms() {
+    let message = suite_failure(Bug::None);
+    assert_eq!(message, "", "the faithful engine failed the suite");
+}
+
 #[rstest]
-#[case::truncates_at_nul(Bug::TruncatesAtNul, "[values_round_trip_exactly]")]
-#[case::batch_keeps_first(Bug::BatchKeepsFirst, "[multi_partition_store]")]
-#[case::ignores_partition_deletes(Bug::IgnoresPartitionDeletes, "[delete_partitions]")]
-#[case::load_skips_records(Bug::LoadSkipsRecords, "[load_all_returns_everything]")]
+#[case::truncates_at_nul(Bug::TruncatesAtNul, "[append_and_load_round_trip_exactly]")]
+#[case::batch_keeps_first(Bug::BatchKeepsFirst, "[later_records_replace_earlier]")]
+#[case::ignores_offset_tombstones(Bug::IgnoresOffsetTombstones, "[tombstones_remove]")]
+#[case::group_tombstone_removes_offsets(
+    Bug::GroupTombstoneRemovesOffsets,
+    "[group_records_and_offsets_are_independent]"
+)]
 #[case::concatenated_keys(Bug::ConcatenatedKeys, "[keys_that_prefix_each_other_stay_apart]")]
+#[case::applies_before_fencing(Bug::AppliesBeforeFencing, "[a_refused_append_applies_nothing]")]
+#[case::ignores_epochs(Bug::IgnoresEpochs, "[epochs_fence_and_rise]")]
+#[case::swaps_append_pairs(Bug::SwapsAppendPairs, "[appends_of_a_partition_apply_in_call_order]")]
+#[case::mixes_partitions(Bug::MixesPartitions, "[loads_are_scoped_to_their_partition]")]
 fn the_suite_names_the_broken_rule(#[case] bug: Bug, #[case] check: &str) {
     let message = suite_failure(bug);
     assert!(
@@ -207,6 +323,37 @@ fn the_restart_suite_catches_a_store_that_forgets() {
     });
     let message = outcome.err().and_then(|p| p.downcast_ref::<String>().cloned()).unwrap_or_default();
     assert!(message.contains("after reopening"), "a store that forgets everything passed: {message:?}");
+}
+
+/// Reopening copies every record but starts every epoch at 0 again.
+#[test]
+fn the_restart_suite_catches_a_store_that_forgets_epochs() {
+    let outcome = std::panic::catch_unwind(|| {
+        conformance::metadata_store_restart_suite(MemoryMetadataStore::new, |old| {
+            let new = MemoryMetadataStore::new();
+            for p in 0..old.partition_count() {
+                let p = CoordinatorPartition(p);
+                let loaded = old.load(p).unwrap();
+                let mut records: Vec<Record> = loaded.groups.groups.into_iter().map(Record::Group).collect();
+                for group in loaded.groups.offsets {
+                    let id: Arc<str> = Arc::from(group.group_id.as_str());
+                    for (topic, partitions) in group.offsets {
+                        for (partition, offset) in partitions {
+                            let partition = TopicPartition::new(topic.as_str(), partition);
+                            records.push(Record::Offset { group_id: Arc::clone(&id), partition, offset });
+                        }
+                    }
+                }
+                new.append_blocking(p, OwnerEpoch(0), records).unwrap();
+            }
+            new
+        });
+    });
+    let message = outcome.err().and_then(|p| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+    assert!(
+        message.contains("epoch") && message.contains("after reopening"),
+        "a store that forgets epochs passed: {message:?}"
+    );
 }
 
 #[test]

@@ -6,11 +6,13 @@ mod concurrency;
 mod conformance;
 /// The offset manager.
 mod manager;
+/// `MemoryMetadataStore`'s hooks: held appends, faults, partition counts.
+mod memory_store;
 /// The metadata size limit.
 mod metadata_limit;
-/// Random operation sequences against a model.
+/// Random operation sequences against models.
 mod model;
-/// `PersistentOffsetStorage` over a store that fails on demand.
+/// `PersistentOffsetStorage` over a store that fails, fences and holds on demand.
 mod persistent;
 /// KIP-211 retention, one table per rule.
 mod retention;

@@ -1,8 +1,9 @@
-//! `PersistentOffsetStorage`: acknowledged writes, failures, the read cache and restarts.
+//! `PersistentOffsetStorage`: acknowledged writes, failures, epochs, held
+//! appends, the read cache and restarts.
 
 use group_offsets::{
-    GroupMetadataRecord, MemoryMetadataStore, MetadataStore, OffsetStorage, PersistentOffsetStorage,
-    StorageError,
+    GroupMetadataRecord, MemoryMetadataStore, MemoryOffsetStorage, MetadataStore, OffsetStorage, OwnerEpoch,
+    PersistentOffsetStorage, StorageError,
 };
 use group_types::{OffsetAndMetadata, TopicPartition};
 use rstest::rstest;
@@ -131,4 +132,82 @@ fn a_failed_group_write_is_reported() {
     assert!(s.load().unwrap().groups.is_empty());
     assert!(s.has_read_cache());
     assert!(!PersistentOffsetStorage::new(store).has_read_cache());
+}
+
+/// Every write is one append to the group's partition, at its current epoch:
+/// a new owner raising the epoch does not lock this storage out.
+#[rstest]
+fn writes_are_single_appends_at_the_current_epoch(#[values(false, true)] cached: bool) {
+    let store = MemoryMetadataStore::new();
+    let s = storage(cached, &store);
+    let p = store.partition_of("g");
+    store.append_blocking(p, OwnerEpoch(9), vec![]).unwrap();
+    let before = store.append_count();
+    let batch: Vec<_> = (0..50).map(|i| (tp("t", i), OffsetAndMetadata::new(i64::from(i), 1))).collect();
+    s.store_offsets("g", &batch).unwrap();
+    assert_eq!(store.append_count(), before + 1, "a multi-partition store is one append");
+    s.delete_partitions("g", &[tp("t", 0), tp("t", 1)]).unwrap();
+    s.store_group(GroupMetadataRecord { group_id: "g".into(), ..GroupMetadataRecord::default() }).unwrap();
+    s.delete_group("g").unwrap();
+    s.delete_offsets("g").unwrap();
+    assert_eq!(store.append_count(), before + 5, "one append per write");
+    assert_eq!(store.owner_epoch(p).unwrap(), OwnerEpoch(9), "writes keep the partition's epoch");
+    s.store_offsets("g", &[]).unwrap();
+    s.delete_partitions("g", &[]).unwrap();
+    assert_eq!(store.append_count(), before + 5, "empty writes append nothing");
+    let loaded = store.load(p).unwrap();
+    assert_eq!(loaded.epoch, OwnerEpoch(9));
+    assert!(loaded.groups.groups.is_empty() && loaded.groups.offsets.is_empty(), "{loaded:?}");
+}
+
+/// A write that lands while its append is held waits for the release and
+/// reports its outcome; a failed release leaves the cache and store unchanged.
+#[rstest]
+fn a_held_write_waits_and_a_failed_one_changes_nothing(#[values(false, true)] cached: bool) {
+    let store = MemoryMetadataStore::new();
+    let s = std::sync::Arc::new(storage(cached, &store));
+    s.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(1, 1)).unwrap();
+    assert_eq!(s.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset), Some(1));
+    store.hold_appends(true);
+    let writer = {
+        let s = std::sync::Arc::clone(&s);
+        std::thread::spawn(move || s.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(2, 2)))
+    };
+    while store.held_appends() == 0 {
+        std::thread::yield_now();
+    }
+    store.hold_appends(false);
+    assert!(store.release_held(None, Some(StorageError::io("replica lost"))));
+    assert_eq!(writer.join().unwrap(), Err(StorageError::io("replica lost")));
+    assert_eq!(s.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset), Some(1));
+    s.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(3, 3)).unwrap();
+    assert_eq!(s.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset), Some(3));
+}
+
+#[test]
+fn clones_share_the_read_cache() {
+    let store = MemoryMetadataStore::new();
+    let s = PersistentOffsetStorage::with_read_cache(store.clone());
+    let clone = s.clone();
+    assert_eq!(s.fetch_offset("g", &tp("t", 0)).unwrap(), None);
+    clone.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(5, 5)).unwrap();
+    assert_eq!(
+        s.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset),
+        Some(5),
+        "a clone's cache went stale"
+    );
+}
+
+#[test]
+fn memory_offset_storage_is_persistent_storage_over_memory() {
+    let storage = MemoryOffsetStorage::new();
+    storage.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(5, 5)).unwrap();
+    let clone = storage.clone();
+    assert_eq!(clone.store().fetch_group_offset("g", "t", 0).unwrap().map(|o| o.offset), Some(5));
+    assert_eq!(clone.offset_count(), 1);
+    clone.store().fail_writes(Some(disk_full()));
+    assert_eq!(storage.store_offset("g", &tp("t", 0), OffsetAndMetadata::new(6, 6)), Err(disk_full()));
+    let over = MemoryOffsetStorage::over(storage.store().clone());
+    assert_eq!(over.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset), Some(5));
+    assert_eq!(MemoryOffsetStorage::default().offset_count(), 0);
 }

@@ -1,25 +1,32 @@
-//! Helper for the crash test (`tests/it/crash.rs`): commits offsets to a
+//! Helper for the crash test (`tests/it/crash.rs`): appends to a
 //! `SledMetadataStore` from several threads and prints every acknowledged
-//! write, until the test kills it with SIGKILL.
+//! append, until the test kills it with SIGKILL.
 //!
 //! Usage: `sled-crash-committer <db dir> <threads>`. It continues from what the
 //! store already holds, so successive runs on one directory keep moving
-//! forward. Output lines (each printed only after the store returned `Ok`):
+//! forward. Each run is a new owner: it appends with the epoch after the one
+//! each partition holds. Output lines (each printed only after the append's
+//! completion said `Ok`):
 //!
 //! - `ready` once the store is open;
+//! - `E <partition> <epoch>` once an append with the run's epoch was acknowledged;
 //! - `O <group> <topic> <partition> <offset>` for an acknowledged offset;
 //! - `G <group> <generation>` for an acknowledged group record.
 //!
-//! Each thread owns one topic. Iteration `n` commits offset `n` to partitions
-//! 0 and 1 in one atomic call, then offset `n` to partition 2 alone; every
-//! stored value's metadata is `<topic>/<partition>@<offset>` and its commit
-//! time is the offset, so the test can spot torn or mixed-up values.
+//! Each thread owns one group and one topic. Iteration `n` appends offset `n`
+//! of partitions 0 and 1 in one append, then offset `n` of partition 2 alone;
+//! every fifth iteration thread 0 also appends the record of group
+//! `crash-meta` with generation `g` together with offset `g` of that group's
+//! topic `meta`, in one append. Every stored value's metadata is
+//! `<topic>/<partition>@<offset>` and its commit time is the offset, so the
+//! test can spot torn or mixed-up values.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use group_offsets::{GroupMetadataRecord, MetadataStore};
+use group_offsets::{CoordinatorPartition, GroupMetadataRecord, MetadataStore, OwnerEpoch, Record};
 use group_storage_sled::SledMetadataStore;
 use group_types::{OffsetAndMetadata, TopicPartition};
 
@@ -44,7 +51,15 @@ fn main() -> ExitCode {
 fn run(dir: &str, threads: usize) -> Result<(), Box<dyn std::error::Error>> {
     let store = Arc::new(SledMetadataStore::open(dir)?);
     let loaded = store.load_all()?;
-    let generation = store.fetch_group_metadata(META_GROUP)?.map_or(0, |r| r.generation_id);
+    let generation = loaded.groups.iter().find(|g| g.group_id == META_GROUP).map_or(0, |r| r.generation_id);
+    // This run's epoch for every partition it writes: one past what it holds.
+    let mut epochs = BTreeMap::new();
+    for group in (0..threads).map(group_of).chain([META_GROUP.to_owned()]) {
+        let p = store.partition_of(&group);
+        if let std::collections::btree_map::Entry::Vacant(e) = epochs.entry(p) {
+            e.insert(store.owner_epoch(p)?.next());
+        }
+    }
     println!("ready");
 
     let handles: Vec<_> = (0..threads)
@@ -59,8 +74,9 @@ fn run(dir: &str, threads: usize) -> Result<(), Box<dyn std::error::Error>> {
                 .flat_map(|g| (0..3).filter_map(|p| g.get(&topic, p).map(|o| o.offset)).collect::<Vec<_>>())
                 .max()
                 .unwrap_or(0);
-            let meta = (t == 0).then_some(generation);
-            std::thread::spawn(move || commit_forever(&store, &group, &topic, start, meta))
+            let meta = (t == 0).then(|| (generation, epochs[&store.partition_of(META_GROUP)]));
+            let epoch = epochs[&store.partition_of(&group)];
+            std::thread::spawn(move || commit_forever(&store, &group, &topic, start, epoch, meta))
         })
         .collect();
     for handle in handles {
@@ -70,7 +86,7 @@ fn run(dir: &str, threads: usize) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 fn group_of(thread: usize) -> String {
-    format!("crash-g{}", thread % 2)
+    format!("crash-g{thread}")
 }
 
 fn value(topic: &str, partition: i32, offset: i64) -> OffsetAndMetadata {
@@ -83,24 +99,52 @@ fn value(topic: &str, partition: i32, offset: i64) -> OffsetAndMetadata {
     }
 }
 
+fn offset_record(group: &Arc<str>, topic: &str, partition: i32, offset: i64) -> Record {
+    Record::Offset {
+        group_id: group.clone(),
+        partition: TopicPartition::new(topic, partition),
+        offset: value(topic, partition, offset),
+    }
+}
+
+fn append(
+    store: &SledMetadataStore,
+    partition: CoordinatorPartition,
+    epoch: OwnerEpoch,
+    records: Vec<Record>,
+    out: &mut impl Write,
+    announced: &mut bool,
+) -> Result<(), String> {
+    store.append_blocking(partition, epoch, records).map_err(|e| e.to_string())?;
+    if !*announced {
+        *announced = true;
+        writeln!(out, "E {} {}", partition.0, epoch.0).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
 fn commit_forever(
     store: &SledMetadataStore,
     group: &str,
     topic: &str,
     start: i64,
-    mut generation: Option<i32>,
+    epoch: OwnerEpoch,
+    mut meta: Option<(i32, OwnerEpoch)>,
 ) -> Result<(), String> {
-    let tp = |p: i32| TopicPartition { topic: topic.into(), partition: p };
     let mut out = std::io::stdout();
+    let id: Arc<str> = Arc::from(group);
+    let meta_id: Arc<str> = Arc::from(META_GROUP);
+    let partition = store.partition_of(group);
+    let (mut announced, mut meta_announced) = (false, false);
     for n in start + 1.. {
-        let pair = [(tp(0), value(topic, 0, n)), (tp(1), value(topic, 1, n))];
-        store.store_group_offsets(group, &pair).map_err(|e| e.to_string())?;
+        let pair = vec![offset_record(&id, topic, 0, n), offset_record(&id, topic, 1, n)];
+        append(store, partition, epoch, pair, &mut out, &mut announced)?;
         writeln!(out, "O {group} {topic} 0 {n}\nO {group} {topic} 1 {n}").map_err(|e| e.to_string())?;
 
-        store.store_group_offset(group, topic, 2, &value(topic, 2, n)).map_err(|e| e.to_string())?;
+        append(store, partition, epoch, vec![offset_record(&id, topic, 2, n)], &mut out, &mut announced)?;
         writeln!(out, "O {group} {topic} 2 {n}").map_err(|e| e.to_string())?;
 
-        if let Some(generation) = generation.as_mut().filter(|_| n % 5 == 0) {
+        if let Some((generation, meta_epoch)) = meta.as_mut().filter(|_| n % 5 == 0) {
             *generation += 1;
             let record = GroupMetadataRecord {
                 group_id: META_GROUP.to_owned(),
@@ -108,7 +152,10 @@ fn commit_forever(
                 generation_id: *generation,
                 ..GroupMetadataRecord::default()
             };
-            store.store_group_metadata(&record).map_err(|e| e.to_string())?;
+            let records =
+                vec![Record::Group(record), offset_record(&meta_id, "meta", 0, i64::from(*generation))];
+            let p = store.partition_of(META_GROUP);
+            append(store, p, *meta_epoch, records, &mut out, &mut meta_announced)?;
             writeln!(out, "G {META_GROUP} {generation}").map_err(|e| e.to_string())?;
         }
     }

@@ -1,9 +1,20 @@
-//! Shared helpers: scratch directories under cargo's per-target temp dir.
+//! Shared helpers: scratch directories under cargo's per-target temp dir, and
+//! shorthands for building and appending records.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
+use group_offsets::{
+    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, MemberMetadataRecord, MetadataStore,
+    OwnerEpoch, Record, StorageError,
+};
 use group_types::{OffsetAndMetadata, TopicPartition};
+
+/// How long a test waits for a completion before it fails (bounds a hang; no
+/// test sleeps).
+pub(crate) const COMPLETION_LIMIT: Duration = Duration::from_secs(30);
 
 /// A fresh directory, removed when dropped.
 #[derive(Debug)]
@@ -12,10 +23,14 @@ pub(crate) struct ScratchDir(PathBuf);
 impl ScratchDir {
     /// A new empty directory whose name starts with `name`.
     pub(crate) fn new(name: &str) -> ScratchDir {
+        ScratchDir::under(Path::new(env!("CARGO_TARGET_TMPDIR")), name)
+    }
+
+    /// A new empty directory named after `name`, inside `parent`.
+    pub(crate) fn under(parent: &Path, name: &str) -> ScratchDir {
         static NEXT: AtomicUsize = AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("group-storage-sled-{name}-{}-{n}", std::process::id()));
+        let dir = parent.join(format!("group-storage-sled-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create scratch dir");
         ScratchDir(dir)
@@ -24,6 +39,11 @@ impl ScratchDir {
     /// The path of the database inside it.
     pub(crate) fn db(&self) -> PathBuf {
         self.0.join("db")
+    }
+
+    /// The directory itself.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
     }
 }
 
@@ -47,4 +67,79 @@ pub(crate) fn offset(offset: i64) -> OffsetAndMetadata {
         commit_time: 1_700_000_000_000 + offset,
         expire_time: (offset % 2 == 0).then_some(1_800_000_000_000),
     }
+}
+
+/// A group record with one member.
+pub(crate) fn record(group_id: &str, generation_id: i32) -> GroupMetadataRecord {
+    GroupMetadataRecord {
+        group_id: group_id.to_owned(),
+        protocol_type: Some("consumer".to_owned()),
+        generation_id,
+        protocol_name: Some("range".to_owned()),
+        leader_id: Some("m-1".to_owned()),
+        state_timestamp_ms: Some(1_700_000_000_000),
+        members: vec![MemberMetadataRecord {
+            member_id: "m-1".to_owned(),
+            group_instance_id: Some("i-1".to_owned()),
+            client_id: "client".to_owned(),
+            client_host: "/10.0.0.1".to_owned(),
+            rebalance_timeout_ms: 300_000,
+            session_timeout_ms: 45_000,
+            subscription: vec![0, 3, 1, 2],
+            assignment: vec![9; 40],
+        }],
+    }
+}
+
+/// An offset record.
+pub(crate) fn commit(group: &str, topic: &str, partition: i32, value: OffsetAndMetadata) -> Record {
+    Record::Offset { group_id: Arc::from(group), partition: tp(topic, partition), offset: value }
+}
+
+/// An offset tombstone.
+pub(crate) fn uncommit(group: &str, topic: &str, partition: i32) -> Record {
+    Record::OffsetTombstone { group_id: Arc::from(group), partition: tp(topic, partition) }
+}
+
+/// Appends `records` to `group`'s partition at that partition's current epoch.
+pub(crate) fn append_to_group(
+    store: &impl MetadataStore,
+    group: &str,
+    records: Vec<Record>,
+) -> Result<(), StorageError> {
+    let p = store.partition_of(group);
+    store.append_blocking(p, store.owner_epoch(p)?, records)
+}
+
+/// `group`'s record, read through its partition.
+pub(crate) fn group_record(store: &impl MetadataStore, group: &str) -> Option<GroupMetadataRecord> {
+    let loaded = store.load(store.partition_of(group)).expect("load");
+    loaded.groups.groups.into_iter().find(|r| r.group_id == group)
+}
+
+/// A completion that reports on a channel, and its receiving end.
+pub(crate) fn completion() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
+    let (tx, rx) = mpsc::channel();
+    (
+        AppendCompletion::new(move |result| {
+            let _ = tx.send(result);
+        }),
+        rx,
+    )
+}
+
+/// Waits (bounded) for a completion's outcome.
+#[track_caller]
+pub(crate) fn outcome(rx: &mpsc::Receiver<Result<(), StorageError>>) -> Result<(), StorageError> {
+    rx.recv_timeout(COMPLETION_LIMIT).expect("the append completed")
+}
+
+/// Coordinator partition shorthand.
+pub(crate) fn partition(n: u32) -> CoordinatorPartition {
+    CoordinatorPartition(n)
+}
+
+/// Epoch shorthand.
+pub(crate) fn epoch(n: u64) -> OwnerEpoch {
+    OwnerEpoch(n)
 }

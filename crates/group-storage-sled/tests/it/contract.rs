@@ -1,47 +1,57 @@
 //! The `MetadataStore` contract, checked directly on `SledMetadataStore`
-//! (until `group-offsets` ships its conformance suite), including reopening.
+//! beside the conformance suite: records round-trip through `append` and
+//! `load`, names never mix, tombstones remove exactly what they name, bad
+//! input writes nothing, and a model check before and after reopening.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, MetadataStore, StorageError};
+use group_offsets::{MetadataStore, Record, StorageError};
 use group_storage_sled::{Durability, SledMetadataStore};
 use proptest::prelude::*;
 use rstest::rstest;
 
-use crate::common::{ScratchDir, offset, tp};
-
-fn record(group_id: &str, generation_id: i32) -> GroupMetadataRecord {
-    GroupMetadataRecord {
-        group_id: group_id.to_owned(),
-        protocol_type: Some("consumer".to_owned()),
-        generation_id,
-        protocol_name: Some("range".to_owned()),
-        leader_id: Some("m-1".to_owned()),
-        state_timestamp_ms: Some(1_700_000_000_000),
-        members: vec![MemberMetadataRecord {
-            member_id: "m-1".to_owned(),
-            group_instance_id: Some("i-1".to_owned()),
-            client_id: "client".to_owned(),
-            client_host: "/10.0.0.1".to_owned(),
-            rebalance_timeout_ms: 300_000,
-            session_timeout_ms: 45_000,
-            subscription: vec![0, 3, 1, 2],
-            assignment: vec![9; 40],
-        }],
-    }
-}
+use crate::common::{
+    ScratchDir, append_to_group, commit, epoch, group_record, offset, partition, record, uncommit,
+};
 
 #[test]
 fn offsets_round_trip_and_replace() {
     let dir = ScratchDir::new("round-trip");
     let store = SledMetadataStore::open(dir.db()).unwrap();
     assert_eq!(store.fetch_group_offset("g", "t", 0).unwrap(), None);
-    store.store_group_offset("g", "t", 0, &offset(5)).unwrap();
+    append_to_group(&store, "g", vec![commit("g", "t", 0, offset(5))]).unwrap();
     assert_eq!(store.fetch_group_offset("g", "t", 0).unwrap(), Some(offset(5)));
     store.store_group_offset("g", "t", 0, &offset(9)).unwrap();
     assert_eq!(store.fetch_group_offset("g", "t", 0).unwrap(), Some(offset(9)));
     assert_eq!(store.fetch_group_offset("g", "t", 1).unwrap(), None);
     assert_eq!(store.fetch_group_offset("other", "t", 0).unwrap(), None);
+    let loaded = store.load(store.partition_of("g")).unwrap();
+    assert_eq!(loaded.groups.offsets.len(), 1);
+    assert_eq!(loaded.groups.offsets[0].get("t", 0), Some(&offset(9)));
+}
+
+#[test]
+fn one_append_holds_records_and_offsets_of_several_groups() {
+    let dir = ScratchDir::new("mixed");
+    let store = SledMetadataStore::open(dir.db()).unwrap();
+    let p = partition(7);
+    let records = vec![
+        Record::Group(record("a", 1)),
+        commit("a", "t", 0, offset(1)),
+        commit("b", "t", 0, offset(2)),
+        commit("a", "t", 0, offset(3)),
+        Record::Group(record("a", 2)),
+    ];
+    store.append_blocking(p, epoch(0), records).unwrap();
+    let loaded = store.load(p).unwrap();
+    assert_eq!(loaded.groups.groups, vec![record("a", 2)], "the later record of a key wins");
+    let ids: Vec<_> = loaded.groups.offsets.iter().map(|g| (g.group_id.as_str(), g.len())).collect();
+    assert_eq!(ids, [("a", 1), ("b", 1)]);
+    assert_eq!(loaded.groups.offsets[0].get("t", 0), Some(&offset(3)));
+    for other in [partition(6), partition(8)] {
+        assert_eq!(store.load(other).unwrap(), Default::default(), "partitions never mix");
+    }
 }
 
 #[rstest]
@@ -51,8 +61,9 @@ fn offsets_round_trip_and_replace() {
 fn a_group_scan_never_sees_another_group(#[case] one: &str, #[case] two: &str) {
     let dir = ScratchDir::new("prefix");
     let store = SledMetadataStore::open(dir.db()).unwrap();
-    store.store_group_offsets(one, &[(tp("bt", 0), offset(1)), (tp("t", 1), offset(2))]).unwrap();
-    store.store_group_offset(two, "t", 0, &offset(3)).unwrap();
+    append_to_group(&store, one, vec![commit(one, "bt", 0, offset(1)), commit(one, "t", 1, offset(2))])
+        .unwrap();
+    append_to_group(&store, two, vec![commit(two, "t", 0, offset(3))]).unwrap();
     let first = store.fetch_group_offsets(one).unwrap();
     assert_eq!(first.group_id, one);
     assert_eq!(first.len(), 2);
@@ -60,17 +71,29 @@ fn a_group_scan_never_sees_another_group(#[case] one: &str, #[case] two: &str) {
     let second = store.fetch_group_offsets(two).unwrap();
     assert_eq!(second.len(), 1);
     assert_eq!(second.get("t", 0), Some(&offset(3)));
+    // The same two groups in a third partition: a partition scan keeps them apart too.
+    let p = (0..50)
+        .map(partition)
+        .find(|p| *p != store.partition_of(one) && *p != store.partition_of(two))
+        .unwrap();
+    store
+        .append_blocking(p, epoch(0), vec![commit(one, "t", 9, offset(4)), commit(two, "t", 9, offset(5))])
+        .unwrap();
+    let loaded = store.load(p).unwrap();
+    let lens: BTreeMap<_, _> = loaded.groups.offsets.iter().map(|g| (g.group_id.clone(), g.len())).collect();
+    assert_eq!(lens, BTreeMap::from([(one.to_owned(), 1), (two.to_owned(), 1)]));
 }
 
 #[test]
-fn deletes_remove_exactly_what_they_name() {
+fn tombstones_remove_exactly_what_they_name() {
     let dir = ScratchDir::new("deletes");
     let store = SledMetadataStore::open(dir.db()).unwrap();
-    let all = [(tp("a", 0), offset(1)), (tp("a", 1), offset(2)), (tp("b", 0), offset(3))];
-    store.store_group_offsets("g", &all).unwrap();
-    store.store_group_offsets("h", &all).unwrap();
-
-    store.delete_group_partitions("g", &[tp("a", 1), tp("zzz", 4)]).unwrap();
+    for g in ["g", "h"] {
+        let all =
+            vec![commit(g, "a", 0, offset(1)), commit(g, "a", 1, offset(2)), commit(g, "b", 0, offset(3))];
+        append_to_group(&store, g, all).unwrap();
+    }
+    append_to_group(&store, "g", vec![uncommit("g", "a", 1), uncommit("g", "zzz", 4)]).unwrap();
     let g = store.fetch_group_offsets("g").unwrap();
     assert_eq!((g.len(), g.get("a", 1)), (2, None));
 
@@ -78,22 +101,24 @@ fn deletes_remove_exactly_what_they_name() {
     assert!(store.fetch_group_offsets("g").unwrap().is_empty());
     assert_eq!(store.fetch_group_offsets("h").unwrap().len(), 3);
     store.delete_group_offsets("never-existed").unwrap();
+    let loaded = store.load(store.partition_of("g")).unwrap();
+    assert!(loaded.groups.offsets.iter().all(|o| o.group_id != "g"), "a group without offsets is not listed");
 }
 
 #[test]
 fn group_records_round_trip_replace_and_delete() {
     let dir = ScratchDir::new("groups");
     let store = SledMetadataStore::open(dir.db()).unwrap();
-    assert_eq!(store.fetch_group_metadata("g").unwrap(), None);
-    store.store_group_metadata(&record("g", 1)).unwrap();
-    store.store_group_metadata(&record("g", 2)).unwrap();
-    store.store_group_metadata(&record("h", 7)).unwrap();
-    store.store_group_metadata(&record("", 8)).unwrap();
-    assert_eq!(store.fetch_group_metadata("").unwrap(), Some(record("", 8)));
-    assert_eq!(store.fetch_group_metadata("g").unwrap(), Some(record("g", 2)));
-    store.delete_group_metadata("g").unwrap();
-    assert_eq!(store.fetch_group_metadata("g").unwrap(), None);
-    assert_eq!(store.fetch_group_metadata("h").unwrap(), Some(record("h", 7)));
+    assert_eq!(group_record(&store, "g"), None);
+    for (g, generation) in [("g", 1), ("g", 2), ("h", 7), ("", 8), ("nul\0byte", 9)] {
+        append_to_group(&store, g, vec![Record::Group(record(g, generation))]).unwrap();
+    }
+    assert_eq!(group_record(&store, ""), Some(record("", 8)));
+    assert_eq!(group_record(&store, "nul\0byte"), Some(record("nul\0byte", 9)));
+    assert_eq!(group_record(&store, "g"), Some(record("g", 2)));
+    append_to_group(&store, "g", vec![Record::GroupTombstone { group_id: Arc::from("g") }]).unwrap();
+    assert_eq!(group_record(&store, "g"), None);
+    assert_eq!(group_record(&store, "h"), Some(record("h", 7)));
 }
 
 #[test]
@@ -101,35 +126,65 @@ fn everything_comes_back_after_reopening() {
     let dir = ScratchDir::new("reopen");
     {
         let store = SledMetadataStore::open(dir.db()).unwrap();
-        store.store_group_metadata(&record("stable", 4)).unwrap();
-        store
-            .store_group_offsets("stable", &[(tp("orders", 0), offset(10)), (tp("orders", 1), offset(11))])
-            .unwrap();
+        append_to_group(
+            &store,
+            "stable",
+            vec![
+                Record::Group(record("stable", 4)),
+                commit("stable", "orders", 0, offset(10)),
+                commit("stable", "orders", 1, offset(11)),
+            ],
+        )
+        .unwrap();
         store.store_group_offset("simple", "payments", 3, &offset(99)).unwrap();
         store.store_group_offset("a-longer-group-id", "payments", 0, &offset(1)).unwrap();
     }
     let store = SledMetadataStore::open(dir.db()).unwrap();
     let loaded = store.load_all().unwrap();
     assert_eq!(loaded.groups, vec![record("stable", 4)]);
-    let ids: Vec<_> = loaded.offsets.iter().map(|g| g.group_id.as_str()).collect();
-    assert_eq!(ids, ["a-longer-group-id", "simple", "stable"], "groups come back in id order");
-    assert_eq!(loaded.offsets[1].get("payments", 3), Some(&offset(99)));
-    assert_eq!(loaded.offsets[2].get("orders", 1), Some(&offset(11)));
-    assert_eq!(loaded.offsets[2], store.fetch_group_offsets("stable").unwrap());
+    let mut ids: Vec<_> = loaded.offsets.iter().map(|g| g.group_id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["a-longer-group-id", "simple", "stable"]);
+    let stable = loaded.offsets.iter().find(|g| g.group_id == "stable").unwrap();
+    assert_eq!(stable.get("orders", 1), Some(&offset(11)));
+    assert_eq!(stable, &store.fetch_group_offsets("stable").unwrap());
+    assert_eq!(store.fetch_group_offset("simple", "payments", 3).unwrap(), Some(offset(99)));
 }
 
 #[test]
-fn an_unstorable_partition_fails_the_whole_commit() {
+fn an_unstorable_record_fails_the_whole_append() {
     let dir = ScratchDir::new("atomic-input");
     let store = SledMetadataStore::open(dir.db()).unwrap();
     let long_topic = "t".repeat(70_000);
-    let err = store
-        .store_group_offsets("g", &[(tp("ok", 0), offset(1)), (tp(&long_topic, 0), offset(2))])
-        .unwrap_err();
+    let err = append_to_group(
+        &store,
+        "g",
+        vec![commit("g", "ok", 0, offset(1)), commit("g", &long_topic, 0, offset(2))],
+    )
+    .unwrap_err();
     assert!(matches!(err, StorageError::InvalidInput { .. }), "{err:?}");
     assert!(store.fetch_group_offsets("g").unwrap().is_empty());
+    // Nor does a refused append raise the epoch.
+    let p = store.partition_of("g");
+    let err = store.append_blocking(p, epoch(5), vec![commit("g", &long_topic, 0, offset(2))]).unwrap_err();
+    assert!(matches!(err, StorageError::InvalidInput { .. }), "{err:?}");
+    assert_eq!(store.owner_epoch(p).unwrap(), epoch(0));
     let err = store.store_group_offset(&"g".repeat(70_000), "t", 0, &offset(1)).unwrap_err();
     assert!(matches!(err, StorageError::InvalidInput { .. }), "{err:?}");
+    assert_eq!(store.failed_appends(), 0, "bad input is not a storage failure");
+}
+
+#[test]
+fn a_partition_the_store_does_not_have_is_invalid_input() {
+    let dir = ScratchDir::new("out-of-range");
+    let store = SledMetadataStore::open_with_partitions(dir.db(), 4).unwrap();
+    assert_eq!(store.partition_count(), 4);
+    let err =
+        store.append_blocking(partition(4), epoch(1), vec![commit("g", "t", 0, offset(1))]).unwrap_err();
+    assert!(matches!(err, StorageError::InvalidInput { .. }), "{err:?}");
+    assert!(matches!(store.load(partition(4)), Err(StorageError::InvalidInput { .. })));
+    assert!(matches!(store.owner_epoch(partition(99)), Err(StorageError::InvalidInput { .. })));
+    store.append_blocking(partition(3), epoch(1), vec![commit("g", "t", 0, offset(1))]).unwrap();
 }
 
 #[test]
@@ -138,8 +193,9 @@ fn from_db_uses_a_database_opened_by_the_caller() {
     let db = sled::Config::new().path(dir.db()).flush_every_ms(None).open().unwrap();
     db.insert(b"someone else's key", b"untouched".as_slice()).unwrap();
     let store = SledMetadataStore::from_db(db.clone()).unwrap();
+    let flushes = store.flush_count();
     store.store_group_offset("g", "t", 0, &offset(1)).unwrap();
-    assert!(store.flush_count() >= 1);
+    assert!(store.flush_count() > flushes);
     assert_eq!(store.load_all().unwrap().offsets.len(), 1);
     assert_eq!(db.get(b"someone else's key").unwrap().as_deref(), Some(b"untouched".as_slice()));
 }
@@ -186,10 +242,11 @@ fn apply(store: &SledMetadataStore, model: &mut Model, op: &Op) {
             model.insert((name("g", *g), name("t", *t), *p), *o);
         }
         Op::StoreMany(g, v) => {
-            let batch: Vec<_> = v.iter().map(|(t, p, o)| (tp(&name("t", *t), *p), offset(*o))).collect();
-            store.store_group_offsets(&name("g", *g), &batch).unwrap();
+            let group = name("g", *g);
+            let batch = v.iter().map(|(t, p, o)| commit(&group, &name("t", *t), *p, offset(*o))).collect();
+            append_to_group(store, &group, batch).unwrap();
             for (t, p, o) in v {
-                model.insert((name("g", *g), name("t", *t), *p), *o);
+                model.insert((group.clone(), name("t", *t), *p), *o);
             }
         }
         Op::DeleteGroup(g) => {
@@ -197,10 +254,11 @@ fn apply(store: &SledMetadataStore, model: &mut Model, op: &Op) {
             model.retain(|(group, _, _), _| *group != name("g", *g));
         }
         Op::DeletePartitions(g, v) => {
-            let parts: Vec<_> = v.iter().map(|(t, p)| tp(&name("t", *t), *p)).collect();
-            store.delete_group_partitions(&name("g", *g), &parts).unwrap();
+            let group = name("g", *g);
+            let tombstones = v.iter().map(|(t, p)| uncommit(&group, &name("t", *t), *p)).collect();
+            append_to_group(store, &group, tombstones).unwrap();
             for (t, p) in v {
-                model.remove(&(name("g", *g), name("t", *t), *p));
+                model.remove(&(group.clone(), name("t", *t), *p));
             }
         }
     }

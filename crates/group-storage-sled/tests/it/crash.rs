@@ -1,8 +1,8 @@
-//! The crash test: `sled-crash-committer` commits from several threads and
-//! prints every acknowledged write; we SIGKILL it at random moments, reopen
-//! the store and check that every acknowledged write is there, that no offset
-//! went backwards, that multi-partition commits were atomic and that every
-//! value is intact.
+//! The crash test: `sled-crash-committer` appends from several threads and
+//! prints every acknowledged append; we SIGKILL it at random moments, reopen
+//! the store and check that every acknowledged append is there (offsets,
+//! group records and owner epochs), that nothing went backwards, that
+//! multi-record appends were atomic and that every value is intact.
 //!
 //! Kill moments are random: after a random number of acknowledgements (the
 //! child keeps committing while we read them), or right after spawning, while
@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
-use group_offsets::MetadataStore;
+use group_offsets::{CoordinatorPartition, MetadataStore};
 use group_storage_sled::SledMetadataStore;
 
 use crate::common::ScratchDir;
@@ -46,6 +46,8 @@ impl Rng {
 struct Acks {
     offsets: Offsets,
     generation: i32,
+    /// Coordinator partition -> the highest acknowledged epoch.
+    epochs: BTreeMap<u32, u64>,
     lines: usize,
 }
 
@@ -54,6 +56,10 @@ impl Acks {
         let fields: Vec<&str> = line.split(' ').collect();
         match fields.as_slice() {
             ["ready"] => {}
+            ["E", partition, epoch] => {
+                let acked = self.epochs.entry(partition.parse().expect("partition")).or_default();
+                *acked = (*acked).max(epoch.parse().expect("epoch"));
+            }
             ["O", group, topic, partition, offset] => {
                 let key = (group.to_string(), topic.to_string(), partition.parse().expect("partition"));
                 let offset: i64 = offset.parse().expect("offset");
@@ -137,6 +143,7 @@ fn acknowledged_commits_survive_sigkill() {
     let dir = ScratchDir::new("crash");
     let mut acked = Offsets::new();
     let mut acked_generation = 0;
+    let mut acked_epochs = BTreeMap::<u32, u64>::new();
     let mut seen = Offsets::new();
     let mut total_acks = 0;
 
@@ -152,6 +159,10 @@ fn acknowledged_commits_survive_sigkill() {
             *best = (*best).max(offset);
         }
         acked_generation = acked_generation.max(acks.generation);
+        for (partition, epoch) in acks.epochs {
+            let best = acked_epochs.entry(partition).or_default();
+            *best = (*best).max(epoch);
+        }
 
         let context = format!("seed {seed}, trial {trial}, kill after {kill_after:?}");
         let store = SledMetadataStore::open(dir.db()).unwrap_or_else(|e| panic!("{context}: reopen: {e}"));
@@ -169,6 +180,9 @@ fn acknowledged_commits_survive_sigkill() {
                     now.insert((group.group_id.clone(), topic.clone(), *partition), value.offset);
                 }
                 // Partitions 0 and 1 are only ever committed together.
+                if topic == "meta" {
+                    continue;
+                }
                 assert_eq!(
                     partitions.get(&0).map(|v| v.offset),
                     partitions.get(&1).map(|v| v.offset),
@@ -191,8 +205,23 @@ fn acknowledged_commits_survive_sigkill() {
             generation >= acked_generation,
             "{context}: generation {acked_generation} acknowledged, {generation} found"
         );
+        // The group record and its offset are one append.
+        let meta_offset = now.get(&("crash-meta".to_owned(), "meta".to_owned(), 0)).copied().unwrap_or(0);
+        assert_eq!(
+            meta_offset,
+            i64::from(generation),
+            "{context}: a group record and offset append was torn"
+        );
+        for (partition, epoch) in &acked_epochs {
+            let stored = store.owner_epoch(CoordinatorPartition(*partition)).expect("owner_epoch").0;
+            assert!(
+                stored >= *epoch,
+                "{context}: epoch {epoch} of partition {partition} acknowledged, {stored} found"
+            );
+        }
         seen = now;
     }
     assert!(total_acks >= TRIALS, "seed {seed}: only {total_acks} acknowledgements in {TRIALS} trials");
     assert!(!acked.is_empty());
+    assert!(!acked_epochs.is_empty());
 }

@@ -1,8 +1,15 @@
-//! Integration tests of `group-storage-sled`: the store's contract, its
-//! errors on damaged data, and the crash test.
+//! Integration tests of `group-storage-sled`: the store's contract and the
+//! conformance suite, owner epochs, group commit, layouts and the migration
+//! from v1, recovery from storage failures (injected, and a full disk), errors
+//! on damaged data, and the crash test.
 
 mod common;
 mod conformance;
 mod contract;
 mod corruption;
 mod crash;
+mod disk_full;
+mod epochs;
+mod layout;
+mod pipeline;
+mod recovery;

@@ -1,0 +1,278 @@
+//! Snapshot-and-revert of the state that records describe: which groups exist and
+//! their committed offsets.
+//!
+//! The core applies a change at once and remembers how to undo it; the writes of a
+//! coordinator partition complete in the order they were issued, so the state at
+//! the start of the oldest outstanding write is the last committed state. A failed
+//! write reverts to the state at its start, which also voids every later write
+//! (their changes were made on top of it), exactly as Kafka's `SnapshotRegistry`
+//! reverts its `TimelineHashMap`s to the last committed offset
+//! (`CoordinatorRuntime.failCurrentBatch`). Reads that Kafka answers from committed
+//! state (OffsetFetch, DescribeGroups, ListGroups) look through the uncommitted
+//! part of the log instead of at the live values.
+//!
+//! Only what records carry is kept here. The rest of a classic group (members,
+//! parked requests, timers) lives outside the timeline, as in Kafka's
+//! `ClassicGroup`; its reactions to a failed write are Kafka's own (§2.2, §2.1.2).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use group_types::{OffsetAndMetadata, TopicPartition};
+
+use crate::core::Group;
+use crate::core::hash::FxHashMap;
+use crate::core::types::WriteId;
+
+/// Committed values of offsets changed since: `None` where none was committed.
+pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>)>;
+
+/// How to undo one change.
+#[derive(Debug)]
+pub(crate) enum Undo {
+    /// The group `id` was `prev` before the change (`None`: it did not exist).
+    Group { id: Arc<str>, prev: Option<Box<Group>> },
+    /// The offset of `partition` in group `group` was `prev` before the change.
+    Offset { group: Arc<str>, partition: TopicPartition, prev: Option<OffsetAndMetadata> },
+}
+
+impl Undo {
+    fn group_id(&self) -> &Arc<str> {
+        match self {
+            Undo::Group { id, .. } => id,
+            Undo::Offset { group, .. } => group,
+        }
+    }
+}
+
+/// The undo log of one coordinator partition and its outstanding writes.
+#[derive(Debug, Default)]
+pub(crate) struct Timeline {
+    /// Undo entries, oldest first; `log[0]` has the absolute index `base`.
+    log: VecDeque<Undo>,
+    base: u64,
+    /// Writes issued and not yet completed, in issue order, each with the absolute
+    /// index of the log at the start of the step that issued it.
+    outstanding: VecDeque<(WriteId, u64)>,
+    /// Where the current step's changes begin.
+    step_start: u64,
+    /// Uncommitted (or not yet dropped) entries per group: a group absent here has
+    /// no change in the log, and its live state is its committed state.
+    dirty: FxHashMap<Arc<str>, u32>,
+}
+
+impl Timeline {
+    fn end(&self) -> u64 {
+        self.base + self.log.len() as u64
+    }
+
+    /// Marks the start of a step (a request, a timer, a completion's reactions).
+    pub(crate) fn begin_step(&mut self) {
+        self.step_start = self.end();
+    }
+
+    /// Ends a step: with no write outstanding, every change is committed.
+    pub(crate) fn end_step(&mut self) {
+        if self.outstanding.is_empty() && !self.log.is_empty() {
+            self.base = self.end();
+            self.log.clear();
+            self.dirty.clear();
+        }
+    }
+
+    /// Records how to undo a change.
+    pub(crate) fn push(&mut self, undo: Undo) {
+        match self.dirty.get_mut(undo.group_id()) {
+            Some(n) => *n += 1,
+            None => {
+                self.dirty.insert(undo.group_id().clone(), 1);
+            }
+        }
+        self.log.push_back(undo);
+    }
+
+    /// A write issued by the current step.
+    pub(crate) fn issued(&mut self, id: WriteId) {
+        self.outstanding.push_back((id, self.step_start));
+    }
+
+    /// True while `id` was issued and neither completed nor voided.
+    pub(crate) fn is_outstanding(&self, id: WriteId) -> bool {
+        self.outstanding.iter().any(|(w, _)| *w == id)
+    }
+
+    /// True when any write is outstanding.
+    pub(crate) fn has_outstanding(&self) -> bool {
+        !self.outstanding.is_empty()
+    }
+
+    /// `id` committed: changes before the next outstanding write are final.
+    pub(crate) fn committed(&mut self, id: WriteId) {
+        let Some(at) = self.outstanding.iter().position(|(w, _)| *w == id) else { return };
+        self.outstanding.remove(at);
+        let boundary = self.outstanding.front().map_or(self.end(), |(_, start)| *start);
+        while self.base < boundary {
+            let Some(undo) = self.log.pop_front() else { break };
+            self.base += 1;
+            self.forget(undo.group_id());
+        }
+    }
+
+    /// `id` failed: removes it and every later outstanding write, and returns them
+    /// (in issue order) with the undo entries to apply, newest first. `None` when
+    /// `id` is not outstanding (already voided by an earlier failure).
+    pub(crate) fn fail(&mut self, id: WriteId) -> Option<(Vec<WriteId>, Vec<Undo>)> {
+        let at = self.outstanding.iter().position(|(w, _)| *w == id)?;
+        let start = self.outstanding[at].1;
+        let voided: Vec<WriteId> = self.outstanding.drain(at..).map(|(w, _)| w).collect();
+        let keep = usize::try_from(start.saturating_sub(self.base)).unwrap_or(usize::MAX).min(self.log.len());
+        let mut undone: Vec<Undo> = self.log.drain(keep..).collect();
+        undone.reverse();
+        for undo in &undone {
+            self.forget(undo.group_id());
+        }
+        Some((voided, undone))
+    }
+
+    fn forget(&mut self, id: &Arc<str>) {
+        if let Some(n) = self.dirty.get_mut(id) {
+            *n -= 1;
+            if *n == 0 {
+                self.dirty.remove(id);
+            }
+        }
+    }
+
+    /// True when `group` has a change in the log that may not be committed.
+    pub(crate) fn is_dirty(&self, group: &str) -> bool {
+        !self.dirty.is_empty() && self.dirty.contains_key(group)
+    }
+
+    /// Groups with a change in the log (some may exist only in committed state).
+    pub(crate) fn dirty_groups(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.dirty.keys()
+    }
+
+    /// The uncommitted entries, oldest first.
+    fn uncommitted(&self) -> impl Iterator<Item = &Undo> {
+        let start = self.outstanding.front().map_or(self.end(), |(_, start)| *start);
+        let skip = usize::try_from(start.saturating_sub(self.base)).unwrap_or(usize::MAX);
+        self.log.iter().skip(skip)
+    }
+
+    /// The committed version of `group`, given its live version: `None` when the
+    /// group does not exist in committed state.
+    pub(crate) fn committed_group<'a>(&'a self, id: &str, live: Option<&'a Group>) -> Option<&'a Group> {
+        if !self.is_dirty(id) {
+            return live;
+        }
+        for undo in self.uncommitted() {
+            if let Undo::Group { id: changed, prev } = undo
+                && **changed == *id
+            {
+                return prev.as_deref();
+            }
+        }
+        live
+    }
+
+    /// The committed offsets of `group` that differ from `base` (the committed
+    /// group): each partition's value before its first uncommitted change, up to
+    /// the group's first uncommitted creation or removal.
+    pub(crate) fn committed_offset_overrides(
+        &self,
+        id: &str,
+    ) -> Vec<(TopicPartition, Option<OffsetAndMetadata>)> {
+        let mut overrides: Vec<(TopicPartition, Option<OffsetAndMetadata>)> = Vec::new();
+        if !self.is_dirty(id) {
+            return overrides;
+        }
+        for undo in self.uncommitted() {
+            match undo {
+                Undo::Group { id: changed, .. } if **changed == *id => break,
+                Undo::Offset { group, partition, prev }
+                    if **group == *id && !overrides.iter().any(|(tp, _)| tp == partition) =>
+                {
+                    overrides.push((partition.clone(), prev.clone()));
+                }
+                _ => {}
+            }
+        }
+        overrides
+    }
+
+    /// Partitions of `group` with a change not yet committed (Kafka's
+    /// `pendingOffsetCommits`): the retention job leaves them alone.
+    pub(crate) fn pending_partitions(&self, id: &str) -> Vec<TopicPartition> {
+        let mut pending = Vec::new();
+        if !self.is_dirty(id) {
+            return pending;
+        }
+        for undo in self.uncommitted() {
+            if let Undo::Offset { group, partition, .. } = undo
+                && **group == *id
+                && !pending.contains(partition)
+            {
+                pending.push(partition.clone());
+            }
+        }
+        pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offset(group: &str, p: i32, prev: Option<i64>) -> Undo {
+        Undo::Offset {
+            group: Arc::from(group),
+            partition: TopicPartition::new("t", p),
+            prev: prev.map(|o| OffsetAndMetadata::new(o, 0)),
+        }
+    }
+
+    #[test]
+    fn a_failed_write_voids_later_ones_and_returns_their_undo_newest_first() {
+        let mut t = Timeline::default();
+        t.begin_step();
+        t.push(offset("g", 0, None));
+        t.issued(WriteId(1));
+        t.end_step();
+        t.begin_step();
+        t.push(offset("g", 0, Some(1)));
+        t.issued(WriteId(2));
+        t.end_step();
+        let (voided, undone) = t.fail(WriteId(1)).expect("outstanding");
+        assert_eq!(voided, vec![WriteId(1), WriteId(2)]);
+        let prevs: Vec<Option<i64>> = undone
+            .iter()
+            .map(|u| match u {
+                Undo::Offset { prev, .. } => prev.as_ref().map(|o| o.offset),
+                Undo::Group { .. } => None,
+            })
+            .collect();
+        assert_eq!(prevs, vec![Some(1), None]);
+        assert!(!t.is_dirty("g"));
+        assert!(t.fail(WriteId(2)).is_none(), "a voided write is no longer outstanding");
+    }
+
+    #[test]
+    fn committing_in_order_makes_changes_final_and_reads_see_the_committed_value() {
+        let mut t = Timeline::default();
+        t.begin_step();
+        t.push(offset("g", 0, Some(5)));
+        t.issued(WriteId(1));
+        t.begin_step();
+        t.push(offset("g", 0, Some(6)));
+        t.issued(WriteId(2));
+        let first = t.committed_offset_overrides("g");
+        assert_eq!(first[0].1.as_ref().map(|o| o.offset), Some(5));
+        t.committed(WriteId(1));
+        let second = t.committed_offset_overrides("g");
+        assert_eq!(second[0].1.as_ref().map(|o| o.offset), Some(6));
+        t.committed(WriteId(2));
+        assert!(t.committed_offset_overrides("g").is_empty());
+        assert!(!t.is_dirty("g"));
+    }
+}
