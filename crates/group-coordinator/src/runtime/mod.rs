@@ -6,7 +6,8 @@
 //!
 //! A request locks its group's partition, runs the core, and leaves with its
 //! answer or a [`Pending`] slot; writes the core issued are queued on the
-//! partition. The storage stage (thread `group-coordinator-storage`) takes a
+//! partition. The storage stage (threads `group-coordinator-storage-N`, two per
+//! core up to four, each owning a share of the partitions) takes a
 //! partition's queued writes as one batch, releases the lock, and hands the batch
 //! to [`MetadataStore::append`]; the engine completes it whenever it is durable,
 //! on any thread, and the stage feeds the outcome back to the core under the
@@ -115,8 +116,9 @@ struct Inner {
     /// When the timer thread plans to wake next; a shard arming an earlier deadline wakes it.
     next_wake: AtomicI64,
     control: Option<Sender<Control>>,
-    /// The storage stage's queue.
-    stage: Sender<StageMessage>,
+    /// The storage stage's queues, one per stage thread; partition `p` belongs
+    /// to thread `p % len`.
+    stage: Vec<Sender<StageMessage>>,
     writes: WriteGauge,
     /// Appends that failed (logged with the engine's message).
     failed_appends: AtomicU64,
@@ -144,10 +146,15 @@ struct Inner {
 ///
 /// Blocking `handle_*` methods wait for the answer; the methods without the prefix
 /// return a [`Pending`] handle at once, which can also be `.await`ed.
+///
+/// `tracing` events come from the thread that ran the step: the caller's for a
+/// request, `group-coordinator-timer` for a deadline, `group-coordinator-storage-N`
+/// for what a write's completion released. A subscriber must be global (or set on
+/// those threads) to see them all.
 pub struct GroupCoordinator {
     inner: Arc<Inner>,
     timer_thread: Mutex<Option<JoinHandle<()>>>,
-    stage_thread: Mutex<Option<JoinHandle<()>>>,
+    stage_threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for GroupCoordinator {
@@ -156,6 +163,15 @@ impl std::fmt::Debug for GroupCoordinator {
             .field("partitions", &self.inner.shards.len())
             .field("stopped", &self.inner.stopped.load(Ordering::Relaxed))
             .finish()
+    }
+}
+
+/// Answers to hand to their waiters once the shard is unlocked.
+type Delivery = Vec<(Arc<Slot>, Response)>;
+
+fn fill(deliver: Delivery) {
+    for (slot, response) in deliver {
+        slot.fill(Ok(response));
     }
 }
 
@@ -170,9 +186,16 @@ impl Inner {
 
     /// Applies effects left in the shard's scratch: timers, events, answers, and
     /// writes queued for the storage stage. The answer to `caller`, if it came, is
-    /// kept for the caller instead of going through a slot. Returns true when the
-    /// stage must be asked to append this partition.
-    fn run_for(&self, shard: &mut Shard, mut caller: Option<(RequestId, &mut Option<Response>)>) -> bool {
+    /// kept for the caller instead of going through a slot; the others are put in
+    /// `deliver`, for the caller to fill once the shard is unlocked (a woken waiter
+    /// often comes straight back for the same lock). Returns true when the stage
+    /// must be asked to append this partition.
+    fn run_for(
+        &self,
+        shard: &mut Shard,
+        mut caller: Option<(RequestId, &mut Option<Response>)>,
+        deliver: &mut Delivery,
+    ) -> bool {
         let Shard { timers, waiters, scratch, counters, queued, .. } = shard;
         timers.apply(scratch.timers.drain(..));
         for event in scratch.events.drain(..) {
@@ -187,7 +210,7 @@ impl Inner {
                 continue;
             }
             if let Some(slot) = waiters.remove(&rid) {
-                slot.fill(Ok(response));
+                deliver.push((slot, response));
             }
         }
         self.writes.add(scratch.writes.len());
@@ -209,7 +232,7 @@ impl Inner {
 
     /// Asks the storage stage to append partition `index`'s queued writes.
     fn kick(&self, index: usize) {
-        let _ = self.stage.send(StageMessage::Append(index));
+        let _ = self.stage[index % self.stage.len()].send(StageMessage::Append(index));
     }
 
     /// Hands a request to its group's core. The answer, if the request is answered
@@ -229,7 +252,8 @@ impl Inner {
         let Shard { core, scratch, .. } = &mut *shard;
         core.handle_into(now, rid, request, scratch);
         let mut answer = None;
-        let kick = self.run_for(&mut shard, Some((rid, &mut answer)));
+        let mut deliver = Delivery::new();
+        let kick = self.run_for(&mut shard, Some((rid, &mut answer)), &mut deliver);
         let result = match answer {
             Some(response) => Ok(Ok(response)),
             None => {
@@ -239,6 +263,7 @@ impl Inner {
             }
         };
         drop(shard);
+        fill(deliver);
         if kick {
             self.kick(index);
         }
@@ -261,8 +286,10 @@ impl Inner {
         let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
         let Shard { core, scratch, .. } = &mut *shard;
         core.fire_timer_into(deadline.max(0), &key, scratch);
-        let kick = self.run_for(&mut shard, None);
+        let mut deliver = Delivery::new();
+        let kick = self.run_for(&mut shard, None, &mut deliver);
         drop(shard);
+        fill(deliver);
         if kick {
             self.kick(index);
         }
@@ -338,7 +365,8 @@ impl GroupCoordinator {
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
-        let (stage_tx, stage_rx) = crossbeam_channel::unbounded();
+        let stage_channels: Vec<(Sender<StageMessage>, Receiver<StageMessage>)> =
+            (0..stage_thread_count(partitions)).map(|_| crossbeam_channel::unbounded()).collect();
         let now = clock.now_ms();
         let entropy = process_entropy();
         let mut shards = Vec::with_capacity(partitions as usize);
@@ -375,24 +403,28 @@ impl GroupCoordinator {
             stopped: AtomicBool::new(false),
             next_wake: AtomicI64::new(i64::MIN),
             control: threaded.then_some(control_tx),
-            stage: stage_tx.clone(),
+            stage: stage_channels.iter().map(|(tx, _)| tx.clone()).collect(),
             writes: WriteGauge::default(),
             failed_appends: AtomicU64::new(0),
             authorizer,
             runtime_counters: crate::metrics::RuntimeCounters::default(),
         });
-        let stage_thread = {
+        let mut stage_threads = Vec::with_capacity(stage_channels.len());
+        for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {
             let weak = Arc::downgrade(&inner);
-            std::thread::Builder::new()
-                .name("group-coordinator-storage".into())
-                .spawn(move || storage_stage::run(weak, stage_rx, stage_tx))
-                .map_err(|e| CoordinatorError::Thread(e.to_string()))?
-        };
+            let handle = std::thread::Builder::new()
+                .name(format!("group-coordinator-storage-{i}"))
+                .spawn(move || storage_stage::run(weak, rx, tx))
+                .map_err(|e| CoordinatorError::Thread(e.to_string()))?;
+            stage_threads.push(handle);
+        }
         for (i, fx) in loaded.into_iter().enumerate() {
             let mut shard = lock(&inner.shards[i]);
             shard.scratch = fx;
-            let kick = inner.run_for(&mut shard, None);
+            let mut deliver = Delivery::new();
+            let kick = inner.run_for(&mut shard, None, &mut deliver);
             drop(shard);
+            fill(deliver);
             if kick {
                 inner.kick(i);
             }
@@ -413,7 +445,7 @@ impl GroupCoordinator {
         Ok(GroupCoordinator {
             inner,
             timer_thread: Mutex::new(timer_thread),
-            stage_thread: Mutex::new(Some(stage_thread)),
+            stage_threads: Mutex::new(stage_threads),
         })
     }
 
@@ -624,11 +656,13 @@ impl GroupCoordinator {
                 slot.fill(Err(CoordinatorError::Stopped));
             }
         }
-        let _ = self.inner.stage.send(StageMessage::Stop);
+        for stage in &self.inner.stage {
+            let _ = stage.send(StageMessage::Stop);
+        }
         if let Some(handle) = lock(&self.timer_thread).take() {
             let _ = handle.join();
         }
-        if let Some(handle) = lock(&self.stage_thread).take() {
+        for handle in lock(&self.stage_threads).drain(..) {
             let _ = handle.join();
         }
     }
@@ -665,6 +699,15 @@ impl Drop for GroupCoordinator {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// How many storage-stage threads serve `partitions`: two per core (one can
+/// apply a batch while the other delivers completions), at most 4, never more
+/// than partitions. Each owns its partitions' appends and completions,
+/// so a partition's completions stay in order.
+fn stage_thread_count(partitions: u32) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    (cores * 2).clamp(1, 4).min(partitions as usize)
 }
 
 /// 64 bits that differ between coordinator instances: std seeds every

@@ -7,7 +7,7 @@ use std::sync::{MutexGuard, Weak};
 use crossbeam_channel::{Receiver, Sender};
 use group_offsets::{AppendCompletion, CoordinatorPartition, StorageError};
 
-use super::{Inner, Shard, lock};
+use super::{Delivery, Inner, Shard, fill, lock};
 
 /// What the stage is asked to do.
 pub(crate) enum StageMessage {
@@ -89,15 +89,24 @@ impl Inner {
         for &id in &ids {
             shard.core.complete_write_into(now, id, outcome, &mut shard.scratch);
         }
-        self.writes.sub(ids.len());
         // A failure voids every later write of the partition: drop those still queued.
         let before = shard.queued.len();
         let core = &shard.core;
         shard.queued.retain(|(id, _)| core.is_write_outstanding(*id));
-        self.writes.sub(before - shard.queued.len());
+        let voided = before - shard.queued.len();
         shard.appending = false;
-        if self.run_for(shard, None) {
+        // Answers, events and follow-up writes first: `wait_for_writes` must not see
+        // these writes done before what they released is delivered.
+        let mut deliver = Delivery::new();
+        let kick = self.run_for(shard, None, &mut deliver);
+        if kick {
+            // The next batch goes out before anyone is woken: they would only
+            // queue behind it.
             self.start_append(index, guard, tx);
+        } else {
+            drop(guard);
         }
+        fill(deliver);
+        self.writes.sub(ids.len() + voided);
     }
 }

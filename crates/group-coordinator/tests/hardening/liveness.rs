@@ -7,7 +7,7 @@ use group_coordinator::{GroupCoordinator, ManualClock, Request, Response};
 use group_offsets::MemoryMetadataStore;
 use group_types::{ErrorCode, GroupState};
 
-use crate::support::{CoreDriver, DEADLOCK, fast_config, join, join_answer, leave, must, sync};
+use crate::support::{CoreDriver, fast_config, join, join_answer, leave, must, settle, sync};
 
 /// A follower whose SyncGroup is parked waiting for the leader sends LeaveGroup.
 /// Kafka's Java coordinator forgets the member and its sync future, so that request is
@@ -61,10 +61,11 @@ fn through_the_runtime_a_leaving_members_parked_sync_resolves() {
     let left = must(coordinator.leave_group(leave("g", &b, None)), "B's leave");
     assert_eq!(left.error_code, ErrorCode::None);
     clock.advance(60_000);
-    // An answer released by a write comes from the storage stage's thread, a moment
-    // after the step that issued the write: wait for it (bounded), do not poll once.
+    // An answer released by a write comes from the storage thread, a moment after
+    // the step that issued the write: let the writes complete before looking.
+    settle(&coordinator);
     assert!(
-        matches!(b_sync.wait_timeout(DEADLOCK), Some(Ok(r)) if r.error_code != ErrorCode::None),
+        matches!(b_sync.try_get(), Some(Ok(r)) if r.error_code != ErrorCode::None),
         "B's SyncGroup is still unanswered after B left ({} request(s) waiting in the coordinator)",
         coordinator.waiting_requests()
     );
