@@ -81,28 +81,32 @@ enum Control {
     Stop,
 }
 
-/// Counts writes not yet completed, for [`GroupCoordinator::wait_for_writes`].
+/// Counts writes not yet completed, for [`GroupCoordinator::wait_for_writes`]. An
+/// atomic, so that committers of different partitions share no lock; the mutex
+/// and condition variable only serve someone waiting for zero.
 #[derive(Default)]
 struct WriteGauge {
-    outstanding: Mutex<u64>,
+    outstanding: AtomicU64,
+    idle_lock: Mutex<()>,
     idle: Condvar,
 }
 
 impl WriteGauge {
     fn add(&self, n: usize) {
         if n > 0 {
-            *lock(&self.outstanding) += n as u64;
+            self.outstanding.fetch_add(n as u64, Ordering::AcqRel);
         }
     }
 
     fn sub(&self, n: usize) {
-        if n > 0 {
-            let mut count = lock(&self.outstanding);
-            *count = count.saturating_sub(n as u64);
-            if *count == 0 {
-                self.idle.notify_all();
-            }
+        if n > 0 && self.outstanding.fetch_sub(n as u64, Ordering::AcqRel) == n as u64 {
+            let _guard = lock(&self.idle_lock);
+            self.idle.notify_all();
         }
+    }
+
+    fn is_idle(&self) -> bool {
+        self.outstanding.load(Ordering::Acquire) == 0
     }
 }
 
@@ -671,15 +675,17 @@ impl GroupCoordinator {
     /// passed; then `false`): for an orderly shutdown, and for tests that look at
     /// storage after a write the coordinator started on its own (a timer's).
     pub fn wait_for_writes(&self, timeout: Duration) -> bool {
+        let gauge = &self.inner.writes;
         let deadline = std::time::Instant::now() + timeout;
-        let mut count = lock(&self.inner.writes.outstanding);
-        while *count > 0 {
+        let mut guard = lock(&gauge.idle_lock);
+        while !gauge.is_idle() {
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if left.is_zero() {
                 return false;
             }
-            count =
-                self.inner.writes.idle.wait_timeout(count, left).unwrap_or_else(PoisonError::into_inner).0;
+            // Bounded: the count may reach zero between the check and the wait.
+            let wait = left.min(Duration::from_millis(5));
+            guard = gauge.idle.wait_timeout(guard, wait).unwrap_or_else(PoisonError::into_inner).0;
         }
         true
     }
