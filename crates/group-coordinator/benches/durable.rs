@@ -4,7 +4,9 @@
 //! on distinct groups; 64 committers on one group. Criterion reports the time per
 //! operation (throughput for commits); the heartbeat percentiles, which criterion
 //! does not give, are printed from a separate sampled run
-//! (`heartbeat p50/p99/p99.9`), as is each commit rate.
+//! (`heartbeat p50/p99/p99.9`), as is each commit rate, with a thread per
+//! committer and, as an async server runs them, with every committer's commit a
+//! `Pending` awaited by two threads.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -201,11 +203,75 @@ fn commit_rate(coordinator: &Arc<GroupCoordinator>, threads: usize, one_group: O
     println!("durable commits {label}: {:.0}/s", count as f64 / elapsed.as_secs_f64());
 }
 
+/// Commits/s of `committers` concurrent committers on distinct groups, each with
+/// one commit outstanding at a time, driven as an async server would drive them:
+/// `drivers` threads each await their share of [`Pending`]s (woken by the
+/// coordinator, no thread per committer).
+fn async_commit_rate(coordinator: &Arc<GroupCoordinator>, committers: usize, drivers: usize) {
+    use std::future::Future;
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let handles: Vec<_> = (0..drivers)
+        .map(|d| {
+            let (coordinator, stop, done) = (coordinator.clone(), stop.clone(), done.clone());
+            std::thread::spawn(move || {
+                let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+                let mut cx = Context::from_waker(&waker);
+                let mine: Vec<String> =
+                    (d..committers).step_by(drivers).map(|i| format!("async-{i:03}")).collect();
+                let mut offsets = vec![0i64; mine.len()];
+                let mut in_flight: Vec<_> =
+                    mine.iter().map(|g| coordinator.offset_commit(commit(g, 0, 0))).collect();
+                while !stop.load(Ordering::Relaxed) {
+                    let mut progressed = false;
+                    for (i, pending) in in_flight.iter_mut().enumerate() {
+                        if let Poll::Ready(result) = std::pin::Pin::new(&mut *pending).poll(&mut cx) {
+                            if result.is_ok() {
+                                done.fetch_add(1, Ordering::Relaxed);
+                            }
+                            offsets[i] += 1;
+                            *pending = coordinator.offset_commit(commit(&mine[i], 0, offsets[i]));
+                            progressed = true;
+                        }
+                    }
+                    if !progressed {
+                        std::thread::park_timeout(Duration::from_millis(1));
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = done.load(Ordering::Relaxed);
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs(3));
+    let count = done.load(Ordering::Relaxed) - before;
+    let elapsed = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for h in handles {
+        let _ = h.join();
+    }
+    println!(
+        "durable commits {committers} committers, distinct groups, awaited by {drivers} threads: {:.0}/s",
+        count as f64 / elapsed.as_secs_f64()
+    );
+}
+
 fn commits(c: &mut Criterion) {
     let dir = tempdir("commits");
     let coordinator = open(&dir);
     for threads in [1, 64, 256] {
         commit_rate(&coordinator, threads, None, &format!("{threads} committers, distinct groups"));
+    }
+    for committers in [64, 256] {
+        async_commit_rate(&coordinator, committers, 2);
     }
     for threads in [1, 64] {
         commit_rate(&coordinator, threads, Some("shared"), &format!("{threads} committers, one group"));
