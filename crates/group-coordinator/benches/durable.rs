@@ -209,11 +209,18 @@ fn commit_rate(coordinator: &Arc<GroupCoordinator>, threads: usize, one_group: O
 /// coordinator, no thread per committer).
 fn async_commit_rate(coordinator: &Arc<GroupCoordinator>, committers: usize, drivers: usize) {
     use std::future::Future;
+    use std::sync::Mutex;
     use std::task::{Context, Poll, Wake, Waker};
-    struct Unpark(std::thread::Thread);
-    impl Wake for Unpark {
+    /// Wakes the driver and tells it which committer's answer came.
+    struct Ready {
+        index: usize,
+        queue: Arc<Mutex<Vec<usize>>>,
+        driver: std::thread::Thread,
+    }
+    impl Wake for Ready {
         fn wake(self: Arc<Self>) {
-            self.0.unpark();
+            self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(self.index);
+            self.driver.unpark();
         }
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -222,28 +229,41 @@ fn async_commit_rate(coordinator: &Arc<GroupCoordinator>, committers: usize, dri
         .map(|d| {
             let (coordinator, stop, done) = (coordinator.clone(), stop.clone(), done.clone());
             std::thread::spawn(move || {
-                let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
-                let mut cx = Context::from_waker(&waker);
+                let queue = Arc::new(Mutex::new(Vec::new()));
                 let mine: Vec<String> =
                     (d..committers).step_by(drivers).map(|i| format!("async-{i:03}")).collect();
+                let wakers: Vec<Waker> = (0..mine.len())
+                    .map(|index| {
+                        let ready = Ready { index, queue: queue.clone(), driver: std::thread::current() };
+                        Waker::from(Arc::new(ready))
+                    })
+                    .collect();
                 let mut offsets = vec![0i64; mine.len()];
                 let mut in_flight: Vec<_> =
                     mine.iter().map(|g| coordinator.offset_commit(commit(g, 0, 0))).collect();
+                // Every committer is polled once; later only those whose waker ran.
+                let mut ready: Vec<usize> = (0..mine.len()).collect();
                 while !stop.load(Ordering::Relaxed) {
-                    let mut progressed = false;
-                    for (i, pending) in in_flight.iter_mut().enumerate() {
-                        if let Poll::Ready(result) = std::pin::Pin::new(&mut *pending).poll(&mut cx) {
+                    for i in ready.drain(..) {
+                        let mut cx = Context::from_waker(&wakers[i]);
+                        loop {
+                            let Poll::Ready(result) = std::pin::Pin::new(&mut in_flight[i]).poll(&mut cx)
+                            else {
+                                break;
+                            };
                             if result.is_ok() {
                                 done.fetch_add(1, Ordering::Relaxed);
                             }
                             offsets[i] += 1;
-                            *pending = coordinator.offset_commit(commit(&mine[i], 0, offsets[i]));
-                            progressed = true;
+                            in_flight[i] = coordinator.offset_commit(commit(&mine[i], 0, offsets[i]));
                         }
                     }
-                    if !progressed {
+                    let woken =
+                        std::mem::take(&mut *queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+                    if woken.is_empty() {
                         std::thread::park_timeout(Duration::from_millis(1));
                     }
+                    ready = woken;
                 }
             })
         })
