@@ -246,11 +246,7 @@ fn async_commit_rate(coordinator: &Arc<GroupCoordinator>, committers: usize, dri
                 while !stop.load(Ordering::Relaxed) {
                     for i in ready.drain(..) {
                         let mut cx = Context::from_waker(&wakers[i]);
-                        loop {
-                            let Poll::Ready(result) = std::pin::Pin::new(&mut in_flight[i]).poll(&mut cx)
-                            else {
-                                break;
-                            };
+                        while let Poll::Ready(result) = std::pin::Pin::new(&mut in_flight[i]).poll(&mut cx) {
                             if result.is_ok() {
                                 done.fetch_add(1, Ordering::Relaxed);
                             }
