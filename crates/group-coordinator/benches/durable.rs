@@ -190,6 +190,12 @@ fn commit_rate(coordinator: &Arc<GroupCoordinator>, threads: usize, one_group: O
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicU64::new(0));
     let load = committers(coordinator, threads, one_group, &stop, &done);
+    println!("durable commits {label}: {:.0}/s", measure(&done, &stop, load));
+}
+
+/// Commits/s that `workers` count in `done` over a 3 s window after a 300 ms
+/// warm-up; then stops and joins them.
+fn measure(done: &AtomicU64, stop: &AtomicBool, workers: Vec<std::thread::JoinHandle<()>>) -> f64 {
     std::thread::sleep(Duration::from_millis(300));
     let before = done.load(Ordering::Relaxed);
     let started = Instant::now();
@@ -197,10 +203,10 @@ fn commit_rate(coordinator: &Arc<GroupCoordinator>, threads: usize, one_group: O
     let count = done.load(Ordering::Relaxed) - before;
     let elapsed = started.elapsed();
     stop.store(true, Ordering::Relaxed);
-    for t in load {
-        let _ = t.join();
+    for worker in workers {
+        let _ = worker.join();
     }
-    println!("durable commits {label}: {:.0}/s", count as f64 / elapsed.as_secs_f64());
+    count as f64 / elapsed.as_secs_f64()
 }
 
 /// Commits/s of `committers` concurrent committers on distinct groups, each with
@@ -264,19 +270,9 @@ fn async_commit_rate(coordinator: &Arc<GroupCoordinator>, committers: usize, dri
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
-    let before = done.load(Ordering::Relaxed);
-    let started = Instant::now();
-    std::thread::sleep(Duration::from_secs(3));
-    let count = done.load(Ordering::Relaxed) - before;
-    let elapsed = started.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    for h in handles {
-        let _ = h.join();
-    }
+    let rate = measure(&done, &stop, handles);
     println!(
-        "durable commits {committers} committers, distinct groups, awaited by {drivers} threads: {:.0}/s",
-        count as f64 / elapsed.as_secs_f64()
+        "durable commits {committers} committers, distinct groups, awaited by {drivers} threads: {rate:.0}/s"
     );
 }
 
