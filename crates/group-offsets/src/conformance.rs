@@ -58,6 +58,28 @@ use crate::{
 mod offsets;
 mod records;
 
+/// Joins the writers of a concurrency check, then tells its reader they are done
+/// and joins it; re-raises the first panic of any of them (its failed assertion).
+fn join_writers_then_reader(
+    writers: Vec<std::thread::ScopedJoinHandle<'_, ()>>,
+    done: &std::sync::atomic::AtomicBool,
+    reader: std::thread::ScopedJoinHandle<'_, ()>,
+) {
+    let mut first_panic = None;
+    for writer in writers {
+        if let Err(panic) = writer.join() {
+            first_panic.get_or_insert(panic);
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::Release);
+    if let Err(panic) = reader.join() {
+        first_panic.get_or_insert(panic);
+    }
+    if let Some(panic) = first_panic {
+        std::panic::resume_unwind(panic);
+    }
+}
+
 /// One named check of a [`MetadataStore`].
 pub type MetadataStoreCheck = (&'static str, fn(&dyn MetadataStore));
 

@@ -472,19 +472,7 @@ pub(super) fn concurrent_groups_lose_nothing(t: &dyn Target) {
                 std::thread::yield_now();
             }
         });
-        let mut first_panic = None;
-        for writer in writers {
-            if let Err(panic) = writer.join() {
-                first_panic.get_or_insert(panic);
-            }
-        }
-        done.store(true, Ordering::Release);
-        if let Err(panic) = reader.join() {
-            first_panic.get_or_insert(panic);
-        }
-        if let Some(panic) = first_panic {
-            std::panic::resume_unwind(panic);
-        }
+        super::join_writers_then_reader(writers, &done, reader);
     });
     for w in 0..WRITERS {
         for g in 0..GROUPS_PER_WRITER {
