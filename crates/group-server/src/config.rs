@@ -3,7 +3,9 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use crate::TopicSpec;
+use group_coordinator::CoordinatorConfig;
+
+use crate::{ConnectionLimits, TopicSpec};
 
 /// A bad command line or configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -46,20 +48,19 @@ pub enum StorageMode {
 pub struct ServerConfig {
     /// The address to listen on; port 0 picks a free one (see `GroupServer::local_addr`).
     pub listen: SocketAddr,
+    /// `advertised.listeners`: the `host:port` Metadata and FindCoordinator tell clients;
+    /// `None` tells them the listen address (which must then not be a wildcard).
+    pub advertise: Option<(String, u16)>,
     /// The topics Metadata, ListOffsets and Fetch know (every partition is empty).
     pub topics: Vec<TopicSpec>,
     /// Where offsets are stored.
     pub storage: StorageMode,
-    /// The largest request frame accepted; a bigger one closes its connection.
-    pub max_frame_bytes: usize,
     /// This node's id in Metadata and FindCoordinator answers.
     pub node_id: i32,
-    /// `group.initial.rebalance.delay.ms` (Kafka's default 3000; 0 in tests).
-    pub initial_rebalance_delay_ms: i32,
-    /// `group.min.session.timeout.ms`.
-    pub min_session_timeout_ms: i32,
-    /// `group.max.session.timeout.ms`.
-    pub max_session_timeout_ms: i32,
+    /// The coordinator's settings (Kafka's `group.*` and `offsets.*` broker settings).
+    pub coordinator: CoordinatorConfig,
+    /// Connection limits, the frame size limit among them.
+    pub limits: ConnectionLimits,
     /// Log one line per connection to stderr (malformed requests are always logged).
     pub verbose: bool,
     /// Append a JSON line per served request to this file (for tests and debugging).
@@ -73,13 +74,12 @@ impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 9092)),
+            advertise: None,
             topics: Vec::new(),
             storage: StorageMode::Sled(PathBuf::from("./data")),
-            max_frame_bytes: 1 << 20,
             node_id: 0,
-            initial_rebalance_delay_ms: 3_000,
-            min_session_timeout_ms: 6_000,
-            max_session_timeout_ms: 1_800_000,
+            coordinator: CoordinatorConfig::default(),
+            limits: ConnectionLimits::default(),
             verbose: false,
             request_log: None,
             exit_on_stdin_close: false,
@@ -132,10 +132,16 @@ impl ServerConfig {
                 "--topic" => config.topics.push(value()?.parse()?),
                 "--data-dir" => data_dir = Some(PathBuf::from(value()?)),
                 "--memory" => memory = true,
-                "--initial-rebalance-delay-ms" => config.initial_rebalance_delay_ms = parse(&flag, value()?)?,
-                "--min-session-timeout-ms" => config.min_session_timeout_ms = parse(&flag, value()?)?,
-                "--max-session-timeout-ms" => config.max_session_timeout_ms = parse(&flag, value()?)?,
-                "--max-frame-bytes" => config.max_frame_bytes = parse(&flag, value()?)?,
+                "--initial-rebalance-delay-ms" => {
+                    config.coordinator.initial_rebalance_delay_ms = parse(&flag, value()?)?
+                }
+                "--min-session-timeout-ms" => {
+                    config.coordinator.min_session_timeout_ms = parse(&flag, value()?)?
+                }
+                "--max-session-timeout-ms" => {
+                    config.coordinator.max_session_timeout_ms = parse(&flag, value()?)?
+                }
+                "--max-frame-bytes" => config.limits.max_frame_bytes = parse(&flag, value()?)?,
                 "--node-id" => config.node_id = parse(&flag, value()?)?,
                 "--request-log" => config.request_log = Some(PathBuf::from(value()?)),
                 "--exit-on-stdin-close" => config.exit_on_stdin_close = true,
@@ -155,10 +161,10 @@ impl ServerConfig {
             (false, Some(dir)) => StorageMode::Sled(dir),
             (false, None) => config.storage,
         };
-        if config.max_frame_bytes < 64 {
+        if config.limits.max_frame_bytes < 64 {
             return Err(ConfigError::BadValue {
                 flag: "--max-frame-bytes".into(),
-                value: config.max_frame_bytes.to_string(),
+                value: config.limits.max_frame_bytes.to_string(),
             });
         }
         Ok(config)

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use group_coordinator::{CoordinatorConfig, CoordinatorError, GroupCoordinator, Pending, ResponseKind};
+use group_coordinator::{CoordinatorError, GroupCoordinator, Pending, ResponseKind};
 use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::SledMetadataStore;
 use group_types::{
@@ -39,13 +39,7 @@ impl CoordinatorService {
                 Arc::new(store)
             }
         };
-        let coordinator_config = CoordinatorConfig {
-            initial_rebalance_delay_ms: config.initial_rebalance_delay_ms,
-            min_session_timeout_ms: config.min_session_timeout_ms,
-            max_session_timeout_ms: config.max_session_timeout_ms,
-            ..CoordinatorConfig::default()
-        };
-        let coordinator = GroupCoordinator::new(storage, coordinator_config)
+        let coordinator = GroupCoordinator::new(storage, config.coordinator.clone())
             .map_err(|e| ServerError::Coordinator(e.to_string()))?;
         Ok(CoordinatorService::new(coordinator))
     }

@@ -14,11 +14,8 @@ use crate::topics::Topics;
 use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
 
 fn node() -> Node {
-    let config = ServerConfig {
-        storage: StorageMode::Memory,
-        initial_rebalance_delay_ms: 0,
-        ..ServerConfig::default()
-    };
+    let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+    config.coordinator.initial_rebalance_delay_ms = 0;
     let service = CoordinatorService::open(&config).expect("memory coordinator");
     Node {
         node_id: 0,

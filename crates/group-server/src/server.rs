@@ -62,7 +62,7 @@ impl GroupServer {
         let connections: Connections = Arc::default();
         let acceptor = {
             let (stopping, connections) = (Arc::clone(&stopping), Arc::clone(&connections));
-            let (max_frame, verbose) = (config.max_frame_bytes, config.verbose);
+            let (max_frame, verbose) = (config.limits.max_frame_bytes, config.verbose);
             thread::Builder::new()
                 .name("group-server-accept".into())
                 .spawn(move || accept_loop(&listener, &node, &stopping, &connections, max_frame, verbose))

@@ -43,8 +43,8 @@ fn every_flag_is_read() {
         ]
     );
     assert_eq!(c.storage, StorageMode::Memory);
-    assert_eq!((c.initial_rebalance_delay_ms, c.min_session_timeout_ms), (0, 1000));
-    assert_eq!((c.max_frame_bytes, c.node_id, c.verbose), (4096, 7, true));
+    assert_eq!((c.coordinator.initial_rebalance_delay_ms, c.coordinator.min_session_timeout_ms), (0, 1000));
+    assert_eq!((c.limits.max_frame_bytes, c.node_id, c.verbose), (4096, 7, true));
 }
 
 #[rstest]
