@@ -1,159 +1,341 @@
-//! One TCP connection: a reader thread that decodes and submits requests, and a writer
-//! thread that sends the replies strictly in request order.
+//! One TCP connection, as one task on the front end's runtime: a reader that frames
+//! requests and hands them to the node, and a writer that sends the replies strictly
+//! in request order (Kafka clients pipeline and match replies by order).
 //!
 //! A JoinGroup parked at its barrier holds only the writer; the reader keeps submitting
 //! what follows (a Heartbeat on the same connection is registered at once and answered
-//! after the JoinGroup, as Kafka clients expect: real-clients.md section 5.4).
+//! after the JoinGroup, as Kafka clients expect: real-clients.md section 5.4), up to
+//! [`ConnectionLimits::max_in_flight_per_connection`] replies not yet written, after
+//! which the connection is not read until one is.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::thread;
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
-use crossbeam_channel::{Receiver, Sender, bounded};
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 
-use crate::log::log;
+use crate::ConnectionLimits;
+use crate::log::{log, warn};
 use crate::node::{Node, Reply, correlation_id};
 
-/// How many replies may wait behind a parked one before the reader stops reading.
-const PIPELINE_DEPTH: usize = 128;
+/// How long an idle connection keeps its read buffer before giving it back: a busy
+/// connection reuses one buffer, ten thousand idle ones hold none.
+const KEEP_BUFFER: Duration = Duration::from_secs(1);
 
+/// The first read buffer of a connection; one request of a consumer fits.
+const READ_CHUNK: usize = 4096;
+
+/// Replies batched into one write when they are ready together.
+const WRITE_BATCH: usize = 64 * 1024;
+
+/// What the reader hands the writer.
 enum Item {
     Reply(Reply),
+    /// Write what came before, then close (after a malformed request).
     Close,
 }
 
-/// Reads length-prefixed frames; `Ok(None)` at a clean end of stream.
-pub(crate) fn read_frame(stream: &mut impl Read, max_frame_bytes: usize) -> io::Result<Option<Bytes>> {
-    let mut len = [0u8; 4];
-    match stream.read_exact(&mut len) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    let len = i32::from_be_bytes(len);
-    let len = usize::try_from(len).ok().filter(|&l| l <= max_frame_bytes).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("frame length {len} out of range (max {max_frame_bytes})"),
-        )
-    })?;
-    let mut frame = vec![0u8; len];
-    stream.read_exact(&mut frame)?;
-    Ok(Some(Bytes::from(frame)))
+/// Why a connection stopped being read.
+#[derive(Debug)]
+enum Stop {
+    /// The client closed its end, or the server is stopping.
+    Done,
+    /// Logged and closed.
+    Refused(String),
+    /// The socket failed (a reset): closed without a line unless verbose.
+    Io(io::Error),
 }
 
-/// Serves one connection until it closes; returns when both threads are done.
-pub(crate) fn serve(
+/// What the reader and writer of one connection share.
+struct Activity {
+    /// Replies read but not written yet.
+    in_flight: AtomicUsize,
+    /// When the connection last read or wrote, in ms since `epoch`.
+    last_ms: AtomicU64,
+    epoch: Instant,
+}
+
+impl Activity {
+    fn touch(&self) {
+        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.epoch + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Serves one connection until it closes.
+pub(crate) async fn serve(
     node: Arc<Node>,
     stream: TcpStream,
     peer: SocketAddr,
-    max_frame_bytes: usize,
+    limits: ConnectionLimits,
     verbose: bool,
+    shutdown: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
-    let writer_stream = match stream.try_clone() {
-        Ok(s) => s,
-        Err(e) => {
-            log(&format!("{peer}: cannot clone socket: {e}"));
-            return;
-        }
-    };
-    let (tx, rx) = bounded(PIPELINE_DEPTH);
-    let writer =
-        thread::Builder::new().name(format!("conn-w-{peer}")).spawn(move || write_loop(writer_stream, rx));
-    let writer = match writer {
-        Ok(w) => w,
-        Err(e) => {
-            log(&format!("{peer}: cannot start writer thread: {e}"));
-            return;
-        }
-    };
     if verbose {
         log(&format!("{peer}: connected"));
     }
-    read_loop(&node, stream, peer, max_frame_bytes, &tx);
-    drop(tx);
-    let _ = writer.join();
+    let (read_half, write_half) = stream.into_split();
+    let (tx, rx) = mpsc::channel(limits.max_in_flight_per_connection.max(1));
+    let activity =
+        Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
+    let reader = read_loop(&node, read_half, peer, &limits, &activity, tx, shutdown);
+    let writer = write_loop(write_half, rx, peer, &activity);
+    let (stop, ()) = tokio::join!(reader, writer);
+    match stop {
+        Stop::Done => {}
+        Stop::Refused(why) => warn(&format!("{peer}: closing connection: {why}")),
+        Stop::Io(e) if verbose => log(&format!("{peer}: connection failed: {e}")),
+        Stop::Io(_) => {}
+    }
     if verbose {
         log(&format!("{peer}: closed"));
     }
 }
 
-fn read_loop(
+async fn read_loop(
     node: &Node,
-    mut stream: TcpStream,
+    read_half: OwnedReadHalf,
     peer: SocketAddr,
-    max_frame_bytes: usize,
-    tx: &Sender<Item>,
-) {
+    limits: &ConnectionLimits,
+    activity: &Activity,
+    tx: mpsc::Sender<Item>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Stop {
     // Kafka reports client hosts as "/1.2.3.4".
     let client_host = format!("/{}", peer.ip());
+    let mut frames = FrameReader { half: read_half, buf: BytesMut::new(), limits: *limits };
     loop {
-        let frame = match read_frame(&mut stream, max_frame_bytes) {
+        let frame = tokio::select! {
+            biased;
+            _ = shutdown.wait_for(|stopping| *stopping) => return Stop::Done,
+            // The writer gave up (the peer stopped reading or reset): stop reading too.
+            () = tx.closed() => return Stop::Done,
+            frame = frames.next(activity) => frame,
+        };
+        let frame = match frame {
             Ok(Some(frame)) => frame,
-            Ok(None) => return,
-            Err(e) => {
-                if e.kind() == io::ErrorKind::InvalidData {
-                    log(&format!("{peer}: closing connection: {e}"));
-                    let _ = tx.send(Item::Close);
+            Ok(None) => return Stop::Done,
+            Err(stop) => {
+                if matches!(stop, Stop::Refused(_)) {
+                    let _ = tx.send(Item::Close).await;
                 }
-                return;
+                return stop;
             }
         };
         let cid = correlation_id(&frame);
-        match node.handle(frame, &client_host) {
-            Ok(reply) => {
-                if tx.send(Item::Reply(reply)).is_err() {
-                    return;
-                }
-            }
+        let item = match node.handle(frame, &client_host) {
+            Ok(reply) => Item::Reply(reply),
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());
-                log(&format!("{peer}: closing connection: malformed request (correlation id {cid}): {e}"));
-                let _ = tx.send(Item::Close);
-                return;
+                let _ = tx.send(Item::Close).await;
+                return Stop::Refused(format!("malformed request (correlation id {cid}): {e}"));
             }
+        };
+        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        // Waits while `max_in_flight_per_connection` replies are unwritten: the
+        // connection is not read meanwhile, and no other connection is affected.
+        if tx.send(item).await.is_err() {
+            return Stop::Done;
         }
     }
 }
 
-fn write_loop(mut stream: TcpStream, rx: Receiver<Item>) {
-    let peer = stream.peer_addr().map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    for item in rx {
-        let body = match item {
-            Item::Close => break,
-            Item::Reply(Reply::Now(body)) => body,
-            Item::Reply(Reply::NotBefore(at, body)) => {
-                let now = Instant::now();
-                if at > now {
-                    thread::sleep(at - now);
-                }
-                body
+/// Length-prefixed frames off the read half, with the idle and trickle limits.
+struct FrameReader {
+    half: OwnedReadHalf,
+    buf: BytesMut,
+    limits: ConnectionLimits,
+}
+
+impl FrameReader {
+    /// The next frame; `Ok(None)` at a clean end of stream.
+    async fn next(&mut self, activity: &Activity) -> Result<Option<Bytes>, Stop> {
+        if self.buf.is_empty() && !self.wait_for_bytes(activity).await? {
+            return Ok(None);
+        }
+        // A request has begun: the whole of it must arrive by the deadline.
+        let deadline = Instant::now() + self.limits.request_read_timeout;
+        loop {
+            if let Some(frame) = self.split_frame()? {
+                activity.touch();
+                return Ok(Some(frame));
             }
-            Item::Reply(Reply::Later(wait)) => match wait() {
-                Ok(body) => body,
-                Err(e) => {
-                    log(&format!("{peer}: closing connection: {e}"));
+            match tokio::time::timeout_at(deadline, self.read_more()).await {
+                Ok(Ok(0)) => {
+                    return Err(Stop::Refused(format!(
+                        "the connection closed in the middle of a request ({} bytes of it read)",
+                        self.buf.len()
+                    )));
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(Stop::Io(e)),
+                Err(_) => {
+                    return Err(Stop::Refused(format!(
+                        "a request did not arrive whole within {} ms ({} bytes read)",
+                        self.limits.request_read_timeout.as_millis(),
+                        self.buf.len()
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Waits for the first byte of a request; false at end of stream. Closes a
+    /// connection idle past `connections.max.idle.ms` with nothing in flight.
+    async fn wait_for_bytes(&mut self, activity: &Activity) -> Result<bool, Stop> {
+        let idle = self.limits.connections_max_idle;
+        let mut keep_until = Some(Instant::now() + KEEP_BUFFER);
+        loop {
+            let idle_at = activity.last() + idle;
+            let wake_at = keep_until.map_or(idle_at, |k| k.min(idle_at));
+            match tokio::time::timeout_at(wake_at, self.half.readable()).await {
+                Ok(Ok(())) => match self.try_read() {
+                    Ok(0) => return Ok(false),
+                    Ok(_) => return Ok(true),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(Stop::Io(e)),
+                },
+                Ok(Err(e)) => return Err(Stop::Io(e)),
+                Err(_) if keep_until.is_some_and(|k| Instant::now() >= k) => {
+                    keep_until = None;
+                    self.buf = BytesMut::new();
+                }
+                Err(_) => {
+                    let quiet_for = Instant::now().saturating_duration_since(activity.last());
+                    if activity.in_flight.load(Ordering::Relaxed) == 0 && quiet_for >= idle {
+                        return Err(Stop::Refused(format!(
+                            "idle for {} ms (connections.max.idle.ms)",
+                            quiet_for.as_millis()
+                        )));
+                    }
+                }
+            }
+        }
+    }
+
+    async fn read_more(&mut self) -> io::Result<usize> {
+        loop {
+            self.half.readable().await?;
+            match self.try_read() {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return other,
+            }
+        }
+    }
+
+    fn try_read(&mut self) -> io::Result<usize> {
+        if self.buf.capacity() - self.buf.len() < 64 {
+            self.buf.reserve(READ_CHUNK);
+        }
+        self.half.try_read_buf(&mut self.buf)
+    }
+
+    /// Takes one whole frame off the buffer, without copying its bytes.
+    fn split_frame(&mut self) -> Result<Option<Bytes>, Stop> {
+        let Some(prefix) = self.buf.get(..4) else { return Ok(None) };
+        let len = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+        let max = self.limits.max_frame_bytes;
+        let len = usize::try_from(len).ok().filter(|&l| l <= max).ok_or_else(|| {
+            Stop::Refused(format!("frame length {len} out of range (max {max}, socket.request.max.bytes)"))
+        })?;
+        if self.buf.len() < 4 + len {
+            // One allocation for the rest of a large frame, not one per chunk.
+            self.buf.reserve(4 + len - self.buf.len());
+            return Ok(None);
+        }
+        self.buf.advance(4);
+        Ok(Some(self.buf.split_to(len).freeze()))
+    }
+}
+
+async fn write_loop(
+    mut half: OwnedWriteHalf,
+    mut rx: mpsc::Receiver<Item>,
+    peer: SocketAddr,
+    activity: &Activity,
+) {
+    let mut out = BytesMut::new();
+    let mut next = rx.recv().await;
+    while let Some(item) = next.take() {
+        let mut written = 0;
+        let mut close = false;
+        let mut item = Some(item);
+        // Replies ready together go out in one write.
+        while let Some(current) = item.take() {
+            match current {
+                Item::Close => {
+                    close = true;
                     break;
                 }
-            },
-            Item::Reply(Reply::Nothing) => continue,
-        };
-        if send(&mut stream, &body).is_err() {
+                Item::Reply(reply) => match resolve(reply).await {
+                    Ok(Some(body)) => append_frame(&mut out, &body),
+                    Ok(None) => {}
+                    Err(e) => {
+                        warn(&format!("{peer}: closing connection: {e}"));
+                        close = true;
+                        break;
+                    }
+                },
+            }
+            written += 1;
+            if out.len() >= WRITE_BATCH {
+                break;
+            }
+            match rx.try_recv() {
+                Ok(Item::Reply(reply @ Reply::Now(_))) => item = Some(Item::Reply(reply)),
+                Ok(other) => next = Some(other),
+                Err(_) => {}
+            }
+        }
+        if !out.is_empty() {
+            if half.write_all(&out).await.is_err() {
+                break;
+            }
+            out.clear();
+            activity.touch();
+        }
+        activity.in_flight.fetch_sub(written, Ordering::Relaxed);
+        if close {
             break;
         }
+        if next.is_none() {
+            next = rx.recv().await;
+        }
     }
-    // Wakes the reader if it is still blocked in read.
-    let _ = stream.shutdown(Shutdown::Both);
+    // The reader sees the channel closed and stops; the client sees the end of stream.
+    drop(rx);
+    let _ = half.shutdown().await;
 }
 
-fn send(stream: &mut TcpStream, body: &BytesMut) -> io::Result<()> {
-    let len = i32::try_from(body.len()).map_err(|_| io::Error::other("response too large"))?;
-    let mut frame = Vec::with_capacity(body.len() + 4);
-    frame.extend_from_slice(&len.to_be_bytes());
-    frame.extend_from_slice(body);
-    stream.write_all(&frame)
+/// The body of a reply once it may be sent; `None` for no response at all.
+async fn resolve(reply: Reply) -> Result<Option<BytesMut>, crate::RequestError> {
+    match reply {
+        Reply::Now(body) => Ok(Some(body)),
+        Reply::NotBefore(at, body) => {
+            tokio::time::sleep_until(Instant::from_std(at)).await;
+            Ok(Some(body))
+        }
+        Reply::Later(answer) => answer.await.map(Some),
+        Reply::Nothing => Ok(None),
+    }
+}
+
+fn append_frame(out: &mut BytesMut, body: &[u8]) {
+    // A body over 2 GiB cannot be built from the frames this node accepts.
+    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
+    out.reserve(4 + body.len());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(body);
 }

@@ -34,13 +34,25 @@ impl CoordinatorService {
         let storage: Arc<dyn MetadataStore> = match &config.storage {
             StorageMode::Memory => Arc::new(MemoryMetadataStore::new()),
             StorageMode::Sled(dir) => {
-                let store = SledMetadataStore::open(dir)
-                    .map_err(|e| ServerError::Storage(format!("{}: {e}", dir.display())))?;
+                let store = SledMetadataStore::open(dir).map_err(|e| {
+                    let held = e.to_string().contains("could not acquire lock");
+                    let hint = if held { " (another group-server uses this --data-dir)" } else { "" };
+                    ServerError::Storage(format!("{}: {e}{hint}", dir.display()))
+                })?;
                 Arc::new(store)
             }
         };
+        let started = std::time::Instant::now();
         let coordinator = GroupCoordinator::new(storage, config.coordinator.clone())
             .map_err(|e| ServerError::Coordinator(e.to_string()))?;
+        tracing::info!(
+            target: "group_server",
+            groups = coordinator.list_groups().len(),
+            partitions = coordinator.shard_count(),
+            "loaded {} group(s) in {:?}",
+            coordinator.list_groups().len(),
+            started.elapsed()
+        );
         Ok(CoordinatorService::new(coordinator))
     }
 
@@ -54,8 +66,12 @@ fn failed(e: CoordinatorError) -> ServiceError {
     ServiceError(e.to_string())
 }
 
-fn deferred<T: ResponseKind + Send + 'static>(pending: Pending<T>) -> Deferred<T> {
-    Deferred::new(move || pending.wait().map_err(failed))
+fn deferred<T: ResponseKind + Send + 'static>(mut pending: Pending<T>) -> Deferred<T> {
+    // Most answers (a heartbeat, a fetch) are ready at once: no allocation for them.
+    match pending.try_get() {
+        Some(answer) => Deferred::ready(answer.map_err(failed)),
+        None => Deferred::new(async move { pending.await.map_err(failed) }),
+    }
 }
 
 impl GroupService for CoordinatorService {
@@ -105,9 +121,12 @@ impl GroupService for CoordinatorService {
 }
 
 impl GroupServer {
-    /// Opens storage, starts the coordinator and listens: what the `group-server` binary runs.
+    /// Binds the listening socket, opens storage, starts the coordinator and serves:
+    /// what the `group-server` binary runs. The socket comes first, so that a port in
+    /// use fails before a data directory is created.
     pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
+        let listener = crate::server::bind(config)?;
         let service = CoordinatorService::open(config)?;
-        GroupServer::with_service(config, Arc::new(service))
+        GroupServer::serve(config, listener, Arc::new(service))
     }
 }

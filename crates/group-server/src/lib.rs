@@ -11,9 +11,14 @@
 //!
 //! # Brief overview
 //!
-//! - [`GroupServer`]: binds a TCP listener; a reader and a writer thread per connection,
-//!   replies strictly in request order, JoinGroup and SyncGroup parked without blocking
-//!   anything else.
+//! - [`GroupServer`]: binds a TCP listener and serves every connection as a task on a
+//!   tokio runtime with one thread per core, whatever the number of connections; replies
+//!   go out strictly in request order, JoinGroup and SyncGroup park on the coordinator's
+//!   awaitable answer without holding a thread, and a graceful
+//!   [`stop`](GroupServer::stop) answers what is in flight.
+//! - [`ConnectionLimits`]: `max.connections`, `max.connections.per.ip`, requests in
+//!   flight per connection, `connections.max.idle.ms`, a deadline for a request's bytes,
+//!   the frame size limit; each refuses only the offending connection, with a log line.
 //! - [`ServerConfig`]: address, topics ([`TopicSpec`]), storage ([`StorageMode`]), frame
 //!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
 //! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]

@@ -1,10 +1,12 @@
-//! The server's log: one timestamped line per event on stderr.
+//! The server's log lines, as `tracing` events (target `group_server`): the binary
+//! prints them on stderr; an embedding program routes them with its own subscriber.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
+/// Something an operator wants to see (a connection opened, the server started).
 pub(crate) fn log(message: &str) {
-    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let (secs, millis) = (now.as_secs(), now.subsec_millis());
-    let (h, m, s) = ((secs / 3600) % 24, (secs / 60) % 60, secs % 60);
-    eprintln!("{h:02}:{m:02}:{s:02}.{millis:03}Z group-server: {message}");
+    tracing::info!(target: "group_server", "{message}");
+}
+
+/// A client or request refused, a limit hit, a failure survived.
+pub(crate) fn warn(message: &str) {
+    tracing::warn!(target: "group_server", "{message}");
 }

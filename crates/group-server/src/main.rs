@@ -1,8 +1,15 @@
 //! `group-server`: run a Kafka consumer group coordinator node (see `--help`).
 
 use std::process::ExitCode;
+use std::sync::mpsc;
 
-use group_server::{ConfigError, GroupServer, ServerConfig, USAGE};
+use group_server::{ConfigError, GroupServer, ServerConfig, StorageMode, USAGE};
+
+/// Why the server stops.
+enum StopReason {
+    Signal(&'static str),
+    StdinClosed,
+}
 
 fn main() -> ExitCode {
     let config = match ServerConfig::from_args(std::env::args().skip(1)) {
@@ -16,22 +23,109 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match GroupServer::start(&config) {
-        Ok(server) => {
-            // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
-            println!("group-server listening on {}", server.local_addr());
-            if config.exit_on_stdin_close {
-                std::thread::spawn(|| {
-                    let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
-                    std::process::exit(0);
-                });
-            }
-            server.wait();
-            ExitCode::SUCCESS
-        }
+    init_logging(config.verbose);
+    raise_open_file_limit();
+    let (stop_tx, stop_rx) = mpsc::channel();
+    // Signals are watched before anything starts, so that a Ctrl-C during a long
+    // load is not lost.
+    if let Err(e) = watch_signals(stop_tx.clone()) {
+        eprintln!("group-server: cannot watch for signals: {e}");
+        return ExitCode::FAILURE;
+    }
+    let server = match GroupServer::start(&config) {
+        Ok(server) => server,
         Err(e) => {
             eprintln!("group-server: {e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
+    println!("group-server listening on {}", server.local_addr());
+    log_startup(&server, &config);
+    if config.exit_on_stdin_close {
+        let stop_tx = stop_tx.clone();
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            let _ = stop_tx.send(StopReason::StdinClosed);
+        });
+    }
+    let stop = server.stopper();
+    let waiter = std::thread::spawn(move || server.wait());
+    let reason = stop_rx.recv();
+    match reason {
+        Ok(StopReason::Signal(name)) => tracing::info!("{name}: stopping (a second signal exits at once)"),
+        Ok(StopReason::StdinClosed) => tracing::info!("standard input closed: stopping"),
+        Err(_) => {}
+    }
+    stop();
+    let _ = waiter.join();
+    tracing::info!("stopped");
+    ExitCode::SUCCESS
+}
+
+/// Log lines on stderr: `info` by default (`-v` adds per-connection lines at the same
+/// level), `RUST_LOG` overrides (`RUST_LOG=group_coordinator=debug`).
+fn init_logging(verbose: bool) {
+    let default = if verbose { "debug,sled=info" } else { "info,sled=warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+}
+
+/// A socket per connection: ten thousand clients need more descriptors than the
+/// usual soft limit of 1024, and the hard limit is usually far higher.
+fn raise_open_file_limit() {
+    match rlimit::increase_nofile_limit(u64::MAX) {
+        Ok(limit) if limit < 10_000 => {
+            tracing::warn!("open-file limit is {limit}: at most about that many connections")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("cannot raise the open-file limit: {e}"),
+    }
+}
+
+/// SIGTERM and Ctrl-C stop the server gracefully; a second one exits at once.
+fn watch_signals(stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
+    let mut terminate = {
+        let _entered = runtime.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?
+    };
+    std::thread::Builder::new().name("group-server-signals".into()).spawn(move || {
+        runtime.block_on(async move {
+            let mut first = true;
+            loop {
+                let name = tokio::select! {
+                    _ = terminate.recv() => "SIGTERM",
+                    _ = tokio::signal::ctrl_c() => "SIGINT",
+                };
+                if !first {
+                    eprintln!("group-server: {name} again: exiting at once");
+                    std::process::exit(1);
+                }
+                first = false;
+                let _ = stop.send(StopReason::Signal(name));
+            }
+        });
+    })?;
+    Ok(())
+}
+
+fn log_startup(server: &GroupServer, config: &ServerConfig) {
+    let (host, port) = server.advertised();
+    tracing::info!("listening on {}, advertised to clients as {host}:{port}", server.local_addr());
+    match &config.storage {
+        StorageMode::Sled(dir) => {
+            tracing::info!("storage: sled in {} (fsync per commit batch)", dir.display())
+        }
+        StorageMode::Memory => tracing::info!("storage: memory (lost on exit)"),
+        other => tracing::info!("storage: {other:?}"),
+    }
+    if config.topics.is_empty() {
+        tracing::info!("topics: none configured");
+    } else {
+        let list: Vec<String> =
+            config.topics.iter().map(|t| format!("{}:{}", t.name, t.partitions)).collect();
+        tracing::info!("topics: {}", list.join(", "));
     }
 }

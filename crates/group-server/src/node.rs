@@ -2,6 +2,8 @@
 //! APIs this node answers for its topics, and the group APIs it forwards.
 
 use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,8 +64,9 @@ pub(crate) enum Reply {
     Now(BytesMut),
     /// Ready, but not to be sent before the instant (Fetch long-polls over empty partitions).
     NotBefore(Instant, BytesMut),
-    /// Parked at a barrier: the writer blocks on it, in order.
-    Later(Box<dyn FnOnce() -> Result<BytesMut, RequestError> + Send>),
+    /// Not ready yet (parked at a barrier, waiting for a write): the connection
+    /// awaits it in order.
+    Later(Pin<Box<dyn Future<Output = Result<BytesMut, RequestError>> + Send>>),
     /// No response at all (Produce with acks=0).
     Nothing,
 }
@@ -334,8 +337,7 @@ impl Node {
                 self.record(|| ctx.line(""));
                 let pending: Vec<_> =
                     groups.iter().map(|g| service.offset_fetch(g.request.clone())).collect();
-                let all =
-                    Deferred::new(move || Ok(pending.into_iter().map(Deferred::wait).collect::<Vec<_>>()));
+                let all = join_all(pending);
                 Ok(ctx.later(all, move |r, v| {
                     let responses = r
                         .unwrap_or_default()
@@ -646,11 +648,40 @@ impl Ctx<'_> {
         encode: impl FnOnce(Result<T, ServiceError>, i16) -> R + Send + 'static,
     ) -> Reply {
         let (correlation_id, api, version) = (self.correlation_id, self.api, self.version);
-        Reply::Later(Box::new(move || {
-            let resp = encode(pending.wait(), version);
-            encode_frame(correlation_id, api, version, &resp)
-        }))
+        match pending.into_ready() {
+            // Answered at once (a heartbeat, a fetch of committed offsets): no future.
+            Ok(answer) => match encode_frame(correlation_id, api, version, &encode(answer, version)) {
+                Ok(frame) => Reply::Now(frame),
+                Err(e) => Reply::Later(Box::pin(std::future::ready(Err(e)))),
+            },
+            Err(pending) => Reply::Later(Box::pin(async move {
+                let resp = encode(pending.await, version);
+                encode_frame(correlation_id, api, version, &resp)
+            })),
+        }
     }
+}
+
+/// The answers of several groups (an OffsetFetch of many), in order; ready at once
+/// when each of them is.
+fn join_all<T: Send + 'static>(pending: Vec<Deferred<T>>) -> Deferred<Vec<Result<T, ServiceError>>> {
+    let mut ready = Vec::with_capacity(pending.len());
+    let mut rest = pending.into_iter();
+    for next in rest.by_ref() {
+        match next.into_ready() {
+            Ok(answer) => ready.push(answer),
+            Err(waiting) => {
+                let rest: Vec<_> = std::iter::once(waiting).chain(rest).collect();
+                return Deferred::new(async move {
+                    for next in rest {
+                        ready.push(next.await);
+                    }
+                    Ok(ready)
+                });
+            }
+        }
+    }
+    Deferred::ready(Ok(ready))
 }
 
 /// Object-safe encoding of any response, for the `now` helper.

@@ -43,7 +43,12 @@ fn frame(api: ApiKey, version: i16, correlation_id: i32, body: &[u8]) -> Bytes {
 fn body_of(reply: Reply) -> BytesMut {
     match reply {
         Reply::Now(b) | Reply::NotBefore(_, b) => b,
-        Reply::Later(wait) => wait().expect("reply encodes"),
+        Reply::Later(answer) => tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a test runtime")
+            .block_on(answer)
+            .expect("reply encodes"),
         Reply::Nothing => BytesMut::new(),
     }
 }

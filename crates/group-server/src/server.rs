@@ -1,36 +1,55 @@
-//! `GroupServer`: the listening socket, its connections, and a clean stop.
+//! `GroupServer`: the listening socket, the runtime its connections run on, the
+//! connection limits, and a graceful stop.
 
 use std::collections::HashMap;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::runtime::Runtime;
+use tokio::sync::watch;
 
 use crate::connection;
-use crate::log::log;
+use crate::log::warn;
 use crate::node::Node;
 use crate::request_log::RequestLog;
 use crate::service::GroupService;
 use crate::topics::Topics;
-use crate::{ServerConfig, ServerError};
+use crate::{ConnectionLimits, ServerConfig, ServerError};
 
-type Connections = Arc<Mutex<HashMap<u64, TcpStream>>>;
+/// How long a stop waits for replies to requests already read before it stops the
+/// coordinator (which answers parked JoinGroup and SyncGroup requests with an error).
+const DRAIN: Duration = Duration::from_secs(2);
+
+/// How long a stop then waits for the connections to write those answers and close.
+const CLOSE: Duration = Duration::from_secs(3);
+
+/// A pause after a failed accept (out of file descriptors): the listener would
+/// report the same error at once, and spinning on it takes a core.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// A running coordinator node: accepts connections until [`GroupServer::stop`].
 ///
-/// Each connection gets a reader and a writer thread; the group coordinator behind it is
-/// shared by all of them.
+/// Connections are tasks on a multi-threaded tokio runtime with one thread per core
+/// (threads `group-server-io`), whatever their number; the group coordinator behind
+/// them is shared by all.
 pub struct GroupServer {
     local_addr: SocketAddr,
-    stopping: Arc<AtomicBool>,
-    connections: Connections,
+    advertised: (String, u16),
+    runtime: Option<Runtime>,
+    stopping: watch::Sender<bool>,
+    connections: Arc<Connections>,
     service: Arc<dyn GroupService>,
-    acceptor: Option<JoinHandle<()>>,
+    stopped: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl std::fmt::Debug for GroupServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GroupServer").field("local_addr", &self.local_addr).finish_non_exhaustive()
+        f.debug_struct("GroupServer")
+            .field("local_addr", &self.local_addr)
+            .field("advertised", &self.advertised)
+            .finish_non_exhaustive()
     }
 }
 
@@ -40,8 +59,17 @@ impl GroupServer {
         config: &ServerConfig,
         service: Arc<dyn GroupService>,
     ) -> Result<GroupServer, ServerError> {
-        let listener =
-            TcpListener::bind(config.listen).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        let listener = bind(config)?;
+        GroupServer::serve(config, listener, service)
+    }
+
+    /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
+    /// it opens storage, so that a port in use leaves no data directory behind).
+    pub(crate) fn serve(
+        config: &ServerConfig,
+        listener: StdListener,
+        service: Arc<dyn GroupService>,
+    ) -> Result<GroupServer, ServerError> {
         let local_addr =
             listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
         let log_file = match &config.request_log {
@@ -50,25 +78,50 @@ impl GroupServer {
             }
             None => None,
         };
+        let advertised =
+            config.advertise.clone().unwrap_or_else(|| (local_addr.ip().to_string(), local_addr.port()));
         let node = Arc::new(Node {
             node_id: config.node_id,
-            host: local_addr.ip().to_string(),
-            port: i32::from(local_addr.port()),
+            host: advertised.0.clone(),
+            port: i32::from(advertised.1),
             topics: Topics::new(&config.topics),
             service: Arc::clone(&service),
             log: log_file,
         });
-        let stopping = Arc::new(AtomicBool::new(false));
-        let connections: Connections = Arc::default();
-        let acceptor = {
-            let (stopping, connections) = (Arc::clone(&stopping), Arc::clone(&connections));
-            let (max_frame, verbose) = (config.limits.max_frame_bytes, config.verbose);
-            thread::Builder::new()
-                .name("group-server-accept".into())
-                .spawn(move || accept_loop(&listener, &node, &stopping, &connections, max_frame, verbose))
-                .map_err(|e| ServerError::Thread(e.to_string()))?
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 16);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .max_blocking_threads(2)
+            .thread_name("group-server-io")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| ServerError::Thread(e.to_string()))?;
+        listener.set_nonblocking(true).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        let listener = {
+            let _entered = runtime.enter();
+            TcpListener::from_std(listener).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?
         };
-        Ok(GroupServer { local_addr, stopping, connections, service, acceptor: Some(acceptor) })
+        let (stopping, stop_rx) = watch::channel(false);
+        let connections = Arc::new(Connections::new(config.limits));
+        let acceptor = Acceptor {
+            listener,
+            node,
+            connections: Arc::clone(&connections),
+            limits: config.limits,
+            verbose: config.verbose,
+            stopping: stop_rx,
+        };
+        runtime.spawn(acceptor.run());
+        Ok(GroupServer {
+            local_addr,
+            advertised,
+            runtime: Some(runtime),
+            stopping,
+            connections,
+            service,
+            stopped: Arc::default(),
+        })
     }
 
     /// The address the server listens on (with the real port when `listen` used port 0).
@@ -76,29 +129,56 @@ impl GroupServer {
         self.local_addr
     }
 
-    /// Stops accepting, closes every connection and stops the coordinator.
-    pub fn stop(&mut self) {
-        if self.stopping.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        // Wakes the acceptor blocked in accept().
-        let _ = TcpStream::connect(self.local_addr);
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = acceptor.join();
-        }
-        if let Ok(connections) = self.connections.lock() {
-            for stream in connections.values() {
-                let _ = stream.shutdown(Shutdown::Both);
-            }
-        }
-        self.service.stop();
+    /// The `host:port` Metadata and FindCoordinator tell clients.
+    pub fn advertised(&self) -> (&str, u16) {
+        (&self.advertised.0, self.advertised.1)
     }
 
-    /// Blocks until the server stops (the binary runs until it is killed).
-    pub fn wait(mut self) {
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = acceptor.join();
+    /// Connections open now.
+    pub fn connection_count(&self) -> usize {
+        self.connections.open()
+    }
+
+    /// Stops gracefully: stops accepting and reading, lets the replies to requests
+    /// already read go out, stops the coordinator (parked requests are answered with
+    /// an error, writes in flight complete), closes every connection. Idempotent.
+    pub fn stop(&mut self) {
+        let Some(runtime) = self.runtime.take() else { return };
+        self.stopping.send_replace(true);
+        let drained = self.connections.wait_closed(DRAIN);
+        self.service.stop();
+        let closed = drained || self.connections.wait_closed(CLOSE);
+        if !closed {
+            warn(&format!(
+                "stopping with {} connection(s) still open after {:?}",
+                self.connections.open(),
+                DRAIN + CLOSE
+            ));
         }
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        let (lock, done) = &*self.stopped;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        done.notify_all();
+    }
+
+    /// A handle that stops this server from another thread (a signal handler).
+    pub fn stopper(&self) -> impl FnOnce() + Send + 'static {
+        let stopping = self.stopping.clone();
+        move || {
+            stopping.send_replace(true);
+        }
+    }
+
+    /// Blocks until [`stop`](GroupServer::stop) has run, or until a
+    /// [`stopper`](GroupServer::stopper) fires, then stops.
+    pub fn wait(mut self) {
+        let mut stopping = self.stopping.subscribe();
+        if let Some(runtime) = &self.runtime {
+            runtime.block_on(async {
+                let _ = stopping.wait_for(|s| *s).await;
+            });
+        }
+        self.stop();
     }
 }
 
@@ -108,40 +188,142 @@ impl Drop for GroupServer {
     }
 }
 
-fn accept_loop(
-    listener: &TcpListener,
-    node: &Arc<Node>,
-    stopping: &Arc<AtomicBool>,
-    connections: &Connections,
-    max_frame_bytes: usize,
-    verbose: bool,
-) {
-    let next_id = AtomicU64::new(0);
-    for stream in listener.incoming() {
-        if stopping.load(Ordering::SeqCst) {
-            return;
+/// Binds the listening socket, saying what to do about the common failures.
+pub(crate) fn bind(config: &ServerConfig) -> Result<StdListener, ServerError> {
+    StdListener::bind(config.listen).map_err(|e| {
+        let hint = match e.kind() {
+            std::io::ErrorKind::AddrInUse => {
+                " (another process listens there: stop it or pick another --listen port)"
+            }
+            std::io::ErrorKind::AddrNotAvailable => " (not an address of this machine)",
+            std::io::ErrorKind::PermissionDenied => " (ports below 1024 need privileges)",
+            _ => "",
+        };
+        ServerError::Bind(config.listen, format!("{e}{hint}"))
+    })
+}
+
+/// Open connections, in total and per client address.
+struct Connections {
+    limits: ConnectionLimits,
+    state: Mutex<ConnectionState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct ConnectionState {
+    open: usize,
+    per_ip: HashMap<IpAddr, usize>,
+}
+
+impl Connections {
+    fn new(limits: ConnectionLimits) -> Connections {
+        Connections { limits, state: Mutex::default(), changed: Condvar::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ConnectionState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn open(&self) -> usize {
+        self.lock().open
+    }
+
+    /// Counts a new connection, or says which limit refuses it.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Admitted, String> {
+        let mut state = self.lock();
+        if state.open >= self.limits.max_connections {
+            return Err(format!("{} connections open (max.connections)", state.open));
         }
-        let stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                log(&format!("accept failed: {e}"));
-                continue;
+        let from_ip = state.per_ip.get(&ip).copied().unwrap_or(0);
+        if from_ip >= self.limits.max_connections_per_ip {
+            return Err(format!("{from_ip} connections open from {ip} (max.connections.per.ip)"));
+        }
+        state.open += 1;
+        *state.per_ip.entry(ip).or_default() += 1;
+        Ok(Admitted { connections: Arc::clone(self), ip })
+    }
+
+    /// Waits until no connection is open; false on timeout. Used while stopping, when
+    /// readers have stopped and each connection closes once its replies are written.
+    fn wait_closed(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        while state.open > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            state = self.changed.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+}
+
+/// One admitted connection; counted until dropped.
+struct Admitted {
+    connections: Arc<Connections>,
+    ip: IpAddr,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut state = self.connections.lock();
+        state.open -= 1;
+        if let Some(n) = state.per_ip.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                state.per_ip.remove(&self.ip);
+            }
+        }
+        drop(state);
+        self.connections.changed.notify_all();
+    }
+}
+
+/// The accept loop's task.
+struct Acceptor {
+    listener: TcpListener,
+    node: Arc<Node>,
+    connections: Arc<Connections>,
+    limits: ConnectionLimits,
+    verbose: bool,
+    stopping: watch::Receiver<bool>,
+}
+
+impl Acceptor {
+    async fn run(mut self) {
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                _ = self.stopping.wait_for(|s| *s) => return,
+                accepted = self.listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((stream, peer)) => self.start(stream, peer),
+                Err(e) => {
+                    // EMFILE and friends: the pending connection stays in the backlog.
+                    warn(&format!("accept failed: {e}; retrying in {ACCEPT_BACKOFF:?}"));
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            }
+        }
+    }
+
+    fn start(&self, stream: TcpStream, peer: SocketAddr) {
+        let admitted = match self.connections.admit(peer.ip()) {
+            Ok(admitted) => admitted,
+            Err(why) => {
+                warn(&format!("{peer}: refusing connection: {why}"));
+                drop(stream);
+                return;
             }
         };
-        let Ok(peer) = stream.peer_addr() else { continue };
-        let id = next_id.fetch_add(1, Ordering::Relaxed);
-        if let (Ok(clone), Ok(mut map)) = (stream.try_clone(), connections.lock()) {
-            map.insert(id, clone);
-        }
-        let (node, connections) = (Arc::clone(node), Arc::clone(connections));
-        let spawned = thread::Builder::new().name(format!("conn-r-{peer}")).spawn(move || {
-            connection::serve(node, stream, peer, max_frame_bytes, verbose);
-            if let Ok(mut map) = connections.lock() {
-                map.remove(&id);
-            }
+        let (node, limits, verbose) = (Arc::clone(&self.node), self.limits, self.verbose);
+        let stopping = self.stopping.clone();
+        tokio::spawn(async move {
+            connection::serve(node, stream, peer, limits, verbose, stopping).await;
+            drop(admitted);
         });
-        if let Err(e) = spawned {
-            log(&format!("{peer}: cannot start connection thread: {e}"));
-        }
     }
 }

@@ -1,6 +1,10 @@
 //! `GroupService`: what the front end needs from a group coordinator.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
 
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
@@ -16,46 +20,94 @@ use group_types::{
 #[error("group coordinator failed: {0}")]
 pub struct ServiceError(pub String);
 
-/// An answer that is not ready yet (a JoinGroup or SyncGroup parked at its barrier).
+/// An answer that may not be ready yet (a JoinGroup or SyncGroup parked at its
+/// barrier, a commit waiting for its write): a [`Future`].
 ///
-/// The connection's writer calls [`Deferred::wait`] in request order; the reader keeps
-/// submitting the requests that follow.
+/// The connection awaits each answer in request order while it keeps reading the
+/// requests that follow; an answer that is ready at once costs no allocation.
+#[must_use = "an answer does nothing unless awaited"]
 pub struct Deferred<T> {
-    wait: Box<dyn FnOnce() -> Result<T, ServiceError> + Send>,
+    state: DeferredState<T>,
+}
+
+enum DeferredState<T> {
+    Ready(Option<Result<T, ServiceError>>),
+    Later(Pin<Box<dyn Future<Output = Result<T, ServiceError>> + Send>>),
 }
 
 impl<T> Deferred<T> {
-    /// An answer `wait` produces, blocking until it is ready.
-    pub fn new(wait: impl FnOnce() -> Result<T, ServiceError> + Send + 'static) -> Deferred<T> {
-        Deferred { wait: Box::new(wait) }
+    /// An answer `future` produces.
+    pub fn new(future: impl Future<Output = Result<T, ServiceError>> + Send + 'static) -> Deferred<T> {
+        Deferred { state: DeferredState::Later(Box::pin(future)) }
     }
 
     /// An answer that is ready now.
-    pub fn ready(value: Result<T, ServiceError>) -> Deferred<T>
-    where
-        T: Send + 'static,
-    {
-        Deferred::new(move || value)
+    pub fn ready(value: Result<T, ServiceError>) -> Deferred<T> {
+        Deferred { state: DeferredState::Ready(Some(value)) }
     }
 
-    /// Blocks until the answer is ready.
+    /// The answer, if it is known without waiting: a [`ready`](Deferred::ready) one.
+    pub fn into_ready(self) -> Result<Result<T, ServiceError>, Deferred<T>> {
+        match self.state {
+            DeferredState::Ready(Some(value)) => Ok(value),
+            state => Err(Deferred { state }),
+        }
+    }
+
+    /// Blocks the calling thread until the answer is ready (for callers outside an
+    /// async runtime, such as tests); never call it on a runtime's worker thread.
     pub fn wait(self) -> Result<T, ServiceError> {
-        (self.wait)()
+        let mut future = std::pin::pin!(self);
+        let waker = Waker::from(Arc::new(ThreadWaker(std::thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+                return value;
+            }
+            std::thread::park();
+        }
+    }
+}
+
+// The answer is only moved out, never pinned; the future it may hold is boxed.
+impl<T> Unpin for Deferred<T> {}
+
+impl<T> Future for Deferred<T> {
+    type Output = Result<T, ServiceError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match &mut self.get_mut().state {
+            DeferredState::Ready(value) => Poll::Ready(
+                value.take().unwrap_or_else(|| Err(ServiceError("the answer was already taken".into()))),
+            ),
+            DeferredState::Later(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+/// Unparks the thread blocked in [`Deferred::wait`].
+struct ThreadWaker(std::thread::Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
     }
 }
 
 impl<T> fmt::Debug for Deferred<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Deferred")
+        let ready = matches!(self.state, DeferredState::Ready(Some(_)));
+        f.debug_struct("Deferred").field("ready", &ready).finish()
     }
 }
 
 /// The group coordinator as the wire front end drives it.
 ///
-/// Every method is called from connection threads, many at once. Each must submit the
-/// request before returning (so that requests after it on the same connection see its
-/// effect) and return the answer as a [`Deferred`], which the connection's writer waits
-/// for in request order: JoinGroup and SyncGroup park there until their barrier closes.
+/// Every method is called from the front end's runtime threads, many at once, and must
+/// not block: each submits the request before returning (so that requests after it on
+/// the same connection see its effect) and returns the answer as a [`Deferred`], which
+/// the connection awaits in request order: JoinGroup and SyncGroup park there until
+/// their barrier closes, a commit until its write is durable.
 pub trait GroupService: Send + Sync + 'static {
     /// JoinGroup: registers the member and parks it at the join barrier.
     fn join_group(&self, request: JoinGroupRequest) -> Deferred<JoinGroupResponse>;
