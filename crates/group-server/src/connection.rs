@@ -18,7 +18,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 use crate::ConnectionLimits;
@@ -37,7 +37,9 @@ const WRITE_BATCH: usize = 64 * 1024;
 
 /// What the reader hands the writer.
 enum Item {
-    Reply(Reply),
+    /// A reply, with the permit its request took from the connection's in-flight
+    /// allowance: given back once the reply is written.
+    Reply(Reply, OwnedSemaphorePermit),
     /// Write what came before, then close (after a malformed request).
     Close,
 }
@@ -87,7 +89,8 @@ pub(crate) async fn serve(
         log(&format!("{peer}: connected"));
     }
     let (read_half, write_half) = stream.into_split();
-    let (tx, rx) = mpsc::channel(limits.max_in_flight_per_connection.max(1));
+    // The semaphore bounds what is in flight; the channel needs no bound of its own.
+    let (tx, rx) = mpsc::unbounded_channel();
     let activity =
         Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
     let reader = read_loop(&node, read_half, peer, &limits, &activity, tx, shutdown);
@@ -110,13 +113,25 @@ async fn read_loop(
     peer: SocketAddr,
     limits: &ConnectionLimits,
     activity: &Activity,
-    tx: mpsc::Sender<Item>,
+    tx: mpsc::UnboundedSender<Item>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Stop {
     // Kafka reports client hosts as "/1.2.3.4".
     let client_host = format!("/{}", peer.ip());
     let mut frames = FrameReader { half: read_half, buf: BytesMut::new(), limits: *limits };
+    let allowance = Arc::new(Semaphore::new(limits.max_in_flight_per_connection.max(1)));
     loop {
+        // With `max_in_flight_per_connection` replies unwritten the connection is not
+        // read (Kafka mutes a channel the same way); no other connection is affected.
+        let permit = tokio::select! {
+            biased;
+            _ = shutdown.wait_for(|stopping| *stopping) => return Stop::Done,
+            () = tx.closed() => return Stop::Done,
+            permit = Arc::clone(&allowance).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => return Stop::Done,
+            },
+        };
         let frame = tokio::select! {
             biased;
             _ = shutdown.wait_for(|stopping| *stopping) => return Stop::Done,
@@ -129,24 +144,22 @@ async fn read_loop(
             Ok(None) => return Stop::Done,
             Err(stop) => {
                 if matches!(stop, Stop::Refused(_)) {
-                    let _ = tx.send(Item::Close).await;
+                    let _ = tx.send(Item::Close);
                 }
                 return stop;
             }
         };
         let cid = correlation_id(&frame);
         let item = match node.handle(frame, &client_host) {
-            Ok(reply) => Item::Reply(reply),
+            Ok(reply) => Item::Reply(reply, permit),
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());
-                let _ = tx.send(Item::Close).await;
+                let _ = tx.send(Item::Close);
                 return Stop::Refused(format!("malformed request (correlation id {cid}): {e}"));
             }
         };
         activity.in_flight.fetch_add(1, Ordering::Relaxed);
-        // Waits while `max_in_flight_per_connection` replies are unwritten: the
-        // connection is not read meanwhile, and no other connection is affected.
-        if tx.send(item).await.is_err() {
+        if tx.send(item).is_err() {
             return Stop::Done;
         }
     }
@@ -262,11 +275,12 @@ impl FrameReader {
 
 async fn write_loop(
     mut half: OwnedWriteHalf,
-    mut rx: mpsc::Receiver<Item>,
+    mut rx: mpsc::UnboundedReceiver<Item>,
     peer: SocketAddr,
     activity: &Activity,
 ) {
     let mut out = BytesMut::new();
+    let mut permits = Vec::new();
     let mut next = rx.recv().await;
     while let Some(item) = next.take() {
         let mut written = 0;
@@ -279,8 +293,11 @@ async fn write_loop(
                     close = true;
                     break;
                 }
-                Item::Reply(reply) => match resolve(reply).await {
-                    Ok(Some(body)) => append_frame(&mut out, &body),
+                Item::Reply(reply, permit) => match resolve(reply).await {
+                    Ok(Some(body)) => {
+                        append_frame(&mut out, &body);
+                        permits.push(permit);
+                    }
                     Ok(None) => {}
                     Err(e) => {
                         warn(&format!("{peer}: closing connection: {e}"));
@@ -294,7 +311,7 @@ async fn write_loop(
                 break;
             }
             match rx.try_recv() {
-                Ok(Item::Reply(reply @ Reply::Now(_))) => item = Some(Item::Reply(reply)),
+                Ok(Item::Reply(reply @ Reply::Now(_), permit)) => item = Some(Item::Reply(reply, permit)),
                 Ok(other) => next = Some(other),
                 Err(_) => {}
             }
@@ -306,6 +323,7 @@ async fn write_loop(
             out.clear();
             activity.touch();
         }
+        permits.clear();
         activity.in_flight.fetch_sub(written, Ordering::Relaxed);
         if close {
             break;

@@ -11,7 +11,12 @@ use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 /// A server on an ephemeral port, memory storage, topic t1 with 3 partitions, no initial delay.
 pub(crate) fn server() -> GroupServer {
-    let config = ServerConfig::from_args([
+    server_with(|_| {})
+}
+
+/// A server like [`server`], with the configuration adjusted by `adjust` first.
+pub(crate) fn server_with(adjust: impl FnOnce(&mut ServerConfig)) -> GroupServer {
+    let mut config = ServerConfig::from_args([
         "--listen",
         "127.0.0.1:0",
         "--memory",
@@ -21,6 +26,7 @@ pub(crate) fn server() -> GroupServer {
         "0",
     ])
     .expect("config");
+    adjust(&mut config);
     GroupServer::start(&config).expect("server starts")
 }
 
@@ -31,7 +37,11 @@ pub(crate) struct Conn {
 
 impl Conn {
     pub(crate) fn open(addr: SocketAddr) -> Conn {
-        let stream = TcpStream::connect(addr).expect("connect");
+        Conn::on(TcpStream::connect(addr).expect("connect"))
+    }
+
+    /// A client on a connected socket (one bound to a chosen source address).
+    pub(crate) fn on(stream: TcpStream) -> Conn {
         // A guard against a hung test, not a timing assertion.
         stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
         Conn { stream, next: 1 }
@@ -90,9 +100,19 @@ impl Conn {
         R::decode(&mut body, version).expect("response decodes")
     }
 
-    /// True when the server closed the connection (no more bytes come).
+    /// True when the server closed the connection (end of stream or reset); false when
+    /// a frame came instead. Panics when nothing at all came within the read guard, so
+    /// that a server that never closes fails the test rather than passing it slowly.
     pub(crate) fn is_closed(&mut self) -> bool {
-        self.recv_frame().is_none()
+        let mut len = [0u8; 4];
+        match self.stream.read(&mut len[..1]) {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                panic!("the connection was neither closed nor answered within the read guard")
+            }
+            Err(_) => true,
+        }
     }
 }
 

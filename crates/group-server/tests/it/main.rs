@@ -4,5 +4,6 @@
 mod client;
 mod config;
 mod e2e;
+mod limits;
 mod robustness;
 mod wire;
