@@ -6,4 +6,5 @@ mod config;
 mod e2e;
 mod limits;
 mod robustness;
+mod shutdown;
 mod wire;
