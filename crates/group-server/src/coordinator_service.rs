@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use group_coordinator::{CoordinatorError, GroupCoordinator, Pending, ResponseKind};
 use group_offsets::{MemoryMetadataStore, MetadataStore};
-use group_storage_sled::SledMetadataStore;
+use group_storage_sled::{SledMetadataStore, SledOptions};
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
@@ -34,10 +34,19 @@ impl CoordinatorService {
         let storage: Arc<dyn MetadataStore> = match &config.storage {
             StorageMode::Memory => Arc::new(MemoryMetadataStore::new()),
             StorageMode::Sled(dir) => {
-                let store = SledMetadataStore::open(dir).map_err(|e| {
-                    let held = e.to_string().contains("could not acquire lock");
-                    let hint = if held { " (another group-server uses this --data-dir)" } else { "" };
-                    ServerError::Storage(format!("{}: {e}{hint}", dir.display()))
+                // This process owns its directory: a lock held is another process's,
+                // reported at once rather than after the store's wait for a closing handle.
+                let options = SledOptions::new().lock_wait(std::time::Duration::ZERO);
+                let store = SledMetadataStore::open_with_options(dir, options).map_err(|e| {
+                    let held = e.to_string().contains("in use by another process");
+                    if held {
+                        ServerError::Storage(format!(
+                            "{} is in use by another group-server (or another program holds its lock)",
+                            dir.display()
+                        ))
+                    } else {
+                        ServerError::Storage(format!("{}: {e}", dir.display()))
+                    }
                 })?;
                 Arc::new(store)
             }

@@ -21,11 +21,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Duration;
 
 use group_offsets::{LoadedPartition, StoredGroups};
 
 use group_offsets::{AppendCompletion, CoordinatorPartition, OwnerEpoch, Record, StorageError};
 
+use crate::SledMetadataStore;
 use crate::codec;
 use crate::faults::Fault;
 use crate::keys;
@@ -55,9 +57,14 @@ pub(crate) struct Handles {
 
 impl Handles {
     /// Opens the database in `path`, with sled's data file for `fsync` when
-    /// `durability` asks for it.
-    pub(crate) fn open(path: &Path, durability: Durability) -> Result<Handles, StorageError> {
-        let db = open_db(path)?;
+    /// `durability` asks for it, waiting up to `lock_wait` for a lock another
+    /// handle still holds.
+    pub(crate) fn open(
+        path: &Path,
+        durability: Durability,
+        lock_wait: Duration,
+    ) -> Result<Handles, StorageError> {
+        let db = open_db(path, lock_wait)?;
         let fsync = match durability {
             // sled keeps its log in the file `db` of its directory; an fsync
             // through any descriptor of that file syncs all of it.
@@ -382,7 +389,7 @@ impl Shared {
             if catch_unwind(AssertUnwindSafe(move || drop(old))).is_err() {
                 tracing::warn!("group-storage-sled: sled panicked while closing the failed database");
             }
-            let handles = Handles::open(path, self.durability)?;
+            let handles = Handles::open(path, self.durability, SledMetadataStore::LOCK_WAIT)?;
             match layout::prepare(&handles, self.partitions, true, |h| self.flush_handles(h))? {
                 Prepared::Existing => {}
                 other => {

@@ -1,6 +1,8 @@
 //! `SledOptions`: how many coordinator partitions a store has, and what its
 //! writes wait for.
 
+use std::time::Duration;
+
 use group_offsets::{DEFAULT_COORDINATOR_PARTITIONS, StorageError};
 
 use crate::{Durability, FlushFaults};
@@ -20,6 +22,7 @@ pub struct SledOptions {
     partitions: u32,
     durability: Durability,
     faults: Option<FlushFaults>,
+    lock_wait: Duration,
 }
 
 impl Default for SledOptions {
@@ -28,6 +31,7 @@ impl Default for SledOptions {
             partitions: DEFAULT_COORDINATOR_PARTITIONS,
             durability: Durability::default(),
             faults: None,
+            lock_wait: crate::SledMetadataStore::LOCK_WAIT,
         }
     }
 }
@@ -63,6 +67,21 @@ impl SledOptions {
     pub fn flush_faults(mut self, faults: FlushFaults) -> SledOptions {
         self.faults = Some(faults);
         self
+    }
+
+    /// How long opening waits for the directory's lock while another handle holds
+    /// it ([`LOCK_WAIT`](crate::SledMetadataStore::LOCK_WAIT) by default: a handle
+    /// of this process that is closing lets go within moments). A server that owns
+    /// its directory sets zero, so that a directory another process holds is
+    /// reported at once.
+    pub fn lock_wait(mut self, wait: Duration) -> SledOptions {
+        self.lock_wait = wait;
+        self
+    }
+
+    /// How long opening waits for a held lock (see [`lock_wait`](Self::lock_wait)).
+    pub fn lock_wait_time(&self) -> Duration {
+        self.lock_wait
     }
 
     /// The number of coordinator partitions these options ask for.

@@ -140,7 +140,8 @@ impl SledMetadataStore {
         };
         let marker = path.join(MARKER_FILE);
         let existed = marker.exists();
-        let handles = Handles::open(path, options.durability_mode()).map_err(unavailable)?;
+        let handles =
+            Handles::open(path, options.durability_mode(), options.lock_wait_time()).map_err(unavailable)?;
         let shared = Shared::new(
             handles,
             Some(path.to_owned()),
@@ -321,16 +322,18 @@ impl MetadataStore for SledMetadataStore {
 }
 
 /// Opens sled's database, waiting (bounded) for a lock a closing handle holds.
-pub(crate) fn open_db(path: &Path) -> Result<sled::Db, StorageError> {
+pub(crate) fn open_db(path: &Path, lock_wait: Duration) -> Result<sled::Db, StorageError> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
         match guarded(|| Ok(sled::open(path))) {
             Ok(Ok(db)) => return Ok(db),
-            Ok(Err(sled::Error::Io(e)))
-                if e.to_string().contains("could not acquire lock")
-                    && start.elapsed() < SledMetadataStore::LOCK_WAIT =>
-            {
+            Ok(Err(sled::Error::Io(e))) if e.to_string().contains("could not acquire lock") => {
+                if start.elapsed() >= lock_wait {
+                    return Err(StorageError::io(format!(
+                        "the directory is in use by another process or handle (sled's lock on it is held): {e}"
+                    )));
+                }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
             }

@@ -7,4 +7,5 @@ mod e2e;
 mod limits;
 mod robustness;
 mod shutdown;
+mod startup;
 mod wire;

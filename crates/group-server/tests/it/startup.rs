@@ -1,0 +1,74 @@
+//! Starting the binary: failures say what is wrong in one line, and leave nothing behind.
+
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn group_server() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_group-server"))
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("group-server-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn a_port_in_use_fails_before_creating_the_data_directory() {
+    let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port();
+    let dir = temp_dir("port-in-use");
+    let out = group_server()
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .arg("--data-dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "stderr: {stderr}");
+    assert!(stderr.contains("another process listens there"), "stderr: {stderr}");
+    assert!(!dir.exists(), "the data directory was created");
+}
+
+#[test]
+fn a_data_directory_held_by_another_server_is_reported_at_once() {
+    let dir = temp_dir("held");
+    let mut first = group_server()
+        .args(["--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("starts");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(first.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the listening line");
+    assert!(line.starts_with("group-server listening on"), "{line}");
+    let started = Instant::now();
+    let out = group_server()
+        .args(["--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    let took = started.elapsed();
+    let _ = first.kill();
+    let _ = first.wait();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("in use by another group-server")).collect();
+    assert_eq!(lines.len(), 1, "stderr: {stderr}");
+    // Not a timing assertion on the machine's speed: the store's own lock wait is 2 s,
+    // and the server must not wait for it.
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
