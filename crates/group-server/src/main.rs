@@ -2,13 +2,14 @@
 
 use std::process::ExitCode;
 
-use group_server::{ConfigError, GroupServer, ServerConfig, USAGE};
+use group_server::{ConfigError, GroupServer, ServerConfig};
 
 fn main() -> ExitCode {
-    let config = match ServerConfig::from_args(std::env::args().skip(1)) {
+    // args_os: an argument that is not UTF-8 is a usage error, not a panic.
+    let config = match ServerConfig::from_args(std::env::args_os().skip(1)) {
         Ok(config) => config,
-        Err(ConfigError::Help) => {
-            print!("{USAGE}");
+        Err(ConfigError::Help(text) | ConfigError::Version(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -16,6 +17,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for warning in &config.warnings {
+        eprintln!("group-server: warning: {warning}");
+    }
     match GroupServer::start(&config) {
         Ok(server) => {
             // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
