@@ -1,36 +1,151 @@
-//! `ServerConfig` and the command line that builds it.
+//! `ServerConfig`, and the command line and configuration file that build it.
+//!
+//! A file names each setting by Kafka's broker property where Kafka has one (`--help`
+//! shows the name beside each flag). Flags and file values go through the same checks,
+//! so that a value means the same and fails the same wherever it is given.
 
+mod args;
+mod file;
+mod settings;
+mod validate;
+
+use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use group_coordinator::CoordinatorConfig;
 
 use crate::{ConnectionLimits, TopicSpec};
 
-/// A bad command line or configuration.
+/// A bad command line or configuration file, or a request for help or the version.
+///
+/// A value's error names the setting as the user wrote it (`--group-max-size` on the
+/// command line, `group.max.size` in a file) and says what is expected; an error about a
+/// line of the configuration file comes wrapped in [`ConfigError::InFile`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
-    /// `--topic` was not `NAME:PARTITIONS` with a legal name and 1..=100000 partitions.
-    #[error("bad --topic {0:?}: expected NAME:PARTITIONS, e.g. orders:3")]
+    /// `-h` or `--help`: not a failure. The caller prints the text to standard output and
+    /// exits successfully.
+    #[error("{0}")]
+    Help(String),
+    /// `-V` or `--version`: not a failure either; the text is `group-server <version>`.
+    #[error("{0}")]
+    Version(String),
+    /// An argument that is no flag of the binary.
+    #[error("unknown argument {argument:?}{}; try --help", did_you_mean(suggestion))]
+    UnknownArgument {
+        /// The argument as given.
+        argument: String,
+        /// The flag it is closest to, if one is close.
+        suggestion: Option<String>,
+    },
+    /// A flag that needs a value was given none.
+    #[error("{0} needs a value (try --help)")]
+    MissingValue(String),
+    /// Any other misuse of the command line (a flag given twice, a stray value, a value
+    /// that is not UTF-8), in clap's words.
+    #[error("{0}")]
+    Usage(String),
+    /// A topic that is not `NAME:PARTITIONS` with a legal name and 1..=100000 partitions.
+    #[error(
+        "bad topic {0:?}: expected NAME:PARTITIONS with a name of 1 to 249 letters, digits, '.', '_' \
+         or '-' and 1 to 100000 partitions, e.g. orders:3"
+    )]
     BadTopic(String),
-    /// A flag's value did not parse.
-    #[error("bad value {value:?} for {flag}")]
+    /// The same topic given twice.
+    #[error("topic {0:?} is given twice: expected each topic once, with its number of partitions")]
+    DuplicateTopic(String),
+    /// A value that does not parse, or is out of range.
+    #[error("bad value {value:?} for {setting}: expected {expected}")]
     BadValue {
-        /// The flag.
-        flag: String,
+        /// The flag or property, as given.
+        setting: String,
         /// Its value.
         value: String,
+        /// What it must be.
+        expected: String,
     },
-    /// A flag that needs a value came last.
-    #[error("{0} needs a value")]
-    MissingValue(String),
-    /// An unknown flag or argument.
-    #[error("unknown argument {0:?} (try --help)")]
-    UnknownArgument(String),
-    /// `--help` was asked for: the caller prints [`USAGE`].
-    #[error("help requested")]
-    Help,
+    /// Two settings that cannot hold together.
+    #[error("{first} conflicts with {second}: expected {expected}")]
+    Conflict {
+        /// The first setting with its value (and where a file gave it).
+        first: String,
+        /// The second.
+        second: String,
+        /// What would make them agree.
+        expected: String,
+    },
+    /// A listen address whose host name does not resolve.
+    #[error(
+        "cannot resolve {value:?} for {setting}: {reason}; expected HOST:PORT with an IP address \
+         or a host name this machine resolves, e.g. 127.0.0.1:9092"
+    )]
+    Unresolved {
+        /// The flag or property.
+        setting: String,
+        /// Its value.
+        value: String,
+        /// The resolver's answer.
+        reason: String,
+    },
+    /// A wildcard listen address (0.0.0.0 or ::) with no advertised address: clients would
+    /// be told to connect to the wildcard, which reaches no remote host.
+    #[error(
+        "{setting} {listen} listens on every interface, an address clients cannot connect to: add \
+         --advertise HOST:PORT (advertised.listeners=PLAINTEXT://HOST:PORT in a --config file) with \
+         the address clients should use"
+    )]
+    WildcardWithoutAdvertise {
+        /// The flag or property that set the address.
+        setting: String,
+        /// The address.
+        listen: SocketAddr,
+    },
+    /// The configuration file cannot be read.
+    #[error("cannot read the configuration file {}: {reason}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A property of the configuration file that this node does not know: a misspelt name
+    /// must not fall back to a default unnoticed.
+    #[error("{}:{line}: unknown property {property:?}{}", path.display(), did_you_mean(suggestion))]
+    UnknownProperty {
+        /// The file.
+        path: PathBuf,
+        /// The line, counted from 1.
+        line: usize,
+        /// The property as written.
+        property: String,
+        /// The known property it is closest to, if one is close.
+        suggestion: Option<String>,
+    },
+    /// A property the configuration file gives twice (found in [`ConfigError::InFile`],
+    /// on the second line).
+    #[error("{property} is given again (first on line {first_line}): expected each property once")]
+    DuplicateProperty {
+        /// The property.
+        property: String,
+        /// The line that gave it first.
+        first_line: usize,
+    },
+    /// An error in one line of the configuration file.
+    #[error("{}:{line}: {error}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// The line, counted from 1 (the first of a continued line).
+        line: usize,
+        /// What is wrong with it.
+        error: Box<ConfigError>,
+    },
+}
+
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default()
 }
 
 /// Where committed offsets and group records live.
@@ -61,6 +176,11 @@ pub struct ServerConfig {
     pub coordinator: CoordinatorConfig,
     /// Connection limits, the frame size limit among them.
     pub limits: ConnectionLimits,
+    /// `offsets.topic.num.partitions`: the number of coordinator partitions the storage is
+    /// opened with, groups spread over them by a hash of their id (default 50). It must not
+    /// change for an existing data directory: the groups stored there would be looked for
+    /// in the wrong partitions, so the sled storage refuses to open with another number.
+    pub partitions: u32,
     /// Log one line per connection to stderr (malformed requests are always logged).
     pub verbose: bool,
     /// Append a JSON line per served request to this file (for tests and debugging).
@@ -68,6 +188,10 @@ pub struct ServerConfig {
     /// The binary exits when its standard input closes: a test harness that dies cannot
     /// leave the server running.
     pub exit_on_stdin_close: bool,
+    /// What the configuration file set that this node knowingly ignores (Kafka broker
+    /// properties such as `log.dirs`), one message each, for the caller to show: parsing
+    /// prints nothing itself.
+    pub warnings: Vec<String>,
 }
 
 impl Default for ServerConfig {
@@ -80,97 +204,59 @@ impl Default for ServerConfig {
             node_id: 0,
             coordinator: CoordinatorConfig::default(),
             limits: ConnectionLimits::default(),
+            partitions: group_offsets::DEFAULT_COORDINATOR_PARTITIONS,
             verbose: false,
             request_log: None,
             exit_on_stdin_close: false,
+            warnings: Vec::new(),
         }
     }
 }
 
-/// The `--help` text of the `group-server` binary.
-pub const USAGE: &str = "\
-group-server: a Kafka consumer group coordinator node (not a broker: it stores no records)
-
-USAGE: group-server [OPTIONS]
-
-OPTIONS:
-  --listen ADDR                     address to listen on [default: 127.0.0.1:9092]
-  --topic NAME:PARTITIONS           a topic to answer Metadata/ListOffsets/Fetch for (repeatable)
-  --data-dir PATH                   sled storage directory [default: ./data]
-  --memory                          keep offsets in memory only (no --data-dir)
-  --initial-rebalance-delay-ms MS   group.initial.rebalance.delay.ms [default: 3000]
-  --min-session-timeout-ms MS       group.min.session.timeout.ms [default: 6000]
-  --max-session-timeout-ms MS       group.max.session.timeout.ms [default: 1800000]
-  --max-frame-bytes N               largest request accepted [default: 1048576]
-  --node-id N                       node id shown to clients [default: 0]
-  --request-log PATH                append a JSON line per request to PATH
-  --exit-on-stdin-close             exit when standard input closes (for test harnesses)
-  -v, --verbose                     log connections to stderr
-  -h, --help                        print this help
-";
-
 impl ServerConfig {
-    /// Parses command-line arguments (without the program name).
+    /// Parses command-line arguments (without the program name), reading the `--config`
+    /// file they name, if any.
+    ///
+    /// Flags override the file's properties whatever their order; `--topic` replaces the
+    /// file's whole `topics` list, and `--memory` or `--data-dir` the file's storage choice.
+    /// `--help` and `--version` come back as [`ConfigError::Help`] and
+    /// [`ConfigError::Version`], whose text the caller prints.
+    ///
+    /// ```
+    /// use group_server::{ConfigError, ServerConfig};
+    ///
+    /// let config = ServerConfig::from_args(["--listen=0.0.0.0:9092", "--advertise", "node1.example:9092"])?;
+    /// assert_eq!(config.advertise, Some(("node1.example".to_owned(), 9092)));
+    /// assert!(matches!(
+    ///     ServerConfig::from_args(["--group-max-size", "0"]),
+    ///     Err(ConfigError::BadValue { .. })
+    /// ));
+    /// # Ok::<(), ConfigError>(())
+    /// ```
     pub fn from_args<I, S>(args: I) -> Result<ServerConfig, ConfigError>
     where
         I: IntoIterator<Item = S>,
-        S: Into<String>,
+        S: Into<OsString>,
     {
-        let mut config = ServerConfig::default();
-        let mut data_dir = None;
-        let mut memory = false;
-        let mut args = args.into_iter().map(Into::into);
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((f, v)) if f.starts_with("--") => (f.to_owned(), Some(v.to_owned())),
-                _ => (arg.clone(), None),
-            };
-            let mut value =
-                || inline.clone().or_else(|| args.next()).ok_or(ConfigError::MissingValue(flag.clone()));
-            match flag.as_str() {
-                "--listen" => config.listen = parse(&flag, value()?)?,
-                "--topic" => config.topics.push(value()?.parse()?),
-                "--data-dir" => data_dir = Some(PathBuf::from(value()?)),
-                "--memory" => memory = true,
-                "--initial-rebalance-delay-ms" => {
-                    config.coordinator.initial_rebalance_delay_ms = parse(&flag, value()?)?
-                }
-                "--min-session-timeout-ms" => {
-                    config.coordinator.min_session_timeout_ms = parse(&flag, value()?)?
-                }
-                "--max-session-timeout-ms" => {
-                    config.coordinator.max_session_timeout_ms = parse(&flag, value()?)?
-                }
-                "--max-frame-bytes" => config.limits.max_frame_bytes = parse(&flag, value()?)?,
-                "--node-id" => config.node_id = parse(&flag, value()?)?,
-                "--request-log" => config.request_log = Some(PathBuf::from(value()?)),
-                "--exit-on-stdin-close" => config.exit_on_stdin_close = true,
-                "-v" | "--verbose" => config.verbose = true,
-                "-h" | "--help" => return Err(ConfigError::Help),
-                _ => return Err(ConfigError::UnknownArgument(arg)),
-            }
-        }
-        config.storage = match (memory, data_dir) {
-            (true, Some(_)) => {
-                return Err(ConfigError::BadValue {
-                    flag: "--memory".into(),
-                    value: "with --data-dir".into(),
-                });
-            }
-            (true, None) => StorageMode::Memory,
-            (false, Some(dir)) => StorageMode::Sled(dir),
-            (false, None) => config.storage,
+        let args = args::Args::parse(args.into_iter().map(Into::into))?;
+        let parsed = match &args.config {
+            Some(path) => file::read(Path::new(path))?,
+            None => file::Parsed::default(),
         };
-        if config.limits.max_frame_bytes < 64 {
-            return Err(ConfigError::BadValue {
-                flag: "--max-frame-bytes".into(),
-                value: config.limits.max_frame_bytes.to_string(),
-            });
-        }
+        let layer = parsed.layer.overridden_by(args.layer());
+        let mut config = validate::resolve(&layer)?;
+        config.verbose = args.verbose;
+        config.exit_on_stdin_close = args.exit_on_stdin_close;
+        config.warnings = parsed.warnings;
         Ok(config)
     }
-}
 
-fn parse<T: std::str::FromStr>(flag: &str, value: String) -> Result<T, ConfigError> {
-    value.parse().map_err(|_| ConfigError::BadValue { flag: flag.to_owned(), value })
+    /// The `--help` text of the `group-server` binary: every flag, with its property
+    /// name (Kafka's where Kafka has one) and its default.
+    pub fn usage() -> String {
+        match ServerConfig::from_args(["--help"]) {
+            Err(ConfigError::Help(text)) => text,
+            _ => String::new(),
+        }
+    }
 }

@@ -32,11 +32,12 @@ impl CoordinatorService {
     /// Opens the configured storage and starts a coordinator on it, resuming what it holds.
     pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
         let storage: Arc<dyn MetadataStore> = match &config.storage {
-            StorageMode::Memory => Arc::new(MemoryMetadataStore::new()),
+            StorageMode::Memory => Arc::new(MemoryMetadataStore::with_partitions(config.partitions)),
             StorageMode::Sled(dir) => {
                 // This process owns its directory: a lock held is another process's,
                 // reported at once rather than after the store's wait for a closing handle.
-                let options = SledOptions::new().lock_wait(std::time::Duration::ZERO);
+                let options =
+                    SledOptions::new().partitions(config.partitions).lock_wait(std::time::Duration::ZERO);
                 let store = SledMetadataStore::open_with_options(dir, options).map_err(|e| {
                     let held = e.to_string().contains("in use by another process");
                     if held {

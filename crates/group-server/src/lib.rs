@@ -75,7 +75,7 @@ mod test_samples;
 mod topics;
 mod translate;
 
-pub use crate::config::{ConfigError, ServerConfig, StorageMode, USAGE};
+pub use crate::config::{ConfigError, ServerConfig, StorageMode};
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::mpsc;
 
-use group_server::{ConfigError, GroupServer, ServerConfig, StorageMode, USAGE};
+use group_server::{ConfigError, GroupServer, ServerConfig, StorageMode};
 
 /// Why the server stops.
 enum StopReason {
@@ -12,10 +12,11 @@ enum StopReason {
 }
 
 fn main() -> ExitCode {
-    let config = match ServerConfig::from_args(std::env::args().skip(1)) {
+    // args_os: an argument that is not UTF-8 is a usage error, not a panic.
+    let config = match ServerConfig::from_args(std::env::args_os().skip(1)) {
         Ok(config) => config,
-        Err(ConfigError::Help) => {
-            print!("{USAGE}");
+        Err(ConfigError::Help(text) | ConfigError::Version(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(e) => {
@@ -23,6 +24,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    for warning in &config.warnings {
+        eprintln!("group-server: warning: {warning}");
+    }
     init_logging(config.verbose);
     raise_open_file_limit();
     let (stop_tx, stop_rx) = mpsc::channel();

@@ -29,6 +29,12 @@ const CLOSE: Duration = Duration::from_secs(3);
 /// report the same error at once, and spinning on it takes a core.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// Connections the kernel may hold before they are accepted: after a coordinator
+/// restart every consumer reconnects at once, and std's 128 drops the rest for a
+/// second (a SYN retry). Kafka's `socket.listen.backlog.size` defaults to 50; the
+/// kernel caps the value at `net.core.somaxconn`.
+const LISTEN_BACKLOG: i32 = 4096;
+
 /// A running coordinator node: accepts connections until [`GroupServer::stop`].
 ///
 /// Connections are tasks on a multi-threaded tokio runtime with one thread per core
@@ -190,7 +196,7 @@ impl Drop for GroupServer {
 
 /// Binds the listening socket, saying what to do about the common failures.
 pub(crate) fn bind(config: &ServerConfig) -> Result<StdListener, ServerError> {
-    StdListener::bind(config.listen).map_err(|e| {
+    let listener = StdListener::bind(config.listen).map_err(|e| {
         let hint = match e.kind() {
             std::io::ErrorKind::AddrInUse => {
                 " (another process listens there: stop it or pick another --listen port)"
@@ -200,7 +206,12 @@ pub(crate) fn bind(config: &ServerConfig) -> Result<StdListener, ServerError> {
             _ => "",
         };
         ServerError::Bind(config.listen, format!("{e}{hint}"))
-    })
+    })?;
+    // Listening again only changes the backlog (Kafka's `socket.listen.backlog.size`).
+    socket2::SockRef::from(&listener)
+        .listen(LISTEN_BACKLOG)
+        .map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+    Ok(listener)
 }
 
 /// Open connections, in total and per client address.

@@ -1,0 +1,273 @@
+//! From the values given to a [`ServerConfig`]: each one parsed and range-checked, related
+//! ones checked together, every error naming the setting as the user wrote it and what it
+//! expects.
+//!
+//! Ranges follow Kafka's `KafkaConfig` and `GroupCoordinatorConfig` where they define one
+//! (`group.max.size` at least 1, `offsets.retention.minutes` at least 1, ...), and are
+//! narrower where this node cannot honour Kafka's: a connection limit of 0 would refuse
+//! every client (Kafka needs per-listener overrides to make sense of it), and millisecond
+//! settings Kafka types as `long` stop at a year, so that deadline arithmetic cannot
+//! overflow.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use group_storage_sled::SledOptions;
+
+use super::settings::{Key, Layer, Origin, Raw};
+use crate::{ConfigError, ServerConfig, StorageMode, TopicSpec};
+
+const INT_MAX: i64 = i32::MAX as i64;
+
+/// The longest duration a `long` millisecond setting may have: a year.
+const MAX_LONG_MS: i64 = 365 * 24 * 3_600_000;
+
+const LISTEN_EXPECTED: &str = "HOST:PORT with an IP address or a host name, e.g. 127.0.0.1:9092, \
+                               [::1]:9092 or localhost:9092 (port 0 picks a free port)";
+
+const ADVERTISE_EXPECTED: &str =
+    "HOST:PORT clients can connect to, e.g. broker1.example.com:9092 or 192.0.2.7:9092";
+
+/// Builds the configuration the layer describes, from [`ServerConfig::default`] for what
+/// it does not set.
+pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
+    let mut c = ServerConfig::default();
+    if let Some(raw) = layer.get(Key::Listen) {
+        c.listen = listen(raw)?;
+    }
+    c.advertise = layer.get(Key::Advertise).map(advertise).transpose()?;
+    if c.listen.ip().is_unspecified() && c.advertise.is_none() {
+        // Clients would be told to connect to 0.0.0.0, which reaches no remote host.
+        let setting = layer.get(Key::Listen).map_or("--listen", |raw| raw.name.as_str()).to_owned();
+        let error = ConfigError::WildcardWithoutAdvertise { setting, listen: c.listen };
+        return Err(layer.get(Key::Listen).map_or(error.clone(), |raw| raw.locate(error)));
+    }
+    c.topics = topics(layer)?;
+    c.storage = storage(layer)?.unwrap_or(c.storage);
+    c.node_id = int(layer, Key::NodeId, 0, INT_MAX)?.unwrap_or(c.node_id);
+    c.request_log = layer.get(Key::RequestLog).map(path).transpose()?.or(c.request_log);
+
+    let co = &mut c.coordinator;
+    co.initial_rebalance_delay_ms =
+        int(layer, Key::InitialRebalanceDelayMs, 0, INT_MAX)?.unwrap_or(co.initial_rebalance_delay_ms);
+    co.min_session_timeout_ms =
+        int(layer, Key::MinSessionTimeoutMs, 0, INT_MAX)?.unwrap_or(co.min_session_timeout_ms);
+    co.max_session_timeout_ms =
+        int(layer, Key::MaxSessionTimeoutMs, 0, INT_MAX)?.unwrap_or(co.max_session_timeout_ms);
+    if co.min_session_timeout_ms > co.max_session_timeout_ms {
+        return Err(ConfigError::Conflict {
+            first: label(layer, Key::MinSessionTimeoutMs, co.min_session_timeout_ms),
+            second: label(layer, Key::MaxSessionTimeoutMs, co.max_session_timeout_ms),
+            expected: "a minimum session timeout no larger than the maximum (otherwise every \
+                       JoinGroup is refused with INVALID_SESSION_TIMEOUT)"
+                .into(),
+        });
+    }
+    co.group_max_size = int(layer, Key::GroupMaxSize, 1, INT_MAX)?.unwrap_or(co.group_max_size);
+    if let Some(minutes) = int::<i64>(layer, Key::OffsetsRetentionMinutes, 1, INT_MAX)? {
+        co.offset_retention_ms = minutes * 60_000;
+    }
+    co.offsets_retention_check_interval_ms =
+        int(layer, Key::OffsetsRetentionCheckIntervalMs, 1, MAX_LONG_MS)?
+            .unwrap_or(co.offsets_retention_check_interval_ms);
+    co.offset_metadata_max_bytes =
+        int(layer, Key::OffsetMetadataMaxBytes, 0, INT_MAX)?.unwrap_or(co.offset_metadata_max_bytes);
+    c.partitions = int(layer, Key::OffsetsTopicNumPartitions, 1, i64::from(SledOptions::MAX_PARTITIONS))?
+        .unwrap_or(c.partitions);
+
+    let limits = &mut c.limits;
+    limits.max_connections = int(layer, Key::MaxConnections, 1, INT_MAX)?.unwrap_or(limits.max_connections);
+    limits.max_connections_per_ip =
+        int(layer, Key::MaxConnectionsPerIp, 1, INT_MAX)?.unwrap_or(limits.max_connections_per_ip);
+    limits.max_in_flight_per_connection = int(layer, Key::MaxInFlightRequestsPerConnection, 1, INT_MAX)?
+        .unwrap_or(limits.max_in_flight_per_connection);
+    if let Some(ms) = int(layer, Key::ConnectionsMaxIdleMs, 1, MAX_LONG_MS)? {
+        limits.connections_max_idle = Duration::from_millis(ms);
+    }
+    if let Some(ms) = int(layer, Key::RequestReadTimeoutMs, 1, MAX_LONG_MS)? {
+        limits.request_read_timeout = Duration::from_millis(ms);
+    }
+    // 64 bytes hold any request header; smaller frames would refuse every request.
+    limits.max_frame_bytes = int(layer, Key::MaxFrameBytes, 64, INT_MAX)?.unwrap_or(limits.max_frame_bytes);
+    Ok(c)
+}
+
+/// An integer setting within `min..=max`, if it is given.
+fn int<T: TryFrom<i64>>(layer: &Layer, key: Key, min: i64, max: i64) -> Result<Option<T>, ConfigError> {
+    let Some(raw) = layer.get(key) else { return Ok(None) };
+    let expected = || {
+        let note = if max == MAX_LONG_MS { " (a year)" } else { "" };
+        raw.bad(format!("an integer from {min} to {max}{note}"))
+    };
+    let n: i64 = raw.value.trim().parse().map_err(|_| expected())?;
+    if !(min..=max).contains(&n) {
+        return Err(expected());
+    }
+    T::try_from(n).map(Some).map_err(|_| expected())
+}
+
+/// How a conflict names a setting: as given, or as its default when it was not.
+fn label(layer: &Layer, key: Key, value: impl std::fmt::Display) -> String {
+    match layer.get(key) {
+        Some(raw) => raw.label(),
+        None => format!("the default {}={value}", key.setting().property),
+    }
+}
+
+fn listen(raw: &Raw) -> Result<SocketAddr, ConfigError> {
+    let text = endpoint(raw)?;
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let (host, port) = split_host_port(text).ok_or_else(|| raw.bad(LISTEN_EXPECTED))?;
+    let port: u16 = port.parse().map_err(|_| raw.bad(LISTEN_EXPECTED))?;
+    if host.is_empty() {
+        // Kafka binds every interface for a listener without a host.
+        return Ok(SocketAddr::from(([0, 0, 0, 0], port)));
+    }
+    let unresolved = |reason: String| {
+        raw.locate(ConfigError::Unresolved { setting: raw.name.clone(), value: raw.value.clone(), reason })
+    };
+    let addrs: Vec<SocketAddr> =
+        (host, port).to_socket_addrs().map_err(|e| unresolved(e.to_string()))?.collect();
+    // IPv4 first, as Java's InetAddress resolves a name by default.
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| unresolved("no address".into()))
+}
+
+fn advertise(raw: &Raw) -> Result<(String, u16), ConfigError> {
+    let text = endpoint(raw)?;
+    let (host, port) = split_host_port(text).ok_or_else(|| raw.bad(ADVERTISE_EXPECTED))?;
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
+        return Err(raw.bad(ADVERTISE_EXPECTED));
+    }
+    if host.parse::<IpAddr>().is_ok_and(|ip| ip.is_unspecified()) {
+        // KafkaConfig refuses the wildcard in advertised.listeners for the same reason.
+        return Err(raw.bad(format!(
+            "{ADVERTISE_EXPECTED}: {host} is a wildcard, an address no client can connect to"
+        )));
+    }
+    match port.parse::<u16>() {
+        Ok(port) if port != 0 => Ok((host.to_owned(), port)),
+        _ => Err(raw.bad(format!("{ADVERTISE_EXPECTED}, with a port from 1 to 65535"))),
+    }
+}
+
+/// The `HOST:PORT` of a listener, without the `PLAINTEXT://` a file's `listeners` carries
+/// (accepted on the command line too).
+fn endpoint(raw: &Raw) -> Result<&str, ConfigError> {
+    let text = raw.value.trim();
+    if text.contains(',') {
+        return Err(raw.bad("a single HOST:PORT: this node has one listener"));
+    }
+    match text.split_once("://") {
+        None => Ok(text),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("PLAINTEXT") => Ok(rest),
+        Some(_) => Err(raw.bad("PLAINTEXT://HOST:PORT: this node speaks plaintext only")),
+    }
+}
+
+/// `host:port`, `[v6]:port` or `:port` split, brackets removed; `None` for anything else.
+fn split_host_port(text: &str) -> Option<(&str, &str)> {
+    if let Some(rest) = text.strip_prefix('[') {
+        let (host, port) = rest.split_once("]:")?;
+        return Some((host, port));
+    }
+    let (host, port) = text.rsplit_once(':')?;
+    // An IPv6 address needs its brackets: which colon starts the port is otherwise a guess.
+    (!host.contains(':')).then_some((host, port))
+}
+
+fn topics(layer: &Layer) -> Result<Vec<TopicSpec>, ConfigError> {
+    let mut specs: Vec<TopicSpec> = Vec::new();
+    for raw in layer.topics() {
+        let spec: TopicSpec = raw.value.trim().parse().map_err(|e| raw.locate(e))?;
+        if specs.iter().any(|s| s.name == spec.name) {
+            return Err(raw.locate(ConfigError::DuplicateTopic(spec.name)));
+        }
+        specs.push(spec);
+    }
+    Ok(specs)
+}
+
+/// The storage the layer chooses, if it chooses one.
+fn storage(layer: &Layer) -> Result<Option<StorageMode>, ConfigError> {
+    let memory = layer.get(Key::Memory).map(|raw| boolean(raw).map(|on| (raw, on))).transpose()?;
+    let dir = layer.get(Key::DataDir).map(|raw| path(raw).map(|dir| (raw, dir))).transpose()?;
+    match (memory, dir) {
+        (Some((memory, true)), Some((dir, _))) => Err(ConfigError::Conflict {
+            first: memory.label(),
+            second: dir.label(),
+            expected: "one of the two: offsets are kept either in memory or in a data directory".into(),
+        }),
+        (Some((_, true)), None) => Ok(Some(StorageMode::Memory)),
+        (_, Some((_, dir))) => Ok(Some(StorageMode::Sled(dir))),
+        (Some((_, false)), None) | (None, None) => Ok(None),
+    }
+}
+
+fn boolean(raw: &Raw) -> Result<bool, ConfigError> {
+    if raw.origin == Origin::Switch {
+        return Ok(true);
+    }
+    match raw.value.trim() {
+        v if v.eq_ignore_ascii_case("true") => Ok(true),
+        v if v.eq_ignore_ascii_case("false") => Ok(false),
+        _ => Err(raw.bad("true or false")),
+    }
+}
+
+fn path(raw: &Raw) -> Result<PathBuf, ConfigError> {
+    match raw.value.trim() {
+        "" => Err(raw.bad("a path")),
+        path => Ok(PathBuf::from(path)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::v4("127.0.0.1:9092", Some(("127.0.0.1", "9092")))]
+    #[case::name("localhost:1", Some(("localhost", "1")))]
+    #[case::v6("[::1]:9092", Some(("::1", "9092")))]
+    #[case::no_host(":9092", Some(("", "9092")))]
+    #[case::bare_v6("::1:9092", None)]
+    #[case::no_port("localhost", None)]
+    #[case::unclosed("[::1:9092", None)]
+    fn host_and_port_split(#[case] text: &str, #[case] expected: Option<(&str, &str)>) {
+        assert_eq!(split_host_port(text), expected);
+    }
+
+    fn layer(key: Key, value: &str) -> Layer {
+        let mut layer = Layer::default();
+        layer.set(key, Raw { value: value.into(), name: key.setting().flag.into(), origin: Origin::Flag });
+        layer
+    }
+
+    #[test]
+    fn an_unset_setting_in_a_conflict_is_named_as_its_default() {
+        let err = resolve(&layer(Key::MaxSessionTimeoutMs, "5000")).expect_err("conflict");
+        let ConfigError::Conflict { first, second, .. } = err else { panic!("{err:?}") };
+        assert_eq!(
+            (first.as_str(), second.as_str()),
+            ("the default group.min.session.timeout.ms=6000", "--max-session-timeout-ms 5000")
+        );
+    }
+
+    #[test]
+    fn long_millisecond_settings_stop_at_a_year() {
+        assert!(resolve(&layer(Key::ConnectionsMaxIdleMs, &MAX_LONG_MS.to_string())).is_ok());
+        let err =
+            resolve(&layer(Key::ConnectionsMaxIdleMs, &(MAX_LONG_MS + 1).to_string())).expect_err("long");
+        assert!(err.to_string().ends_with("expected an integer from 1 to 31536000000 (a year)"), "{err}");
+    }
+}
