@@ -295,3 +295,15 @@ fn a_parked_join_keeps_request_order_and_blocks_nobody_else() {
     let (cid, _) = b.recv(ApiKey::ApiVersions, 3);
     assert_eq!(cid, api_cid);
 }
+
+/// `--advertise` is what clients are told, not the bind address.
+#[test]
+fn metadata_and_find_coordinator_name_the_advertised_address() {
+    let server = crate::client::server_with(|c| c.advertise = Some(("coordinator.example".into(), 29092)));
+    let mut c = Conn::open(server.local_addr());
+    let resp: MetadataResponse = c.call(ApiKey::Metadata, 13, &MetadataRequest::default());
+    assert_eq!((resp.brokers[0].host.as_str(), resp.brokers[0].port), ("coordinator.example", 29092));
+    let found: FindCoordinatorResponse =
+        c.call(ApiKey::FindCoordinator, 2, &FindCoordinatorRequest::default().with_key(s("g")));
+    assert_eq!((found.host.as_str(), found.port), ("coordinator.example", 29092));
+}
