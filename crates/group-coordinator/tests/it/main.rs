@@ -11,3 +11,4 @@ mod runtime;
 mod scenarios;
 mod support;
 mod tables;
+mod topic_metadata;
