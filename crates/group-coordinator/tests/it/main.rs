@@ -5,6 +5,7 @@ mod assignment;
 mod authorization;
 mod invariants;
 mod late_writes;
+mod non_blocking;
 mod observability;
 mod oracle;
 mod runtime;
