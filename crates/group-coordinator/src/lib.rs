@@ -72,6 +72,7 @@ mod error;
 mod metrics;
 mod runtime;
 mod snapshot;
+mod topic_metadata;
 
 pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
 pub use crate::config::CoordinatorConfig;
@@ -86,5 +87,6 @@ pub use crate::runtime::{
     SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
+pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};
 /// What [`GroupCoordinator::perform_assignment`] returns: every member's partitions.
 pub use group_assignors::GroupAssignment;

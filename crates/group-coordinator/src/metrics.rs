@@ -81,6 +81,10 @@ pub struct CoordinatorMetrics {
     pub write_failures: u64,
     /// Requests (or parts of requests) refused by the [`Authorizer`](crate::Authorizer).
     pub authorization_failures: u64,
+    /// Partitions of OffsetCommit and OffsetDelete requests answered
+    /// `UNKNOWN_TOPIC_OR_PARTITION` because the [`TopicMetadata`](crate::TopicMetadata)
+    /// does not know them.
+    pub unknown_topic_partitions: u64,
 }
 
 impl CoordinatorMetrics {
@@ -236,10 +240,12 @@ impl ShardCounters {
     }
 }
 
-/// Counters kept outside the shards (authorization happens before a shard is locked).
+/// Counters kept outside the shards (authorization and the topic check happen
+/// before a shard is locked).
 #[derive(Debug, Default)]
 pub(crate) struct RuntimeCounters {
     authorization_failures: AtomicU64,
+    unknown_topic_partitions: AtomicU64,
 }
 
 impl RuntimeCounters {
@@ -248,7 +254,14 @@ impl RuntimeCounters {
         tracing::debug!(target: "group_coordinator", operation, resource, "authorization failed");
     }
 
+    /// Counts the partitions of one request that the topic metadata does not know.
+    pub(crate) fn unknown_partitions(&self, partitions: u64) {
+        self.unknown_topic_partitions.fetch_add(partitions, Ordering::Relaxed);
+        tracing::debug!(target: "group_coordinator", partitions, "unknown topic or partition");
+    }
+
     pub(crate) fn add_to(&self, m: &mut CoordinatorMetrics) {
         m.authorization_failures += self.authorization_failures.load(Ordering::Relaxed);
+        m.unknown_topic_partitions += self.unknown_topic_partitions.load(Ordering::Relaxed);
     }
 }

@@ -1,28 +1,67 @@
-//! Authorization on the request path: every request is checked against the
-//! [`Authorizer`] before it reaches a group's core, as Kafka's `KafkaApis` checks it
-//! before calling its group coordinator. A request denied on its group is answered
-//! `GROUP_AUTHORIZATION_FAILED` without touching the core; partitions of denied
-//! topics are answered `TOPIC_AUTHORIZATION_FAILED` and removed from the request
-//! before the core sees it.
+//! Authorization and topic metadata on the request path: every request is checked
+//! against the [`Authorizer`] before it reaches a group's core, as Kafka's
+//! `KafkaApis` checks it before calling its group coordinator. A request denied on
+//! its group is answered `GROUP_AUTHORIZATION_FAILED` without touching the core;
+//! partitions of denied topics are answered `TOPIC_AUTHORIZATION_FAILED`, and (for
+//! OffsetCommit and OffsetDelete) partitions the [`TopicMetadata`] does not know
+//! `UNKNOWN_TOPIC_OR_PARTITION`, and removed from the request before the core sees
+//! it. The core's answer to what is left is completed with them when it comes,
+//! without a thread waiting for it ([`Pending`] merges the two).
+//!
+//! [`Authorizer`]: crate::Authorizer
+//! [`TopicMetadata`]: crate::TopicMetadata
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
-
-use std::sync::Arc;
 
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedGroup, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
     LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest,
-    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
+    OffsetFetchResponse, PartitionMap, SyncGroupRequest, SyncGroupResponse,
 };
 
-use super::{GroupCoordinator, Inner, Outcome, Pending, ResponseKind, Slot, lock};
-use crate::{AclOperation, CoordinatorError, Request, RequestContext, Resource, Response};
+use super::{GroupCoordinator, Inner, Pending, ResponseKind, lock};
+use crate::{AclOperation, Authorizer, CoordinatorError, Request, RequestContext, Resource, Response};
 
 /// Topics and their partitions, as a request names them.
 type Partitions = Vec<(String, Vec<i32>)>;
+
+/// The partitions of one topic in an offset request, whatever each carries.
+trait TopicPartitions {
+    fn ids(&self) -> Vec<i32>;
+    fn retain_ids(&mut self, keep: impl FnMut(i32) -> bool);
+    fn is_empty(&self) -> bool;
+}
+
+impl<T> TopicPartitions for BTreeMap<i32, T> {
+    fn ids(&self) -> Vec<i32> {
+        self.keys().copied().collect()
+    }
+
+    fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
+        self.retain(|p, _| keep(*p));
+    }
+
+    fn is_empty(&self) -> bool {
+        BTreeMap::is_empty(self)
+    }
+}
+
+impl TopicPartitions for Vec<i32> {
+    fn ids(&self) -> Vec<i32> {
+        self.clone()
+    }
+
+    fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
+        self.retain(|p| keep(*p));
+    }
+
+    fn is_empty(&self) -> bool {
+        <[i32]>::is_empty(self)
+    }
+}
 
 /// What authorization decided for one request.
 enum Admission {
@@ -36,14 +75,15 @@ enum Admission {
 enum Fixup {
     /// Nothing was trimmed.
     Nothing,
-    /// OffsetCommit partitions of denied topics.
-    Commit(Partitions),
+    /// OffsetCommit partitions answered without the core: denied topics, unknown
+    /// partitions.
+    Commit(PartitionMap<ErrorCode>),
     /// OffsetFetch partitions of denied topics.
     Fetch(Partitions),
     /// OffsetFetch of every offset: topics the caller may not describe are left out.
     FetchAll,
-    /// OffsetDelete partitions of denied topics.
-    OffsetDelete(Partitions),
+    /// OffsetDelete partitions answered without the core, as for a commit.
+    OffsetDelete(PartitionMap<ErrorCode>),
     /// DescribeGroups: per requested id, the denial (or `None` for the core's entry).
     Describe(Vec<Option<DescribedGroup>>),
     /// DeleteGroups: per distinct id, the denial (or `None` for the core's result).
@@ -122,22 +162,54 @@ impl Inner {
     }
 
     /// Removes from `topics` those `context` may not `operation`, returning them.
-    fn deny_topics<T>(
+    fn deny_topics<V: TopicPartitions>(
         &self,
         context: &RequestContext,
         operation: AclOperation,
-        topics: &mut BTreeMap<String, T>,
-        partitions: impl Fn(&T) -> Vec<i32>,
+        topics: &mut BTreeMap<String, V>,
     ) -> Partitions {
         let mut denied = Vec::new();
-        topics.retain(|topic, value| {
+        topics.retain(|topic, partitions| {
             let ok = self.allowed(context, operation, Resource::Topic(topic), true);
             if !ok {
-                denied.push((topic.clone(), partitions(value)));
+                denied.push((topic.clone(), partitions.ids()));
             }
             ok
         });
         denied
+    }
+
+    /// Kafka's per-partition checks of an offset write (`KafkaApis.handleOffsetCommitRequest`,
+    /// `KafkaApis.handleOffsetDeleteRequest`), in its order: READ on the topic, else
+    /// `TOPIC_AUTHORIZATION_FAILED`; then the partition in the metadata, else
+    /// `UNKNOWN_TOPIC_OR_PARTITION`. Removes what fails from `topics` (topics left
+    /// without partitions too) and returns it with its error.
+    fn trim_offset_write<V: TopicPartitions>(
+        &self,
+        context: &RequestContext,
+        topics: &mut BTreeMap<String, V>,
+    ) -> PartitionMap<ErrorCode> {
+        let mut rejected = PartitionMap::new();
+        for (topic, partitions) in self.deny_topics(context, AclOperation::Read, topics) {
+            let errors: &mut BTreeMap<i32, ErrorCode> = rejected.entry(topic).or_default();
+            errors.extend(partitions.into_iter().map(|p| (p, ErrorCode::TopicAuthorizationFailed)));
+        }
+        let mut unknown = 0_u64;
+        topics.retain(|topic, partitions| {
+            partitions.retain_ids(|p| {
+                let known = self.topics.contains(topic, p);
+                if !known {
+                    unknown += 1;
+                    rejected.entry(topic.clone()).or_default().insert(p, ErrorCode::UnknownTopicOrPartition);
+                }
+                known
+            });
+            !partitions.is_empty()
+        });
+        if unknown > 0 {
+            self.runtime_counters.unknown_partitions(unknown);
+        }
+        rejected
     }
 
     fn admit(&self, context: &RequestContext, mut request: Request) -> Admission {
@@ -158,32 +230,32 @@ impl Inner {
         }
         let fixup = match &mut request {
             Request::OffsetCommit(r) => {
-                let denied = self.deny_topics(context, AclOperation::Read, &mut r.offsets, |p| {
-                    p.keys().copied().collect()
-                });
-                if denied.is_empty() {
+                let rejected = self.trim_offset_write(context, &mut r.offsets);
+                if rejected.is_empty() {
                     Fixup::Nothing
                 } else if r.offsets.is_empty() {
-                    // Kafka does not call its coordinator when no topic is left.
-                    return Admission::Answered(Fixup::Commit(denied).apply_to(
-                        self,
+                    // Kafka does not call its coordinator when no partition is left.
+                    return Admission::Answered(Fixup::Commit(rejected).apply_to(
+                        &*self.authorizer,
                         context,
                         Response::OffsetCommit(OffsetCommitResponse::default()),
                     ));
                 } else {
-                    Fixup::Commit(denied)
+                    Fixup::Commit(rejected)
                 }
             }
             Request::OffsetFetch(r) => match &mut r.topics {
                 None => Fixup::FetchAll,
                 Some(topics) => {
-                    let denied = self.deny_topics(context, AclOperation::Describe, topics, Vec::clone);
+                    let denied = self.deny_topics(context, AclOperation::Describe, topics);
                     if denied.is_empty() { Fixup::Nothing } else { Fixup::Fetch(denied) }
                 }
             },
             Request::OffsetDelete(r) => {
-                let denied = self.deny_topics(context, AclOperation::Read, &mut r.topics, Vec::clone);
-                if denied.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(denied) }
+                // Kafka calls its coordinator even with nothing left: the group's own
+                // errors (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) still come first.
+                let rejected = self.trim_offset_write(context, &mut r.topics);
+                if rejected.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(rejected) }
             }
             _ => Fixup::Nothing,
         };
@@ -243,30 +315,36 @@ impl Inner {
         }
     }
 
-    /// [`Inner::submit`] as `context`: authorized first, the answer completed with the
-    /// partitions authorization removed.
-    fn submit_as(
+    /// [`Inner::submit`] as `context`: authorized and trimmed first, the core's
+    /// answer completed with what was decided without it. Never blocks: a trimmed
+    /// request whose answer waits for a write gets a [`Pending`] that merges the
+    /// two once the write completes.
+    pub(super) fn submit_as(
         &self,
         context: &RequestContext,
         group_id: &str,
         request: Request,
-    ) -> Result<Outcome, Arc<Slot>> {
+    ) -> Pending<Response> {
         if self.stopped.load(Ordering::Acquire) {
-            return Ok(Err(CoordinatorError::Stopped));
+            return Pending::ready(Err(CoordinatorError::Stopped));
         }
         let (request, fixup) = match self.admit(context, request) {
-            Admission::Answered(response) => return Ok(Ok(response)),
+            Admission::Answered(response) => return Pending::ready(Ok(response)),
             Admission::Admitted(request, fixup) => (request, fixup),
         };
         match (self.submit(group_id, request), fixup) {
-            (answer, Fixup::Nothing) => answer,
-            (Ok(outcome), fixup) => Ok(outcome.map(|r| fixup.apply_to(self, context, r))),
-            // Only offset and admin requests are trimmed; a trimmed commit waits here for
-            // its write, so that the partitions authorization removed are put back into
-            // the one answer the caller sees.
+            (Ok(outcome), Fixup::Nothing) => Pending::ready(outcome),
+            (Err(slot), Fixup::Nothing) => Pending::waiting(slot),
+            (Ok(outcome), fixup) => {
+                Pending::ready(outcome.map(|r| fixup.apply_to(&*self.authorizer, context, r)))
+            }
             (Err(slot), fixup) => {
-                let outcome = Pending::<Response>::waiting(slot).wait_outcome();
-                Ok(outcome.map(|r| fixup.apply_to(self, context, r)))
+                // Only offset and admin requests are trimmed, and they are rare
+                // enough to own what their fix-up needs until the answer comes.
+                let authorizer = self.authorizer.clone();
+                let context = context.clone();
+                Pending::waiting(slot)
+                    .map(move |outcome| outcome.map(|r| fixup.apply_to(&*authorizer, &context, r)))
             }
         }
     }
@@ -277,10 +355,7 @@ impl Inner {
         group_id: &str,
         request: Request,
     ) -> Pending<T> {
-        match self.submit_as(context, group_id, request) {
-            Ok(outcome) => Pending::ready(outcome),
-            Err(slot) => Pending::waiting(slot),
-        }
+        self.submit_as(context, group_id, request).cast()
     }
 
     pub(super) fn blocking_as<T: ResponseKind>(
@@ -289,22 +364,16 @@ impl Inner {
         group_id: &str,
         request: Request,
     ) -> Result<T, CoordinatorError> {
-        match self.submit_as(context, group_id, request) {
-            Ok(outcome) => Pending::<T>::decode(outcome),
-            Err(slot) => Pending::<T>::waiting(slot).wait(),
-        }
+        self.pending_as(context, group_id, request).wait()
     }
 }
 
 impl Fixup {
-    fn apply_to(self, inner: &Inner, context: &RequestContext, response: Response) -> Response {
+    fn apply_to(self, authorizer: &dyn Authorizer, context: &RequestContext, response: Response) -> Response {
         match (self, response) {
-            (Fixup::Commit(denied), Response::OffsetCommit(mut r)) => {
-                for (topic, partitions) in denied {
-                    let errors = r.errors.entry(topic).or_default();
-                    for p in partitions {
-                        errors.insert(p, ErrorCode::TopicAuthorizationFailed);
-                    }
+            (Fixup::Commit(rejected), Response::OffsetCommit(mut r)) => {
+                for (topic, partitions) in rejected {
+                    r.errors.entry(topic).or_default().extend(partitions);
                 }
                 Response::OffsetCommit(r)
             }
@@ -320,18 +389,16 @@ impl Fixup {
             (Fixup::FetchAll, Response::OffsetFetch(mut r)) => {
                 // Kafka: clients are not shown offsets of topics they may not describe.
                 r.offsets.retain(|topic, _| {
-                    inner.allowed(context, AclOperation::Describe, Resource::Topic(topic), false)
+                    authorizer.authorize(context, AclOperation::Describe, Resource::Topic(topic))
                 });
                 Response::OffsetFetch(r)
             }
-            (Fixup::OffsetDelete(denied), Response::OffsetDelete(mut r))
+            // A group-level error answers alone, as Kafka's `OffsetDeleteResponse.Builder.merge`.
+            (Fixup::OffsetDelete(rejected), Response::OffsetDelete(mut r))
                 if r.error_code == ErrorCode::None =>
             {
-                for (topic, partitions) in denied {
-                    let out = r.partitions.entry(topic).or_default();
-                    for p in partitions {
-                        out.insert(p, ErrorCode::TopicAuthorizationFailed);
-                    }
+                for (topic, partitions) in rejected {
+                    r.partitions.entry(topic).or_default().extend(partitions);
                 }
                 Response::OffsetDelete(r)
             }
@@ -422,30 +489,47 @@ impl Caller<'_> {
         handle_offset_delete: OffsetDeleteRequest => OffsetDelete, OffsetDeleteResponse;
     }
 
-    /// DescribeGroups (DESCRIBE on each group), in request order.
+    /// DescribeGroups (DESCRIBE on each group), in request order; each group is
+    /// asked in its own coordinator partition, and the answer comes once all have.
+    pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
+        let inner = &self.coordinator.inner;
+        let parts = request
+            .group_ids
+            .into_iter()
+            .map(|id| {
+                let one = DescribeGroupsRequest { group_ids: vec![id.clone()] };
+                inner.submit_as(self.context, &id, Request::DescribeGroups(one))
+            })
+            .collect();
+        Pending::combined(
+            parts,
+            Box::new(|outcomes| {
+                let mut groups = Vec::with_capacity(outcomes.len());
+                for outcome in outcomes {
+                    groups.extend(Pending::<DescribeGroupsResponse>::decode(outcome)?.groups);
+                }
+                Ok(Response::DescribeGroups(DescribeGroupsResponse { groups }))
+            }),
+        )
+    }
+
+    /// DescribeGroups, blocking (never for long: describing writes nothing).
     pub fn handle_describe_groups(
         &self,
         request: DescribeGroupsRequest,
     ) -> Result<DescribeGroupsResponse, CoordinatorError> {
-        let mut groups = Vec::with_capacity(request.group_ids.len());
-        for id in request.group_ids {
-            let req = DescribeGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DescribeGroupsResponse =
-                self.coordinator.inner.blocking_as(self.context, &id, Request::DescribeGroups(req))?;
-            groups.extend(response.groups);
-        }
-        Ok(DescribeGroupsResponse { groups })
+        self.describe_groups(request).wait()
     }
 
-    /// ListGroups: every group with DESCRIBE on the cluster, else only the groups the
-    /// caller may describe; ordered by group id.
-    pub fn handle_list_groups(
-        &self,
-        request: ListGroupsRequest,
-    ) -> Result<ListGroupsResponse, CoordinatorError> {
+    /// ListGroups: every group matching the request's state and type filters,
+    /// ordered by group id; with DESCRIBE on the cluster every such group, else only
+    /// the groups the caller may describe. Answered at once (from each partition's
+    /// committed state). Not named `list_groups`: that name is
+    /// [`GroupCoordinator::list_groups`]'s, which returns snapshots.
+    pub fn list_groups_matching(&self, request: ListGroupsRequest) -> Pending<ListGroupsResponse> {
         let inner = &self.coordinator.inner;
         if inner.stopped.load(Ordering::Acquire) {
-            return Err(CoordinatorError::Stopped);
+            return Pending::ready(Err(CoordinatorError::Stopped));
         }
         let mut groups = Vec::new();
         for shard in &inner.shards {
@@ -457,25 +541,52 @@ impl Caller<'_> {
             });
         }
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        Ok(ListGroupsResponse { error_code: ErrorCode::None, groups })
+        Pending::ready(Ok(Response::ListGroups(ListGroupsResponse { error_code: ErrorCode::None, groups })))
     }
 
-    /// DeleteGroups (DELETE on each group), each group in its shard, results in
-    /// request order.
+    /// ListGroups, blocking (never: see [`list_groups_matching`](Self::list_groups_matching)).
+    pub fn handle_list_groups(
+        &self,
+        request: ListGroupsRequest,
+    ) -> Result<ListGroupsResponse, CoordinatorError> {
+        self.list_groups_matching(request).wait()
+    }
+
+    /// DeleteGroups (DELETE on each group): one result per distinct group, in
+    /// request order. Each group is deleted in its own coordinator partition, all
+    /// at once, and the answer comes once every deletion is durable.
+    pub fn delete_groups(&self, request: DeleteGroupsRequest) -> Pending<DeleteGroupsResponse> {
+        let inner = &self.coordinator.inner;
+        let mut distinct: Vec<String> = Vec::with_capacity(request.group_ids.len());
+        for id in request.group_ids {
+            if !distinct.contains(&id) {
+                distinct.push(id);
+            }
+        }
+        let parts = distinct
+            .into_iter()
+            .map(|id| {
+                let one = DeleteGroupsRequest { group_ids: vec![id.clone()] };
+                inner.submit_as(self.context, &id, Request::DeleteGroups(one))
+            })
+            .collect();
+        Pending::combined(
+            parts,
+            Box::new(|outcomes| {
+                let mut results = Vec::with_capacity(outcomes.len());
+                for outcome in outcomes {
+                    results.extend(Pending::<DeleteGroupsResponse>::decode(outcome)?.results);
+                }
+                Ok(Response::DeleteGroups(DeleteGroupsResponse { results }))
+            }),
+        )
+    }
+
+    /// DeleteGroups, blocking until every deletion is durable.
     pub fn handle_delete_groups(
         &self,
         request: DeleteGroupsRequest,
     ) -> Result<DeleteGroupsResponse, CoordinatorError> {
-        let mut results: Vec<DeletedGroup> = Vec::with_capacity(request.group_ids.len());
-        for id in request.group_ids {
-            if results.iter().any(|r| r.group_id == id) {
-                continue;
-            }
-            let req = DeleteGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DeleteGroupsResponse =
-                self.coordinator.inner.blocking_as(self.context, &id, Request::DeleteGroups(req))?;
-            results.extend(response.results);
-        }
-        Ok(DeleteGroupsResponse { results })
+        self.delete_groups(request).wait()
     }
 }

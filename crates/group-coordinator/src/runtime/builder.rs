@@ -1,5 +1,5 @@
-//! `GroupCoordinatorBuilder`: a coordinator with a chosen clock and authorizer, and
-//! the coordinator's metrics snapshot.
+//! `GroupCoordinatorBuilder`: a coordinator with a chosen clock, authorizer and
+//! topic metadata, and the coordinator's metrics snapshot.
 
 use std::sync::Arc;
 
@@ -7,15 +7,19 @@ use group_offsets::MetadataStore;
 
 use super::{GroupCoordinator, lock};
 use crate::metrics::CoordinatorMetrics;
-use crate::{AllowAll, Authorizer, Clock, CoordinatorConfig, CoordinatorError, SystemClock};
+use crate::{
+    AllTopicsExist, AllowAll, Authorizer, Clock, CoordinatorConfig, CoordinatorError, SystemClock,
+    TopicMetadata,
+};
 
 /// Options for opening a [`GroupCoordinator`], from [`GroupCoordinator::builder`]:
-/// the system clock and [`AllowAll`] unless told otherwise.
+/// the system clock, [`AllowAll`] and [`AllTopicsExist`] unless told otherwise.
 pub struct GroupCoordinatorBuilder {
     storage: Arc<dyn MetadataStore>,
     config: CoordinatorConfig,
     clock: Arc<dyn Clock>,
     authorizer: Arc<dyn Authorizer>,
+    topics: Arc<dyn TopicMetadata>,
 }
 
 impl std::fmt::Debug for GroupCoordinatorBuilder {
@@ -23,6 +27,7 @@ impl std::fmt::Debug for GroupCoordinatorBuilder {
         f.debug_struct("GroupCoordinatorBuilder")
             .field("clock", &self.clock)
             .field("authorizer", &self.authorizer)
+            .field("topic_metadata", &self.topics)
             .finish_non_exhaustive()
     }
 }
@@ -40,20 +45,32 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Asks `topics` which partitions exist: an OffsetCommit or OffsetDelete of a
+    /// partition it does not know is answered `UNKNOWN_TOPIC_OR_PARTITION` for that
+    /// partition, after the [`authorizer`](Self::authorizer)'s topic check, and
+    /// nothing of it is stored (Kafka's `KafkaApis` checks its metadata cache the
+    /// same way). OffsetFetch is not checked.
+    pub fn topic_metadata(mut self, topics: Arc<dyn TopicMetadata>) -> GroupCoordinatorBuilder {
+        self.topics = topics;
+        self
+    }
+
     /// Opens the coordinator, resuming what the storage holds.
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {
-        GroupCoordinator::open(self.storage, self.config, self.clock, self.authorizer)
+        GroupCoordinator::open(self.storage, self.config, self.clock, self.authorizer, self.topics)
     }
 }
 
 impl GroupCoordinator {
-    /// A builder for a coordinator over `storage`, to choose its clock and authorizer.
+    /// A builder for a coordinator over `storage`, to choose its clock, authorizer
+    /// and topic metadata.
     pub fn builder(storage: Arc<dyn MetadataStore>, config: CoordinatorConfig) -> GroupCoordinatorBuilder {
         GroupCoordinatorBuilder {
             storage,
             config,
             clock: Arc::new(SystemClock),
             authorizer: Arc::new(AllowAll),
+            topics: Arc::new(AllTopicsExist),
         }
     }
 

@@ -128,6 +128,8 @@ struct Inner {
     failed_appends: AtomicU64,
     /// Consulted before any request reaches a core.
     authorizer: Arc<dyn crate::Authorizer>,
+    /// Consulted for the partitions of offset writes before they reach a core.
+    topics: Arc<dyn crate::TopicMetadata>,
     runtime_counters: crate::metrics::RuntimeCounters,
 }
 
@@ -279,7 +281,7 @@ impl Inner {
     }
 
     fn blocking<T: ResponseKind>(&self, group_id: &str, request: Request) -> Result<T, CoordinatorError> {
-        self.blocking_as(&crate::authorizer::ANONYMOUS_CONTEXT, group_id, request)
+        self.pending::<T>(group_id, request).wait()
     }
 
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
@@ -355,7 +357,13 @@ impl GroupCoordinator {
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, CoordinatorError> {
-        GroupCoordinator::open(storage, config, clock, Arc::new(crate::AllowAll))
+        GroupCoordinator::open(
+            storage,
+            config,
+            clock,
+            Arc::new(crate::AllowAll),
+            Arc::new(crate::AllTopicsExist),
+        )
     }
 
     /// The constructor behind [`with_clock`](Self::with_clock) and the builder:
@@ -365,6 +373,7 @@ impl GroupCoordinator {
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
         authorizer: Arc<dyn crate::Authorizer>,
+        topics: Arc<dyn crate::TopicMetadata>,
     ) -> Result<Self, CoordinatorError> {
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
@@ -411,6 +420,7 @@ impl GroupCoordinator {
             writes: WriteGauge::default(),
             failed_appends: AtomicU64::new(0),
             authorizer,
+            topics,
             runtime_counters: crate::metrics::RuntimeCounters::default(),
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
@@ -560,18 +570,24 @@ impl GroupCoordinator {
         self.inner.blocking(&group, Request::OffsetDelete(request))
     }
 
-    /// DescribeGroups over every shard the ids hash to, in request order.
+    /// DescribeGroups, each group in its shard, in request order.
+    pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
+        self.anonymous().describe_groups(request)
+    }
+
+    /// DescribeGroups, blocking (never for long: describing writes nothing).
     pub fn handle_describe_groups(
         &self,
         request: DescribeGroupsRequest,
     ) -> Result<DescribeGroupsResponse, CoordinatorError> {
-        let mut groups = Vec::with_capacity(request.group_ids.len());
-        for id in request.group_ids {
-            let req = DescribeGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DescribeGroupsResponse = self.inner.blocking(&id, Request::DescribeGroups(req))?;
-            groups.extend(response.groups);
-        }
-        Ok(DescribeGroupsResponse { groups })
+        self.describe_groups(request).wait()
+    }
+
+    /// ListGroups over every shard, ordered by group id; answered at once. Kafka's
+    /// ListGroups request, under another name than [`list_groups`](Self::list_groups),
+    /// which returns the groups' snapshots.
+    pub fn list_groups_matching(&self, request: ListGroupsRequest) -> Pending<ListGroupsResponse> {
+        self.anonymous().list_groups_matching(request)
     }
 
     /// ListGroups over every shard, ordered by group id.
@@ -579,24 +595,27 @@ impl GroupCoordinator {
         &self,
         request: ListGroupsRequest,
     ) -> Result<ListGroupsResponse, CoordinatorError> {
-        self.caller(&crate::authorizer::ANONYMOUS_CONTEXT).handle_list_groups(request)
+        self.list_groups_matching(request).wait()
     }
 
-    /// DeleteGroups, each group in its shard, results in request order.
+    /// DeleteGroups, each group in its shard, results in request order; the answer
+    /// comes once every deletion is durable.
+    pub fn delete_groups(&self, request: DeleteGroupsRequest) -> Pending<DeleteGroupsResponse> {
+        self.anonymous().delete_groups(request)
+    }
+
+    /// DeleteGroups, blocking until every deletion is durable.
     pub fn handle_delete_groups(
         &self,
         request: DeleteGroupsRequest,
     ) -> Result<DeleteGroupsResponse, CoordinatorError> {
-        let mut results: Vec<group_types::DeletedGroup> = Vec::with_capacity(request.group_ids.len());
-        for id in request.group_ids {
-            if results.iter().any(|r| r.group_id == id) {
-                continue;
-            }
-            let req = DeleteGroupsRequest { group_ids: vec![id.clone()] };
-            let response: DeleteGroupsResponse = self.inner.blocking(&id, Request::DeleteGroups(req))?;
-            results.extend(response.results);
-        }
-        Ok(DeleteGroupsResponse { results })
+        self.delete_groups(request).wait()
+    }
+
+    /// The coordinator as the anonymous principal sees it (the methods without a
+    /// [`RequestContext`](crate::RequestContext)).
+    fn anonymous(&self) -> Caller<'_> {
+        self.caller(&crate::authorizer::ANONYMOUS_CONTEXT)
     }
 
     /// The committed offset of one partition, `-1` when none is committed.

@@ -96,8 +96,121 @@ impl Slot {
         }
     }
 
-    fn take(&self) -> Option<Outcome> {
-        self.lock().outcome.take()
+    fn has_outcome(&self) -> bool {
+        self.lock().outcome.is_some()
+    }
+
+    /// The answer if it has come; otherwise `waker` (if any) is woken when it does.
+    fn poll_take(&self, waker: Option<&Waker>) -> Option<Outcome> {
+        let mut state = self.lock();
+        if let Some(outcome) = state.outcome.take() {
+            return Some(outcome);
+        }
+        if state.done {
+            return Some(Err(taken()));
+        }
+        if let Some(waker) = waker {
+            match &state.waker {
+                Some(w) if w.will_wake(waker) => {}
+                _ => state.waker = Some(waker.clone()),
+            }
+        }
+        None
+    }
+
+    /// Blocks until the answer comes, or `deadline` (then `None`).
+    fn wait_take(&self, deadline: Option<Instant>) -> Option<Outcome> {
+        let mut state = self.lock();
+        loop {
+            if let Some(outcome) = state.outcome.take() {
+                return Some(outcome);
+            }
+            if state.done {
+                return Some(Err(taken()));
+            }
+            state = match deadline {
+                None => self.filled.wait(state).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    self.filled.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0
+                }
+            };
+        }
+    }
+}
+
+/// Turns the outcomes of a [`Combined`]'s parts, in order, into its one outcome.
+pub(crate) type Combine = Box<dyn FnOnce(Vec<Outcome>) -> Outcome + Send + Sync>;
+
+/// An answer made of other answers: a request trimmed before the core (the
+/// core's answer completed with what was decided without it), or one that spans
+/// coordinator partitions (one answer per partition, merged). Nothing runs until
+/// the last part is in, and then on the thread that takes the answer: no thread
+/// waits for the parts on the caller's behalf.
+struct Combined {
+    parts: Vec<Part>,
+    /// `None` once the answer was taken.
+    combine: Option<Combine>,
+}
+
+enum Part {
+    Waiting(Pending<Response>),
+    Done(Outcome),
+}
+
+impl Combined {
+    fn is_ready(&self) -> bool {
+        self.combine.is_some()
+            && self.parts.iter().all(|p| match p {
+                Part::Waiting(pending) => pending.has_come(),
+                Part::Done(_) => true,
+            })
+    }
+
+    /// Takes the answer once every part has come, without blocking; `waker`
+    /// is woken when a missing part comes.
+    fn poll_take(&mut self, waker: Option<&Waker>) -> Option<Outcome> {
+        if self.combine.is_none() {
+            return Some(Err(taken()));
+        }
+        let mut missing = false;
+        for part in &mut self.parts {
+            if let Part::Waiting(pending) = part {
+                match pending.poll_take(waker) {
+                    Some(outcome) => *part = Part::Done(outcome),
+                    None => missing = true,
+                }
+            }
+        }
+        if missing { None } else { Some(self.finish()) }
+    }
+
+    /// Blocks until every part has come (or `deadline`: then `None`).
+    fn wait_take(&mut self, deadline: Option<Instant>) -> Option<Outcome> {
+        if self.combine.is_none() {
+            return Some(Err(taken()));
+        }
+        for part in &mut self.parts {
+            if let Part::Waiting(pending) = part {
+                *part = Part::Done(pending.wait_take(deadline)?);
+            }
+        }
+        Some(self.finish())
+    }
+
+    fn finish(&mut self) -> Outcome {
+        let Some(combine) = self.combine.take() else { return Err(taken()) };
+        let outcomes = std::mem::take(&mut self.parts)
+            .into_iter()
+            .map(|part| match part {
+                Part::Done(outcome) => outcome,
+                Part::Waiting(_) => Err(CoordinatorError::Internal("a part was not answered".into())),
+            })
+            .collect();
+        combine(outcomes)
     }
 }
 
@@ -105,6 +218,7 @@ enum State {
     /// Answered when handed in: no slot was allocated.
     Ready(Option<Outcome>),
     Waiting(Arc<Slot>),
+    Combined(Box<Combined>),
 }
 
 /// The answer to one request, once the coordinator gives it (a JoinGroup waits for its
@@ -116,6 +230,11 @@ enum State {
 /// parks no thread on it. A request answered at once carries its answer inline.
 /// Once taken, the answer is gone: a second `try_get` or poll returns
 /// [`CoordinatorError::Internal`].
+///
+/// Getting the answer never blocks except in `wait` and `wait_timeout`: an answer
+/// assembled from several (a request that authorization or the topic metadata
+/// trimmed, a DescribeGroups or DeleteGroups over several coordinator
+/// partitions) is merged by whoever takes it, once its last part has come.
 pub struct Pending<T> {
     state: State,
     _kind: PhantomData<fn() -> T>,
@@ -123,11 +242,7 @@ pub struct Pending<T> {
 
 impl<T> fmt::Debug for Pending<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ready = match &self.state {
-            State::Ready(o) => o.is_some(),
-            State::Waiting(slot) => slot.lock().outcome.is_some(),
-        };
-        f.debug_struct("Pending").field("ready", &ready).finish()
+        f.debug_struct("Pending").field("ready", &self.has_come()).finish()
     }
 }
 
@@ -135,7 +250,7 @@ fn taken() -> CoordinatorError {
     CoordinatorError::Internal("the answer was already taken".into())
 }
 
-impl<T: ResponseKind> Pending<T> {
+impl<T> Pending<T> {
     pub(crate) fn ready(outcome: Outcome) -> Pending<T> {
         Pending { state: State::Ready(Some(outcome)), _kind: PhantomData }
     }
@@ -144,6 +259,64 @@ impl<T: ResponseKind> Pending<T> {
         Pending { state: State::Waiting(slot), _kind: PhantomData }
     }
 
+    /// The answer, whatever it is made of, once every part of `parts` has come:
+    /// `combine` turns their outcomes (in order) into it. Answered inline when
+    /// every part is already.
+    pub(crate) fn combined(parts: Vec<Pending<Response>>, combine: Combine) -> Pending<T> {
+        let mut combined =
+            Combined { parts: parts.into_iter().map(Part::Waiting).collect(), combine: Some(combine) };
+        match combined.poll_take(None) {
+            Some(outcome) => Pending::ready(outcome),
+            None => Pending { state: State::Combined(Box::new(combined)), _kind: PhantomData },
+        }
+    }
+
+    /// This answer, mapped by `map` when it comes.
+    pub(crate) fn map(self, map: impl FnOnce(Outcome) -> Outcome + Send + Sync + 'static) -> Pending<T> {
+        let combine: Combine = Box::new(move |mut outcomes: Vec<Outcome>| {
+            map(outcomes.pop().unwrap_or_else(|| Err(CoordinatorError::Internal("no answer".into()))))
+        });
+        match self.state {
+            State::Ready(Some(outcome)) => Pending::ready(combine(vec![outcome])),
+            state => Pending::combined(vec![Pending { state, _kind: PhantomData }], combine),
+        }
+    }
+
+    /// The same answer, typed as another kind of response (the runtime hands
+    /// every request to the core as a [`Request`]).
+    pub(crate) fn cast<U>(self) -> Pending<U> {
+        Pending { state: self.state, _kind: PhantomData }
+    }
+
+    fn has_come(&self) -> bool {
+        match &self.state {
+            State::Ready(o) => o.is_some(),
+            State::Waiting(slot) => slot.has_outcome(),
+            State::Combined(combined) => combined.is_ready(),
+        }
+    }
+
+    /// The outcome if it has come, without blocking; otherwise `waker` (if any)
+    /// is woken when it may have.
+    fn poll_take(&mut self, waker: Option<&Waker>) -> Option<Outcome> {
+        match &mut self.state {
+            State::Ready(o) => Some(o.take().unwrap_or_else(|| Err(taken()))),
+            State::Waiting(slot) => slot.poll_take(waker),
+            State::Combined(combined) => combined.poll_take(waker),
+        }
+    }
+
+    /// Blocks until the outcome comes (or `deadline`: then `None`).
+    fn wait_take(&mut self, deadline: Option<Instant>) -> Option<Outcome> {
+        match &mut self.state {
+            State::Ready(o) => Some(o.take().unwrap_or_else(|| Err(taken()))),
+            State::Waiting(slot) => slot.wait_take(deadline),
+            State::Combined(combined) => combined.wait_take(deadline),
+        }
+    }
+}
+
+impl<T: ResponseKind> Pending<T> {
     /// Turns an outcome into the typed answer.
     pub fn decode(outcome: Outcome) -> Result<T, CoordinatorError> {
         let response = outcome?;
@@ -151,69 +324,26 @@ impl<T: ResponseKind> Pending<T> {
             .ok_or_else(|| CoordinatorError::Internal("response of another kind".into()))
     }
 
-    /// Blocks until the outcome comes, undecoded.
-    pub(crate) fn wait_outcome(self) -> Outcome {
-        match self.state {
-            State::Ready(o) => o.unwrap_or_else(|| Err(taken())),
-            State::Waiting(slot) => {
-                let mut state = slot.lock();
-                loop {
-                    if let Some(outcome) = state.outcome.take() {
-                        return outcome;
-                    }
-                    if state.done {
-                        return Err(taken());
-                    }
-                    state = slot.filled.wait(state).unwrap_or_else(PoisonError::into_inner);
-                }
-            }
-        }
-    }
-
     /// True once the answer has come (and was not taken yet).
     pub fn is_ready(&self) -> bool {
-        match &self.state {
-            State::Ready(o) => o.is_some(),
-            State::Waiting(slot) => slot.lock().outcome.is_some(),
-        }
+        self.has_come()
     }
 
     /// Blocks until the answer comes. A coordinator stopped meanwhile answers
     /// [`CoordinatorError::Stopped`].
-    pub fn wait(self) -> Result<T, CoordinatorError> {
-        Pending::decode(self.wait_outcome())
+    pub fn wait(mut self) -> Result<T, CoordinatorError> {
+        let outcome = self.wait_take(None).unwrap_or_else(|| Err(taken()));
+        Pending::decode(outcome)
     }
 
     /// Waits at most `timeout`; `None` if the answer has not come by then.
     pub fn wait_timeout(&mut self, timeout: Duration) -> Option<Result<T, CoordinatorError>> {
-        match &mut self.state {
-            State::Ready(o) => Some(o.take().map_or_else(|| Err(taken()), Pending::decode)),
-            State::Waiting(slot) => {
-                let deadline = Instant::now() + timeout;
-                let mut state = slot.lock();
-                loop {
-                    if let Some(outcome) = state.outcome.take() {
-                        return Some(Pending::decode(outcome));
-                    }
-                    if state.done {
-                        return Some(Err(taken()));
-                    }
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return None;
-                    }
-                    state = slot.filled.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
-                }
-            }
-        }
+        self.wait_take(Some(Instant::now() + timeout)).map(Pending::decode)
     }
 
     /// The answer if it has come, without blocking.
     pub fn try_get(&mut self) -> Option<Result<T, CoordinatorError>> {
-        match &mut self.state {
-            State::Ready(o) => Some(o.take().map_or_else(|| Err(taken()), Pending::decode)),
-            State::Waiting(slot) => slot.take().map(Pending::decode),
-        }
+        self.poll_take(None).map(Pending::decode)
     }
 }
 
@@ -221,23 +351,9 @@ impl<T: ResponseKind> Future for Pending<T> {
     type Output = Result<T, CoordinatorError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        match &mut this.state {
-            State::Ready(o) => Poll::Ready(o.take().map_or_else(|| Err(taken()), Pending::decode)),
-            State::Waiting(slot) => {
-                let mut state = slot.lock();
-                if let Some(outcome) = state.outcome.take() {
-                    return Poll::Ready(Pending::decode(outcome));
-                }
-                if state.done {
-                    return Poll::Ready(Err(taken()));
-                }
-                match &state.waker {
-                    Some(w) if w.will_wake(cx.waker()) => {}
-                    _ => state.waker = Some(cx.waker().clone()),
-                }
-                Poll::Pending
-            }
+        match self.get_mut().poll_take(Some(cx.waker())) {
+            Some(outcome) => Poll::Ready(Pending::decode(outcome)),
+            None => Poll::Pending,
         }
     }
 }
