@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use group_coordinator::{CoordinatorError, GroupCoordinator, Pending, ResponseKind};
+use group_coordinator::{CoordinatorError, GroupCoordinator, Pending, ResponseKind, TopicMetadata};
 use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::{SledMetadataStore, SledOptions};
 use group_types::{
@@ -15,6 +15,7 @@ use group_types::{
 };
 
 use crate::service::{Deferred, GroupService, ServiceError};
+use crate::topics::Topics;
 use crate::{GroupServer, ServerConfig, ServerError, StorageMode};
 
 /// The group coordinator of this workspace behind the wire front end.
@@ -53,7 +54,12 @@ impl CoordinatorService {
             }
         };
         let started = std::time::Instant::now();
-        let coordinator = GroupCoordinator::new(storage, config.coordinator.clone())
+        // The node serves exactly its `--topic`s: a commit or offset delete naming
+        // anything else is refused per partition, as Kafka's request layer does.
+        let topics: Arc<dyn TopicMetadata> = Arc::new(Topics::new(&config.topics));
+        let coordinator = GroupCoordinator::builder(storage, config.coordinator.clone())
+            .topic_metadata(topics)
+            .open()
             .map_err(|e| ServerError::Coordinator(e.to_string()))?;
         tracing::info!(
             target: "group_server",
@@ -110,15 +116,15 @@ impl GroupService for CoordinatorService {
     }
 
     fn describe_groups(&self, request: DescribeGroupsRequest) -> Deferred<DescribeGroupsResponse> {
-        Deferred::ready(self.coordinator.handle_describe_groups(request).map_err(failed))
+        deferred(self.coordinator.describe_groups(request))
     }
 
     fn list_groups(&self, request: ListGroupsRequest) -> Deferred<ListGroupsResponse> {
-        Deferred::ready(self.coordinator.handle_list_groups(request).map_err(failed))
+        deferred(self.coordinator.list_groups_matching(request))
     }
 
     fn delete_groups(&self, request: DeleteGroupsRequest) -> Deferred<DeleteGroupsResponse> {
-        Deferred::ready(self.coordinator.handle_delete_groups(request).map_err(failed))
+        deferred(self.coordinator.delete_groups(request))
     }
 
     fn offset_delete(&self, request: OffsetDeleteRequest) -> Deferred<OffsetDeleteResponse> {

@@ -38,6 +38,9 @@
 //!   `max_wait_ms` and answers no records; an offset past the empty end reads as the end,
 //!   so a position restored from a committed offset is kept rather than reset.
 //! - Produce is refused per partition with `INVALID_REQUEST` and a message.
+//! - OffsetCommit and OffsetDelete for a topic or partition outside the `--topic`s are
+//!   refused per partition with `UNKNOWN_TOPIC_OR_PARTITION`, as a Kafka broker refuses
+//!   one its metadata does not hold; nothing of them is stored.
 //! - Any other API closes the connection with a log line, as does a malformed request or a
 //!   frame over the size limit (1 MiB by default); other connections are unaffected.
 //!

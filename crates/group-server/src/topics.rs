@@ -90,3 +90,9 @@ impl Topics {
         self.by_name.iter().map(|(name, &(n, id))| (name.as_str(), n, id))
     }
 }
+
+impl group_coordinator::TopicMetadata for Topics {
+    fn contains(&self, topic: &str, partition: i32) -> bool {
+        self.has_partition(topic, partition)
+    }
+}

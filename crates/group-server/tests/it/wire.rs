@@ -307,3 +307,42 @@ fn metadata_and_find_coordinator_name_the_advertised_address() {
         c.call(ApiKey::FindCoordinator, 2, &FindCoordinatorRequest::default().with_key(s("g")));
     assert_eq!((found.host.as_str(), found.port), ("coordinator.example", 29092));
 }
+
+/// A commit naming a topic or partition this node does not serve is refused per
+/// partition with UNKNOWN_TOPIC_OR_PARTITION (3) and not stored; the rest commits.
+#[test]
+fn a_commit_outside_the_served_topics_is_refused_per_partition() {
+    let server = server();
+    let mut c = Conn::open(server.local_addr());
+    let part = |i, offset| {
+        offset_commit_request::OffsetCommitRequestPartition::default()
+            .with_partition_index(i)
+            .with_committed_offset(offset)
+    };
+    let topic = |name: &str, parts| {
+        offset_commit_request::OffsetCommitRequestTopic::default()
+            .with_name(s(name).into())
+            .with_partitions(parts)
+    };
+    let req = OffsetCommitRequest::default()
+        .with_group_id(s("simple").into())
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![topic("t1", vec![part(0, 7), part(9, 7)]), topic("nope", vec![part(0, 7)])]);
+    let resp: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &req);
+    let codes: Vec<(String, i32, i16)> = resp
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (t.name.0.to_string(), p.partition_index, p.error_code)))
+        .collect();
+    assert_eq!(codes, vec![("t1".into(), 0, 0), ("t1".into(), 9, 3), ("nope".into(), 0, 3)]);
+    let fetch = OffsetFetchRequest::default().with_group_id(s("simple").into()).with_topics(None);
+    let resp: OffsetFetchResponse = c.call(ApiKey::OffsetFetch, 7, &fetch);
+    let stored: Vec<(String, i32, i64)> = resp
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| (t.name.0.to_string(), p.partition_index, p.committed_offset))
+        })
+        .collect();
+    assert_eq!(stored, vec![("t1".into(), 0, 7)]);
+}
