@@ -2,7 +2,8 @@
 //! flight per connection, the next sent when an answer comes) and an open loop
 //! (requests sent on a fixed schedule whatever the answers do, with latency
 //! taken from the scheduled send time so a slow server cannot hide its stalls
-//! by slowing the generator down: no coordinated omission).
+//! by slowing the generator down: no coordinated omission). Only the
+//! generator's own timer lateness is left out (see `latency_start`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -211,6 +212,19 @@ pub(crate) async fn open_loop(
     gather(set).await
 }
 
+/// When the latency of a send due at `due` starts, its writer having woken at
+/// `woke` and finished its previous write at `ready`.
+///
+/// Late because the previous write was still going (the server not reading,
+/// or answers not keeping up): the server's doing, so from `due`, as a real
+/// client waiting to send would see it. Late only because the timer woke late
+/// (tokio's rounds up to the next millisecond): the generator's doing, so from
+/// when it woke, or every paced latency would carry up to a millisecond that
+/// no server could remove.
+fn latency_start(due: Instant, woke: Instant, ready: Instant) -> Instant {
+    if ready > due { due } else { woke.max(due) }
+}
+
 /// How many sends of a stream fall inside the window.
 fn scheduled_sends(window: Window, interval: Duration, phase: Duration) -> u64 {
     let span = window.end - window.start;
@@ -229,13 +243,20 @@ async fn open_stream(s: Stream, interval: Duration, phase: Duration, w: Window) 
     let (mut reader, mut writer) = conn.into_parts();
     let first_id = writer.next_correlation_id();
     let mut writer_request = request.clone();
+    // The writer tells the reader when each request's latency starts.
+    let (starts_tx, mut starts) = tokio::sync::mpsc::unbounded_channel();
     let writer_task = tokio::spawn(async move {
         let mut lags = Vec::with_capacity(usize::try_from(count).unwrap_or(0));
+        let mut ready = w.start;
         for k in 0..count {
             let due = schedule(k);
             sleep_until(due).await;
+            let _ = starts_tx.send(latency_start(due, Instant::now(), ready));
             match timeout_at(w.deadline(), writer.send(&mut writer_request)).await {
-                Ok(Ok(_)) => lags.push(nanos(Instant::now() - due)),
+                Ok(Ok(_)) => {
+                    ready = Instant::now();
+                    lags.push(nanos(ready - due));
+                }
                 Ok(Err(_)) | Err(_) => return (None, lags),
             }
         }
@@ -264,7 +285,8 @@ async fn open_stream(s: Stream, interval: Duration, phase: Duration, w: Window) 
             healthy = false;
             break;
         }
-        tally.latencies_ns.push(nanos(now.saturating_duration_since(schedule(k))));
+        let start = starts.recv().await.unwrap_or_else(|| schedule(k));
+        tally.latencies_ns.push(nanos(now.saturating_duration_since(start)));
         if answer.error_code != 0 {
             tally.errors.code(answer.error_code);
         }
@@ -303,6 +325,18 @@ mod tests {
         assert_eq!(scheduled_sends(w, ms(300), ms(100)), 3);
         assert_eq!(scheduled_sends(w, ms(100), ms(1000)), 0);
         assert_eq!(scheduled_sends(w, Duration::ZERO, ms(0)), 0);
+    }
+
+    #[test]
+    fn only_back_pressure_counts_against_the_server() {
+        let due = Instant::now();
+        let ms = Duration::from_millis;
+        // The timer woke a millisecond late, the previous write long done.
+        assert_eq!(latency_start(due, due + ms(1), due - ms(4)), due + ms(1));
+        // The previous write ended after the send was due.
+        assert_eq!(latency_start(due, due + ms(3), due + ms(2)), due);
+        // On time.
+        assert_eq!(latency_start(due, due, due - ms(1)), due);
     }
 
     #[test]

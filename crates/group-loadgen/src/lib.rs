@@ -27,7 +27,9 @@
 //! Closed loops keep a fixed number of requests in flight per connection.
 //! Open loops send on a schedule whatever the answers do and measure latency
 //! from the *scheduled* send time, so a stalled server shows up in the
-//! percentiles instead of slowing the generator down (coordinated omission).
+//! percentiles instead of slowing the generator down (coordinated omission);
+//! only a send its timer woke late for, with nothing holding it back, counts
+//! from when it went out (tokio's timer rounds up to the millisecond).
 //!
 //! # Who should depend on this crate
 //!

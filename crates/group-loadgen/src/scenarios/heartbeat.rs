@@ -105,8 +105,8 @@ fn open_report(
     report.offered_rate = Some(offered);
     report.note(format!("offered {}/s: {n} members every {}", thousands(offered), format_latency(interval)));
     if let Some(lag) = lag {
-        // Late sends come from the generator's timer or from back-pressure;
-        // either way the latency above includes them.
+        // Sends are late by the timer's rounding, which the latency leaves
+        // out, or by back-pressure, which it includes.
         report.note(format!("send lag p99 {}", format_latency(lag.p99)));
         report.metric("send_lag_p99_us", lag.p99.as_secs_f64() * 1e6);
     }
