@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,21 +57,50 @@ async fn with_timeout<T>(
         .map_err(|_| LoadgenError::Timeout(format!("{SETUP_TIMEOUT:?} ({what})")))?
 }
 
+/// After this many failed connections in a row the server is taken to be
+/// refusing more (out of descriptors or threads), and the rest are not tried.
+const GIVE_UP_AFTER_FAILURES: usize = 2 * CONNECT_CONCURRENCY;
+
+/// How long an ApiVersions right after connecting may take.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Opens `n` connections, `CONNECT_CONCURRENCY` at a time; with `hello`,
 /// each first sends an ApiVersions, as every client does. Failures are kept
-/// in place so the caller can count them.
+/// in place so the caller can count them. Connections not yet started when
+/// `deadline` passes, or after `GIVE_UP_AFTER_FAILURES` failures in a row,
+/// are not tried (and fail as such): a server that stops accepting would
+/// otherwise cost a connect timeout per connection.
 pub(crate) async fn open_connections(
     addr: SocketAddr,
     n: usize,
     hello: bool,
+    deadline: Option<Instant>,
 ) -> Vec<Result<Connection, LoadgenError>> {
     let permits = Arc::new(Semaphore::new(CONNECT_CONCURRENCY));
+    let failures_in_a_row = Arc::new(AtomicUsize::new(0));
     let mut set = JoinSet::new();
     for i in 0..n {
-        let permits = Arc::clone(&permits);
+        let (permits, failures_in_a_row) = (Arc::clone(&permits), Arc::clone(&failures_in_a_row));
         set.spawn(async move {
             let _permit = permits.acquire_owned().await;
-            (i, open_one(addr, hello).await)
+            let skip = if failures_in_a_row.load(Ordering::Relaxed) >= GIVE_UP_AFTER_FAILURES {
+                Some(format!("not tried after {GIVE_UP_AFTER_FAILURES} failures in a row"))
+            } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                Some("not tried: the opening deadline passed".to_owned())
+            } else {
+                None
+            };
+            if let Some(reason) = skip {
+                return (i, Err(LoadgenError::Connect { addr, reason }));
+            }
+            let result = open_one(addr, hello).await;
+            match &result {
+                Ok(_) => failures_in_a_row.store(0, Ordering::Relaxed),
+                Err(_) => {
+                    failures_in_a_row.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            (i, result)
         });
     }
     let mut out: Vec<Result<Connection, LoadgenError>> =
@@ -86,11 +116,11 @@ pub(crate) async fn open_connections(
 async fn open_one(addr: SocketAddr, hello: bool) -> Result<Connection, LoadgenError> {
     let mut conn = Connection::connect(addr).await?;
     if hello {
-        let resp: ApiVersionsResponse = with_timeout(
-            "ApiVersions",
-            conn.call(ApiKey::ApiVersions, requests::API_VERSIONS_VERSION, &requests::api_versions()),
-        )
-        .await?;
+        let req = requests::api_versions();
+        let call = conn.call(ApiKey::ApiVersions, requests::API_VERSIONS_VERSION, &req);
+        let resp: ApiVersionsResponse = tokio::time::timeout(HELLO_TIMEOUT, call)
+            .await
+            .map_err(|_| LoadgenError::Timeout(format!("{HELLO_TIMEOUT:?} (ApiVersions)")))??;
         if resp.error_code != 0 {
             return Err(LoadgenError::Protocol(format!(
                 "ApiVersions answered {}",
@@ -103,7 +133,7 @@ async fn open_one(addr: SocketAddr, hello: bool) -> Result<Connection, LoadgenEr
 
 /// Opens `n` connections that must all succeed.
 pub(crate) async fn connect_all(addr: SocketAddr, n: usize) -> Result<Vec<Connection>, LoadgenError> {
-    open_connections(addr, n, true).await.into_iter().collect()
+    open_connections(addr, n, true, None).await.into_iter().collect()
 }
 
 /// Forms `groups` groups named `{prefix}-{g}` sharing `members` members as
@@ -350,4 +380,38 @@ async fn rejoin(mut m: Member, subscription: Bytes) -> Result<Rejoined, LoadgenE
     let problem = (sync.error_code != 0)
         .then(|| format!("{}: SyncGroup answered {}", m.member_id, code_name(sync.error_code)));
     Ok(Rejoined { member: m, sent, answered, leader_saw, problem })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dead_addr() -> SocketAddr {
+        std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port")
+    }
+
+    fn not_tried(results: &[Result<Connection, LoadgenError>]) -> usize {
+        results
+            .iter()
+            .filter(
+                |r| matches!(r, Err(LoadgenError::Connect { reason, .. }) if reason.starts_with("not tried")),
+            )
+            .count()
+    }
+
+    #[tokio::test]
+    async fn opening_stops_after_a_run_of_failures() {
+        let results = open_connections(dead_addr(), 400, false, None).await;
+        assert!(results.iter().all(Result::is_err));
+        // Permits are handed out in order: the 385th connect starts only once
+        // 256 have failed.
+        assert!(not_tried(&results) >= 400 - 384, "{}", not_tried(&results));
+        assert!(not_tried(&results) <= 400 - GIVE_UP_AFTER_FAILURES);
+    }
+
+    #[tokio::test]
+    async fn nothing_is_tried_past_the_deadline() {
+        let results = open_connections(dead_addr(), 10, true, Some(Instant::now())).await;
+        assert_eq!(not_tried(&results), 10);
+    }
 }

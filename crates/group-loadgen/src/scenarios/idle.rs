@@ -1,6 +1,8 @@
 //! What idle connections cost the server: memory, threads and descriptors,
 //! and the heartbeat latency of one active group before and with them.
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use super::heartbeat::heartbeat_streams;
@@ -10,6 +12,10 @@ use crate::group::open_connections;
 use crate::report::{format_latency, thousands};
 use crate::server::{nofile_hard_limit, raise_nofile_limit};
 use crate::{LoadgenError, Percentiles, ProcessStats, ScenarioReport, Settings, Target};
+
+/// Opening the idle connections stops after this long: well inside the
+/// active members' session timeout, which no heartbeat renews meanwhile.
+const OPENING_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Descriptors kept free beyond the idle and active connections: the
 /// runtime, stdio, `/proc` reads.
@@ -40,7 +46,7 @@ pub async fn idle(target: &Target, settings: &Settings) -> Result<ScenarioReport
     let opening = Instant::now();
     let mut idle = Vec::with_capacity(n);
     let mut connect_errors = Errors::default();
-    for conn in open_connections(target.addr, n, true).await {
+    for conn in open_connections(target.addr, n, true, Some(opening + OPENING_DEADLINE)).await {
         match conn {
             Ok(conn) => idle.push(conn),
             Err(e) => connect_errors.add(format!("idle connection: {}", e.kind()), 1),
