@@ -1,5 +1,6 @@
 //! The workspace's automation, in the cargo-xtask style: `cargo xtask ci` runs
-//! every check and test, `cargo xtask bench` the criterion benchmarks, and
+//! every check and test, `cargo xtask bench` the criterion benchmarks,
+//! `cargo xtask bench wire` the wire benchmark of `group-server`, and
 //! `cargo xtask release` checks that the workspace could be published.
 
 mod release;
@@ -14,6 +15,10 @@ usage: cargo xtask <command>
 commands:
   ci        format, lints, tests, doc tests, docs, bench build and tidy checks
   bench     run the criterion benchmarks (extra arguments go to `cargo bench`)
+  bench wire [ARGS]
+            build group-server and group-loadgen in release and run the wire
+            benchmark against target/release/group-server (ARGS go to
+            group-loadgen, e.g. --duration 3 --scenarios heartbeat,sweep)
   release   check crate versions agree and that `cargo package --workspace` succeeds
   tidy      only the tidy checks";
 
@@ -21,6 +26,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
+        Some("bench") if args.get(1).is_some_and(|a| a == "wire") => bench_wire(&args[2..]),
         Some("bench") => bench(&args[1..]),
         Some("release") => release::run(&root()),
         Some("tidy") => tidy::run(&root()),
@@ -130,6 +136,37 @@ fn bench(extra: &[String]) -> Result<(), String> {
     step("assignor bench report", {
         let mut c = cargo();
         c.args(["run", "--release", "-q", "-p", "group-assignors", "--example", "bench_report"]);
+        c
+    })
+}
+
+/// Where cargo puts its builds: `$CARGO_TARGET_DIR`, else `target/` at the root.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
+}
+
+fn bench_wire(extra: &[String]) -> Result<(), String> {
+    step("cargo build --release (group-server, group-loadgen)", {
+        let mut c = cargo();
+        c.args(["build", "--release", "-p", "group-server", "-p", "group-loadgen", "--bins"]);
+        c
+    })?;
+    // The generator spawns a fresh server per scenario, prints the table and
+    // writes wire-bench.json and wire-bench.svg; later flags in `extra` win.
+    let target = target_dir();
+    let release = target.join("release");
+    step("wire benchmark", {
+        let mut c = Command::new(release.join("group-loadgen"));
+        c.current_dir(root())
+            .arg("--server")
+            .arg(release.join("group-server"))
+            .arg("--work-dir")
+            .arg(target.join("wire-bench"))
+            .arg("--json")
+            .arg(target.join("wire-bench.json"))
+            .arg("--svg")
+            .arg(target.join("wire-bench.svg"))
+            .args(extra);
         c
     })
 }

@@ -1,0 +1,84 @@
+//! Each scenario at tiny sizes: answered, no errors, percentiles in order.
+
+use group_loadgen::scenarios;
+
+use crate::{check, server, tiny};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_opens_every_connection_and_keeps_heartbeating() {
+    let (_server, target) = server();
+    let report = scenarios::idle(&target, &tiny()).await.expect("idle runs");
+    check(&report);
+    assert_eq!(report.metrics["idle_connections"], 50.0, "{:?}", report.notes);
+    assert_eq!(report.metrics["idle_closed_by_server"], 0.0);
+    assert!(report.metrics["with_idle_fds"] >= report.metrics["before_fds"] + 50.0, "{:?}", report.metrics);
+    assert!(report.metrics["before_p50_us"] <= report.metrics["before_p99_us"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeat_closed_loop() {
+    let (_server, target) = server();
+    check(&scenarios::heartbeat(&target, &tiny()).await.expect("runs"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_closed_loop() {
+    let (_server, target) = server();
+    check(&scenarios::pipelined(&target, &tiny()).await.expect("runs"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paced_open_loop_offers_what_it_says() {
+    let (_server, target) = server();
+    let report = scenarios::paced(&target, &tiny()).await.expect("runs");
+    check(&report);
+    // 20 members every 20 ms.
+    assert_eq!(report.offered_rate.map(f64::round), Some(1000.0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sweep_gives_a_row_per_rate_until_it_stops() {
+    let (_server, target) = server();
+    let rows = scenarios::sweep(&target, &tiny()).await.expect("runs");
+    assert!(!rows.is_empty());
+    for (row, rate) in rows.iter().zip([200.0, 400.0]) {
+        check(row);
+        assert_eq!(row.offered_rate.map(f64::round), Some(rate), "{}", row.scenario);
+    }
+    // A sweep stops only when the achieved rate fell short.
+    if rows.len() < 2 {
+        assert!(rows[0].notes.iter().any(|n| n.contains("stops")), "{:?}", rows[0].notes);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_on_distinct_groups() {
+    let (_server, target) = server();
+    check(&scenarios::commit_distinct(&target, &tiny()).await.expect("runs"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_on_one_group() {
+    let (_server, target) = server();
+    check(&scenarios::commit_one_group(&target, &tiny()).await.expect("runs"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heartbeats_under_commits_count_both() {
+    let (_server, target) = server();
+    let report = scenarios::heartbeat_under_commits(&target, &tiny()).await.expect("runs");
+    check(&report);
+    assert!(report.metrics["commit_rate_per_s"] > 0.0, "{:?}", report.metrics);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebalance_ends_with_every_member_in_the_new_generation() {
+    let (_server, target) = server();
+    let settings = tiny();
+    let report = scenarios::rebalance(&target, &settings).await.expect("runs");
+    check(&report);
+    assert_eq!(report.answered, 3);
+    let m = &report.metrics;
+    assert_eq!(m["generation_after"], m["generation_before"] + 3.0, "{m:?}");
+    assert_eq!(m["members_in_last_generation"], 8.0);
+}
