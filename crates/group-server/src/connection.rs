@@ -114,30 +114,48 @@ async fn read_loop(
     limits: &ConnectionLimits,
     activity: &Activity,
     tx: mpsc::UnboundedSender<Item>,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) -> Stop {
+    // Checked before each request, so that a client that never pauses still stops
+    // being read when the server stops.
+    let stopping = shutdown.clone();
+    let mut shutdown = shutdown;
     // Kafka reports client hosts as "/1.2.3.4".
     let client_host = format!("/{}", peer.ip());
     let mut frames = FrameReader { half: read_half, buf: BytesMut::new(), limits: *limits };
     let allowance = Arc::new(Semaphore::new(limits.max_in_flight_per_connection.max(1)));
+    // One future for "stop reading", made once and polled only when the reader would
+    // wait anyway: per-request futures on the watch and the channel cost more than
+    // the heartbeat they accompany.
+    let stop = async {
+        tokio::select! {
+            _ = shutdown.wait_for(|stopping| *stopping) => {}
+            // The writer gave up (the peer stopped reading or reset): stop reading too.
+            () = tx.closed() => {}
+        }
+    };
+    tokio::pin!(stop);
     loop {
+        if *stopping.borrow() {
+            return Stop::Done;
+        }
         // With `max_in_flight_per_connection` replies unwritten the connection is not
         // read (Kafka mutes a channel the same way); no other connection is affected.
-        let permit = tokio::select! {
-            biased;
-            _ = shutdown.wait_for(|stopping| *stopping) => return Stop::Done,
-            () = tx.closed() => return Stop::Done,
-            permit = Arc::clone(&allowance).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                Err(_) => return Stop::Done,
+        let permit = match Arc::clone(&allowance).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => tokio::select! {
+                biased;
+                () = &mut stop => return Stop::Done,
+                permit = Arc::clone(&allowance).acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => return Stop::Done,
+                },
             },
         };
         let frame = tokio::select! {
             biased;
-            _ = shutdown.wait_for(|stopping| *stopping) => return Stop::Done,
-            // The writer gave up (the peer stopped reading or reset): stop reading too.
-            () = tx.closed() => return Stop::Done,
             frame = frames.next(activity) => frame,
+            () = &mut stop => return Stop::Done,
         };
         let frame = match frame {
             Ok(Some(frame)) => frame,
