@@ -161,7 +161,13 @@ impl GroupServer {
                 DRAIN + CLOSE
             ));
         }
-        runtime.shutdown_timeout(Duration::from_secs(1));
+        if tokio::runtime::Handle::try_current().is_ok() {
+            // Stopped from within another runtime (an async test or an embedding
+            // program): that runtime's thread may not block on ours shutting down.
+            let _ = std::thread::spawn(move || runtime.shutdown_timeout(Duration::from_secs(1))).join();
+        } else {
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
         let (lock, done) = &*self.stopped;
         *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
         done.notify_all();
