@@ -116,6 +116,21 @@ impl Conn {
     }
 }
 
+/// A consumer's JoinGroup for `group` (range, subscribed to t1), 10 s timeouts.
+pub(crate) fn join(group: &str, member: &str) -> kafka_protocol::messages::JoinGroupRequest {
+    use kafka_protocol::messages::{JoinGroupRequest, join_group_request::JoinGroupRequestProtocol};
+    let protocol = JoinGroupRequestProtocol::default()
+        .with_name(s("range"))
+        .with_metadata(Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0xff, 0xff, 0xff, 0xff]));
+    JoinGroupRequest::default()
+        .with_group_id(s(group).into())
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_member_id(s(member))
+        .with_protocol_type(s("consumer"))
+        .with_protocols(vec![protocol])
+}
+
 pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
 }

@@ -9,12 +9,11 @@ use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use bytes::Bytes;
 use group_server::GroupServer;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Decodable;
 
-use crate::client::{Conn, s, server_with};
+use crate::client::{Conn, join, s, server_with};
 
 fn serves(addr: SocketAddr) {
     let mut c = Conn::open(addr);
@@ -76,19 +75,6 @@ fn max_connections_per_ip_refuses_only_that_address() {
     let mut other = Conn::on(connect_from([127, 0, 0, 2], addr));
     api_versions(&mut other);
     api_versions(&mut first);
-}
-
-fn join(group: &str, member: &str) -> JoinGroupRequest {
-    let protocol = join_group_request::JoinGroupRequestProtocol::default()
-        .with_name(s("range"))
-        .with_metadata(Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0xff, 0xff, 0xff, 0xff]));
-    JoinGroupRequest::default()
-        .with_group_id(s(group).into())
-        .with_session_timeout_ms(10_000)
-        .with_rebalance_timeout_ms(10_000)
-        .with_member_id(s(member))
-        .with_protocol_type(s("consumer"))
-        .with_protocols(vec![protocol])
 }
 
 fn state_of(c: &mut Conn, group: &str) -> String {

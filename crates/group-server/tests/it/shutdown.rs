@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Decodable;
 
-use crate::client::{Conn, s};
+use crate::client::{Conn, join, s};
 
 /// A `group-server` process on an ephemeral port over sled in `dir`.
 struct Server {
@@ -141,20 +141,6 @@ fn sigterm_stops_gracefully_and_loses_no_acknowledged_commit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn join(member: &str) -> JoinGroupRequest {
-    let protocol =
-        join_group_request::JoinGroupRequestProtocol::default().with_name(s("range")).with_metadata(
-            bytes::Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0xff, 0xff, 0xff, 0xff]),
-        );
-    JoinGroupRequest::default()
-        .with_group_id(s("j").into())
-        .with_session_timeout_ms(30_000)
-        .with_rebalance_timeout_ms(30_000)
-        .with_member_id(s(member))
-        .with_protocol_type(s("consumer"))
-        .with_protocols(vec![protocol])
-}
-
 /// A parked JoinGroup keeps a graceful stop waiting for seconds; a second signal
 /// meanwhile exits at once, with a failure status.
 #[test]
@@ -162,10 +148,10 @@ fn a_second_signal_exits_at_once() {
     let dir = temp_dir("second-signal");
     let server = Server::start(&dir);
     let mut m = Conn::open(server.addr);
-    let joined: JoinGroupResponse = m.call(ApiKey::JoinGroup, 3, &join(""));
+    let joined: JoinGroupResponse = m.call(ApiKey::JoinGroup, 3, &join("j", ""));
     assert_eq!(joined.error_code, 0);
     let mut n = Conn::open(server.addr);
-    n.send(ApiKey::JoinGroup, 3, &join(""));
+    n.send(ApiKey::JoinGroup, 3, &join("j", ""));
     // N's JoinGroup waits for M, who never rejoins.
     let mut watcher = Conn::open(server.addr);
     let parked = (0..1000).any(|_| {

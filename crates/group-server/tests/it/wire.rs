@@ -6,7 +6,7 @@ use group_server::{SUPPORTED_APIS, topic_id_for};
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Decodable;
 
-use crate::client::{Conn, s, server};
+use crate::client::{Conn, join, s, server};
 
 #[test]
 fn api_versions_advertises_exactly_the_crate_ranges_with_header_v0() {
@@ -106,19 +106,6 @@ fn list_offsets_fetch_and_produce_over_empty_partitions() {
     assert!(p.error_message.as_ref().is_some_and(|m| m.contains("stores no records")));
 }
 
-fn join(member: &str) -> JoinGroupRequest {
-    let protocol = join_group_request::JoinGroupRequestProtocol::default()
-        .with_name(s("range"))
-        .with_metadata(Bytes::from_static(&[0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0xff, 0xff, 0xff, 0xff]));
-    JoinGroupRequest::default()
-        .with_group_id(s("g").into())
-        .with_session_timeout_ms(10_000)
-        .with_rebalance_timeout_ms(10_000)
-        .with_member_id(s(member))
-        .with_protocol_type(s("consumer"))
-        .with_protocols(vec![protocol])
-}
-
 /// The whole life cycle at librdkafka's (non-flexible) and kafka-python's (flexible) versions.
 #[rstest::rstest]
 #[case::librdkafka(5, 3, 3, 1, 9, 9)]
@@ -135,11 +122,11 @@ fn a_group_life_cycle(
 ) {
     let server = server();
     let mut c = Conn::open(server.local_addr());
-    let mut resp: JoinGroupResponse = c.call(ApiKey::JoinGroup, jv, &join(""));
+    let mut resp: JoinGroupResponse = c.call(ApiKey::JoinGroup, jv, &join("g", ""));
     if jv >= 4 {
         assert_eq!(resp.error_code, 79, "MEMBER_ID_REQUIRED");
         let id = resp.member_id.as_str().to_owned();
-        resp = c.call(ApiKey::JoinGroup, jv, &join(&id));
+        resp = c.call(ApiKey::JoinGroup, jv, &join("g", &id));
     }
     assert_eq!(resp.error_code, 0);
     assert_eq!(resp.generation_id, 1);
@@ -263,14 +250,14 @@ fn a_parked_join_keeps_request_order_and_blocks_nobody_else() {
     let server = server();
     let mut a = Conn::open(server.local_addr());
     let mut b = Conn::open(server.local_addr());
-    let first: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join(""));
-    let first: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join(first.member_id.as_str()));
+    let first: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join("g", ""));
+    let first: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join("g", first.member_id.as_str()));
     assert_eq!(first.generation_id, 1);
     let a_id = first.member_id.clone();
 
     // B joins (after the member-id round trip): the group rebalances and parks B until A rejoins.
-    let b0: JoinGroupResponse = b.call(ApiKey::JoinGroup, 5, &join(""));
-    let join_cid = b.send(ApiKey::JoinGroup, 5, &join(b0.member_id.as_str()));
+    let b0: JoinGroupResponse = b.call(ApiKey::JoinGroup, 5, &join("g", ""));
+    let join_cid = b.send(ApiKey::JoinGroup, 5, &join("g", b0.member_id.as_str()));
     let api_cid = b.send(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
 
     // Meanwhile A is served: its heartbeat learns of the rebalance.
@@ -284,7 +271,7 @@ fn a_parked_join_keeps_request_order_and_blocks_nobody_else() {
         hresp.error_code == 27
     });
     assert!(rebalancing, "REBALANCE_IN_PROGRESS never came");
-    let rejoin: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join(a_id.as_str()));
+    let rejoin: JoinGroupResponse = a.call(ApiKey::JoinGroup, 5, &join("g", a_id.as_str()));
     assert_eq!(rejoin.generation_id, 2);
 
     // B's replies arrive in request order: the JoinGroup first, then the ApiVersions.
