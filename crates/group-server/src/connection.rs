@@ -122,7 +122,13 @@ async fn read_loop(
     let mut shutdown = shutdown;
     // Kafka reports client hosts as "/1.2.3.4".
     let client_host = format!("/{}", peer.ip());
-    let mut frames = FrameReader { half: read_half, buf: BytesMut::new(), limits: *limits };
+    let first_check = Instant::now() + KEEP_BUFFER.min(limits.connections_max_idle);
+    let mut frames = FrameReader {
+        half: read_half,
+        buf: BytesMut::new(),
+        limits: *limits,
+        timer: Box::pin(tokio::time::sleep_until(first_check)),
+    };
     let allowance = Arc::new(Semaphore::new(limits.max_in_flight_per_connection.max(1)));
     // One future for "stop reading", made once and polled only when the reader would
     // wait anyway: per-request futures on the watch and the channel cost more than
@@ -188,6 +194,8 @@ struct FrameReader {
     half: OwnedReadHalf,
     buf: BytesMut,
     limits: ConnectionLimits,
+    /// When to look at the connection's idleness next.
+    timer: std::pin::Pin<Box<tokio::time::Sleep>>,
 }
 
 impl FrameReader {
@@ -223,34 +231,43 @@ impl FrameReader {
         }
     }
 
-    /// Waits for the first byte of a request; false at end of stream. Closes a
-    /// connection idle past `connections.max.idle.ms` with nothing in flight.
+    /// Waits for the first byte of a request; false at end of stream. Gives the
+    /// read buffer back after [`KEEP_BUFFER`] of quiet, and closes a connection idle
+    /// past `connections.max.idle.ms` with nothing in flight.
+    ///
+    /// The timer is lazy: it is not re-armed per request (a busy connection would
+    /// pay a timer-wheel update per heartbeat), only checked when it fires, against
+    /// the connection's last activity.
     async fn wait_for_bytes(&mut self, activity: &Activity) -> Result<bool, Stop> {
         let idle = self.limits.connections_max_idle;
-        let mut keep_until = Some(Instant::now() + KEEP_BUFFER);
         loop {
-            let idle_at = activity.last() + idle;
-            let wake_at = keep_until.map_or(idle_at, |k| k.min(idle_at));
-            match tokio::time::timeout_at(wake_at, self.half.readable()).await {
-                Ok(Ok(())) => match self.try_read() {
+            tokio::select! {
+                biased;
+                ready = self.half.readable() => match ready.and_then(|()| self.try_read()) {
                     Ok(0) => return Ok(false),
                     Ok(_) => return Ok(true),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => return Err(Stop::Io(e)),
                 },
-                Ok(Err(e)) => return Err(Stop::Io(e)),
-                Err(_) if keep_until.is_some_and(|k| Instant::now() >= k) => {
-                    keep_until = None;
-                    self.buf = BytesMut::new();
-                }
-                Err(_) => {
-                    let quiet_for = Instant::now().saturating_duration_since(activity.last());
+                () = self.timer.as_mut() => {
+                    let now = Instant::now();
+                    let last = activity.last();
+                    if self.buf.capacity() > 0 && now >= last + KEEP_BUFFER {
+                        self.buf = BytesMut::new();
+                    }
+                    let quiet_for = now.saturating_duration_since(last);
                     if activity.in_flight.load(Ordering::Relaxed) == 0 && quiet_for >= idle {
                         return Err(Stop::Refused(format!(
                             "idle for {} ms (connections.max.idle.ms)",
                             quiet_for.as_millis()
                         )));
                     }
+                    let mut next = if self.buf.capacity() > 0 { last + KEEP_BUFFER.min(idle) } else { last + idle };
+                    if next <= now {
+                        // Quiet but with a reply still owed: look again later.
+                        next = now + KEEP_BUFFER.min(idle);
+                    }
+                    self.timer.as_mut().reset(next);
                 }
             }
         }
