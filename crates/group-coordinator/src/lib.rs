@@ -10,8 +10,11 @@
 //!   its own lock, one timer thread, an injectable [`Clock`] ([`SystemClock`],
 //!   [`ManualClock`]), and a storage stage that appends to any
 //!   [`group_offsets::MetadataStore`] off every lock, batching per partition.
-//!   Blocking `handle_*` methods, and non-blocking ones returning a [`Pending`]
-//!   handle that can be waited on or `.await`ed.
+//!   Every request has a method returning a [`Pending`] handle at once, which can be
+//!   waited on or `.await`ed and never blocks the caller's thread (an answer merged
+//!   from several parts is merged by whoever takes it), and a blocking `handle_*`
+//!   twin. Kafka's ListGroups is [`GroupCoordinator::list_groups_matching`]:
+//!   [`GroupCoordinator::list_groups`] returns the groups' snapshots.
 //! - The core's call contract (what may arrive while writes are outstanding, the
 //!   order completions come back in, what a failed write reverts) is written in
 //!   [`CoordinatorCore`]'s docs and summed up in `docs/ARCHITECTURE.md`.
@@ -22,10 +25,15 @@
 //!   questions about [`Resource`]s for the [`Principal`] of a [`RequestContext`].
 //!   [`GroupCoordinator::caller`] gives the same methods on behalf of one caller; the
 //!   methods of [`GroupCoordinator`] itself act as [`Principal::ANONYMOUS`].
+//! - [`TopicMetadata`]: which topic-partitions exist ([`AllTopicsExist`] by
+//!   default, set with [`GroupCoordinatorBuilder::topic_metadata`]); OffsetCommit and
+//!   OffsetDelete partitions it does not know are answered
+//!   `UNKNOWN_TOPIC_OR_PARTITION` after the topic ACL check and never stored.
 //! - [`GroupEvent`]s: state changes, rebalances, expirations and fenced members,
 //!   reported by the core in [`Effects::events`]; the runtime emits each as a
-//!   `tracing` event (target `group_coordinator`, silent without a subscriber) and
-//!   counts it in [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]).
+//!   `tracing` event (target `group_coordinator`, silent without a subscriber; what
+//!   operators follow at info, per-step noise at debug) and counts it in
+//!   [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]).
 //!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
 //!   `group-assignors` assignor the group's selected protocol names.

@@ -7,6 +7,16 @@
 //! them up. Every `tracing` event has the target `group_coordinator` and costs one
 //! cached interest check when no subscriber listens.
 //!
+//! What operators follow is at info level, with the group id and what identifies
+//! the step: `rebalance started` (generation, members, Kafka's reason text),
+//! `rebalance completed` (the join phase: new generation, members, leader,
+//! protocol), `generation stable` (the same once the leader's assignment is
+//! durable), `member left` and `member expired` (member id, reason), `static
+//! member fenced`, `group emptied` (generation), `group deleted` (offsets removed),
+//! `offsets expired` (partitions, and whether the group went too: then also
+//! `group expired`). `group state changed` and per-request outcomes (an
+//! authorization failure, unknown partitions) are debug; failed writes warn.
+//!
 //! [`GroupCoordinator::metrics`]: crate::GroupCoordinator::metrics
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,6 +78,8 @@ pub struct CoordinatorMetrics {
     pub rebalances_completed: u64,
     /// Members removed by deadlines.
     pub member_expirations: MemberExpirations,
+    /// Members (and pending member ids) that left through LeaveGroup.
+    pub members_left: u64,
     /// Static members fenced by a new instance with the same `group.instance.id`.
     pub static_members_fenced: u64,
     /// OffsetCommit requests answered (whatever their outcome).
@@ -76,6 +88,10 @@ pub struct CoordinatorMetrics {
     pub offset_commit_partitions: u64,
     /// Partitions whose committed offset the retention job removed.
     pub offsets_expired: u64,
+    /// Groups DeleteGroups removed.
+    pub groups_deleted: u64,
+    /// Groups the retention job removed with their last offsets.
+    pub groups_expired: u64,
     /// Writes storage failed (each reverted the partition to its last committed
     /// write; see [`GroupEvent::WriteFailed`](crate::GroupEvent::WriteFailed)).
     pub write_failures: u64,
@@ -125,10 +141,13 @@ pub(crate) struct ShardCounters {
     rebalances_started: u64,
     rebalances_completed: u64,
     member_expirations: MemberExpirations,
+    members_left: u64,
     static_members_fenced: u64,
     offset_commits: u64,
     offset_commit_partitions: u64,
     offsets_expired: u64,
+    groups_deleted: u64,
+    groups_expired: u64,
     write_failures: u64,
 }
 
@@ -155,14 +174,20 @@ impl ShardCounters {
                     generation_id,
                     "group state changed"
                 );
+                // A group only becomes Empty by a join phase that ended without
+                // members (the last one left or expired).
+                if *to == GroupState::Empty {
+                    tracing::info!(target: "group_coordinator", group_id = %group_id, generation_id, "group emptied");
+                }
             }
-            GroupEvent::RebalanceStarted { group_id, generation_id, members } => {
+            GroupEvent::RebalanceStarted { group_id, generation_id, members, reason } => {
                 self.rebalances_started += 1;
                 tracing::info!(
                     target: "group_coordinator",
                     group_id = %group_id,
                     generation_id,
                     members,
+                    reason = reason.as_str(),
                     "rebalance started"
                 );
             }
@@ -177,6 +202,32 @@ impl ShardCounters {
                     protocol_name = protocol_name.as_deref().unwrap_or(""),
                     "rebalance completed"
                 );
+            }
+            GroupEvent::GenerationStable { group_id, generation_id, members, leader_id, protocol_name } => {
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    generation_id,
+                    members,
+                    leader_id = leader_id.as_deref().unwrap_or(""),
+                    protocol_name = protocol_name.as_deref().unwrap_or(""),
+                    "generation stable"
+                );
+            }
+            GroupEvent::MemberLeft { group_id, member_id, group_instance_id, reason } => {
+                self.members_left += 1;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    member_id = %member_id,
+                    group_instance_id = group_instance_id.as_deref().unwrap_or(""),
+                    reason = reason.as_str(),
+                    "member left"
+                );
+            }
+            GroupEvent::GroupDeleted { group_id, offsets } => {
+                self.groups_deleted += 1;
+                tracing::info!(target: "group_coordinator", group_id = %group_id, offsets, "group deleted");
             }
             GroupEvent::MemberExpired { group_id, member_id, reason } => {
                 let counts = &mut self.member_expirations;
@@ -215,6 +266,10 @@ impl ShardCounters {
                     group_removed,
                     "offsets expired"
                 );
+                if *group_removed {
+                    self.groups_expired += 1;
+                    tracing::info!(target: "group_coordinator", group_id = %group_id, "group expired");
+                }
             }
             GroupEvent::WriteFailed { error, writes } => {
                 self.write_failures += 1;
@@ -232,10 +287,13 @@ impl ShardCounters {
         m.rebalances_started += self.rebalances_started;
         m.rebalances_completed += self.rebalances_completed;
         m.member_expirations.add(&self.member_expirations);
+        m.members_left += self.members_left;
         m.static_members_fenced += self.static_members_fenced;
         m.offset_commits += self.offset_commits;
         m.offset_commit_partitions += self.offset_commit_partitions;
         m.offsets_expired += self.offsets_expired;
+        m.groups_deleted += self.groups_deleted;
+        m.groups_expired += self.groups_expired;
         m.write_failures += self.write_failures;
     }
 }

@@ -92,6 +92,7 @@ impl CoordinatorCore {
     pub(crate) fn delete_groups(&mut self, rid: RequestId, req: DeleteGroupsRequest) {
         let mut response = DeleteGroupsResponse::default();
         let mut records = Vec::new();
+        let mut deleted = Vec::new();
         for id in &req.group_ids {
             if response.results.iter().any(|r| r.group_id == *id) {
                 continue;
@@ -106,6 +107,7 @@ impl CoordinatorCore {
                             .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
                     }
                     records.push(Record::GroupTombstone { group_id: g.id.clone() });
+                    deleted.push((g.id.clone(), g.offsets.len()));
                     self.remove_group(id);
                     ErrorCode::None
                 }
@@ -116,7 +118,7 @@ impl CoordinatorCore {
             self.engine.respond(rid, Response::DeleteGroups(response));
             return;
         }
-        self.engine.write(records, PendingWrite::DeleteGroups { request: rid, response });
+        self.engine.write(records, PendingWrite::DeleteGroups { request: rid, response, deleted });
     }
 
     /// What a write's completion does besides committing or reverting the
@@ -153,7 +155,12 @@ impl CoordinatorCore {
                 }
                 self.engine.respond(request, Response::OffsetCommit(response));
             }
-            PendingWrite::DeleteGroups { request, mut response } => {
+            PendingWrite::DeleteGroups { request, mut response, deleted } => {
+                if result.is_ok() {
+                    for (id, offsets) in &deleted {
+                        self.engine.group_deleted(id, *offsets);
+                    }
+                }
                 if let Err(error) = result {
                     let mapped = crate::core::map_operation_error(error);
                     for r in &mut response.results {

@@ -4,6 +4,7 @@
 //!
 //! [`Effects::events`]: crate::Effects::events
 
+use std::fmt;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState};
@@ -39,6 +40,105 @@ impl ExpirationReason {
     }
 }
 
+/// Why a join phase begins: the reasons Kafka's `GroupMetadataManager` passes to
+/// `prepareRebalance`, kept as data and formatted only when a rebalance does begin
+/// (most calls that could start one find it started already).
+#[derive(Debug)]
+pub(crate) enum RebalanceReason {
+    /// `addMemberThenRebalanceOrCompleteJoin`.
+    NewMember { member_id: Arc<str>, instance: Option<String>, client: Option<String> },
+    /// `classicGroupJoinExistingMember`: a member rejoins in `state`.
+    Rejoin { member_id: Arc<str>, state: GroupState, leader: bool, client: Option<String> },
+    /// `updateStaticMemberThenRebalanceOrCompleteJoin` in Stable, the protocol changing.
+    StaticProtocolChange { member_id: Arc<str>, instance: String, client: Option<String> },
+    /// `updateStaticMemberThenRebalanceOrCompleteJoin` in CompletingRebalance.
+    StaticRejoinDuringSync { member_id: Arc<str>, instance: String, client: Option<String> },
+    /// `classicGroupLeave`.
+    Left { members: Vec<Arc<str>> },
+    /// `expireClassicGroupMemberHeartbeat`.
+    HeartbeatExpired { member_id: Arc<str> },
+    /// `expirePendingSync`.
+    PendingSyncExpired { members: Vec<Arc<str>> },
+    /// The leader's assignment could not be written (`classicGroupSyncToLeader`).
+    AssignmentWriteFailed { error: ErrorCode, member_id: Option<Arc<str>> },
+    /// Loaded with more members than `group.max.size` (`onLoaded`).
+    LoadedOverCapacity { group_id: Arc<str>, members: usize, max: i32 },
+}
+
+/// `JoinGroupRequest.joinReason`: what the client said, `not provided` otherwise.
+fn client_reason(reason: Option<&str>) -> &str {
+    reason.filter(|r| !r.is_empty()).unwrap_or("not provided")
+}
+
+fn comma_list(ids: &[Arc<str>]) -> String {
+    ids.iter().map(|id| &**id).collect::<Vec<&str>>().join(", ")
+}
+
+impl fmt::Display for RebalanceReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RebalanceReason::NewMember { member_id, instance, client } => write!(
+                f,
+                "Adding new member {member_id} with group instance id {}; client reason: {}",
+                instance.as_deref().unwrap_or("null"),
+                client_reason(client.as_deref())
+            ),
+            RebalanceReason::Rejoin { member_id, state, leader, client } => {
+                let client = client_reason(client.as_deref());
+                match state {
+                    GroupState::PreparingRebalance => {
+                        write!(
+                            f,
+                            "Member {member_id} is joining group during {state}; client reason: {client}"
+                        )
+                    }
+                    GroupState::Stable if *leader => {
+                        write!(
+                            f,
+                            "Leader {member_id} re-joining group during {state}; client reason: {client}"
+                        )
+                    }
+                    _ => write!(
+                        f,
+                        "Updating metadata for member {member_id} during {state}; client reason: {client}"
+                    ),
+                }
+            }
+            RebalanceReason::StaticProtocolChange { member_id, instance, client } => write!(
+                f,
+                "Group's selectedProtocol will change because static member {member_id} with instance id \
+                 {instance} joined with change of protocol; client reason: {}",
+                client_reason(client.as_deref())
+            ),
+            RebalanceReason::StaticRejoinDuringSync { member_id, instance, client } => write!(
+                f,
+                "Updating metadata for static member {member_id} with instance id {instance}; client reason: {}",
+                client_reason(client.as_deref())
+            ),
+            RebalanceReason::Left { members } => {
+                write!(f, "explicit `LeaveGroup` request for ({}) members.", comma_list(members))
+            }
+            RebalanceReason::HeartbeatExpired { member_id } => {
+                write!(f, "removing member {member_id} on heartbeat expiration.")
+            }
+            RebalanceReason::PendingSyncExpired { members } => {
+                write!(f, "Removing [{}] on pending sync request expiration", comma_list(members))
+            }
+            RebalanceReason::AssignmentWriteFailed { error, member_id } => write!(
+                f,
+                "Error {} when storing group assignment during SyncGroup (member: {}).",
+                error.name(),
+                member_id.as_deref().unwrap_or("")
+            ),
+            RebalanceReason::LoadedOverCapacity { group_id, members, max } => write!(
+                f,
+                "Freshly-loaded group {group_id} (size {members}) is over capacity {max}. Rebalancing in \
+                 order to give a chance for consumers to commit offsets"
+            ),
+        }
+    }
+}
+
 /// Something that happened to a group during one step of the core.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -62,6 +162,10 @@ pub enum GroupEvent {
         generation_id: i32,
         /// Members at the start of the join phase.
         members: usize,
+        /// Why, in the words of Kafka's `GroupMetadataManager.prepareRebalance`
+        /// reasons ("Adding new member ... ; client reason: ...", "removing member
+        /// ... on heartbeat expiration.", ...).
+        reason: String,
     },
     /// A join phase completed with members: a new generation, its leader elected, every
     /// parked JoinGroup answered (Kafka's "Stabilized group"). The group now waits for
@@ -77,6 +181,31 @@ pub enum GroupEvent {
         leader_id: Option<Arc<str>>,
         /// The protocol the members agreed on.
         protocol_name: Option<String>,
+    },
+    /// The leader's assignment is durable and handed out: the generation is
+    /// complete and the group Stable.
+    GenerationStable {
+        /// The group.
+        group_id: Arc<str>,
+        /// The generation now in force.
+        generation_id: i32,
+        /// Its members.
+        members: usize,
+        /// Its leader.
+        leader_id: Option<Arc<str>>,
+        /// The protocol its members use.
+        protocol_name: Option<String>,
+    },
+    /// A member (or a pending member id) left through LeaveGroup.
+    MemberLeft {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member id.
+        member_id: Arc<str>,
+        /// Its static instance id, if it had one.
+        group_instance_id: Option<String>,
+        /// The reason the client gave, `not provided` without one (as Kafka logs it).
+        reason: String,
     },
     /// A member was removed by a deadline.
     MemberExpired {
@@ -99,6 +228,13 @@ pub enum GroupEvent {
         /// The id the new instance was given.
         new_member_id: Arc<str>,
     },
+    /// DeleteGroups removed a group (reported once its tombstones are durable).
+    GroupDeleted {
+        /// The group.
+        group_id: Arc<str>,
+        /// Committed offsets removed with it.
+        offsets: usize,
+    },
     /// The retention job removed committed offsets (and possibly the group with them).
     OffsetsExpired {
         /// The group.
@@ -120,8 +256,18 @@ pub enum GroupEvent {
 }
 
 impl Engine {
-    /// Moves `g` to `to` and reports it, with the rebalance it starts or completes.
+    /// Moves `g` to `to` and reports it, with the generation it completes.
+    /// PreparingRebalance is entered through [`transition_to_preparing`](Self::transition_to_preparing).
     pub(crate) fn transition(&mut self, g: &mut Group, to: GroupState) {
+        self.transition_because(g, to, None);
+    }
+
+    /// Moves `g` to PreparingRebalance and reports the rebalance it starts, and why.
+    pub(crate) fn transition_to_preparing(&mut self, g: &mut Group, reason: RebalanceReason) {
+        self.transition_because(g, GroupState::PreparingRebalance, Some(reason));
+    }
+
+    fn transition_because(&mut self, g: &mut Group, to: GroupState, reason: Option<RebalanceReason>) {
         let from = g.state;
         g.transition(to, self.now);
         let group_id = g.id.clone();
@@ -130,6 +276,7 @@ impl Engine {
                 group_id: group_id.clone(),
                 generation_id: g.generation,
                 members: g.len(),
+                reason: reason.map(|r| r.to_string()).unwrap_or_default(),
             });
         }
         if to == GroupState::CompletingRebalance {
@@ -141,9 +288,36 @@ impl Engine {
                 protocol_name: g.protocol_name.clone(),
             });
         }
+        if to == GroupState::Stable && from != GroupState::Stable {
+            self.fx.events.push(GroupEvent::GenerationStable {
+                group_id: group_id.clone(),
+                generation_id: g.generation,
+                members: g.len(),
+                leader_id: g.leader.clone(),
+                protocol_name: g.protocol_name.clone(),
+            });
+        }
         if from != to {
             self.fx.events.push(GroupEvent::StateChanged { group_id, from, to, generation_id: g.generation });
         }
+    }
+
+    /// Reports a member that left through LeaveGroup.
+    pub(crate) fn member_left(
+        &mut self,
+        g: &Group,
+        member_id: &Arc<str>,
+        group_instance_id: Option<String>,
+        reason: Option<&str>,
+    ) {
+        self.fx.events.push(GroupEvent::MemberLeft {
+            group_id: g.id.clone(),
+            member_id: member_id.clone(),
+            group_instance_id,
+            // Kafka's `classicGroupLeave` default, unlike JoinGroup's: an empty
+            // reason is kept as given.
+            reason: reason.unwrap_or("not provided").to_owned(),
+        });
     }
 
     /// Reports a member removed by a deadline.
@@ -169,6 +343,11 @@ impl Engine {
             old_member_id: old_member_id.clone(),
             new_member_id: new_member_id.clone(),
         });
+    }
+
+    /// Reports a group DeleteGroups removed, once durable.
+    pub(crate) fn group_deleted(&mut self, group_id: &Arc<str>, offsets: usize) {
+        self.fx.events.push(GroupEvent::GroupDeleted { group_id: group_id.clone(), offsets });
     }
 
     /// Reports offsets removed by the retention job.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse};
 
 use crate::core::{
-    CoordinatorCore, Engine, Group, Member, PendingWrite, Record, Response, StaticReplace, TimerKey,
-    join_error, join_validation_error, validate_member,
+    CoordinatorCore, Engine, Group, Member, PendingWrite, RebalanceReason, Record, Response, StaticReplace,
+    TimerKey, join_error, join_validation_error, validate_member,
 };
 
 impl CoordinatorCore {
@@ -191,6 +191,13 @@ impl Engine {
         rid: crate::core::RequestId,
         req: JoinGroupRequest,
     ) {
+        let member_id = g.at(i).id.clone();
+        let reason = RebalanceReason::Rejoin {
+            leader: g.is_leader(&member_id),
+            member_id,
+            state: g.state,
+            client: req.reason.clone(),
+        };
         let rebalance = rebalance_timeout(&req);
         g.update_protocols(i, req.protocols);
         let m = g.at_mut(i);
@@ -198,7 +205,7 @@ impl Engine {
         m.session_timeout_ms = req.session_timeout_ms;
         // A JoinGroup parked before is replaced and never answered, as in Kafka.
         g.set_awaiting_join(i, Some(rid));
-        self.maybe_prepare_rebalance_or_complete_join(g);
+        self.maybe_prepare_rebalance_or_complete_join(g, reason);
     }
 
     fn add_member_then_rebalance(
@@ -209,6 +216,11 @@ impl Engine {
         id: Arc<str>,
     ) {
         let rebalance_timeout_ms = rebalance_timeout(&req);
+        let reason = RebalanceReason::NewMember {
+            member_id: id.clone(),
+            instance: req.group_instance_id.clone(),
+            client: req.reason,
+        };
         let member = Member {
             id,
             instance: req.group_instance_id,
@@ -233,7 +245,7 @@ impl Engine {
         let i = g.len() - 1;
         let timeout = self.config.new_member_join_timeout_ms;
         self.arm_session(g, i, timeout);
-        self.maybe_prepare_rebalance_or_complete_join(g);
+        self.maybe_prepare_rebalance_or_complete_join(g, reason);
     }
 
     /// §2.1.2 static member replacement.
@@ -296,10 +308,22 @@ impl Engine {
                         PendingWrite::StaticReplace(Box::new(pending)),
                     );
                 } else {
-                    self.maybe_prepare_rebalance_or_complete_join(g);
+                    let reason = RebalanceReason::StaticProtocolChange {
+                        member_id: new_id,
+                        instance: req.group_instance_id.unwrap_or_default(),
+                        client: req.reason,
+                    };
+                    self.maybe_prepare_rebalance_or_complete_join(g, reason);
                 }
             }
-            GroupState::CompletingRebalance => self.prepare_rebalance(g),
+            GroupState::CompletingRebalance => {
+                let reason = RebalanceReason::StaticRejoinDuringSync {
+                    member_id: new_id,
+                    instance: req.group_instance_id.unwrap_or_default(),
+                    client: req.reason,
+                };
+                self.prepare_rebalance(g, reason);
+            }
             _ => {}
         }
     }

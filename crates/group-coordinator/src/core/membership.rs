@@ -7,7 +7,7 @@ use group_types::{
     LeaveMemberResponse,
 };
 
-use crate::core::{CoordinatorCore, RequestId, Response, validate_member};
+use crate::core::{CoordinatorCore, RebalanceReason, RequestId, Response, validate_member};
 
 impl CoordinatorCore {
     pub(crate) fn heartbeat(&mut self, rid: RequestId, req: HeartbeatRequest) {
@@ -77,12 +77,15 @@ impl CoordinatorCore {
             return;
         }
         let mut members = Vec::with_capacity(req.members.len());
-        let mut any_left = false;
+        let mut left: Vec<Arc<str>> = Vec::new();
         for identity in &req.members {
+            let reason = identity.reason.as_deref();
             let code = if identity.member_id.is_empty() {
                 match identity.group_instance_id.as_deref().and_then(|i| g.static_member_id(i)).cloned() {
                     Some(id) => {
+                        eng.member_left(g, &id, identity.group_instance_id.clone(), reason);
                         eng.remove_current_member(g, &id);
+                        left.push(id);
                         ErrorCode::None
                     }
                     None => ErrorCode::UnknownMemberId,
@@ -91,12 +94,17 @@ impl CoordinatorCore {
                 let id: Arc<str> = id.clone();
                 g.pending_join.remove(&id);
                 eng.cancel_session(g, &id);
+                eng.member_left(g, &id, None, reason);
+                left.push(id);
                 ErrorCode::None
             } else {
                 match validate_member(g, &identity.member_id, identity.group_instance_id.as_deref()) {
-                    Ok(()) => match g.member(&identity.member_id).map(|m| m.id.clone()) {
-                        Some(id) => {
+                    Ok(()) => match g.member(&identity.member_id).map(|m| (m.id.clone(), m.instance.clone()))
+                    {
+                        Some((id, instance)) => {
+                            eng.member_left(g, &id, instance, reason);
                             eng.remove_current_member(g, &id);
+                            left.push(id);
                             ErrorCode::None
                         }
                         None => ErrorCode::UnknownMemberId,
@@ -104,13 +112,12 @@ impl CoordinatorCore {
                     Err(code) => code,
                 }
             };
-            any_left |= code == ErrorCode::None;
             members.push(echo(identity, code));
         }
-        if any_left {
+        if !left.is_empty() {
             match g.state {
                 GroupState::Stable | GroupState::CompletingRebalance => {
-                    eng.maybe_prepare_rebalance_or_complete_join(g)
+                    eng.maybe_prepare_rebalance_or_complete_join(g, RebalanceReason::Left { members: left })
                 }
                 GroupState::PreparingRebalance => eng.maybe_complete_join_phase(g),
                 _ => {}

@@ -28,6 +28,7 @@ use group_types::{
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
 
+pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
 pub(crate) use self::group::{Group, JoinTimer, Member};
 use self::hash::{FxHashMap, FxHashSet};
@@ -57,8 +58,13 @@ pub(crate) enum PendingWrite {
     StaticReplace(Box<StaticReplace>),
     /// An offset commit (§2.5); the offsets are applied already.
     Commit { request: RequestId, response: group_types::OffsetCommitResponse },
-    /// DeleteGroups; the groups are removed already.
-    DeleteGroups { request: RequestId, response: group_types::DeleteGroupsResponse },
+    /// DeleteGroups; the groups are removed already (`deleted`: each with its
+    /// offset count, reported once committed).
+    DeleteGroups {
+        request: RequestId,
+        response: group_types::DeleteGroupsResponse,
+        deleted: Vec<(Arc<str>, usize)>,
+    },
     /// OffsetDelete; the offsets are removed already.
     OffsetDelete { request: RequestId, response: group_types::OffsetDeleteResponse },
     /// The retention job's tombstones: per group, how many offsets went and
@@ -689,7 +695,12 @@ impl CoordinatorCore {
         oversized.sort();
         for id in oversized {
             if let Some(g) = self.groups.get_mut(&id) {
-                self.engine.prepare_rebalance(g);
+                let reason = RebalanceReason::LoadedOverCapacity {
+                    group_id: id.clone(),
+                    members: g.len(),
+                    max: self.engine.config.group_max_size,
+                };
+                self.engine.prepare_rebalance(g, reason);
             }
         }
         self.finish()

@@ -6,13 +6,13 @@ use std::sync::Arc;
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, SyncGroupResponse};
 
 use crate::core::{
-    CoordinatorCore, Engine, ExpirationReason, Group, JoinTimer, PendingWrite, Record, Response, TimerKey,
-    join_error,
+    CoordinatorCore, Engine, ExpirationReason, Group, JoinTimer, PendingWrite, RebalanceReason, Record,
+    Response, TimerKey, join_error,
 };
 
 impl Engine {
     /// §1.2 `prepare_rebalance`.
-    pub(crate) fn prepare_rebalance(&mut self, g: &mut Group) {
+    pub(crate) fn prepare_rebalance(&mut self, g: &mut Group, reason: RebalanceReason) {
         if g.is(GroupState::CompletingRebalance) {
             self.reset_and_propagate_assignment_with_error(g, ErrorCode::RebalanceInProgress);
         }
@@ -24,7 +24,7 @@ impl Engine {
             let remaining = (g.rebalance_timeout_ms() - delay).max(0);
             self.arm_join_timer(g, delay, JoinTimer::Initial { delay_ms: delay, remaining_ms: remaining });
         }
-        self.transition(g, GroupState::PreparingRebalance);
+        self.transition_to_preparing(g, reason);
         if !initial {
             self.maybe_complete_join_else_schedule(g);
         }
@@ -49,9 +49,13 @@ impl Engine {
     }
 
     /// `maybePrepareRebalanceOrCompleteJoin`.
-    pub(crate) fn maybe_prepare_rebalance_or_complete_join(&mut self, g: &mut Group) {
+    pub(crate) fn maybe_prepare_rebalance_or_complete_join(
+        &mut self,
+        g: &mut Group,
+        reason: RebalanceReason,
+    ) {
         if matches!(g.state, GroupState::Stable | GroupState::CompletingRebalance | GroupState::Empty) {
-            self.prepare_rebalance(g);
+            self.prepare_rebalance(g, reason);
         } else {
             self.maybe_complete_join_phase(g);
         }
@@ -194,7 +198,10 @@ impl Engine {
         }
         g.remove(id);
         if matches!(g.state, GroupState::Stable | GroupState::CompletingRebalance) {
-            self.maybe_prepare_rebalance_or_complete_join(g);
+            self.maybe_prepare_rebalance_or_complete_join(
+                g,
+                RebalanceReason::HeartbeatExpired { member_id: id.clone() },
+            );
         } else if g.is(GroupState::PreparingRebalance) && g.all_members_joined() {
             self.complete_join(g);
         }
@@ -256,7 +263,7 @@ impl CoordinatorCore {
             g.remove(id);
             self.engine.cancel_session(g, id);
         }
-        self.engine.prepare_rebalance(g);
+        self.engine.prepare_rebalance(g, RebalanceReason::PendingSyncExpired { members: missing });
     }
 
     pub(crate) fn fire_session(&mut self, group: &str, member: &str) {

@@ -119,7 +119,11 @@ impl Engine {
             }
             Err(error) => {
                 self.reset_and_propagate_assignment_with_error(g, crate::core::map_append_error(error));
-                self.maybe_prepare_rebalance_or_complete_join(g);
+                let reason = crate::core::RebalanceReason::AssignmentWriteFailed {
+                    error,
+                    member_id: g.leader.clone(),
+                };
+                self.maybe_prepare_rebalance_or_complete_join(g, reason);
             }
         }
     }

@@ -13,7 +13,7 @@ use group_coordinator::{
 use group_offsets::MemoryMetadataStore;
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, OffsetCommitData, OffsetCommitRequest};
 use tracing::field::{Field, Visit};
-use tracing::{Event, Metadata, Subscriber, span};
+use tracing::{Event, Level, Metadata, Subscriber, span};
 
 use crate::support::{commit, heartbeat, join, sync, test_config};
 
@@ -27,9 +27,10 @@ fn manual(config: CoordinatorConfig) -> (GroupCoordinator, Arc<ManualClock>) {
     (GroupCoordinator::with_clock(storage, config, clock.clone()).unwrap(), clock)
 }
 
-/// One `tracing` event: its message and fields, as text.
+/// One `tracing` event: its level, message and fields, as text.
 #[derive(Debug, Clone)]
 struct Captured {
+    level: Level,
     message: String,
     fields: BTreeMap<String, String>,
 }
@@ -56,6 +57,16 @@ impl Capture {
     fn with(&self, message: &str, group: &str) -> Vec<Captured> {
         let events = self.events.lock().unwrap();
         events.iter().filter(|e| e.message == message && e.field("group_id") == group).cloned().collect()
+    }
+
+    /// As [`with`](Self::with), checking that each is an info event: what
+    /// operators follow without debug logging.
+    fn info(&self, message: &str, group: &str) -> Vec<Captured> {
+        let events = self.with(message, group);
+        for e in &events {
+            assert_eq!(e.level, Level::INFO, "{e:?}");
+        }
+        events
     }
 }
 
@@ -104,7 +115,7 @@ impl Subscriber for Capture {
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
         let message = fields.remove("message").unwrap_or_default();
-        let captured = Captured { message, fields };
+        let captured = Captured { level: *event.metadata().level(), message, fields };
         if captured.field("group_id").starts_with(TRACED) {
             self.events.lock().unwrap().push(captured);
         }
@@ -156,10 +167,13 @@ fn the_core_reports_rebalances_as_data() {
     let mut core = CoordinatorCore::new(test_config());
     let fx = core.handle(0, RequestId(1), Request::JoinGroup(join_v3("g", "")));
     let g: Arc<str> = Arc::from("g");
+    let member = core.group("g").unwrap().members[0].member_id.clone();
+    let reason =
+        format!("Adding new member {member} with group instance id null; client reason: not provided");
     assert_eq!(
         fx.events,
         vec![
-            GroupEvent::RebalanceStarted { group_id: g.clone(), generation_id: 0, members: 1 },
+            GroupEvent::RebalanceStarted { group_id: g.clone(), generation_id: 0, members: 1, reason },
             GroupEvent::StateChanged {
                 group_id: g.clone(),
                 from: GroupState::Empty,
@@ -259,28 +273,38 @@ fn tracing_events_describe_rebalances_and_expirations() {
     assert!(c.wait_for_writes(Duration::from_secs(10)));
     let _ = c.metrics();
 
-    let started = capture.with("rebalance started", group);
+    let started = capture.info("rebalance started", group);
     assert_eq!(started.len(), 2);
     assert_eq!((started[0].field("group_id"), started[0].field("generation_id")), (group, "0"));
+    assert!(started[0].field("reason").starts_with("Adding new member consumer-"), "{started:?}");
+    assert!(started[0].field("reason").ends_with("with group instance id null; client reason: not provided"));
     assert_eq!((started[1].field("generation_id"), started[1].field("members")), ("1", "1"));
-    let completed = capture.with("rebalance completed", group);
+    assert_eq!(started[1].field("reason"), format!("removing member {follower} on heartbeat expiration."));
+    let completed = capture.info("rebalance completed", group);
     assert_eq!(completed.len(), 2);
     assert_eq!(completed[0].field("generation_id"), "1");
     assert_eq!(completed[0].field("members"), "2");
     assert_eq!(completed[0].field("leader_id"), leader);
     assert_eq!(completed[0].field("protocol_name"), "range");
     assert_eq!(completed[1].field("generation_id"), "2");
+    let stable = capture.info("generation stable", group);
+    let generations: Vec<_> = stable
+        .iter()
+        .map(|e| {
+            (e.field("generation_id"), e.field("members"), e.field("leader_id"), e.field("protocol_name"))
+        })
+        .collect();
+    assert_eq!(generations, vec![("1", "2", leader.as_str(), "range"), ("2", "1", leader.as_str(), "range")]);
 
-    let expired = capture.with("member expired", group);
+    let expired = capture.info("member expired", group);
     let reasons: Vec<_> = expired.iter().map(|e| (e.field("reason"), e.field("member_id"))).collect();
     assert!(reasons.contains(&("session", follower.as_str())), "{reasons:?}");
     assert!(reasons.iter().any(|(r, _)| *r == "pending-member"), "{reasons:?}");
 
-    let states: Vec<(String, String)> = capture
-        .with("group state changed", group)
-        .iter()
-        .map(|e| (e.field("from").to_owned(), e.field("to").to_owned()))
-        .collect();
+    let changes = capture.with("group state changed", group);
+    assert!(changes.iter().all(|e| e.level == Level::DEBUG), "per-step noise stays at debug");
+    let states: Vec<(String, String)> =
+        changes.iter().map(|e| (e.field("from").to_owned(), e.field("to").to_owned())).collect();
     let expected = [
         ("Empty", "PreparingRebalance"),
         ("PreparingRebalance", "CompletingRebalance"),
@@ -311,7 +335,7 @@ fn tracing_reports_fenced_static_members_and_expired_offsets() {
     let second = c.handle_join_group(static_join()).unwrap();
     assert_eq!(second.error_code, ErrorCode::None);
     assert_ne!(second.member_id, first.member_id);
-    let fenced = capture.with("static member fenced", group);
+    let fenced = capture.info("static member fenced", group);
     assert_eq!(fenced.len(), 1);
     assert_eq!(fenced[0].field("group_instance_id"), "i1");
     assert_eq!(fenced[0].field("old_member_id"), first.member_id);
@@ -331,11 +355,58 @@ fn tracing_reports_fenced_static_members_and_expired_offsets() {
     // partition's lock, behind which the completion is handled).
     assert!(c.wait_for_writes(Duration::from_secs(10)));
     let m = c.metrics();
-    let expired = capture.with("offsets expired", simple_group);
+    let expired = capture.info("offsets expired", simple_group);
     assert_eq!(expired.len(), 1, "{expired:?}");
     assert_eq!(expired[0].field("group_id"), simple_group);
     assert_eq!(expired[0].field("partitions"), "2");
     assert_eq!(expired[0].field("group_removed"), "true");
-    assert_eq!((m.static_members_fenced, m.offsets_expired), (1, 2));
+    assert_eq!(capture.info("group expired", simple_group).len(), 1);
+    assert!(capture.with("group expired", group).is_empty(), "the static member's group lives on");
+    assert_eq!((m.static_members_fenced, m.offsets_expired, m.groups_expired), (1, 2, 1));
     assert!(c.get_group(simple_group).is_none());
+}
+
+#[test]
+fn tracing_reports_leaves_emptied_and_deleted_groups() {
+    let (c, clock) = manual(test_config());
+    let capture = capture();
+    let group = "traced-leave";
+    let parked = c.join_group(join_v3(group, ""));
+    clock.advance(100);
+    let id = parked.wait().unwrap().member_id;
+    assert_eq!(
+        c.handle_sync_group(sync(group, &id, 1, &[(id.as_str(), "a")])).unwrap().error_code,
+        ErrorCode::None
+    );
+    let committed = c.handle_offset_commit(commit(group, &id, 1, 10)).unwrap();
+    assert_eq!(committed.error_for("t", 0), Some(ErrorCode::None));
+    let leave = group_types::LeaveGroupRequest {
+        group_id: group.into(),
+        members: vec![group_types::MemberIdentity {
+            reason: Some("shutting down".into()),
+            ..group_types::MemberIdentity::new(id.as_str())
+        }],
+    };
+    assert_eq!(c.handle_leave_group(leave).unwrap().members[0].error_code, ErrorCode::None);
+
+    let left = capture.info("member left", group);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!((left[0].field("member_id"), left[0].field("reason")), (id.as_str(), "shutting down"));
+    let started = capture.info("rebalance started", group);
+    assert_eq!(started.len(), 2);
+    assert_eq!(started[1].field("reason"), format!("explicit `LeaveGroup` request for ({id}) members."));
+    assert_eq!((started[1].field("generation_id"), started[1].field("members")), ("1", "0"));
+    // The join phase the leave began ends at once, without members.
+    let emptied = capture.info("group emptied", group);
+    assert_eq!(emptied.len(), 1, "{emptied:?}");
+    assert_eq!(emptied[0].field("generation_id"), "2");
+
+    let deleted =
+        c.handle_delete_groups(group_types::DeleteGroupsRequest { group_ids: vec![group.into()] }).unwrap();
+    assert_eq!(deleted.results[0].error_code, ErrorCode::None);
+    let deleted = capture.info("group deleted", group);
+    assert_eq!(deleted.len(), 1, "{deleted:?}");
+    assert_eq!(deleted[0].field("offsets"), "1");
+    let m = c.metrics();
+    assert_eq!((m.members_left, m.groups_deleted, m.groups_expired), (1, 1, 0));
 }
