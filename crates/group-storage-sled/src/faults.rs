@@ -37,6 +37,7 @@ struct State {
     fault: Option<(Fault, StorageError)>,
     paused: bool,
     waiting: usize,
+    injected: u64,
 }
 
 /// Which step of a flush an injected failure hits.
@@ -87,6 +88,13 @@ impl FlushFaults {
         self.lock().waiting
     }
 
+    /// How many flushes have been failed by injection so far: a test that arms a
+    /// failure waits for this to move, rather than for a failed append (which an
+    /// earlier failure's stragglers may also produce).
+    pub fn injected_failures(&self) -> u64 {
+        self.lock().injected
+    }
+
     /// Called at the start of every flush: waits while paused, then reports
     /// the failure to inject, if any, and at which step.
     pub(crate) fn before_flush(&self) -> Option<(Fault, StorageError)> {
@@ -96,6 +104,9 @@ impl FlushFaults {
             state = self.inner.resumed.wait(state).unwrap_or_else(PoisonError::into_inner);
         }
         state.waiting -= 1;
+        if state.fault.is_some() {
+            state.injected += 1;
+        }
         state.fault.clone()
     }
 

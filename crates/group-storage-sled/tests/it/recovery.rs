@@ -166,9 +166,11 @@ fn acknowledged_appends_survive_repeated_failures_under_load() {
         })
         .collect();
     for round in 1..=FAILURES {
-        let failed = store.failed_appends();
+        // Waiting for a failed append would race with the previous round: appends
+        // it failed may be counted after its recovery. Wait for this fault itself.
+        let fired = faults.injected_failures();
         faults.fail_fsync(injected());
-        while store.failed_appends() == failed {
+        while faults.injected_failures() == fired {
             std::thread::yield_now();
         }
         faults.heal();
