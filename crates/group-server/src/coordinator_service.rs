@@ -61,12 +61,12 @@ impl CoordinatorService {
             .topic_metadata(topics)
             .open()
             .map_err(|e| ServerError::Coordinator(e.to_string()))?;
+        let groups = coordinator.list_groups().len();
         tracing::info!(
             target: "group_server",
-            groups = coordinator.list_groups().len(),
+            groups,
             partitions = coordinator.shard_count(),
-            "loaded {} group(s) in {:?}",
-            coordinator.list_groups().len(),
+            "loaded {groups} group(s) in {:?}",
             started.elapsed()
         );
         Ok(CoordinatorService::new(coordinator))
