@@ -21,9 +21,12 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
+use group_coordinator::Principal;
+
 use crate::ConnectionLimits;
 use crate::log::{log, warn};
 use crate::node::{Node, Reply, correlation_id};
+use crate::session::Session;
 
 /// How long an idle connection keeps its read buffer before giving it back: a busy
 /// connection reuses one buffer, ten thousand idle ones hold none.
@@ -120,8 +123,7 @@ async fn read_loop(
     // being read when the server stops.
     let stopping = shutdown.clone();
     let mut shutdown = shutdown;
-    // Kafka reports client hosts as "/1.2.3.4".
-    let client_host = format!("/{}", peer.ip());
+    let mut session = Session::new(peer, Principal::ANONYMOUS);
     let first_check = Instant::now() + KEEP_BUFFER.min(limits.connections_max_idle);
     let mut frames = FrameReader {
         half: read_half,
@@ -174,7 +176,7 @@ async fn read_loop(
             }
         };
         let cid = correlation_id(&frame);
-        let item = match node.handle(frame, &client_host) {
+        let item = match node.handle(frame, &mut session) {
             Ok(reply) => Item::Reply(reply, permit),
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());

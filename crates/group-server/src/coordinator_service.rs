@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use group_coordinator::{CoordinatorError, GroupCoordinator, Pending, ResponseKind, TopicMetadata};
+use group_coordinator::{
+    CoordinatorError, GroupCoordinator, Pending, RequestContext, ResponseKind, TopicMetadata,
+};
 use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::{SledMetadataStore, SledOptions};
 use group_types::{
@@ -91,44 +93,72 @@ fn deferred<T: ResponseKind + Send + 'static>(mut pending: Pending<T>) -> Deferr
 }
 
 impl GroupService for CoordinatorService {
-    fn join_group(&self, request: JoinGroupRequest) -> Deferred<JoinGroupResponse> {
-        deferred(self.coordinator.join_group(request))
+    fn join_group(&self, caller: &RequestContext, request: JoinGroupRequest) -> Deferred<JoinGroupResponse> {
+        deferred(self.coordinator.caller(caller).join_group(request))
     }
 
-    fn sync_group(&self, request: SyncGroupRequest) -> Deferred<SyncGroupResponse> {
-        deferred(self.coordinator.sync_group(request))
+    fn sync_group(&self, caller: &RequestContext, request: SyncGroupRequest) -> Deferred<SyncGroupResponse> {
+        deferred(self.coordinator.caller(caller).sync_group(request))
     }
 
-    fn heartbeat(&self, request: HeartbeatRequest) -> Deferred<HeartbeatResponse> {
-        deferred(self.coordinator.heartbeat(request))
+    fn heartbeat(&self, caller: &RequestContext, request: HeartbeatRequest) -> Deferred<HeartbeatResponse> {
+        deferred(self.coordinator.caller(caller).heartbeat(request))
     }
 
-    fn leave_group(&self, request: LeaveGroupRequest) -> Deferred<LeaveGroupResponse> {
-        deferred(self.coordinator.leave_group(request))
+    fn leave_group(
+        &self,
+        caller: &RequestContext,
+        request: LeaveGroupRequest,
+    ) -> Deferred<LeaveGroupResponse> {
+        deferred(self.coordinator.caller(caller).leave_group(request))
     }
 
-    fn offset_commit(&self, request: OffsetCommitRequest) -> Deferred<OffsetCommitResponse> {
-        deferred(self.coordinator.offset_commit(request))
+    fn offset_commit(
+        &self,
+        caller: &RequestContext,
+        request: OffsetCommitRequest,
+    ) -> Deferred<OffsetCommitResponse> {
+        deferred(self.coordinator.caller(caller).offset_commit(request))
     }
 
-    fn offset_fetch(&self, request: OffsetFetchRequest) -> Deferred<OffsetFetchResponse> {
-        deferred(self.coordinator.offset_fetch(request))
+    fn offset_fetch(
+        &self,
+        caller: &RequestContext,
+        request: OffsetFetchRequest,
+    ) -> Deferred<OffsetFetchResponse> {
+        deferred(self.coordinator.caller(caller).offset_fetch(request))
     }
 
-    fn describe_groups(&self, request: DescribeGroupsRequest) -> Deferred<DescribeGroupsResponse> {
-        deferred(self.coordinator.describe_groups(request))
+    fn describe_groups(
+        &self,
+        caller: &RequestContext,
+        request: DescribeGroupsRequest,
+    ) -> Deferred<DescribeGroupsResponse> {
+        deferred(self.coordinator.caller(caller).describe_groups(request))
     }
 
-    fn list_groups(&self, request: ListGroupsRequest) -> Deferred<ListGroupsResponse> {
-        deferred(self.coordinator.list_groups_matching(request))
+    fn list_groups(
+        &self,
+        caller: &RequestContext,
+        request: ListGroupsRequest,
+    ) -> Deferred<ListGroupsResponse> {
+        deferred(self.coordinator.caller(caller).list_groups_matching(request))
     }
 
-    fn delete_groups(&self, request: DeleteGroupsRequest) -> Deferred<DeleteGroupsResponse> {
-        deferred(self.coordinator.delete_groups(request))
+    fn delete_groups(
+        &self,
+        caller: &RequestContext,
+        request: DeleteGroupsRequest,
+    ) -> Deferred<DeleteGroupsResponse> {
+        deferred(self.coordinator.caller(caller).delete_groups(request))
     }
 
-    fn offset_delete(&self, request: OffsetDeleteRequest) -> Deferred<OffsetDeleteResponse> {
-        deferred(self.coordinator.offset_delete(request))
+    fn offset_delete(
+        &self,
+        caller: &RequestContext,
+        request: OffsetDeleteRequest,
+    ) -> Deferred<OffsetDeleteResponse> {
+        deferred(self.coordinator.caller(caller).offset_delete(request))
     }
 
     fn stop(&self) {

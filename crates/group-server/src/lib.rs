@@ -73,6 +73,7 @@ mod request_log;
 mod schema;
 mod server;
 mod service;
+mod session;
 #[cfg(test)]
 mod test_samples;
 mod topics;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
+use group_coordinator::RequestContext;
 use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
@@ -15,6 +16,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_r
 use crate::request_log::RequestLog;
 use crate::schema::{self, SchemaError};
 use crate::service::{Deferred, GroupService, ServiceError};
+use crate::session::Session;
 use crate::topics::Topics;
 use crate::translate as tr;
 
@@ -151,7 +153,7 @@ fn unavailable(error: &ServiceError) -> ErrorCode {
 
 impl Node {
     /// Serves one frame (length prefix stripped).
-    pub(crate) fn handle(&self, mut frame: Bytes, client_host: &str) -> Result<Reply, RequestError> {
+    pub(crate) fn handle(&self, mut frame: Bytes, session: &mut Session) -> Result<Reply, RequestError> {
         if frame.len() < 8 {
             return Err(RequestError::Short(frame.len()));
         }
@@ -174,8 +176,8 @@ impl Node {
         }
         let header: RequestHeader = decode_request_header_from_buffer(&mut frame)
             .map_err(|e| RequestError::Decode(format!("request header: {e}")))?;
-        let client_id = header.client_id.as_ref().map_or("", |c| c.as_str()).to_owned();
-        let ctx = Ctx { correlation_id, api, version, client_id, client_host };
+        session.set_client_id(header.client_id.as_ref().map_or("", |c| c.as_str()));
+        let ctx = Ctx { correlation_id, api, version, caller: &session.context };
         self.dispatch(&ctx, &mut frame)
     }
 
@@ -242,13 +244,13 @@ impl Node {
         match api {
             ApiKey::JoinGroup => {
                 let req: kp::JoinGroupRequest = decode(body, api, v)?;
-                let req = tr::join_group_request(&req, v, &ctx.client_id, ctx.client_host);
+                let req = tr::join_group_request(&req, v, &ctx.caller.client_id, &ctx.caller.client_host);
                 self.record(|| {
                     ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id))
                 });
                 let log = self.log.clone();
                 let line = ctx.line("");
-                Ok(ctx.later(service.join_group(req), move |r, v| {
+                Ok(ctx.later(service.join_group(ctx.caller, req), move |r, v| {
                     let r = r.unwrap_or_else(|e| gt::JoinGroupResponse::error(unavailable(&e), ""));
                     if let Some(log) = log {
                         log.write(&format!(
@@ -274,7 +276,7 @@ impl Node {
                         req.assignments.len()
                     ))
                 });
-                Ok(ctx.later(service.sync_group(req), |r, v| {
+                Ok(ctx.later(service.sync_group(ctx.caller, req), |r, v| {
                     tr::sync_group_response(
                         r.unwrap_or_else(|e| gt::SyncGroupResponse::error(unavailable(&e))),
                         v,
@@ -287,7 +289,7 @@ impl Node {
                 let log = self.log.clone();
                 let line =
                     ctx.line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
-                Ok(ctx.later(service.heartbeat(req), move |r, _| {
+                Ok(ctx.later(service.heartbeat(ctx.caller, req), move |r, _| {
                     let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
                     if let Some(log) = log {
                         log.write(&format!("{line},\"error\":{}", r.error_code.code()));
@@ -301,7 +303,7 @@ impl Node {
                 self.record(|| {
                     ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len()))
                 });
-                Ok(ctx.later(service.leave_group(req), |r, v| {
+                Ok(ctx.later(service.leave_group(ctx.caller, req), |r, v| {
                     let r = r.unwrap_or_else(|e| gt::LeaveGroupResponse {
                         error_code: unavailable(&e),
                         members: Vec::new(),
@@ -321,7 +323,7 @@ impl Node {
                         req.partition_count()
                     ))
                 });
-                Ok(ctx.later(service.offset_commit(req), move |r, _| match r {
+                Ok(ctx.later(service.offset_commit(ctx.caller, req), move |r, _| match r {
                     // A partition the coordinator did not answer for was not committed.
                     Ok(resp) => tr::offset_commit_response(&wire, &resp, ErrorCode::UnknownServerError),
                     Err(e) => tr::offset_commit_response(
@@ -336,7 +338,7 @@ impl Node {
                 let groups = tr::offset_fetch_groups(&wire, v);
                 self.record(|| ctx.line(""));
                 let pending: Vec<_> =
-                    groups.iter().map(|g| service.offset_fetch(g.request.clone())).collect();
+                    groups.iter().map(|g| service.offset_fetch(ctx.caller, g.request.clone())).collect();
                 let all = join_all(pending);
                 Ok(ctx.later(all, move |r, v| {
                     let responses = r
@@ -355,7 +357,7 @@ impl Node {
             ApiKey::ListGroups => {
                 let req: kp::ListGroupsRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                Ok(ctx.later(service.list_groups(tr::list_groups_request(&req)), |r, v| {
+                Ok(ctx.later(service.list_groups(ctx.caller, tr::list_groups_request(&req)), |r, v| {
                     let r = r.unwrap_or_else(|e| gt::ListGroupsResponse {
                         error_code: unavailable(&e),
                         groups: Vec::new(),
@@ -368,7 +370,7 @@ impl Node {
                 self.record(|| ctx.line(""));
                 let gt_req = tr::describe_groups_request(&req);
                 let ids = gt_req.group_ids.clone();
-                Ok(ctx.later(service.describe_groups(gt_req), move |r, v| {
+                Ok(ctx.later(service.describe_groups(ctx.caller, gt_req), move |r, v| {
                     let r = r.unwrap_or_else(|e| {
                         let groups = ids
                             .into_iter()
@@ -388,7 +390,7 @@ impl Node {
                 self.record(|| ctx.line(""));
                 let gt_req = tr::delete_groups_request(&req);
                 let ids = gt_req.group_ids.clone();
-                Ok(ctx.later(service.delete_groups(gt_req), move |r, _| {
+                Ok(ctx.later(service.delete_groups(ctx.caller, gt_req), move |r, _| {
                     let r = r.unwrap_or_else(|e| {
                         let results = ids
                             .into_iter()
@@ -402,13 +404,16 @@ impl Node {
             ApiKey::OffsetDelete => {
                 let wire: kp::OffsetDeleteRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                Ok(ctx.later(service.offset_delete(tr::offset_delete_request(&wire)), move |r, _| {
-                    let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
-                        error_code: unavailable(&e),
-                        ..Default::default()
-                    });
-                    tr::offset_delete_response(&wire, &r)
-                }))
+                Ok(ctx.later(
+                    service.offset_delete(ctx.caller, tr::offset_delete_request(&wire)),
+                    move |r, _| {
+                        let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
+                            error_code: unavailable(&e),
+                            ..Default::default()
+                        });
+                        tr::offset_delete_response(&wire, &r)
+                    },
+                ))
             }
             other => Err(RequestError::UnsupportedApi(other as i16)),
         }
@@ -630,15 +635,15 @@ struct Ctx<'a> {
     correlation_id: i32,
     api: ApiKey,
     version: i16,
-    client_id: String,
-    client_host: &'a str,
+    /// Who asks: group requests run as this caller.
+    caller: &'a RequestContext,
 }
 
 impl Ctx<'_> {
     fn line(&self, extra: &str) -> String {
         format!(
             "\"api\":\"{:?}\",\"version\":{},\"client_id\":{:?}{extra}",
-            self.api, self.version, self.client_id
+            self.api, self.version, self.caller.client_id
         )
     }
 

@@ -4,14 +4,20 @@
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
+use group_coordinator::Principal;
 use kafka_protocol::messages::{ApiKey, ApiVersionsResponse, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use proptest::prelude::*;
 
 use super::{Node, Reply, RequestError, SUPPORTED_APIS};
+use crate::session::Session;
 use crate::test_samples::sample;
 use crate::topics::Topics;
 use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
+
+fn session() -> Session {
+    Session::new("127.0.0.1:9092".parse().expect("address"), Principal::ANONYMOUS)
+}
 
 fn node() -> Node {
     let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
@@ -62,7 +68,7 @@ fn every_sample_of_every_version_is_answered() {
             if matches!(api, ApiKey::JoinGroup | ApiKey::SyncGroup) {
                 continue;
             }
-            let reply = node.handle(frame(api, v, 7, &sample(api, v)), "/127.0.0.1");
+            let reply = node.handle(frame(api, v, 7, &sample(api, v)), &mut session());
             let mut body = body_of(reply.unwrap_or_else(|e| panic!("{api:?} v{v}: {e}"))).freeze();
             if api == ApiKey::Produce {
                 continue;
@@ -75,7 +81,7 @@ fn every_sample_of_every_version_is_answered() {
 
 #[test]
 fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
-    let reply = node().handle(frame(ApiKey::ApiVersions, 9, 3, &[]), "/127.0.0.1").expect("answered");
+    let reply = node().handle(frame(ApiKey::ApiVersions, 9, 3, &[]), &mut session()).expect("answered");
     let mut body = body_of(reply).freeze();
     let header = ResponseHeader::decode(&mut body, 0).expect("header v0");
     assert_eq!(header.correlation_id, 3);
@@ -87,15 +93,18 @@ fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
 #[test]
 fn short_unknown_and_unsupported_frames_are_refused() {
     let node = node();
-    assert_eq!(node.handle(Bytes::from_static(&[0, 18, 0]), "h").err(), Some(RequestError::Short(3)));
-    let err = node.handle(frame(ApiKey::CreateTopics, 5, 1, &[]), "h").err();
+    assert_eq!(
+        node.handle(Bytes::from_static(&[0, 18, 0]), &mut session()).err(),
+        Some(RequestError::Short(3))
+    );
+    let err = node.handle(frame(ApiKey::CreateTopics, 5, 1, &[]), &mut session()).err();
     assert_eq!(err, Some(RequestError::UnsupportedApi(19)));
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
         Some("api key 19 (CreateTopics) is not served by this coordinator node")
     );
     assert!(matches!(
-        node.handle(frame(ApiKey::JoinGroup, 10, 1, &[]), "h"),
+        node.handle(frame(ApiKey::JoinGroup, 10, 1, &[]), &mut session()),
         Err(RequestError::UnsupportedVersion { .. })
     ));
 }
@@ -118,12 +127,12 @@ proptest! {
             bytes[i] = byte;
         }
         bytes.truncate(cut.index(bytes.len() + 1));
-        if let Ok(reply) = node.handle(Bytes::from(bytes), "h") {
+        if let Ok(reply) = node.handle(Bytes::from(bytes), &mut session()) {
             // Parked joins and syncs are dropped unanswered, as when a client disconnects.
             if !matches!(reply, Reply::Later(_)) {
                 let _ = body_of(reply);
             }
         }
-        let _ = node.handle(Bytes::from(garbage), "h");
+        let _ = node.handle(Bytes::from(garbage), &mut session());
     }
 }

@@ -6,6 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 
+use group_coordinator::RequestContext;
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
     HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
@@ -103,6 +104,9 @@ impl<T> fmt::Debug for Deferred<T> {
 
 /// The group coordinator as the wire front end drives it.
 ///
+/// Each request comes with the [`RequestContext`] of its connection (principal,
+/// client id and host): the service authorizes it for that caller.
+///
 /// Every method is called from the front end's runtime threads, many at once, and must
 /// not block: each submits the request before returning (so that requests after it on
 /// the same connection see its effect) and returns the answer as a [`Deferred`], which
@@ -110,25 +114,53 @@ impl<T> fmt::Debug for Deferred<T> {
 /// their barrier closes, a commit until its write is durable.
 pub trait GroupService: Send + Sync + 'static {
     /// JoinGroup: registers the member and parks it at the join barrier.
-    fn join_group(&self, request: JoinGroupRequest) -> Deferred<JoinGroupResponse>;
+    fn join_group(&self, caller: &RequestContext, request: JoinGroupRequest) -> Deferred<JoinGroupResponse>;
     /// SyncGroup: stores the leader's assignment or parks a follower until it arrives.
-    fn sync_group(&self, request: SyncGroupRequest) -> Deferred<SyncGroupResponse>;
+    fn sync_group(&self, caller: &RequestContext, request: SyncGroupRequest) -> Deferred<SyncGroupResponse>;
     /// Heartbeat.
-    fn heartbeat(&self, request: HeartbeatRequest) -> Deferred<HeartbeatResponse>;
+    fn heartbeat(&self, caller: &RequestContext, request: HeartbeatRequest) -> Deferred<HeartbeatResponse>;
     /// LeaveGroup.
-    fn leave_group(&self, request: LeaveGroupRequest) -> Deferred<LeaveGroupResponse>;
+    fn leave_group(
+        &self,
+        caller: &RequestContext,
+        request: LeaveGroupRequest,
+    ) -> Deferred<LeaveGroupResponse>;
     /// OffsetCommit.
-    fn offset_commit(&self, request: OffsetCommitRequest) -> Deferred<OffsetCommitResponse>;
+    fn offset_commit(
+        &self,
+        caller: &RequestContext,
+        request: OffsetCommitRequest,
+    ) -> Deferred<OffsetCommitResponse>;
     /// OffsetFetch for one group.
-    fn offset_fetch(&self, request: OffsetFetchRequest) -> Deferred<OffsetFetchResponse>;
+    fn offset_fetch(
+        &self,
+        caller: &RequestContext,
+        request: OffsetFetchRequest,
+    ) -> Deferred<OffsetFetchResponse>;
     /// DescribeGroups.
-    fn describe_groups(&self, request: DescribeGroupsRequest) -> Deferred<DescribeGroupsResponse>;
+    fn describe_groups(
+        &self,
+        caller: &RequestContext,
+        request: DescribeGroupsRequest,
+    ) -> Deferred<DescribeGroupsResponse>;
     /// ListGroups.
-    fn list_groups(&self, request: ListGroupsRequest) -> Deferred<ListGroupsResponse>;
+    fn list_groups(
+        &self,
+        caller: &RequestContext,
+        request: ListGroupsRequest,
+    ) -> Deferred<ListGroupsResponse>;
     /// DeleteGroups.
-    fn delete_groups(&self, request: DeleteGroupsRequest) -> Deferred<DeleteGroupsResponse>;
+    fn delete_groups(
+        &self,
+        caller: &RequestContext,
+        request: DeleteGroupsRequest,
+    ) -> Deferred<DeleteGroupsResponse>;
     /// OffsetDelete.
-    fn offset_delete(&self, request: OffsetDeleteRequest) -> Deferred<OffsetDeleteResponse>;
+    fn offset_delete(
+        &self,
+        caller: &RequestContext,
+        request: OffsetDeleteRequest,
+    ) -> Deferred<OffsetDeleteResponse>;
     /// Stops the coordinator: parked requests complete (with an error) and timers stop.
     fn stop(&self);
 }
