@@ -6,6 +6,7 @@
 
 mod args;
 mod file;
+mod security;
 mod settings;
 mod validate;
 
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use group_coordinator::CoordinatorConfig;
 
+pub use self::security::{LogFormat, SaslConfig, SaslMechanism, SecurityConfig, TlsConfig};
 use crate::{ConnectionLimits, TopicSpec};
 
 /// A bad command line or configuration file, or a request for help or the version.
@@ -192,6 +194,12 @@ pub struct ServerConfig {
     /// properties such as `log.dirs`), one message each, for the caller to show: parsing
     /// prints nothing itself.
     pub warnings: Vec<String>,
+    /// TLS, SASL and ACLs of the listener; all off by default.
+    pub security: SecurityConfig,
+    /// Where Prometheus scrapes `/metrics`; none by default.
+    pub metrics_listen: Option<SocketAddr>,
+    /// How log lines on stderr are written.
+    pub log_format: LogFormat,
 }
 
 impl Default for ServerConfig {
@@ -209,6 +217,9 @@ impl Default for ServerConfig {
             request_log: None,
             exit_on_stdin_close: false,
             warnings: Vec::new(),
+            security: SecurityConfig::default(),
+            metrics_listen: None,
+            log_format: LogFormat::Human,
         }
     }
 }

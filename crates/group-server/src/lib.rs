@@ -79,7 +79,9 @@ mod test_samples;
 mod topics;
 mod translate;
 
-pub use crate::config::{ConfigError, ServerConfig, StorageMode};
+pub use crate::config::{
+    ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig,
+};
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;

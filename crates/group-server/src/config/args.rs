@@ -86,6 +86,27 @@ pub(super) struct Args {
     request_read_timeout_ms: Option<String>,
     #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::MaxFrameBytes))]
     max_frame_bytes: Option<String>,
+    #[arg(long, value_name = "PATH", help = describe(Key::TlsCert))]
+    tls_cert: Option<String>,
+    #[arg(long, value_name = "PATH", help = describe(Key::TlsKeyFile))]
+    tls_key: Option<String>,
+    #[arg(long, value_name = "PATH", help = describe(Key::TlsClientCa))]
+    tls_client_ca: Option<String>,
+    #[arg(long, value_name = "LIST", help = describe(Key::SaslMechanisms))]
+    sasl_mechanisms: Option<String>,
+    #[arg(long, value_name = "PATH", help = describe(Key::SaslUsers))]
+    sasl_users: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::FailedAuthenticationDelayMs))]
+    failed_authentication_delay_ms: Option<String>,
+    #[arg(long, value_name = "PATH", help = describe(Key::AclFile))]
+    acl_file: Option<String>,
+    #[arg(long, value_name = "LIST", help = describe(Key::SuperUsers))]
+    super_users: Option<String>,
+    #[arg(long, value_name = "HOST:PORT", help = describe(Key::MetricsListen))]
+    metrics_listen: Option<String>,
+    #[arg(long, value_name = "FORMAT", help = describe(Key::LogFormat))]
+    log_format: Option<String>,
     /// Exit when standard input closes, so that a test harness that dies cannot leave the
     /// server running.
     #[arg(long)]
@@ -126,6 +147,16 @@ impl Args {
             (Key::ConnectionsMaxIdleMs, &self.connections_max_idle_ms),
             (Key::RequestReadTimeoutMs, &self.request_read_timeout_ms),
             (Key::MaxFrameBytes, &self.max_frame_bytes),
+            (Key::TlsCert, &self.tls_cert),
+            (Key::TlsKeyFile, &self.tls_key),
+            (Key::TlsClientCa, &self.tls_client_ca),
+            (Key::SaslMechanisms, &self.sasl_mechanisms),
+            (Key::SaslUsers, &self.sasl_users),
+            (Key::FailedAuthenticationDelayMs, &self.failed_authentication_delay_ms),
+            (Key::AclFile, &self.acl_file),
+            (Key::SuperUsers, &self.super_users),
+            (Key::MetricsListen, &self.metrics_listen),
+            (Key::LogFormat, &self.log_format),
         ];
         for (key, value) in valued {
             if let Some(value) = value {

@@ -32,6 +32,16 @@ pub(super) enum Key {
     ConnectionsMaxIdleMs,
     RequestReadTimeoutMs,
     MaxFrameBytes,
+    TlsCert,
+    TlsKeyFile,
+    TlsClientCa,
+    SaslMechanisms,
+    SaslUsers,
+    FailedAuthenticationDelayMs,
+    AclFile,
+    SuperUsers,
+    MetricsListen,
+    LogFormat,
 }
 
 /// How a setting is named on the command line and in a configuration file.
@@ -200,6 +210,85 @@ pub(super) const SETTINGS: &[Setting] = &[
         kafka: true,
         about: "Largest request frame; a bigger one closes its connection",
     },
+    Setting {
+        key: Key::TlsCert,
+        flag: "--tls-cert",
+        property: "tls.cert.file",
+        kafka: false,
+        about: "PEM certificate chain of the listener: clients connect with TLS 1.2 or 1.3 (SSL, or \
+                SASL_SSL with --sasl-mechanisms); needs --tls-key",
+    },
+    Setting {
+        key: Key::TlsKeyFile,
+        flag: "--tls-key",
+        property: "tls.key.file",
+        kafka: false,
+        about: "PEM private key of --tls-cert",
+    },
+    Setting {
+        key: Key::TlsClientCa,
+        flag: "--tls-client-ca",
+        property: "tls.client.ca.file",
+        kafka: false,
+        about: "PEM certificates of the authorities client certificates must chain to: every \
+                client must present one (ssl.client.auth=required), and without SASL it \
+                authenticates as User:<certificate subject>",
+    },
+    Setting {
+        key: Key::SaslMechanisms,
+        flag: "--sasl-mechanisms",
+        property: "sasl.enabled.mechanisms",
+        kafka: true,
+        about: "SASL mechanisms every client must authenticate with, comma-separated: PLAIN, \
+                SCRAM-SHA-256, SCRAM-SHA-512; needs --sasl-users. Re-authentication (KIP-368) is \
+                not supported",
+    },
+    Setting {
+        key: Key::SaslUsers,
+        flag: "--sasl-users",
+        property: "sasl.users.file",
+        kafka: false,
+        about: "Credentials file of the SASL users (salted, never plaintext), made by \
+                `group-server users add`",
+    },
+    Setting {
+        key: Key::FailedAuthenticationDelayMs,
+        flag: "--failed-authentication-delay-ms",
+        property: "connection.failed.authentication.delay.ms",
+        kafka: true,
+        about: "How long the answer to a failed authentication is held before the connection closes",
+    },
+    Setting {
+        key: Key::AclFile,
+        flag: "--acl-file",
+        property: "acl.file",
+        kafka: false,
+        about: "Kafka-style ACL file every request is authorized against, reloaded on SIGHUP; \
+                without it everything is allowed",
+    },
+    Setting {
+        key: Key::SuperUsers,
+        flag: "--super-users",
+        property: "super.users",
+        kafka: true,
+        about: "Principals allowed everything whatever the ACLs say, semicolon-separated, e.g. \
+                User:admin;User:ops",
+    },
+    Setting {
+        key: Key::MetricsListen,
+        flag: "--metrics-listen",
+        property: "metrics.listen",
+        kafka: false,
+        about: "Address of the HTTP endpoint serving Prometheus metrics on /metrics",
+    },
+    Setting {
+        key: Key::LogFormat,
+        flag: "--log-format",
+        property: "log.format",
+        kafka: false,
+        about: "Log lines on stderr as human text or JSON (one object a line); the level comes \
+                from RUST_LOG",
+    },
 ];
 
 /// Properties that name a setting under another name.
@@ -233,7 +322,19 @@ pub(super) fn default_text(key: Key) -> Option<String> {
     Some(match key {
         Key::Listen => d.listen.to_string(),
         Key::Advertise => "the listen address".to_owned(),
-        Key::Topics | Key::Memory | Key::RequestLog => return None,
+        Key::Topics
+        | Key::Memory
+        | Key::RequestLog
+        | Key::TlsCert
+        | Key::TlsKeyFile
+        | Key::TlsClientCa
+        | Key::SaslMechanisms
+        | Key::SaslUsers
+        | Key::AclFile
+        | Key::SuperUsers
+        | Key::MetricsListen => return None,
+        Key::FailedAuthenticationDelayMs => d.security.failed_authentication_delay.as_millis().to_string(),
+        Key::LogFormat => d.log_format.to_string(),
         Key::DataDir => match &d.storage {
             StorageMode::Sled(dir) => dir.display().to_string(),
             StorageMode::Memory => return None,

@@ -16,7 +16,9 @@ use std::time::Duration;
 use group_storage_sled::SledOptions;
 
 use super::settings::{Key, Layer, Origin, Raw};
-use crate::{ConfigError, ServerConfig, StorageMode, TopicSpec};
+use crate::{
+    ConfigError, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig, TopicSpec,
+};
 
 const INT_MAX: i64 = i32::MAX as i64;
 
@@ -90,7 +92,102 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
     }
     // 64 bytes hold any request header; smaller frames would refuse every request.
     limits.max_frame_bytes = int(layer, Key::MaxFrameBytes, 64, INT_MAX)?.unwrap_or(limits.max_frame_bytes);
+
+    c.security = security(layer)?;
+    c.metrics_listen = layer.get(Key::MetricsListen).map(listen).transpose()?;
+    if let Some(raw) = layer.get(Key::LogFormat) {
+        c.log_format = raw.value.trim().parse().map_err(|()| raw.bad("human or json"))?;
+    }
     Ok(c)
+}
+
+/// TLS, SASL and ACLs, each checked for the settings it needs.
+fn security(layer: &Layer) -> Result<SecurityConfig, ConfigError> {
+    let mut security = SecurityConfig::default();
+    let given = |key| layer.get(key).map(path).transpose();
+    security.tls = match (given(Key::TlsCert)?, given(Key::TlsKeyFile)?) {
+        (Some(cert), Some(key)) => Some(TlsConfig { cert, key, client_ca: given(Key::TlsClientCa)? }),
+        (None, None) => None,
+        (cert, _) => {
+            let (have, missing) =
+                if cert.is_some() { (Key::TlsCert, Key::TlsKeyFile) } else { (Key::TlsKeyFile, Key::TlsCert) };
+            return Err(needs(layer, have, missing, "a certificate and its private key, both PEM files"));
+        }
+    };
+    if security.tls.is_none() && layer.get(Key::TlsClientCa).is_some() {
+        return Err(needs(
+            layer,
+            Key::TlsClientCa,
+            Key::TlsCert,
+            "client certificates are asked for over TLS only",
+        ));
+    }
+    let mechanisms = layer.get(Key::SaslMechanisms).map(mechanisms).transpose()?;
+    security.sasl = match (mechanisms, given(Key::SaslUsers)?) {
+        (Some(mechanisms), Some(users)) => Some(SaslConfig { mechanisms, users }),
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(needs(
+                layer,
+                Key::SaslMechanisms,
+                Key::SaslUsers,
+                "the users clients authenticate as",
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(needs(
+                layer,
+                Key::SaslUsers,
+                Key::SaslMechanisms,
+                "the mechanisms clients authenticate with",
+            ));
+        }
+    };
+    if let Some(ms) = int(layer, Key::FailedAuthenticationDelayMs, 0, INT_MAX)? {
+        security.failed_authentication_delay = Duration::from_millis(ms);
+    }
+    security.acl_file = given(Key::AclFile)?;
+    if let Some(raw) = layer.get(Key::SuperUsers) {
+        security.super_users = super_users(raw)?;
+    }
+    Ok(security)
+}
+
+/// The error for a setting given without one it needs.
+fn needs(layer: &Layer, have: Key, missing: Key, why: &str) -> ConfigError {
+    let first = layer.get(have).map_or_else(|| have.setting().flag.to_owned(), Raw::label);
+    ConfigError::Conflict {
+        first,
+        second: format!("no {}", missing.setting().flag),
+        expected: format!("{} as well: {why}", missing.setting().flag),
+    }
+}
+
+fn mechanisms(raw: &Raw) -> Result<Vec<SaslMechanism>, ConfigError> {
+    let expected = "a comma-separated list of PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512";
+    let mut list = Vec::new();
+    for name in raw.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let mechanism: SaslMechanism = name.parse().map_err(|()| raw.bad(expected))?;
+        if !list.contains(&mechanism) {
+            list.push(mechanism);
+        }
+    }
+    if list.is_empty() {
+        return Err(raw.bad(expected));
+    }
+    Ok(list)
+}
+
+/// Kafka's `super.users`: `User:a;User:b`, each a principal type and a name.
+fn super_users(raw: &Raw) -> Result<Vec<String>, ConfigError> {
+    let mut users = Vec::new();
+    for principal in raw.value.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        match principal.split_once(':') {
+            Some((kind, name)) if !kind.is_empty() && !name.is_empty() => users.push(principal.to_owned()),
+            _ => return Err(raw.bad("semicolon-separated principals such as User:admin;User:ops")),
+        }
+    }
+    Ok(users)
 }
 
 /// An integer setting within `min..=max`, if it is given.
