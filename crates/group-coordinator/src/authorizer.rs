@@ -94,7 +94,8 @@ impl Default for RequestContext {
 /// The context of the coordinator's principal-less methods.
 pub(crate) static ANONYMOUS_CONTEXT: RequestContext = RequestContext::ANONYMOUS;
 
-/// An ACL operation (the subset of Kafka's `AclOperation` the group protocol checks).
+/// An ACL operation: the subset of Kafka's `AclOperation` the group protocol and the
+/// broker APIs of a coordinator node check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AclOperation {
@@ -104,6 +105,11 @@ pub enum AclOperation {
     Describe,
     /// Delete a group or its offsets.
     Delete,
+    /// Produce to a topic (a front end's Produce; the coordinator never asks it).
+    Write,
+    /// Replicate: a follower's Fetch needs it on the cluster (the coordinator never
+    /// asks it).
+    ClusterAction,
 }
 
 /// What an operation applies to.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use group_coordinator::{
-    CoordinatorError, GroupCoordinator, Pending, RequestContext, ResponseKind, TopicMetadata,
+    Authorizer, CoordinatorError, GroupCoordinator, Pending, RequestContext, ResponseKind, TopicMetadata,
 };
 use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::{SledMetadataStore, SledOptions};
@@ -18,22 +18,27 @@ use group_types::{
 
 use crate::service::{Deferred, GroupService, ServiceError};
 use crate::topics::Topics;
-use crate::{GroupServer, ServerConfig, ServerError, StorageMode};
+use crate::{AclAuthorizer, GroupServer, ServerConfig, ServerError, StorageMode};
 
 /// The group coordinator of this workspace behind the wire front end.
 #[derive(Debug)]
 pub struct CoordinatorService {
     coordinator: GroupCoordinator,
+    /// The ACLs the coordinator checks, when `--acl-file` is given.
+    acl: Option<Arc<AclAuthorizer>>,
 }
 
 impl CoordinatorService {
     /// Wraps a running coordinator.
     pub fn new(coordinator: GroupCoordinator) -> CoordinatorService {
-        CoordinatorService { coordinator }
+        CoordinatorService { coordinator, acl: None }
     }
 
-    /// Opens the configured storage and starts a coordinator on it, resuming what it holds.
+    /// Opens the configured storage and starts a coordinator on it, resuming what it
+    /// holds; with an ACL file, the coordinator authorizes every request against it.
     pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
+        // Read before the storage opens: a bad file fails fast and touches nothing.
+        let acl = AclAuthorizer::from_config(&config.security)?;
         let storage: Arc<dyn MetadataStore> = match &config.storage {
             StorageMode::Memory => Arc::new(MemoryMetadataStore::with_partitions(config.partitions)),
             StorageMode::Sled(dir) => {
@@ -59,10 +64,12 @@ impl CoordinatorService {
         // The node serves exactly its `--topic`s: a commit or offset delete naming
         // anything else is refused per partition, as Kafka's request layer does.
         let topics: Arc<dyn TopicMetadata> = Arc::new(Topics::new(&config.topics));
-        let coordinator = GroupCoordinator::builder(storage, config.coordinator.clone())
-            .topic_metadata(topics)
-            .open()
-            .map_err(|e| ServerError::Coordinator(e.to_string()))?;
+        let mut builder =
+            GroupCoordinator::builder(storage, config.coordinator.clone()).topic_metadata(topics);
+        if let Some(acl) = &acl {
+            builder = builder.authorizer(Arc::clone(acl) as Arc<dyn Authorizer>);
+        }
+        let coordinator = builder.open().map_err(|e| ServerError::Coordinator(e.to_string()))?;
         let groups = coordinator.list_groups().len();
         tracing::info!(
             target: "group_server",
@@ -71,12 +78,17 @@ impl CoordinatorService {
             "loaded {groups} group(s) in {:?}",
             started.elapsed()
         );
-        Ok(CoordinatorService::new(coordinator))
+        Ok(CoordinatorService { coordinator, acl })
     }
 
     /// The coordinator.
     pub fn coordinator(&self) -> &GroupCoordinator {
         &self.coordinator
+    }
+
+    /// The ACLs the coordinator checks (`None` without `--acl-file`).
+    pub fn acl_authorizer(&self) -> Option<&Arc<AclAuthorizer>> {
+        self.acl.as_ref()
     }
 }
 
@@ -173,6 +185,7 @@ impl GroupServer {
     pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
         let listener = crate::server::bind(config)?;
         let service = CoordinatorService::open(config)?;
-        GroupServer::serve(config, listener, Arc::new(service))
+        let acl = service.acl_authorizer().cloned();
+        GroupServer::serve(config, listener, Arc::new(service), acl)
     }
 }

@@ -18,6 +18,9 @@ pub enum ServerError {
     /// The request log could not be opened.
     #[error("cannot open the request log: {0}")]
     RequestLog(String),
+    /// The ACL file could not be read or parsed.
+    #[error("cannot load the ACLs: {0}")]
+    Acl(#[from] crate::AclError),
     /// A thread could not be spawned.
     #[error("cannot start a thread: {0}")]
     Thread(String),

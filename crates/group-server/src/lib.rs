@@ -23,6 +23,9 @@
 //!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
 //! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]
 //!   implements it over `group_coordinator::GroupCoordinator`.
+//! - [`AclAuthorizer`]: with `--acl-file`, every request is authorized against a
+//!   Kafka-style ACL file (its format is in the [`AclAuthorizer`] module docs, see
+//!   [`AclAuthorizer`]), reloaded on SIGHUP or [`GroupServer::reload_acls`].
 //! - Robustness: every request body is walked against its schema before `kafka-protocol`
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.
@@ -62,6 +65,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod acl;
 mod config;
 mod connection;
 mod coordinator_service;
@@ -79,6 +83,7 @@ mod test_samples;
 mod topics;
 mod translate;
 
+pub use crate::acl::{AclAuthorizer, AclError};
 pub use crate::config::{
     ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig,
 };

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use group_coordinator::RequestContext;
+use group_coordinator::{AclOperation, Authorizer, RequestContext, Resource};
 use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
@@ -118,6 +118,9 @@ pub(crate) struct Node {
     pub(crate) topics: Topics,
     pub(crate) service: Arc<dyn GroupService>,
     pub(crate) log: Option<Arc<RequestLog>>,
+    /// Checks the APIs this node answers itself, as the coordinator checks the group
+    /// APIs (the same ACLs; `AllowAll` without an ACL file).
+    pub(crate) authorizer: Arc<dyn Authorizer>,
 }
 
 fn encode_frame<R: Encodable>(
@@ -199,12 +202,12 @@ impl Node {
             ApiKey::Metadata => {
                 let req: kp::MetadataRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                now(&self.metadata(&req, v))
+                now(&self.metadata(ctx.caller, &req, v))
             }
             ApiKey::FindCoordinator => {
                 let req: kp::FindCoordinatorRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                now(&self.find_coordinator(&req, v))
+                now(&self.find_coordinator(ctx.caller, &req, v))
             }
             ApiKey::ListOffsets => {
                 let req: kp::ListOffsetsRequest = decode(body, api, v)?;
@@ -218,11 +221,11 @@ impl Node {
                     }
                     ctx.line(&format!(",\"partitions\":[{parts}]"))
                 });
-                now(&self.list_offsets(&req, v))
+                now(&self.list_offsets(ctx.caller, &req, v))
             }
             ApiKey::Fetch => {
                 let req: kp::FetchRequest = decode(body, api, v)?;
-                let (resp, fetched) = self.fetch(&req, v);
+                let (resp, fetched) = self.fetch(ctx.caller, &req, v);
                 self.record(|| ctx.line(&format!(",\"partitions\":[{fetched}]")));
                 let wait =
                     Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0)).min(MAX_FETCH_WAIT);
@@ -231,7 +234,7 @@ impl Node {
             ApiKey::Produce => {
                 let req: kp::ProduceRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                let resp = self.produce(&req, v);
+                let resp = self.produce(ctx.caller, &req, v);
                 if req.acks == 0 { Ok(Reply::Nothing) } else { now(&resp) }
             }
             _ => self.dispatch_group(ctx, body),
@@ -447,56 +450,96 @@ impl Node {
         )
     }
 
-    fn metadata(&self, req: &kp::MetadataRequest, version: i16) -> kp::MetadataResponse {
-        let names: Vec<String> = match &req.topics {
+    /// Whether `caller` may `operation` on `resource`, for the APIs the node answers.
+    fn may(&self, caller: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool {
+        self.authorizer.authorize(caller, operation, resource)
+    }
+
+    /// Kafka's `KafkaApis.handleTopicMetadataRequest`: DESCRIBE on each topic. A
+    /// listing of every topic leaves out those the caller may not describe; a topic
+    /// asked for by name is answered TOPIC_AUTHORIZATION_FAILED, before whether it
+    /// exists, and by id the same with the id and no name (ids are not secret).
+    fn metadata(
+        &self,
+        caller: &RequestContext,
+        req: &kp::MetadataRequest,
+        version: i16,
+    ) -> kp::MetadataResponse {
+        use kp::metadata_response::MetadataResponseTopic;
+        let denied =
+            MetadataResponseTopic::default().with_error_code(ErrorCode::TopicAuthorizationFailed.code());
+        let topics = match &req.topics {
             // Null (v1+) or empty at v0 means every topic.
-            None => self.topics.iter().map(|(n, _, _)| n.to_owned()).collect(),
-            Some(t) if t.is_empty() && version == 0 => {
-                self.topics.iter().map(|(n, _, _)| n.to_owned()).collect()
-            }
-            Some(t) => t
+            Some(t) if !t.is_empty() || version > 0 => t
                 .iter()
                 .map(|t| match &t.name {
-                    Some(name) => name.0.as_str().to_owned(),
-                    None => self.topics.name_of(&t.topic_id).unwrap_or("").to_owned(),
+                    Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
+                        denied.clone().with_name(Some(name.clone()))
+                    }
+                    Some(name) => self.metadata_topic(name.0.as_str(), version),
+                    None => match self.topics.name_of(&t.topic_id) {
+                        Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
+                            denied.clone().with_topic_id(t.topic_id)
+                        }
+                        Some(name) => self.metadata_topic(name, version),
+                        None => self.metadata_topic("", version),
+                    },
                 })
+                .collect(),
+            _ => self
+                .topics
+                .iter()
+                .filter(|(n, _, _)| self.may(caller, AclOperation::Describe, Resource::Topic(n)))
+                .map(|(n, _, _)| self.metadata_topic(n, version))
                 .collect(),
         };
         kp::MetadataResponse::default()
             .with_brokers(vec![self.broker()])
             .with_cluster_id(if version >= 2 { Some(sb("group-server")) } else { None })
             .with_controller_id(self.node_id.into())
-            .with_topics(names.iter().map(|n| self.metadata_topic(n, version)).collect())
+            .with_topics(topics)
     }
 
     fn find_coordinator(
         &self,
+        caller: &RequestContext,
         req: &kp::FindCoordinatorRequest,
         version: i16,
     ) -> kp::FindCoordinatorResponse {
         use kp::find_coordinator_response::Coordinator;
-        // Key type 0 is a group; transactions (1) are not coordinated here.
-        let error = if req.key_type == 0 { ErrorCode::None } else { ErrorCode::CoordinatorNotAvailable };
-        let (node_id, host, port) = if error.is_ok() {
-            (self.node_id, sb(self.host.clone()), self.port)
-        } else {
-            (-1, StrBytes::default(), -1)
+        let answer = |key: &str| {
+            let error = if req.key_type != 0 {
+                // Key type 0 is a group; transactions (1) are not coordinated here.
+                ErrorCode::CoordinatorNotAvailable
+            } else if !self.may(caller, AclOperation::Describe, Resource::Group(key)) {
+                // Kafka's `KafkaApis.handleFindCoordinatorRequest`: DESCRIBE on the group.
+                ErrorCode::GroupAuthorizationFailed
+            } else {
+                ErrorCode::None
+            };
+            if error.is_ok() {
+                (error, self.node_id, sb(self.host.clone()), self.port)
+            } else {
+                (error, -1, StrBytes::default(), -1)
+            }
         };
         if version >= 4 {
             let coordinators = req
                 .coordinator_keys
                 .iter()
                 .map(|key| {
+                    let (error, node_id, host, port) = answer(key.as_str());
                     Coordinator::default()
                         .with_key(key.clone())
                         .with_node_id(node_id.into())
-                        .with_host(host.clone())
+                        .with_host(host)
                         .with_port(port)
                         .with_error_code(error.code())
                 })
                 .collect();
             return kp::FindCoordinatorResponse::default().with_coordinators(coordinators);
         }
+        let (error, node_id, host, port) = answer(req.key.as_str());
         kp::FindCoordinatorResponse::default()
             .with_error_code(error.code())
             .with_node_id(node_id.into())
@@ -504,41 +547,60 @@ impl Node {
             .with_port(port)
     }
 
-    fn list_offsets(&self, req: &kp::ListOffsetsRequest, version: i16) -> kp::ListOffsetsResponse {
+    /// Every partition is empty: earliest, latest and the LSO are all 0. Kafka's
+    /// `KafkaApis.handleListOffsetRequest` needs DESCRIBE on the topic first.
+    fn list_offsets(
+        &self,
+        caller: &RequestContext,
+        req: &kp::ListOffsetsRequest,
+        version: i16,
+    ) -> kp::ListOffsetsResponse {
         use kp::list_offsets_response as r;
-        let topics =
-            req.topics
-                .iter()
-                .map(|t| {
-                    let name = t.name.0.as_str();
-                    r::ListOffsetsTopicResponse::default().with_name(t.name.clone()).with_partitions(
-                        t.partitions
-                            .iter()
-                            .map(|p| {
-                                let part = r::ListOffsetsPartitionResponse::default()
-                                    .with_partition_index(p.partition_index);
-                                if self.topics.has_partition(name, p.partition_index) {
-                                    // Every partition is empty: earliest, latest and the LSO are all 0.
-                                    part.with_timestamp(-1)
-                                        .with_offset(0)
-                                        .with_leader_epoch(if version >= 4 { 0 } else { -1 })
-                                } else {
-                                    part.with_error_code(ErrorCode::UnknownTopicOrPartition.code())
-                                        .with_timestamp(-1)
-                                        .with_offset(-1)
-                                }
-                            })
-                            .collect(),
-                    )
-                })
-                .collect();
+        let topics = req
+            .topics
+            .iter()
+            .map(|t| {
+                let name = t.name.0.as_str();
+                let allowed = self.may(caller, AclOperation::Describe, Resource::Topic(name));
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        let part = r::ListOffsetsPartitionResponse::default()
+                            .with_partition_index(p.partition_index)
+                            .with_timestamp(-1);
+                        let error = if !allowed {
+                            ErrorCode::TopicAuthorizationFailed
+                        } else if !self.topics.has_partition(name, p.partition_index) {
+                            ErrorCode::UnknownTopicOrPartition
+                        } else {
+                            return part.with_offset(0).with_leader_epoch(if version >= 4 { 0 } else { -1 });
+                        };
+                        part.with_error_code(error.code()).with_offset(-1)
+                    })
+                    .collect();
+                r::ListOffsetsTopicResponse::default().with_name(t.name.clone()).with_partitions(partitions)
+            })
+            .collect();
         kp::ListOffsetsResponse::default().with_topics(topics)
     }
 
     /// Fetch over empty partitions. An offset past the (empty) end is answered as the end
     /// rather than OFFSET_OUT_OF_RANGE, so a position restored from a committed offset stays.
-    fn fetch(&self, req: &kp::FetchRequest, version: i16) -> (kp::FetchResponse, String) {
+    ///
+    /// Kafka's `KafkaApis.handleFetchRequest`: a consumer needs READ on each topic, a
+    /// follower (a replica id) CLUSTER_ACTION on the cluster instead; either denial is
+    /// TOPIC_AUTHORIZATION_FAILED per partition.
+    fn fetch(
+        &self,
+        caller: &RequestContext,
+        req: &kp::FetchRequest,
+        version: i16,
+    ) -> (kp::FetchResponse, String) {
         use kp::fetch_response as r;
+        let replica = if version >= 15 { req.replica_state.replica_id } else { req.replica_id };
+        let follower_allowed =
+            (replica.0 >= 0).then(|| self.may(caller, AclOperation::ClusterAction, Resource::Cluster));
         let mut fetched = String::new();
         let responses = req
             .topics
@@ -549,16 +611,25 @@ impl Node {
                 } else {
                     Some(t.topic.0.as_str().to_owned())
                 };
+                let denied = name.as_deref().is_some_and(|name| {
+                    !follower_allowed
+                        .unwrap_or_else(|| self.may(caller, AclOperation::Read, Resource::Topic(name)))
+                });
                 // UNKNOWN_TOPIC_ID (100) is not a group error code, so it is spelled here.
-                let unknown: i16 =
-                    if version >= 13 { 100 } else { ErrorCode::UnknownTopicOrPartition.code() };
+                let unknown: i16 = if denied {
+                    ErrorCode::TopicAuthorizationFailed.code()
+                } else if version >= 13 {
+                    100
+                } else {
+                    ErrorCode::UnknownTopicOrPartition.code()
+                };
                 let partitions = t
                     .partitions
                     .iter()
                     .map(|p| {
                         let part = r::PartitionData::default().with_partition_index(p.partition);
                         match &name {
-                            Some(name) if self.topics.has_partition(name, p.partition) => {
+                            Some(name) if !denied && self.topics.has_partition(name, p.partition) => {
                                 let sep = if fetched.is_empty() { "" } else { "," };
                                 let _ =
                                     write!(fetched, "{sep}[\"{name}\",{},{}]", p.partition, p.fetch_offset);
@@ -586,15 +657,25 @@ impl Node {
     }
 
     /// Produce is advertised (librdkafka needs it to pick its fetch versions) but this node
-    /// stores no records: every partition is refused with INVALID_REQUEST and a message.
-    fn produce(&self, req: &kp::ProduceRequest, version: i16) -> kp::ProduceResponse {
+    /// stores no records: every partition is refused with INVALID_REQUEST and a message,
+    /// or TOPIC_AUTHORIZATION_FAILED without WRITE on its topic (Kafka's
+    /// `KafkaApis.handleProduceRequest` authorizes first).
+    fn produce(
+        &self,
+        caller: &RequestContext,
+        req: &kp::ProduceRequest,
+        version: i16,
+    ) -> kp::ProduceResponse {
         use kp::produce_response as r;
-        let _ = self;
         let message = "group-server is a consumer group coordinator node: it stores no records";
         let responses = req
             .topic_data
             .iter()
             .map(|t| {
+                let name =
+                    if version >= 13 { self.topics.name_of(&t.topic_id) } else { Some(t.name.0.as_str()) };
+                let denied =
+                    name.is_some_and(|name| !self.may(caller, AclOperation::Write, Resource::Topic(name)));
                 r::TopicProduceResponse::default()
                     .with_name(t.name.clone())
                     .with_topic_id(t.topic_id)
@@ -602,10 +683,13 @@ impl Node {
                         t.partition_data
                             .iter()
                             .map(|p| {
-                                r::PartitionProduceResponse::default()
+                                let part = r::PartitionProduceResponse::default()
                                     .with_index(p.index)
-                                    .with_error_code(ErrorCode::InvalidRequest.code())
-                                    .with_base_offset(-1)
+                                    .with_base_offset(-1);
+                                if denied {
+                                    return part.with_error_code(ErrorCode::TopicAuthorizationFailed.code());
+                                }
+                                part.with_error_code(ErrorCode::InvalidRequest.code())
                                     .with_error_message(if version >= 8 { Some(sb(message)) } else { None })
                             })
                             .collect(),

@@ -30,6 +30,7 @@ fn node() -> Node {
         topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
         service: Arc::new(service),
         log: None,
+        authorizer: Arc::new(group_coordinator::AllowAll),
     }
 }
 

@@ -6,8 +6,10 @@ use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use group_coordinator::{AllowAll, Authorizer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
 use crate::connection;
@@ -16,7 +18,7 @@ use crate::node::Node;
 use crate::request_log::RequestLog;
 use crate::service::GroupService;
 use crate::topics::Topics;
-use crate::{ConnectionLimits, ServerConfig, ServerError};
+use crate::{AclAuthorizer, AclError, ConnectionLimits, ServerConfig, ServerError};
 
 /// How long a stop waits for replies to requests already read before it stops the
 /// coordinator (which answers parked JoinGroup and SyncGroup requests with an error).
@@ -47,6 +49,8 @@ pub struct GroupServer {
     stopping: watch::Sender<bool>,
     connections: Arc<Connections>,
     service: Arc<dyn GroupService>,
+    /// The ACLs in force, reloaded on SIGHUP and by [`GroupServer::reload_acls`].
+    acl: Option<Arc<AclAuthorizer>>,
     stopped: Arc<(Mutex<bool>, Condvar)>,
 }
 
@@ -60,13 +64,16 @@ impl std::fmt::Debug for GroupServer {
 }
 
 impl GroupServer {
-    /// Binds `config.listen` and serves the group APIs from `service`.
+    /// Binds `config.listen` and serves the group APIs from `service`. An ACL file
+    /// in `config` authorizes the APIs the node answers itself (Metadata,
+    /// FindCoordinator, ListOffsets, Fetch, Produce); the group APIs are `service`'s.
     pub fn with_service(
         config: &ServerConfig,
         service: Arc<dyn GroupService>,
     ) -> Result<GroupServer, ServerError> {
         let listener = bind(config)?;
-        GroupServer::serve(config, listener, service)
+        let acl = AclAuthorizer::from_config(&config.security)?;
+        GroupServer::serve(config, listener, service, acl)
     }
 
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
@@ -75,6 +82,7 @@ impl GroupServer {
         config: &ServerConfig,
         listener: StdListener,
         service: Arc<dyn GroupService>,
+        acl: Option<Arc<AclAuthorizer>>,
     ) -> Result<GroupServer, ServerError> {
         let local_addr =
             listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
@@ -93,6 +101,10 @@ impl GroupServer {
             topics: Topics::new(&config.topics),
             service: Arc::clone(&service),
             log: log_file,
+            authorizer: match &acl {
+                Some(acl) => Arc::clone(acl) as Arc<dyn Authorizer>,
+                None => Arc::new(AllowAll),
+            },
         });
         let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 16);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -119,6 +131,10 @@ impl GroupServer {
             stopping: stop_rx,
         };
         runtime.spawn(acceptor.run());
+        if let Some(acl) = &acl {
+            let _entered = runtime.enter();
+            runtime.spawn(reload_on_hangup(Arc::clone(acl), stopping.subscribe())?);
+        }
         Ok(GroupServer {
             local_addr,
             advertised,
@@ -126,8 +142,16 @@ impl GroupServer {
             stopping,
             connections,
             service,
+            acl,
             stopped: Arc::default(),
         })
+    }
+
+    /// Rereads the ACL file (what SIGHUP does) and returns how many rules are in
+    /// force. A file that no longer parses keeps the previous rules: the error is
+    /// logged and returned.
+    pub fn reload_acls(&self) -> Result<usize, AclError> {
+        self.acl.as_ref().ok_or(AclError::NotConfigured)?.reload()
     }
 
     /// The address the server listens on (with the real port when `listen` used port 0).
@@ -198,6 +222,29 @@ impl Drop for GroupServer {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The task that rereads the ACL file on every SIGHUP until the server stops.
+/// The handler is installed here, in the runtime's context, before the server
+/// answers anything, so that a SIGHUP after the listening line never kills it.
+fn reload_on_hangup(
+    acl: Arc<AclAuthorizer>,
+    mut stopping: watch::Receiver<bool>,
+) -> Result<impl Future<Output = ()> + Send + 'static, ServerError> {
+    let mut hangup = signal(SignalKind::hangup())
+        .map_err(|e| ServerError::Thread(format!("cannot watch for SIGHUP: {e}")))?;
+    Ok(async move {
+        loop {
+            tokio::select! {
+                biased;
+                _ = stopping.wait_for(|s| *s) => return,
+                got = hangup.recv() => if got.is_none() { return },
+            }
+            // File I/O: off the connection threads. The outcome is logged by `reload`.
+            let acl = Arc::clone(&acl);
+            let _ = tokio::task::spawn_blocking(move || acl.reload()).await;
+        }
+    })
 }
 
 /// Binds the listening socket, saying what to do about the common failures.

@@ -95,6 +95,8 @@ fn operation_name(operation: AclOperation) -> &'static str {
         AclOperation::Read => "READ",
         AclOperation::Describe => "DESCRIBE",
         AclOperation::Delete => "DELETE",
+        AclOperation::Write => "WRITE",
+        AclOperation::ClusterAction => "CLUSTER_ACTION",
     }
 }
 
