@@ -1,6 +1,7 @@
 //! Integration tests of group-server: the wire over TCP, robustness against hostile frames,
 //! the command line, and the end-to-end scenarios with real Kafka clients.
 
+mod acl;
 mod client;
 mod config;
 mod e2e;
