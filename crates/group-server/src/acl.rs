@@ -1,60 +1,7 @@
 //! ACLs from a file: [`AclAuthorizer`], the [`Authorizer`] a server started with
 //! `--acl-file` checks every request against, with the rules of Kafka's
-//! `StandardAuthorizer`, and the file format it reads.
-//!
-//! # The ACL file
-//!
-//! One rule a line; `#` at the start of a word starts a comment (a `#` inside a
-//! name is part of it), blank lines are ignored:
-//!
-//! ```text
-//! # permission principal operations  resource           [prefixed] [from host]
-//! allow User:alice   READ            Group:orders
-//! allow User:alice   READ,DESCRIBE   Topic:orders-events
-//! allow User:bob     ALL             Group:batch-       prefixed
-//! allow User:*       DESCRIBE        Topic:*
-//! deny  User:mallory ALL             Group:*            from 10.0.0.7
-//! allow User:ops     DESCRIBE        Cluster:kafka-cluster
-//! ```
-//!
-//! - **permission**: `allow` or `deny`.
-//! - **principal**: `Type:name` as the connection authenticated (`User:alice`; a
-//!   plaintext connection without SASL is `User:ANONYMOUS`); `User:*` is every
-//!   principal.
-//! - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
-//!   `CLUSTER_ACTION` and `ALL`, separated by commas.
-//! - **resource**: `Group:<id>`, `Topic:<name>` or `Cluster:kafka-cluster` (`Cluster`
-//!   alone is the same). The name is taken verbatim up to the next blank (it may hold
-//!   `:` and `*`); the name `*` alone is every resource of the type.
-//! - **`prefixed`**: Kafka's pattern type `PREFIXED`: the name is a prefix
-//!   (`Group:batch- prefixed` is every group whose id starts with `batch-`). Without
-//!   it the pattern is `LITERAL`: the name itself, or `*`.
-//! - **`from <host>`**: only connections from this IP address; `from *` (the
-//!   default) is every host.
-//!
-//! Keywords, operations and resource types are case-insensitive; principals and
-//! resource names are not, as in Kafka. A name holding a blank cannot be written.
-//! A line that does not parse fails the whole file, naming the file, the line and
-//! what was expected there.
-//!
-//! # How a request is decided
-//!
-//! As Kafka's `StandardAuthorizerData.authorize`, with its defaults:
-//!
-//! 1. A super user (`--super-users User:admin;User:ops`, Kafka's `super.users`) is
-//!    allowed everything.
-//! 2. A `deny` rule matching the principal, the host, the resource and the operation
-//!    (or `ALL`) denies, whatever allows it.
-//! 3. An `allow` rule matching them allows. Allowing `READ`, `WRITE`, `DELETE` or
-//!    `ALTER` also allows `DESCRIBE` (a `deny` never implies anything).
-//! 4. Nothing matching denies (Kafka's `allow.everyone.if.no.acl.found=false`).
-//!
-//! # Reloading
-//!
-//! [`AclAuthorizer::reload`] rereads the file; [`GroupServer`](crate::GroupServer)
-//! calls it on SIGHUP and from [`GroupServer::reload_acls`](crate::GroupServer::reload_acls).
-//! A file that no longer parses keeps the rules in force and logs an error; requests
-//! never see a half-read file.
+//! `StandardAuthorizer`. The file format and how a request is decided are
+//! documented once, on [`AclAuthorizer`] (what `cargo doc` shows of this module).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -94,11 +41,69 @@ pub enum AclError {
 }
 
 /// The [`Authorizer`] of a server started with `--acl-file`: the rules of an ACL file
-/// (see the [module docs](self) for its format) plus the super users.
+/// plus the super users.
 ///
 /// Cheap on the request path: a decision looks up the rules for the resource's exact
 /// name and `*`, and scans the prefixed ones; a [`reload`](AclAuthorizer::reload)
 /// swaps in a whole new rule set.
+///
+/// # The ACL file
+///
+/// One rule a line; `#` at the start of a word starts a comment (a `#` inside a
+/// name is part of it), blank lines are ignored:
+///
+/// ```text
+/// # permission principal operations  resource           [prefixed] [from host]
+/// allow User:alice   READ            Group:orders
+/// allow User:alice   READ,DESCRIBE   Topic:orders-events
+/// allow User:bob     ALL             Group:batch-       prefixed
+/// allow User:*       DESCRIBE        Topic:*
+/// deny  User:mallory ALL             Group:*            from 10.0.0.7
+/// allow User:ops     DESCRIBE        Cluster:kafka-cluster
+/// ```
+///
+/// - **permission**: `allow` or `deny`.
+/// - **principal**: `Type:name` as the connection authenticated (`User:alice`; a
+///   plaintext connection without SASL is `User:ANONYMOUS`); `User:*` is every
+///   principal.
+/// - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
+///   `CLUSTER_ACTION` and `ALL`, separated by commas.
+/// - **resource**: `Group:<id>`, `Topic:<name>` or `Cluster:kafka-cluster` (`Cluster`
+///   alone is the same). The name is taken verbatim up to the next blank (it may hold
+///   `:` and `*`); the name `*` alone is every resource of the type.
+/// - **`prefixed`**: Kafka's pattern type `PREFIXED`: the name is a prefix
+///   (`Group:batch- prefixed` is every group whose id starts with `batch-`). Without
+///   it the pattern is `LITERAL`: the name itself, or `*`.
+/// - **`from <host>`**: only connections from this IP address; `from *` (the
+///   default) is every host.
+///
+/// Keywords, operations and resource types are case-insensitive; principals and
+/// resource names are not, as in Kafka. A name holding a blank cannot be written.
+/// A line that does not parse fails the whole file, naming the file, the line and
+/// what was expected there.
+///
+/// # How a request is decided
+///
+/// As Kafka's `StandardAuthorizerData.authorize`, with its defaults:
+///
+/// 1. A super user (`--super-users User:admin;User:ops`, Kafka's `super.users`) is
+///    allowed everything.
+/// 2. A `deny` rule matching the principal, the host, the resource and the operation
+///    (or `ALL`) denies, whatever allows it.
+/// 3. An `allow` rule matching them allows. Allowing `READ`, `WRITE`, `DELETE` or
+///    `ALTER` also allows `DESCRIBE` (a `deny` never implies anything).
+/// 4. Nothing matching denies (Kafka's `allow.everyone.if.no.acl.found=false`).
+///
+/// # Reloading
+///
+/// [`reload`](AclAuthorizer::reload) rereads the file; [`GroupServer`](crate::GroupServer)
+/// calls it on SIGHUP and from [`GroupServer::reload_acls`](crate::GroupServer::reload_acls).
+/// A file that no longer parses keeps the rules in force and logs an error; requests
+/// never see a half-read file. Super users come from the configuration and are not
+/// reread. Without `--acl-file` no SIGHUP handler is installed (the signal keeps its
+/// default action).
+///
+/// # Example
 ///
 /// ```
 /// use group_coordinator::{AclOperation, Authorizer, Principal, RequestContext, Resource};

@@ -24,8 +24,8 @@
 //! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]
 //!   implements it over `group_coordinator::GroupCoordinator`.
 //! - [`AclAuthorizer`]: with `--acl-file`, every request is authorized against a
-//!   Kafka-style ACL file (its format is in the [`AclAuthorizer`] module docs, see
-//!   [`AclAuthorizer`]), reloaded on SIGHUP or [`GroupServer::reload_acls`].
+//!   Kafka-style ACL file (the format is documented on [`AclAuthorizer`]), reread on
+//!   SIGHUP or [`GroupServer::reload_acls`].
 //! - Robustness: every request body is walked against its schema before `kafka-protocol`
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.
