@@ -44,6 +44,11 @@
 //! - OffsetCommit and OffsetDelete for a topic or partition outside the `--topic`s are
 //!   refused per partition with `UNKNOWN_TOPIC_OR_PARTITION`, as a Kafka broker refuses
 //!   one its metadata does not hold; nothing of them is stored.
+//! - With `--acl-file`, requests are authorized as Kafka's `KafkaApis` does: the group
+//!   APIs by the coordinator (GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED
+//!   per partition), FindCoordinator with DESCRIBE on each group, Metadata and
+//!   ListOffsets with DESCRIBE on each topic (a listing of every topic leaves out the
+//!   others), Fetch with READ and Produce with WRITE (TOPIC_AUTHORIZATION_FAILED).
 //! - Any other API closes the connection with a log line, as does a malformed request or a
 //!   frame over the size limit (1 MiB by default); other connections are unaffected.
 //!

@@ -479,7 +479,7 @@ impl Node {
                     Some(name) => self.metadata_topic(name.0.as_str(), version),
                     None => match self.topics.name_of(&t.topic_id) {
                         Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
-                            denied.clone().with_topic_id(t.topic_id)
+                            denied.clone().with_name(None).with_topic_id(t.topic_id)
                         }
                         Some(name) => self.metadata_topic(name, version),
                         None => self.metadata_topic("", version),

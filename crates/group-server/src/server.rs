@@ -41,7 +41,8 @@ const LISTEN_BACKLOG: i32 = 4096;
 ///
 /// Connections are tasks on a multi-threaded tokio runtime with one thread per core
 /// (threads `group-server-io`), whatever their number; the group coordinator behind
-/// them is shared by all.
+/// them is shared by all. With an ACL file, a SIGHUP to the process rereads it
+/// (see [`GroupServer::reload_acls`]).
 pub struct GroupServer {
     local_addr: SocketAddr,
     advertised: (String, u16),

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use group_server::{AclError, GroupServer, ServerError, TopicSpec};
+use group_server::{AclError, GroupServer, ServerError, TopicSpec, topic_id_for};
 use kafka_protocol::messages::*;
 
 use crate::client::{Conn, join, s, server_with};
@@ -165,6 +165,14 @@ fn broker_apis_need_describe_read_or_write_on_the_topic() {
     let codes: Vec<i16> = some.topics.iter().map(|t| t.error_code).collect();
     assert_eq!(codes, vec![0, TOPIC_DENIED, TOPIC_DENIED], "denied before whether it exists");
     assert!(some.topics[1].partitions.is_empty());
+    // By id: refused with the id and no name (Kafka: topic ids are not secret).
+    let by_id = |n: &str| {
+        metadata_request::MetadataRequestTopic::default().with_name(None).with_topic_id(topic_id_for(n))
+    };
+    let req = MetadataRequest::default().with_topics(Some(vec![by_id("t1"), by_id("t2")]));
+    let ids: MetadataResponse = c.call(ApiKey::Metadata, 12, &req);
+    let got: Vec<_> = ids.topics.iter().map(|t| (t.error_code, t.name.is_some(), t.topic_id)).collect();
+    assert_eq!(got, vec![(0, true, topic_id_for("t1")), (TOPIC_DENIED, false, topic_id_for("t2"))]);
 
     // ListOffsets (DESCRIBE, implied by READ on t1).
     let part =
@@ -192,6 +200,15 @@ fn broker_apis_need_describe_read_or_write_on_the_topic() {
     let resp: FetchResponse = c.call(ApiKey::Fetch, 12, &follower);
     let codes: Vec<i16> = resp.responses.iter().map(|t| t.partitions[0].error_code).collect();
     assert_eq!(codes, vec![TOPIC_DENIED, TOPIC_DENIED]);
+    // By topic id at v16.
+    let by_id = |n: &str| {
+        let p = fetch_request::FetchPartition::default().with_partition(0);
+        fetch_request::FetchTopic::default().with_topic_id(topic_id_for(n)).with_partitions(vec![p])
+    };
+    let req = FetchRequest::default().with_max_wait_ms(0).with_topics(vec![by_id("t1"), by_id("t2")]);
+    let resp: FetchResponse = c.call(ApiKey::Fetch, 16, &req);
+    let codes: Vec<i16> = resp.responses.iter().map(|t| t.partitions[0].error_code).collect();
+    assert_eq!(codes, vec![0, TOPIC_DENIED]);
 
     // Produce (WRITE): nobody but alice has it.
     let pd = produce_request::PartitionProduceData::default()
