@@ -210,7 +210,18 @@ impl Authorizer for AclAuthorizer {
         // Kafka reports the client as `/1.2.3.4` (`InetAddress.toString`); rules name
         // the bare address.
         let host = context.client_host.trim_start_matches('/').parse::<IpAddr>().ok();
-        self.current().allows(&context.principal, host, operation, resource)
+        let allowed = self.current().allows(&context.principal, host, operation, resource);
+        if !allowed {
+            // Kafka's authorizer logs each denial (at INFO on its own logger); here it
+            // is a debug line, the coordinator counts them.
+            tracing::debug!(
+                target: "group_server::acl",
+                "denied {} {operation:?} on {resource:?} from {}",
+                context.principal,
+                context.client_host
+            );
+        }
+        allowed
     }
 }
 

@@ -49,6 +49,9 @@
 //!   per partition), FindCoordinator with DESCRIBE on each group, Metadata and
 //!   ListOffsets with DESCRIBE on each topic (a listing of every topic leaves out the
 //!   others), Fetch with READ and Produce with WRITE (TOPIC_AUTHORIZATION_FAILED).
+//!   No API served here answers CLUSTER_AUTHORIZATION_FAILED in Kafka: ListGroups
+//!   without DESCRIBE on the cluster lists only the groups the caller may describe,
+//!   and a follower's Fetch without CLUSTER_ACTION is TOPIC_AUTHORIZATION_FAILED.
 //! - Any other API closes the connection with a log line, as does a malformed request or a
 //!   frame over the size limit (1 MiB by default); other connections are unaffected.
 //!
