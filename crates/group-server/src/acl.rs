@@ -69,7 +69,7 @@ pub enum AclError {
 /// - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
 ///   `CLUSTER_ACTION` and `ALL`, separated by commas.
 /// - **resource**: `Group:<id>`, `Topic:<name>` or `Cluster:kafka-cluster` (`Cluster`
-///   alone is the same). The name is taken verbatim up to the next blank (it may hold
+///   alone and `Cluster:*` are the same: there is one cluster). The name is taken verbatim up to the next blank (it may hold
 ///   `:` and `*`); the name `*` alone is every resource of the type.
 /// - **`prefixed`**: Kafka's pattern type `PREFIXED`: the name is a prefix
 ///   (`Group:batch- prefixed` is every group whose id starts with `batch-`). Without
@@ -138,7 +138,8 @@ impl fmt::Debug for AclAuthorizer {
 
 impl AclAuthorizer {
     /// Reads the ACL file `path`; `super_users` are principals such as `User:admin`
-    /// (Kafka's `super.users`), allowed everything.
+    /// (Kafka's `super.users`), allowed everything. An entry without a `:` names no
+    /// principal and is ignored (the configuration refuses one before this).
     pub fn load(path: impl Into<PathBuf>, super_users: &[String]) -> Result<AclAuthorizer, AclError> {
         let path = path.into();
         let rules = Rules::read(&path)?;
