@@ -118,6 +118,8 @@ pub(crate) struct Node {
     pub(crate) topics: Topics,
     pub(crate) service: Arc<dyn GroupService>,
     pub(crate) log: Option<Arc<RequestLog>>,
+    /// Counted by the connections (see `crate::metrics`).
+    pub(crate) metrics: Arc<crate::metrics::ServerMetrics>,
 }
 
 fn encode_frame<R: Encodable>(

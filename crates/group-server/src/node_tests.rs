@@ -30,6 +30,7 @@ fn node() -> Node {
         topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
         service: Arc::new(service),
         log: None,
+        metrics: Arc::default(),
     }
 }
 
