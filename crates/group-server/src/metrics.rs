@@ -127,7 +127,11 @@ impl ServerMetrics {
     /// One write of `bytes` carried the replies to `requests`: counts the bytes
     /// and each request's latency (one clock reading for the whole batch).
     #[inline]
-    pub(crate) fn replies_written<'a>(&self, requests: impl IntoIterator<Item = &'a RequestStart>, bytes: usize) {
+    pub(crate) fn replies_written<'a>(
+        &self,
+        requests: impl IntoIterator<Item = &'a RequestStart>,
+        bytes: usize,
+    ) {
         self.bytes_out.fetch_add(bytes as u64, Ordering::Relaxed);
         let now = Instant::now();
         for request in requests {
@@ -307,13 +311,21 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
         None,
         MetricType::Gauge,
     )?;
-    for state in
-        [GroupState::Empty, GroupState::PreparingRebalance, GroupState::CompletingRebalance, GroupState::Stable]
-    {
+    for state in [
+        GroupState::Empty,
+        GroupState::PreparingRebalance,
+        GroupState::CompletingRebalance,
+        GroupState::Stable,
+    ] {
         let n = i64::try_from(m.groups_in(state)).unwrap_or(i64::MAX);
         ConstGauge::new(n).encode(family.encode_family(&[("state", state.as_str())])?)?;
     }
-    gauge(enc, "kafka_group_members", "Members of every group (pending member ids excluded).", m.members as u64)?;
+    gauge(
+        enc,
+        "kafka_group_members",
+        "Members of every group (pending member ids excluded).",
+        m.members as u64,
+    )?;
     counter(
         enc,
         "kafka_group_rebalances_started",

@@ -189,7 +189,8 @@ fn route(head: &[u8]) -> Route {
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
     let Ok(line) = std::str::from_utf8(&head[..line_end]) else { return Route::BadRequest };
     let mut parts = line.trim_end_matches('\r').split(' ');
-    let (Some(method), Some(target), Some(version), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return Route::BadRequest;
     };
