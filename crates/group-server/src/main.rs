@@ -147,6 +147,9 @@ fn watch_signals(stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
 fn log_startup(server: &GroupServer, config: &ServerConfig) {
     let (host, port) = server.advertised();
     tracing::info!("listening on {}, advertised to clients as {host}:{port}", server.local_addr());
+    if let Some(addr) = server.metrics_addr() {
+        tracing::info!("metrics: http://{addr}/metrics (Prometheus text format)");
+    }
     match &config.storage {
         StorageMode::Sled(dir) => {
             tracing::info!("storage: sled in {} (fsync per commit batch)", dir.display())
