@@ -42,7 +42,8 @@ const WRITE_BATCH: usize = 64 * 1024;
 /// What the reader hands the writer.
 enum Item {
     /// A reply, with the permit its request took from the connection's in-flight
-    /// allowance: given back once the reply is written.
+    /// allowance: given back once the reply is written; and, for the latency
+    /// metric, when its request was read.
     Reply(Reply, OwnedSemaphorePermit, RequestStart),
     /// Write what came before, then close (after a malformed request).
     Close,

@@ -257,7 +257,8 @@ impl Collector for NodeCollector {
             None,
             MetricType::Histogram,
         )?;
-        for (api, series) in per_api() {
+        // A request of an unknown API closes its connection unanswered: no latency.
+        for (api, series) in per_api().take(UNKNOWN) {
             let snapshot = series.latency.snapshot();
             family.encode_family(&[("api", api)])?.encode_histogram::<NoLabelSet>(
                 snapshot.sum.as_secs_f64(),
