@@ -33,7 +33,8 @@
 //!   reported by the core in [`Effects::events`]; the runtime emits each as a
 //!   `tracing` event (target `group_coordinator`, silent without a subscriber; what
 //!   operators follow at info, per-step noise at debug) and counts it in
-//!   [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]).
+//!   [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]), which also holds the
+//!   storage appends' latencies ([`LatencySnapshot`] of a [`LatencyHistogram`]).
 //!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
 //!   `group-assignors` assignor the group's selected protocol names.
@@ -77,6 +78,7 @@ mod authorizer;
 mod config;
 mod core;
 mod error;
+mod latency;
 mod metrics;
 mod runtime;
 mod snapshot;
@@ -89,6 +91,7 @@ pub use crate::core::{
     TimerOp, TimerQueue, Write, WriteId, map_append_error, map_operation_error,
 };
 pub use crate::error::CoordinatorError;
+pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, Pending, ResponseKind,

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use group_types::{ErrorCode, GroupState};
 
-use crate::{ExpirationReason, GroupEvent, Response};
+use crate::{ExpirationReason, GroupEvent, LatencySnapshot, Response};
 
 /// Members removed by deadlines, by [`ExpirationReason`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -101,6 +101,10 @@ pub struct CoordinatorMetrics {
     /// `UNKNOWN_TOPIC_OR_PARTITION` because the [`TopicMetadata`](crate::TopicMetadata)
     /// does not know them.
     pub unknown_topic_partitions: u64,
+    /// How long storage appends took, from the batch handed to
+    /// [`MetadataStore::append`](group_offsets::MetadataStore::append) to its
+    /// completion (one measurement per batch, failed ones included).
+    pub append_latency: LatencySnapshot,
 }
 
 impl CoordinatorMetrics {

@@ -25,6 +25,7 @@ use group_coordinator::Principal;
 
 use crate::ConnectionLimits;
 use crate::log::{log, warn};
+use crate::metrics::{RequestStart, ServerMetrics};
 use crate::node::{Node, Reply, correlation_id};
 use crate::session::Session;
 
@@ -41,8 +42,9 @@ const WRITE_BATCH: usize = 64 * 1024;
 /// What the reader hands the writer.
 enum Item {
     /// A reply, with the permit its request took from the connection's in-flight
-    /// allowance: given back once the reply is written.
-    Reply(Reply, OwnedSemaphorePermit),
+    /// allowance: given back once the reply is written; and, for the latency
+    /// metric, when its request was read.
+    Reply(Reply, OwnedSemaphorePermit, RequestStart),
     /// Write what came before, then close (after a malformed request).
     Close,
 }
@@ -97,7 +99,7 @@ pub(crate) async fn serve(
     let activity =
         Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
     let reader = read_loop(&node, read_half, peer, &limits, &activity, tx, shutdown);
-    let writer = write_loop(write_half, rx, peer, &activity);
+    let writer = write_loop(write_half, rx, peer, &activity, &node.metrics);
     let (stop, ()) = tokio::join!(reader, writer);
     match stop {
         Stop::Done => {}
@@ -176,8 +178,9 @@ async fn read_loop(
             }
         };
         let cid = correlation_id(&frame);
+        let started = node.metrics.request_read(&frame);
         let item = match node.handle(frame, &mut session) {
-            Ok(reply) => Item::Reply(reply, permit),
+            Ok(reply) => Item::Reply(reply, permit, started),
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());
                 let _ = tx.send(Item::Close);
@@ -315,6 +318,7 @@ async fn write_loop(
     mut rx: mpsc::UnboundedReceiver<Item>,
     peer: SocketAddr,
     activity: &Activity,
+    metrics: &ServerMetrics,
 ) {
     let mut out = BytesMut::new();
     let mut permits = Vec::new();
@@ -330,10 +334,10 @@ async fn write_loop(
                     close = true;
                     break;
                 }
-                Item::Reply(reply, permit) => match resolve(reply).await {
+                Item::Reply(reply, permit, started) => match resolve(reply).await {
                     Ok(Some(body)) => {
                         append_frame(&mut out, &body);
-                        permits.push(permit);
+                        permits.push((permit, started));
                     }
                     Ok(None) => {}
                     Err(e) => {
@@ -348,7 +352,9 @@ async fn write_loop(
                 break;
             }
             match rx.try_recv() {
-                Ok(Item::Reply(reply @ Reply::Now(_), permit)) => item = Some(Item::Reply(reply, permit)),
+                Ok(Item::Reply(reply @ Reply::Now(_), permit, started)) => {
+                    item = Some(Item::Reply(reply, permit, started));
+                }
                 Ok(other) => next = Some(other),
                 Err(_) => {}
             }
@@ -357,6 +363,7 @@ async fn write_loop(
             if half.write_all(&out).await.is_err() {
                 break;
             }
+            metrics.replies_written(permits.iter().map(|(_, started)| started), out.len());
             out.clear();
             activity.touch();
         }

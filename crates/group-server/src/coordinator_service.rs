@@ -176,6 +176,10 @@ impl GroupService for CoordinatorService {
     fn stop(&self) {
         self.coordinator.stop();
     }
+
+    fn metrics(&self) -> Option<group_coordinator::CoordinatorMetrics> {
+        Some(self.coordinator.metrics())
+    }
 }
 
 impl GroupServer {

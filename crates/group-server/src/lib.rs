@@ -26,6 +26,11 @@
 //! - [`AclAuthorizer`]: with `--acl-file`, every request is authorized against a
 //!   Kafka-style ACL file (the format is documented on [`AclAuthorizer`]), reread on
 //!   SIGHUP or [`GroupServer::reload_acls`].
+//! - Metrics: with `--metrics-listen` the server answers `GET /metrics` in the Prometheus
+//!   text format ([`GroupServer::metrics_addr`]): requests, latency and bytes per API and
+//!   connections (`group_server_*`, a few atomic additions per request), and the
+//!   coordinator's groups per state, members, rebalances, expirations, commits,
+//!   authorization failures and storage appends (`kafka_group_*`, read at scrape time).
 //! - Robustness: every request body is walked against its schema before `kafka-protocol`
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.
@@ -80,6 +85,8 @@ mod coordinator_service;
 mod error;
 mod limits;
 mod log;
+mod metrics;
+mod metrics_http;
 mod node;
 mod request_log;
 mod schema;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 use std::sync::mpsc;
 
-use group_server::{ConfigError, GroupServer, ServerConfig, StorageMode};
+use group_server::{ConfigError, GroupServer, LogFormat, ServerConfig, StorageMode};
 
 /// Why the server stops.
 enum StopReason {
@@ -24,27 +24,30 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    init_logging(config.verbose, config.log_format);
     for warning in &config.warnings {
-        eprintln!("group-server: warning: {warning}");
+        say(config.log_format, Severity::Warning, warning);
     }
-    init_logging(config.verbose);
     raise_open_file_limit();
     let (stop_tx, stop_rx) = mpsc::channel();
     // Signals are watched before anything starts, so that a Ctrl-C during a long
     // load is not lost.
     if let Err(e) = watch_signals(stop_tx.clone()) {
-        eprintln!("group-server: cannot watch for signals: {e}");
+        say(config.log_format, Severity::Fatal, &format!("cannot watch for signals: {e}"));
         return ExitCode::FAILURE;
     }
     let server = match GroupServer::start(&config) {
         Ok(server) => server,
         Err(e) => {
-            eprintln!("group-server: {e}");
+            say(config.log_format, Severity::Fatal, &e.to_string());
             return ExitCode::FAILURE;
         }
     };
     // Tests and scripts wait for this line to learn the (possibly ephemeral) port.
     println!("group-server listening on {}", server.local_addr());
+    if let Some(addr) = server.metrics_addr() {
+        println!("group-server metrics on http://{addr}/metrics");
+    }
     log_startup(&server, &config);
     if config.exit_on_stdin_close {
         let stop_tx = stop_tx.clone();
@@ -68,12 +71,38 @@ fn main() -> ExitCode {
 }
 
 /// Log lines on stderr: `info` by default (`-v` adds per-connection lines at the same
-/// level), `RUST_LOG` overrides (`RUST_LOG=group_coordinator=debug`).
-fn init_logging(verbose: bool) {
+/// level), `RUST_LOG` overrides (`RUST_LOG=group_coordinator=debug`). With
+/// `--log-format json` every line is one JSON object (`timestamp`, `level`, `target`,
+/// and the event's `fields`, its text in `fields.message`), for a log shipper.
+fn init_logging(verbose: bool, format: LogFormat) {
     let default = if verbose { "debug,sled=info" } else { "info,sled=warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).try_init();
+    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    let _ = match format {
+        LogFormat::Json => builder.json().try_init(),
+        _ => builder.try_init(),
+    };
+}
+
+/// How bad a line of [`say`] is.
+#[derive(Clone, Copy)]
+enum Severity {
+    /// A setting taken with a caveat.
+    Warning,
+    /// Why the server does not start.
+    Fatal,
+}
+
+/// A line about the start itself: plain in the human format, as it always was,
+/// and a `tracing` event in the JSON one, so that every line of a JSON log parses.
+fn say(format: LogFormat, severity: Severity, message: &str) {
+    match (format, severity) {
+        (LogFormat::Json, Severity::Warning) => tracing::warn!(target: "group_server", "{message}"),
+        (LogFormat::Json, Severity::Fatal) => tracing::error!(target: "group_server", "{message}"),
+        (_, Severity::Warning) => eprintln!("group-server: warning: {message}"),
+        (_, Severity::Fatal) => eprintln!("group-server: {message}"),
+    }
 }
 
 /// A socket per connection: ten thousand clients need more descriptors than the
@@ -118,6 +147,9 @@ fn watch_signals(stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
 fn log_startup(server: &GroupServer, config: &ServerConfig) {
     let (host, port) = server.advertised();
     tracing::info!("listening on {}, advertised to clients as {host}:{port}", server.local_addr());
+    if let Some(addr) = server.metrics_addr() {
+        tracing::info!("metrics: http://{addr}/metrics (Prometheus text format)");
+    }
     match &config.storage {
         StorageMode::Sled(dir) => {
             tracing::info!("storage: sled in {} (fsync per commit batch)", dir.display())

@@ -121,6 +121,8 @@ pub(crate) struct Node {
     /// Checks the APIs this node answers itself, as the coordinator checks the group
     /// APIs (the same ACLs; `AllowAll` without an ACL file).
     pub(crate) authorizer: Arc<dyn Authorizer>,
+    /// Counted by the connections (see `crate::metrics`).
+    pub(crate) metrics: Arc<crate::metrics::ServerMetrics>,
 }
 
 fn encode_frame<R: Encodable>(

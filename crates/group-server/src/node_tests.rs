@@ -31,6 +31,7 @@ fn node() -> Node {
         service: Arc::new(service),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
+        metrics: Arc::default(),
     }
 }
 

@@ -53,6 +53,8 @@ pub struct GroupServer {
     /// The ACLs in force, reloaded on SIGHUP and by [`GroupServer::reload_acls`].
     acl: Option<Arc<AclAuthorizer>>,
     stopped: Arc<(Mutex<bool>, Condvar)>,
+    /// Where `--metrics-listen` serves (see `crate::metrics_http`).
+    metrics_addr: Option<SocketAddr>,
 }
 
 impl std::fmt::Debug for GroupServer {
@@ -87,6 +89,7 @@ impl GroupServer {
     ) -> Result<GroupServer, ServerError> {
         let local_addr =
             listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        let metrics_listener = config.metrics_listen.map(crate::metrics_http::bind).transpose()?;
         let log_file = match &config.request_log {
             Some(path) => {
                 Some(Arc::new(RequestLog::create(path).map_err(|e| ServerError::RequestLog(e.to_string()))?))
@@ -95,6 +98,7 @@ impl GroupServer {
         };
         let advertised =
             config.advertise.clone().unwrap_or_else(|| (local_addr.ip().to_string(), local_addr.port()));
+        let metrics = Arc::new(crate::metrics::ServerMetrics::default());
         let node = Arc::new(Node {
             node_id: config.node_id,
             host: advertised.0.clone(),
@@ -106,6 +110,7 @@ impl GroupServer {
                 Some(acl) => Arc::clone(acl) as Arc<dyn Authorizer>,
                 None => Arc::new(AllowAll),
             },
+            metrics: Arc::clone(&metrics),
         });
         let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 16);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -136,6 +141,13 @@ impl GroupServer {
             let _entered = runtime.enter();
             runtime.spawn(reload_on_hangup(Arc::clone(acl), stopping.subscribe())?);
         }
+        let metrics_addr = match metrics_listener {
+            Some(listener) => {
+                let exporter = crate::metrics::Exporter::new(metrics, Arc::clone(&service));
+                Some(crate::metrics_http::spawn(&runtime, listener, exporter, stopping.subscribe())?)
+            }
+            None => None,
+        };
         Ok(GroupServer {
             local_addr,
             advertised,
@@ -145,6 +157,7 @@ impl GroupServer {
             service,
             acl,
             stopped: Arc::default(),
+            metrics_addr,
         })
     }
 
@@ -163,6 +176,12 @@ impl GroupServer {
     /// The `host:port` Metadata and FindCoordinator tell clients.
     pub fn advertised(&self) -> (&str, u16) {
         (&self.advertised.0, self.advertised.1)
+    }
+
+    /// The address `--metrics-listen` serves `GET /metrics` on (with the real port
+    /// when it used port 0); `None` without it.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// Connections open now.
@@ -380,15 +399,17 @@ impl Acceptor {
             Ok(admitted) => admitted,
             Err(why) => {
                 warn(&format!("{peer}: refusing connection: {why}"));
+                self.node.metrics.connection_refused();
                 drop(stream);
                 return;
             }
         };
         let (node, limits, verbose) = (Arc::clone(&self.node), self.limits, self.verbose);
         let stopping = self.stopping.clone();
+        let counted = self.node.metrics.connection_opened();
         tokio::spawn(async move {
             connection::serve(node, stream, peer, limits, verbose, stopping).await;
-            drop(admitted);
+            drop((admitted, counted));
         });
     }
 }

@@ -163,4 +163,10 @@ pub trait GroupService: Send + Sync + 'static {
     ) -> Deferred<OffsetDeleteResponse>;
     /// Stops the coordinator: parked requests complete (with an error) and timers stop.
     fn stop(&self);
+    /// The coordinator's gauges and counters, read when `--metrics-listen` is
+    /// scraped (so it may lock what it counts, briefly); `None`, the default, leaves
+    /// the `kafka_group_*` metrics out.
+    fn metrics(&self) -> Option<group_coordinator::CoordinatorMetrics> {
+        None
+    }
 }

@@ -75,7 +75,8 @@ impl GroupCoordinator {
     }
 
     /// A snapshot of the gauges (groups per state, members) and counters (rebalances,
-    /// expirations, commits, authorization failures). Locks each shard in turn, so the
+    /// expirations, commits, authorization failures, failed writes) and the storage
+    /// appends' latency histogram. Locks each shard in turn, so the
     /// gauges of different shards may be read at slightly different moments.
     pub fn metrics(&self) -> CoordinatorMetrics {
         let mut m = CoordinatorMetrics::default();
@@ -85,6 +86,7 @@ impl GroupCoordinator {
             shard.core.count_groups(&mut m);
         }
         self.inner.runtime_counters.add_to(&mut m);
+        m.append_latency = self.inner.append_latency.snapshot();
         m
     }
 }

@@ -126,6 +126,8 @@ struct Inner {
     writes: WriteGauge,
     /// Appends that failed (logged with the engine's message).
     failed_appends: AtomicU64,
+    /// How long appends took (see `CoordinatorMetrics::append_latency`).
+    append_latency: crate::LatencyHistogram,
     /// Consulted before any request reaches a core.
     authorizer: Arc<dyn crate::Authorizer>,
     /// Consulted for the partitions of offset writes before they reach a core.
@@ -419,6 +421,7 @@ impl GroupCoordinator {
             stage: stage_channels.iter().map(|(tx, _)| tx.clone()).collect(),
             writes: WriteGauge::default(),
             failed_appends: AtomicU64::new(0),
+            append_latency: crate::LatencyHistogram::new(),
             authorizer,
             topics,
             runtime_counters: crate::metrics::RuntimeCounters::default(),

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::{MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use group_offsets::{AppendCompletion, CoordinatorPartition, StorageError};
@@ -13,8 +14,8 @@ use super::{Delivery, Inner, Shard, fill, lock};
 pub(crate) enum StageMessage {
     /// Append partition `.0`'s queued writes (it has none in flight).
     Append(usize),
-    /// The engine completed partition `.0`'s append in flight.
-    Completed(usize, Result<(), StorageError>),
+    /// The engine completed partition `.0`'s append in flight, after `.2`.
+    Completed(usize, Result<(), StorageError>, Duration),
     /// The coordinator stopped.
     Stop,
 }
@@ -26,7 +27,10 @@ pub(crate) fn run(inner: Weak<Inner>, rx: Receiver<StageMessage>, tx: Sender<Sta
         match message {
             StageMessage::Stop => return,
             StageMessage::Append(index) => inner.append_next(index, &tx),
-            StageMessage::Completed(index, result) => inner.on_completed(index, result, &tx),
+            StageMessage::Completed(index, result, took) => {
+                inner.append_latency.record(took);
+                inner.on_completed(index, result, &tx)
+            }
         }
     }
 }
@@ -59,8 +63,12 @@ impl Inner {
         let epoch = shard.epoch;
         drop(shard);
         let tx = tx.clone();
+        // One clock reading per batch, for the append latency metric: wall time
+        // on purpose (the coordinator's `Clock` may be a manual one in tests), and
+        // taken in the completion so that the stage's own queue is not counted.
+        let started = Instant::now();
         let completion = AppendCompletion::new(move |result| {
-            let _ = tx.send(StageMessage::Completed(index, result));
+            let _ = tx.send(StageMessage::Completed(index, result, started.elapsed()));
         });
         self.storage.append(CoordinatorPartition(index as u32), epoch, records, completion);
     }

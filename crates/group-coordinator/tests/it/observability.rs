@@ -410,3 +410,34 @@ fn tracing_reports_leaves_emptied_and_deleted_groups() {
     let m = c.metrics();
     assert_eq!((m.members_left, m.groups_deleted, m.groups_expired), (1, 1, 0));
 }
+
+#[test]
+fn append_latency_measures_each_batch_from_append_to_completion() {
+    let storage = Arc::new(MemoryMetadataStore::new());
+    let clock = Arc::new(ManualClock::new(1_000));
+    let c = GroupCoordinator::with_clock(storage.clone(), test_config(), clock).unwrap();
+    assert_eq!(c.metrics().append_latency.count(), 0);
+    storage.hold_appends(true);
+    let started = std::time::Instant::now();
+    let request = OffsetCommitRequest { group_id: "held".into(), ..OffsetCommitRequest::default() }
+        .with_offset("t", 0, OffsetCommitData::new(1));
+    let pending = c.offset_commit(request);
+    let deadline = started + Duration::from_secs(10);
+    while storage.held_appends() == 0 {
+        assert!(std::time::Instant::now() < deadline, "the commit's append never reached the store");
+        std::thread::yield_now();
+    }
+    // The append is held: whatever time passes now is storage latency.
+    let held_for = Duration::from_millis(20);
+    std::thread::sleep(held_for);
+    storage.hold_appends(false);
+    assert!(storage.release_held(None, None));
+    pending.wait().unwrap();
+    assert!(c.wait_for_writes(Duration::from_secs(10)));
+    let total = started.elapsed();
+    let latency = c.metrics().append_latency;
+    assert_eq!(latency.count(), storage.append_count());
+    assert!(latency.sum >= held_for && latency.sum <= total, "{latency:?} outside {held_for:?}..{total:?}");
+    // 20 ms lands above the 10 ms bound.
+    assert!(latency.buckets().any(|(bound, n)| n > 0 && bound > Some(Duration::from_millis(10))));
+}

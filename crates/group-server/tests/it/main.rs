@@ -1,11 +1,12 @@
 //! Integration tests of group-server: the wire over TCP, robustness against hostile frames,
-//! the command line, and the end-to-end scenarios with real Kafka clients.
+//! the command line, metrics and logs, and the end-to-end scenarios with real Kafka clients.
 
 mod acl;
 mod client;
 mod config;
 mod e2e;
 mod limits;
+mod metrics;
 mod robustness;
 mod shutdown;
 mod startup;
