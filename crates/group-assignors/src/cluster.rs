@@ -10,64 +10,10 @@ use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use group_types::hash::{ClientMap, FastMap};
 use group_types::{MemberSubscription, TopicPartition};
 
 use crate::{AssignError, GroupAssignment, ReplicaRacks};
-
-/// FxHash (rustc's hasher): names are hashed once per topic, not per entry,
-/// but groups have thousands of topics, so a fast non-cryptographic hash pays.
-/// Inputs come from the group's own members and metadata, not from an
-/// adversary choosing collisions across requests.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]));
-        }
-        for &b in chunks.remainder() {
-            self.add(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// "No member" / "no partition" in index arrays.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -118,7 +64,7 @@ pub(crate) struct Cluster<'a> {
     pub(crate) topics: Vec<Topic<'a>>,
     /// Name to topic id, built on first use: subscriptions listing topics in
     /// name order (the usual case) resolve without it, see [`Cluster::subscribed_ids`].
-    index: OnceCell<FxMap<&'a str, u32>>,
+    index: OnceCell<ClientMap<&'a str, u32>>,
     /// Total partitions.
     pub(crate) total: u32,
 }
@@ -226,7 +172,7 @@ impl<'a> Cluster<'a> {
     pub(crate) fn topic_id(&self, name: &str) -> Option<u32> {
         self.index
             .get_or_init(|| {
-                let mut index = FxMap::with_capacity_and_hasher(self.topics.len(), Default::default());
+                let mut index = ClientMap::with_capacity_and_hasher(self.topics.len(), Default::default());
                 for (t, topic) in self.topics.iter().enumerate() {
                     let name: &'a Arc<str> = topic.name;
                     index.insert(&**name, t as u32);
@@ -369,11 +315,11 @@ impl<'a> Group<'a> {
         }
         let mut class_of = vec![0u32; members.len()];
         let mut class_topics: Vec<Vec<u32>> = Vec::new();
-        let mut lookup: FxMap<Vec<u32>, u32> = FxMap::default();
+        let mut lookup: FastMap<Vec<u32>, u32> = FastMap::default();
         // Members sharing one topic list (`MemberSubscription::with_shared_topics`,
         // as a server interning subscriptions builds them) are grouped by the
         // list's address: O(1) per member however many topics it names.
-        let mut shared: FxMap<(usize, usize), u32> = FxMap::default();
+        let mut shared: FastMap<(usize, usize), u32> = FastMap::default();
         // Members with identical but separately built lists (the usual case for
         // a client-side leader, and cyclic patterns of a few lists) reuse a
         // recent member's class without hashing any name.
@@ -483,7 +429,7 @@ impl<'a> Group<'a> {
     /// subscribing classes share one list, so this is cheap for large groups.
     pub(crate) fn subscriber_lists(&self, order: &[u32], nt: usize) -> (Vec<u32>, Vec<Vec<u32>>) {
         let mut lists: Vec<Vec<u32>> = Vec::new();
-        let mut seen: FxMap<&[u32], u32> = FxMap::default();
+        let mut seen: FastMap<&[u32], u32> = FastMap::default();
         let mut of_topic = Vec::with_capacity(nt);
         let mut in_set = vec![false; self.class_topics.len()];
         let mut prev: Option<(&[u32], u32)> = None;

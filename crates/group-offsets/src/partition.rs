@@ -1,24 +1,23 @@
 //! `PartitionData`: what one coordinator partition holds in memory, with
 //! records applied by key (the later record of a key wins, tombstones remove).
 
-use std::collections::HashMap;
 use std::iter::Peekable;
 use std::sync::Arc;
 
+use group_types::hash::ClientMap;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::shards::WordMap;
 use crate::{GroupMetadataRecord, OwnerEpoch, Record, StoredGroups};
 
 /// One topic's offsets by partition.
-type Partitions = WordMap<i32, OffsetAndMetadata>;
+type Partitions = ClientMap<i32, OffsetAndMetadata>;
 
 /// What memory holds for one group.
 #[derive(Debug, Default)]
 struct GroupData {
     /// Offsets by topic then partition. Keyed by `Arc<str>` so a lookup by `&str`
     /// needs no allocation and a record's topic is kept without copying it.
-    offsets: WordMap<Arc<str>, Partitions>,
+    offsets: ClientMap<Arc<str>, Partitions>,
     record: Option<GroupMetadataRecord>,
 }
 
@@ -64,7 +63,7 @@ impl GroupData {
 #[derive(Debug, Default)]
 pub(crate) struct PartitionData {
     pub(crate) epoch: OwnerEpoch,
-    groups: HashMap<Arc<str>, GroupData>,
+    groups: ClientMap<Arc<str>, GroupData>,
 }
 
 impl PartitionData {

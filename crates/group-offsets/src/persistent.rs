@@ -1,12 +1,13 @@
 //! `PersistentOffsetStorage`: the one `OffsetStorage`, over any `MetadataStore`,
 //! writing record appends.
 
-use std::collections::HashMap;
 use std::sync::{Arc, LockResult, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::shards::{Padded, shard_index};
+use group_types::hash::{ClientMap, shard_index};
+
+use crate::shards::Padded;
 use crate::{GroupMetadataRecord, MetadataStore, OffsetStorage, Record, StorageError, StoredGroups};
 
 const CACHE_SHARDS: usize = 64;
@@ -319,7 +320,7 @@ fn read_slot(slot: &Slot) -> RwLockReadGuard<'_, Option<GroupOffsets>> {
 }
 
 /// One shard's groups and their slots.
-type Slots = HashMap<String, Slot>;
+type Slots = ClientMap<String, Slot>;
 
 /// Per-group slots, sharded so that finding a group's slot rarely contends.
 #[derive(Debug)]
@@ -329,7 +330,7 @@ struct Cache {
 
 impl Default for Cache {
     fn default() -> Cache {
-        Cache { shards: (0..CACHE_SHARDS).map(|_| Padded(Mutex::new(HashMap::new()))).collect() }
+        Cache { shards: (0..CACHE_SHARDS).map(|_| Padded(Mutex::new(ClientMap::default()))).collect() }
     }
 }
 

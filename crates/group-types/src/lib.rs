@@ -57,6 +57,7 @@ mod consumer_protocol;
 mod delete_groups;
 mod describe_groups;
 mod error_code;
+pub mod hash;
 mod heartbeat;
 mod join_group;
 mod leave_group;

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
 use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
-use crate::core::hash::FxHashMap;
 use crate::core::offset_cache::OffsetCache;
 use crate::core::types::{RequestId, WriteId};
+use group_types::hash::ClientMap;
 
 /// One member of a classic group.
 #[derive(Debug, Clone)]
@@ -65,12 +65,12 @@ pub(crate) struct Group {
     pub(crate) protocol_name: Option<String>,
     pub(crate) leader: Option<Arc<str>>,
     members: Vec<Member>,
-    index: FxHashMap<Arc<str>, usize>,
-    pub(crate) static_members: FxHashMap<String, Arc<str>>,
+    index: ClientMap<Arc<str>, usize>,
+    pub(crate) static_members: ClientMap<String, Arc<str>>,
     pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
     num_awaiting_join: usize,
     num_pending_sync: usize,
-    protocol_counts: FxHashMap<String, usize>,
+    protocol_counts: ClientMap<String, usize>,
     /// Ids replaced (static replacement) while they still owed a SyncGroup: Kafka keeps
     /// them in its pending-sync set, so the sync timer still sees them as missing.
     pub(crate) stale_pending_sync: Vec<Arc<str>>,
@@ -96,12 +96,12 @@ impl Group {
             protocol_name: None,
             leader: None,
             members: Vec::new(),
-            index: FxHashMap::default(),
-            static_members: FxHashMap::default(),
+            index: ClientMap::default(),
+            static_members: ClientMap::default(),
             pending_join: BTreeMap::new(),
             num_awaiting_join: 0,
             num_pending_sync: 0,
-            protocol_counts: FxHashMap::default(),
+            protocol_counts: ClientMap::default(),
             stale_pending_sync: Vec::new(),
             new_member_added: false,
             subscribed_topics: None,

@@ -6,7 +6,6 @@
 mod admin;
 mod events;
 mod group;
-pub(crate) mod hash;
 mod ids;
 mod join;
 mod membership;
@@ -31,7 +30,6 @@ use crate::snapshot::{GroupMetadata, MemberMetadata};
 pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
 pub(crate) use self::group::{Group, JoinTimer, Member};
-use self::hash::{FxHashMap, FxHashSet};
 use self::ids::MemberIdGenerator;
 use self::timeline::{Timeline, Undo};
 pub use self::timer_queue::TimerQueue;
@@ -40,6 +38,7 @@ pub use self::types::{
     map_operation_error,
 };
 pub use group_offsets::Record;
+use group_types::hash::{ClientMap, ClientSet, FastMap};
 
 /// How many topic names [`Engine::topic`] keeps for sharing.
 const MAX_SHARED_TOPICS: usize = 65_536;
@@ -99,7 +98,7 @@ pub(crate) struct Engine {
     pub(crate) fx: Effects,
     ids: MemberIdGenerator,
     next_write: u64,
-    pub(crate) pending_writes: FxHashMap<WriteId, PendingWrite>,
+    pub(crate) pending_writes: FastMap<WriteId, PendingWrite>,
     /// Undo log of what records describe (`timeline.rs`).
     pub(crate) timeline: Timeline,
     /// Group metadata writes outstanding, with their group: until one commits,
@@ -109,7 +108,7 @@ pub(crate) struct Engine {
     deferred: Vec<(WriteId, RequestId, Response)>,
     /// Topic names committed so far, shared by every `TopicPartition` the core builds:
     /// a commit to a known topic allocates no name.
-    topics: FxHashSet<Arc<str>>,
+    topics: ClientSet<Arc<str>>,
 }
 
 impl Engine {
@@ -306,7 +305,7 @@ pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>
 /// from two threads at once (it is `Send`, not `Sync`: lock it).
 #[derive(Debug)]
 pub struct CoordinatorCore {
-    pub(crate) groups: FxHashMap<Arc<str>, Group>,
+    pub(crate) groups: ClientMap<Arc<str>, Group>,
     pub(crate) engine: Engine,
     started: bool,
 }
@@ -316,18 +315,18 @@ impl CoordinatorCore {
     pub fn new(config: CoordinatorConfig) -> CoordinatorCore {
         let ids = MemberIdGenerator::new(config.member_id_seed);
         CoordinatorCore {
-            groups: FxHashMap::default(),
+            groups: ClientMap::default(),
             engine: Engine {
                 config,
                 now: 0,
                 fx: Effects::default(),
                 ids,
                 next_write: 0,
-                pending_writes: FxHashMap::default(),
+                pending_writes: FastMap::default(),
                 timeline: Timeline::default(),
                 barriers: Vec::new(),
                 deferred: Vec::new(),
-                topics: FxHashSet::default(),
+                topics: ClientSet::default(),
             },
             started: false,
         }

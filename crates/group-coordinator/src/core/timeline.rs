@@ -21,8 +21,8 @@ use std::sync::Arc;
 use group_types::{OffsetAndMetadata, TopicPartition};
 
 use crate::core::Group;
-use crate::core::hash::FxHashMap;
 use crate::core::types::WriteId;
+use group_types::hash::ClientMap;
 
 /// Committed values of offsets changed since: `None` where none was committed.
 pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>)>;
@@ -58,7 +58,7 @@ pub(crate) struct Timeline {
     step_start: u64,
     /// Uncommitted (or not yet dropped) entries per group: a group absent here has
     /// no change in the log, and its live state is its committed state.
-    dirty: FxHashMap<Arc<str>, u32>,
+    dirty: ClientMap<Arc<str>, u32>,
 }
 
 impl Timeline {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::hash::FxHashMap;
+use group_types::hash::ClientMap;
 
 use crate::core::types::{TimerKey, TimerOp};
 
@@ -12,7 +12,7 @@ use crate::core::types::{TimerKey, TimerOp};
 #[derive(Debug, Default, Clone)]
 pub struct TimerQueue {
     by_deadline: BTreeMap<(i64, u64), TimerKey>,
-    by_key: FxHashMap<TimerKey, (i64, u64)>,
+    by_key: ClientMap<TimerKey, (i64, u64)>,
     next_seq: u64,
 }
 

@@ -48,17 +48,17 @@ pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
 use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
 use self::storage_stage::StageMessage;
-use crate::core::hash::FxHashMap;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
     Response, WriteId,
 };
+use group_types::hash::FastMap;
 
 /// One coordinator partition: its core and what the runtime keeps beside it.
 struct Shard {
     core: CoordinatorCore,
     timers: timers::LazyTimers,
-    waiters: FxHashMap<RequestId, Arc<Slot>>,
+    waiters: FastMap<RequestId, Arc<Slot>>,
     /// Reused effects buffer (see `Inner::run_for`).
     scratch: Effects,
     /// The last request id handed to this shard's core.
@@ -399,7 +399,7 @@ impl GroupCoordinator {
             shards.push(Mutex::new(Shard {
                 core,
                 timers: timers::LazyTimers::default(),
-                waiters: FxHashMap::default(),
+                waiters: FastMap::default(),
                 scratch: Effects::default(),
                 next_request: 0,
                 counters: crate::metrics::ShardCounters::default(),

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::hash::FxHashMap;
 use crate::{TimerKey, TimerOp};
+use group_types::hash::ClientMap;
 
 /// Deadlines by key. Moving a deadline later only records the new value; the queued
 /// entry is re-queued when it comes up. Moving it earlier re-queues at once.
@@ -12,7 +12,7 @@ use crate::{TimerKey, TimerOp};
 pub(crate) struct LazyTimers {
     queue: BTreeMap<(i64, u64), TimerKey>,
     /// Per key: the deadline wanted, and the queue slot currently holding the key.
-    armed: FxHashMap<TimerKey, (i64, (i64, u64))>,
+    armed: ClientMap<TimerKey, (i64, (i64, u64))>,
     next_seq: u64,
 }
 
