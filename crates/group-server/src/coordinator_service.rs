@@ -172,7 +172,9 @@ impl GroupServer {
     /// use fails before a data directory is created.
     pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
         let listener = crate::server::bind(config)?;
+        // Before storage is opened: a bad certificate or users file leaves nothing behind.
+        let security = crate::authenticate::Security::from_config(&config.security)?;
         let service = CoordinatorService::open(config)?;
-        GroupServer::serve(config, listener, Arc::new(service))
+        GroupServer::serve(config, listener, Arc::new(service), security)
     }
 }

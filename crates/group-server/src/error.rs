@@ -18,6 +18,12 @@ pub enum ServerError {
     /// The request log could not be opened.
     #[error("cannot open the request log: {0}")]
     RequestLog(String),
+    /// The TLS certificate, key or client CA file is missing or bad.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+    /// The SASL users file is missing or bad.
+    #[error("cannot load the SASL users: {0}")]
+    Users(String),
     /// A thread could not be spawned.
     #[error("cannot start a thread: {0}")]
     Thread(String),

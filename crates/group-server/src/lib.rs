@@ -62,6 +62,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod authenticate;
 mod config;
 mod connection;
 mod coordinator_service;
@@ -70,14 +71,18 @@ mod limits;
 mod log;
 mod node;
 mod request_log;
+#[doc(hidden)]
+pub mod sasl;
 mod schema;
 mod server;
 mod service;
 mod session;
 #[cfg(test)]
 mod test_samples;
+mod tls;
 mod topics;
 mod translate;
+mod users_command;
 
 pub use crate::config::{
     ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig,
@@ -86,7 +91,9 @@ pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;
 pub use crate::node::{RequestError, SUPPORTED_APIS};
+pub use crate::sasl::{Users, UsersError};
 pub use crate::schema::SchemaError;
 pub use crate::server::GroupServer;
 pub use crate::service::{Deferred, GroupService, ServiceError};
 pub use crate::topics::{TopicSpec, topic_id_for};
+pub use crate::users_command::users_command;

@@ -10,6 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
 
+use crate::authenticate::Security;
 use crate::connection;
 use crate::log::warn;
 use crate::node::Node;
@@ -66,7 +67,8 @@ impl GroupServer {
         service: Arc<dyn GroupService>,
     ) -> Result<GroupServer, ServerError> {
         let listener = bind(config)?;
-        GroupServer::serve(config, listener, service)
+        let security = Security::from_config(&config.security)?;
+        GroupServer::serve(config, listener, service, security)
     }
 
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
@@ -75,6 +77,7 @@ impl GroupServer {
         config: &ServerConfig,
         listener: StdListener,
         service: Arc<dyn GroupService>,
+        security: Security,
     ) -> Result<GroupServer, ServerError> {
         let local_addr =
             listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
@@ -117,6 +120,7 @@ impl GroupServer {
             limits: config.limits,
             verbose: config.verbose,
             stopping: stop_rx,
+            security: Arc::new(security),
         };
         runtime.spawn(acceptor.run());
         Ok(GroupServer {
@@ -306,6 +310,7 @@ struct Acceptor {
     limits: ConnectionLimits,
     verbose: bool,
     stopping: watch::Receiver<bool>,
+    security: Arc<Security>,
 }
 
 impl Acceptor {
@@ -338,8 +343,9 @@ impl Acceptor {
         };
         let (node, limits, verbose) = (Arc::clone(&self.node), self.limits, self.verbose);
         let stopping = self.stopping.clone();
+        let security = Arc::clone(&self.security);
         tokio::spawn(async move {
-            connection::serve(node, stream, peer, limits, verbose, stopping).await;
+            connection::serve(node, stream, peer, limits, verbose, stopping, security).await;
             drop(admitted);
         });
     }
