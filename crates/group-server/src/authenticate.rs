@@ -165,7 +165,8 @@ pub(crate) async fn sasl<S: AsyncRead + AsyncWrite + Unpin>(
                 Ok(Step::Continue(token)) => conn.write_frame(&token).await?,
                 Ok(Step::Done { user, token }) => {
                     conn.write_frame(&token).await?;
-                    return Ok(done(session, user, mechanism, peer, verbose, conn.buf));
+                    let how = "raw tokens after SaslHandshake v0";
+                    return Ok(done(session, user, mechanism, how, peer, verbose, conn.buf));
                 }
                 Err(failure) => {
                     fail(peer, mechanism.name(), &failure.user, &failure.reason, security.failed_delay).await;
@@ -227,7 +228,8 @@ pub(crate) async fn sasl<S: AsyncRead + AsyncWrite + Unpin>(
                         // No re-authentication (KIP-368): a session lifetime of 0.
                         let resp = reply.with_auth_bytes(Bytes::from(token)).with_session_lifetime_ms(0);
                         conn.respond(correlation_id, ApiKey::SaslAuthenticate, version, &resp).await?;
-                        return Ok(done(session, user, mechanism, peer, verbose, conn.buf));
+                        let how = "SaslAuthenticate after SaslHandshake v1";
+                        return Ok(done(session, user, mechanism, how, peer, verbose, conn.buf));
                     }
                     Err(failure) => {
                         fail(peer, mechanism.name(), &failure.user, &failure.reason, security.failed_delay)
@@ -265,12 +267,13 @@ fn done(
     mut session: Session,
     user: String,
     mechanism: crate::SaslMechanism,
+    how: &str,
     peer: SocketAddr,
     verbose: bool,
     leftover: BytesMut,
 ) -> (Session, BytesMut) {
     if verbose {
-        log(&format!("{peer}: authenticated as User:{user} with {}", mechanism.name()));
+        log(&format!("{peer}: authenticated as User:{user} with {} ({how})", mechanism.name()));
     }
     session.context.principal = Principal::user(user);
     (session, leftover)

@@ -5,6 +5,7 @@ mod certs;
 mod client;
 mod config;
 mod e2e;
+mod e2e_security;
 mod limits;
 mod robustness;
 mod security;
