@@ -23,6 +23,12 @@
 //!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
 //! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]
 //!   implements it over `group_coordinator::GroupCoordinator`.
+//! - Security: TLS (rustls, TLS 1.2 and 1.3, client certificates with
+//!   `--tls-client-ca`) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; KIP-152
+//!   SaslAuthenticate framing and raw v0 tokens) on the listener, as Kafka's SSL,
+//!   SASL_PLAINTEXT and SASL_SSL protocols; group requests run as the authenticated
+//!   principal. [`Users`] is the salted credentials file, written by
+//!   [`users_command`] (`group-server users add|remove|list`).
 //! - Robustness: every request body is walked against its schema before `kafka-protocol`
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.

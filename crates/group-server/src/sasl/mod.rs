@@ -4,7 +4,7 @@
 //!
 //! The connection code (`authenticate`) frames the tokens (SaslAuthenticate requests or,
 //! after a v0 SaslHandshake, raw length-prefixed tokens) and hands each one to an
-//! [`Authenticator`]; everything here works on `&[u8]` and returns typed errors, so a
+//! `Authenticator`; everything here works on `&[u8]` and returns typed errors, so a
 //! fuzzer can drive it directly (see [`fuzz_sasl`]).
 
 mod plain;
