@@ -33,6 +33,11 @@ use crate::sasl::{Authenticator, SaslSettings, Step};
 use crate::session::Session;
 use crate::{ConnectionLimits, SecurityConfig, ServerError};
 
+/// The largest frame read before authentication: Kafka's `sasl.server.max.receive.size`
+/// default (`BrokerSecurityConfigs.DEFAULT_SASL_SERVER_MAX_RECEIVE_SIZE`), so that an
+/// unauthenticated client cannot make the server buffer a full-size request.
+const MAX_UNAUTHENTICATED_FRAME: usize = 512 * 1024;
+
 /// SASL_AUTHENTICATION_FAILED.
 const SASL_AUTHENTICATION_FAILED: i16 = 58;
 /// UNSUPPORTED_SASL_MECHANISM.
@@ -338,10 +343,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<'_, S> {
         loop {
             if let Some(prefix) = self.buf.get(..4) {
                 let len = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
-                let max = self.limits.max_frame_bytes;
+                let max = self.limits.max_frame_bytes.min(MAX_UNAUTHENTICATED_FRAME);
                 let len = usize::try_from(len).ok().filter(|&l| l <= max).ok_or_else(|| {
                     Stop::Refused(format!(
-                        "frame length {len} out of range (max {max}, socket.request.max.bytes)"
+                        "frame length {len} out of range before authentication (max {max})"
                     ))
                 })?;
                 if self.buf.len() >= 4 + len {

@@ -474,3 +474,64 @@ fn a_bad_users_file_stops_the_server_at_startup() {
     let err = start_error(&setup, &setup.sasl_flags("PLAIN"));
     assert!(err.to_string().contains("cannot read the users file"), "{err}");
 }
+
+#[test]
+fn a_stalled_tls_handshake_times_out_without_holding_up_other_clients() {
+    let setup = Setup::new("tls-handshake-timeout");
+    let mut flags = setup.tls_flags();
+    flags.extend(["--request-read-timeout-ms", "500"]);
+    let server = setup.server(&flags);
+    // A client that connects and never says hello.
+    let mut stalled = Conn::open(server.local_addr());
+    let started = Instant::now();
+    // Meanwhile another client handshakes and is served: the handshake runs in the
+    // connection's task, not in the accept loop.
+    let mut other = setup.tls(server.local_addr(), false);
+    assert_eq!(api_versions(&mut other).error_code, 0);
+    assert!(stalled.is_closed(), "a stalled handshake was never given up");
+    assert!(started.elapsed() >= Duration::from_millis(500), "closed after {:?}", started.elapsed());
+}
+
+#[test]
+fn a_large_frame_before_authentication_is_refused() {
+    let setup = Setup::new("large-unauthenticated-frame");
+    let server = setup.server(&setup.sasl_flags("PLAIN"));
+    let mut conn = Conn::open(server.local_addr());
+    // 600 KiB is within the frame limit (1 MiB) but over sasl.server.max.receive.size.
+    conn.write_raw(&(600 * 1024u32).to_be_bytes());
+    assert!(conn.is_closed(), "an unauthenticated client may send a 600 KiB frame");
+}
+
+#[test]
+fn the_binary_manages_the_users_file() {
+    let setup = Setup::new("binary-users");
+    let binary = env!("CARGO_BIN_EXE_group-server");
+    let file = setup.certs.path("binary-users.txt");
+    let run = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut child = std::process::Command::new(binary)
+            .arg("users")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("stdin");
+        child.wait_with_output().expect("ends")
+    };
+    let added = run(&["add", "--file", arg(&file), "--user", "bob", "--mechanism", "SCRAM-SHA-256"], "pw\n");
+    assert!(added.status.success(), "{added:?}");
+    let listed = run(&["list", "--file", arg(&file)], "");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "bob SCRAM-SHA-256\n");
+    let no_password = run(&["add", "--file", arg(&file), "--user", "carol"], "");
+    assert_eq!(no_password.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&no_password.stderr).contains("no password"), "{no_password:?}");
+    let usage = run(&["add", "--user", "carol"], "pw\n");
+    assert_eq!(usage.status.code(), Some(2), "{usage:?}");
+    let help = run(&["--help"], "");
+    assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("remove"), "{help:?}");
+    let removed = run(&["remove", "--file", arg(&file), "--user", "bob"], "");
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(String::from_utf8_lossy(&run(&["list", "--file", arg(&file)], "").stdout), "");
+}
