@@ -104,7 +104,7 @@ def run_kp(cfg):
             reconnect_backoff_max_ms=500,
             # A refused client logs its authentication error at once, then keeps trying
             # until this bootstrap deadline before it raises.
-            bootstrap_timeout_ms=30000 if cfg["expect"] == "ok" else 5000,
+            bootstrap_timeout_ms=30000 if cfg["expect"] == "ok" else 12000,
             **kp_settings(cfg),
         )
         consumer.subscribe([TOPIC])

@@ -72,6 +72,7 @@ fn add_user(users: &Path) {
 
 #[test]
 fn real_kafka_clients_authenticate_over_tls_and_sasl() {
+    let _turn = crate::e2e::real_clients_turn();
     let target = binary().parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
     let work = target.join("group-server-e2e");
     let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e");
