@@ -4,8 +4,8 @@ confluent-kafka 2.16.1 / librdkafka 2.16.0 ("ck").
 
 `security.py run --config FILE` reads a JSON file naming the servers the Rust test
 started (SASL_SSL, SSL with client certificates, SASL_PLAINTEXT), the CA and client
-certificate, and the user's name and password, then runs every scenario, several at once,
-each client in its own worker process (a few at a time) (`security.py worker '<json>'`) with a wall-clock
+certificate, and the user's name and password, then runs the scenarios, six at a time,
+each client in its own worker process (`security.py worker '<json>'`) with a wall-clock
 limit, killed by its own pid when it overstays:
 
 - good logins (SASL_SSL with SCRAM-SHA-512 and with PLAIN, SSL with a client
