@@ -38,6 +38,9 @@ use crate::{ConnectionLimits, SecurityConfig, ServerError};
 /// unauthenticated client cannot make the server buffer a full-size request.
 const MAX_UNAUTHENTICATED_FRAME: usize = 512 * 1024;
 
+/// How long a refused connection waits for the client to close it after the error.
+const LINGER: Duration = Duration::from_secs(1);
+
 /// SASL_AUTHENTICATION_FAILED.
 const SASL_AUTHENTICATION_FAILED: i16 = 58;
 /// UNSUPPORTED_SASL_MECHANISM.
@@ -212,6 +215,7 @@ pub(crate) async fn sasl<S: AsyncRead + AsyncWrite + Unpin>(
                             .with_error_code(UNSUPPORTED_SASL_MECHANISM)
                             .with_mechanisms(offered.into_iter().map(sb).collect());
                         conn.respond(correlation_id, ApiKey::SaslHandshake, version, &resp).await?;
+                        conn.linger().await;
                         return Err(Stop::Refused(format!(
                             "unsupported SASL mechanism {mechanism:?} (enabled: {})",
                             mechanism_list(settings)
@@ -243,6 +247,7 @@ pub(crate) async fn sasl<S: AsyncRead + AsyncWrite + Unpin>(
                             .with_error_code(SASL_AUTHENTICATION_FAILED)
                             .with_error_message(Some(sb(failure.message)));
                         conn.respond(correlation_id, ApiKey::SaslAuthenticate, version, &resp).await?;
+                        conn.linger().await;
                         return Err(Stop::Done);
                     }
                 }
@@ -376,6 +381,19 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<'_, S> {
                 }
             }
         }
+    }
+
+    /// Waits (at most [`LINGER`]) for the client to close after a refusal, then ends
+    /// the stream cleanly. Closing at once puts the error and the end of stream in one
+    /// read on the client, and kafka-python then reports a lost connection rather than
+    /// the error; whatever the client sends meanwhile is discarded.
+    async fn linger(&mut self) {
+        let mut sink = [0u8; 512];
+        let _ = tokio::time::timeout(LINGER, async {
+            while matches!(self.stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        })
+        .await;
+        let _ = self.stream.shutdown().await;
     }
 
     /// Writes one length-prefixed frame and flushes it.
