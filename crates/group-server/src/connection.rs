@@ -7,7 +7,13 @@
 //! after the JoinGroup, as Kafka clients expect: real-clients.md section 5.4), up to
 //! [`ConnectionLimits::max_in_flight_per_connection`] replies not yet written, after
 //! which the connection is not read until one is.
+//!
+//! The same code serves a plain socket and a TLS stream ([`Input`] is how frames are
+//! read from either; the plain socket keeps its readiness-then-`try_read` path, so an
+//! idle connection holds no read buffer). TLS handshakes and SASL authentication run
+//! here too, in the connection's task, never in the accept loop.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,15 +21,16 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf};
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::tcp::OwnedReadHalf;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 use group_coordinator::Principal;
 
 use crate::ConnectionLimits;
+use crate::authenticate::{self, Security};
 use crate::log::{log, warn};
 use crate::metrics::{RequestStart, ServerMetrics};
 use crate::node::{Node, Reply, correlation_id};
@@ -51,7 +58,7 @@ enum Item {
 
 /// Why a connection stopped being read.
 #[derive(Debug)]
-enum Stop {
+pub(crate) enum Stop {
     /// The client closed its end, or the server is stopping.
     Done,
     /// Logged and closed.
@@ -80,7 +87,8 @@ impl Activity {
     }
 }
 
-/// Serves one connection until it closes.
+/// Serves one connection until it closes: the TLS handshake and SASL authentication
+/// first when the listener has them, then requests.
 pub(crate) async fn serve(
     node: Arc<Node>,
     stream: TcpStream,
@@ -88,19 +96,25 @@ pub(crate) async fn serve(
     limits: ConnectionLimits,
     verbose: bool,
     shutdown: watch::Receiver<bool>,
+    security: Arc<Security>,
 ) {
     let _ = stream.set_nodelay(true);
     if verbose {
         log(&format!("{peer}: connected"));
     }
-    let (read_half, write_half) = stream.into_split();
-    // The semaphore bounds what is in flight; the channel needs no bound of its own.
-    let (tx, rx) = mpsc::unbounded_channel();
-    let activity =
-        Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
-    let reader = read_loop(&node, read_half, peer, &limits, &activity, tx, shutdown);
-    let writer = write_loop(write_half, rx, peer, &activity, &node.metrics);
-    let (stop, ()) = tokio::join!(reader, writer);
+    let stop = match &security.tls {
+        None if security.sasl.is_none() => {
+            let (read_half, write_half) = stream.into_split();
+            let session = Session::new(peer, Principal::ANONYMOUS);
+            requests(&node, read_half, write_half, session, BytesMut::new(), &limits, shutdown).await
+        }
+        // Boxed: a plaintext connection's task stays as small as it was without TLS
+        // and SASL (ten thousand idle consumers hold one each).
+        None => Box::pin(serve_sasl(&node, stream, peer, &limits, &security, shutdown, verbose)).await,
+        Some(acceptor) => {
+            Box::pin(serve_tls(&node, acceptor, stream, peer, &limits, &security, shutdown, verbose)).await
+        }
+    };
     match stop {
         Stop::Done => {}
         Stop::Refused(why) => warn(&format!("{peer}: closing connection: {why}")),
@@ -112,10 +126,128 @@ pub(crate) async fn serve(
     }
 }
 
-async fn read_loop(
+/// SASL_PLAINTEXT: the SASL exchange, then requests.
+async fn serve_sasl(
     node: &Node,
-    read_half: OwnedReadHalf,
+    mut stream: TcpStream,
     peer: SocketAddr,
+    limits: &ConnectionLimits,
+    security: &Security,
+    shutdown: watch::Receiver<bool>,
+    verbose: bool,
+) -> Stop {
+    match authenticate::sasl(node, &mut stream, peer, limits, security, shutdown.clone(), verbose).await {
+        Ok((session, leftover)) => {
+            let (read_half, write_half) = stream.into_split();
+            requests(node, read_half, write_half, session, leftover, limits, shutdown).await
+        }
+        Err(stop) => stop,
+    }
+}
+
+/// SSL and SASL_SSL: the TLS handshake, the SASL exchange if the listener has SASL
+/// (its principal wins over the certificate's, as in Kafka's SASL_SSL), then requests.
+#[allow(clippy::too_many_arguments)]
+async fn serve_tls(
+    node: &Node,
+    acceptor: &tokio_rustls::TlsAcceptor,
+    stream: TcpStream,
+    peer: SocketAddr,
+    limits: &ConnectionLimits,
+    security: &Security,
+    shutdown: watch::Receiver<bool>,
+    verbose: bool,
+) -> Stop {
+    let (mut stream, principal) =
+        match authenticate::tls(acceptor, stream, peer, limits, security, shutdown.clone(), verbose).await {
+            Ok(done) => done,
+            Err(stop) => return stop,
+        };
+    let authenticated = if security.sasl.is_some() {
+        authenticate::sasl(node, &mut stream, peer, limits, security, shutdown.clone(), verbose).await
+    } else {
+        Ok((Session::new(peer, principal), BytesMut::new()))
+    };
+    match authenticated {
+        Ok((session, leftover)) => {
+            let (read_half, write_half) = tokio::io::split(stream);
+            requests(node, TlsInput(read_half), write_half, session, leftover, limits, shutdown).await
+        }
+        Err(stop) => stop,
+    }
+}
+
+/// Serves requests on an authenticated connection until it closes; `leftover` holds
+/// bytes read past the authentication's last frame.
+async fn requests<R: Input, W: AsyncWrite + Unpin + Send>(
+    node: &Node,
+    input: R,
+    output: W,
+    session: Session,
+    leftover: BytesMut,
+    limits: &ConnectionLimits,
+    shutdown: watch::Receiver<bool>,
+) -> Stop {
+    let peer = session.peer;
+    // The semaphore bounds what is in flight; the channel needs no bound of its own.
+    let (tx, rx) = mpsc::unbounded_channel();
+    let activity =
+        Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
+    let reader = read_loop(node, input, session, leftover, limits, &activity, tx, shutdown);
+    let writer = write_loop(output, rx, peer, &activity, &node.metrics);
+    let (stop, ()) = tokio::join!(reader, writer);
+    stop
+}
+
+/// Where a connection's request bytes come from: a plain socket or a TLS stream.
+pub(crate) trait Input: Send {
+    /// Reads what has arrived into `buf` (growing it as needed); 0 at end of stream.
+    /// Cancel-safe: dropped before it completes, it has read nothing.
+    fn read_into<'a>(
+        &'a mut self,
+        buf: &'a mut BytesMut,
+    ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
+}
+
+/// Room for a read: a chunk when the buffer is (nearly) full.
+fn make_room(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < 64 {
+        buf.reserve(READ_CHUNK);
+    }
+}
+
+impl Input for OwnedReadHalf {
+    /// Waits for readiness before it takes a buffer: an idle plain connection whose
+    /// buffer was given back holds none while it waits.
+    async fn read_into(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        loop {
+            self.readable().await?;
+            make_room(buf);
+            match self.try_read_buf(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The read half of a TLS stream (rustls decrypts into its own buffers; the plain
+/// readiness path does not apply).
+pub(crate) struct TlsInput<S>(ReadHalf<S>);
+
+impl<S: AsyncRead + Send> Input for TlsInput<S> {
+    async fn read_into(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+        make_room(buf);
+        self.0.read_buf(buf).await
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn read_loop<R: Input>(
+    node: &Node,
+    input: R,
+    session: Session,
+    leftover: BytesMut,
     limits: &ConnectionLimits,
     activity: &Activity,
     tx: mpsc::UnboundedSender<Item>,
@@ -125,11 +257,11 @@ async fn read_loop(
     // being read when the server stops.
     let stopping = shutdown.clone();
     let mut shutdown = shutdown;
-    let mut session = Session::new(peer, Principal::ANONYMOUS);
+    let mut session = session;
     let first_check = Instant::now() + KEEP_BUFFER.min(limits.connections_max_idle);
     let mut frames = FrameReader {
-        half: read_half,
-        buf: BytesMut::new(),
+        input,
+        buf: leftover,
         limits: *limits,
         timer: Box::pin(tokio::time::sleep_until(first_check)),
     };
@@ -195,15 +327,15 @@ async fn read_loop(
 }
 
 /// Length-prefixed frames off the read half, with the idle and trickle limits.
-struct FrameReader {
-    half: OwnedReadHalf,
+struct FrameReader<R> {
+    input: R,
     buf: BytesMut,
     limits: ConnectionLimits,
     /// When to look at the connection's idleness next.
     timer: std::pin::Pin<Box<tokio::time::Sleep>>,
 }
 
-impl FrameReader {
+impl<R: Input> FrameReader<R> {
     /// The next frame; `Ok(None)` at a clean end of stream.
     async fn next(&mut self, activity: &Activity) -> Result<Option<Bytes>, Stop> {
         if self.buf.is_empty() && !self.wait_for_bytes(activity).await? {
@@ -216,7 +348,7 @@ impl FrameReader {
                 activity.touch();
                 return Ok(Some(frame));
             }
-            match tokio::time::timeout_at(deadline, self.read_more()).await {
+            match tokio::time::timeout_at(deadline, self.input.read_into(&mut self.buf)).await {
                 Ok(Ok(0)) => {
                     return Err(Stop::Refused(format!(
                         "the connection closed in the middle of a request ({} bytes of it read)",
@@ -248,10 +380,9 @@ impl FrameReader {
         loop {
             tokio::select! {
                 biased;
-                ready = self.half.readable() => match ready.and_then(|()| self.try_read()) {
+                read = self.input.read_into(&mut self.buf) => match read {
                     Ok(0) => return Ok(false),
                     Ok(_) => return Ok(true),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => return Err(Stop::Io(e)),
                 },
                 () = self.timer.as_mut() => {
@@ -278,23 +409,6 @@ impl FrameReader {
         }
     }
 
-    async fn read_more(&mut self) -> io::Result<usize> {
-        loop {
-            self.half.readable().await?;
-            match self.try_read() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                other => return other,
-            }
-        }
-    }
-
-    fn try_read(&mut self) -> io::Result<usize> {
-        if self.buf.capacity() - self.buf.len() < 64 {
-            self.buf.reserve(READ_CHUNK);
-        }
-        self.half.try_read_buf(&mut self.buf)
-    }
-
     /// Takes one whole frame off the buffer, without copying its bytes.
     fn split_frame(&mut self) -> Result<Option<Bytes>, Stop> {
         let Some(prefix) = self.buf.get(..4) else { return Ok(None) };
@@ -313,8 +427,8 @@ impl FrameReader {
     }
 }
 
-async fn write_loop(
-    mut half: OwnedWriteHalf,
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut half: W,
     mut rx: mpsc::UnboundedReceiver<Item>,
     peer: SocketAddr,
     activity: &Activity,
@@ -360,7 +474,8 @@ async fn write_loop(
             }
         }
         if !out.is_empty() {
-            if half.write_all(&out).await.is_err() {
+            // A no-op on a plain socket; TLS may hold the last record until flushed.
+            if half.write_all(&out).await.is_err() || half.flush().await.is_err() {
                 break;
             }
             metrics.replies_written(permits.iter().map(|(_, started)| started), out.len());

@@ -187,9 +187,11 @@ impl GroupServer {
     /// what the `group-server` binary runs. The socket comes first, so that a port in
     /// use fails before a data directory is created.
     pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
-        let listener = crate::server::bind(config)?;
+        let listeners = crate::server::bind(config)?;
+        // Before storage is opened: a bad certificate or users file leaves nothing behind.
+        let security = crate::authenticate::Security::from_config(&config.security)?;
         let service = CoordinatorService::open(config)?;
         let acl = service.acl_authorizer().cloned();
-        GroupServer::serve(config, listener, Arc::new(service), acl)
+        GroupServer::serve(config, listeners, Arc::new(service), acl, security)
     }
 }

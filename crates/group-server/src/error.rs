@@ -21,6 +21,12 @@ pub enum ServerError {
     /// The ACL file could not be read or parsed.
     #[error("cannot load the ACLs: {0}")]
     Acl(#[from] crate::AclError),
+    /// The TLS certificate, key or client CA file is missing or bad.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+    /// The SASL users file is missing or bad.
+    #[error("cannot load the SASL users: {0}")]
+    Users(String),
     /// A thread could not be spawned.
     #[error("cannot start a thread: {0}")]
     Thread(String),

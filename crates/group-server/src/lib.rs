@@ -31,6 +31,12 @@
 //!   connections (`group_server_*`, a few atomic additions per request), and the
 //!   coordinator's groups per state, members, rebalances, expirations, commits,
 //!   authorization failures and storage appends (`kafka_group_*`, read at scrape time).
+//! - Security: TLS (rustls, TLS 1.2 and 1.3, client certificates with
+//!   `--tls-client-ca`) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; KIP-152
+//!   SaslAuthenticate framing and raw v0 tokens) on the listener, as Kafka's SSL,
+//!   SASL_PLAINTEXT and SASL_SSL protocols; group requests run as the authenticated
+//!   principal. [`Users`] is the salted credentials file, written by
+//!   [`users_command`] (`group-server users add|remove|list`).
 //! - Robustness: every request body is walked against its schema before `kafka-protocol`
 //!   decodes it (that crate aborts the process on huge array counts), frames are size
 //!   limited, and a malformed request closes only its own connection, with a log line.
@@ -79,6 +85,7 @@
 //! ```
 
 mod acl;
+mod authenticate;
 mod config;
 mod connection;
 mod coordinator_service;
@@ -89,14 +96,18 @@ mod metrics;
 mod metrics_http;
 mod node;
 mod request_log;
+#[doc(hidden)]
+pub mod sasl;
 mod schema;
 mod server;
 mod service;
 mod session;
 #[cfg(test)]
 mod test_samples;
+mod tls;
 mod topics;
 mod translate;
+mod users_command;
 
 pub use crate::acl::{AclAuthorizer, AclError};
 pub use crate::config::{
@@ -106,7 +117,9 @@ pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;
 pub use crate::node::{RequestError, SUPPORTED_APIS};
+pub use crate::sasl::{Users, UsersError};
 pub use crate::schema::SchemaError;
 pub use crate::server::GroupServer;
 pub use crate::service::{Deferred, GroupService, ServiceError};
 pub use crate::topics::{TopicSpec, topic_id_for};
+pub use crate::users_command::users_command;

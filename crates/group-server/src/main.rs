@@ -1,9 +1,10 @@
-//! `group-server`: run a Kafka consumer group coordinator node (see `--help`).
+//! `group-server`: run a Kafka consumer group coordinator node (see `--help`), or
+//! manage its SASL users file (`group-server users --help`).
 
 use std::process::ExitCode;
 use std::sync::mpsc;
 
-use group_server::{ConfigError, GroupServer, LogFormat, ServerConfig, StorageMode};
+use group_server::{ConfigError, GroupServer, LogFormat, ServerConfig, StorageMode, UsersError};
 
 /// Why the server stops.
 enum StopReason {
@@ -12,8 +13,13 @@ enum StopReason {
 }
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "users") {
+        args.next();
+        return users(args);
+    }
     // args_os: an argument that is not UTF-8 is a usage error, not a panic.
-    let config = match ServerConfig::from_args(std::env::args_os().skip(1)) {
+    let config = match ServerConfig::from_args(args) {
         Ok(config) => config,
         Err(ConfigError::Help(text) | ConfigError::Version(text)) => {
             print!("{text}");
@@ -68,6 +74,28 @@ fn main() -> ExitCode {
     let _ = waiter.join();
     tracing::info!("stopped");
     ExitCode::SUCCESS
+}
+
+/// `group-server users add|remove|list`: the password of `add` comes from stdin.
+fn users(args: impl Iterator<Item = std::ffi::OsString>) -> ExitCode {
+    match group_server::users_command(args, &mut std::io::stdin().lock()) {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(UsersError::Help(text)) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(UsersError::Usage(text)) => {
+            eprintln!("group-server users: {text}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("group-server users: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Log lines on stderr: `info` by default (`-v` adds per-connection lines at the same

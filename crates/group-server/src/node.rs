@@ -101,7 +101,18 @@ pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ApiVersions, kp::ApiVersionsRequest::VERSIONS.min, kp::ApiVersionsRequest::VERSIONS.max),
     (ApiKey::DeleteGroups, kp::DeleteGroupsRequest::VERSIONS.min, kp::DeleteGroupsRequest::VERSIONS.max),
     (ApiKey::OffsetDelete, kp::OffsetDeleteRequest::VERSIONS.min, kp::OffsetDeleteRequest::VERSIONS.max),
+    // Advertised on every listener, as Kafka does; answered here only where no SASL
+    // exchange is due (`authenticate` serves them before authentication).
+    (ApiKey::SaslHandshake, kp::SaslHandshakeRequest::VERSIONS.min, kp::SaslHandshakeRequest::VERSIONS.max),
+    (
+        ApiKey::SaslAuthenticate,
+        kp::SaslAuthenticateRequest::VERSIONS.min,
+        kp::SaslAuthenticateRequest::VERSIONS.max,
+    ),
 ];
+
+/// ILLEGAL_SASL_STATE (not a group error code, so spelled here).
+const ILLEGAL_SASL_STATE: i16 = 34;
 
 /// The longest a Fetch over empty partitions is held (clients ask for 500 ms).
 const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
@@ -125,7 +136,7 @@ pub(crate) struct Node {
     pub(crate) metrics: Arc<crate::metrics::ServerMetrics>,
 }
 
-fn encode_frame<R: Encodable>(
+pub(crate) fn encode_frame<R: Encodable>(
     correlation_id: i32,
     api: ApiKey,
     version: i16,
@@ -141,7 +152,7 @@ fn encode_frame<R: Encodable>(
     Ok(out)
 }
 
-fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, RequestError> {
+pub(crate) fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, RequestError> {
     schema::check_body(api, version, body).map_err(|source| RequestError::Schema { api, version, source })?;
     T::decode(body, version).map_err(|e| RequestError::Decode(format!("{api:?} v{version}: {e}")))
 }
@@ -232,6 +243,23 @@ impl Node {
                 let wait =
                     Duration::from_millis(u64::try_from(req.max_wait_ms).unwrap_or(0)).min(MAX_FETCH_WAIT);
                 Ok(Reply::NotBefore(Instant::now() + wait, resp.frame(ctx)?))
+            }
+            ApiKey::SaslHandshake => {
+                // A listener without SASL, or a connection already authenticated:
+                // KafkaApis.handleSaslHandshakeRequest answers ILLEGAL_SASL_STATE.
+                let _: kp::SaslHandshakeRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&kp::SaslHandshakeResponse::default().with_error_code(ILLEGAL_SASL_STATE))
+            }
+            ApiKey::SaslAuthenticate => {
+                let _: kp::SaslAuthenticateRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                // KafkaApis.handleSaslAuthenticateRequest's answer and words.
+                now(&kp::SaslAuthenticateResponse::default()
+                    .with_error_code(ILLEGAL_SASL_STATE)
+                    .with_error_message(Some(sb(
+                        "SaslAuthenticate request received after successful authentication",
+                    ))))
             }
             ApiKey::Produce => {
                 let req: kp::ProduceRequest = decode(body, api, v)?;
@@ -728,8 +756,12 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn line(&self, extra: &str) -> String {
         format!(
-            "\"api\":\"{:?}\",\"version\":{},\"client_id\":{:?}{extra}",
-            self.api, self.version, self.caller.client_id
+            "\"api\":\"{:?}\",\"version\":{},\"client_id\":{:?},\"principal\":\"{}:{}\"{extra}",
+            self.api,
+            self.version,
+            self.caller.client_id,
+            self.caller.principal.principal_type().escape_debug(),
+            self.caller.principal.name().escape_debug()
         )
     }
 

@@ -98,6 +98,8 @@ const fn plain(fields: &'static [Field]) -> Struct {
 
 use Ty::*;
 
+static SASL_HANDSHAKE: Struct = plain(&[always(Str)]);
+static SASL_AUTHENTICATE: Struct = plain(&[always(Bytes)]);
 static API_VERSIONS: Struct = plain(&[f(Str, 3, ALL), f(Str, 3, ALL)]);
 
 static METADATA_TOPIC: Struct = plain(&[f(Uuid, 10, ALL), always(Str)]);
@@ -214,6 +216,8 @@ fn message(api_key: ApiKey) -> Option<Message> {
         ApiKey::DescribeGroups => (0, 6, 5, &DESCRIBE_GROUPS),
         ApiKey::DeleteGroups => (0, 2, 2, &DELETE_GROUPS),
         ApiKey::OffsetDelete => (0, 0, i16::MAX, &OFFSET_DELETE),
+        ApiKey::SaslHandshake => (0, 1, i16::MAX, &SASL_HANDSHAKE),
+        ApiKey::SaslAuthenticate => (0, 2, 2, &SASL_AUTHENTICATE),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

@@ -12,6 +12,7 @@ use tokio::runtime::Runtime;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 
+use crate::authenticate::Security;
 use crate::connection;
 use crate::log::warn;
 use crate::node::Node;
@@ -74,22 +75,24 @@ impl GroupServer {
         config: &ServerConfig,
         service: Arc<dyn GroupService>,
     ) -> Result<GroupServer, ServerError> {
-        let listener = bind(config)?;
+        let listeners = bind(config)?;
         let acl = AclAuthorizer::from_config(&config.security)?;
-        GroupServer::serve(config, listener, service, acl)
+        let security = Security::from_config(&config.security)?;
+        GroupServer::serve(config, listeners, service, acl, security)
     }
 
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
     /// it opens storage, so that a port in use leaves no data directory behind).
     pub(crate) fn serve(
         config: &ServerConfig,
-        listener: StdListener,
+        listeners: Listeners,
         service: Arc<dyn GroupService>,
         acl: Option<Arc<AclAuthorizer>>,
+        security: Security,
     ) -> Result<GroupServer, ServerError> {
+        let Listeners { kafka: listener, metrics: metrics_listener } = listeners;
         let local_addr =
             listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
-        let metrics_listener = config.metrics_listen.map(crate::metrics_http::bind).transpose()?;
         let log_file = match &config.request_log {
             Some(path) => {
                 Some(Arc::new(RequestLog::create(path).map_err(|e| ServerError::RequestLog(e.to_string()))?))
@@ -135,6 +138,7 @@ impl GroupServer {
             limits: config.limits,
             verbose: config.verbose,
             stopping: stop_rx,
+            security: Arc::new(security),
         };
         runtime.spawn(acceptor.run());
         if let Some(acl) = &acl {
@@ -267,8 +271,24 @@ fn reload_on_hangup(
     })
 }
 
+/// The sockets a node serves on, bound before storage is opened, so that a port
+/// in use leaves no data directory behind.
+pub(crate) struct Listeners {
+    /// The Kafka listener.
+    kafka: StdListener,
+    /// `--metrics-listen`'s socket and the address it got.
+    metrics: Option<(StdListener, SocketAddr)>,
+}
+
+/// Binds the Kafka listener and the metrics endpoint, if any.
+pub(crate) fn bind(config: &ServerConfig) -> Result<Listeners, ServerError> {
+    let kafka = bind_kafka(config)?;
+    let metrics = config.metrics_listen.map(crate::metrics_http::bind).transpose()?;
+    Ok(Listeners { kafka, metrics })
+}
+
 /// Binds the listening socket, saying what to do about the common failures.
-pub(crate) fn bind(config: &ServerConfig) -> Result<StdListener, ServerError> {
+fn bind_kafka(config: &ServerConfig) -> Result<StdListener, ServerError> {
     let listener = StdListener::bind(config.listen).map_err(|e| {
         let hint = match e.kind() {
             std::io::ErrorKind::AddrInUse => {
@@ -373,6 +393,7 @@ struct Acceptor {
     limits: ConnectionLimits,
     verbose: bool,
     stopping: watch::Receiver<bool>,
+    security: Arc<Security>,
 }
 
 impl Acceptor {
@@ -407,8 +428,9 @@ impl Acceptor {
         let (node, limits, verbose) = (Arc::clone(&self.node), self.limits, self.verbose);
         let stopping = self.stopping.clone();
         let counted = self.node.metrics.connection_opened();
+        let security = Arc::clone(&self.security);
         tokio::spawn(async move {
-            connection::serve(node, stream, peer, limits, verbose, stopping).await;
+            connection::serve(node, stream, peer, limits, verbose, stopping, security).await;
             drop((admitted, counted));
         });
     }

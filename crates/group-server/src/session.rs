@@ -12,6 +12,8 @@ pub(crate) struct Session {
     /// The principal, the client host (`/1.2.3.4`, as Kafka reports it) and the
     /// client id of the latest request; group requests run as this caller.
     pub(crate) context: RequestContext,
+    /// The client's address (for log lines).
+    pub(crate) peer: SocketAddr,
 }
 
 impl Session {
@@ -19,7 +21,7 @@ impl Session {
     pub(crate) fn new(peer: SocketAddr, principal: Principal) -> Session {
         let mut context = RequestContext::new(principal);
         context.client_host = format!("/{}", peer.ip());
-        Session { context }
+        Session { context, peer }
     }
 
     /// Records the client id a request carries; clients send the same one on every

@@ -204,6 +204,10 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
                 .with_partitions(vec![p(0), p(1)]);
             enc(&OffsetDeleteRequest::default().with_group_id(s("g").into()).with_topics(vec![t]), v)
         }
+        ApiKey::SaslHandshake => enc(&SaslHandshakeRequest::default().with_mechanism(s("SCRAM-SHA-512")), v),
+        ApiKey::SaslAuthenticate => {
+            enc(&SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from_static(b"n,,n=u,r=x")), v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -227,6 +231,8 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::DescribeGroups => DescribeGroupsRequest::decode(&mut b, v).is_ok(),
         ApiKey::DeleteGroups => DeleteGroupsRequest::decode(&mut b, v).is_ok(),
         ApiKey::OffsetDelete => OffsetDeleteRequest::decode(&mut b, v).is_ok(),
+        ApiKey::SaslHandshake => SaslHandshakeRequest::decode(&mut b, v).is_ok(),
+        ApiKey::SaslAuthenticate => SaslAuthenticateRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

@@ -22,7 +22,10 @@ their order. -v and --exit-on-stdin-close are flags only. For example:
   node.id=1
   topics=orders:3,payments:1
   data.dir=/var/lib/group-server
-  group.initial.rebalance.delay.ms=0";
+  group.initial.rebalance.delay.ms=0
+
+SASL users are kept in the --sasl-users file, salted: `group-server users add --file PATH
+--user NAME` reads the password from standard input (see `group-server users --help`).";
 
 /// The flags. Values stay strings here: numbers and addresses are parsed by `validate`,
 /// whose errors say what is expected, for a file's values as for these.

@@ -45,7 +45,10 @@ const IGNORED: &[(&str, &str)] = &[
     ("controller.quorum.bootstrap.servers", "this node is a group coordinator only and joins no cluster"),
     ("controller.listener.names", "this node is a group coordinator only and joins no cluster"),
     ("inter.broker.listener.name", "this node is a group coordinator only and joins no cluster"),
-    ("listener.security.protocol.map", "this node's one listener is PLAINTEXT"),
+    (
+        "listener.security.protocol.map",
+        "this node's one listener takes its protocol from the TLS and SASL settings",
+    ),
 ];
 
 /// Reads and parses the file at `path`.

@@ -94,6 +94,7 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
     limits.max_frame_bytes = int(layer, Key::MaxFrameBytes, 64, INT_MAX)?.unwrap_or(limits.max_frame_bytes);
 
     c.security = security(layer)?;
+    check_schemes(layer, &c.security)?;
     c.metrics_listen = layer.get(Key::MetricsListen).map(listen).transpose()?;
     if let Some(raw) = layer.get(Key::LogFormat) {
         c.log_format = raw.value.trim().parse().map_err(|()| raw.bad("human or json"))?;
@@ -258,8 +259,9 @@ fn advertise(raw: &Raw) -> Result<(String, u16), ConfigError> {
     }
 }
 
-/// The `HOST:PORT` of a listener, without the `PLAINTEXT://` a file's `listeners` carries
-/// (accepted on the command line too).
+/// The `HOST:PORT` of a listener, without the `PLAINTEXT://` (or `SSL://`,
+/// `SASL_PLAINTEXT://`, `SASL_SSL://`) a file's `listeners` carries (accepted on the
+/// command line too); [`check_schemes`] checks the scheme against the security settings.
 fn endpoint(raw: &Raw) -> Result<&str, ConfigError> {
     let text = raw.value.trim();
     if text.contains(',') {
@@ -267,9 +269,47 @@ fn endpoint(raw: &Raw) -> Result<&str, ConfigError> {
     }
     match text.split_once("://") {
         None => Ok(text),
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("PLAINTEXT") => Ok(rest),
-        Some(_) => Err(raw.bad("PLAINTEXT://HOST:PORT: this node speaks plaintext only")),
+        Some((scheme, rest)) if PROTOCOLS.iter().any(|p| scheme.eq_ignore_ascii_case(p)) => Ok(rest),
+        Some(_) => {
+            Err(raw.bad("HOST:PORT, or PLAINTEXT://, SSL://, SASL_PLAINTEXT:// or SASL_SSL:// and HOST:PORT"))
+        }
     }
+}
+
+/// Kafka's listener security protocols.
+const PROTOCOLS: [&str; 4] = ["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"];
+
+/// The security protocol the settings make of the listener, as Kafka names it.
+fn protocol(security: &SecurityConfig) -> &'static str {
+    match (security.tls.is_some(), security.sasl.is_some()) {
+        (false, false) => "PLAINTEXT",
+        (true, false) => "SSL",
+        (false, true) => "SASL_PLAINTEXT",
+        (true, true) => "SASL_SSL",
+    }
+}
+
+/// A scheme on `listeners` or `advertised.listeners` must be the protocol the TLS and
+/// SASL settings give the listener: a client configured from it would otherwise speak
+/// the wrong protocol.
+fn check_schemes(layer: &Layer, security: &SecurityConfig) -> Result<(), ConfigError> {
+    let protocol = protocol(security);
+    for key in [Key::Listen, Key::Advertise] {
+        let Some(raw) = layer.get(key) else { continue };
+        let Some((scheme, _)) = raw.value.trim().split_once("://") else { continue };
+        if !scheme.eq_ignore_ascii_case(protocol) {
+            let why = match protocol {
+                "PLAINTEXT" => "no --tls-cert and no --sasl-mechanisms are set".to_owned(),
+                "SSL" => "--tls-cert is set and --sasl-mechanisms is not".to_owned(),
+                "SASL_PLAINTEXT" => "--sasl-mechanisms is set and --tls-cert is not".to_owned(),
+                _ => "--tls-cert and --sasl-mechanisms are both set".to_owned(),
+            };
+            return Err(
+                raw.bad(format!("{protocol}://HOST:PORT or HOST:PORT: the listener is {protocol} ({why})"))
+            );
+        }
+    }
+    Ok(())
 }
 
 /// `host:port`, `[v6]:port` or `:port` split, brackets removed; `None` for anything else.

@@ -30,8 +30,13 @@ pub(crate) fn server_with(adjust: impl FnOnce(&mut ServerConfig)) -> GroupServer
     GroupServer::start(&config).expect("server starts")
 }
 
+/// A byte stream a client speaks over: a socket, or TLS over one.
+pub(crate) trait Stream: Read + Write + Send {}
+
+impl<T: Read + Write + Send> Stream for T {}
+
 pub(crate) struct Conn {
-    stream: TcpStream,
+    stream: Box<dyn Stream>,
     next: i32,
 }
 
@@ -44,6 +49,11 @@ impl Conn {
     pub(crate) fn on(stream: TcpStream) -> Conn {
         // A guard against a hung test, not a timing assertion.
         stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+        Conn::wrap(Box::new(stream))
+    }
+
+    /// A client over any stream (TLS); its read guard is the caller's.
+    pub(crate) fn wrap(stream: Box<dyn Stream>) -> Conn {
         Conn { stream, next: 1 }
     }
 

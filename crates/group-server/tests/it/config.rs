@@ -170,6 +170,20 @@ fn listen_addresses(#[case] value: &str, #[case] expected: &str) {
 }
 
 #[rstest]
+#[case::ssl(&["--listen", "SSL://127.0.0.1:9093", "--tls-cert", "c.pem", "--tls-key", "k.pem"])]
+#[case::sasl_plaintext(&["--listen", "SASL_PLAINTEXT://127.0.0.1:9093", "--sasl-mechanisms", "PLAIN", "--sasl-users", "u"])]
+#[case::sasl_ssl(&[
+    "--listen", "sasl_ssl://127.0.0.1:9093", "--advertise", "SASL_SSL://h:9093", "--tls-cert", "c.pem",
+    "--tls-key", "k.pem", "--sasl-mechanisms", "SCRAM-SHA-512", "--sasl-users", "u",
+])]
+#[case::bare_address_with_security(&["--listen", "127.0.0.1:9093", "--tls-cert", "c.pem", "--tls-key", "k.pem"])]
+fn secured_listener_schemes_match_the_security_settings(#[case] args: &[&str]) {
+    let c = parse(args).expect("parses");
+    assert_eq!(c.listen.port(), 9093);
+    assert!(c.security.tls.is_some() || c.security.sasl.is_some());
+}
+
+#[rstest]
 #[case::name("broker1.example.com:9092", ("broker1.example.com", 9092))]
 #[case::ipv4("192.0.2.7:1", ("192.0.2.7", 1))]
 #[case::ipv6_without_brackets("[2001:db8::1]:9092", ("2001:db8::1", 9092))]
@@ -194,7 +208,23 @@ fn advertised_addresses(#[case] value: &str, #[case] expected: (&str, u16)) {
 #[case::bad_port(&["--listen", "127.0.0.1:65536"], "BadValue", "HOST:PORT")]
 #[case::bare_ipv6(&["--listen", "::1:9092"], "BadValue", "[::1]:9092")]
 #[case::unresolved(&["--listen", "no-such-host.invalid:9092"], "Unresolved", "IP address or a host name")]
-#[case::not_plaintext(&["--listen", "SSL://127.0.0.1:9093"], "BadValue", "plaintext only")]
+#[case::ssl_without_tls(&["--listen", "SSL://127.0.0.1:9093"], "BadValue", "the listener is PLAINTEXT")]
+#[case::unknown_scheme(&["--listen", "TLS://127.0.0.1:9093"], "BadValue", "SASL_SSL:// and HOST:PORT")]
+#[case::plaintext_with_tls(
+    &["--listen", "PLAINTEXT://127.0.0.1:9093", "--tls-cert", "c.pem", "--tls-key", "k.pem"],
+    "BadValue",
+    "the listener is SSL (--tls-cert is set and --sasl-mechanisms is not)"
+)]
+#[case::sasl_ssl_without_sasl(
+    &["--listen", "SASL_SSL://127.0.0.1:9093", "--tls-cert", "c.pem", "--tls-key", "k.pem"],
+    "BadValue",
+    "the listener is SSL"
+)]
+#[case::ssl_with_sasl(
+    &["--listen", "SSL://127.0.0.1:9093", "--sasl-mechanisms", "PLAIN", "--sasl-users", "u"],
+    "BadValue",
+    "the listener is SASL_PLAINTEXT"
+)]
 #[case::two_listeners(&["--listen", "127.0.0.1:1,127.0.0.1:2"], "BadValue", "one listener")]
 #[case::wildcard_v4(&["--listen", "0.0.0.0:9092"], "WildcardWithoutAdvertise", "add --advertise HOST:PORT")]
 #[case::wildcard_v6(&["--listen", "[::]:9092"], "WildcardWithoutAdvertise", "add --advertise")]
@@ -311,7 +341,7 @@ fn a_bad_value_names_the_flag_the_value_and_what_is_expected() {
     "InFile:1:WildcardWithoutAdvertise",
     "advertised.listeners=PLAINTEXT://HOST:PORT"
 )]
-#[case::ssl_listener("listeners=SSL://127.0.0.1:9093", "InFile:1:BadValue", "plaintext only")]
+#[case::ssl_listener("listeners=SSL://127.0.0.1:9093", "InFile:1:BadValue", "the listener is PLAINTEXT")]
 #[case::controller_listener(
     "listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
     "InFile:1:BadValue",

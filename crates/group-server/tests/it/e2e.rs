@@ -6,13 +6,24 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
+
+/// Held by each real-client test while it runs: two at once starve each other on a
+/// 2-core machine (nextest runs them in one test group, see .config/nextest.toml).
+static REAL_CLIENTS: Mutex<()> = Mutex::new(());
+
+/// One real-client test at a time within this process.
+pub(crate) fn real_clients_turn() -> MutexGuard<'static, ()> {
+    REAL_CLIENTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Generous: the first run also creates the virtual environment and installs the clients.
 const LIMIT: Duration = Duration::from_secs(600);
 
 #[test]
 fn real_kafka_clients_pass_the_scenarios() {
+    let _turn = real_clients_turn();
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_group-server"));
     // <target>/<profile>/group-server: the work directory lives in <target>.
     let target = binary.parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();

@@ -2,12 +2,15 @@
 //! the command line, metrics and logs, and the end-to-end scenarios with real Kafka clients.
 
 mod acl;
+mod certs;
 mod client;
 mod config;
 mod e2e;
+mod e2e_security;
 mod limits;
 mod metrics;
 mod robustness;
+mod security;
 mod shutdown;
 mod startup;
 mod wire;

@@ -34,6 +34,24 @@ fn a_port_in_use_fails_before_creating_the_data_directory() {
 }
 
 #[test]
+fn a_metrics_port_in_use_fails_before_creating_the_data_directory() {
+    let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = taken.local_addr().expect("addr").port();
+    let dir = temp_dir("metrics-port-in-use");
+    let out = group_server()
+        .args(["--listen", "127.0.0.1:0", "--metrics-listen", &format!("127.0.0.1:{port}")])
+        .arg("--data-dir")
+        .arg(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "stderr: {stderr}");
+    assert!(!dir.exists(), "the data directory was created");
+}
+
+#[test]
 fn a_data_directory_held_by_another_server_is_reported_at_once() {
     let dir = temp_dir("held");
     let mut first = group_server()

@@ -1,0 +1,129 @@
+//! Real Kafka clients against secured listeners: the `group-server` binary started with
+//! TLS and SASL flags (certificates made by rcgen, the user added with `group-server
+//! users add`), and `e2e/security.py` running kafka-python and confluent-kafka against
+//! it, in the virtual environment `e2e/venv.sh` keeps (shared with `e2e/run.sh`).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::certs::{Certs, arg};
+
+/// Generous: the first run also creates the virtual environment.
+const LIMIT: Duration = Duration::from_secs(600);
+
+const PASSWORD: &str = "alice-e2e-secret";
+
+/// A `group-server` process, killed (by its own pid) when dropped; closing its standard
+/// input also stops it (`--exit-on-stdin-close`).
+struct Server {
+    child: Child,
+    _stdin: ChildStdin,
+    addr: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_group-server"))
+}
+
+fn start(flags: &[&str]) -> Server {
+    let mut child = Command::new(binary())
+        .args(["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"])
+        .args(["--failed-authentication-delay-ms", "100", "--exit-on-stdin-close"])
+        .args(flags)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("group-server starts");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("a line from the server");
+    let addr = line
+        .trim()
+        .strip_prefix("group-server listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"));
+    Server { addr: addr.to_owned(), child, _stdin: stdin }
+}
+
+/// `group-server users add`, the password on standard input.
+fn add_user(users: &Path) {
+    let mut child = Command::new(binary())
+        .args(["users", "add", "--file", arg(users), "--user", "alice", "--iterations", "4096"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("users add runs");
+    child.stdin.take().expect("stdin").write_all(format!("{PASSWORD}\n").as_bytes()).expect("password");
+    let out = child.wait_with_output().expect("users add ends");
+    assert!(out.status.success(), "users add failed: {out:?}");
+    let listed = Command::new(binary()).args(["users", "list", "--file", arg(users)]).output().expect("list");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "alice SCRAM-SHA-512,SCRAM-SHA-256\n");
+}
+
+#[test]
+fn real_kafka_clients_authenticate_over_tls_and_sasl() {
+    let _turn = crate::e2e::real_clients_turn();
+    let target = binary().parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
+    let work = target.join("group-server-e2e");
+    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e");
+    let venv = Command::new("bash").arg(e2e.join("venv.sh")).arg(&work).output().expect("venv.sh runs");
+    assert!(venv.status.success(), "venv.sh failed: {}", String::from_utf8_lossy(&venv.stderr));
+    let python = String::from_utf8(venv.stdout).expect("UTF-8").trim().to_owned();
+
+    let certs = Certs::new("e2e-security");
+    let users = certs.path("users.txt");
+    add_user(&users);
+    let tls = ["--tls-cert", arg(&certs.server_cert), "--tls-key", arg(&certs.server_key)];
+    let sasl = ["--sasl-mechanisms", "SCRAM-SHA-512,PLAIN", "--sasl-users", arg(&users)];
+    let sasl_ssl = start(&[&tls[..], &sasl[..]].concat());
+    let ssl = start(&[&tls[..], &["--tls-client-ca", arg(&certs.ca)]].concat());
+    let sasl_plaintext = start(&sasl);
+
+    let config = serde_json::json!({
+        "servers": {"sasl_ssl": sasl_ssl.addr, "ssl": ssl.addr, "sasl_plaintext": sasl_plaintext.addr},
+        "ca": arg(&certs.ca),
+        "client_cert": arg(&certs.client_cert),
+        "client_key": arg(&certs.client_key),
+        "user": "alice",
+        "password": PASSWORD,
+    });
+    let config_file = certs.path("security.json");
+    std::fs::write(&config_file, config.to_string()).expect("config");
+    let mut child = Command::new(&python)
+        .arg(e2e.join("security.py"))
+        .args(["run", "--config", arg(&config_file)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python runs security.py");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if started.elapsed() > LIMIT {
+            // Killed by its own pid; the script kills its workers the same way.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let output = reader.join().unwrap_or_default();
+    println!("{output}");
+    let status = status.unwrap_or_else(|| panic!("security scenarios exceeded {LIMIT:?}:\n{output}"));
+    assert!(status.success(), "security scenarios failed ({status}):\n{output}");
+    assert!(output.contains("security: 12/12 scenarios passed"), "unexpected summary:\n{output}");
+}
