@@ -12,7 +12,11 @@ limit, killed by its own pid when it overstays:
   certificate, SASL_PLAINTEXT with SCRAM-SHA-512): the client joins a group, is
   assigned all partitions of t1, commits offsets and reads them back;
 - bad logins (a wrong password, an unknown user): the client reports an
-  authentication error and never gets an assignment.
+  authentication error and never gets an assignment;
+- ACLs (SASL_PLAINTEXT with SCRAM-SHA-512 and an ACL file): the user joins and commits
+  in a group a literal ACL allows and in one a prefixed ACL allows; in a group a deny
+  rule covers (deny wins over the prefixed allow) and in one no rule names, the client
+  reports a group authorization error and never gets an assignment.
 
 It prints one line per scenario and `security: N/N scenarios passed` at the end.
 """
@@ -81,7 +85,9 @@ class AuthErrors(logging.Handler):
 
     def emit(self, record):
         text = record.getMessage()
-        if "uthentication" in text:
+        # Not the warning every SASL_PLAINTEXT login logs ("Exchanging credentials in
+        # the clear during Sasl Authentication"): only a refusal counts.
+        if "AuthenticationFailed" in text or "Authentication failed" in text:
             self.seen.append(text)
 
 
@@ -140,6 +146,9 @@ def run_ck(cfg):
     def on_error(err):
         if err.code() == KafkaError._AUTHENTICATION or "Authentication" in err.str():
             auth_errors.append(err.str())
+        if err.code() == KafkaError.GROUP_AUTHORIZATION_FAILED:
+            # librdkafka's text for it can be empty ("FindCoordinator response error: ").
+            auth_errors.append("%s: %s" % (err.name(), err.str()))
 
     deadline = time.time() + (GOOD_DEADLINE_S if cfg["expect"] == "ok" else BAD_DEADLINE_S)
     consumer = Consumer(
@@ -200,12 +209,29 @@ def scenarios(conf):
         ("sasl_ssl-wrong-password", servers["sasl_ssl"], "SASL_SSL", "SCRAM-SHA-512", {"password": "wrong"}),
         ("sasl_plaintext-unknown-user", servers["sasl_plaintext"], "SASL_PLAINTEXT", "PLAIN", {"user": "mallory"}),
     ]
+    # Each client gets its own group, named `<group>-<client>`. The ACL file (written
+    # by the Rust test) allows `allowed-kp` and `allowed-ck` literally and every group
+    # starting `team-`, denies every group starting `team-secret`, and names no other.
+    acl = servers["acl"]
+    allowed = [
+        ("acl-literal-allow", acl, "SASL_PLAINTEXT", "SCRAM-SHA-512", {"group": "allowed"}),
+        ("acl-prefixed-allow", acl, "SASL_PLAINTEXT", "SCRAM-SHA-512", {"group": "team-blue"}),
+    ]
+    denied = [
+        ("acl-deny-wins", acl, "SASL_PLAINTEXT", "SCRAM-SHA-512", {"group": "team-secret"}),
+        ("acl-no-rule", acl, "SASL_PLAINTEXT", "SCRAM-SHA-512", {"group": "elsewhere"}),
+    ]
     out = []
-    for expect, table in (("ok", good), ("refused", bad)):
+    for expect, table in (("ok", good), ("refused", bad), ("ok", allowed), ("denied", denied)):
         for name, bootstrap, protocol, mechanism, extra in table:
             for client in ("kp", "ck"):
                 cfg = {**common, **extra, "bootstrap": bootstrap, "protocol": protocol, "mechanism": mechanism}
-                cfg.update(client=client, expect=expect, group="g-%s-%s" % (name, client), client_id="%s-%s" % (client, name))
+                cfg.update(client=client, expect=expect, client_id="%s-%s" % (client, name))
+                if "group" in extra:
+                    # One group per client: both clients in one group would share it.
+                    cfg["group"] = "%s-%s" % (extra["group"], client)
+                else:
+                    cfg["group"] = "g-%s-%s" % (name, client)
                 out.append(("%s/%s" % (name, client), cfg))
     return out
 
@@ -220,8 +246,11 @@ def judge(cfg, result):
     if result.get("assigned"):
         return "a refused client was assigned %r" % (result["assigned"],)
     reported = " ".join(str(result.get(k) or "") for k in ("auth_error", "exception"))
-    if "uthentication" not in reported:
-        return "no authentication error reported: %r" % (result,)
+    # Authentication errors for bad logins, group authorization errors for ACL denials.
+    # Case-insensitive: librdkafka may report only the code (GROUP_AUTHORIZATION_FAILED).
+    kind = "authentication" if cfg["expect"] == "refused" else "authorization"
+    if kind not in reported.lower():
+        return "no %s error reported: %r" % (kind, result)
     return None
 
 

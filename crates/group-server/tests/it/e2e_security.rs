@@ -1,7 +1,8 @@
 //! Real Kafka clients against secured listeners: the `group-server` binary started with
 //! TLS and SASL flags (certificates made by rcgen, the user added with `group-server
 //! users add`), and `e2e/security.py` running kafka-python and confluent-kafka against
-//! it, in the virtual environment `e2e/venv.sh` keeps (shared with `e2e/run.sh`).
+//! it, in the virtual environment `e2e/venv.sh` keeps (shared with `e2e/run.sh`); one
+//! of the servers authorizes against an ACL file.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -88,9 +89,28 @@ fn real_kafka_clients_authenticate_over_tls_and_sasl() {
     let sasl_ssl = start(&[&tls[..], &sasl[..]].concat());
     let ssl = start(&[&tls[..], &["--tls-client-ca", arg(&certs.ca)]].concat());
     let sasl_plaintext = start(&sasl);
+    // alice may use the groups `allowed-kp` and `allowed-ck` (one per client) and every
+    // group starting `team-` but those starting `team-secret` (deny wins), and read t1;
+    // nothing else.
+    let acls = certs.path("acls.txt");
+    std::fs::write(
+        &acls,
+        "allow User:alice READ Group:allowed-kp\n\
+         allow User:alice READ Group:allowed-ck\n\
+         allow User:alice READ Group:team- prefixed\n\
+         deny  User:alice READ Group:team-secret prefixed\n\
+         allow User:alice READ Topic:t1\n",
+    )
+    .expect("ACL file");
+    let with_acls = start(&[&sasl[..], &["--acl-file", arg(&acls)]].concat());
 
     let config = serde_json::json!({
-        "servers": {"sasl_ssl": sasl_ssl.addr, "ssl": ssl.addr, "sasl_plaintext": sasl_plaintext.addr},
+        "servers": {
+            "sasl_ssl": sasl_ssl.addr,
+            "ssl": ssl.addr,
+            "sasl_plaintext": sasl_plaintext.addr,
+            "acl": with_acls.addr,
+        },
         "ca": arg(&certs.ca),
         "client_cert": arg(&certs.client_cert),
         "client_key": arg(&certs.client_key),
@@ -125,5 +145,5 @@ fn real_kafka_clients_authenticate_over_tls_and_sasl() {
     println!("{output}");
     let status = status.unwrap_or_else(|| panic!("security scenarios exceeded {LIMIT:?}:\n{output}"));
     assert!(status.success(), "security scenarios failed ({status}):\n{output}");
-    assert!(output.contains("security: 12/12 scenarios passed"), "unexpected summary:\n{output}");
+    assert!(output.contains("security: 20/20 scenarios passed"), "unexpected summary:\n{output}");
 }
