@@ -57,6 +57,8 @@ mod consumer_protocol;
 mod delete_groups;
 mod describe_groups;
 mod error_code;
+#[doc(hidden)]
+pub mod fuzzing;
 mod heartbeat;
 mod join_group;
 mod leave_group;
