@@ -67,7 +67,7 @@ impl FrameTarget {
     pub fn handle(&self, bytes: &[u8]) {
         let n = self.frames.fetch_add(1, Ordering::Relaxed);
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if n % FRAMES_PER_COORDINATOR == 0 {
+        if n.is_multiple_of(FRAMES_PER_COORDINATOR) {
             // Dropping the old coordinator stops and joins its threads first.
             *current = None;
         }
@@ -166,6 +166,8 @@ mod tests {
                 out.push((format!("{api:?}-v{v}"), frame(api, v, &sample(api, v))));
             }
         }
+        // An API with a single version (OffsetDelete) has one seed, not two.
+        out.dedup_by(|a, b| a.0 == b.0);
         out
     }
 
