@@ -3,7 +3,7 @@
 //! in-memory coordinator, and drops whatever it answers.
 //!
 //! Not an API: it exists for `fuzz/fuzz_targets/frame.rs` and for the stable test that
-//! replays the kept crash inputs and seeds (`tests/it/fuzz.rs`), so that both run
+//! replays the kept crash inputs and seeds (`fuzzing::tests`, below), so that both run
 //! exactly the same code. Any panic it lets through is a bug of the frame path.
 
 use std::sync::atomic::{AtomicU64, Ordering};

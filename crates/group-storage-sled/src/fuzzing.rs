@@ -3,7 +3,7 @@
 //! decodes.
 //!
 //! Not an API: it exists for `fuzz/fuzz_targets/sled_record.rs` and for the stable test
-//! that replays the kept crash inputs and seeds (`tests/it/fuzz.rs`), so that both run
+//! that replays the kept crash inputs and seeds (`fuzzing::tests`, below), so that both run
 //! exactly the same checks. A panic here is either a decoder bug (a corrupt record must
 //! be a typed error) or a broken round trip.
 
@@ -71,7 +71,7 @@ fn check_key(key: &[u8], value: &[u8]) {
         let _ = load::decode_offset(&offset_key, value).map_err(|e| e.to_string());
     }
     if let Some((prefix, rest)) = key.split_first_chunk::<4>()
-        && rest.first() == Some(&keys::groups_prefix(CoordinatorPartition(0))[4])
+        && rest.first() == Some(&keys::KIND_GROUP)
     {
         let partition = CoordinatorPartition(u32::from_be_bytes(*prefix));
         if let Ok(group_id) = keys::parse_group_key(key) {

@@ -2,7 +2,7 @@
 //! as a subscription and as an assignment and checks the round trip the codec promises.
 //!
 //! Not an API: it exists for `fuzz/fuzz_targets/consumer_protocol.rs` and for the stable
-//! test that replays the kept crash inputs and seeds (`tests/it/fuzz.rs`), so that both
+//! test that replays the kept crash inputs and seeds (`fuzzing::tests`, below), so that both
 //! run exactly the same checks. A panic here is either a decoder bug (it must return a
 //! [`CodecError`](crate::CodecError)) or a broken round trip.
 
@@ -28,7 +28,7 @@ pub fn consumer_protocol(bytes: &[u8]) {
             assert_eq!(Subscription::decode(&encoded), Ok(sub), "subscription round trip");
         }
         // The full decode reads the topics first, so it may fail on a later field where
-        // they decode, but never succeed where they do not (checked above).
+        // they decode; that it never succeeds where they do not, the arm above checks.
         Err(_) => drop(topics),
     }
     if let Ok(assignment) = MemberAssignment::decode(bytes) {
