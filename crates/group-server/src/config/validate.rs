@@ -109,8 +109,11 @@ fn security(layer: &Layer) -> Result<SecurityConfig, ConfigError> {
         (Some(cert), Some(key)) => Some(TlsConfig { cert, key, client_ca: given(Key::TlsClientCa)? }),
         (None, None) => None,
         (cert, _) => {
-            let (have, missing) =
-                if cert.is_some() { (Key::TlsCert, Key::TlsKeyFile) } else { (Key::TlsKeyFile, Key::TlsCert) };
+            let (have, missing) = if cert.is_some() {
+                (Key::TlsCert, Key::TlsKeyFile)
+            } else {
+                (Key::TlsKeyFile, Key::TlsCert)
+            };
             return Err(needs(layer, have, missing, "a certificate and its private key, both PEM files"));
         }
     };
