@@ -1,8 +1,10 @@
 //! The workspace's automation, in the cargo-xtask style: `cargo xtask ci` runs
 //! every check and test, `cargo xtask bench` the criterion benchmarks,
-//! `cargo xtask bench wire` the wire benchmark of `group-server`, and
-//! `cargo xtask release` checks that the workspace could be published.
+//! `cargo xtask bench wire` the wire benchmark of `group-server`,
+//! `cargo xtask release` checks that the workspace could be published, and
+//! `cargo xtask fuzz` runs a fuzz target (nightly and cargo-fuzz; never part of `ci`).
 
+mod fuzz;
 mod release;
 mod tidy;
 
@@ -20,6 +22,9 @@ commands:
             benchmark against target/release/group-server (ARGS go to
             group-loadgen, e.g. --duration 3 --scenarios heartbeat,sweep)
   release   check crate versions agree and that `cargo package --workspace` succeeds
+  fuzz <TARGET> [--runs N] [--time SECS] [-- LIBFUZZER_ARGS]
+            run a fuzz target of fuzz/ (frame, consumer_protocol, sled_record)
+            with `cargo +nightly fuzz run`; needs nightly and cargo-fuzz
   tidy      only the tidy checks";
 
 fn main() -> ExitCode {
@@ -29,6 +34,7 @@ fn main() -> ExitCode {
         Some("bench") if args.get(1).is_some_and(|a| a == "wire") => bench_wire(&args[2..]),
         Some("bench") => bench(&args[1..]),
         Some("release") => release::run(&root()),
+        Some("fuzz") => fuzz::run(&root(), &args[1..]),
         Some("tidy") => tidy::run(&root()),
         _ => {
             eprintln!("{USAGE}");

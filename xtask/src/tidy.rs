@@ -1,5 +1,6 @@
-//! Tidy checks: every Rust file opens with a `//!` line, and delivered code
-//! holds no `todo!`, `dbg!` or `unimplemented!`.
+//! Tidy checks: every Rust file (in crates/, xtask/ and the fuzz targets in
+//! fuzz/) opens with a `//!` line, and delivered code holds no `todo!`, `dbg!`
+//! or `unimplemented!`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Runs every tidy check over the workspace's Rust files.
 pub(crate) fn run(root: &Path) -> Result<(), String> {
     let mut files = Vec::new();
-    for dir in ["crates", "xtask"] {
+    for dir in ["crates", "xtask", "fuzz"] {
         collect_rust_files(&root.join(dir), &mut files);
     }
     let mut problems = Vec::new();

@@ -90,6 +90,8 @@ mod config;
 mod connection;
 mod coordinator_service;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod limits;
 mod log;
 mod metrics;

@@ -26,7 +26,7 @@ pub const PARTITIONS_TREE: &str = "coordinator_partitions";
 /// The kind byte of a partition's owner epoch key.
 const KIND_EPOCH: u8 = 0;
 /// The kind byte of group record keys.
-const KIND_GROUP: u8 = 1;
+pub(crate) const KIND_GROUP: u8 = 1;
 /// The kind byte of offset keys.
 const KIND_OFFSET: u8 = 2;
 

@@ -214,6 +214,8 @@ mod codec;
 mod durability;
 mod engine;
 mod faults;
+#[doc(hidden)]
+pub mod fuzzing;
 mod group_commit;
 mod keys;
 mod layout;

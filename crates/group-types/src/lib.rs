@@ -57,6 +57,8 @@ mod consumer_protocol;
 mod delete_groups;
 mod describe_groups;
 mod error_code;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hash;
 mod heartbeat;
 mod join_group;

@@ -1,0 +1,208 @@
+//! The stored-record codec as a fuzz target: [`record`] reads any bytes as a sled key
+//! and value, the way loading a partition does, and checks the round trip of whatever
+//! decodes.
+//!
+//! Not an API: it exists for `fuzz/fuzz_targets/sled_record.rs` and for the stable test
+//! that replays the kept crash inputs and seeds (`fuzzing::tests`, below), so that both run
+//! exactly the same checks. A panic here is either a decoder bug (a corrupt record must
+//! be a typed error) or a broken round trip.
+
+use group_offsets::CoordinatorPartition;
+
+use crate::{codec, keys, load};
+
+/// Splits `input` into a key and a value and decodes both; see [`split`] for the layout.
+///
+/// Asserts, for whatever decodes:
+///
+/// - a parsed offset or group key re-encodes to the same bytes (keys are hand-encoded
+///   and have one encoding), and so does a parsed layout v1 offset key;
+/// - an offset, group or epoch value decodes to the same value after re-encoding
+///   (decode ∘ encode ∘ decode = decode: bincode's varints may accept more than one
+///   encoding, so the bytes need not match), and an epoch re-encodes to its bytes;
+/// - the value is also decoded as the key's kind says, through the loader's functions
+///   that name the key in their errors.
+///
+/// Panics when a property does not hold: that is the finding.
+pub fn record(input: &[u8]) {
+    let (key, value) = split(input);
+    check_key(key, value);
+    if let Ok(offset) = codec::decode_offset(value) {
+        let encoded = codec::encode_offset(&offset).expect("a decoded offset encodes");
+        assert_eq!(codec::decode_offset(&encoded), Ok(offset), "offset round trip");
+    }
+    if let Ok(group) = codec::decode_group(value) {
+        let encoded = codec::encode_group(&group).expect("a decoded group record encodes");
+        assert_eq!(codec::decode_group(&encoded), Ok(group), "group record round trip");
+    }
+    if let Ok(epoch) = codec::decode_epoch(value) {
+        assert_eq!(codec::encode_epoch(epoch).as_slice(), value, "epoch round trip");
+    }
+}
+
+/// The fuzz input's layout: one byte `n`, then a key of `n` bytes (fewer if the input
+/// ends first), then the value, the rest.
+pub fn split(input: &[u8]) -> (&[u8], &[u8]) {
+    let Some((&n, rest)) = input.split_first() else { return (&[], &[]) };
+    rest.split_at(usize::from(n).min(rest.len()))
+}
+
+/// The inverse of [`split`], for writing seeds: keys of at most 255 bytes.
+pub fn join(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let n = u8::try_from(key.len()).expect("a seed key of at most 255 bytes");
+    let mut out = Vec::with_capacity(1 + key.len() + value.len());
+    out.push(n);
+    out.extend_from_slice(key);
+    out.extend_from_slice(value);
+    out
+}
+
+fn check_key(key: &[u8], value: &[u8]) {
+    if let Ok(offset_key) = keys::parse_offset_key(key) {
+        let again = keys::offset_key(
+            offset_key.coordinator,
+            offset_key.group_id,
+            offset_key.topic,
+            offset_key.partition,
+        )
+        .expect("a parsed offset key re-encodes");
+        assert_eq!(again, key, "offset key round trip");
+        drop(offset_key.display());
+        let _ = load::decode_offset(&offset_key, value).map_err(|e| e.to_string());
+    }
+    if let Some((prefix, rest)) = key.split_first_chunk::<4>()
+        && rest.first() == Some(&keys::KIND_GROUP)
+    {
+        let partition = CoordinatorPartition(u32::from_be_bytes(*prefix));
+        if let Ok(group_id) = keys::parse_group_key(key) {
+            assert_eq!(keys::group_key(partition, group_id), key, "group key round trip");
+            let _ = load::decode_group(partition, group_id, value).map_err(|e| e.to_string());
+        }
+    }
+    if let Ok((group_id, topic, partition)) = keys::v1::parse_offset_key(key) {
+        let again = keys::offset_key(CoordinatorPartition(0), group_id, topic, partition)
+            .expect("a parsed v1 offset key re-encodes");
+        assert_eq!(&again[5..], key, "v1 offset key round trip");
+    }
+    drop(keys::display_raw_key(keys::PARTITIONS_TREE, key));
+}
+
+/// The kept crash inputs and the seeds, replayed on stable through the fuzz target's
+/// own function; the seeds are written by [`tests::seeds_are_current`].
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
+    use group_types::OffsetAndMetadata;
+
+    use super::{CoordinatorPartition, join, record, split};
+    use crate::{codec, keys};
+
+    const TARGET: &str = "sled_record";
+
+    /// Every file of `dir` but its README, sorted; none when it does not exist.
+    fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+        let mut files: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
+            .collect();
+        files.sort();
+        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
+    }
+
+    fn regressions() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
+    }
+
+    fn seed_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(TARGET)
+    }
+
+    /// One record of each kind under its own key, and a layout v1 offset.
+    fn seeds() -> Vec<(String, Vec<u8>)> {
+        let p = CoordinatorPartition(7);
+        let offset = OffsetAndMetadata {
+            offset: 42,
+            leader_epoch: Some(3),
+            metadata: "meta".into(),
+            commit_time: 1_700_000_000_000,
+            expire_time: Some(1_700_000_600_000),
+        };
+        let offset_value = codec::encode_offset(&offset).expect("encodes");
+        let group = GroupMetadataRecord {
+            group_id: "g".into(),
+            protocol_type: Some("consumer".into()),
+            generation_id: 2,
+            protocol_name: Some("range".into()),
+            leader_id: Some("m1".into()),
+            state_timestamp_ms: Some(1_700_000_000_000),
+            members: vec![MemberMetadataRecord {
+                member_id: "m1".into(),
+                group_instance_id: Some("i1".into()),
+                client_id: "c".into(),
+                client_host: "/127.0.0.1".into(),
+                rebalance_timeout_ms: 300_000,
+                session_timeout_ms: 45_000,
+                subscription: vec![0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 255, 255, 255, 255],
+                assignment: vec![
+                    0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0, 0, 0, 1, 0, 0, 0, 0, 255, 255, 255, 255,
+                ],
+            }],
+        };
+        let offset_key = keys::offset_key(p, "g", "t1", 0).expect("a key");
+        vec![
+            ("offset".into(), join(&offset_key, &offset_value)),
+            ("group".into(), join(&keys::group_key(p, "g"), &codec::encode_group(&group).expect("encodes"))),
+            ("epoch".into(), join(&keys::epoch_key(p), &codec::encode_epoch(OwnerEpoch(5)))),
+            ("offset-layout-v1".into(), join(&offset_key[5..], &offset_value)),
+            (
+                "group-empty".into(),
+                join(
+                    &keys::group_key(p, ""),
+                    &codec::encode_group(&GroupMetadataRecord::default()).expect("encodes"),
+                ),
+            ),
+        ]
+    }
+
+    #[test]
+    fn split_inverts_join() {
+        assert_eq!(split(&join(b"key", b"value")), (&b"key"[..], &b"value"[..]));
+        assert_eq!(split(&[]), (&[][..], &[][..]));
+        assert_eq!(split(&[9, 1, 2]), (&[1, 2][..], &[][..]));
+    }
+
+    #[test]
+    fn kept_crash_inputs_and_seeds_pass() {
+        let files: Vec<_> = inputs(&regressions()).into_iter().chain(inputs(&seed_dir())).collect();
+        assert!(files.len() >= seeds().len(), "seeds missing from {}", seed_dir().display());
+        for (path, bytes) in files {
+            // A panic names the input through the test's output; say which one first.
+            eprintln!("replaying {}", path.display());
+            record(&bytes);
+            // Every prefix too: a torn value is the commonest corruption.
+            for n in 0..bytes.len() {
+                record(&bytes[..n]);
+            }
+        }
+    }
+
+    /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
+    #[test]
+    fn seeds_are_current() {
+        let dir = seed_dir();
+        let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
+        for (name, bytes) in seeds() {
+            let path = dir.join(&name);
+            if write {
+                std::fs::create_dir_all(&dir).expect("seed dir");
+                std::fs::write(&path, &bytes).expect("seed written");
+            }
+            let committed = std::fs::read(&path).unwrap_or_default();
+            assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
+        }
+    }
+}
