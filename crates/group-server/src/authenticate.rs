@@ -363,23 +363,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<'_, S> {
             } else {
                 self.buf.reserve(64);
             }
-            match tokio::time::timeout_at(deadline, self.stream.read_buf(&mut self.buf)).await {
-                Ok(Ok(0)) => {
-                    return Err(Stop::Refused(format!(
-                        "the connection closed in the middle of a request ({} bytes of it read)",
-                        self.buf.len()
-                    )));
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(Stop::Io(e)),
-                Err(_) => {
-                    return Err(Stop::Refused(format!(
-                        "a request did not arrive whole within {} ms ({} bytes read)",
-                        self.limits.request_read_timeout.as_millis(),
-                        self.buf.len()
-                    )));
-                }
-            }
+            let read = tokio::time::timeout_at(deadline, self.stream.read_buf(&mut self.buf)).await;
+            crate::connection::partial_read(read, self.buf.len(), self.limits)?;
         }
     }
 

@@ -348,23 +348,8 @@ impl<R: Input> FrameReader<R> {
                 activity.touch();
                 return Ok(Some(frame));
             }
-            match tokio::time::timeout_at(deadline, self.input.read_into(&mut self.buf)).await {
-                Ok(Ok(0)) => {
-                    return Err(Stop::Refused(format!(
-                        "the connection closed in the middle of a request ({} bytes of it read)",
-                        self.buf.len()
-                    )));
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(Stop::Io(e)),
-                Err(_) => {
-                    return Err(Stop::Refused(format!(
-                        "a request did not arrive whole within {} ms ({} bytes read)",
-                        self.limits.request_read_timeout.as_millis(),
-                        self.buf.len()
-                    )));
-                }
-            }
+            let read = tokio::time::timeout_at(deadline, self.input.read_into(&mut self.buf)).await;
+            partial_read(read, self.buf.len(), &self.limits)?;
         }
     }
 
@@ -424,6 +409,26 @@ impl<R: Input> FrameReader<R> {
         }
         self.buf.advance(4);
         Ok(Some(self.buf.split_to(len).freeze()))
+    }
+}
+
+/// What one read of a request that has begun means: more bytes, or why the
+/// connection stops (closed mid-request, or too slow: `request_read_timeout`).
+pub(crate) fn partial_read(
+    read: Result<io::Result<usize>, tokio::time::error::Elapsed>,
+    read_so_far: usize,
+    limits: &ConnectionLimits,
+) -> Result<(), Stop> {
+    match read {
+        Ok(Ok(0)) => Err(Stop::Refused(format!(
+            "the connection closed in the middle of a request ({read_so_far} bytes of it read)"
+        ))),
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(Stop::Io(e)),
+        Err(_) => Err(Stop::Refused(format!(
+            "a request did not arrive whole within {} ms ({read_so_far} bytes read)",
+            limits.request_read_timeout.as_millis()
+        ))),
     }
 }
 

@@ -128,7 +128,7 @@ mod tests {
     const TARGET: &str = "frame";
 
     /// Every file of `dir` but its README, sorted; none when it does not exist.
-    fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    pub(super) fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
         let mut files: Vec<PathBuf> = entries
             .flatten()
@@ -203,12 +203,17 @@ mod tests {
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        let dir = seed_dir();
+        check_seeds(&seed_dir(), seeds());
+    }
+
+    /// Asserts `dir` holds exactly `seeds` (by name); rewrites them first with
+    /// `GROUP_FUZZ_WRITE_SEEDS=1`.
+    pub(super) fn check_seeds(dir: &Path, seeds: Vec<(String, Vec<u8>)>) {
         let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-        for (name, bytes) in seeds() {
+        for (name, bytes) in seeds {
             let path = dir.join(&name);
             if write {
-                std::fs::create_dir_all(&dir).expect("seed dir");
+                std::fs::create_dir_all(dir).expect("seed dir");
                 std::fs::write(&path, &bytes).expect("seed written");
             }
             let committed = std::fs::read(&path).unwrap_or_default();
@@ -224,6 +229,7 @@ mod tests {
 mod sasl_tests {
     use std::path::{Path, PathBuf};
 
+    use super::tests::{check_seeds, inputs};
     use crate::sasl::fuzz_sasl;
 
     const TARGET: &str = "sasl";
@@ -259,22 +265,11 @@ mod sasl_tests {
         ]
     }
 
-    fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-        let mut paths: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
-            .collect();
-        paths.sort();
-        paths.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
-    }
-
     #[test]
     fn kept_crash_inputs_and_seeds_pass() {
-        let kept: Vec<_> = files(&dir("tests/fuzz-regressions"))
+        let kept: Vec<_> = inputs(&dir("tests/fuzz-regressions"))
             .into_iter()
-            .chain(files(&dir("../../fuzz/seeds")))
+            .chain(inputs(&dir("../../fuzz/seeds")))
             .collect();
         assert!(kept.len() >= seeds().len(), "seeds missing from {}", dir("../../fuzz/seeds").display());
         for (path, bytes) in kept {
@@ -290,16 +285,7 @@ mod sasl_tests {
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        let dir = dir("../../fuzz/seeds");
-        let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-        for (name, bytes) in seeds() {
-            let path = dir.join(name);
-            if write {
-                std::fs::create_dir_all(&dir).expect("seed dir");
-                std::fs::write(&path, &bytes).expect("seed written");
-            }
-            let committed = std::fs::read(&path).unwrap_or_default();
-            assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
-        }
+        let seeds = seeds().into_iter().map(|(name, bytes)| (name.to_owned(), bytes)).collect();
+        check_seeds(&dir("../../fuzz/seeds"), seeds);
     }
 }

@@ -29,14 +29,20 @@ fn real_kafka_clients_pass_the_scenarios() {
     let target = binary.parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
     let work = target.join("group-server-e2e");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e").join("run.sh");
-    let mut child = Command::new("bash")
-        .arg(&script)
-        .arg(&binary)
-        .arg(&work)
+    let mut command = Command::new("bash");
+    command.arg(&script).arg(&binary).arg(&work);
+    run_scenarios(command, "e2e: 10/10 scenarios passed");
+}
+
+/// Runs a scenario script to its end (killing it by its own pid past [`LIMIT`]; it
+/// kills its client processes the same way), prints what it wrote, and asserts that
+/// it succeeded with `summary` in its output.
+pub(crate) fn run_scenarios(mut command: Command, summary: &str) {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("bash runs e2e/run.sh");
+        .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
     let stdout = child.stdout.take().expect("piped stdout");
     let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
     let started = Instant::now();
@@ -45,7 +51,6 @@ fn real_kafka_clients_pass_the_scenarios() {
             break Some(status);
         }
         if started.elapsed() > LIMIT {
-            // Killed by its own pid; the driver kills its client processes the same way.
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -54,7 +59,7 @@ fn real_kafka_clients_pass_the_scenarios() {
     };
     let output = reader.join().unwrap_or_default();
     println!("{output}");
-    let status = status.unwrap_or_else(|| panic!("e2e scenarios exceeded {LIMIT:?}:\n{output}"));
-    assert!(status.success(), "e2e scenarios failed ({status}):\n{output}");
-    assert!(output.contains("e2e: 10/10 scenarios passed"), "unexpected summary:\n{output}");
+    let status = status.unwrap_or_else(|| panic!("the scenarios exceeded {LIMIT:?}:\n{output}"));
+    assert!(status.success(), "the scenarios failed ({status}):\n{output}");
+    assert!(output.contains(summary), "unexpected summary (expected {summary:?}):\n{output}");
 }

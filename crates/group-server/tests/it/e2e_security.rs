@@ -7,12 +7,8 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use crate::certs::{Certs, arg};
-
-/// Generous: the first run also creates the virtual environment.
-const LIMIT: Duration = Duration::from_secs(600);
 
 const PASSWORD: &str = "alice-e2e-secret";
 
@@ -119,31 +115,7 @@ fn real_kafka_clients_authenticate_over_tls_and_sasl() {
     });
     let config_file = certs.path("security.json");
     std::fs::write(&config_file, config.to_string()).expect("config");
-    let mut child = Command::new(&python)
-        .arg(e2e.join("security.py"))
-        .args(["run", "--config", arg(&config_file)])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("python runs security.py");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let reader = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break Some(status);
-        }
-        if started.elapsed() > LIMIT {
-            // Killed by its own pid; the script kills its workers the same way.
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let output = reader.join().unwrap_or_default();
-    println!("{output}");
-    let status = status.unwrap_or_else(|| panic!("security scenarios exceeded {LIMIT:?}:\n{output}"));
-    assert!(status.success(), "security scenarios failed ({status}):\n{output}");
-    assert!(output.contains("security: 20/20 scenarios passed"), "unexpected summary:\n{output}");
+    let mut command = Command::new(&python);
+    command.arg(e2e.join("security.py")).args(["run", "--config", arg(&config_file)]);
+    crate::e2e::run_scenarios(command, "security: 20/20 scenarios passed");
 }
