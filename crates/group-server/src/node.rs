@@ -281,11 +281,11 @@ impl Node {
                 self.record(|| {
                     ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id))
                 });
-                let log = self.log.clone();
-                let line = ctx.line("");
+                // The response line's prefix is formatted only when there is a log to write.
+                let log = self.log.clone().map(|log| (log, ctx.line("")));
                 Ok(ctx.later(service.join_group(ctx.caller, req), move |r, v| {
                     let r = r.unwrap_or_else(|e| gt::JoinGroupResponse::error(unavailable(&e), ""));
-                    if let Some(log) = log {
+                    if let Some((log, line)) = log {
                         log.write(&format!(
                             "{line},\"response\":true,\"error\":{},\"generation\":{},\"member\":{:?},\"leader\":{:?}",
                             r.error_code.code(),
@@ -319,12 +319,16 @@ impl Node {
             ApiKey::Heartbeat => {
                 let req: kp::HeartbeatRequest = decode(body, api, v)?;
                 let req = tr::heartbeat_request(&req);
-                let log = self.log.clone();
-                let line =
-                    ctx.line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
+                // Formatted only when there is a log: the line costs more than the
+                // coordinator's own work for a heartbeat.
+                let log = self.log.clone().map(|log| {
+                    let line = ctx
+                        .line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
+                    (log, line)
+                });
                 Ok(ctx.later(service.heartbeat(ctx.caller, req), move |r, _| {
                     let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
-                    if let Some(log) = log {
+                    if let Some((log, line)) = log {
                         log.write(&format!("{line},\"error\":{}", r.error_code.code()));
                     }
                     tr::heartbeat_response(r)
