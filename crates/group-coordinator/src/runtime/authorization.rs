@@ -324,7 +324,7 @@ impl Inner {
     pub(super) fn submit_as(
         &self,
         context: &RequestContext,
-        group_id: &str,
+        shard: usize,
         request: Request,
     ) -> Pending<Response> {
         if self.stopped.load(Ordering::Acquire) {
@@ -334,7 +334,7 @@ impl Inner {
             Admission::Answered(response) => return Pending::ready(Ok(response)),
             Admission::Admitted(request, fixup) => (request, fixup),
         };
-        match (self.submit(group_id, request), fixup) {
+        match (self.submit(shard, request), fixup) {
             (Ok(outcome), Fixup::Nothing) => Pending::ready(outcome),
             (Err(slot), Fixup::Nothing) => Pending::waiting(slot),
             (Ok(outcome), fixup) => {
@@ -354,19 +354,19 @@ impl Inner {
     pub(super) fn pending_as<T: ResponseKind>(
         &self,
         context: &RequestContext,
-        group_id: &str,
+        shard: usize,
         request: Request,
     ) -> Pending<T> {
-        self.submit_as(context, group_id, request).cast()
+        self.submit_as(context, shard, request).cast()
     }
 
     pub(super) fn blocking_as<T: ResponseKind>(
         &self,
         context: &RequestContext,
-        group_id: &str,
+        shard: usize,
         request: Request,
     ) -> Result<T, CoordinatorError> {
-        self.pending_as(context, group_id, request).wait()
+        self.pending_as(context, shard, request).wait()
     }
 }
 
@@ -442,14 +442,14 @@ macro_rules! requests {
     ($($(#[$doc:meta])* $pending:ident, $(#[$bdoc:meta])* $blocking:ident: $req:ident => $variant:ident, $resp:ident;)*) => {$(
         $(#[$doc])*
         pub fn $pending(&self, request: $req) -> Pending<$resp> {
-            let group = request.group_id.clone();
-            self.coordinator.inner.pending_as(self.context, &group, Request::$variant(request))
+            let shard = self.coordinator.inner.shard_of(&request.group_id);
+            self.coordinator.inner.pending_as(self.context, shard, Request::$variant(request))
         }
 
         $(#[$bdoc])*
         pub fn $blocking(&self, request: $req) -> Result<$resp, CoordinatorError> {
-            let group = request.group_id.clone();
-            self.coordinator.inner.blocking_as(self.context, &group, Request::$variant(request))
+            let shard = self.coordinator.inner.shard_of(&request.group_id);
+            self.coordinator.inner.blocking_as(self.context, shard, Request::$variant(request))
         }
     )*};
 }
@@ -499,8 +499,9 @@ impl Caller<'_> {
             .group_ids
             .into_iter()
             .map(|id| {
-                let one = DescribeGroupsRequest { group_ids: vec![id.clone()] };
-                inner.submit_as(self.context, &id, Request::DescribeGroups(one))
+                let shard = inner.shard_of(&id);
+                let one = DescribeGroupsRequest { group_ids: vec![id] };
+                inner.submit_as(self.context, shard, Request::DescribeGroups(one))
             })
             .collect();
         Pending::combined(
@@ -568,8 +569,9 @@ impl Caller<'_> {
         let parts = distinct
             .into_iter()
             .map(|id| {
-                let one = DeleteGroupsRequest { group_ids: vec![id.clone()] };
-                inner.submit_as(self.context, &id, Request::DeleteGroups(one))
+                let shard = inner.shard_of(&id);
+                let one = DeleteGroupsRequest { group_ids: vec![id] };
+                inner.submit_as(self.context, shard, Request::DeleteGroups(one))
             })
             .collect();
         Pending::combined(

@@ -246,8 +246,10 @@ impl Inner {
     /// Hands a request to its group's core. The answer, if the request is answered
     /// before the shard is released, comes back directly; otherwise a slot is
     /// registered (under the same lock, so nothing is missed) and returned.
-    fn submit(&self, group_id: &str, request: Request) -> Result<Outcome, Arc<Slot>> {
-        let index = self.shard_of(group_id);
+    /// Runs `request` in coordinator partition `index` (its group's: callers pick it
+    /// with [`shard_of`](Self::shard_of) before the request moves, so the group id is
+    /// never copied to find it).
+    fn submit(&self, index: usize, request: Request) -> Result<Outcome, Arc<Slot>> {
         let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
@@ -278,12 +280,12 @@ impl Inner {
         result
     }
 
-    fn pending<T: ResponseKind>(&self, group_id: &str, request: Request) -> Pending<T> {
-        self.pending_as(&crate::authorizer::ANONYMOUS_CONTEXT, group_id, request)
+    fn pending<T: ResponseKind>(&self, shard: usize, request: Request) -> Pending<T> {
+        self.pending_as(&crate::authorizer::ANONYMOUS_CONTEXT, shard, request)
     }
 
-    fn blocking<T: ResponseKind>(&self, group_id: &str, request: Request) -> Result<T, CoordinatorError> {
-        self.pending::<T>(group_id, request).wait()
+    fn blocking<T: ResponseKind>(&self, shard: usize, request: Request) -> Result<T, CoordinatorError> {
+        self.pending::<T>(shard, request).wait()
     }
 
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
@@ -473,8 +475,8 @@ impl GroupCoordinator {
 
     /// JoinGroup; the answer comes when the join barrier closes.
     pub fn join_group(&self, request: JoinGroupRequest) -> Pending<JoinGroupResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::JoinGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::JoinGroup(request))
     }
 
     /// JoinGroup, blocking until answered.
@@ -482,14 +484,14 @@ impl GroupCoordinator {
         &self,
         request: JoinGroupRequest,
     ) -> Result<JoinGroupResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::JoinGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::JoinGroup(request))
     }
 
     /// SyncGroup; a follower's answer comes with the leader's assignment.
     pub fn sync_group(&self, request: SyncGroupRequest) -> Pending<SyncGroupResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::SyncGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::SyncGroup(request))
     }
 
     /// SyncGroup, blocking until answered.
@@ -497,26 +499,26 @@ impl GroupCoordinator {
         &self,
         request: SyncGroupRequest,
     ) -> Result<SyncGroupResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::SyncGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::SyncGroup(request))
     }
 
     /// Heartbeat.
     pub fn heartbeat(&self, request: HeartbeatRequest) -> Pending<HeartbeatResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::Heartbeat(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::Heartbeat(request))
     }
 
     /// Heartbeat, blocking.
     pub fn handle_heartbeat(&self, request: HeartbeatRequest) -> Result<HeartbeatResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::Heartbeat(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::Heartbeat(request))
     }
 
     /// LeaveGroup.
     pub fn leave_group(&self, request: LeaveGroupRequest) -> Pending<LeaveGroupResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::LeaveGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::LeaveGroup(request))
     }
 
     /// LeaveGroup, blocking.
@@ -524,14 +526,14 @@ impl GroupCoordinator {
         &self,
         request: LeaveGroupRequest,
     ) -> Result<LeaveGroupResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::LeaveGroup(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::LeaveGroup(request))
     }
 
     /// OffsetCommit (answered as v9+; see [`Request::OffsetCommit`]).
     pub fn offset_commit(&self, request: OffsetCommitRequest) -> Pending<OffsetCommitResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::OffsetCommit(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::OffsetCommit(request))
     }
 
     /// OffsetCommit, blocking until the offsets are in storage.
@@ -539,14 +541,14 @@ impl GroupCoordinator {
         &self,
         request: OffsetCommitRequest,
     ) -> Result<OffsetCommitResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::OffsetCommit(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::OffsetCommit(request))
     }
 
     /// OffsetFetch.
     pub fn offset_fetch(&self, request: OffsetFetchRequest) -> Pending<OffsetFetchResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::OffsetFetch(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::OffsetFetch(request))
     }
 
     /// OffsetFetch, blocking.
@@ -554,14 +556,14 @@ impl GroupCoordinator {
         &self,
         request: OffsetFetchRequest,
     ) -> Result<OffsetFetchResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::OffsetFetch(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::OffsetFetch(request))
     }
 
     /// OffsetDelete.
     pub fn offset_delete(&self, request: OffsetDeleteRequest) -> Pending<OffsetDeleteResponse> {
-        let group = request.group_id.clone();
-        self.inner.pending(&group, Request::OffsetDelete(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.pending(shard, Request::OffsetDelete(request))
     }
 
     /// OffsetDelete, blocking.
@@ -569,8 +571,8 @@ impl GroupCoordinator {
         &self,
         request: OffsetDeleteRequest,
     ) -> Result<OffsetDeleteResponse, CoordinatorError> {
-        let group = request.group_id.clone();
-        self.inner.blocking(&group, Request::OffsetDelete(request))
+        let shard = self.inner.shard_of(&request.group_id);
+        self.inner.blocking(shard, Request::OffsetDelete(request))
     }
 
     /// DescribeGroups, each group in its shard, in request order.
