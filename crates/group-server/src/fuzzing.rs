@@ -121,23 +121,13 @@ mod tests {
     use kafka_protocol::messages::{ApiKey, RequestHeader};
     use kafka_protocol::protocol::{Encodable, StrBytes};
 
+    use group_types::fuzzing::{check_seeds, inputs};
+
     use super::FrameTarget;
     use crate::SUPPORTED_APIS;
     use crate::test_samples::sample;
 
     const TARGET: &str = "frame";
-
-    /// Every file of `dir` but its README, sorted; none when it does not exist.
-    pub(super) fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
-            .collect();
-        files.sort();
-        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
-    }
 
     fn regressions() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
@@ -205,21 +195,6 @@ mod tests {
     fn seeds_are_current() {
         check_seeds(&seed_dir(), seeds());
     }
-
-    /// Asserts `dir` holds exactly `seeds` (by name); rewrites them first with
-    /// `GROUP_FUZZ_WRITE_SEEDS=1`.
-    pub(super) fn check_seeds(dir: &Path, seeds: Vec<(String, Vec<u8>)>) {
-        let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-        for (name, bytes) in seeds {
-            let path = dir.join(&name);
-            if write {
-                std::fs::create_dir_all(dir).expect("seed dir");
-                std::fs::write(&path, &bytes).expect("seed written");
-            }
-            let committed = std::fs::read(&path).unwrap_or_default();
-            assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
-        }
-    }
 }
 
 /// The `sasl` target's kept crash inputs and seeds, replayed on stable through
@@ -229,8 +204,8 @@ mod tests {
 mod sasl_tests {
     use std::path::{Path, PathBuf};
 
-    use super::tests::{check_seeds, inputs};
     use crate::sasl::fuzz_sasl;
+    use group_types::fuzzing::{check_seeds, inputs};
 
     const TARGET: &str = "sasl";
 

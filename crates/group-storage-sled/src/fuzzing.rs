@@ -95,23 +95,12 @@ mod tests {
 
     use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
     use group_types::OffsetAndMetadata;
+    use group_types::fuzzing::{check_seeds, inputs};
 
     use super::{CoordinatorPartition, join, record, split};
     use crate::{codec, keys};
 
     const TARGET: &str = "sled_record";
-
-    /// Every file of `dir` but its README, sorted; none when it does not exist.
-    fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
-            .collect();
-        files.sort();
-        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
-    }
 
     fn regressions() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
@@ -193,16 +182,6 @@ mod tests {
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        let dir = seed_dir();
-        let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-        for (name, bytes) in seeds() {
-            let path = dir.join(&name);
-            if write {
-                std::fs::create_dir_all(&dir).expect("seed dir");
-                std::fs::write(&path, &bytes).expect("seed written");
-            }
-            let committed = std::fs::read(&path).unwrap_or_default();
-            assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
-        }
+        check_seeds(&seed_dir(), seeds());
     }
 }

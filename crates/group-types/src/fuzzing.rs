@@ -6,6 +6,8 @@
 //! run exactly the same checks. A panic here is either a decoder bug (it must return a
 //! [`CodecError`](crate::CodecError)) or a broken round trip.
 
+use std::path::{Path, PathBuf};
+
 use crate::{MemberAssignment, Subscription};
 
 /// Decodes `bytes` both ways and asserts, for whatever decodes:
@@ -50,28 +52,44 @@ fn assert_prefix(input: &[u8], encoded: &[u8]) {
     }
 }
 
+/// Every file of `dir` but its README, sorted; none when it does not exist: the kept
+/// crash inputs or the seeds of a target. Shared by every crate's replay tests.
+pub fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
+        .collect();
+    files.sort();
+    files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
+}
+
+/// Asserts that `dir` holds exactly `seeds` (by name), rewriting them first when
+/// `GROUP_FUZZ_WRITE_SEEDS` is set: the committed seeds stay what the code makes.
+pub fn check_seeds(dir: &Path, seeds: Vec<(String, Vec<u8>)>) {
+    let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
+    for (name, bytes) in seeds {
+        let path = dir.join(&name);
+        if write {
+            std::fs::create_dir_all(dir).expect("seed dir");
+            std::fs::write(&path, &bytes).expect("seed written");
+        }
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
+    }
+}
+
 /// The kept crash inputs and the seeds, replayed on stable through the fuzz target's
 /// own function; the seeds are written by [`tests::seeds_are_current`].
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::consumer_protocol;
+    use super::{check_seeds, consumer_protocol, inputs};
     use crate::{MemberAssignment, Subscription, TopicPartitions};
 
     const TARGET: &str = "consumer_protocol";
-
-    /// Every file of `dir` but its README, sorted; none when it does not exist.
-    fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-        let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-        let mut files: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
-            .collect();
-        files.sort();
-        files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
-    }
 
     fn regressions() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
@@ -127,16 +145,6 @@ mod tests {
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        let dir = seed_dir();
-        let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-        for (name, bytes) in seeds() {
-            let path = dir.join(&name);
-            if write {
-                std::fs::create_dir_all(&dir).expect("seed dir");
-                std::fs::write(&path, &bytes).expect("seed written");
-            }
-            let committed = std::fs::read(&path).unwrap_or_default();
-            assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
-        }
+        check_seeds(&seed_dir(), seeds());
     }
 }

@@ -14,32 +14,21 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-#[test]
-fn a_port_in_use_fails_before_creating_the_data_directory() {
+/// A port in use, the Kafka listener's or the metrics endpoint's, fails the start
+/// before storage is opened: no data directory is left behind.
+#[rstest::rstest]
+#[case::kafka_listener("--listen", "another process listens there")]
+#[case::metrics_endpoint("--metrics-listen", "")]
+fn a_port_in_use_fails_before_creating_the_data_directory(#[case] flag: &str, #[case] hint: &str) {
     let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
     let port = taken.local_addr().expect("addr").port();
-    let dir = temp_dir("port-in-use");
-    let out = group_server()
-        .args(["--listen", &format!("127.0.0.1:{port}")])
-        .arg("--data-dir")
-        .arg(&dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("runs");
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "stderr: {stderr}");
-    assert!(stderr.contains("another process listens there"), "stderr: {stderr}");
-    assert!(!dir.exists(), "the data directory was created");
-}
-
-#[test]
-fn a_metrics_port_in_use_fails_before_creating_the_data_directory() {
-    let taken = TcpListener::bind("127.0.0.1:0").expect("a port");
-    let port = taken.local_addr().expect("addr").port();
-    let dir = temp_dir("metrics-port-in-use");
-    let out = group_server()
-        .args(["--listen", "127.0.0.1:0", "--metrics-listen", &format!("127.0.0.1:{port}")])
+    let dir = temp_dir(&format!("port-in-use{flag}"));
+    let mut command = group_server();
+    if flag != "--listen" {
+        command.args(["--listen", "127.0.0.1:0"]);
+    }
+    let out = command
+        .args([flag, &format!("127.0.0.1:{port}")])
         .arg("--data-dir")
         .arg(&dir)
         .stdin(Stdio::null())
@@ -48,6 +37,7 @@ fn a_metrics_port_in_use_fails_before_creating_the_data_directory() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "stderr: {stderr}");
+    assert!(stderr.contains(hint), "stderr: {stderr}");
     assert!(!dir.exists(), "the data directory was created");
 }
 
