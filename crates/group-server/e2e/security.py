@@ -33,7 +33,7 @@ TOPIC = "t1"
 PARTITIONS = 3
 WORKER_LIMIT_S = 45.0
 # Workers at once: all twelve together starve each other on a 2-core machine.
-PARALLEL = 6
+PARALLEL = 3
 GOOD_DEADLINE_S = 30.0
 # How long a refused client is watched for its authentication error.
 BAD_DEADLINE_S = 20.0
@@ -91,6 +91,22 @@ class AuthErrors(logging.Handler):
             self.seen.append(text)
 
 
+def commit_kp(consumer, offsets, deadline):
+    """Commits, again after polling while a rebalance runs: kafka-python's leader
+    rejoins once after its first assignment (its metadata snapshot changes), and a
+    commit in that window fails with RebalanceInProgressError, as it should."""
+    from kafka.errors import CommitFailedError, RebalanceInProgressError
+
+    while True:
+        try:
+            consumer.commit(offsets)
+            return
+        except (RebalanceInProgressError, CommitFailedError):
+            if time.time() >= deadline:
+                raise
+            consumer.poll(timeout_ms=500)
+
+
 def run_kp(cfg):
     from kafka import KafkaConsumer, TopicPartition
     from kafka.structs import OffsetAndMetadata
@@ -127,8 +143,12 @@ def run_kp(cfg):
         assigned = sorted(tp.partition for tp in consumer.assignment())
         if cfg["expect"] != "ok":
             return {"assigned": assigned, "auth_error": errors.seen[0] if errors.seen else None}
+        # Let the leader's rejoin after its first assignment run its course first.
+        settle = time.time() + 1.0
+        while time.time() < settle:
+            consumer.poll(timeout_ms=200)
         offsets = {TopicPartition(TOPIC, p): OffsetAndMetadata(10 + p, "", -1) for p in range(PARTITIONS)}
-        consumer.commit(offsets)
+        commit_kp(consumer, offsets, deadline)
         committed = [consumer.committed(TopicPartition(TOPIC, p)) for p in range(PARTITIONS)]
         return {"assigned": assigned, "committed": committed}
     except Exception as e:  # an authentication failure may surface as an exception
@@ -257,6 +277,15 @@ def judge(cfg, result):
 def run_one(name, cfg, results, slots):
     with slots:
         run_worker(name, cfg, results)
+        verdict = results[name]
+        if cfg["expect"] == "ok" and not verdict.startswith("ok") and "RebalanceInProgress" in verdict:
+            # Known and open: now and then a kafka-python commit right after its first
+            # assignment keeps failing with REBALANCE_IN_PROGRESS (see the issue note).
+            # One more run of the scenario in a fresh group must pass outright.
+            cfg = dict(cfg, group=cfg["group"] + "-again")
+            run_worker(name, cfg, results)
+            if results[name].startswith("ok"):
+                results[name] = "ok after one retry (first: %s): %s" % (verdict[:120], results[name])
 
 
 def run_worker(name, cfg, results):
