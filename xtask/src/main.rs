@@ -25,7 +25,10 @@ commands:
   fuzz <TARGET> [--runs N] [--time SECS] [-- LIBFUZZER_ARGS]
             run a fuzz target of fuzz/ (frame, consumer_protocol, sled_record)
             with `cargo +nightly fuzz run`; needs nightly and cargo-fuzz
-  tidy      only the tidy checks";
+  tidy      only the tidy checks
+
+`ci` first unpacks Debian's protoc and etcd under target/tools (xtask/tools/cluster-tools.sh)
+and builds with the cluster feature of group-server.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,10 +58,39 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits inside the workspace").to_path_buf()
 }
 
+/// Where `xtask/tools/cluster-tools.sh` put `protoc` and `etcd`, once [`cluster_tools`] ran.
+static TOOLS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The features `ci` builds and tests with: everything, the cluster mode of
+/// `group-server` included.
+const FEATURES: [&str; 2] = ["--features", "group-server/cluster"];
+
 fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root());
+    if let Some(bin) = TOOLS.get() {
+        cmd.env("PROTOC", bin.join("protoc")).env("GROUP_ETCD_BIN", bin.join("etcd"));
+    }
     cmd
+}
+
+/// Unpacks Debian's `protoc` (for etcd-client's build) and `etcd` (for the cluster
+/// tests) under `target/tools`, once; later runs find them there.
+fn cluster_tools() -> Result<(), String> {
+    let script = root().join("xtask/tools/cluster-tools.sh");
+    eprintln!("\n==> cluster tools (protoc, etcd) under target/tools");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg(target_dir().join("tools"))
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cluster-tools.sh: could not start: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cluster-tools.sh failed ({})", out.status));
+    }
+    let bin = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let _ = TOOLS.set(bin);
+    Ok(())
 }
 
 /// Runs one step, stopping the whole run at the first failure.
@@ -81,6 +113,7 @@ fn has_nextest() -> bool {
 
 fn ci() -> Result<(), String> {
     let started = std::time::Instant::now();
+    cluster_tools()?;
     step("tidy", {
         let mut c = cargo();
         c.args(["xtask", "tidy"]);
@@ -93,35 +126,35 @@ fn ci() -> Result<(), String> {
     })?;
     step("cargo clippy", {
         let mut c = cargo();
-        c.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+        c.args(["clippy", "--workspace"]).args(FEATURES).args(["--all-targets", "--", "-D", "warnings"]);
         c
     })?;
     if has_nextest() {
         step("cargo nextest run", {
             let mut c = cargo();
-            c.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+            c.args(["nextest", "run", "--workspace"]).args(FEATURES).args(["--no-fail-fast"]);
             c
         })?;
         step("doc tests", {
             let mut c = cargo();
-            c.args(["test", "--workspace", "--doc"]);
+            c.args(["test", "--workspace"]).args(FEATURES).args(["--doc"]);
             c
         })?;
     } else {
         step("cargo test (unit, integration and doc tests)", {
             let mut c = cargo();
-            c.args(["test", "--workspace"]);
+            c.args(["test", "--workspace"]).args(FEATURES);
             c
         })?;
     }
     step("cargo doc", {
         let mut c = cargo();
-        c.args(["doc", "--workspace", "--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
+        c.args(["doc", "--workspace"]).args(FEATURES).args(["--no-deps"]).env("RUSTDOCFLAGS", "-D warnings");
         c
     })?;
     step("cargo bench --no-run", {
         let mut c = cargo();
-        c.args(["bench", "--workspace", "--no-run"]);
+        c.args(["bench", "--workspace"]).args(FEATURES).args(["--no-run"]);
         c
     })?;
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());

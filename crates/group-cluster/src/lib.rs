@@ -1,0 +1,1 @@
+//! Coordinator partition ownership over etcd.

@@ -1,0 +1,1 @@
+//! A [`MetadataStore`](group_offsets::MetadataStore) over an etcd v3 cluster.
