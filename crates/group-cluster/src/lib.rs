@@ -1,1 +1,51 @@
-//! Coordinator partition ownership over etcd.
+//! Coordinator partition ownership over etcd: each `group-server` node of a cluster
+//! registers under an etcd lease, takes an even share of the coordinator partitions
+//! (never more than `ceil(partitions / nodes)`), serves them with a
+//! [`GroupCoordinator`](group_coordinator::GroupCoordinator) built with managed
+//! ownership, and gives them up the moment etcd stops showing them as its own.
+//! Another node takes a dead node's partitions once etcd expires its lease.
+//!
+//! Ownership never overlaps (the rules are in [`plan`]): a partition's owner key is
+//! only ever created when missing, its create revision is the owner's epoch, and the
+//! etcd store (`group-storage-etcd`, with owner-key fencing) refuses an append whose
+//! epoch is not the current owner key's, so a paused node that wakes up after its
+//! lease expired cannot acknowledge a write.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use group_cluster::{ClusterConfig, ClusterMember, Wakeup};
+//! use group_coordinator::{CoordinatorConfig, GroupCoordinatorBuilder};
+//! use group_storage_etcd::{EtcdConfig, EtcdStore};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let endpoints = vec!["http://127.0.0.1:2379".to_owned()];
+//! let mut store = EtcdConfig::new(endpoints.clone());
+//! store.fence_with_owner_keys = true;
+//! let store = Arc::new(EtcdStore::connect(store)?);
+//! let wakeup = Wakeup::new();
+//! let coordinator = Arc::new(
+//!     GroupCoordinatorBuilder::new(store, CoordinatorConfig::default())
+//!         .managed_ownership()
+//!         .on_partition_lost(wakeup.listener())
+//!         .build()?,
+//! );
+//! let config = ClusterConfig::new(endpoints, "/group-coordinator", 1, "127.0.0.1:9092");
+//! let member = ClusterMember::start(config, coordinator.clone(), wakeup)?;
+//! println!("live nodes: {:?}", member.view().nodes());
+//! member.shutdown();
+//! # Ok(())
+//! # }
+//! ```
+
+mod config;
+mod error;
+mod host;
+mod member;
+pub mod plan;
+mod view;
+
+pub use crate::config::ClusterConfig;
+pub use crate::error::ClusterError;
+pub use crate::host::PartitionHost;
+pub use crate::member::{ClusterMember, Wakeup};
+pub use crate::view::{ClusterView, NodeAddress};

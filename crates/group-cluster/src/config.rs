@@ -1,0 +1,51 @@
+//! How a node joins the cluster.
+
+use std::time::Duration;
+
+/// The settings of one cluster node ([`ClusterMember::start`](crate::ClusterMember::start)).
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// The etcd cluster's client endpoints (`http://127.0.0.1:2379`, ...).
+    pub endpoints: Vec<String>,
+    /// The key prefix every key of this cluster lives under; the same as the
+    /// etcd store's, so that the store's owner-key fence sees the keys made here.
+    pub prefix: String,
+    /// This node's id: unique in the cluster, what Metadata and FindCoordinator name.
+    pub node_id: i32,
+    /// The `host:port` clients reach this node at.
+    pub advertise: String,
+    /// The lease's time to live in seconds: a node that stops renewing it (killed,
+    /// paused, cut off from etcd) loses its partitions this long after its last
+    /// renewal, and another node takes them over. etcd refuses TTLs below its own
+    /// minimum (about 1.5 election timeouts) by raising them.
+    pub lease_ttl_secs: i64,
+    /// How often the node reads the cluster's keys and acts on them.
+    pub tick: Duration,
+    /// The deadline of each etcd request.
+    pub request_timeout: Duration,
+}
+
+impl ClusterConfig {
+    /// A node with the default timings: a 3 s lease, a 200 ms tick, 2 s requests.
+    pub fn new(endpoints: Vec<String>, prefix: impl Into<String>, node_id: i32, advertise: impl Into<String>) -> Self {
+        ClusterConfig {
+            endpoints,
+            prefix: prefix.into(),
+            node_id,
+            advertise: advertise.into(),
+            lease_ttl_secs: 3,
+            tick: Duration::from_millis(200),
+            request_timeout: Duration::from_secs(2),
+        }
+    }
+
+    /// The key this node registers under (attached to its lease).
+    pub fn node_key(&self, node_id: i32) -> String {
+        format!("{}/nodes/{node_id:010}", self.prefix)
+    }
+
+    /// The prefix of every node key.
+    pub fn nodes_prefix(&self) -> String {
+        format!("{}/nodes/", self.prefix)
+    }
+}

@@ -1,0 +1,410 @@
+//! The driver: one node's membership of the cluster over etcd. It holds the node's
+//! lease, reads the cluster's keys every tick, and carries out what
+//! [`reconcile`](crate::plan::reconcile) decides.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+use group_offsets::{CoordinatorPartition, OwnerEpoch};
+use tokio::sync::Notify;
+
+use crate::host::PartitionHost;
+use crate::plan::{Action, Hosting, LeaseId, Local, Observation, OwnerRecord, reconcile};
+use crate::{ClusterConfig, ClusterError, ClusterView};
+
+/// Wakes the driver before its next tick: when the coordinator loses a partition
+/// to a fenced append, the node should look at etcd at once.
+#[derive(Debug, Clone, Default)]
+pub struct Wakeup(Arc<Notify>);
+
+impl Wakeup {
+    /// A wakeup not yet tied to a driver.
+    pub fn new() -> Self {
+        Wakeup::default()
+    }
+
+    /// A listener for `GroupCoordinatorBuilder::on_partition_lost`.
+    pub fn listener(&self) -> Arc<dyn Fn(CoordinatorPartition, OwnerEpoch) + Send + Sync> {
+        let notify = self.0.clone();
+        Arc::new(move |_, _| notify.notify_one())
+    }
+}
+
+/// This node's place in the cluster; stops (releasing its partitions) when
+/// [`shutdown`](Self::shutdown) is called or it is dropped.
+#[derive(Debug)]
+pub struct ClusterMember {
+    view: ClusterView,
+    runtime: Option<tokio::runtime::Runtime>,
+    stop: Arc<Notify>,
+    stopping: Arc<AtomicBool>,
+    driver: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// When the lease was last known to be alive until, in milliseconds since `base`.
+#[derive(Debug)]
+struct LeaseClock {
+    base: Instant,
+    valid_until_ms: AtomicU64,
+}
+
+impl LeaseClock {
+    fn now_ms(&self) -> u64 {
+        self.base.elapsed().as_millis() as u64
+    }
+
+    fn extend_to(&self, ms: u64) {
+        self.valid_until_ms.fetch_max(ms, Ordering::AcqRel);
+    }
+
+    fn valid_for(&self, margin: Duration) -> bool {
+        self.now_ms() + margin.as_millis() as u64 < self.valid_until_ms.load(Ordering::Acquire)
+    }
+}
+
+struct Lease {
+    id: LeaseId,
+    clock: Arc<LeaseClock>,
+    keeper: tokio::task::JoinHandle<()>,
+}
+
+struct Driver {
+    config: ClusterConfig,
+    client: Client,
+    host: Arc<dyn PartitionHost>,
+    view: ClusterView,
+    lease: Option<Lease>,
+    owners_prefix: String,
+}
+
+impl ClusterMember {
+    /// Connects to etcd, registers the node under a lease and starts taking its
+    /// share of partitions from `host` (a coordinator built with managed ownership).
+    /// Returns once connected; partitions are claimed in the background.
+    pub fn start(
+        config: ClusterConfig,
+        host: Arc<dyn PartitionHost>,
+        wakeup: Wakeup,
+    ) -> Result<ClusterMember, ClusterError> {
+        if config.endpoints.is_empty() {
+            return Err(ClusterError::Config("no etcd endpoints".into()));
+        }
+        if config.lease_ttl_secs < 1 {
+            return Err(ClusterError::Config(format!("lease TTL {} s is below 1 s", config.lease_ttl_secs)));
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("group-cluster")
+            .enable_all()
+            .build()
+            .map_err(|e| ClusterError::Runtime(e.to_string()))?;
+        let options = ConnectOptions::new()
+            .with_connect_timeout(config.request_timeout)
+            .with_timeout(config.request_timeout)
+            .with_keep_alive(Duration::from_secs(1), config.request_timeout);
+        let client = runtime
+            .block_on(Client::connect(config.endpoints.clone(), Some(options)))
+            .map_err(|e| ClusterError::Etcd(format!("connecting to {:?}: {e}", config.endpoints)))?;
+        let view = ClusterView::default();
+        let stop = Arc::new(Notify::new());
+        let stopping = Arc::new(AtomicBool::new(false));
+        let owners_prefix = group_storage_etcd::owners_prefix(&config.prefix);
+        let mut driver = Driver { config, client, host, view: view.clone(), lease: None, owners_prefix };
+        let (stop2, stopping2) = (stop.clone(), stopping.clone());
+        let task = runtime.spawn(async move {
+            let tick = driver.config.tick;
+            loop {
+                driver.step().await;
+                if stopping2.load(Ordering::Acquire) {
+                    break;
+                }
+                tokio::select! {
+                    () = stop2.notified() => break,
+                    () = wakeup.0.notified() => {}
+                    () = tokio::time::sleep(tick) => {}
+                }
+            }
+            driver.leave().await;
+        });
+        Ok(ClusterMember { view, runtime: Some(runtime), stop, stopping, driver: Some(task) })
+    }
+
+    /// What the node knows of the cluster.
+    pub fn view(&self) -> ClusterView {
+        self.view.clone()
+    }
+
+    /// Leaves the cluster: unloads every partition and revokes the lease, so that
+    /// the other nodes take the partitions over at once instead of after the TTL.
+    pub fn shutdown(mut self) {
+        self.stop_now();
+    }
+
+    fn stop_now(&mut self) {
+        self.stopping.store(true, Ordering::Release);
+        self.stop.notify_one();
+        if let (Some(runtime), Some(task)) = (self.runtime.take(), self.driver.take()) {
+            let _ = runtime.block_on(task);
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
+}
+
+impl Drop for ClusterMember {
+    fn drop(&mut self) {
+        self.stop_now();
+    }
+}
+
+fn etcd(context: &str, e: impl std::fmt::Display) -> String {
+    format!("{context}: {e}")
+}
+
+impl Driver {
+    async fn timed<T, E: std::fmt::Display>(
+        &self,
+        what: &str,
+        f: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, String> {
+        match tokio::time::timeout(self.config.request_timeout, f).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(etcd(what, e)),
+            Err(_) => Err(format!("{what}: no answer within {:?}", self.config.request_timeout)),
+        }
+    }
+
+    /// One tick: keep a live lease, read the keys, act.
+    async fn step(&mut self) {
+        // The watchdog: a lease not known to be alive for at least another tick may
+        // already have expired in etcd (a paused process, a partition from etcd), and
+        // another node may own our partitions: stop serving them before anything else.
+        let expired = self.lease.as_ref().is_some_and(|l| !l.clock.valid_for(self.config.tick));
+        if expired {
+            tracing::warn!(
+                target: "group_cluster",
+                node_id = self.config.node_id,
+                "lease not renewed in time; unloading every partition and joining again"
+            );
+            self.drop_lease();
+        }
+        if self.lease.is_none()
+            && let Err(e) = self.register().await
+        {
+            tracing::warn!(target: "group_cluster", node_id = self.config.node_id, error = %e, "cannot register with etcd");
+        }
+        let observed = match self.observe().await {
+            Ok(o) => o,
+            Err(e) => {
+                tracing::warn!(target: "group_cluster", node_id = self.config.node_id, error = %e, "cannot read the cluster's keys");
+                return;
+            }
+        };
+        self.view.update(observed.clone());
+        let partitions = self.host.partition_count();
+        let hosting: Vec<Hosting> = (0..partitions).map(|p| self.host.hosting(CoordinatorPartition(p))).collect();
+        let local = Local { node_id: self.config.node_id, lease: self.lease.as_ref().map(|l| l.id), hosting: &hosting };
+        let actions = reconcile(&local, &observed);
+        let mut loads = Vec::new();
+        for action in actions {
+            match action {
+                Action::Unload(p) => {
+                    tracing::info!(target: "group_cluster", partition = p.0, "unloading: etcd no longer shows it as ours");
+                    self.host.unload(p);
+                }
+                Action::Release(p, epoch) => self.release(p, epoch).await,
+                Action::Claim(p) => {
+                    if let Some(epoch) = self.claim(p).await {
+                        loads.push((p, epoch));
+                    }
+                }
+                Action::Load(p, epoch) => loads.push((p, epoch)),
+            }
+        }
+        self.load_all(loads).await;
+    }
+
+    fn drop_lease(&mut self) {
+        for p in 0..self.host.partition_count() {
+            let p = CoordinatorPartition(p);
+            if self.host.hosting(p) != Hosting::Unowned {
+                self.host.unload(p);
+            }
+        }
+        if let Some(lease) = self.lease.take() {
+            lease.keeper.abort();
+        }
+    }
+
+    /// Grants a lease, registers the node under it and starts renewing it.
+    async fn register(&mut self) -> Result<(), String> {
+        let ttl = self.config.lease_ttl_secs;
+        let clock = Arc::new(LeaseClock { base: Instant::now(), valid_until_ms: AtomicU64::new(0) });
+        let asked = clock.now_ms();
+        let mut client = self.client.clone();
+        let granted = self.timed("lease grant", client.lease_grant(ttl, None)).await?;
+        // Counted from before the request: etcd started the TTL no earlier.
+        clock.extend_to(asked + granted.ttl().max(0) as u64 * 1000);
+        let id = granted.id();
+        let key = self.config.node_key(self.config.node_id);
+        let put = client.put(key, self.config.advertise.clone(), Some(PutOptions::new().with_lease(id)));
+        self.timed("node registration", put).await?;
+        let keeper = tokio::spawn(keep_alive(client, id, ttl, clock.clone(), self.config.request_timeout));
+        tracing::info!(target: "group_cluster", node_id = self.config.node_id, lease = id, ttl, "registered");
+        self.lease = Some(Lease { id, clock, keeper });
+        Ok(())
+    }
+
+    /// Every node and owner key, read at one revision.
+    async fn observe(&self) -> Result<Observation, String> {
+        let mut client = self.client.clone();
+        let txn = Txn::new().and_then([
+            TxnOp::get(self.config.nodes_prefix(), Some(GetOptions::new().with_prefix())),
+            TxnOp::get(self.owners_prefix.clone(), Some(GetOptions::new().with_prefix())),
+        ]);
+        let response = self.timed("reading the cluster", client.txn(txn)).await?;
+        let mut gets = response.op_responses().into_iter().filter_map(|r| match r {
+            TxnOpResponse::Get(g) => Some(g),
+            _ => None,
+        });
+        let (Some(nodes), Some(owners)) = (gets.next(), gets.next()) else {
+            return Err("reading the cluster: etcd answered without the two ranges".into());
+        };
+        let mut observed = Observation::default();
+        let nodes_prefix = self.config.nodes_prefix();
+        for kv in nodes.kvs() {
+            let id = kv.key_str().ok().and_then(|k| k.strip_prefix(&nodes_prefix)).and_then(|s| s.parse().ok());
+            match (id, kv.value_str()) {
+                (Some(id), Ok(advertised)) => {
+                    observed.nodes.insert(id, advertised.to_owned());
+                }
+                _ => tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed node key"),
+            }
+        }
+        for kv in owners.kvs() {
+            let partition =
+                kv.key_str().ok().and_then(|k| k.strip_prefix(&self.owners_prefix)).and_then(|s| s.parse().ok());
+            let node_id = kv.value_str().ok().and_then(|v| v.parse().ok());
+            match (partition, node_id) {
+                (Some(p), Some(node_id)) => {
+                    let epoch = OwnerEpoch(kv.create_revision().max(0) as u64);
+                    observed.owners.insert(p, OwnerRecord { node_id, lease: kv.lease(), epoch });
+                }
+                _ => tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed owner key"),
+            }
+        }
+        Ok(observed)
+    }
+
+    /// Creates the partition's owner key if it is missing; its create revision is
+    /// the new epoch.
+    async fn claim(&self, p: CoordinatorPartition) -> Option<OwnerEpoch> {
+        let lease = self.lease.as_ref()?.id;
+        let key = group_storage_etcd::owner_key(&self.config.prefix, p);
+        let txn = Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([TxnOp::put(
+            key,
+            self.config.node_id.to_string(),
+            Some(PutOptions::new().with_lease(lease)),
+        )]);
+        let mut client = self.client.clone();
+        match self.timed("claiming a partition", client.txn(txn)).await {
+            Ok(r) if r.succeeded() => {
+                let revision = r.header().map(|h| h.revision()).unwrap_or(0);
+                tracing::info!(target: "group_cluster", partition = p.0, epoch = revision, "claimed");
+                (revision > 0).then_some(OwnerEpoch(revision as u64))
+            }
+            // Another node was quicker: the next tick sees its key.
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "claim failed");
+                None
+            }
+        }
+    }
+
+    /// Unloads first (so nothing is acknowledged after the key is gone), then
+    /// deletes the key if it is still the one we hold.
+    async fn release(&self, p: CoordinatorPartition, epoch: OwnerEpoch) {
+        self.host.unload(p);
+        let key = group_storage_etcd::owner_key(&self.config.prefix, p);
+        let txn = Txn::new()
+            .when([Compare::create_revision(key.clone(), CompareOp::Equal, epoch.0 as i64)])
+            .and_then([TxnOp::delete(key, None)]);
+        let mut client = self.client.clone();
+        match self.timed("releasing a partition", client.txn(txn)).await {
+            Ok(_) => tracing::info!(target: "group_cluster", partition = p.0, epoch = epoch.0, "released"),
+            Err(e) => tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "release failed; the key goes with the lease"),
+        }
+    }
+
+    /// Loads the partitions all at once, each on a blocking thread (a load reads
+    /// etcd and replays the partition; the lease is renewed meanwhile).
+    async fn load_all(&self, loads: Vec<(CoordinatorPartition, OwnerEpoch)>) {
+        let tasks: Vec<_> = loads
+            .into_iter()
+            .map(|(p, epoch)| {
+                let host = self.host.clone();
+                let task = tokio::task::spawn_blocking(move || {
+                    let started = Instant::now();
+                    (host.load(p, epoch), started.elapsed())
+                });
+                (p, epoch, task)
+            })
+            .collect();
+        for (p, epoch, task) in tasks {
+            match task.await {
+                Ok((Ok(()), took)) => {
+                    tracing::info!(target: "group_cluster", partition = p.0, epoch = epoch.0, took_ms = took.as_millis() as u64, "loaded")
+                }
+                Ok((Err(e), _)) => {
+                    tracing::warn!(target: "group_cluster", partition = p.0, epoch = epoch.0, error = %e, "load failed; retried next tick")
+                }
+                Err(e) => tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "load task failed"),
+            }
+        }
+    }
+
+    /// Leaves: unload everything, then revoke the lease (which deletes the node's
+    /// keys, so the others claim its partitions at their next tick).
+    async fn leave(&mut self) {
+        let lease = self.lease.as_ref().map(|l| l.id);
+        self.drop_lease();
+        if let Some(id) = lease {
+            let mut client = self.client.clone();
+            match self.timed("lease revoke", client.lease_revoke(id)).await {
+                Ok(_) => tracing::info!(target: "group_cluster", node_id = self.config.node_id, "left the cluster"),
+                Err(e) => tracing::warn!(target: "group_cluster", error = %e, "could not revoke the lease; it expires by itself"),
+            }
+        }
+    }
+}
+
+/// Renews the lease every third of its TTL and records until when it is known to
+/// be alive; stops when etcd reports it gone (the driver's watchdog notices).
+async fn keep_alive(mut client: Client, id: LeaseId, ttl: i64, clock: Arc<LeaseClock>, timeout: Duration) {
+    let every = Duration::from_millis((ttl.max(1) as u64 * 1000) / 3);
+    loop {
+        let stream = tokio::time::timeout(timeout, client.lease_keep_alive(id)).await;
+        let Ok(Ok((mut keeper, mut responses))) = stream else {
+            tokio::time::sleep(every / 4).await;
+            continue;
+        };
+        loop {
+            let asked = clock.now_ms();
+            if keeper.keep_alive().await.is_err() {
+                break;
+            }
+            match tokio::time::timeout(timeout, responses.message()).await {
+                Ok(Ok(Some(r))) if r.ttl() > 0 => clock.extend_to(asked + r.ttl() as u64 * 1000),
+                Ok(Ok(Some(_))) => {
+                    tracing::warn!(target: "group_cluster", lease = id, "etcd reports the lease expired");
+                    return;
+                }
+                _ => break,
+            }
+            tokio::time::sleep(every).await;
+        }
+        tokio::time::sleep(every / 4).await;
+    }
+}
