@@ -27,7 +27,12 @@ pub struct ClusterConfig {
 
 impl ClusterConfig {
     /// A node with the default timings: a 3 s lease, a 200 ms tick, 2 s requests.
-    pub fn new(endpoints: Vec<String>, prefix: impl Into<String>, node_id: i32, advertise: impl Into<String>) -> Self {
+    pub fn new(
+        endpoints: Vec<String>,
+        prefix: impl Into<String>,
+        node_id: i32,
+        advertise: impl Into<String>,
+    ) -> Self {
         ClusterConfig {
             endpoints,
             prefix: prefix.into(),

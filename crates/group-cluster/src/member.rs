@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+};
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 use tokio::sync::Notify;
 
@@ -60,7 +62,7 @@ impl LeaseClock {
     }
 
     fn valid_for(&self, margin: Duration) -> bool {
-        self.now_ms() + margin.as_millis() as u64 < self.valid_until_ms.load(Ordering::Acquire)
+        self.now_ms() + (margin.as_millis() as u64) < self.valid_until_ms.load(Ordering::Acquire)
     }
 }
 
@@ -203,8 +205,13 @@ impl Driver {
         };
         self.view.update(observed.clone());
         let partitions = self.host.partition_count();
-        let hosting: Vec<Hosting> = (0..partitions).map(|p| self.host.hosting(CoordinatorPartition(p))).collect();
-        let local = Local { node_id: self.config.node_id, lease: self.lease.as_ref().map(|l| l.id), hosting: &hosting };
+        let hosting: Vec<Hosting> =
+            (0..partitions).map(|p| self.host.hosting(CoordinatorPartition(p))).collect();
+        let local = Local {
+            node_id: self.config.node_id,
+            lease: self.lease.as_ref().map(|l| l.id),
+            hosting: &hosting,
+        };
         let actions = reconcile(&local, &observed);
         let mut loads = Vec::new();
         for action in actions {
@@ -274,24 +281,32 @@ impl Driver {
         let mut observed = Observation::default();
         let nodes_prefix = self.config.nodes_prefix();
         for kv in nodes.kvs() {
-            let id = kv.key_str().ok().and_then(|k| k.strip_prefix(&nodes_prefix)).and_then(|s| s.parse().ok());
+            let id =
+                kv.key_str().ok().and_then(|k| k.strip_prefix(&nodes_prefix)).and_then(|s| s.parse().ok());
             match (id, kv.value_str()) {
                 (Some(id), Ok(advertised)) => {
                     observed.nodes.insert(id, advertised.to_owned());
                 }
-                _ => tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed node key"),
+                _ => {
+                    tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed node key")
+                }
             }
         }
         for kv in owners.kvs() {
-            let partition =
-                kv.key_str().ok().and_then(|k| k.strip_prefix(&self.owners_prefix)).and_then(|s| s.parse().ok());
+            let partition = kv
+                .key_str()
+                .ok()
+                .and_then(|k| k.strip_prefix(&self.owners_prefix))
+                .and_then(|s| s.parse().ok());
             let node_id = kv.value_str().ok().and_then(|v| v.parse().ok());
             match (partition, node_id) {
                 (Some(p), Some(node_id)) => {
                     let epoch = OwnerEpoch(kv.create_revision().max(0) as u64);
                     observed.owners.insert(p, OwnerRecord { node_id, lease: kv.lease(), epoch });
                 }
-                _ => tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed owner key"),
+                _ => {
+                    tracing::warn!(target: "group_cluster", key = ?kv.key(), "ignoring a malformed owner key")
+                }
             }
         }
         Ok(observed)
@@ -302,11 +317,9 @@ impl Driver {
     async fn claim(&self, p: CoordinatorPartition) -> Option<OwnerEpoch> {
         let lease = self.lease.as_ref()?.id;
         let key = group_storage_etcd::owner_key(&self.config.prefix, p);
-        let txn = Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([TxnOp::put(
-            key,
-            self.config.node_id.to_string(),
-            Some(PutOptions::new().with_lease(lease)),
-        )]);
+        let txn = Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([
+            TxnOp::put(key, self.config.node_id.to_string(), Some(PutOptions::new().with_lease(lease))),
+        ]);
         let mut client = self.client.clone();
         match self.timed("claiming a partition", client.txn(txn)).await {
             Ok(r) if r.succeeded() => {
@@ -334,7 +347,9 @@ impl Driver {
         let mut client = self.client.clone();
         match self.timed("releasing a partition", client.txn(txn)).await {
             Ok(_) => tracing::info!(target: "group_cluster", partition = p.0, epoch = epoch.0, "released"),
-            Err(e) => tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "release failed; the key goes with the lease"),
+            Err(e) => {
+                tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "release failed; the key goes with the lease")
+            }
         }
     }
 
@@ -360,7 +375,9 @@ impl Driver {
                 Ok((Err(e), _)) => {
                     tracing::warn!(target: "group_cluster", partition = p.0, epoch = epoch.0, error = %e, "load failed; retried next tick")
                 }
-                Err(e) => tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "load task failed"),
+                Err(e) => {
+                    tracing::warn!(target: "group_cluster", partition = p.0, error = %e, "load task failed")
+                }
             }
         }
     }
@@ -373,8 +390,12 @@ impl Driver {
         if let Some(id) = lease {
             let mut client = self.client.clone();
             match self.timed("lease revoke", client.lease_revoke(id)).await {
-                Ok(_) => tracing::info!(target: "group_cluster", node_id = self.config.node_id, "left the cluster"),
-                Err(e) => tracing::warn!(target: "group_cluster", error = %e, "could not revoke the lease; it expires by itself"),
+                Ok(_) => {
+                    tracing::info!(target: "group_cluster", node_id = self.config.node_id, "left the cluster")
+                }
+                Err(e) => {
+                    tracing::warn!(target: "group_cluster", error = %e, "could not revoke the lease; it expires by itself")
+                }
             }
         }
     }

@@ -95,11 +95,7 @@ pub fn reconcile(local: &Local<'_>, observed: &Observation) -> Vec<Action> {
     let partitions = local.hosting.len() as u32;
     let mine = |p: u32| -> Option<OwnerEpoch> {
         let lease = local.lease?;
-        observed
-            .owners
-            .get(&p)
-            .filter(|o| o.node_id == local.node_id && o.lease == lease)
-            .map(|o| o.epoch)
+        observed.owners.get(&p).filter(|o| o.node_id == local.node_id && o.lease == lease).map(|o| o.epoch)
     };
     let mut actions = Vec::new();
     // Safety first: stop serving whatever etcd does not show as ours at the epoch
@@ -165,7 +161,9 @@ mod tests {
             nodes: nodes.iter().map(|&n| (n, format!("127.0.0.1:{}", 9000 + n))).collect(),
             owners: owners
                 .iter()
-                .map(|&(p, node_id, lease, epoch)| (p, OwnerRecord { node_id, lease, epoch: OwnerEpoch(epoch) }))
+                .map(|&(p, node_id, lease, epoch)| {
+                    (p, OwnerRecord { node_id, lease, epoch: OwnerEpoch(epoch) })
+                })
                 .collect(),
         }
     }
@@ -175,7 +173,11 @@ mod tests {
     #[case(50, 3, &[17, 17, 16])]
     #[case(50, 7, &[8, 7, 7, 7, 7, 7, 7])]
     #[case(2, 3, &[1, 1, 0])]
-    fn quotas_add_up_and_differ_by_at_most_one(#[case] partitions: u32, #[case] nodes: usize, #[case] want: &[usize]) {
+    fn quotas_add_up_and_differ_by_at_most_one(
+        #[case] partitions: u32,
+        #[case] nodes: usize,
+        #[case] want: &[usize],
+    ) {
         let got: Vec<usize> = (0..nodes).map(|i| quota(partitions, nodes, i)).collect();
         assert_eq!(got, want);
         assert_eq!(got.iter().sum::<usize>(), partitions as usize);

@@ -207,8 +207,12 @@ impl World {
             node.last_renewal = now;
         }
         // Loads that finished: fence, then serve.
-        let done: Vec<(u32, u64)> =
-            self.nodes[n].loading.iter().filter(|(_, (_, at))| *at <= now).map(|(&p, &(e, _))| (p, e)).collect();
+        let done: Vec<(u32, u64)> = self.nodes[n]
+            .loading
+            .iter()
+            .filter(|(_, (_, at))| *at <= now)
+            .map(|(&p, &(e, _))| (p, e))
+            .collect();
         for (p, epoch) in done {
             self.nodes[n].loading.remove(&p);
             let fenced_ok = if self.faults.skip_fence_on_load {
@@ -361,7 +365,8 @@ impl World {
                 .filter(|n| matches!(n.hosting[p as usize], Hosting::Owned(_)))
                 .map(|n| n.id)
                 .collect();
-            let server = live.iter().find(|n| n.id == owner.node_id).ok_or(format!("partition {p}: owner dead"))?;
+            let server =
+                live.iter().find(|n| n.id == owner.node_id).ok_or(format!("partition {p}: owner dead"))?;
             if servers != [owner.node_id] || server.hosting[p as usize] != Hosting::Owned(owner.epoch) {
                 return Err(format!("partition {p}: owner {owner:?}, served by {servers:?}"));
             }

@@ -158,6 +158,36 @@ pub enum StorageMode {
     Sled(PathBuf),
     /// In memory: lost when the process exits.
     Memory,
+    /// In etcd, as one node of a cluster (`--cluster`).
+    Cluster(ClusterSettings),
+}
+
+/// How a cluster node reaches etcd (`--cluster --etcd ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// The etcd client endpoints.
+    pub endpoints: Vec<String>,
+    /// The prefix of every key of this cluster.
+    pub prefix: String,
+    /// The etcd lease's time to live, in seconds: how long a dead node's groups wait
+    /// before another node takes them over.
+    pub lease_ttl_secs: i64,
+}
+
+impl ClusterSettings {
+    /// The key prefix when none is given.
+    pub const DEFAULT_PREFIX: &'static str = "/group-coordinator";
+    /// The lease TTL when none is given.
+    pub const DEFAULT_LEASE_TTL_SECS: i64 = 3;
+
+    /// Settings for these endpoints, with the default prefix and lease.
+    pub fn new(endpoints: Vec<String>) -> ClusterSettings {
+        ClusterSettings {
+            endpoints,
+            prefix: Self::DEFAULT_PREFIX.to_owned(),
+            lease_ttl_secs: Self::DEFAULT_LEASE_TTL_SECS,
+        }
+    }
 }
 
 /// Everything the server needs to start.

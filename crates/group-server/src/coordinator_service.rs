@@ -23,23 +23,56 @@ use crate::{AclAuthorizer, GroupServer, ServerConfig, ServerError, StorageMode};
 /// The group coordinator of this workspace behind the wire front end.
 #[derive(Debug)]
 pub struct CoordinatorService {
-    coordinator: GroupCoordinator,
+    coordinator: Arc<GroupCoordinator>,
     /// The ACLs the coordinator checks, when `--acl-file` is given.
     acl: Option<Arc<AclAuthorizer>>,
+    /// This node's membership of its cluster (`--cluster`), left on stop.
+    #[cfg(feature = "cluster")]
+    cluster: Option<crate::cluster::Membership>,
 }
 
 impl CoordinatorService {
     /// Wraps a running coordinator.
     pub fn new(coordinator: GroupCoordinator) -> CoordinatorService {
-        CoordinatorService { coordinator, acl: None }
+        CoordinatorService {
+            coordinator: Arc::new(coordinator),
+            acl: None,
+            #[cfg(feature = "cluster")]
+            cluster: None,
+        }
     }
 
     /// Opens the configured storage and starts a coordinator on it, resuming what it
     /// holds; with an ACL file, the coordinator authorizes every request against it.
+    /// A cluster node (`--cluster`) advertises the listen address unless told
+    /// otherwise; [`GroupServer::start`] passes the bound one.
     pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
+        let advertised = config
+            .advertise
+            .clone()
+            .unwrap_or_else(|| (config.listen.ip().to_string(), config.listen.port()));
+        CoordinatorService::open_advertised(config, &advertised)
+    }
+
+    fn open_advertised(
+        config: &ServerConfig,
+        advertised: &(String, u16),
+    ) -> Result<CoordinatorService, ServerError> {
         // Read before the storage opens: a bad file fails fast and touches nothing.
         let acl = AclAuthorizer::from_config(&config.security)?;
+        #[cfg(feature = "cluster")]
+        let wakeup = group_cluster::Wakeup::new();
         let storage: Arc<dyn MetadataStore> = match &config.storage {
+            #[cfg(feature = "cluster")]
+            StorageMode::Cluster(settings) => crate::cluster::open_store(settings, config.partitions)?,
+            #[cfg(not(feature = "cluster"))]
+            StorageMode::Cluster(_) => {
+                return Err(ServerError::Cluster(
+                    "this group-server was built without the `cluster` feature \
+                     (cargo build --release -p group-server --features cluster)"
+                        .into(),
+                ));
+            }
             StorageMode::Memory => Arc::new(MemoryMetadataStore::with_partitions(config.partitions)),
             StorageMode::Sled(dir) => {
                 // This process owns its directory: a lock held is another process's,
@@ -69,21 +102,53 @@ impl CoordinatorService {
         if let Some(acl) = &acl {
             builder = builder.authorizer(Arc::clone(acl) as Arc<dyn Authorizer>);
         }
-        let coordinator = builder.open().map_err(|e| ServerError::Coordinator(e.to_string()))?;
-        let groups = coordinator.list_groups().len();
-        tracing::info!(
-            target: "group_server",
-            groups,
-            partitions = coordinator.shard_count(),
-            "loaded {groups} group(s) in {:?}",
-            started.elapsed()
-        );
-        Ok(CoordinatorService { coordinator, acl })
+        let clustered = matches!(config.storage, StorageMode::Cluster(_));
+        #[cfg(feature = "cluster")]
+        if clustered {
+            // Partitions are loaded as this node comes to own them, not at open.
+            builder = builder.managed_ownership().on_partition_lost(wakeup.listener());
+        }
+        let coordinator = Arc::new(builder.open().map_err(|e| ServerError::Coordinator(e.to_string()))?);
+        if !clustered {
+            let groups = coordinator.list_groups().len();
+            tracing::info!(
+                target: "group_server",
+                groups,
+                partitions = coordinator.shard_count(),
+                "loaded {groups} group(s) in {:?}",
+                started.elapsed()
+            );
+        }
+        #[cfg(feature = "cluster")]
+        let cluster = match &config.storage {
+            StorageMode::Cluster(settings) => {
+                Some(crate::cluster::Membership::join(settings, config, advertised, &coordinator, wakeup)?)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "cluster"))]
+        let _ = advertised;
+        Ok(CoordinatorService {
+            coordinator,
+            acl,
+            #[cfg(feature = "cluster")]
+            cluster,
+        })
     }
 
     /// The coordinator.
     pub fn coordinator(&self) -> &GroupCoordinator {
         &self.coordinator
+    }
+
+    /// The brokers a cluster node answers Metadata and FindCoordinator from (`None`:
+    /// a node on its own).
+    pub(crate) fn brokers(&self) -> Option<crate::brokers::Brokers> {
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            return Some(cluster.brokers());
+        }
+        None
     }
 
     /// The ACLs the coordinator checks (`None` without `--acl-file`).
@@ -174,6 +239,12 @@ impl GroupService for CoordinatorService {
     }
 
     fn stop(&self) {
+        // A cluster node first gives its partitions back (unloaded, lease revoked), so
+        // that the other nodes take them over at once rather than after the lease.
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            cluster.leave();
+        }
         self.coordinator.stop();
     }
 
@@ -190,8 +261,12 @@ impl GroupServer {
         let listeners = crate::server::bind(config)?;
         // Before storage is opened: a bad certificate or users file leaves nothing behind.
         let security = crate::authenticate::Security::from_config(&config.security)?;
-        let service = CoordinatorService::open(config)?;
+        let local =
+            listeners.kafka.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        let advertised = config.advertise.clone().unwrap_or_else(|| (local.ip().to_string(), local.port()));
+        let service = CoordinatorService::open_advertised(config, &advertised)?;
         let acl = service.acl_authorizer().cloned();
-        GroupServer::serve(config, listeners, Arc::new(service), acl, security)
+        let brokers = service.brokers();
+        GroupServer::serve(config, listeners, Arc::new(service), acl, security, brokers)
     }
 }

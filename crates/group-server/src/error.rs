@@ -30,4 +30,8 @@ pub enum ServerError {
     /// A thread could not be spawned.
     #[error("cannot start a thread: {0}")]
     Thread(String),
+    /// The node could not join its cluster (etcd unreachable, a bad setting), or
+    /// `--cluster` was given to a binary built without the `cluster` feature.
+    #[error("cannot join the cluster: {0}")]
+    Cluster(String),
 }

@@ -98,14 +98,12 @@ fn build() -> Built {
     // a broken build, not an input the fuzzer found.
     let service = Arc::new(CoordinatorService::open(&config).expect("a memory-backed coordinator opens"));
     let node = Node {
-        node_id: 0,
-        host: "127.0.0.1".into(),
-        port: 9092,
         topics: Topics::new(&config.topics),
         service: service.clone(),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
         metrics: Arc::default(),
+        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
     };
     Built { node, service }
 }

@@ -86,6 +86,9 @@
 
 mod acl;
 mod authenticate;
+mod brokers;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod config;
 mod connection;
 mod coordinator_service;
@@ -113,7 +116,8 @@ mod users_command;
 
 pub use crate::acl::{AclAuthorizer, AclError};
 pub use crate::config::{
-    ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig,
+    ClusterSettings, ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig,
+    StorageMode, TlsConfig,
 };
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;

@@ -13,6 +13,7 @@ use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
 
+use crate::brokers::Broker;
 use crate::request_log::RequestLog;
 use crate::schema::{self, SchemaError};
 use crate::service::{Deferred, GroupService, ServiceError};
@@ -123,9 +124,6 @@ fn api_name(key: i16) -> String {
 
 /// Everything a connection needs to answer requests; shared by all connections.
 pub(crate) struct Node {
-    pub(crate) node_id: i32,
-    pub(crate) host: String,
-    pub(crate) port: i32,
     pub(crate) topics: Topics,
     pub(crate) service: Arc<dyn GroupService>,
     pub(crate) log: Option<Arc<RequestLog>>,
@@ -134,6 +132,8 @@ pub(crate) struct Node {
     pub(crate) authorizer: Arc<dyn Authorizer>,
     /// Counted by the connections (see `crate::metrics`).
     pub(crate) metrics: Arc<crate::metrics::ServerMetrics>,
+    /// The brokers Metadata lists and FindCoordinator picks from.
+    pub(crate) brokers: crate::brokers::Brokers,
 }
 
 pub(crate) fn encode_frame<R: Encodable>(
@@ -456,23 +456,23 @@ impl Node {
         }
     }
 
-    fn broker(&self) -> kp::metadata_response::MetadataResponseBroker {
-        kp::metadata_response::MetadataResponseBroker::default()
-            .with_node_id(self.node_id.into())
-            .with_host(sb(self.host.clone()))
-            .with_port(self.port)
-    }
-
-    fn metadata_topic(&self, name: &str, version: i16) -> kp::metadata_response::MetadataResponseTopic {
+    fn metadata_topic(
+        &self,
+        name: &str,
+        version: i16,
+        brokers: &[Broker],
+    ) -> kp::metadata_response::MetadataResponseTopic {
         use kp::metadata_response as r;
         let topic = r::MetadataResponseTopic::default().with_name(Some(sb(name).into()));
         let Some((partitions, id)) = self.topics.get(name) else {
             return topic.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
         };
-        let node = kp::BrokerId(self.node_id);
         topic.with_topic_id(if version >= 10 { id } else { uuid::Uuid::nil() }).with_partitions(
             (0..partitions)
                 .map(|p| {
+                    // Every partition is empty and any node serves it; the leaders are
+                    // spread over the live brokers so that every node's answer agrees.
+                    let node = kp::BrokerId(brokers[p as usize % brokers.len()].node_id);
                     r::MetadataResponsePartition::default()
                         .with_partition_index(p)
                         .with_leader_id(node)
@@ -499,7 +499,8 @@ impl Node {
         req: &kp::MetadataRequest,
         version: i16,
     ) -> kp::MetadataResponse {
-        use kp::metadata_response::MetadataResponseTopic;
+        use kp::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
+        let brokers = self.brokers.brokers();
         let denied =
             MetadataResponseTopic::default().with_error_code(ErrorCode::TopicAuthorizationFailed.code());
         let topics = match &req.topics {
@@ -510,13 +511,13 @@ impl Node {
                     Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                         denied.clone().with_name(Some(name.clone()))
                     }
-                    Some(name) => self.metadata_topic(name.0.as_str(), version),
+                    Some(name) => self.metadata_topic(name.0.as_str(), version, &brokers),
                     None => match self.topics.name_of(&t.topic_id) {
                         Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                             denied.clone().with_name(None).with_topic_id(t.topic_id)
                         }
-                        Some(name) => self.metadata_topic(name, version),
-                        None => self.metadata_topic("", version),
+                        Some(name) => self.metadata_topic(name, version, &brokers),
+                        None => self.metadata_topic("", version, &brokers),
                     },
                 })
                 .collect(),
@@ -524,13 +525,25 @@ impl Node {
                 .topics
                 .iter()
                 .filter(|(n, _, _)| self.may(caller, AclOperation::Describe, Resource::Topic(n)))
-                .map(|(n, _, _)| self.metadata_topic(n, version))
+                .map(|(n, _, _)| self.metadata_topic(n, version, &brokers))
                 .collect(),
         };
+        let wire_brokers = brokers
+            .iter()
+            .map(|b| {
+                MetadataResponseBroker::default()
+                    .with_node_id(b.node_id.into())
+                    .with_host(sb(b.host.clone()))
+                    .with_port(b.port)
+            })
+            .collect();
+        // The controller is nobody's concern here (no topic changes are served): the
+        // lowest live id, as stable as the cluster is.
+        let controller = brokers.first().map_or(-1, |b| b.node_id);
         kp::MetadataResponse::default()
-            .with_brokers(vec![self.broker()])
+            .with_brokers(wire_brokers)
             .with_cluster_id(if version >= 2 { Some(sb("group-server")) } else { None })
-            .with_controller_id(self.node_id.into())
+            .with_controller_id(controller.into())
             .with_topics(topics)
     }
 
@@ -551,10 +564,12 @@ impl Node {
             } else {
                 ErrorCode::None
             };
-            if error.is_ok() {
-                (error, self.node_id, sb(self.host.clone()), self.port)
-            } else {
-                (error, -1, StrBytes::default(), -1)
+            // A group whose partition no live node owns yet (a failover under way):
+            // the client asks again, as it does of Kafka while a partition moves.
+            match error.is_ok().then(|| self.brokers.coordinator(key)) {
+                Some(Some(b)) => (error, b.node_id, sb(b.host), b.port),
+                Some(None) => (ErrorCode::CoordinatorNotAvailable, -1, StrBytes::default(), -1),
+                None => (error, -1, StrBytes::default(), -1),
             }
         };
         if version >= 4 {

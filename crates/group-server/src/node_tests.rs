@@ -24,14 +24,12 @@ fn node() -> Node {
     config.coordinator.initial_rebalance_delay_ms = 0;
     let service = CoordinatorService::open(&config).expect("memory coordinator");
     Node {
-        node_id: 0,
-        host: "127.0.0.1".into(),
-        port: 9092,
         topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
         service: Arc::new(service),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
         metrics: Arc::default(),
+        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
     }
 }
 

@@ -78,7 +78,7 @@ impl GroupServer {
         let listeners = bind(config)?;
         let acl = AclAuthorizer::from_config(&config.security)?;
         let security = Security::from_config(&config.security)?;
-        GroupServer::serve(config, listeners, service, acl, security)
+        GroupServer::serve(config, listeners, service, acl, security, None)
     }
 
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
@@ -89,6 +89,7 @@ impl GroupServer {
         service: Arc<dyn GroupService>,
         acl: Option<Arc<AclAuthorizer>>,
         security: Security,
+        brokers: Option<crate::brokers::Brokers>,
     ) -> Result<GroupServer, ServerError> {
         let Listeners { kafka: listener, metrics: metrics_listener } = listeners;
         let local_addr =
@@ -102,10 +103,11 @@ impl GroupServer {
         let advertised =
             config.advertise.clone().unwrap_or_else(|| (local_addr.ip().to_string(), local_addr.port()));
         let metrics = Arc::new(crate::metrics::ServerMetrics::default());
+        let brokers = brokers.unwrap_or_else(|| {
+            crate::brokers::single_node(config.node_id, &advertised.0, i32::from(advertised.1))
+        });
         let node = Arc::new(Node {
-            node_id: config.node_id,
-            host: advertised.0.clone(),
-            port: i32::from(advertised.1),
+            brokers,
             topics: Topics::new(&config.topics),
             service: Arc::clone(&service),
             log: log_file,
@@ -275,7 +277,7 @@ fn reload_on_hangup(
 /// in use leaves no data directory behind.
 pub(crate) struct Listeners {
     /// The Kafka listener.
-    kafka: StdListener,
+    pub(crate) kafka: StdListener,
     /// `--metrics-listen`'s socket and the address it got.
     metrics: Option<(StdListener, SocketAddr)>,
 }

@@ -110,6 +110,14 @@ pub(super) struct Args {
     metrics_listen: Option<String>,
     #[arg(long, value_name = "FORMAT", help = describe(Key::LogFormat))]
     log_format: Option<String>,
+    #[arg(long, help = describe(Key::Cluster))]
+    cluster: bool,
+    #[arg(long, value_name = "ENDPOINTS", help = describe(Key::Etcd))]
+    etcd: Option<String>,
+    #[arg(long, value_name = "PREFIX", help = describe(Key::ClusterPrefix))]
+    cluster_prefix: Option<String>,
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true, help = describe(Key::LeaseTtlSecs))]
+    lease_ttl_secs: Option<String>,
     /// Exit when standard input closes, so that a test harness that dies cannot leave the
     /// server running.
     #[arg(long)]
@@ -160,15 +168,20 @@ impl Args {
             (Key::SuperUsers, &self.super_users),
             (Key::MetricsListen, &self.metrics_listen),
             (Key::LogFormat, &self.log_format),
+            (Key::Etcd, &self.etcd),
+            (Key::ClusterPrefix, &self.cluster_prefix),
+            (Key::LeaseTtlSecs, &self.lease_ttl_secs),
         ];
         for (key, value) in valued {
             if let Some(value) = value {
                 layer.set(key, flag(key, value));
             }
         }
-        if self.memory {
-            let name = Key::Memory.setting().flag.to_owned();
-            layer.set(Key::Memory, Raw { value: "true".into(), name, origin: Origin::Switch });
+        for (on, key) in [(self.memory, Key::Memory), (self.cluster, Key::Cluster)] {
+            if on {
+                let name = key.setting().flag.to_owned();
+                layer.set(key, Raw { value: "true".into(), name, origin: Origin::Switch });
+            }
         }
         for topic in &self.topics {
             layer.push_topic(flag(Key::Topics, topic));

@@ -42,6 +42,10 @@ pub(super) enum Key {
     SuperUsers,
     MetricsListen,
     LogFormat,
+    Cluster,
+    Etcd,
+    ClusterPrefix,
+    LeaseTtlSecs,
 }
 
 /// How a setting is named on the command line and in a configuration file.
@@ -289,6 +293,38 @@ pub(super) const SETTINGS: &[Setting] = &[
         about: "Log lines on stderr as human text or JSON (one object a line); the level comes \
                 from RUST_LOG",
     },
+    Setting {
+        key: Key::Cluster,
+        flag: "--cluster",
+        property: "cluster",
+        kafka: false,
+        about: "Run as one node of a cluster over etcd (needs --etcd, a unique --node-id and an \
+                --advertise clients reach): groups are spread over the live nodes and a dead \
+                node's move to the others; not with --memory or --data-dir",
+    },
+    Setting {
+        key: Key::Etcd,
+        flag: "--etcd",
+        property: "etcd.endpoints",
+        kafka: false,
+        about: "The etcd cluster's client endpoints, comma-separated, e.g. \
+                http://10.0.0.1:2379,http://10.0.0.2:2379",
+    },
+    Setting {
+        key: Key::ClusterPrefix,
+        flag: "--cluster-prefix",
+        property: "cluster.prefix",
+        kafka: false,
+        about: "The etcd key prefix of this cluster's keys (several clusters can share an etcd)",
+    },
+    Setting {
+        key: Key::LeaseTtlSecs,
+        flag: "--lease-ttl-secs",
+        property: "cluster.lease.ttl.secs",
+        kafka: false,
+        about: "Seconds a node that stops renewing its etcd lease (killed, paused, cut off) keeps \
+                its groups before other nodes take them over",
+    },
 ];
 
 /// Properties that name a setting under another name.
@@ -332,12 +368,16 @@ pub(super) fn default_text(key: Key) -> Option<String> {
         | Key::SaslUsers
         | Key::AclFile
         | Key::SuperUsers
-        | Key::MetricsListen => return None,
+        | Key::MetricsListen
+        | Key::Cluster
+        | Key::Etcd => return None,
+        Key::ClusterPrefix => crate::ClusterSettings::DEFAULT_PREFIX.to_owned(),
+        Key::LeaseTtlSecs => crate::ClusterSettings::DEFAULT_LEASE_TTL_SECS.to_string(),
         Key::FailedAuthenticationDelayMs => d.security.failed_authentication_delay.as_millis().to_string(),
         Key::LogFormat => d.log_format.to_string(),
         Key::DataDir => match &d.storage {
             StorageMode::Sled(dir) => dir.display().to_string(),
-            StorageMode::Memory => return None,
+            StorageMode::Memory | StorageMode::Cluster(_) => return None,
         },
         Key::NodeId => d.node_id.to_string(),
         Key::InitialRebalanceDelayMs => co.initial_rebalance_delay_ms.to_string(),

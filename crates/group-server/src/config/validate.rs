@@ -17,7 +17,8 @@ use group_storage_sled::SledOptions;
 
 use super::settings::{Key, Layer, Origin, Raw};
 use crate::{
-    ConfigError, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode, TlsConfig, TopicSpec,
+    ClusterSettings, ConfigError, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig, StorageMode,
+    TlsConfig, TopicSpec,
 };
 
 const INT_MAX: i64 = i32::MAX as i64;
@@ -339,6 +340,17 @@ fn topics(layer: &Layer) -> Result<Vec<TopicSpec>, ConfigError> {
 fn storage(layer: &Layer) -> Result<Option<StorageMode>, ConfigError> {
     let memory = layer.get(Key::Memory).map(|raw| boolean(raw).map(|on| (raw, on))).transpose()?;
     let dir = layer.get(Key::DataDir).map(|raw| path(raw).map(|dir| (raw, dir))).transpose()?;
+    if let Some(cluster) = cluster(layer)? {
+        let local = memory.filter(|(_, on)| *on).map(|(raw, _)| raw).or(dir.map(|(raw, _)| raw));
+        if let (Some(local), Some(switch)) = (local, layer.get(Key::Cluster)) {
+            return Err(ConfigError::Conflict {
+                first: switch.label(),
+                second: local.label(),
+                expected: "one of the two: a cluster node keeps offsets in etcd, not locally".into(),
+            });
+        }
+        return Ok(Some(StorageMode::Cluster(cluster)));
+    }
     match (memory, dir) {
         (Some((memory, true)), Some((dir, _))) => Err(ConfigError::Conflict {
             first: memory.label(),
@@ -349,6 +361,38 @@ fn storage(layer: &Layer) -> Result<Option<StorageMode>, ConfigError> {
         (_, Some((_, dir))) => Ok(Some(StorageMode::Sled(dir))),
         (Some((_, false)), None) | (None, None) => Ok(None),
     }
+}
+
+/// `--cluster` with its etcd endpoints, key prefix and lease TTL; `None` without
+/// `--cluster` (the cluster settings alone are refused: they would do nothing).
+fn cluster(layer: &Layer) -> Result<Option<ClusterSettings>, ConfigError> {
+    let on = layer.get(Key::Cluster).map(boolean).transpose()?.unwrap_or(false);
+    if !on {
+        for key in [Key::Etcd, Key::ClusterPrefix, Key::LeaseTtlSecs] {
+            if layer.get(key).is_some() {
+                return Err(needs(layer, key, Key::Cluster, "a node that runs as part of a cluster"));
+            }
+        }
+        return Ok(None);
+    }
+    let Some(raw) = layer.get(Key::Etcd) else {
+        return Err(needs(layer, Key::Cluster, Key::Etcd, "the etcd cluster the nodes share"));
+    };
+    let endpoints: Vec<String> =
+        raw.value.split(',').map(str::trim).filter(|e| !e.is_empty()).map(str::to_owned).collect();
+    if endpoints.is_empty() || endpoints.iter().any(|e| e.contains(char::is_whitespace)) {
+        return Err(raw.bad("comma-separated etcd client URLs, e.g. http://127.0.0.1:2379"));
+    }
+    let mut settings = ClusterSettings::new(endpoints);
+    if let Some(raw) = layer.get(Key::ClusterPrefix) {
+        let prefix = raw.value.trim().trim_end_matches('/');
+        if prefix.is_empty() {
+            return Err(raw.bad("a non-empty key prefix, e.g. /group-coordinator"));
+        }
+        settings.prefix = prefix.to_owned();
+    }
+    settings.lease_ttl_secs = int(layer, Key::LeaseTtlSecs, 1, 3_600)?.unwrap_or(settings.lease_ttl_secs);
+    Ok(Some(settings))
 }
 
 fn boolean(raw: &Raw) -> Result<bool, ConfigError> {
