@@ -4,6 +4,8 @@
 mod acl;
 mod certs;
 mod client;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod config;
 mod e2e;
 mod e2e_security;
