@@ -94,8 +94,8 @@ pub use crate::error::CoordinatorError;
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
-    Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, Pending, ResponseKind,
-    SystemClock, TimerDriver,
+    Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
+    ResponseKind, SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
 pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};
