@@ -131,12 +131,15 @@ impl Inner {
     }
 
     /// A load of `index` in `incarnation` failed: the partition goes back to
-    /// `Unowned`, unless a later call took it over meanwhile.
-    fn abandon_load(&self, index: usize, incarnation: u64) {
+    /// `Unowned`, unless a later call took it over meanwhile (then `false`: the
+    /// failure is likely that call's doing, a higher epoch fencing this one).
+    fn abandon_load(&self, index: usize, incarnation: u64) -> bool {
         let mut shard = lock(&self.shards[index]);
-        if shard.incarnation == incarnation {
-            shard.state = PartitionState::Unowned;
+        if shard.incarnation != incarnation {
+            return false;
         }
+        shard.state = PartitionState::Unowned;
+        true
     }
 
     fn index_of(&self, partition: CoordinatorPartition) -> Result<usize, CoordinatorError> {
@@ -234,7 +237,9 @@ impl GroupCoordinator {
         let loaded = match loaded {
             Ok(loaded) => loaded,
             Err(source) => {
-                inner.abandon_load(index, incarnation);
+                if !inner.abandon_load(index, incarnation) {
+                    return Err(CoordinatorError::LoadSuperseded { partition, epoch });
+                }
                 tracing::warn!(
                     target: "group_coordinator",
                     partition = partition.0,
