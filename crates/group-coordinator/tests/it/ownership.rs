@@ -513,8 +513,7 @@ fn stop_works_with_partitions_in_every_state() {
     let c = Arc::new(managed(store.clone()));
     let other = other_group("g");
     c.load_partition(partition(&other), OwnerEpoch(1)).unwrap();
-    let parked = c.join_group(join(&other, ""));
-    let _ = parked;
+    let parked = c.join_group(group_types::JoinGroupRequest { api_version: 3, ..join(&other, "") });
     store.close();
     let loader = {
         let c = c.clone();
@@ -524,6 +523,7 @@ fn stop_works_with_partitions_in_every_state() {
     c.stop();
     store.open();
     assert_eq!(loader.join().unwrap(), Err(CoordinatorError::Stopped));
+    assert_eq!(parked.wait().map(|r| r.error_code), Err(CoordinatorError::Stopped));
     assert_eq!(c.load_partition(partition("g"), OwnerEpoch(2)), Err(CoordinatorError::Stopped));
 }
 
