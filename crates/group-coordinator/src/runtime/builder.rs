@@ -75,8 +75,9 @@ impl GroupCoordinatorBuilder {
     /// an append of it was fenced ([`StorageError::Fenced`](group_offsets::StorageError::Fenced):
     /// a node with a higher epoch took it over). The partition is unloaded first,
     /// as by [`GroupCoordinator::unload_partition`]; the listener runs afterwards,
-    /// with no lock held, on the storage stage's thread, so it must not block for
-    /// long (an ownership manager would typically report the loss and return).
+    /// with no lock held, on the storage stage's thread, before the requests that
+    /// waited in the partition get their `NOT_COORDINATOR`, so it must not block
+    /// for long (an ownership manager would typically report the loss and return).
     pub fn on_partition_lost(
         mut self,
         listener: Arc<dyn Fn(CoordinatorPartition, OwnerEpoch) + Send + Sync>,

@@ -125,11 +125,13 @@ impl Inner {
             // those of this append included, is answered NOT_COORDINATOR.
             let (deliver, dropped) = self.unload_locked(index, &mut guard);
             drop(guard);
-            fill(deliver);
-            self.writes.sub(dropped);
+            // Told before the answers go out: whoever sees a NOT_COORDINATOR of
+            // this loss knows the ownership manager has heard of it.
             if let Some(listener) = &self.on_lost {
                 listener(CoordinatorPartition(index as u32), epoch);
             }
+            fill(deliver);
+            self.writes.sub(dropped);
             return;
         }
         let shard: &mut Shard = &mut guard;
