@@ -1,6 +1,6 @@
 //! `CoordinatorError`: failures of the coordinator itself (not protocol outcomes).
 
-use group_offsets::StorageError;
+use group_offsets::{CoordinatorPartition, OwnerEpoch, StorageError};
 
 /// A failure of the coordinator itself. Protocol outcomes (unknown member, stale
 /// generation, rebalance in progress) are never errors: they are the `error_code`
@@ -50,6 +50,37 @@ pub enum CoordinatorError {
     /// An invariant of the coordinator broke (a bug): the message says which.
     #[error("internal error: {0}")]
     Internal(String),
+    /// `load_partition` could not fence older owners or read the partition
+    /// (`source` is [`StorageError::Fenced`] when a node with an epoch at least as
+    /// high owns it): the partition is unowned again.
+    #[error("could not load {partition} at owner epoch {}: {source}", .epoch.0)]
+    LoadFailed {
+        /// The partition.
+        partition: CoordinatorPartition,
+        /// The epoch it was to be loaded at.
+        epoch: OwnerEpoch,
+        /// What storage said.
+        source: StorageError,
+    },
+    /// An unload or another load of the same partition came while
+    /// `load_partition` was reading it: the later call won, and this load
+    /// installed nothing.
+    #[error("the load of {partition} at owner epoch {} was overtaken by a later unload or load of it", .epoch.0)]
+    LoadSuperseded {
+        /// The partition.
+        partition: CoordinatorPartition,
+        /// The epoch it was to be loaded at.
+        epoch: OwnerEpoch,
+    },
+    /// A partition the coordinator does not have (it has `partitions`, the
+    /// storage's partition count).
+    #[error("{partition} does not exist: the coordinator has {partitions} partitions")]
+    UnknownPartition {
+        /// The partition asked for.
+        partition: CoordinatorPartition,
+        /// How many there are.
+        partitions: u32,
+    },
     /// The coordinator's timer thread could not be started.
     #[error("could not start the timer thread: {0}")]
     Thread(String),

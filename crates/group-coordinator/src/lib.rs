@@ -36,6 +36,15 @@
 //!   [`GroupCoordinator::metrics`] ([`CoordinatorMetrics`]), which also holds the
 //!   storage appends' latencies ([`LatencySnapshot`] of a [`LatencyHistogram`]).
 //!
+//! - Partition ownership, for several coordinator nodes over one replicated store:
+//!   with [`GroupCoordinatorBuilder::managed_ownership`] an ownership manager calls
+//!   [`GroupCoordinator::load_partition`] (fence older owners with an empty append
+//!   at the new epoch, then load) and [`GroupCoordinator::unload_partition`]; each
+//!   partition is a [`PartitionState`], and requests for groups of a partition not
+//!   owned are answered `NOT_COORDINATOR` (`COORDINATOR_LOAD_IN_PROGRESS` while it
+//!   loads). A fenced append unloads its partition and calls
+//!   [`GroupCoordinatorBuilder::on_partition_lost`]'s listener.
+//!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
 //!   `group-assignors` assignor the group's selected protocol names.
 //!
@@ -94,8 +103,8 @@ pub use crate::error::CoordinatorError;
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
-    Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, Pending, ResponseKind,
-    SystemClock, TimerDriver,
+    Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
+    ResponseKind, SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
 pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};

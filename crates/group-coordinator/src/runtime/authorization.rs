@@ -22,7 +22,7 @@ use group_types::{
     OffsetFetchResponse, PartitionMap, SyncGroupRequest, SyncGroupResponse,
 };
 
-use super::{GroupCoordinator, Inner, Pending, ResponseKind, lock};
+use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
 use crate::{AclOperation, Authorizer, CoordinatorError, Request, RequestContext, Resource, Response};
 
 /// Topics and their partitions, as a request names them.
@@ -107,13 +107,28 @@ fn resource_name(resource: Resource<'_>) -> &str {
     }
 }
 
-fn group_denied(request: &Request) -> Response {
-    let code = ErrorCode::GroupAuthorizationFailed;
+/// The answer to `request` when the whole of it fails with `code`, in its API's
+/// own shape: one copy of the rule for every error decided before a group's core
+/// (a denied group ACL, a partition this node does not own or is still loading).
+///
+/// JoinGroup follows who answers in Kafka: a denial comes from `KafkaApis`
+/// through `JoinGroupRequest.getErrorResponse` (member id `""`), every other
+/// error from `GroupCoordinatorService.joinGroup`'s `handleOperationException`,
+/// which echoes the request's member id. Both leave the generation at -1 and
+/// the protocol name null from v7, `""` before (`JoinGroupResponse`'s
+/// constructor fills it in for old versions). DescribeGroups and DeleteGroups
+/// answer every group of the request with `code`; ListGroups and the other
+/// group APIs carry it once, at the top.
+pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
     match request {
         Request::JoinGroup(r) => {
-            // Kafka's `JoinGroupRequest.getErrorResponse`: protocol name null from v7, "" before.
             let protocol_name = (r.api_version < 7).then(String::new);
-            Response::JoinGroup(JoinGroupResponse { protocol_name, ..JoinGroupResponse::error(code, "") })
+            let member_id =
+                if code == ErrorCode::GroupAuthorizationFailed { "" } else { r.member_id.as_str() };
+            Response::JoinGroup(JoinGroupResponse {
+                protocol_name,
+                ..JoinGroupResponse::error(code, member_id)
+            })
         }
         Request::SyncGroup(_) => Response::SyncGroup(SyncGroupResponse::error(code)),
         Request::Heartbeat(_) => Response::Heartbeat(HeartbeatResponse { error_code: code }),
@@ -127,24 +142,26 @@ fn group_denied(request: &Request) -> Response {
         Request::OffsetDelete(_) => {
             Response::OffsetDelete(OffsetDeleteResponse { error_code: code, partitions: BTreeMap::new() })
         }
-        Request::DescribeGroups(_) => Response::DescribeGroups(DescribeGroupsResponse::default()),
+        Request::DescribeGroups(r) => Response::DescribeGroups(DescribeGroupsResponse {
+            groups: r.group_ids.iter().map(|id| described_error(id, code)).collect(),
+        }),
         Request::ListGroups(_) => {
             Response::ListGroups(ListGroupsResponse { error_code: code, groups: Vec::new() })
         }
-        Request::DeleteGroups(_) => Response::DeleteGroups(DeleteGroupsResponse::default()),
+        Request::DeleteGroups(r) => Response::DeleteGroups(DeleteGroupsResponse {
+            results: r.group_ids.iter().map(|id| deleted_error(id, code)).collect(),
+        }),
     }
 }
 
-fn described_error(group_id: &str) -> DescribedGroup {
-    DescribedGroup {
-        error_code: ErrorCode::GroupAuthorizationFailed,
-        group_id: group_id.to_owned(),
-        ..DescribedGroup::default()
-    }
+/// A DescribeGroups entry for a group that failed with `code`: state `""` and
+/// everything else empty (`kafka-semantics.md` §2.8).
+fn described_error(group_id: &str, code: ErrorCode) -> DescribedGroup {
+    DescribedGroup { error_code: code, group_id: group_id.to_owned(), ..DescribedGroup::default() }
 }
 
-fn deleted_error(group_id: &str) -> DeletedGroup {
-    DeletedGroup { group_id: group_id.to_owned(), error_code: ErrorCode::GroupAuthorizationFailed }
+fn deleted_error(group_id: &str, code: ErrorCode) -> DeletedGroup {
+    DeletedGroup { group_id: group_id.to_owned(), error_code: code }
 }
 
 impl Inner {
@@ -228,7 +245,7 @@ impl Inner {
             }
         };
         if !self.allowed(context, operation, Resource::Group(group), true) {
-            return Admission::Answered(group_denied(&request));
+            return Admission::Answered(error_response(&request, ErrorCode::GroupAuthorizationFailed));
         }
         let fixup = match &mut request {
             Request::OffsetCommit(r) => {
@@ -272,7 +289,7 @@ impl Inner {
                     .iter()
                     .map(|id| {
                         let ok = self.allowed(context, AclOperation::Describe, Resource::Group(id), true);
-                        (!ok).then(|| described_error(id))
+                        (!ok).then(|| described_error(id, ErrorCode::GroupAuthorizationFailed))
                     })
                     .collect();
                 if verdicts.iter().all(Option::is_none) {
@@ -297,7 +314,7 @@ impl Inner {
                     .iter()
                     .map(|id| {
                         let ok = self.allowed(context, AclOperation::Delete, Resource::Group(id), true);
-                        (!ok).then(|| deleted_error(id))
+                        (!ok).then(|| deleted_error(id, ErrorCode::GroupAuthorizationFailed))
                     })
                     .collect();
                 let mut allowed = verdicts.iter().map(Option::is_none);
@@ -534,9 +551,18 @@ impl Caller<'_> {
         if inner.stopped.load(Ordering::Acquire) {
             return Pending::ready(Err(CoordinatorError::Stopped));
         }
+        // Only the partitions this node owns are listed; one still loading makes the
+        // answer COORDINATOR_LOAD_IN_PROGRESS at the top, with the loaded groups still
+        // listed (`kafka-semantics.md` §2.7).
         let mut groups = Vec::new();
+        let mut loading = false;
         for shard in &inner.shards {
-            groups.extend(lock(shard).core.listed_groups(&request));
+            let shard = lock(shard);
+            match shard.state {
+                PartitionState::Owned(_) => groups.extend(shard.core.listed_groups(&request)),
+                PartitionState::Loading => loading = true,
+                PartitionState::Unowned => {}
+            }
         }
         if !inner.allowed(self.context, AclOperation::Describe, Resource::Cluster, false) {
             groups.retain(|g| {
@@ -544,7 +570,8 @@ impl Caller<'_> {
             });
         }
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-        Pending::ready(Ok(Response::ListGroups(ListGroupsResponse { error_code: ErrorCode::None, groups })))
+        let error_code = if loading { ErrorCode::CoordinatorLoadInProgress } else { ErrorCode::None };
+        Pending::ready(Ok(Response::ListGroups(ListGroupsResponse { error_code, groups })))
     }
 
     /// ListGroups, blocking (never: see [`list_groups_matching`](Self::list_groups_matching)).

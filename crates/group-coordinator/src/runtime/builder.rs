@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use group_offsets::MetadataStore;
+use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch};
 
+use super::ownership::Options;
 use super::{GroupCoordinator, lock};
 use crate::metrics::CoordinatorMetrics;
 use crate::{
@@ -20,6 +21,7 @@ pub struct GroupCoordinatorBuilder {
     clock: Arc<dyn Clock>,
     authorizer: Arc<dyn Authorizer>,
     topics: Arc<dyn TopicMetadata>,
+    ownership: Options,
 }
 
 impl std::fmt::Debug for GroupCoordinatorBuilder {
@@ -28,6 +30,7 @@ impl std::fmt::Debug for GroupCoordinatorBuilder {
             .field("clock", &self.clock)
             .field("authorizer", &self.authorizer)
             .field("topic_metadata", &self.topics)
+            .field("managed_ownership", &self.ownership.managed)
             .finish_non_exhaustive()
     }
 }
@@ -55,9 +58,45 @@ impl GroupCoordinatorBuilder {
         self
     }
 
-    /// Opens the coordinator, resuming what the storage holds.
+    /// Leaves the coordinator partitions to an ownership manager: [`open`](Self::open)
+    /// loads none, every partition starts [`Unowned`](crate::PartitionState::Unowned)
+    /// (its groups' requests answered `NOT_COORDINATOR`), and the manager calls
+    /// [`GroupCoordinator::load_partition`] for each partition this node gains and
+    /// [`GroupCoordinator::unload_partition`] for each it loses, as Kafka's
+    /// `GroupCoordinatorService.onElection` and `onResignation` drive its
+    /// `CoordinatorRuntime`. Without it every partition is loaded at open and owned
+    /// for good, at one epoch above what storage had.
+    pub fn managed_ownership(mut self) -> GroupCoordinatorBuilder {
+        self.ownership.managed = true;
+        self
+    }
+
+    /// Calls `listener` with a partition and the epoch this node owned it at when
+    /// an append of it was fenced ([`StorageError::Fenced`](group_offsets::StorageError::Fenced):
+    /// a node with a higher epoch took it over). The partition is unloaded first,
+    /// as by [`GroupCoordinator::unload_partition`]; the listener runs afterwards,
+    /// with no lock held, on the storage stage's thread, before the requests that
+    /// waited in the partition get their `NOT_COORDINATOR`, so it must not block
+    /// for long (an ownership manager would typically report the loss and return).
+    pub fn on_partition_lost(
+        mut self,
+        listener: Arc<dyn Fn(CoordinatorPartition, OwnerEpoch) + Send + Sync>,
+    ) -> GroupCoordinatorBuilder {
+        self.ownership.on_lost = Some(listener);
+        self
+    }
+
+    /// Opens the coordinator, resuming what the storage holds (nothing with
+    /// [`managed_ownership`](Self::managed_ownership)).
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {
-        GroupCoordinator::open(self.storage, self.config, self.clock, self.authorizer, self.topics)
+        GroupCoordinator::open(
+            self.storage,
+            self.config,
+            self.clock,
+            self.authorizer,
+            self.topics,
+            self.ownership,
+        )
     }
 }
 
@@ -71,6 +110,7 @@ impl GroupCoordinator {
             clock: Arc::new(SystemClock),
             authorizer: Arc::new(AllowAll),
             topics: Arc::new(AllTopicsExist),
+            ownership: Options::default(),
         }
     }
 

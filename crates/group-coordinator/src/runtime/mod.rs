@@ -23,6 +23,7 @@ mod assignment;
 mod authorization;
 mod builder;
 mod clock;
+mod ownership;
 mod pending;
 mod storage_stage;
 mod timers;
@@ -45,6 +46,8 @@ use group_types::{
 pub use self::authorization::Caller;
 pub use self::builder::GroupCoordinatorBuilder;
 pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
+pub use self::ownership::PartitionState;
+use self::ownership::{LostListener, Waiter};
 use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
 use self::storage_stage::StageMessage;
@@ -58,7 +61,9 @@ use group_types::hash::FastMap;
 struct Shard {
     core: CoordinatorCore,
     timers: timers::LazyTimers,
-    waiters: FastMap<RequestId, Arc<Slot>>,
+    /// Requests not answered yet, each with its answer should the partition be
+    /// lost meanwhile.
+    waiters: FastMap<RequestId, Waiter>,
     /// Reused effects buffer (see `Inner::run_for`).
     scratch: Effects,
     /// The last request id handed to this shard's core.
@@ -72,8 +77,15 @@ struct Shard {
     /// True from the moment the stage is asked to append until the partition has
     /// nothing queued or in flight: at most one append per partition at a time.
     appending: bool,
-    /// The epoch this node appends with (one above what the partition had).
+    /// The epoch this node appends with: one above what the partition had when
+    /// `open` loaded it, or the one `load_partition` was given.
     epoch: OwnerEpoch,
+    /// Whether this node serves the partition.
+    state: PartitionState,
+    /// Bumped by every unload and every load. A load that finds it moved was
+    /// overtaken by a later call; an append or its completion carrying an older
+    /// one belongs to an incarnation that is gone, and is ignored.
+    incarnation: u64,
 }
 
 enum Control {
@@ -133,6 +145,10 @@ struct Inner {
     /// Consulted for the partitions of offset writes before they reach a core.
     topics: Arc<dyn crate::TopicMetadata>,
     runtime_counters: crate::metrics::RuntimeCounters,
+    /// Mixed into every core's member id seed (see `shard_config`).
+    entropy: u64,
+    /// Told when a fenced append took a partition away.
+    on_lost: Option<LostListener>,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -217,8 +233,8 @@ impl Inner {
                 **slot = Some(response);
                 continue;
             }
-            if let Some(slot) = waiters.remove(&rid) {
-                deliver.push((slot, response));
+            if let Some(waiter) = waiters.remove(&rid) {
+                deliver.push((waiter.slot, response));
             }
         }
         self.writes.add(scratch.writes.len());
@@ -238,9 +254,10 @@ impl Inner {
         false
     }
 
-    /// Asks the storage stage to append partition `index`'s queued writes.
-    fn kick(&self, index: usize) {
-        let _ = self.stage[index % self.stage.len()].send(StageMessage::Append(index));
+    /// Asks the storage stage to append partition `index`'s queued writes (of
+    /// incarnation `incarnation`: a request that outlives it is ignored).
+    fn kick(&self, index: usize, incarnation: u64) {
+        let _ = self.stage[index % self.stage.len()].send(StageMessage::Append(index, incarnation));
     }
 
     /// Hands a request to its group's core. The answer, if the request is answered
@@ -254,11 +271,18 @@ impl Inner {
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
         }
+        if let Some(response) = ownership::refusal(shard.state, &request) {
+            shard.counters.on_response(&response);
+            return Ok(Ok(response));
+        }
         // Ids only have to be unique within a core: a per-shard counter keeps threads
         // working on different shards off a shared cache line.
         shard.next_request += 1;
         let rid = RequestId(shard.next_request);
         let now = self.clock.now_ms();
+        // Built before the request moves into the core: what the request is
+        // answered should the partition be lost while it waits.
+        let lost = authorization::error_response(&request, group_types::ErrorCode::NotCoordinator);
         let Shard { core, scratch, .. } = &mut *shard;
         core.handle_into(now, rid, request, scratch);
         let mut answer = None;
@@ -268,14 +292,15 @@ impl Inner {
             Some(response) => Ok(Ok(response)),
             None => {
                 let slot = Arc::new(Slot::default());
-                shard.waiters.insert(rid, slot.clone());
+                shard.waiters.insert(rid, Waiter { slot: slot.clone(), lost });
                 Err(slot)
             }
         };
+        let incarnation = shard.incarnation;
         drop(shard);
         fill(deliver);
         if kick {
-            self.kick(index);
+            self.kick(index, incarnation);
         }
         result
     }
@@ -290,7 +315,7 @@ impl Inner {
 
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
         let mut shard = lock(&self.shards[index]);
-        if self.stopped.load(Ordering::Acquire) {
+        if self.stopped.load(Ordering::Acquire) || !shard.state.is_owned() {
             return false;
         }
         let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
@@ -298,17 +323,23 @@ impl Inner {
         core.fire_timer_into(deadline.max(0), &key, scratch);
         let mut deliver = Delivery::new();
         let kick = self.run_for(&mut shard, None, &mut deliver);
+        let incarnation = shard.incarnation;
         drop(shard);
         fill(deliver);
         if kick {
-            self.kick(index);
+            self.kick(index, incarnation);
         }
         true
     }
 
     fn earliest(&self) -> Option<(i64, usize)> {
+        // Unowned and loading partitions have no timers (an unload drops them); the
+        // check keeps the timer thread off them regardless.
         (0..self.shards.len())
-            .filter_map(|i| lock(&self.shards[i]).timers.next_deadline().map(|d| (d, i)))
+            .filter_map(|i| {
+                let shard = lock(&self.shards[i]);
+                if shard.state.is_owned() { shard.timers.next_deadline().map(|d| (d, i)) } else { None }
+            })
             .min()
     }
 }
@@ -361,23 +392,19 @@ impl GroupCoordinator {
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, CoordinatorError> {
-        GroupCoordinator::open(
-            storage,
-            config,
-            clock,
-            Arc::new(crate::AllowAll),
-            Arc::new(crate::AllTopicsExist),
-        )
+        GroupCoordinator::builder(storage, config).clock(clock).open()
     }
 
     /// The constructor behind [`with_clock`](Self::with_clock) and the builder:
-    /// loads every coordinator partition, then starts the threads.
+    /// loads every coordinator partition (none with managed ownership: they
+    /// start unowned), then starts the threads.
     fn open(
         storage: Arc<dyn MetadataStore>,
         config: CoordinatorConfig,
         clock: Arc<dyn Clock>,
         authorizer: Arc<dyn crate::Authorizer>,
         topics: Arc<dyn crate::TopicMetadata>,
+        ownership: ownership::Options,
     ) -> Result<Self, CoordinatorError> {
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
@@ -389,15 +416,17 @@ impl GroupCoordinator {
         let mut shards = Vec::with_capacity(partitions as usize);
         let mut loaded = Vec::with_capacity(partitions as usize);
         for p in 0..partitions {
-            let stored = storage.load(CoordinatorPartition(p))?;
-            let mut shard_config = config.clone();
-            // Distinct id streams per partition, and a fresh stream per process: like
-            // Kafka's random UUIDs, an id handed out before a restart must not be
-            // handed out again to someone else (an expelled client may still use it).
-            shard_config.member_id_seed =
-                config.member_id_seed ^ entropy ^ u64::from(p).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            let mut core = CoordinatorCore::new(shard_config);
-            loaded.push(core.load(now, stored.groups));
+            let mut core = CoordinatorCore::new(shard_config(&config, entropy, p, 0));
+            let (epoch, state) = if ownership.managed {
+                // The ownership manager loads what this node gains (`load_partition`).
+                loaded.push(Effects::default());
+                (OwnerEpoch::default(), PartitionState::Unowned)
+            } else {
+                let stored = storage.load(CoordinatorPartition(p))?;
+                loaded.push(core.load(now, stored.groups));
+                let epoch = stored.epoch.next();
+                (epoch, PartitionState::Owned(epoch))
+            };
             shards.push(Mutex::new(Shard {
                 core,
                 timers: timers::LazyTimers::default(),
@@ -408,7 +437,9 @@ impl GroupCoordinator {
                 queued: Vec::new(),
                 in_flight: Vec::new(),
                 appending: false,
-                epoch: stored.epoch.next(),
+                epoch,
+                state,
+                incarnation: 0,
             }));
         }
         let inner = Arc::new(Inner {
@@ -427,6 +458,8 @@ impl GroupCoordinator {
             authorizer,
             topics,
             runtime_counters: crate::metrics::RuntimeCounters::default(),
+            entropy,
+            on_lost: ownership.on_lost,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {
@@ -442,10 +475,11 @@ impl GroupCoordinator {
             shard.scratch = fx;
             let mut deliver = Delivery::new();
             let kick = inner.run_for(&mut shard, None, &mut deliver);
+            let incarnation = shard.incarnation;
             drop(shard);
             fill(deliver);
             if kick {
-                inner.kick(i);
+                inner.kick(i, incarnation);
             }
         }
         let timer_thread = if threaded {
@@ -680,8 +714,8 @@ impl GroupCoordinator {
         }
         for shard in &self.inner.shards {
             let mut shard = lock(shard);
-            for (_, slot) in shard.waiters.drain() {
-                slot.fill(Err(CoordinatorError::Stopped));
+            for (_, waiter) in shard.waiters.drain() {
+                waiter.slot.fill(Err(CoordinatorError::Stopped));
             }
         }
         for stage in &self.inner.stage {
@@ -738,6 +772,20 @@ impl Drop for GroupCoordinator {
 fn stage_thread_count(partitions: u32) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     (cores * 2).clamp(1, 4).min(partitions as usize)
+}
+
+/// The configuration of partition `p`'s core in its `incarnation`-th load:
+/// distinct member id streams per partition, and a fresh stream per process and
+/// per load. Like Kafka's random UUIDs, an id handed out before a restart or an
+/// unload must not be handed out again to someone else (an expelled client may
+/// still use it).
+fn shard_config(config: &CoordinatorConfig, entropy: u64, p: u32, incarnation: u64) -> CoordinatorConfig {
+    let mut shard_config = config.clone();
+    shard_config.member_id_seed = config.member_id_seed
+        ^ entropy
+        ^ u64::from(p).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ incarnation.wrapping_mul(0xd1b5_4a32_d192_ed03);
+    shard_config
 }
 
 /// 64 bits that differ between coordinator instances: std seeds every

@@ -12,10 +12,12 @@ use super::{Delivery, Inner, Shard, fill, lock};
 
 /// What the stage is asked to do.
 pub(crate) enum StageMessage {
-    /// Append partition `.0`'s queued writes (it has none in flight).
-    Append(usize),
-    /// The engine completed partition `.0`'s append in flight, after `.2`.
-    Completed(usize, Result<(), StorageError>, Duration),
+    /// Append partition `.0`'s queued writes (it has none in flight), if it is
+    /// still in incarnation `.1`.
+    Append(usize, u64),
+    /// The engine completed partition `.0`'s append in flight, made in
+    /// incarnation `.1`, after `.3`.
+    Completed(usize, u64, Result<(), StorageError>, Duration),
     /// The coordinator stopped.
     Stop,
 }
@@ -26,10 +28,10 @@ pub(crate) fn run(inner: Weak<Inner>, rx: Receiver<StageMessage>, tx: Sender<Sta
         let Some(inner) = inner.upgrade() else { return };
         match message {
             StageMessage::Stop => return,
-            StageMessage::Append(index) => inner.append_next(index, &tx),
-            StageMessage::Completed(index, result, took) => {
+            StageMessage::Append(index, incarnation) => inner.append_next(index, incarnation, &tx),
+            StageMessage::Completed(index, incarnation, result, took) => {
                 inner.append_latency.record(took);
-                inner.on_completed(index, result, &tx)
+                inner.on_completed(index, incarnation, result, &tx)
             }
         }
     }
@@ -38,8 +40,13 @@ pub(crate) fn run(inner: Weak<Inner>, rx: Receiver<StageMessage>, tx: Sender<Sta
 impl Inner {
     /// Takes partition `index`'s queued writes as one batch and appends it, with
     /// the partition lock released.
-    fn append_next(&self, index: usize, tx: &Sender<StageMessage>) {
+    fn append_next(&self, index: usize, incarnation: u64, tx: &Sender<StageMessage>) {
         let shard = lock(&self.shards[index]);
+        // Asked before an unload: what it asked for was dropped with it, and a
+        // later incarnation asks for its own appends.
+        if shard.incarnation != incarnation {
+            return;
+        }
         self.start_append(index, shard, tx);
     }
 
@@ -61,6 +68,7 @@ impl Inner {
             records.extend(more);
         }
         let epoch = shard.epoch;
+        let incarnation = shard.incarnation;
         drop(shard);
         let tx = tx.clone();
         // One clock reading per batch, for the append latency metric: wall time
@@ -68,15 +76,64 @@ impl Inner {
         // taken in the completion so that the stage's own queue is not counted.
         let started = Instant::now();
         let completion = AppendCompletion::new(move |result| {
-            let _ = tx.send(StageMessage::Completed(index, result, started.elapsed()));
+            let _ = tx.send(StageMessage::Completed(index, incarnation, result, started.elapsed()));
         });
         self.storage.append(CoordinatorPartition(index as u32), epoch, records, completion);
     }
 
     /// Feeds an append's outcome to the partition's core, releases what waited for
     /// it, and starts the next batch if writes queued up meanwhile.
-    fn on_completed(&self, index: usize, result: Result<(), StorageError>, tx: &Sender<StageMessage>) {
+    ///
+    /// The completion of an append made before an unload is ignored: its requests
+    /// were answered `NOT_COORDINATOR` by the unload, its writes left the write
+    /// gauge then, and a later load read what the engine made of it. A fenced
+    /// append (a node with a higher epoch owns the partition now) unloads the
+    /// partition and tells the `on_partition_lost` listener.
+    fn on_completed(
+        &self,
+        index: usize,
+        incarnation: u64,
+        result: Result<(), StorageError>,
+        tx: &Sender<StageMessage>,
+    ) {
         let mut guard = lock(&self.shards[index]);
+        if guard.incarnation != incarnation {
+            if result.is_err() {
+                self.failed_appends.fetch_add(1, Ordering::Relaxed);
+            }
+            tracing::debug!(
+                target: "group_coordinator",
+                partition = index,
+                ok = result.is_ok(),
+                "an append made before the partition was unloaded completed; ignored"
+            );
+            return;
+        }
+        if let Err(e @ StorageError::Fenced { .. }) = &result {
+            self.failed_appends.fetch_add(1, Ordering::Relaxed);
+            let epoch = guard.epoch;
+            tracing::warn!(
+                target: "group_coordinator",
+                partition = index,
+                epoch = epoch.0,
+                error = %e,
+                "append fenced: another node owns the partition now; unloading it"
+            );
+            // Kafka's `CoordinatorRuntime` fails the batch and, on a
+            // `NotLeaderOrFollowerException`, the partition is resigned
+            // (`GroupCoordinatorService.onResignation`): every request waiting in it,
+            // those of this append included, is answered NOT_COORDINATOR.
+            let (deliver, dropped) = self.unload_locked(index, &mut guard);
+            drop(guard);
+            // Told before the answers go out: whoever sees a NOT_COORDINATOR of
+            // this loss knows the ownership manager has heard of it.
+            if let Some(listener) = &self.on_lost {
+                listener(CoordinatorPartition(index as u32), epoch);
+            }
+            fill(deliver);
+            self.writes.sub(dropped);
+            return;
+        }
         let shard: &mut Shard = &mut guard;
         let outcome = match &result {
             Ok(()) => Ok(()),

@@ -8,6 +8,7 @@ mod disk_full;
 mod interleaving;
 mod liveness;
 mod oracle_runtime;
+mod ownership_sim;
 mod restart;
 mod restart_sled;
 mod simulation;

@@ -8,6 +8,7 @@ mod late_writes;
 mod non_blocking;
 mod observability;
 mod oracle;
+mod ownership;
 mod runtime;
 mod scenarios;
 mod support;

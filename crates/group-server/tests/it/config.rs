@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use group_server::{ConfigError, ConnectionLimits, ServerConfig, StorageMode, TopicSpec};
+use group_server::{ClusterSettings, ConfigError, ConnectionLimits, ServerConfig, StorageMode, TopicSpec};
 use proptest::prelude::*;
 use rstest::rstest;
 
@@ -677,4 +677,56 @@ fn topic_ids_are_stable_non_zero_and_distinct() {
     assert_ne!(a.topic_id(), group_server::topic_id_for("orders2"));
     // Pinned: a change would make restarted servers disagree with clients' cached ids.
     assert_eq!(a.topic_id().to_string(), "00125d92-50be-4b4c-ad71-b8f7dd1dc4ab");
+}
+
+#[rstest]
+#[case::defaults(
+    &["--cluster", "--etcd", "http://127.0.0.1:2379"],
+    &["http://127.0.0.1:2379"],
+    "/group-coordinator",
+    3
+)]
+#[case::every_setting(
+    &["--cluster", "--etcd", " http://a:2379, http://b:2379 ,", "--cluster-prefix", "/prod/groups/", "--lease-ttl-secs", "5"],
+    &["http://a:2379", "http://b:2379"],
+    "/prod/groups",
+    5
+)]
+fn cluster_nodes_keep_offsets_in_etcd(
+    #[case] args: &[&str],
+    #[case] endpoints: &[&str],
+    #[case] prefix: &str,
+    #[case] ttl: i64,
+) {
+    let c = parse(args).expect("parses");
+    let StorageMode::Cluster(settings) = c.storage else { panic!("not a cluster node: {:?}", c.storage) };
+    assert_eq!(settings.endpoints, endpoints);
+    assert_eq!(settings.prefix, prefix);
+    assert_eq!(settings.lease_ttl_secs, ttl);
+}
+
+#[test]
+fn cluster_settings_are_read_from_a_file() {
+    let text = "cluster = true\netcd.endpoints = http://e1:2379,http://e2:2379\ncluster.prefix = /c1\ncluster.lease.ttl.secs = 4\n";
+    let c = parse_with_file(text, &[]).expect("parses");
+    let expected = ClusterSettings {
+        endpoints: vec!["http://e1:2379".into(), "http://e2:2379".into()],
+        prefix: "/c1".into(),
+        lease_ttl_secs: 4,
+    };
+    assert_eq!(c.storage, StorageMode::Cluster(expected));
+}
+
+#[rstest]
+#[case::no_etcd(&["--cluster"], "--etcd as well")]
+#[case::etcd_alone(&["--etcd", "http://a:2379"], "--cluster as well")]
+#[case::prefix_alone(&["--cluster-prefix", "/x"], "--cluster as well")]
+#[case::with_memory(&["--cluster", "--etcd", "http://a:2379", "--memory"], "not locally")]
+#[case::with_data_dir(&["--cluster", "--etcd", "http://a:2379", "--data-dir", "d"], "not locally")]
+#[case::empty_endpoints(&["--cluster", "--etcd", " , "], "etcd client URLs")]
+#[case::empty_prefix(&["--cluster", "--etcd", "http://a:2379", "--cluster-prefix", "/"], "non-empty key prefix")]
+#[case::no_lease(&["--cluster", "--etcd", "http://a:2379", "--lease-ttl-secs", "0"], "from 1 to 3600")]
+fn bad_cluster_settings_are_refused(#[case] args: &[&str], #[case] says: &str) {
+    let err = parse(args).expect_err("refused");
+    assert!(err.to_string().contains(says), "{err:?} does not say {says:?}: {err}");
 }
