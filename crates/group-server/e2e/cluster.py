@@ -77,13 +77,17 @@ def emit(obj):
     sys.stdout.flush()
 
 
+try:
+    # Resolved here, in the parent: the child between fork and exec only calls it.
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
+
+
 def die_with_parent():
     """For a child: SIGKILL when this script dies (Linux), so nothing outlives it."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
+    if _PRCTL is not None:
+        _PRCTL(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
 
 
 # --------------------------------------------------------------------------- worker side
@@ -1156,8 +1160,9 @@ def etcd_leader(cluster):
 
 def scenario_etcd(cluster, state):
     owners = state["owners"]
-    g_kp, p = group_owned_by(cluster, owners, 1, "etcd-kp")
-    g_ck, _ = group_owned_by(cluster, owners, 4, "etcd-ck")
+    # Groups on the lowest and the highest node.
+    g_kp, p = group_owned_by(cluster, owners, min(owners.values()), "etcd-kp")
+    g_ck, _ = group_owned_by(cluster, owners, max(owners.values()), "etcd-ck", avoid=(p,))
     started = time.time()
     workers = start_group(cluster, g_kp, ["kp"], "s5a") + start_group(cluster, g_ck, ["ck"], "s5b")
     wait_all_commit(workers, started, 45, "a first acknowledged commit")
