@@ -203,7 +203,15 @@ class CkClient:
         self.c.subscribe([TOPIC])
 
     def on_commit(self, err, partitions):
-        offsets, sent = self.pending if self.pending else ({}, None)
+        # librdkafka calls this from poll(); an exception here would surface there as
+        # a SystemError, so none may escape.
+        try:
+            self.committed(err, partitions)
+        except Exception:
+            emit({"event": "commit_error", "error": traceback.format_exc(), "t": time.time()})
+
+    def committed(self, err, partitions):
+        offsets, sent = self.pending[:2] if self.pending else ({}, None)
         self.pending = None
         failed = [str(tp.error) for tp in partitions if tp.error is not None]
         if err is not None or failed:
