@@ -1,0 +1,7 @@
+//! Integration tests of `group-storage-etcd` against real etcd processes:
+//! the conformance suite, fencing by epoch and by owner key, oversized
+//! batches, snapshots against the memory store, and a 3-member cluster
+//! losing and regaining its quorum.
+
+mod common;
+mod conformance;
