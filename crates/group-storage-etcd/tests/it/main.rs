@@ -5,3 +5,4 @@
 
 mod common;
 mod conformance;
+mod fencing;
