@@ -47,8 +47,9 @@ pub(crate) struct Raw {
 impl Raw {
     pub(crate) fn connect(cluster: &EtcdCluster) -> Raw {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-        let client =
-            runtime.block_on(etcd_client::Client::connect(cluster.endpoints(), None)).expect("connect to etcd");
+        let client = runtime
+            .block_on(etcd_client::Client::connect(cluster.endpoints(), None))
+            .expect("connect to etcd");
         Raw { runtime, client }
     }
 
@@ -70,6 +71,9 @@ pub(crate) fn offset(group: &str, topic: &str, partition: i32, value: i64, metad
     Record::Offset {
         group_id: Arc::from(group),
         partition: TopicPartition::new(topic, partition),
-        offset: OffsetAndMetadata { metadata: metadata.to_owned(), ..OffsetAndMetadata::new(value, 1_700_000_000_000) },
+        offset: OffsetAndMetadata {
+            metadata: metadata.to_owned(),
+            ..OffsetAndMetadata::new(value, 1_700_000_000_000)
+        },
     }
 }

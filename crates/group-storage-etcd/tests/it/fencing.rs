@@ -36,7 +36,11 @@ fn an_append_below_the_stored_epoch_is_fenced_and_invisible(
             Err(StorageError::Fenced { partition: P.0, epoch: second, current: first }),
             "{second} after {first}"
         );
-        assert_eq!((loaded.epoch, value), (OwnerEpoch(first), Some(1)), "nothing of the fenced append is visible");
+        assert_eq!(
+            (loaded.epoch, value),
+            (OwnerEpoch(first), Some(1)),
+            "nothing of the fenced append is visible"
+        );
     } else {
         assert_eq!(result, Ok(()));
         assert_eq!((loaded.epoch, value), (OwnerEpoch(second), Some(2)));
@@ -80,7 +84,13 @@ fn owner_keys_fence_appends_by_their_create_revision() {
     let (lease_a, epoch_a) = raw.runtime.block_on(async {
         let lease = client.lease_grant(30, None).await.expect("lease").id();
         let put = etcd_client::PutOptions::new().with_lease(lease);
-        let rev = client.put(key.clone(), "node-a", Some(put)).await.expect("owner key").header().unwrap().revision();
+        let rev = client
+            .put(key.clone(), "node-a", Some(put))
+            .await
+            .expect("owner key")
+            .header()
+            .unwrap()
+            .revision();
         (lease, OwnerEpoch(rev as u64))
     });
     store.append_blocking(P, epoch_a, vec![offset("g", "t", 0, 1, "a")]).expect("the owner appends");
@@ -93,13 +103,22 @@ fn owner_keys_fence_appends_by_their_create_revision() {
     // A's lease is revoked (A died); node B creates the key again.
     raw.runtime.block_on(client.lease_revoke(lease_a)).expect("revoke");
     assert!(
-        matches!(store.append_blocking(P, epoch_a, vec![offset("g", "t", 0, 2, "a")]), Err(StorageError::Fenced { .. })),
+        matches!(
+            store.append_blocking(P, epoch_a, vec![offset("g", "t", 0, 2, "a")]),
+            Err(StorageError::Fenced { .. })
+        ),
         "the key is gone: A is fenced"
     );
     let epoch_b = raw.runtime.block_on(async {
         let lease = client.lease_grant(30, None).await.expect("lease").id();
         let put = etcd_client::PutOptions::new().with_lease(lease);
-        let rev = client.put(key.clone(), "node-b", Some(put)).await.expect("owner key").header().unwrap().revision();
+        let rev = client
+            .put(key.clone(), "node-b", Some(put))
+            .await
+            .expect("owner key")
+            .header()
+            .unwrap()
+            .revision();
         OwnerEpoch(rev as u64)
     });
     assert!(epoch_b > epoch_a);

@@ -6,3 +6,4 @@
 mod common;
 mod conformance;
 mod fencing;
+mod snapshots;
