@@ -111,6 +111,14 @@ impl Worker {
         self.shared.config.request_timeout
     }
 
+    /// How long one attempt of a call may take: a quarter of the request
+    /// timeout, so a request stuck on a dead member is retried (and balanced
+    /// to another one) before the append's deadline; never past the deadline.
+    fn attempt(&self, deadline: Instant) -> Duration {
+        let quarter = (self.timeout() / 4).max(Duration::from_millis(100));
+        quarter.min(deadline.saturating_duration_since(Instant::now())).max(Duration::from_millis(10))
+    }
+
     fn unavailable(&self, what: &str, detail: impl std::fmt::Display) -> StorageError {
         let message = format!(
             "etcd at {:?} did not {what} for {}: {detail}",
@@ -138,7 +146,8 @@ impl Worker {
         Fut: Future<Output = Result<T, etcd_client::Error>>,
     {
         loop {
-            let error = match tokio::time::timeout(self.timeout(), call()).await {
+            let attempt = self.attempt(deadline);
+            let error = match tokio::time::timeout(attempt, call()).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) if is_definite(&e) => {
                     return Err(StorageError::io(format!(
@@ -147,7 +156,7 @@ impl Worker {
                     )));
                 }
                 Ok(Err(e)) => e.to_string(),
-                Err(_) => format!("no answer within {:?}", self.timeout()),
+                Err(_) => format!("no answer within {attempt:?}"),
             };
             if Instant::now() >= deadline {
                 return Err(self.unavailable(what, error));
@@ -393,7 +402,7 @@ impl Worker {
             .or_else(self.why_reads(Some(seq)));
         loop {
             let error =
-                match tokio::time::timeout(self.timeout(), self.shared.kv.clone().txn(txn.clone())).await {
+                match tokio::time::timeout(self.attempt(deadline), self.shared.kv.clone().txn(txn.clone())).await {
                     Ok(Ok(resp)) => {
                         let outcome = self.settle(epoch, nonce, &resp)?;
                         if let Outcome::Committed = outcome {
@@ -412,7 +421,7 @@ impl Worker {
                         )));
                     }
                     Ok(Err(e)) => e.to_string(),
-                    Err(_) => format!("no answer within {:?}", self.timeout()),
+                    Err(_) => "no answer in time".to_owned(),
                 };
             if Instant::now() >= deadline {
                 // The last attempt may still commit: void it before anything else.

@@ -6,4 +6,5 @@
 mod common;
 mod conformance;
 mod fencing;
+mod quorum;
 mod snapshots;
