@@ -402,7 +402,9 @@ impl Worker {
             .or_else(self.why_reads(Some(seq)));
         loop {
             let error =
-                match tokio::time::timeout(self.attempt(deadline), self.shared.kv.clone().txn(txn.clone())).await {
+                match tokio::time::timeout(self.attempt(deadline), self.shared.kv.clone().txn(txn.clone()))
+                    .await
+                {
                     Ok(Ok(resp)) => {
                         let outcome = self.settle(epoch, nonce, &resp)?;
                         if let Outcome::Committed = outcome {

@@ -65,8 +65,14 @@ fn appends_survive_one_lost_member_and_recover_from_a_lost_quorum() {
     acknowledged.push(100);
 
     let loaded = connect(config).load(P).expect("load");
-    let mut visible: Vec<i64> =
-        loaded.groups.offsets.iter().flat_map(|g| g.offsets.values()).flat_map(|ps| ps.values()).map(|o| o.offset).collect();
+    let mut visible: Vec<i64> = loaded
+        .groups
+        .offsets
+        .iter()
+        .flat_map(|g| g.offsets.values())
+        .flat_map(|ps| ps.values())
+        .map(|o| o.offset)
+        .collect();
     visible.sort();
     assert_eq!(visible, acknowledged, "exactly the acknowledged appends are visible");
 }
