@@ -63,6 +63,9 @@ pub(crate) struct Worker {
     unresolved: Option<Unresolved>,
     /// The epoch of the last append that committed: what a snapshot is fenced with.
     last_epoch: Option<OwnerEpoch>,
+    /// When the last snapshot failed: the next try waits a while, so a
+    /// snapshot that keeps failing does not cost a full read per append.
+    snapshot_failed_at: Option<Instant>,
 }
 
 /// What a load read, at one revision.
@@ -79,7 +82,15 @@ struct Read {
 impl Worker {
     pub(crate) fn new(shared: Arc<Shared>, partition: CoordinatorPartition) -> Worker {
         let keys = PartitionKeys::new(&shared.config.prefix, partition);
-        Worker { shared, partition, keys, state: None, unresolved: None, last_epoch: None }
+        Worker {
+            shared,
+            partition,
+            keys,
+            state: None,
+            unresolved: None,
+            last_epoch: None,
+            snapshot_failed_at: None,
+        }
     }
 
     pub(crate) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
@@ -87,13 +98,15 @@ impl Worker {
             match command {
                 Command::Append { epoch, records, completion } => {
                     let result = self.append(epoch, records).await;
-                    if result.is_ok() {
-                        self.last_epoch = Some(epoch);
-                    }
+                    let committed = result.is_ok();
                     // The receiver lives as long as the runtime does.
                     let _ = self.shared.completions.send((completion, result));
-                    // After completing, so the append does not wait for it.
-                    self.maybe_snapshot().await;
+                    // After completing, so the append does not wait for it;
+                    // only after a success, so a fenced owner never tries.
+                    if committed {
+                        self.last_epoch = Some(epoch);
+                        self.maybe_snapshot().await;
+                    }
                 }
                 Command::Load { reply } => {
                     let result = self.load().await;
@@ -701,11 +714,18 @@ impl Worker {
             return;
         }
         let Some(epoch) = self.last_epoch else { return };
+        if self.snapshot_failed_at.is_some_and(|at| at.elapsed() < self.timeout() * 10) {
+            return;
+        }
         let deadline = Instant::now() + self.timeout() * 4;
-        if let Err(e) = self.snapshot(epoch, deadline).await {
-            // The log stays as it is and loads stay correct; try again later.
-            tracing::warn!(partition = self.partition.0, error = %e, "snapshot failed");
-            self.state = None;
+        match self.snapshot(epoch, deadline).await {
+            Ok(()) => self.snapshot_failed_at = None,
+            Err(e) => {
+                // The log stays as it is and loads stay correct; try again later.
+                tracing::warn!(partition = self.partition.0, error = %e, "snapshot failed");
+                self.state = None;
+                self.snapshot_failed_at = Some(Instant::now());
+            }
         }
     }
 

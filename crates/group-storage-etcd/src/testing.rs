@@ -173,13 +173,13 @@ impl EtcdCluster {
         let deadline = Instant::now() + START_TIMEOUT;
         let port = self.members[i].client_port;
         loop {
-            if let Some(child) = self.members[i].child.as_mut() {
-                if let Ok(Some(status)) = child.try_wait() {
-                    return Err(format!(
-                        "etcd member {i} exited with {status} at start; see {}",
-                        self.dir.join(format!("m{i}.log")).display()
-                    ));
-                }
+            if let Some(child) = self.members[i].child.as_mut()
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                return Err(format!(
+                    "etcd member {i} exited with {status} at start; see {}",
+                    self.dir.join(format!("m{i}.log")).display()
+                ));
             }
             if healthy(port) {
                 return Ok(());
