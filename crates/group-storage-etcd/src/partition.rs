@@ -584,8 +584,9 @@ impl Worker {
             Some(kv) => {
                 let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
                 let dir = self.keys.snap_dir(meta.covered, meta.nonce);
-                let bytes =
-                    self.read_chunks(&dir, meta.chunks, meta.len, meta.checksum, revision, deadline).await?;
+                let bytes = self
+                    .read_chunks(kv.key(), &dir, meta.chunks, meta.len, meta.checksum, revision, deadline)
+                    .await?;
                 let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(dir.as_bytes(), e))?;
                 apply(&replay, records);
                 (kv.mod_revision(), meta.covered)
@@ -614,7 +615,7 @@ impl Worker {
                 EntryBody::Batch(bytes) => bytes,
                 EntryBody::Manifest { chunks, len, checksum } => {
                     let dir = self.keys.stage_dir(seq, entry.nonce);
-                    self.read_chunks(&dir, chunks, len, checksum, revision, deadline).await?
+                    self.read_chunks(kv.key(), &dir, chunks, len, checksum, revision, deadline).await?
                 }
                 EntryBody::Void => continue,
                 EntryBody::Revoke(target) => {
@@ -634,9 +635,11 @@ impl Worker {
         Ok(Read { epoch, groups, revision, meta_revision, covered, last_seq })
     }
 
-    /// The concatenated chunks of `dir`, checked against their manifest.
+    /// The concatenated chunks of `dir`, checked against their manifest,
+    /// the value at `named_by` (which errors name, with the directory).
     async fn read_chunks(
         &self,
+        named_by: &[u8],
         dir: &str,
         chunks: u32,
         len: u64,
@@ -645,8 +648,11 @@ impl Worker {
         deadline: Instant,
     ) -> Result<Vec<u8>, ReadError> {
         let kvs = self.range(dir.as_bytes().to_vec(), keys::prefix_end(dir), revision, deadline).await?;
-        let bad =
-            |reason: String| ReadError::Storage(self.corrupt(dir.as_bytes(), DecodeError::Corrupt(reason)));
+        let bad = |reason: String| {
+            ReadError::Storage(
+                self.corrupt(named_by, DecodeError::Corrupt(format!("chunks under {dir}: {reason}"))),
+            )
+        };
         if kvs.len() != chunks as usize {
             return Err(bad(format!("{} chunks found, {chunks} expected", kvs.len())));
         }
