@@ -585,7 +585,7 @@ impl Worker {
                 let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
                 let dir = self.keys.snap_dir(meta.covered, meta.nonce);
                 let bytes = self
-                    .read_chunks(kv.key(), &dir, meta.chunks, meta.len, meta.checksum, revision, deadline)
+                    .read_chunks(kv.key(), &dir, (meta.chunks, meta.len, meta.checksum), revision, deadline)
                     .await?;
                 let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(dir.as_bytes(), e))?;
                 apply(&replay, records);
@@ -615,7 +615,7 @@ impl Worker {
                 EntryBody::Batch(bytes) => bytes,
                 EntryBody::Manifest { chunks, len, checksum } => {
                     let dir = self.keys.stage_dir(seq, entry.nonce);
-                    self.read_chunks(kv.key(), &dir, chunks, len, checksum, revision, deadline).await?
+                    self.read_chunks(kv.key(), &dir, (chunks, len, checksum), revision, deadline).await?
                 }
                 EntryBody::Void => continue,
                 EntryBody::Revoke(target) => {
@@ -641,9 +641,7 @@ impl Worker {
         &self,
         named_by: &[u8],
         dir: &str,
-        chunks: u32,
-        len: u64,
-        checksum: u64,
+        (chunks, len, checksum): (u32, u64, u64),
         revision: i64,
         deadline: Instant,
     ) -> Result<Vec<u8>, ReadError> {
