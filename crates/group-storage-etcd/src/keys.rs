@@ -33,7 +33,19 @@ use group_offsets::{CoordinatorPartition, OwnerEpoch};
 ///
 /// [`EtcdConfig::fence_with_owner_keys`]: crate::EtcdConfig::fence_with_owner_keys
 pub fn owner_key(prefix: &str, partition: CoordinatorPartition) -> String {
-    format!("{prefix}/owners/{:05}", partition.0)
+    format!("{}{:05}", owners_prefix(prefix), partition.0)
+}
+
+/// The prefix of every owner key: a range read of it lists who owns what.
+///
+/// ```
+/// use group_offsets::CoordinatorPartition;
+/// use group_storage_etcd::{owner_key, owners_prefix};
+///
+/// assert!(owner_key("/gc", CoordinatorPartition(7)).starts_with(&owners_prefix("/gc")));
+/// ```
+pub fn owners_prefix(prefix: &str) -> String {
+    format!("{prefix}/owners/")
 }
 
 /// The 20-digit decimal form of an epoch: every `u64` fits, and byte order is

@@ -77,5 +77,5 @@ mod store;
 pub mod testing;
 
 pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, EtcdConfig};
-pub use crate::keys::owner_key;
+pub use crate::keys::{owner_key, owners_prefix};
 pub use crate::store::EtcdStore;
