@@ -14,7 +14,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use group_cluster::{ClusterConfig, ClusterMember, Wakeup};
-//! use group_coordinator::{CoordinatorConfig, GroupCoordinatorBuilder};
+//! use group_coordinator::{CoordinatorConfig, GroupCoordinator};
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,10 +24,10 @@
 //! let store = Arc::new(EtcdStore::connect(store)?);
 //! let wakeup = Wakeup::new();
 //! let coordinator = Arc::new(
-//!     GroupCoordinatorBuilder::new(store, CoordinatorConfig::default())
+//!     GroupCoordinator::builder(store, CoordinatorConfig::default())
 //!         .managed_ownership()
 //!         .on_partition_lost(wakeup.listener())
-//!         .build()?,
+//!         .open()?,
 //! );
 //! let config = ClusterConfig::new(endpoints, "/group-coordinator", 1, "127.0.0.1:9092");
 //! let member = ClusterMember::start(config, coordinator.clone(), wakeup)?;

@@ -1,1 +1,81 @@
-//! A [`MetadataStore`](group_offsets::MetadataStore) over an etcd v3 cluster.
+//! A [`MetadataStore`](group_offsets::MetadataStore) over an etcd v3 cluster,
+//! so several coordinator nodes share one replicated store: a node appends
+//! to the coordinator partitions it owns, and a deposed owner's appends are
+//! refused ([`StorageError::Fenced`](group_offsets::StorageError::Fenced)).
+//!
+//! # Brief overview
+//!
+//! - [`EtcdStore`] implements `MetadataStore`: each append is one etcd
+//!   transaction fenced by the partition's stored epoch (and, with
+//!   [`EtcdConfig::fence_with_owner_keys`], by the partition's owner key);
+//!   appends of a partition complete in call order, partitions proceed
+//!   concurrently; oversized batches are staged in chunks and stay atomic;
+//!   the log is folded into chunked snapshots. The API is blocking (the store
+//!   owns a small tokio runtime): use it from plain threads.
+//! - [`EtcdConfig`] says where etcd is and how the keys are laid out.
+//! - [`owner_key`] is the one definition of a partition's owner key, shared
+//!   with the cluster layer that creates those keys.
+//! - With the `testing` feature, [`testing`](crate#feature-flags) spawns real
+//!   etcd clusters for tests.
+//!
+//! # Key layout
+//!
+//! Per partition, under `{prefix}/p/{partition:05}/`: `epoch` (the highest
+//! accepted epoch, 20 decimal digits), `log/{seq:020}` (one entry per
+//! append), `snapshot` plus `snap/...` chunks, and `stage/...` chunks of
+//! oversized batches; owner keys are `{prefix}/owners/{partition:05}`.
+//!
+//! # Who should depend on this crate
+//!
+//! A coordinator deployment of several nodes (through `group-cluster`), or
+//! one node that wants its offsets in etcd. It depends on `group-offsets`
+//! (the trait) and `group-types`, never on the coordinator.
+//!
+//! # Feature flags
+//!
+//! - `testing`: the public `testing` module, [`EtcdCluster`] of local
+//!   etcd processes (binary from `GROUP_ETCD_BIN`, else
+//!   `target/tools/bin/etcd`, else `PATH`) and `unique_prefix`, for the tests of
+//!   this crate and of crates above it.
+//!
+//! [`EtcdCluster`]: crate#feature-flags
+//!
+//! # Example
+//!
+//! ```no_run
+//! use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
+//! use group_storage_etcd::{EtcdConfig, EtcdStore};
+//! use group_types::{OffsetAndMetadata, TopicPartition};
+//!
+//! let store = EtcdStore::connect(EtcdConfig::new(["http://127.0.0.1:2379"]))?;
+//! let p = CoordinatorPartition(7);
+//! // A new owner first fences older ones with an empty append, then loads.
+//! store.append_blocking(p, OwnerEpoch(3), vec![])?;
+//! let loaded = store.load(p)?;
+//! assert_eq!(loaded.epoch, OwnerEpoch(3));
+//! store.append_blocking(
+//!     p,
+//!     OwnerEpoch(3),
+//!     vec![Record::Offset {
+//!         group_id: "g".into(),
+//!         partition: TopicPartition::new("orders", 0),
+//!         offset: OffsetAndMetadata::new(42, 1_700_000_000_000),
+//!     }],
+//! )?;
+//! // An older owner is refused.
+//! assert!(store.append_blocking(p, OwnerEpoch(2), vec![]).is_err());
+//! # Ok::<(), group_offsets::StorageError>(())
+//! ```
+
+mod codec;
+mod config;
+mod keys;
+mod partition;
+mod store;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, EtcdConfig};
+pub use crate::keys::{owner_key, owners_prefix};
+pub use crate::store::EtcdStore;

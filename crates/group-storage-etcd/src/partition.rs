@@ -1,0 +1,883 @@
+//! One coordinator partition's task: fenced appends (staged when large),
+//! resolution of appends whose outcome is unknown, loads at one revision,
+//! and snapshots.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etcd_client::{
+    Compare, CompareOp, DeleteOptions, GetOptions, KeyValue, SortOrder, SortTarget, Txn, TxnOp,
+    TxnOpResponse, TxnResponse,
+};
+use group_offsets::{
+    CoordinatorPartition, LoadedPartition, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record,
+    StorageError, StoredGroups,
+};
+use tokio::sync::mpsc;
+
+use crate::codec::{self, DecodeError, Entry, EntryBody, SnapshotMeta};
+use crate::keys::{self, PartitionKeys};
+use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
+
+/// What the task knows of its partition in etcd, read when first needed and
+/// kept up to date by its own writes. Another writer of the same partition
+/// makes it stale; the compares of every transaction notice, and it is read again.
+#[derive(Debug, Clone)]
+struct State {
+    /// The sequence number the next entry takes.
+    next_seq: u64,
+    /// The stored epoch, as last seen (it only rises).
+    epoch: OwnerEpoch,
+    /// The `mod_revision` of the snapshot metadata (0: no snapshot yet).
+    meta_revision: i64,
+    /// Entries and bytes written since the snapshot, which trigger the next one.
+    entries_since: u64,
+    bytes_since: u64,
+}
+
+/// An append that completed `Unavailable` without knowing whether its
+/// transaction committed: voided (or revoked) before anything else.
+#[derive(Debug, Clone, Copy)]
+struct Unresolved {
+    seq: u64,
+    nonce: u64,
+    epoch: OwnerEpoch,
+}
+
+/// How one transaction attempt ended.
+enum Outcome {
+    Committed,
+    Fenced(StorageError),
+    /// Another writer took the sequence number or switched the snapshot:
+    /// read the state again and retry with a new sequence number.
+    Conflict,
+}
+
+pub(crate) struct Worker {
+    shared: Arc<Shared>,
+    partition: CoordinatorPartition,
+    keys: PartitionKeys,
+    state: Option<State>,
+    unresolved: Option<Unresolved>,
+    /// The epoch of the last append that committed: what a snapshot is fenced with.
+    last_epoch: Option<OwnerEpoch>,
+    /// When the last snapshot failed: the next try waits a while, so a
+    /// snapshot that keeps failing does not cost a full read per append.
+    snapshot_failed_at: Option<Instant>,
+}
+
+/// What a load read, at one revision.
+struct Read {
+    epoch: OwnerEpoch,
+    groups: StoredGroups,
+    revision: i64,
+    meta_revision: i64,
+    covered: u64,
+    /// The last sequence number present (at least `covered`).
+    last_seq: u64,
+}
+
+impl Worker {
+    pub(crate) fn new(shared: Arc<Shared>, partition: CoordinatorPartition) -> Worker {
+        let keys = PartitionKeys::new(&shared.config.prefix, partition);
+        Worker {
+            shared,
+            partition,
+            keys,
+            state: None,
+            unresolved: None,
+            last_epoch: None,
+            snapshot_failed_at: None,
+        }
+    }
+
+    pub(crate) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+        while let Some(command) = rx.recv().await {
+            match command {
+                Command::Append { epoch, records, completion } => {
+                    let result = self.append(epoch, records).await;
+                    let committed = result.is_ok();
+                    // The receiver lives as long as the runtime does.
+                    let _ = self.shared.completions.send((completion, result));
+                    // After completing, so the append does not wait for it;
+                    // only after a success, so a fenced owner never tries.
+                    if committed {
+                        self.last_epoch = Some(epoch);
+                        self.maybe_snapshot().await;
+                    }
+                }
+                Command::Load { reply } => {
+                    let result = self.load().await;
+                    let _ = reply.send(result);
+                }
+                Command::Epoch { reply } => {
+                    let result = self.epoch().await;
+                    let _ = reply.send(result);
+                }
+            }
+        }
+    }
+
+    fn timeout(&self) -> Duration {
+        self.shared.config.request_timeout
+    }
+
+    /// How long one attempt of a call may take: a quarter of the request
+    /// timeout, so a request stuck on a dead member is retried (and balanced
+    /// to another one) before the append's deadline; never past the deadline.
+    fn attempt(&self, deadline: Instant) -> Duration {
+        let quarter = (self.timeout() / 4).max(Duration::from_millis(100));
+        quarter.min(deadline.saturating_duration_since(Instant::now())).max(Duration::from_millis(10))
+    }
+
+    fn unavailable(&self, what: &str, detail: impl std::fmt::Display) -> StorageError {
+        let message = format!(
+            "etcd at {:?} did not {what} for {}: {detail}",
+            self.shared.config.endpoints, self.partition
+        );
+        tracing::warn!(partition = self.partition.0, "{message}");
+        StorageError::Unavailable { message }
+    }
+
+    fn corrupt(&self, key: &[u8], error: DecodeError) -> StorageError {
+        let key = String::from_utf8_lossy(key).into_owned();
+        match error {
+            DecodeError::UnknownVersion(version) => {
+                StorageError::UnknownFormatVersion { group_id: String::new(), key, version }
+            }
+            DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id: String::new(), key, reason },
+        }
+    }
+
+    /// Runs one etcd call with the request timeout, retrying failures that
+    /// may be transient until `deadline`. Only for idempotent calls.
+    async fn retry<T, F, Fut>(&self, what: &str, deadline: Instant, mut call: F) -> Result<T, StorageError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, etcd_client::Error>>,
+    {
+        loop {
+            let attempt = self.attempt(deadline);
+            let error = match tokio::time::timeout(attempt, call()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) if is_definite(&e) => {
+                    return Err(StorageError::io(format!(
+                        "etcd refused to {what} for {}: {e}",
+                        self.partition
+                    )));
+                }
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer within {attempt:?}"),
+            };
+            if Instant::now() >= deadline {
+                return Err(self.unavailable(what, error));
+            }
+            tokio::time::sleep(backoff(deadline)).await;
+        }
+    }
+
+    // ---- State -------------------------------------------------------------
+
+    /// Reads the partition's state, creating the epoch key (at 0) when absent:
+    /// the epoch compare of an append needs a value to compare.
+    async fn state(&mut self, deadline: Instant) -> Result<State, StorageError> {
+        if let Some(state) = &self.state {
+            return Ok(state.clone());
+        }
+        let k = &self.keys;
+        let reads = || {
+            vec![
+                TxnOp::get(k.snapshot_meta(), None),
+                TxnOp::get(
+                    k.log_start(),
+                    Some(
+                        GetOptions::new()
+                            .with_range(k.log_end())
+                            .with_keys_only()
+                            .with_sort(SortTarget::Key, SortOrder::Descend)
+                            .with_limit(1),
+                    ),
+                ),
+            ]
+        };
+        let mut init = vec![TxnOp::put(k.epoch(), keys::encode_epoch(OwnerEpoch(0)), None)];
+        init.extend(reads());
+        let mut existing = vec![TxnOp::get(k.epoch(), None)];
+        existing.extend(reads());
+        let txn = Txn::new()
+            .when([Compare::create_revision(k.epoch(), CompareOp::Equal, 0)])
+            .and_then(init)
+            .or_else(existing);
+        let kv = self.shared.kv.clone();
+        // Idempotent: the put happens only while the key is absent.
+        let resp = self
+            .retry("read the partition state", deadline, || {
+                let (mut kv, txn) = (kv.clone(), txn.clone());
+                async move { kv.txn(txn).await }
+            })
+            .await?;
+        let ops = resp.op_responses();
+        let epoch = if resp.succeeded() {
+            OwnerEpoch(0)
+        } else {
+            match first_kv(&ops, 0) {
+                Some(kv) => self.parse_epoch(kv)?,
+                None => OwnerEpoch(0),
+            }
+        };
+        let (meta_revision, covered) = match first_kv(&ops, 1) {
+            Some(kv) => {
+                let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
+                (kv.mod_revision(), meta.covered)
+            }
+            None => (0, 0),
+        };
+        let (last_seq, count) = match ops.get(2) {
+            Some(TxnOpResponse::Get(get)) => {
+                let last = match get.kvs().first() {
+                    Some(kv) => self.keys.log_seq(kv.key()).ok_or_else(|| {
+                        self.corrupt(kv.key(), DecodeError::Corrupt("not a log key".into()))
+                    })?,
+                    None => 0,
+                };
+                (last, get.count().max(0) as u64)
+            }
+            _ => (0, 0),
+        };
+        let state = State {
+            next_seq: last_seq.max(covered) + 1,
+            epoch,
+            meta_revision,
+            entries_since: count,
+            bytes_since: 0,
+        };
+        self.state = Some(state.clone());
+        Ok(state)
+    }
+
+    fn parse_epoch(&self, kv: &KeyValue) -> Result<OwnerEpoch, StorageError> {
+        keys::decode_epoch(kv.value()).map_err(|reason| self.corrupt(kv.key(), DecodeError::Corrupt(reason)))
+    }
+
+    /// The compares every write of the partition makes: the stored epoch is
+    /// at most `epoch`, the owner key (when configured) was created at
+    /// `epoch`, the snapshot is the one we know, and (for log writes) `seq`
+    /// is free.
+    fn fences(&self, epoch: OwnerEpoch, state: &State, seq: Option<u64>) -> Vec<Compare> {
+        let mut compares = Vec::with_capacity(4);
+        // etcd has no `<=`: `< epoch + 1`, in fixed-width decimal. At
+        // u64::MAX every stored epoch qualifies.
+        if let Some(above) = epoch.0.checked_add(1) {
+            compares.push(Compare::value(
+                self.keys.epoch(),
+                CompareOp::Less,
+                keys::encode_epoch(OwnerEpoch(above)),
+            ));
+        }
+        if self.shared.config.fence_with_owner_keys {
+            // An epoch over i64::MAX is no revision: -1 never matches.
+            let revision = i64::try_from(epoch.0).unwrap_or(-1);
+            compares.push(Compare::create_revision(self.keys.owner.clone(), CompareOp::Equal, revision));
+        }
+        compares.push(Compare::mod_revision(
+            self.keys.snapshot_meta(),
+            CompareOp::Equal,
+            state.meta_revision,
+        ));
+        if let Some(seq) = seq {
+            compares.push(Compare::create_revision(self.keys.log(seq), CompareOp::Equal, 0));
+        }
+        compares
+    }
+
+    /// The reads a failed write returns, to tell why it failed.
+    fn why_reads(&self, seq: Option<u64>) -> Vec<TxnOp> {
+        let mut ops = vec![TxnOp::get(self.keys.epoch(), None), TxnOp::get(self.keys.owner.clone(), None)];
+        if let Some(seq) = seq {
+            ops.push(TxnOp::get(self.keys.log(seq), None));
+        }
+        ops
+    }
+
+    /// Why a fenced write failed: `Fenced`, or `Conflict` when neither the
+    /// epoch nor the owner key refused it.
+    fn why(&self, epoch: OwnerEpoch, ops: &[TxnOpResponse]) -> Result<Outcome, StorageError> {
+        let stored = match first_kv(ops, 0) {
+            Some(kv) => self.parse_epoch(kv)?,
+            None => OwnerEpoch(0),
+        };
+        if stored > epoch {
+            return Ok(Outcome::Fenced(self.fenced(epoch, stored.0)));
+        }
+        if self.shared.config.fence_with_owner_keys {
+            let created = first_kv(ops, 1).map_or(0, |kv| kv.create_revision());
+            if i64::try_from(epoch.0) != Ok(created) {
+                let current = u64::try_from(created).unwrap_or(0).max(stored.0);
+                return Ok(Outcome::Fenced(self.fenced(epoch, current)));
+            }
+        }
+        Ok(Outcome::Conflict)
+    }
+
+    fn fenced(&self, epoch: OwnerEpoch, current: u64) -> StorageError {
+        StorageError::Fenced { partition: self.partition.0, epoch: epoch.0, current }
+    }
+
+    // ---- Appends -----------------------------------------------------------
+
+    async fn append(&mut self, epoch: OwnerEpoch, records: Vec<Record>) -> Result<(), StorageError> {
+        let deadline = Instant::now() + self.timeout();
+        self.resolve(deadline).await?;
+        let batch =
+            codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        drop(records);
+        let nonce = self.shared.nonce();
+        let inline = batch.len() + 16 <= self.shared.config.max_request_bytes;
+        let mut staged_at = None;
+        // A conflict means another writer of the partition moved it on:
+        // a few retries, then give up rather than fight it forever.
+        for _ in 0..8 {
+            let state = self.state(deadline).await?;
+            let seq = state.next_seq;
+            let body = if inline {
+                EntryBody::Batch(batch.clone())
+            } else {
+                // Staged under the sequence number it commits at, so the
+                // snapshot that covers it deletes the chunks with the entry.
+                if staged_at != Some(seq) {
+                    self.stage(seq, nonce, &batch, deadline).await?;
+                    staged_at = Some(seq);
+                }
+                EntryBody::Manifest {
+                    chunks: chunk_count(batch.len(), self.chunk_size()),
+                    len: batch.len() as u64,
+                    checksum: codec::checksum(&batch),
+                }
+            };
+            let value = codec::encode_entry(&Entry { nonce, body });
+            match self.commit(epoch, &state, seq, nonce, value, deadline).await? {
+                Outcome::Committed => return Ok(()),
+                Outcome::Fenced(e) => return Err(e),
+                Outcome::Conflict => self.state = None,
+            }
+        }
+        Err(StorageError::io(format!(
+            "{}: other writers kept taking the next log entry; is another node appending with the same epoch?",
+            self.partition
+        )))
+    }
+
+    fn chunk_size(&self) -> usize {
+        // Room for the key and the request's framing.
+        self.shared.config.max_request_bytes - 1024
+    }
+
+    /// Writes an oversized batch's chunks: plain puts, invisible to loads
+    /// until a manifest entry names them.
+    async fn stage(&self, seq: u64, nonce: u64, batch: &[u8], deadline: Instant) -> Result<(), StorageError> {
+        let dir = self.keys.stage_dir(seq, nonce);
+        for (i, piece) in batch.chunks(self.chunk_size()).enumerate() {
+            let key = keys::chunk(&dir, i as u32);
+            let kv = self.shared.kv.clone();
+            self.retry("stage a large batch", deadline, || {
+                let (mut kv, key, piece) = (kv.clone(), key.clone(), piece.to_vec());
+                async move { kv.put(key, piece, None).await }
+            })
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Puts `value` at `log/{seq}` in one fenced transaction, retrying the
+    /// same transaction while etcd does not answer. Retrying is safe: every
+    /// attempt requires `log/{seq}` to be free, so at most one commits, and
+    /// the nonce tells a commit of an earlier attempt from another writer's.
+    async fn commit(
+        &mut self,
+        epoch: OwnerEpoch,
+        state: &State,
+        seq: u64,
+        nonce: u64,
+        value: Vec<u8>,
+        deadline: Instant,
+    ) -> Result<Outcome, StorageError> {
+        let len = value.len() as u64;
+        let mut puts = Vec::with_capacity(2);
+        if epoch > state.epoch {
+            puts.push(TxnOp::put(self.keys.epoch(), keys::encode_epoch(epoch), None));
+        }
+        puts.push(TxnOp::put(self.keys.log(seq), value, None));
+        let txn = Txn::new()
+            .when(self.fences(epoch, state, Some(seq)))
+            .and_then(puts)
+            .or_else(self.why_reads(Some(seq)));
+        loop {
+            let error =
+                match tokio::time::timeout(self.attempt(deadline), self.shared.kv.clone().txn(txn.clone()))
+                    .await
+                {
+                    Ok(Ok(resp)) => {
+                        let outcome = self.settle(epoch, nonce, &resp)?;
+                        if let Outcome::Committed = outcome {
+                            let state = self.state.get_or_insert_with(|| state.clone());
+                            state.next_seq = seq + 1;
+                            state.epoch = state.epoch.max(epoch);
+                            state.entries_since += 1;
+                            state.bytes_since += len;
+                        }
+                        return Ok(outcome);
+                    }
+                    Ok(Err(e)) if is_definite(&e) => {
+                        return Err(StorageError::io(format!(
+                            "etcd refused an append to {}: {e}",
+                            self.partition
+                        )));
+                    }
+                    Ok(Err(e)) => e.to_string(),
+                    Err(_) => "no answer in time".to_owned(),
+                };
+            if Instant::now() >= deadline {
+                // The last attempt may still commit: void it before anything else.
+                self.unresolved = Some(Unresolved { seq, nonce, epoch });
+                return Err(self.unavailable("commit an append", error));
+            }
+            tokio::time::sleep(backoff(deadline)).await;
+        }
+    }
+
+    /// The outcome of an answered write at `seq` made with `nonce`.
+    fn settle(&self, epoch: OwnerEpoch, nonce: u64, resp: &TxnResponse) -> Result<Outcome, StorageError> {
+        if resp.succeeded() {
+            return Ok(Outcome::Committed);
+        }
+        let ops = resp.op_responses();
+        if let Some(kv) = first_kv(&ops, 2) {
+            let entry = codec::decode_entry(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
+            if entry.nonce == nonce {
+                // An earlier attempt of this very write committed.
+                return Ok(Outcome::Committed);
+            }
+        }
+        self.why(epoch, &ops)
+    }
+
+    /// Settles an append left [`Unresolved`]: puts a void entry at its
+    /// sequence number if that is still free (the lost transaction can then
+    /// never commit), or, if the lost append did commit, appends a
+    /// revocation of it. Fenced or conflicting answers settle it too: the
+    /// lost transaction made the same compares and can no longer pass them.
+    async fn resolve(&mut self, deadline: Instant) -> Result<(), StorageError> {
+        let Some(lost) = self.unresolved else { return Ok(()) };
+        let state = self.state(deadline).await?;
+        let void = codec::encode_entry(&Entry { nonce: self.shared.nonce(), body: EntryBody::Void });
+        let txn = Txn::new()
+            .when(self.fences(lost.epoch, &state, Some(lost.seq)))
+            .and_then([TxnOp::put(self.keys.log(lost.seq), void, None)])
+            .or_else(self.why_reads(Some(lost.seq)));
+        let kv = self.shared.kv.clone();
+        // Idempotent: it writes only while `log/{seq}` is free.
+        let resp = self
+            .retry("settle an earlier append", deadline, || {
+                let (mut kv, txn) = (kv.clone(), txn.clone());
+                async move { kv.txn(txn).await }
+            })
+            .await?;
+        self.unresolved = None;
+        if resp.succeeded() {
+            if let Some(state) = &mut self.state {
+                state.next_seq = state.next_seq.max(lost.seq + 1);
+            }
+            tracing::debug!(
+                partition = self.partition.0,
+                seq = lost.seq,
+                "voided an append of unknown outcome"
+            );
+            return Ok(());
+        }
+        self.state = None;
+        if let Ok(Outcome::Committed) = self.settle(lost.epoch, lost.nonce, &resp) {
+            tracing::warn!(
+                partition = self.partition.0,
+                seq = lost.seq,
+                "an append reported failed committed late; revoking it"
+            );
+            let state = self.state(deadline).await?;
+            let nonce = self.shared.nonce();
+            let value = codec::encode_entry(&Entry { nonce, body: EntryBody::Revoke(lost.seq) });
+            let seq = state.next_seq;
+            match self.commit(lost.epoch, &state, seq, nonce, value, deadline).await {
+                Ok(Outcome::Committed) => {}
+                Ok(_) | Err(_) => {
+                    tracing::warn!(
+                        partition = self.partition.0,
+                        seq = lost.seq,
+                        "could not revoke an append reported failed: its records stay visible"
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- Reads -------------------------------------------------------------
+
+    async fn epoch(&mut self) -> Result<OwnerEpoch, StorageError> {
+        let deadline = Instant::now() + self.timeout();
+        self.resolve(deadline).await?;
+        let kv = self.shared.kv.clone();
+        let key = self.keys.epoch();
+        let resp = self
+            .retry("read the epoch", deadline, || {
+                let (mut kv, key) = (kv.clone(), key.clone());
+                async move { kv.get(key, None).await }
+            })
+            .await?;
+        match resp.kvs().first() {
+            Some(kv) => self.parse_epoch(kv),
+            None => Ok(OwnerEpoch(0)),
+        }
+    }
+
+    async fn load(&mut self) -> Result<LoadedPartition, StorageError> {
+        let deadline = Instant::now() + self.timeout();
+        self.resolve(deadline).await?;
+        let read = self.read(deadline).await?;
+        Ok(LoadedPartition { epoch: read.epoch, groups: read.groups })
+    }
+
+    /// Everything the partition holds, read at one revision. Retried when
+    /// etcd's history was compacted past that revision mid-read.
+    async fn read(&self, deadline: Instant) -> Result<Read, StorageError> {
+        let mut attempts = 0;
+        loop {
+            match self.read_once(deadline).await {
+                Err(ReadError::Compacted) if attempts < 3 => attempts += 1,
+                Err(ReadError::Compacted) => {
+                    return Err(self.unavailable("hold a revision long enough to load", "compacted"));
+                }
+                Err(ReadError::Storage(e)) => return Err(e),
+                Ok(read) => return Ok(read),
+            }
+        }
+    }
+
+    async fn read_once(&self, deadline: Instant) -> Result<Read, ReadError> {
+        let kv = self.shared.kv.clone();
+        let txn = Txn::new()
+            .and_then([TxnOp::get(self.keys.epoch(), None), TxnOp::get(self.keys.snapshot_meta(), None)]);
+        let resp = self
+            .retry("read the partition", deadline, || {
+                let (mut kv, txn) = (kv.clone(), txn.clone());
+                async move { kv.txn(txn).await }
+            })
+            .await?;
+        let revision = resp.header().map_or(0, |h| h.revision());
+        let ops = resp.op_responses();
+        let epoch = match first_kv(&ops, 0) {
+            Some(kv) => self.parse_epoch(kv)?,
+            None => OwnerEpoch(0),
+        };
+        let replay = MemoryMetadataStore::with_partitions(1);
+        let (meta_revision, covered) = match first_kv(&ops, 1) {
+            Some(kv) => {
+                let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
+                let dir = self.keys.snap_dir(meta.covered, meta.nonce);
+                let bytes = self
+                    .read_chunks(kv.key(), &dir, (meta.chunks, meta.len, meta.checksum), revision, deadline)
+                    .await?;
+                let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(dir.as_bytes(), e))?;
+                apply(&replay, records);
+                (kv.mod_revision(), meta.covered)
+            }
+            None => (0, 0),
+        };
+        let entries = self
+            .range(
+                self.keys.log(covered.saturating_add(1)).into_bytes(),
+                self.keys.log_end().into_bytes(),
+                revision,
+                deadline,
+            )
+            .await?;
+        let mut last_seq = covered;
+        let mut batches = Vec::with_capacity(entries.len());
+        let mut revoked = HashSet::new();
+        for kv in &entries {
+            let seq = self
+                .keys
+                .log_seq(kv.key())
+                .ok_or_else(|| self.corrupt(kv.key(), DecodeError::Corrupt("not a log key".into())))?;
+            last_seq = last_seq.max(seq);
+            let entry = codec::decode_entry(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
+            let bytes = match entry.body {
+                EntryBody::Batch(bytes) => bytes,
+                EntryBody::Manifest { chunks, len, checksum } => {
+                    let dir = self.keys.stage_dir(seq, entry.nonce);
+                    self.read_chunks(kv.key(), &dir, (chunks, len, checksum), revision, deadline).await?
+                }
+                EntryBody::Void => continue,
+                EntryBody::Revoke(target) => {
+                    revoked.insert(target);
+                    continue;
+                }
+            };
+            let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(kv.key(), e))?;
+            batches.push((seq, records));
+        }
+        for (seq, records) in batches {
+            if !revoked.contains(&seq) {
+                apply(&replay, records);
+            }
+        }
+        let groups = replay.load(CoordinatorPartition(0)).map_err(ReadError::Storage)?.groups;
+        Ok(Read { epoch, groups, revision, meta_revision, covered, last_seq })
+    }
+
+    /// The concatenated chunks of `dir`, checked against their manifest,
+    /// the value at `named_by` (which errors name, with the directory).
+    async fn read_chunks(
+        &self,
+        named_by: &[u8],
+        dir: &str,
+        (chunks, len, checksum): (u32, u64, u64),
+        revision: i64,
+        deadline: Instant,
+    ) -> Result<Vec<u8>, ReadError> {
+        let kvs = self.range(dir.as_bytes().to_vec(), keys::prefix_end(dir), revision, deadline).await?;
+        let bad = |reason: String| {
+            ReadError::Storage(
+                self.corrupt(named_by, DecodeError::Corrupt(format!("chunks under {dir}: {reason}"))),
+            )
+        };
+        if kvs.len() != chunks as usize {
+            return Err(bad(format!("{} chunks found, {chunks} expected", kvs.len())));
+        }
+        let total: usize = kvs.iter().map(|kv| kv.value().len()).sum();
+        if total as u64 != len {
+            return Err(bad(format!("the chunks hold {total} bytes, {len} expected")));
+        }
+        let mut bytes = Vec::with_capacity(total);
+        for kv in &kvs {
+            bytes.extend_from_slice(kv.value());
+        }
+        if codec::checksum(&bytes) != checksum {
+            return Err(bad("the chunks' checksum does not match".into()));
+        }
+        Ok(bytes)
+    }
+
+    /// Every key in `[start, end)` at `revision`, in key order, in pages that
+    /// stay under the client's response limit whatever the values' sizes.
+    async fn range(
+        &self,
+        mut start: Vec<u8>,
+        end: Vec<u8>,
+        revision: i64,
+        deadline: Instant,
+    ) -> Result<Vec<KeyValue>, ReadError> {
+        let page = (MAX_RESPONSE_BYTES / 2 / self.shared.config.max_request_bytes).clamp(1, 1000) as i64;
+        let mut out = Vec::new();
+        loop {
+            let kv = self.shared.kv.clone();
+            let options = GetOptions::new().with_range(end.clone()).with_revision(revision).with_limit(page);
+            let result = self
+                .retry("read a range", deadline, || {
+                    let (mut kv, start, options) = (kv.clone(), start.clone(), options.clone());
+                    async move { kv.get(start, Some(options)).await }
+                })
+                .await;
+            let mut resp = match result {
+                Ok(resp) => resp,
+                Err(e) if e.to_string().contains("compacted") => return Err(ReadError::Compacted),
+                Err(e) => return Err(ReadError::Storage(e)),
+            };
+            let more = resp.more();
+            let kvs = resp.take_kvs();
+            if let Some(last) = kvs.last() {
+                start = last.key().to_vec();
+                start.push(0);
+            }
+            let empty = kvs.is_empty();
+            out.extend(kvs);
+            if !more || empty {
+                return Ok(out);
+            }
+        }
+    }
+
+    // ---- Snapshots ---------------------------------------------------------
+
+    async fn maybe_snapshot(&mut self) {
+        let config = &self.shared.config;
+        let Some(state) = &self.state else { return };
+        if state.entries_since < config.compact_after_entries.max(1)
+            && state.bytes_since < config.compact_after_bytes
+        {
+            return;
+        }
+        let Some(epoch) = self.last_epoch else { return };
+        if self.snapshot_failed_at.is_some_and(|at| at.elapsed() < self.timeout() * 10) {
+            return;
+        }
+        let deadline = Instant::now() + self.timeout() * 4;
+        match self.snapshot(epoch, deadline).await {
+            Ok(()) => self.snapshot_failed_at = None,
+            Err(e) => {
+                // The log stays as it is and loads stay correct; try again later.
+                tracing::warn!(partition = self.partition.0, error = %e, "snapshot failed");
+                self.state = None;
+                self.snapshot_failed_at = Some(Instant::now());
+            }
+        }
+    }
+
+    /// Folds the log into a new snapshot: chunks first (unused until the
+    /// switch), then one fenced transaction switches the metadata and deletes
+    /// the covered log entries, their staged chunks and older snapshots.
+    async fn snapshot(&mut self, epoch: OwnerEpoch, deadline: Instant) -> Result<(), StorageError> {
+        let read = self.read(deadline).await?;
+        if read.last_seq <= read.covered {
+            return Ok(());
+        }
+        let covered = read.last_seq;
+        let records = live_records(read.groups);
+        let bytes =
+            codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        drop(records);
+        let nonce = self.shared.nonce();
+        let dir = self.keys.snap_dir(covered, nonce);
+        for (i, piece) in bytes.chunks(self.chunk_size()).enumerate() {
+            let key = keys::chunk(&dir, i as u32);
+            let kv = self.shared.kv.clone();
+            self.retry("write a snapshot chunk", deadline, || {
+                let (mut kv, key, piece) = (kv.clone(), key.clone(), piece.to_vec());
+                async move { kv.put(key, piece, None).await }
+            })
+            .await?;
+        }
+        let meta = SnapshotMeta {
+            covered,
+            nonce,
+            chunks: chunk_count(bytes.len(), self.chunk_size()),
+            len: bytes.len() as u64,
+            checksum: codec::checksum(&bytes),
+        };
+        let state = State {
+            next_seq: covered + 1,
+            epoch: read.epoch,
+            meta_revision: read.meta_revision,
+            entries_since: 0,
+            bytes_since: 0,
+        };
+        let mut compares = self.fences(epoch, &state, None);
+        // Nothing in the covered log range changed since it was read (a
+        // writer with a stale view could fill a gap in it).
+        compares.push(
+            Compare::mod_revision(self.keys.log_start(), CompareOp::Less, read.revision + 1)
+                .with_range(self.keys.log(covered + 1)),
+        );
+        let range =
+            |start: String, end: Vec<u8>| TxnOp::delete(start, Some(DeleteOptions::new().with_range(end)));
+        let txn = Txn::new().when(compares).and_then([
+            TxnOp::put(self.keys.snapshot_meta(), codec::encode_snapshot_meta(&meta), None),
+            range(self.keys.log_start(), self.keys.log(covered + 1).into_bytes()),
+            range(self.keys.stage_start(), self.keys.stage_through(covered).into_bytes()),
+            range(self.keys.snap_start(), dir.clone().into_bytes()),
+        ]);
+        let resp = match tokio::time::timeout(self.timeout(), self.shared.kv.clone().txn(txn)).await {
+            Ok(Ok(resp)) => resp,
+            // Either way the store stays loadable; the state is read again.
+            Ok(Err(e)) => return Err(self.unavailable("switch to a new snapshot", e)),
+            Err(_) => return Err(self.unavailable("switch to a new snapshot", "timed out")),
+        };
+        if !resp.succeeded() {
+            return Err(StorageError::io("the snapshot switch lost a race with another writer"));
+        }
+        let revision = resp.header().map_or(0, |h| h.revision());
+        let next_seq = self.state.as_ref().map_or(covered + 1, |s| s.next_seq.max(covered + 1));
+        self.state = Some(State {
+            next_seq,
+            epoch: read.epoch,
+            meta_revision: revision,
+            entries_since: next_seq - 1 - covered,
+            bytes_since: 0,
+        });
+        tracing::debug!(partition = self.partition.0, covered, bytes = meta.len, "snapshot written");
+        Ok(())
+    }
+}
+
+enum ReadError {
+    Compacted,
+    Storage(StorageError),
+}
+
+impl From<StorageError> for ReadError {
+    fn from(e: StorageError) -> ReadError {
+        ReadError::Storage(e)
+    }
+}
+
+/// Applies records with the memory store's own rules (later records of a key
+/// replace earlier ones, tombstones remove), so a load here equals the memory
+/// store's by construction.
+fn apply(replay: &MemoryMetadataStore, records: Vec<Record>) {
+    // Epoch 0 on a fresh one-partition store: never fenced, never failing.
+    let _ = replay.append_blocking(CoordinatorPartition(0), OwnerEpoch(0), records);
+}
+
+/// A partition's live state as records: one group record per group, one
+/// offset record per committed offset.
+fn live_records(groups: StoredGroups) -> Vec<Record> {
+    let mut records = Vec::with_capacity(groups.groups.len());
+    records.extend(groups.groups.into_iter().map(Record::Group));
+    for group in groups.offsets {
+        let id: Arc<str> = Arc::from(group.group_id.as_str());
+        for (topic, partitions) in group.offsets {
+            let topic: Arc<str> = Arc::from(topic.as_str());
+            for (partition, offset) in partitions {
+                records.push(Record::Offset {
+                    group_id: Arc::clone(&id),
+                    partition: group_types::TopicPartition::new(Arc::clone(&topic), partition),
+                    offset,
+                });
+            }
+        }
+    }
+    records
+}
+
+fn chunk_count(len: usize, chunk: usize) -> u32 {
+    len.div_ceil(chunk) as u32
+}
+
+fn first_kv(ops: &[TxnOpResponse], i: usize) -> Option<&KeyValue> {
+    match ops.get(i) {
+        Some(TxnOpResponse::Get(get)) => get.kvs().first(),
+        _ => None,
+    }
+}
+
+/// A pause between retries: short, and never past the deadline.
+fn backoff(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now()).min(Duration::from_millis(100))
+}
+
+/// Errors that say the request was refused as it stands (bad argument, too
+/// large, not permitted): retrying the same request cannot help. Everything
+/// else (no leader, timeouts, lost connections) may be transient, and for a
+/// write its outcome is unknown.
+fn is_definite(e: &etcd_client::Error) -> bool {
+    match e {
+        etcd_client::Error::GRpcStatus(status) => {
+            // gRPC codes: InvalidArgument, NotFound, AlreadyExists,
+            // PermissionDenied, ResourceExhausted, FailedPrecondition,
+            // OutOfRange, Unimplemented, Unauthenticated.
+            matches!(status.code() as i32, 3 | 5 | 6 | 7 | 8 | 9 | 11 | 12 | 16)
+        }
+        etcd_client::Error::InvalidArgs(_) | etcd_client::Error::InvalidUri(_) => true,
+        _ => false,
+    }
+}

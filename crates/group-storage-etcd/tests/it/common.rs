@@ -1,0 +1,79 @@
+//! Helpers shared by the tests: one etcd per test, stores on fresh prefixes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use group_offsets::{LoadedPartition, Record};
+use group_storage_etcd::testing::{EtcdCluster, unique_prefix};
+use group_storage_etcd::{EtcdConfig, EtcdStore};
+use group_types::{OffsetAndMetadata, TopicPartition};
+
+/// A single-member cluster, panicking with the harness's message (which says
+/// how to get etcd) when it cannot start.
+pub(crate) fn etcd() -> EtcdCluster {
+    EtcdCluster::start(1).unwrap_or_else(|e| panic!("cannot start etcd: {e}"))
+}
+
+/// The test configuration over `cluster`: a fresh prefix, short timeouts, no
+/// history compaction (tests share nothing, and a test that wants it asks).
+pub(crate) fn config(cluster: &EtcdCluster, tag: &str) -> EtcdConfig {
+    EtcdConfig {
+        prefix: unique_prefix(tag),
+        request_timeout: Duration::from_secs(2),
+        mvcc_compaction_interval: None,
+        ..EtcdConfig::new(cluster.endpoints())
+    }
+}
+
+pub(crate) fn connect(config: EtcdConfig) -> EtcdStore {
+    EtcdStore::connect(config).unwrap_or_else(|e| panic!("cannot connect: {e}"))
+}
+
+/// A loaded partition in a canonical order (loads list groups in no
+/// particular order), for comparing two stores.
+pub(crate) fn normalise(mut loaded: LoadedPartition) -> LoadedPartition {
+    loaded.groups.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    loaded.groups.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    loaded
+}
+
+/// A plain etcd client for what the store does not do itself (owner keys,
+/// leases, looking at raw keys), with the runtime to drive it.
+pub(crate) struct Raw {
+    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) client: etcd_client::Client,
+}
+
+impl Raw {
+    pub(crate) fn connect(cluster: &EtcdCluster) -> Raw {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let client = runtime
+            .block_on(etcd_client::Client::connect(cluster.endpoints(), None))
+            .expect("connect to etcd");
+        Raw { runtime, client }
+    }
+
+    /// How many keys start with `prefix`.
+    pub(crate) fn count(&self, prefix: &str) -> i64 {
+        let mut client = self.client.clone();
+        let options = etcd_client::GetOptions::new().with_prefix().with_count_only();
+        self.runtime.block_on(client.get(prefix, Some(options))).expect("count keys").count()
+    }
+
+    pub(crate) fn put(&self, key: &str, value: &[u8]) {
+        let mut client = self.client.clone();
+        self.runtime.block_on(client.put(key, value, None)).expect("put");
+    }
+}
+
+/// An offset record.
+pub(crate) fn offset(group: &str, topic: &str, partition: i32, value: i64, metadata: &str) -> Record {
+    Record::Offset {
+        group_id: Arc::from(group),
+        partition: TopicPartition::new(topic, partition),
+        offset: OffsetAndMetadata {
+            metadata: metadata.to_owned(),
+            ..OffsetAndMetadata::new(value, 1_700_000_000_000)
+        },
+    }
+}

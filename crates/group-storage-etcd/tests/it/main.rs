@@ -1,0 +1,11 @@
+//! Integration tests of `group-storage-etcd` against real etcd processes:
+//! the conformance suite, fencing by epoch and by owner key, oversized
+//! batches, snapshots against the memory store, and a 3-member cluster
+//! losing and regaining its quorum, and bad bytes in etcd.
+
+mod common;
+mod conformance;
+mod corruption;
+mod fencing;
+mod quorum;
+mod snapshots;
