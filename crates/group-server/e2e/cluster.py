@@ -10,7 +10,9 @@ acknowledged commit (and, for kp, the node that acknowledged it):
 
 - spread: FindCoordinator, asked of every node for a group id in each of the 50
   coordinator partitions, names all three nodes, every node agrees, each owns its even
-  share (17/17/16), and the owner of a group is the owner of its partition; consumers
+  share (17/17/16), and the owner of a group is the owner of its partition; Metadata
+  lists every node at its address; a node that does not own a group answers its commit
+  and offset fetch with NOT_COORDINATOR; consumers
   of three groups owned by three different nodes get assigned and commit;
 - kill -9 of a group's owner while its members commit: the partition moves within the
   lease TTL (plus slack), the clients find the new owner and carry on committing, and
@@ -576,6 +578,7 @@ class Node:
         self.proc = None
         self.addr = None
         self.stopped = False
+        self.killed = False
 
     def start(self):
         c = self.cluster
@@ -586,6 +589,7 @@ class Node:
         log = open(os.path.join(c.workdir, "node-%d.log" % self.node_id), "a")
         self.proc = Procs.spawn(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.stopped = False
+        self.killed = False
         self.lines = queue.Queue()
 
         def pump(out, lines):
@@ -616,7 +620,19 @@ class Node:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
+        self.killed = True
         Procs.kill(self.proc)
+
+    def exited_by_itself(self):
+        """Why a node this script did not kill is gone, or None."""
+        if self.proc is None or self.alive() or self.killed:
+            return None
+        lines = [l for l in self.log_tail(4000).splitlines() if l.strip()]
+        return "node %d exited by itself (status %s); its last log line: %s" % (
+            self.node_id,
+            self.proc.returncode,
+            lines[-1] if lines else "(none)",
+        )
 
     def pause(self):
         os.kill(self.proc.pid, signal.SIGSTOP)
@@ -788,11 +804,12 @@ class Worker:
     def __init__(self, cluster, client, group, name):
         self.name, self.client, self.group = name, client, group
         cfg = dict(client=client, bootstrap=cluster.bootstrap(), group=group, client_id=name, base_ms=cluster.base_ms)
+        self.log = os.path.join(cluster.workdir, "worker-%s.log" % name)
         self.proc = Procs.spawn(
             [sys.executable, os.path.abspath(__file__), "worker", json.dumps(cfg)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=open(os.path.join(cluster.workdir, "worker-%s.log" % name), "w"),
+            stderr=open(self.log, "w"),
             text=True,
         )
         self.events = []
@@ -832,7 +849,14 @@ class Worker:
                     if pred(ev):
                         return ev
                 if any(ev["event"] == "exit" for ev in self.events):
-                    raise ScenarioFailed("%s exited while waiting for %s" % (self.name, what))
+                    try:
+                        with open(self.log, errors="replace") as f:
+                            last = [l for l in f.read().splitlines() if l.strip() and not l.startswith(" ")][-1:]
+                    except OSError:
+                        last = []
+                    raise ScenarioFailed(
+                        "%s exited while waiting for %s (its stderr ends: %s)" % (self.name, what, last or "nothing")
+                    )
                 left = end - time.time()
                 if left <= 0:
                     errors = [e.get("error") for e in self.failures()][-3:]
@@ -945,6 +969,29 @@ def scenario_spread(cluster, state):
         if o != owners[partition_of(g)]:
             mismatched.append((g, partition_of(g), o, owners[partition_of(g)]))
     check(not mismatched, "groups named a coordinator other than their partition's owner: %s" % mismatched[:5])
+    # Metadata names every node at the address it listens on.
+    want = {n.node_id: n.addr for n in cluster.live()}
+    for node in cluster.live():
+        got = metadata_brokers_of(node)
+        check(got == want, "node %d's Metadata lists %s, not %s" % (node.node_id, got, want))
+    # A node answers NOT_COORDINATOR for a group it does not own.
+    g = PROBES[0]
+    for node in cluster.live():
+        if node.node_id != owners[0]:
+            w = Wire(node.addr)
+            try:
+                errors = offset_commit_errors(w.call(8, 2, offset_commit_body(g, {0: 1})))
+                fetched = offset_fetch(w, g)
+            finally:
+                w.close()
+            check(
+                set(errors.values()) == {NOT_COORDINATOR},
+                "node %d (not the owner of %s) answered a commit with %s" % (node.node_id, g, errors),
+            )
+            check(
+                {e for _, e in fetched.values()} == {NOT_COORDINATOR},
+                "node %d (not the owner of %s) answered an offset fetch with %s" % (node.node_id, g, fetched),
+            )
     started = time.time()
     ga, _ = group_owned_by(cluster, owners, 1, "spread-kp")
     gb, _ = group_owned_by(cluster, owners, 2, "spread-ck")
@@ -1241,6 +1288,10 @@ def run(args):
         except Exception as e:
             message = str(e) if isinstance(e, ScenarioFailed) else traceback.format_exc()
             print("FAIL %s (%.1f s): %s" % (name, time.time() - t0, message), flush=True)
+            for n in cluster.nodes.values():
+                why = n.exited_by_itself()
+                if why:
+                    print("  (%s)" % why, flush=True)
             Worker.close_all()
             # Put the cluster back for the next scenario as far as possible.
             for n in cluster.nodes.values():
