@@ -359,7 +359,14 @@ class Wire:
 
 def find_coordinator(wire, group):
     """FindCoordinator v1: (error_code, node_id)."""
-    r = wire.call(10, 1, kstr(group) + struct.pack(">b", 0))
+    return find_coordinator_answer(wire.call(10, 1, find_coordinator_body(group)))
+
+
+def find_coordinator_body(group):
+    return kstr(group) + struct.pack(">b", 0)
+
+
+def find_coordinator_answer(r):
     r.take(">i")  # throttle
     error = r.take(">h")
     r.string()
@@ -403,9 +410,15 @@ def offset_commit_errors(r):
 
 def offset_fetch(wire, group):
     """OffsetFetch v1 of t1's partitions: {partition: (offset, error_code)}."""
+    return offset_fetch_answer(wire.call(9, 1, offset_fetch_body(group)))
+
+
+def offset_fetch_body(group):
     body = kstr(group) + struct.pack(">i", 1) + kstr(TOPIC) + struct.pack(">i", PARTITIONS)
-    body += b"".join(struct.pack(">i", p) for p in range(PARTITIONS))
-    r = wire.call(9, 1, body)
+    return body + b"".join(struct.pack(">i", p) for p in range(PARTITIONS))
+
+
+def offset_fetch_answer(r):
     out = {}
     for _ in range(r.take(">i")):
         r.string()
@@ -1084,6 +1097,9 @@ def scenario_pause(cluster, state):
     try:
         # Sent while the node is paused: it is read only once the node resumes.
         probe_corr = probe.send(8, 2, offset_commit_body(g_raw, {0: 2}))
+        # Observed, not judged: what the resumed node reads and names first.
+        fetch_corr = probe.send(9, 1, offset_fetch_body(g_raw))
+        find_corr = probe.send(10, 1, find_coordinator_body(g_raw))
         poll_until(
             lambda: victim not in metadata_brokers_of(others[0]), LEASE_TTL_S + MOVE_SLACK_S, "the paused node to leave Metadata"
         )
@@ -1115,6 +1131,9 @@ def scenario_pause(cluster, state):
         errors = offset_commit_errors(probe.recv(probe_corr))
         probe_answer = "answered %s" % errors
         check(errors and all(e != 0 for e in errors.values()), "the resumed node acknowledged a commit: %s" % errors)
+        fetched = offset_fetch_answer(probe.recv(fetch_corr))[0]
+        found = find_coordinator_answer(probe.recv(find_corr))
+        probe_answer += ", then its offset fetch %s (offset, error) and FindCoordinator %s (error, node)" % (fetched, found)
     except (OSError, ConnectionError) as e:
         probe_answer = "connection ended (%s)" % type(e).__name__
     finally:
