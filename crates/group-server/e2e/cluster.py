@@ -619,7 +619,9 @@ class Node:
             line = "(nothing in %d s)" % timeout
         prefix = "group-server listening on "
         if not line or not line.startswith(prefix):
-            raise ScenarioFailed("node %d did not start: first line %r; log tail: %s" % (self.node_id, line, self.log_tail()))
+            raise ScenarioFailed(
+                "node %d did not start: first line %r; log tail: %s" % (self.node_id, line, self.log_tail())
+            )
         self.addr = line.strip()[len(prefix) :]
 
     def log_tail(self, n=2000):
@@ -1029,7 +1031,9 @@ def scenario_spread(cluster, state):
             check(nodes == {want}, "%s's commits were acknowledged by %s, not node %d" % (w.name, nodes, want))
     n = check_preserved(cluster, workers)
     Worker.close_all()
-    return "50 partitions over nodes 1/2/3 as %s; groups %s, %s, %s (one per node) assigned and %d commits read back" % (
+    return (
+        "50 partitions over nodes 1/2/3 as %s; groups %s, %s, %s (one per node) assigned and %d commits read back"
+    ) % (
         [sum(1 for o in owners.values() if o == k) for k in (1, 2, 3)],
         ga,
         gb,
@@ -1070,7 +1074,10 @@ def scenario_kill(cluster, state):
     Worker.close_all()
     cluster.restart(victim)
     state["owners"] = cluster.wait_spread([1, 2, 3], 30)
-    return "node %d killed; partitions moved to %s in %s s; commits resumed after %s s; %d commits read back; restarted node took its share" % (
+    return (
+        "node %d killed; partitions moved to %s in %s s; commits resumed after %s s; %d commits read back; "
+        "restarted node took its share"
+    ) % (
         victim,
         sorted({o for o, _ in moved.values()}),
         ["%.1f" % (t - killed) for _, t in moved.values()],
@@ -1101,7 +1108,9 @@ def scenario_pause(cluster, state):
         fetch_corr = probe.send(9, 1, offset_fetch_body(g_raw))
         find_corr = probe.send(10, 1, find_coordinator_body(g_raw))
         poll_until(
-            lambda: victim not in metadata_brokers_of(others[0]), LEASE_TTL_S + MOVE_SLACK_S, "the paused node to leave Metadata"
+            lambda: victim not in metadata_brokers_of(others[0]),
+            LEASE_TTL_S + MOVE_SLACK_S,
+            "the paused node to leave Metadata",
         )
         moved = {}
 
@@ -1133,7 +1142,10 @@ def scenario_pause(cluster, state):
         check(errors and all(e != 0 for e in errors.values()), "the resumed node acknowledged a commit: %s" % errors)
         fetched = offset_fetch_answer(probe.recv(fetch_corr))[0]
         found = find_coordinator_answer(probe.recv(find_corr))
-        probe_answer += ", then its offset fetch %s (offset, error) and FindCoordinator %s (error, node)" % (fetched, found)
+        probe_answer += ", then its offset fetch %s (offset, error) and FindCoordinator %s (error, node)" % (
+            fetched,
+            found,
+        )
     except (OSError, ConnectionError) as e:
         probe_answer = "connection ended (%s)" % type(e).__name__
     finally:
@@ -1154,7 +1166,10 @@ def scenario_pause(cluster, state):
         w.wait_ack(time.time(), 15, "a commit after the resumed node took its share back")
     n = check_preserved(cluster, workers)
     Worker.close_all()
-    return "node %d paused %.1f s; partitions moved in %s s; probe commit %s; commits resumed %s s after the pause; registered again %.1f s after the resume; %d commits read back" % (
+    return (
+        "node %d paused %.1f s; partitions moved in %s s; probe commit %s; commits resumed %s s after the pause; "
+        "registered again %.1f s after the resume; %d commits read back"
+    ) % (
         victim,
         resumed_at - paused,
         ["%.1f" % (t - paused) for _, t in moved.values()],
@@ -1197,17 +1212,22 @@ def scenario_join(cluster, state):
     moved_groups = [g for g in (g_kp, g_ck) if now[partition_of(g)] == newcomer]
     check(
         moved_groups,
-        "neither group's partition moved to node %d (predicted %s, it took %s)" % (newcomer, sorted(moving), sorted(actually)),
+        "neither group's partition moved to node %d (predicted %s, it took %s)"
+        % (newcomer, sorted(moving), sorted(actually)),
     )
     for w in workers:
         if w.group in moved_groups:
-            w.wait_ack(spread_at, RESUME_S, "a commit after its partition moved", node=newcomer if w.client == "kp" else None)
+            node = newcomer if w.client == "kp" else None
+            w.wait_ack(spread_at, RESUME_S, "a commit after its partition moved", node=node)
         else:
             w.wait_ack(spread_at, RESUME_S, "a commit after the join")
     resumed = {w.name: w.acks(spread_at)[0]["t"] - joined for w in workers}
     n = check_preserved(cluster, workers)
     Worker.close_all()
-    return "node %d took %d partitions (%s as predicted) in %.1f s; groups %s moved to it and committed again after %s s; %d commits read back" % (
+    return (
+        "node %d took %d partitions (%s as predicted) in %.1f s; groups %s moved to it and committed again after "
+        "%s s; %d commits read back"
+    ) % (
         newcomer,
         len(actually),
         "all" if actually == moving else "not all",
@@ -1271,7 +1291,10 @@ def scenario_etcd(cluster, state):
     state["owners"] = cluster.wait_spread(sorted(cluster.nodes), 30)
     n = check_preserved(cluster, workers)
     Worker.close_all()
-    return "commits went on with the etcd leader down; without a quorum failures were seen after %.1f s and nothing acknowledged; after the restart commits resumed in %s s; %d commits read back" % (
+    return (
+        "commits went on with the etcd leader down; without a quorum failures were seen after %.1f s and nothing "
+        "acknowledged; after the restart commits resumed in %s s; %d commits read back"
+    ) % (
         outage_seen - second_killed,
         {k: "%.1f" % v for k, v in recovered.items()},
         n,
@@ -1345,7 +1368,8 @@ def measure(args):
         g_kp, p = group_owned_by(cluster, owners, victim, "measure-%d-kp" % run_no)
         g_ck, _ = group_owned_by(cluster, owners, victim, "measure-%d-ck" % run_no, avoid=(p,))
         t0 = time.time()
-        workers = start_group(cluster, g_kp, ["kp"], "m%da" % run_no) + start_group(cluster, g_ck, ["ck"], "m%db" % run_no)
+        workers = start_group(cluster, g_kp, ["kp"], "m%da" % run_no)
+        workers += start_group(cluster, g_ck, ["ck"], "m%db" % run_no)
         wait_all_commit(workers, t0, 45, "a first acknowledged commit")
         killed = time.time()
         cluster.nodes[victim].kill()
