@@ -9,12 +9,15 @@
 //! only ever created when missing, its create revision is the owner's epoch, and the
 //! etcd store (`group-storage-etcd`, with owner-key fencing) refuses an append whose
 //! epoch is not the current owner key's, so a paused node that wakes up after its
-//! lease expired cannot acknowledge a write.
+//! lease expired cannot acknowledge a write; and the coordinator refuses every
+//! request once the node's lease may have run out
+//! ([`ServingLease`](group_coordinator::ServingLease)), so it answers no read from
+//! memory either before the driver has unloaded its partitions.
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use group_cluster::{ClusterConfig, ClusterMember, Wakeup};
-//! use group_coordinator::{CoordinatorConfig, GroupCoordinator};
+//! use group_coordinator::{CoordinatorConfig, GroupCoordinator, ServingLease};
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -22,15 +25,16 @@
 //! let mut store = EtcdConfig::new(endpoints.clone());
 //! store.fence_with_owner_keys = true;
 //! let store = Arc::new(EtcdStore::connect(store)?);
-//! let wakeup = Wakeup::new();
+//! let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
 //! let coordinator = Arc::new(
 //!     GroupCoordinator::builder(store, CoordinatorConfig::default())
 //!         .managed_ownership()
 //!         .on_partition_lost(wakeup.listener())
+//!         .serving_lease(serving.clone())
 //!         .open()?,
 //! );
 //! let config = ClusterConfig::new(endpoints, "/group-coordinator", 1, "127.0.0.1:9092");
-//! let member = ClusterMember::start(config, coordinator.clone(), wakeup)?;
+//! let member = ClusterMember::start(config, coordinator.clone(), wakeup, serving)?;
 //! println!("live nodes: {:?}", member.view().nodes());
 //! member.shutdown();
 //! # Ok(())

@@ -3,12 +3,13 @@
 //! [`reconcile`](crate::plan::reconcile) decides.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use etcd_client::{
     Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
 };
+use group_coordinator::ServingLease;
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 use tokio::sync::Notify;
 
@@ -45,30 +46,8 @@ pub struct ClusterMember {
     driver: Option<tokio::task::JoinHandle<()>>,
 }
 
-/// When the lease was last known to be alive until, in milliseconds since `base`.
-#[derive(Debug)]
-struct LeaseClock {
-    base: Instant,
-    valid_until_ms: AtomicU64,
-}
-
-impl LeaseClock {
-    fn now_ms(&self) -> u64 {
-        self.base.elapsed().as_millis() as u64
-    }
-
-    fn extend_to(&self, ms: u64) {
-        self.valid_until_ms.fetch_max(ms, Ordering::AcqRel);
-    }
-
-    fn valid_for(&self, margin: Duration) -> bool {
-        self.now_ms() + (margin.as_millis() as u64) < self.valid_until_ms.load(Ordering::Acquire)
-    }
-}
-
 struct Lease {
     id: LeaseId,
-    clock: Arc<LeaseClock>,
     keeper: tokio::task::JoinHandle<()>,
 }
 
@@ -78,17 +57,22 @@ struct Driver {
     host: Arc<dyn PartitionHost>,
     view: ClusterView,
     lease: Option<Lease>,
+    /// Until when the current lease is known to hold; the coordinator refuses
+    /// every request once it has run out.
+    serving: Arc<ServingLease>,
     owners_prefix: String,
 }
 
 impl ClusterMember {
     /// Connects to etcd, registers the node under a lease and starts taking its
-    /// share of partitions from `host` (a coordinator built with managed ownership).
+    /// share of partitions from `host` (a coordinator built with managed ownership,
+    /// `on_partition_lost(wakeup.listener())` and `serving_lease(serving)`).
     /// Returns once connected; partitions are claimed in the background.
     pub fn start(
         config: ClusterConfig,
         host: Arc<dyn PartitionHost>,
         wakeup: Wakeup,
+        serving: Arc<ServingLease>,
     ) -> Result<ClusterMember, ClusterError> {
         if config.endpoints.is_empty() {
             return Err(ClusterError::Config("no etcd endpoints".into()));
@@ -113,7 +97,8 @@ impl ClusterMember {
         let stop = Arc::new(Notify::new());
         let stopping = Arc::new(AtomicBool::new(false));
         let owners_prefix = group_storage_etcd::owners_prefix(&config.prefix);
-        let mut driver = Driver { config, client, host, view: view.clone(), lease: None, owners_prefix };
+        let mut driver =
+            Driver { config, client, host, view: view.clone(), lease: None, serving, owners_prefix };
         let (stop2, stopping2) = (stop.clone(), stopping.clone());
         let task = runtime.spawn(async move {
             let tick = driver.config.tick;
@@ -182,7 +167,7 @@ impl Driver {
         // The watchdog: a lease not known to be alive for at least another tick may
         // already have expired in etcd (a paused process, a partition from etcd), and
         // another node may own our partitions: stop serving them before anything else.
-        let expired = self.lease.as_ref().is_some_and(|l| !l.clock.valid_for(self.config.tick));
+        let expired = self.lease.is_some() && !self.serving.holds_for(self.config.tick);
         if expired {
             tracing::warn!(
                 target: "group_cluster",
@@ -239,6 +224,7 @@ impl Driver {
                 self.host.unload(p);
             }
         }
+        self.serving.revoke();
         if let Some(lease) = self.lease.take() {
             lease.keeper.abort();
         }
@@ -247,19 +233,19 @@ impl Driver {
     /// Grants a lease, registers the node under it and starts renewing it.
     async fn register(&mut self) -> Result<(), String> {
         let ttl = self.config.lease_ttl_secs;
-        let clock = Arc::new(LeaseClock { base: Instant::now(), valid_until_ms: AtomicU64::new(0) });
-        let asked = clock.now_ms();
+        let asked = Instant::now();
         let mut client = self.client.clone();
         let granted = self.timed("lease grant", client.lease_grant(ttl, None)).await?;
-        // Counted from before the request: etcd started the TTL no earlier.
-        clock.extend_to(asked + granted.ttl().max(0) as u64 * 1000);
         let id = granted.id();
         let key = self.config.node_key(self.config.node_id);
         let put = client.put(key, self.config.advertise.clone(), Some(PutOptions::new().with_lease(id)));
         self.timed("node registration", put).await?;
-        let keeper = tokio::spawn(keep_alive(client, id, ttl, clock.clone(), self.config.request_timeout));
+        // Counted from before the grant: etcd started the TTL no earlier.
+        self.serving.extend(asked, Duration::from_secs(granted.ttl().max(0) as u64));
+        let keeper =
+            tokio::spawn(keep_alive(client, id, ttl, self.serving.clone(), self.config.request_timeout));
         tracing::info!(target: "group_cluster", node_id = self.config.node_id, lease = id, ttl, "registered");
-        self.lease = Some(Lease { id, clock, keeper });
+        self.lease = Some(Lease { id, keeper });
         Ok(())
     }
 
@@ -403,7 +389,13 @@ impl Driver {
 
 /// Renews the lease every third of its TTL and records until when it is known to
 /// be alive; stops when etcd reports it gone (the driver's watchdog notices).
-async fn keep_alive(mut client: Client, id: LeaseId, ttl: i64, clock: Arc<LeaseClock>, timeout: Duration) {
+async fn keep_alive(
+    mut client: Client,
+    id: LeaseId,
+    ttl: i64,
+    serving: Arc<ServingLease>,
+    timeout: Duration,
+) {
     let every = Duration::from_millis((ttl.max(1) as u64 * 1000) / 3);
     loop {
         let stream = tokio::time::timeout(timeout, client.lease_keep_alive(id)).await;
@@ -412,14 +404,15 @@ async fn keep_alive(mut client: Client, id: LeaseId, ttl: i64, clock: Arc<LeaseC
             continue;
         };
         loop {
-            let asked = clock.now_ms();
+            let asked = Instant::now();
             if keeper.keep_alive().await.is_err() {
                 break;
             }
             match tokio::time::timeout(timeout, responses.message()).await {
-                Ok(Ok(Some(r))) if r.ttl() > 0 => clock.extend_to(asked + r.ttl() as u64 * 1000),
+                Ok(Ok(Some(r))) if r.ttl() > 0 => serving.extend(asked, Duration::from_secs(r.ttl() as u64)),
                 Ok(Ok(Some(_))) => {
                     tracing::warn!(target: "group_cluster", lease = id, "etcd reports the lease expired");
+                    serving.revoke();
                     return;
                 }
                 _ => break,

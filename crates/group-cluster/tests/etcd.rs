@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use group_cluster::{ClusterConfig, ClusterMember, Wakeup};
-use group_coordinator::{CoordinatorConfig, GroupCoordinator};
+use group_coordinator::{CoordinatorConfig, GroupCoordinator, ServingLease};
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 use group_storage_etcd::testing::{EtcdCluster, unique_prefix};
 use group_storage_etcd::{EtcdConfig, EtcdStore};
@@ -32,11 +32,12 @@ impl Node {
         store.partitions = PARTITIONS;
         store.fence_with_owner_keys = true;
         let store = Arc::new(EtcdStore::connect(store).expect("the store connects"));
-        let wakeup = Wakeup::new();
+        let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
         let coordinator = Arc::new(
             GroupCoordinator::builder(store, CoordinatorConfig::default())
                 .managed_ownership()
                 .on_partition_lost(wakeup.listener())
+                .serving_lease(serving.clone())
                 .open()
                 .expect("the coordinator opens"),
         );
@@ -45,7 +46,7 @@ impl Node {
         config.lease_ttl_secs = 2;
         config.tick = Duration::from_millis(100);
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
-        let member = ClusterMember::start(config, host, wakeup).expect("the member starts");
+        let member = ClusterMember::start(config, host, wakeup, serving).expect("the member starts");
         Node { coordinator, member: Some(member) }
     }
 

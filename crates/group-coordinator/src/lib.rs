@@ -104,7 +104,7 @@ pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
-    ResponseKind, SystemClock, TimerDriver,
+    ResponseKind, ServingLease, SystemClock, TimerDriver,
 };
 pub use crate::snapshot::{GroupMetadata, MemberMetadata};
 pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};

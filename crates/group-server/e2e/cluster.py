@@ -1128,7 +1128,8 @@ def scenario_pause(cluster, state):
     try:
         # Sent while the node is paused: it is read only once the node resumes.
         probe_corr = probe.send(8, 2, offset_commit_body(g_raw, {0: 2}))
-        # Observed, not judged: what the resumed node reads and names first.
+        # The offset fetch must be refused (the node's serving lease ran out while it
+        # was paused); what FindCoordinator names first is observed, not judged.
         fetch_corr = probe.send(9, 1, offset_fetch_body(g_raw))
         find_corr = probe.send(10, 1, find_coordinator_body(g_raw))
         poll_until(
@@ -1165,6 +1166,7 @@ def scenario_pause(cluster, state):
         probe_answer = "answered %s" % errors
         check(errors and all(e != 0 for e in errors.values()), "the resumed node acknowledged a commit: %s" % errors)
         fetched = offset_fetch_answer(probe.recv(fetch_corr))[0]
+        check(fetched[1] != 0, "the resumed node answered an offset fetch from memory: %s" % (fetched,))
         found = find_coordinator_answer(probe.recv(find_corr))
         probe_answer += ", then its offset fetch %s (offset, error) and FindCoordinator %s (error, node)" % (
             fetched,

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use group_cluster::{ClusterConfig, ClusterMember, ClusterView, Wakeup};
-use group_coordinator::GroupCoordinator;
+use group_coordinator::{GroupCoordinator, ServingLease};
 use group_offsets::MetadataStore;
 use group_storage_etcd::{EtcdConfig, EtcdStore};
 
@@ -43,6 +43,7 @@ impl Membership {
         advertised: &(String, u16),
         coordinator: &Arc<GroupCoordinator>,
         wakeup: Wakeup,
+        serving: Arc<ServingLease>,
     ) -> Result<Membership, ServerError> {
         let address = if advertised.0.contains(':') {
             format!("[{}]:{}", advertised.0, advertised.1)
@@ -53,8 +54,8 @@ impl Membership {
             ClusterConfig::new(settings.endpoints.clone(), settings.prefix.clone(), config.node_id, address);
         cluster.lease_ttl_secs = settings.lease_ttl_secs;
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
-        let member =
-            ClusterMember::start(cluster, host, wakeup).map_err(|e| ServerError::Cluster(e.to_string()))?;
+        let member = ClusterMember::start(cluster, host, wakeup, serving)
+            .map_err(|e| ServerError::Cluster(e.to_string()))?;
         tracing::info!(
             target: "group_server",
             node_id = config.node_id,

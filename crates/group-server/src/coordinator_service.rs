@@ -61,7 +61,8 @@ impl CoordinatorService {
         // Read before the storage opens: a bad file fails fast and touches nothing.
         let acl = AclAuthorizer::from_config(&config.security)?;
         #[cfg(feature = "cluster")]
-        let wakeup = group_cluster::Wakeup::new();
+        let (wakeup, serving) =
+            (group_cluster::Wakeup::new(), Arc::new(group_coordinator::ServingLease::new()));
         let storage: Arc<dyn MetadataStore> = match &config.storage {
             #[cfg(feature = "cluster")]
             StorageMode::Cluster(settings) => crate::cluster::open_store(settings, config.partitions)?,
@@ -106,7 +107,10 @@ impl CoordinatorService {
         #[cfg(feature = "cluster")]
         if clustered {
             // Partitions are loaded as this node comes to own them, not at open.
-            builder = builder.managed_ownership().on_partition_lost(wakeup.listener());
+            builder = builder
+                .managed_ownership()
+                .on_partition_lost(wakeup.listener())
+                .serving_lease(serving.clone());
         }
         let coordinator = Arc::new(builder.open().map_err(|e| ServerError::Coordinator(e.to_string()))?);
         if !clustered {
@@ -121,9 +125,14 @@ impl CoordinatorService {
         }
         #[cfg(feature = "cluster")]
         let cluster = match &config.storage {
-            StorageMode::Cluster(settings) => {
-                Some(crate::cluster::Membership::join(settings, config, advertised, &coordinator, wakeup)?)
-            }
+            StorageMode::Cluster(settings) => Some(crate::cluster::Membership::join(
+                settings,
+                config,
+                advertised,
+                &coordinator,
+                wakeup,
+                serving,
+            )?),
             _ => None,
         };
         #[cfg(not(feature = "cluster"))]

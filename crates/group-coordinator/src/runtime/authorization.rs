@@ -556,7 +556,9 @@ impl Caller<'_> {
         // listed (`kafka-semantics.md` §2.7).
         let mut groups = Vec::new();
         let mut loading = false;
-        for shard in &inner.shards {
+        // A node whose serving lease ran out lists nothing (see `ServingLease`).
+        let serving = inner.lease.as_ref().is_none_or(|lease| lease.holds());
+        for shard in inner.shards.iter().filter(|_| serving) {
             let shard = lock(shard);
             match shard.state {
                 PartitionState::Owned(_) => groups.extend(shard.core.listed_groups(&request)),

@@ -86,6 +86,15 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Refuses every request `NOT_COORDINATOR` while `lease` does not hold (see
+    /// [`ServingLease`](crate::ServingLease)): an ownership manager extends it as
+    /// it renews the node's lease, so that a node that was paused past it answers
+    /// nothing from memory before the manager has unloaded its partitions.
+    pub fn serving_lease(mut self, lease: Arc<crate::ServingLease>) -> GroupCoordinatorBuilder {
+        self.ownership.lease = Some(lease);
+        self
+    }
+
     /// Opens the coordinator, resuming what the storage holds (nothing with
     /// [`managed_ownership`](Self::managed_ownership)).
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {

@@ -25,6 +25,7 @@ mod builder;
 mod clock;
 mod ownership;
 mod pending;
+mod serving_lease;
 mod storage_stage;
 mod timers;
 
@@ -50,6 +51,7 @@ pub use self::ownership::PartitionState;
 use self::ownership::{LostListener, Waiter};
 use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
+pub use self::serving_lease::ServingLease;
 use self::storage_stage::StageMessage;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
@@ -149,6 +151,8 @@ struct Inner {
     entropy: u64,
     /// Told when a fenced append took a partition away.
     on_lost: Option<LostListener>,
+    /// See `GroupCoordinatorBuilder::serving_lease`.
+    lease: Option<Arc<ServingLease>>,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -271,7 +275,11 @@ impl Inner {
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
         }
-        if let Some(response) = ownership::refusal(shard.state, &request) {
+        let state = match &self.lease {
+            Some(lease) if !lease.holds() => PartitionState::Unowned,
+            _ => shard.state,
+        };
+        if let Some(response) = ownership::refusal(state, &request) {
             shard.counters.on_response(&response);
             return Ok(Ok(response));
         }
@@ -460,6 +468,7 @@ impl GroupCoordinator {
             runtime_counters: crate::metrics::RuntimeCounters::default(),
             entropy,
             on_lost: ownership.on_lost,
+            lease: ownership.lease,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {

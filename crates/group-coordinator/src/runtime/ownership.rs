@@ -50,6 +50,8 @@ pub(super) struct Options {
     /// Partitions start unowned; an ownership manager loads them.
     pub(super) managed: bool,
     pub(super) on_lost: Option<LostListener>,
+    /// Nothing is served once it has run out (see `ServingLease`).
+    pub(super) lease: Option<Arc<super::ServingLease>>,
 }
 
 /// A request waiting in a partition: where its answer goes, and the answer it

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use group_coordinator::{
     AclOperation, Authorizer, CoordinatorError, GroupCoordinator, ManualClock, PartitionState,
-    RequestContext, Resource,
+    RequestContext, Resource, ServingLease,
 };
 use group_offsets::{
     AppendCompletion, CoordinatorPartition, LoadedPartition, MemoryMetadataStore, MetadataStore, OwnerEpoch,
@@ -534,4 +534,61 @@ fn without_managed_ownership_every_partition_is_owned_at_open() {
     let owned = c.owned_partitions();
     assert_eq!(owned.len(), PARTITIONS as usize);
     assert!(owned.iter().all(|(_, e)| *e == OwnerEpoch(1)));
+}
+
+#[rstest]
+#[case::join(Api::Join)]
+#[case::sync(Api::Sync)]
+#[case::heartbeat(Api::Heartbeat)]
+#[case::leave(Api::Leave)]
+#[case::commit(Api::Commit)]
+#[case::fetch(Api::Fetch)]
+#[case::offset_delete(Api::OffsetDelete)]
+#[case::describe(Api::Describe)]
+#[case::delete(Api::Delete)]
+fn nothing_is_served_while_the_serving_lease_does_not_hold(#[case] api: Api) {
+    let serving = Arc::new(ServingLease::new());
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), test_config())
+        .clock(Arc::new(ManualClock::new(1_000)))
+        .managed_ownership()
+        .serving_lease(serving.clone())
+        .open()
+        .unwrap();
+    c.load_partition(partition("g"), OwnerEpoch(1)).unwrap();
+    assert_eq!(
+        c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().errors["t"][&0],
+        ErrorCode::NotCoordinator
+    );
+    serving.extend(std::time::Instant::now(), Duration::from_secs(3600));
+    let owned = ask(&c, api);
+    assert!(
+        owned.iter().all(|&e| e != ErrorCode::NotCoordinator),
+        "{api:?} served while the lease holds: {owned:?}"
+    );
+    // The lease runs out (a process paused past it): refused at once, though the
+    // partition is still loaded, until the manager renews or unloads.
+    serving.revoke();
+    assert!(ask(&c, api).iter().all(|&e| e == ErrorCode::NotCoordinator), "{api:?} answered without a lease");
+    assert_eq!(c.partition_state(partition("g")), PartitionState::Owned(OwnerEpoch(1)));
+    serving.extend(std::time::Instant::now(), Duration::from_secs(3600));
+    assert_eq!(ask(&c, api), owned, "{api:?} served again once renewed");
+}
+
+#[test]
+fn list_groups_lists_nothing_while_the_serving_lease_does_not_hold() {
+    let serving = Arc::new(ServingLease::new());
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), test_config())
+        .clock(Arc::new(ManualClock::new(1_000)))
+        .managed_ownership()
+        .serving_lease(serving.clone())
+        .open()
+        .unwrap();
+    c.load_partition(partition("g"), OwnerEpoch(1)).unwrap();
+    serving.extend(std::time::Instant::now(), Duration::from_secs(3600));
+    assert_eq!(c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().errors["t"][&0], ErrorCode::None);
+    let listed =
+        |c: &GroupCoordinator| c.handle_list_groups(ListGroupsRequest::default()).unwrap().groups.len();
+    assert_eq!(listed(&c), 1);
+    serving.revoke();
+    assert_eq!(listed(&c), 0);
 }
