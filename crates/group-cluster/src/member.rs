@@ -238,8 +238,20 @@ impl Driver {
         let granted = self.timed("lease grant", client.lease_grant(ttl, None)).await?;
         let id = granted.id();
         let key = self.config.node_key(self.config.node_id);
-        let put = client.put(key, self.config.advertise.clone(), Some(PutOptions::new().with_lease(id)));
-        self.timed("node registration", put).await?;
+        // Only if no live lease holds the id: two processes with one --node-id would
+        // each take the other's address out of Metadata.
+        let txn = Txn::new().when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)]).and_then([
+            TxnOp::put(key, self.config.advertise.clone(), Some(PutOptions::new().with_lease(id))),
+        ]);
+        let registered = self.timed("node registration", client.txn(txn)).await?;
+        if !registered.succeeded() {
+            let _ = self.timed("lease revoke", client.lease_revoke(id)).await;
+            return Err(format!(
+                "node id {} is registered under another live lease: another process runs with this \
+                 --node-id, or this node's previous run has not expired yet (at most {ttl} s); retrying",
+                self.config.node_id
+            ));
+        }
         // Counted from before the grant: etcd started the TTL no earlier.
         self.serving.extend(asked, Duration::from_secs(granted.ttl().max(0) as u64));
         let keeper =

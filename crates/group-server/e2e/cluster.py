@@ -653,6 +653,21 @@ class Node:
     def pause(self):
         os.kill(self.proc.pid, signal.SIGSTOP)
         self.stopped = True
+        # kill() only queues the signal: until every thread has stopped, the node may
+        # still read (and answer) what is sent to it next.
+        poll_until(self.all_threads_stopped, 5, "node %d to stop" % self.node_id, 0.005)
+
+    def all_threads_stopped(self):
+        tasks = "/proc/%d/task" % self.proc.pid
+        try:
+            states = []
+            for tid in os.listdir(tasks):
+                with open("%s/%s/stat" % (tasks, tid)) as f:
+                    # The state follows the parenthesised command name.
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            return False
+        return bool(states) and all(s in ("T", "t") for s in states)
 
     def resume(self):
         os.kill(self.proc.pid, signal.SIGCONT)

@@ -9,7 +9,7 @@
 //! DescribeGroups) are not. With a lease set on the builder every request is
 //! refused `NOT_COORDINATOR` once the lease is past, before it reaches a core.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A deadline on a monotonic clock, extended as the lease is renewed; shared by
@@ -18,8 +18,9 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct ServingLease {
     base: Instant,
-    /// Milliseconds after `base` until which the lease is known to hold; 0: never.
-    valid_until_ms: AtomicU64,
+    /// Milliseconds after `base` (negative: before it) until which the lease is
+    /// known to hold; `i64::MIN`: not at all.
+    valid_until_ms: AtomicI64,
 }
 
 impl Default for ServingLease {
@@ -31,28 +32,35 @@ impl Default for ServingLease {
 impl ServingLease {
     /// A lease not valid yet: nothing is served until [`extend`](Self::extend).
     pub fn new() -> ServingLease {
-        ServingLease { base: Instant::now(), valid_until_ms: AtomicU64::new(0) }
+        ServingLease { base: Instant::now(), valid_until_ms: AtomicI64::new(i64::MIN) }
     }
 
-    fn ms(&self, at: Instant) -> u64 {
-        at.saturating_duration_since(self.base).as_millis() as u64
+    /// `at` in milliseconds from `base`: a renewal may have been sent before the
+    /// lease was made.
+    fn ms(&self, at: Instant) -> i64 {
+        let millis = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        match at.checked_duration_since(self.base) {
+            Some(after) => millis(after),
+            None => -millis(self.base.duration_since(at)),
+        }
     }
 
     /// The lease holds until `asked + ttl`, where `asked` is when the renewal was
     /// sent (the store started its TTL no earlier). Never moves the deadline back.
     pub fn extend(&self, asked: Instant, ttl: Duration) {
-        let until = self.ms(asked).saturating_add(ttl.as_millis() as u64);
+        let until = self.ms(asked).saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
         self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
     }
 
     /// Ends the lease at once (it was lost, or given up).
     pub fn revoke(&self) {
-        self.valid_until_ms.store(0, Ordering::Release);
+        self.valid_until_ms.store(i64::MIN, Ordering::Release);
     }
 
     /// Whether the lease still holds for at least `margin`.
     pub fn holds_for(&self, margin: Duration) -> bool {
-        let now = self.ms(Instant::now()).saturating_add(margin.as_millis() as u64);
+        let margin = i64::try_from(margin.as_millis()).unwrap_or(i64::MAX);
+        let now = self.ms(Instant::now()).saturating_add(margin);
         now < self.valid_until_ms.load(Ordering::Acquire)
     }
 
