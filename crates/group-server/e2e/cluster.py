@@ -57,6 +57,8 @@ import time
 import traceback
 import urllib.request
 
+from worker_io import emit, stdin_commands
+
 TOPIC = "t1"
 PARTITIONS = 6
 COORDINATOR_PARTITIONS = 50
@@ -75,11 +77,6 @@ RESUME_S = 30.0
 STOP_S = 5.0
 
 
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
 try:
     # Resolved here, in the parent: the child between fork and exec only calls it.
     _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
@@ -94,20 +91,6 @@ def die_with_parent():
 
 
 # --------------------------------------------------------------------------- worker side
-
-
-def stdin_commands():
-    q = queue.Queue()
-
-    def pump():
-        for line in sys.stdin:
-            line = line.strip()
-            if line:
-                q.put(json.loads(line))
-        q.put({"cmd": "eof"})
-
-    threading.Thread(target=pump, daemon=True).start()
-    return q
 
 
 class KpClient:

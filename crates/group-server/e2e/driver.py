@@ -25,6 +25,8 @@ import threading
 import time
 import traceback
 
+from worker_io import emit, stdin_commands
+
 TOPIC = "t1"
 PARTITIONS = 3
 WORKER_LIFETIME_S = 90.0
@@ -36,25 +38,6 @@ MAX_POLL_MS = 10000
 
 
 # --------------------------------------------------------------------------- worker side
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def stdin_commands():
-    q = queue.Queue()
-
-    def pump():
-        for line in sys.stdin:
-            line = line.strip()
-            if line:
-                q.put(json.loads(line))
-        q.put({"cmd": "eof"})
-
-    threading.Thread(target=pump, daemon=True).start()
-    return q
 
 
 class KpClient:

@@ -29,6 +29,8 @@ import threading
 import time
 import traceback
 
+from worker_io import emit
+
 TOPIC = "t1"
 PARTITIONS = 3
 WORKER_LIMIT_S = 45.0
@@ -37,11 +39,6 @@ PARALLEL = 3
 GOOD_DEADLINE_S = 30.0
 # How long a refused client is watched for its authentication error.
 BAD_DEADLINE_S = 20.0
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 # --------------------------------------------------------------------------- worker side
