@@ -96,6 +96,7 @@ mod error;
 mod range;
 mod registry;
 mod round_robin;
+pub mod server;
 mod sticky;
 mod sticky_engine;
 mod sticky_user_data;

@@ -120,6 +120,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod consumer_records;
 mod error;
 mod manager;
 mod memory;
@@ -135,6 +136,10 @@ mod storage;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use crate::consumer_records::{
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
+};
 pub use crate::error::{OffsetError, StorageError};
 pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offset};
 pub use crate::memory::MemoryOffsetStorage;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use group_types::hash::ClientMap;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, OwnerEpoch, Record, StoredGroups};
+use crate::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, Record, StoredGroups};
 
 /// One topic's offsets by partition.
 type Partitions = ClientMap<i32, OffsetAndMetadata>;
@@ -19,11 +19,22 @@ struct GroupData {
     /// needs no allocation and a record's topic is kept without copying it.
     offsets: ClientMap<Arc<str>, Partitions>,
     record: Option<GroupMetadataRecord>,
+    /// Consumer-group records by (record type, sub-key), the last one of each.
+    consumer: std::collections::BTreeMap<(i16, Arc<str>), ConsumerGroupRecord>,
 }
 
 impl GroupData {
     fn is_empty(&self) -> bool {
-        self.offsets.is_empty() && self.record.is_none()
+        self.offsets.is_empty() && self.record.is_none() && self.consumer.is_empty()
+    }
+
+    fn apply_consumer(&mut self, record: ConsumerGroupRecord) {
+        let key = (record.record_type(), Arc::from(record.sub_key()));
+        if record.is_tombstone() {
+            self.consumer.remove(&key);
+        } else {
+            self.consumer.insert(key, record);
+        }
     }
 
     fn insert(&mut self, partition: TopicPartition, offset: OffsetAndMetadata) {
@@ -107,6 +118,7 @@ impl PartitionData {
             Record::GroupTombstone { group_id } => (group_id, Change::RemoveRecord),
             Record::Offset { group_id, partition, offset } => (group_id, Change::Offset(partition, offset)),
             Record::OffsetTombstone { group_id, partition } => (group_id, Change::RemoveOffset(partition)),
+            Record::Consumer(record) => (Arc::clone(record.group_id()), Change::Consumer(record)),
         }
     }
 
@@ -132,6 +144,7 @@ impl PartitionData {
             if !group.offsets.is_empty() {
                 out.offsets.push(group.group_offsets(group_id));
             }
+            out.consumer.extend(group.consumer.values().cloned());
         }
         out.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         out.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
@@ -149,6 +162,7 @@ enum Change {
     RemoveRecord,
     Offset(TopicPartition, OffsetAndMetadata),
     RemoveOffset(TopicPartition),
+    Consumer(ConsumerGroupRecord),
 }
 
 impl Change {
@@ -158,6 +172,7 @@ impl Change {
             Record::GroupTombstone { .. } => Change::RemoveRecord,
             Record::Offset { partition, offset, .. } => Change::Offset(partition, offset),
             Record::OffsetTombstone { partition, .. } => Change::RemoveOffset(partition),
+            Record::Consumer(record) => Change::Consumer(record),
         }
     }
 
@@ -167,6 +182,7 @@ impl Change {
             Change::RemoveRecord => group.record = None,
             Change::Offset(partition, offset) => group.insert(partition, offset),
             Change::RemoveOffset(partition) => group.remove(&partition),
+            Change::Consumer(record) => group.apply_consumer(record),
         }
     }
 }

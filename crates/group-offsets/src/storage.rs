@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, StorageError};
+use crate::{ConsumerGroupRecord, GroupMetadataRecord, StorageError};
 
 /// Kafka's default number of coordinator partitions (`offsets.topic.num.partitions`).
 pub const DEFAULT_COORDINATOR_PARTITIONS: u32 = 50;
@@ -87,6 +87,9 @@ pub enum Record {
         /// The partition.
         partition: TopicPartition,
     },
+    /// One record of a KIP-848 consumer group (or its tombstone), keyed by
+    /// ([`ConsumerGroupRecord::record_type`], group, [`ConsumerGroupRecord::sub_key`]).
+    Consumer(ConsumerGroupRecord),
 }
 
 impl Record {
@@ -97,6 +100,7 @@ impl Record {
             Record::GroupTombstone { group_id }
             | Record::Offset { group_id, .. }
             | Record::OffsetTombstone { group_id, .. } => group_id,
+            Record::Consumer(record) => record.group_id(),
         }
     }
 }
@@ -110,6 +114,9 @@ pub struct StoredGroups {
     /// no particular order (groups with offsets but no record are simple groups).
     /// A group whose offsets were all deleted is not listed.
     pub offsets: Vec<GroupOffsets>,
+    /// The live records of consumer groups: per key the last one written, none
+    /// whose last record is a tombstone, in no particular order.
+    pub consumer: Vec<ConsumerGroupRecord>,
 }
 
 impl StoredGroups {
@@ -117,6 +124,7 @@ impl StoredGroups {
     pub fn extend(&mut self, other: StoredGroups) {
         self.groups.extend(other.groups);
         self.offsets.extend(other.offsets);
+        self.consumer.extend(other.consumer);
     }
 }
 

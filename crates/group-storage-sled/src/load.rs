@@ -68,7 +68,7 @@ pub(crate) fn load_partition(
     problems.extend(group_problems);
     let (offsets, offset_problems) = load_offsets(tree, partition, mode, parts)?;
     problems.extend(offset_problems);
-    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets } }, problems))
+    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets, consumer: Vec::new() } }, problems))
 }
 
 /// Every partition below `partitions`, each read whole by `load_one` on one

@@ -120,6 +120,17 @@ error_codes! {
     GroupSubscribedToTopic = 86, "GROUP_SUBSCRIBED_TO_TOPIC";
     /// 88: a `require_stable` fetch found an unacknowledged commit.
     UnstableOffsetCommit = 88, "UNSTABLE_OFFSET_COMMIT";
+    /// 110: a consumer-protocol member's epoch is not the coordinator's (KIP-848): it
+    /// must rejoin with epoch 0 and the same member id.
+    FencedMemberEpoch = 110, "FENCED_MEMBER_EPOCH";
+    /// 111: a static instance id is still held by a member that did not leave with -2.
+    UnreleasedInstanceId = 111, "UNRELEASED_INSTANCE_ID";
+    /// 112: the requested server-side assignor is not configured.
+    UnsupportedAssignor = 112, "UNSUPPORTED_ASSIGNOR";
+    /// 113: an offset commit or fetch carried an epoch that is not the member's current one.
+    StaleMemberEpoch = 113, "STALE_MEMBER_EPOCH";
+    /// 128: a subscription's regular expression does not compile.
+    InvalidRegularExpression = 128, "INVALID_REGULAR_EXPRESSION";
 }
 
 impl ErrorCode {

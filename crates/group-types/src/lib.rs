@@ -1,4 +1,4 @@
-//! The data of Kafka's classic consumer group protocol.
+//! The data of Kafka's consumer group protocols: the classic one and KIP-848's.
 //!
 //! `group-types` is the vocabulary every other crate of the workspace speaks: the
 //! requests and responses of the group APIs, Kafka's error codes, the states of
@@ -15,6 +15,8 @@
 //!   [`DescribeGroupsRequest`], [`ListGroupsRequest`], [`DeleteGroupsRequest`] and
 //!   [`OffsetDeleteRequest`], each with its response, hold every field of the
 //!   classic protocol that real clients send.
+//! - [`ConsumerGroupHeartbeatRequest`] and [`ConsumerGroupDescribeRequest`] are
+//!   KIP-848's consumer protocol; assignments there name topics by [`TopicId`].
 //! - [`TopicPartition`] is cheap to clone; [`MemberSubscription`] is what an
 //!   assignor knows of a member.
 //! - [`Subscription`] and [`MemberAssignment`] encode and decode the consumer
@@ -53,6 +55,8 @@
 //! # Ok::<(), group_types::CodecError>(())
 //! ```
 
+mod consumer_group_describe;
+mod consumer_group_heartbeat;
 mod consumer_protocol;
 mod delete_groups;
 mod describe_groups;
@@ -70,8 +74,17 @@ mod offset_fetch;
 mod offsets;
 mod state;
 mod sync_group;
+mod topic_id;
 mod topic_partition;
 
+pub use crate::consumer_group_describe::{
+    AUTHORIZED_OPERATIONS_OMITTED, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    DescribedConsumerGroup, DescribedConsumerMember, DescribedTopicPartitions,
+};
+pub use crate::consumer_group_heartbeat::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, JOIN_GROUP_MEMBER_EPOCH,
+    LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, TopicIdPartitions,
+};
 pub use crate::consumer_protocol::{
     CONSUMER_PROTOCOL_LATEST_VERSION, CodecError, MemberAssignment, Subscription, TopicPartitions, flatten,
     group_by_topic,
@@ -91,6 +104,7 @@ pub use crate::member_subscription::MemberSubscription;
 pub use crate::offset_commit::{OffsetCommitData, OffsetCommitRequest, OffsetCommitResponse, PartitionMap};
 pub use crate::offset_fetch::{OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse};
 pub use crate::offsets::{GroupOffsets, OffsetAndMetadata, OffsetCommitLog};
-pub use crate::state::{GroupState, MemberState, UnknownGroupState};
+pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
+pub use crate::topic_id::{BadTopicId, TopicId};
 pub use crate::topic_partition::TopicPartition;

@@ -88,3 +88,81 @@ impl fmt::Display for MemberState {
         })
     }
 }
+
+/// The state of a consumer-protocol group (KIP-848, `kip848-semantics.md` §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ConsumerGroupState {
+    /// No members.
+    Empty,
+    /// The group epoch is ahead of the target assignment's.
+    Assigning,
+    /// Some member is not yet stable at the assignment epoch.
+    Reconciling,
+    /// Every member owns its target.
+    Stable,
+}
+
+impl ConsumerGroupState {
+    /// The name Kafka reports (`ConsumerGroup.ConsumerGroupState.toString`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConsumerGroupState::Empty => "Empty",
+            ConsumerGroupState::Assigning => "Assigning",
+            ConsumerGroupState::Reconciling => "Reconciling",
+            ConsumerGroupState::Stable => "Stable",
+        }
+    }
+}
+
+impl fmt::Display for ConsumerGroupState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A consumer-protocol member's reconciliation state, persisted as an `i8`
+/// (`modern.MemberState`, §3.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum ConsumerMemberState {
+    /// Owns what it was given for its epoch.
+    #[default]
+    Stable,
+    /// Must give back its pending partitions before moving to a new epoch.
+    UnrevokedPartitions,
+    /// At the target epoch, waiting for partitions others still own.
+    UnreleasedPartitions,
+    /// A stored value this version does not know.
+    Unknown,
+}
+
+impl ConsumerMemberState {
+    /// The persisted value.
+    pub const fn value(self) -> i8 {
+        match self {
+            ConsumerMemberState::Stable => 0,
+            ConsumerMemberState::UnrevokedPartitions => 1,
+            ConsumerMemberState::UnreleasedPartitions => 2,
+            ConsumerMemberState::Unknown => 127,
+        }
+    }
+
+    /// The state for a persisted value; unknown values are [`ConsumerMemberState::Unknown`].
+    pub const fn from_value(value: i8) -> ConsumerMemberState {
+        match value {
+            0 => ConsumerMemberState::Stable,
+            1 => ConsumerMemberState::UnrevokedPartitions,
+            2 => ConsumerMemberState::UnreleasedPartitions,
+            _ => ConsumerMemberState::Unknown,
+        }
+    }
+
+    /// Kafka's name (`STABLE`, `UNREVOKED_PARTITIONS`, ...).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConsumerMemberState::Stable => "STABLE",
+            ConsumerMemberState::UnrevokedPartitions => "UNREVOKED_PARTITIONS",
+            ConsumerMemberState::UnreleasedPartitions => "UNRELEASED_PARTITIONS",
+            ConsumerMemberState::Unknown => "UNKNOWN",
+        }
+    }
+}
