@@ -34,6 +34,8 @@ pub struct CoordinatorConfig {
     /// reproduced exactly. `GroupCoordinator` mixes in per-instance randomness, so
     /// ids never repeat across restarts.
     pub member_id_seed: u64,
+    /// KIP-848 consumer groups (`group.consumer.*`).
+    pub consumer: crate::ConsumerGroupConfig,
 }
 
 impl Default for CoordinatorConfig {
@@ -51,6 +53,7 @@ impl Default for CoordinatorConfig {
             offsets_retention_check_interval_ms: 600_000,
             new_member_join_timeout_ms: 300_000,
             member_id_seed: 0x5eed_c0de_1234_5678,
+            consumer: crate::ConsumerGroupConfig::default(),
         }
     }
 }

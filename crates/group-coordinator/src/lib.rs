@@ -85,9 +85,11 @@
 
 mod authorizer;
 mod config;
+mod consumer_config;
 mod core;
 mod error;
 mod latency;
+mod metadata_image;
 mod metrics;
 mod runtime;
 mod snapshot;
@@ -95,18 +97,22 @@ mod topic_metadata;
 
 pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
 pub use crate::config::CoordinatorConfig;
+pub use crate::consumer_config::{
+    BadConsumerGroupConfig, BadMigrationPolicy, ConsumerGroupConfig, GroupConfigOverrides, MigrationPolicy,
+};
 pub use crate::core::{
     CoordinatorCore, Effects, ExpirationReason, GroupEvent, Record, Request, RequestId, Response, TimerKey,
     TimerOp, TimerQueue, Write, WriteId, map_append_error, map_operation_error,
 };
 pub use crate::error::CoordinatorError;
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
+pub use crate::metadata_image::{MetadataImage, TopicImage};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
     ResponseKind, ServingLease, SystemClock, TimerDriver,
 };
-pub use crate::snapshot::{GroupMetadata, MemberMetadata};
+pub use crate::snapshot::{ConsumerGroupSnapshot, ConsumerMemberSnapshot, GroupMetadata, MemberMetadata};
 pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};
 /// What [`GroupCoordinator::perform_assignment`] returns: every member's partitions.
 pub use group_assignors::GroupAssignment;

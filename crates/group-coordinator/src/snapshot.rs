@@ -76,3 +76,51 @@ pub struct MemberMetadata {
     /// Its session deadline, if armed.
     pub session_deadline_ms: Option<i64>,
 }
+
+/// A read-only snapshot of a KIP-848 consumer group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerGroupSnapshot {
+    /// The group id.
+    pub group_id: String,
+    /// Empty, Assigning, Reconciling or Stable.
+    pub state: group_types::ConsumerGroupState,
+    /// The group epoch.
+    pub group_epoch: i32,
+    /// The target assignment's epoch.
+    pub assignment_epoch: i32,
+    /// The metadata hash of the subscribed topics (0: none exists).
+    pub metadata_hash: u64,
+    /// The server assignor most members name, `None` when none does.
+    pub preferred_assignor: Option<String>,
+    /// The subscription type of the last metadata refresh.
+    pub subscription_type: group_assignors::server::SubscriptionType,
+    /// The members, by member id.
+    pub members: Vec<ConsumerMemberSnapshot>,
+    /// Instance id to member id, by instance id.
+    pub static_members: Vec<(String, String)>,
+    /// Resolved regexes and their topics, by regex.
+    pub regexes: Vec<(String, Vec<String>)>,
+}
+
+/// One member of a [`ConsumerGroupSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerMemberSnapshot {
+    /// The member id.
+    pub member_id: String,
+    /// The member epoch.
+    pub member_epoch: i32,
+    /// The epoch before the last change.
+    pub previous_member_epoch: i32,
+    /// Its reconciliation state.
+    pub state: group_types::ConsumerMemberState,
+    /// What it sent about itself.
+    pub metadata: group_offsets::ConsumerMemberMetadataValue,
+    /// The partitions it owns.
+    pub assigned: Vec<group_types::TopicIdPartitions>,
+    /// The partitions it must give back.
+    pub pending_revocation: Vec<group_types::TopicIdPartitions>,
+    /// Its target, `None` when none is recorded.
+    pub target: Option<Vec<group_types::TopicIdPartitions>>,
+    /// Its session deadline, if armed.
+    pub session_deadline_ms: Option<i64>,
+}

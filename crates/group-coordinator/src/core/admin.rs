@@ -189,6 +189,13 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Logged => {}
+            PendingWrite::Respond { request, response } => {
+                let response = match result {
+                    Ok(()) => response,
+                    Err(error) => response.with_error(crate::core::map_operation_error(error)),
+                };
+                self.engine.respond(request, response);
+            }
         }
     }
 }

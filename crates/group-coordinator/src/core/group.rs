@@ -82,6 +82,9 @@ pub(crate) struct Group {
     /// The outstanding write of this group's metadata, if any: answers about the
     /// group are held until it commits (they could reveal what it wrote).
     pub(crate) barrier: Option<WriteId>,
+    /// Set when the group is a KIP-848 consumer group (`consumer/`): this shell
+    /// then only holds its offsets and barrier.
+    pub(crate) consumer: Option<Box<crate::core::consumer::ConsumerGroup>>,
 }
 
 impl Group {
@@ -109,6 +112,7 @@ impl Group {
             sync_timer: None,
             offsets: OffsetCache::default(),
             barrier: None,
+            consumer: None,
         }
     }
 

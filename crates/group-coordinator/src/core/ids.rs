@@ -34,3 +34,12 @@ impl MemberIdGenerator {
         )
     }
 }
+
+impl MemberIdGenerator {
+    /// A fresh Kafka `Uuid` in its string form (22 characters of URL-safe base64),
+    /// as `Uuid.randomUuid().toString()` gives ConsumerGroupHeartbeat v0 members.
+    pub(crate) fn generate_uuid(&mut self) -> String {
+        let value = (u128::from(self.next_u64()) << 64) | u128::from(self.next_u64());
+        group_types::TopicId::from_u128(value).to_string()
+    }
+}

@@ -4,6 +4,7 @@
 //! The call contract is written on [`CoordinatorCore`].
 
 mod admin;
+pub(crate) mod consumer;
 mod events;
 mod group;
 mod ids;
@@ -71,6 +72,9 @@ pub(crate) enum PendingWrite {
     Expiration { removals: Vec<(Arc<str>, usize, bool)> },
     /// A record whose failure Kafka only logs (a join phase that ended Empty).
     Logged,
+    /// A write whose requester gets `response` once it is durable, or the mapped
+    /// error if it fails (consumer group heartbeats).
+    Respond { request: RequestId, response: Response },
 }
 
 /// What a Stable static replacement must restore if its record cannot be written.
@@ -109,6 +113,14 @@ pub(crate) struct Engine {
     /// Topic names committed so far, shared by every `TopicPartition` the core builds:
     /// a commit to a known topic allocates no name.
     topics: ClientSet<Arc<str>>,
+    /// The topics consumer groups subscribe to and are assigned.
+    pub(crate) image: Arc<crate::MetadataImage>,
+    /// The version of the last image that created a topic (regexes refresh then).
+    pub(crate) image_with_new_topics: i64,
+    /// Per-group overrides of consumer-group settings.
+    pub(crate) group_configs: ClientMap<String, crate::GroupConfigOverrides>,
+    /// Server assignors registered besides the built-ins, by name.
+    pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
 }
 
 impl Engine {
@@ -327,6 +339,10 @@ impl CoordinatorCore {
                 barriers: Vec::new(),
                 deferred: Vec::new(),
                 topics: ClientSet::default(),
+                image: Arc::new(crate::MetadataImage::default()),
+                image_with_new_topics: 0,
+                group_configs: ClientMap::default(),
+                assignors: Vec::new(),
             },
             started: false,
         }
@@ -387,6 +403,8 @@ impl CoordinatorCore {
             Request::ListGroups(r) => self.list_groups(request_id, r),
             Request::DeleteGroups(r) => self.delete_groups(request_id, r),
             Request::OffsetDelete(r) => self.offset_delete(request_id, r),
+            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, r),
+            Request::ConsumerGroupDescribe(r) => self.consumer_group_describe(request_id, r),
         }
     }
 
@@ -419,6 +437,7 @@ impl CoordinatorCore {
             Request::Heartbeat(r) => self.barrier(&r.group_id),
             Request::LeaveGroup(r) => self.barrier(&r.group_id),
             Request::OffsetCommit(r) => self.barrier(&r.group_id),
+            Request::ConsumerGroupHeartbeat(r) => self.barrier(&r.group_id),
             _ => None,
         };
         // The engine's own effects are empty between calls: lend it `out` to append
@@ -435,7 +454,11 @@ impl CoordinatorCore {
     /// As [`fire_timer`](Self::fire_timer), appending to `out`.
     pub fn fire_timer_into(&mut self, now_ms: i64, key: &TimerKey, out: &mut Effects) {
         let barrier = match key {
-            TimerKey::Join(g) | TimerKey::Sync(g) | TimerKey::Session(g, _) => self.barrier(g),
+            TimerKey::Join(g)
+            | TimerKey::Sync(g)
+            | TimerKey::Session(g, _)
+            | TimerKey::ConsumerSession(g, _)
+            | TimerKey::ConsumerRebalance(g, _) => self.barrier(g),
             TimerKey::OffsetExpiration => None,
         };
         std::mem::swap(&mut self.engine.fx, out);
@@ -476,6 +499,8 @@ impl CoordinatorCore {
             TimerKey::Sync(group) => self.fire_sync(group),
             TimerKey::Session(group, member) => self.fire_session(group, member),
             TimerKey::OffsetExpiration => self.fire_expiration(),
+            TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
+            TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
         }
     }
 
@@ -585,6 +610,11 @@ impl CoordinatorCore {
                     self.groups.insert(id, *g);
                 }
             }
+            Undo::Consumer { group, prev } => {
+                if let Some(g) = self.groups.get_mut(&group) {
+                    g.consumer = Some(prev);
+                }
+            }
             Undo::Offset { group, partition, prev } => {
                 if let Some(g) = self.groups.get_mut(&group) {
                     match prev {
@@ -688,6 +718,7 @@ impl CoordinatorCore {
                 }
             }
         }
+        self.load_consumer_groups(stored.consumer);
         let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
         let mut oversized: Vec<Arc<str>> =
             self.groups.values().filter(|g| g.len() > max).map(|g| g.id.clone()).collect();
@@ -703,6 +734,69 @@ impl CoordinatorCore {
             }
         }
         self.finish()
+    }
+
+    /// Replaces the metadata image. Consumer groups subscribed to a topic that
+    /// was created, deleted or changed recompute their metadata at their next
+    /// heartbeat (`GroupMetadataManager.onNewMetadataImage`); regexes are
+    /// resolved again if a topic was created.
+    pub fn update_metadata_image(&mut self, image: Arc<crate::MetadataImage>) {
+        let (changed, created) = image.changed_since(&self.engine.image);
+        if created {
+            self.engine.image_with_new_topics = image.version();
+        }
+        if !changed.is_empty() {
+            for g in self.groups.values_mut() {
+                if let Some(cg) = g.consumer.as_deref_mut() {
+                    let names = consumer::subscribed_topic_names(cg);
+                    let regex = cg.members.values().any(|m| m.regex().is_some());
+                    if regex || changed.iter().any(|t| names.contains(&**t)) {
+                        cg.refresh_needed = true;
+                    }
+                }
+            }
+        }
+        self.engine.image = image;
+    }
+
+    /// The metadata image consumer groups see.
+    pub fn metadata_image(&self) -> &Arc<crate::MetadataImage> {
+        &self.engine.image
+    }
+
+    /// Makes `assignor` available to consumer groups under its name, before the
+    /// built-ins (`uniform`, `range`); members may name it once
+    /// [`ConsumerGroupConfig::assignors`](crate::ConsumerGroupConfig::assignors) lists it.
+    pub fn register_server_assignor(&mut self, assignor: Arc<dyn group_assignors::server::ServerAssignor>) {
+        self.engine.assignors.retain(|a| a.name() != assignor.name());
+        self.engine.assignors.push(assignor);
+    }
+
+    /// The server assignor named `name`: a registered one, else a built-in.
+    pub(crate) fn server_assignor(
+        &self,
+        name: &str,
+    ) -> Option<Arc<dyn group_assignors::server::ServerAssignor>> {
+        if let Some(a) = self.engine.assignors.iter().find(|a| a.name() == name) {
+            return Some(a.clone());
+        }
+        match name {
+            "uniform" => Some(Arc::new(group_assignors::server::UniformAssignor)),
+            "range" => Some(Arc::new(group_assignors::server::ServerRangeAssignor)),
+            _ => None,
+        }
+    }
+
+    /// Sets group `group_id`'s overrides of the consumer-group settings, checked
+    /// against the broker's bounds; effective from its members' next heartbeat.
+    pub fn set_group_config(
+        &mut self,
+        group_id: &str,
+        overrides: crate::GroupConfigOverrides,
+    ) -> Result<(), crate::BadConsumerGroupConfig> {
+        overrides.validate(&self.engine.config.consumer)?;
+        self.engine.group_configs.insert(group_id.to_owned(), overrides);
+        Ok(())
     }
 
     /// A read-only snapshot of one group, sharing nothing with the live group.

@@ -34,13 +34,15 @@ pub(crate) enum Undo {
     Group { id: Arc<str>, prev: Option<Box<Group>> },
     /// The offset of `partition` in group `group` was `prev` before the change.
     Offset { group: Arc<str>, partition: TopicPartition, prev: Option<OffsetAndMetadata> },
+    /// Consumer group `group` was `prev` before the change (`consumer/`).
+    Consumer { group: Arc<str>, prev: Box<crate::core::consumer::ConsumerGroup> },
 }
 
 impl Undo {
     fn group_id(&self) -> &Arc<str> {
         match self {
             Undo::Group { id, .. } => id,
-            Undo::Offset { group, .. } => group,
+            Undo::Offset { group, .. } | Undo::Consumer { group, .. } => group,
         }
     }
 }
@@ -176,6 +178,24 @@ impl Timeline {
         live
     }
 
+    /// The committed version of consumer group `id`, given its committed shell.
+    pub(crate) fn committed_consumer<'a>(
+        &'a self,
+        id: &str,
+        committed: &'a Group,
+    ) -> Option<&'a crate::core::consumer::ConsumerGroup> {
+        if self.is_dirty(id) {
+            for undo in self.uncommitted() {
+                match undo {
+                    Undo::Group { id: changed, .. } if **changed == *id => break,
+                    Undo::Consumer { group, prev } if **group == *id => return Some(prev),
+                    _ => {}
+                }
+            }
+        }
+        committed.consumer.as_deref()
+    }
+
     /// The committed offsets of `group` that differ from `base` (the committed
     /// group): each partition's value before its first uncommitted change, up to
     /// the group's first uncommitted creation or removal.
@@ -249,7 +269,7 @@ mod tests {
             .iter()
             .map(|u| match u {
                 Undo::Offset { prev, .. } => prev.as_ref().map(|o| o.offset),
-                Undo::Group { .. } => None,
+                Undo::Group { .. } | Undo::Consumer { .. } => None,
             })
             .collect();
         assert_eq!(prevs, vec![Some(1), None]);

@@ -4,11 +4,12 @@ use std::sync::Arc;
 
 use group_offsets::Record;
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse, ErrorCode,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
+    OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest,
+    OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse,
 };
 
 /// Identifies one request handed to the core, so that a response produced later
@@ -21,7 +22,7 @@ pub struct RequestId(pub u64);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct WriteId(pub u64);
 
-/// One request of the classic group protocol.
+/// One request of the group protocols (classic and KIP-848's consumer protocol).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Request {
@@ -46,6 +47,10 @@ pub enum Request {
     DeleteGroups(DeleteGroupsRequest),
     /// OffsetDelete.
     OffsetDelete(OffsetDeleteRequest),
+    /// ConsumerGroupHeartbeat (KIP-848).
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatRequest),
+    /// ConsumerGroupDescribe (KIP-848).
+    ConsumerGroupDescribe(ConsumerGroupDescribeRequest),
 }
 
 /// The answer to one [`Request`].
@@ -72,6 +77,10 @@ pub enum Response {
     DeleteGroups(DeleteGroupsResponse),
     /// OffsetDelete.
     OffsetDelete(OffsetDeleteResponse),
+    /// ConsumerGroupHeartbeat.
+    ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse),
+    /// ConsumerGroupDescribe.
+    ConsumerGroupDescribe(ConsumerGroupDescribeResponse),
 }
 
 impl Response {
@@ -116,6 +125,16 @@ impl Response {
                 error_code: error,
                 partitions: std::collections::BTreeMap::new(),
             }),
+            Response::ConsumerGroupHeartbeat(_) => {
+                Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse::error(error, None))
+            }
+            Response::ConsumerGroupDescribe(r) => {
+                let mut r = r.clone();
+                for g in &mut r.groups {
+                    *g = group_types::DescribedConsumerGroup::error(g.group_id.clone(), error, None);
+                }
+                Response::ConsumerGroupDescribe(r)
+            }
         }
     }
 }
@@ -132,6 +151,10 @@ pub enum TimerKey {
     Session(Arc<str>, Arc<str>),
     /// The periodic offset-retention job over every group.
     OffsetExpiration,
+    /// A consumer-protocol member's session deadline (KIP-848).
+    ConsumerSession(Arc<str>, Arc<str>),
+    /// A consumer-protocol member's revocation deadline (KIP-848).
+    ConsumerRebalance(Arc<str>, Arc<str>),
 }
 
 /// What to do with a deadline.

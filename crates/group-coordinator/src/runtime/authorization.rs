@@ -15,11 +15,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedGroup, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest,
-    OffsetFetchResponse, PartitionMap, SyncGroupRequest, SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup,
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup, ErrorCode,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse,
+    PartitionMap, SyncGroupRequest, SyncGroupResponse,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -151,6 +153,16 @@ pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
         Request::DeleteGroups(r) => Response::DeleteGroups(DeleteGroupsResponse {
             results: r.group_ids.iter().map(|id| deleted_error(id, code)).collect(),
         }),
+        Request::ConsumerGroupHeartbeat(_) => {
+            Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse::error(code, None))
+        }
+        Request::ConsumerGroupDescribe(r) => Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse {
+            groups: r
+                .group_ids
+                .iter()
+                .map(|id| DescribedConsumerGroup::error(id.clone(), code, None))
+                .collect(),
+        }),
     }
 }
 
@@ -240,12 +252,25 @@ impl Inner {
             Request::OffsetCommit(r) => (AclOperation::Read, r.group_id.as_str()),
             Request::OffsetFetch(r) => (AclOperation::Describe, r.group_id.as_str()),
             Request::OffsetDelete(r) => (AclOperation::Delete, r.group_id.as_str()),
+            Request::ConsumerGroupHeartbeat(r) => (AclOperation::Read, r.group_id.as_str()),
+            // Split per group by `Caller::consumer_group_describe`.
+            Request::ConsumerGroupDescribe(r) => {
+                (AclOperation::Describe, r.group_ids.first().map_or("", String::as_str))
+            }
             Request::DescribeGroups(_) | Request::ListGroups(_) | Request::DeleteGroups(_) => {
                 return self.admit_admin(context, request);
             }
         };
         if !self.allowed(context, operation, Resource::Group(group), true) {
             return Admission::Answered(error_response(&request, ErrorCode::GroupAuthorizationFailed));
+        }
+        // KAFKA-18813: a subscription to a topic the caller may not describe
+        // fails the whole heartbeat (§2.1 step 3).
+        if let Request::ConsumerGroupHeartbeat(r) = &request
+            && let Some(names) = &r.subscribed_topic_names
+            && names.iter().any(|t| !self.allowed(context, AclOperation::Describe, Resource::Topic(t), true))
+        {
+            return Admission::Answered(error_response(&request, ErrorCode::TopicAuthorizationFailed));
         }
         let fixup = match &mut request {
             Request::OffsetCommit(r) => {
@@ -506,6 +531,55 @@ impl Caller<'_> {
         offset_delete,
         /// OffsetDelete, blocking.
         handle_offset_delete: OffsetDeleteRequest => OffsetDelete, OffsetDeleteResponse;
+        /// ConsumerGroupHeartbeat (READ on the group, DESCRIBE on each subscribed
+        /// topic name); the answer comes once its records are durable.
+        consumer_group_heartbeat,
+        /// ConsumerGroupHeartbeat, blocking.
+        handle_consumer_group_heartbeat: ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeat,
+            ConsumerGroupHeartbeatResponse;
+    }
+
+    /// ConsumerGroupDescribe (DESCRIBE on each group), each group asked in its own
+    /// coordinator partition; an empty group id is answered first, as Kafka does.
+    pub fn consumer_group_describe(
+        &self,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Pending<ConsumerGroupDescribeResponse> {
+        let inner = &self.coordinator.inner;
+        let (version, include) = (request.api_version, request.include_authorized_operations);
+        let mut ids = request.group_ids;
+        // Stable: empty ids first, the rest in request order.
+        ids.sort_by_key(|id| !id.is_empty());
+        let parts = ids
+            .into_iter()
+            .map(|id| {
+                let shard = inner.shard_of(&id);
+                let one = ConsumerGroupDescribeRequest {
+                    api_version: version,
+                    group_ids: vec![id],
+                    include_authorized_operations: include,
+                };
+                inner.submit_as(self.context, shard, Request::ConsumerGroupDescribe(one))
+            })
+            .collect();
+        Pending::combined(
+            parts,
+            Box::new(|outcomes| {
+                let mut groups = Vec::with_capacity(outcomes.len());
+                for outcome in outcomes {
+                    groups.extend(Pending::<ConsumerGroupDescribeResponse>::decode(outcome)?.groups);
+                }
+                Ok(Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse { groups }))
+            }),
+        )
+    }
+
+    /// ConsumerGroupDescribe, blocking (never for long: describing writes nothing).
+    pub fn handle_consumer_group_describe(
+        &self,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Result<ConsumerGroupDescribeResponse, CoordinatorError> {
+        self.consumer_group_describe(request).wait()
     }
 
     /// DescribeGroups (DESCRIBE on each group), in request order; each group is

@@ -95,6 +95,23 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Starts consumer groups with `image` as the cluster's topics (later images
+    /// come through [`GroupCoordinator::update_metadata_image`]).
+    pub fn metadata_image(mut self, image: crate::MetadataImage) -> GroupCoordinatorBuilder {
+        self.ownership.image = Arc::new(image);
+        self
+    }
+
+    /// Offers `assignor` to consumer groups under its name, besides `uniform` and
+    /// `range` (members may ask for it once `ConsumerGroupConfig::assignors` lists it).
+    pub fn server_assignor(
+        mut self,
+        assignor: Arc<dyn group_assignors::server::ServerAssignor>,
+    ) -> GroupCoordinatorBuilder {
+        self.ownership.assignors.push(assignor);
+        self
+    }
+
     /// Opens the coordinator, resuming what the storage holds (nothing with
     /// [`managed_ownership`](Self::managed_ownership)).
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {

@@ -37,11 +37,12 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
 
 pub use self::authorization::Caller;
@@ -58,6 +59,8 @@ use crate::{
     Response, WriteId,
 };
 use group_types::hash::FastMap;
+
+use crate::MetadataImage;
 
 /// One coordinator partition: its core and what the runtime keeps beside it.
 struct Shard {
@@ -153,6 +156,10 @@ struct Inner {
     on_lost: Option<LostListener>,
     /// See `GroupCoordinatorBuilder::serving_lease`.
     lease: Option<Arc<ServingLease>>,
+    /// The metadata image every new core starts with.
+    image: Mutex<Arc<MetadataImage>>,
+    /// Server assignors registered besides the built-ins.
+    assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -279,7 +286,7 @@ impl Inner {
             Some(lease) if !lease.holds() => PartitionState::Unowned,
             _ => shard.state,
         };
-        if let Some(response) = ownership::refusal(state, &request) {
+        if let Some(response) = ownership::refusal(state, &request, &self.config) {
             shard.counters.on_response(&response);
             return Ok(Ok(response));
         }
@@ -424,7 +431,7 @@ impl GroupCoordinator {
         let mut shards = Vec::with_capacity(partitions as usize);
         let mut loaded = Vec::with_capacity(partitions as usize);
         for p in 0..partitions {
-            let mut core = CoordinatorCore::new(shard_config(&config, entropy, p, 0));
+            let mut core = new_core(&config, entropy, p, 0, &ownership.image, &ownership.assignors);
             let (epoch, state) = if ownership.managed {
                 // The ownership manager loads what this node gains (`load_partition`).
                 loaded.push(Effects::default());
@@ -469,6 +476,8 @@ impl GroupCoordinator {
             entropy,
             on_lost: ownership.on_lost,
             lease: ownership.lease,
+            image: Mutex::new(ownership.image),
+            assignors: ownership.assignors,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {
@@ -616,6 +625,64 @@ impl GroupCoordinator {
     ) -> Result<OffsetDeleteResponse, CoordinatorError> {
         let shard = self.inner.shard_of(&request.group_id);
         self.inner.blocking(shard, Request::OffsetDelete(request))
+    }
+
+    /// ConsumerGroupHeartbeat (KIP-848); answered once its records are durable.
+    pub fn consumer_group_heartbeat(
+        &self,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> Pending<ConsumerGroupHeartbeatResponse> {
+        self.anonymous().consumer_group_heartbeat(request)
+    }
+
+    /// ConsumerGroupHeartbeat, blocking.
+    pub fn handle_consumer_group_heartbeat(
+        &self,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> Result<ConsumerGroupHeartbeatResponse, CoordinatorError> {
+        self.consumer_group_heartbeat(request).wait()
+    }
+
+    /// ConsumerGroupDescribe, each group in its shard.
+    pub fn consumer_group_describe(
+        &self,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Pending<ConsumerGroupDescribeResponse> {
+        self.anonymous().consumer_group_describe(request)
+    }
+
+    /// ConsumerGroupDescribe, blocking (never for long: describing writes nothing).
+    pub fn handle_consumer_group_describe(
+        &self,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Result<ConsumerGroupDescribeResponse, CoordinatorError> {
+        self.consumer_group_describe(request).wait()
+    }
+
+    /// Replaces the metadata image every coordinator partition's consumer groups
+    /// see (see [`CoordinatorCore::update_metadata_image`]).
+    pub fn update_metadata_image(&self, image: MetadataImage) {
+        let image = Arc::new(image);
+        *lock(&self.inner.image) = image.clone();
+        for shard in &self.inner.shards {
+            lock(shard).core.update_metadata_image(image.clone());
+        }
+    }
+
+    /// A snapshot of consumer group `group_id`.
+    pub fn get_consumer_group(&self, group_id: &str) -> Option<crate::ConsumerGroupSnapshot> {
+        lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.consumer_group(group_id)
+    }
+
+    /// Sets group `group_id`'s overrides of the consumer-group settings.
+    pub fn set_group_config(
+        &self,
+        group_id: &str,
+        overrides: crate::GroupConfigOverrides,
+    ) -> Result<(), crate::BadConsumerGroupConfig> {
+        overrides.validate(&self.inner.config.consumer)?;
+        let shard = self.inner.shard_of(group_id);
+        lock(&self.inner.shards[shard]).core.set_group_config(group_id, overrides)
     }
 
     /// DescribeGroups, each group in its shard, in request order.
@@ -788,6 +855,23 @@ fn stage_thread_count(partitions: u32) -> usize {
 /// per load. Like Kafka's random UUIDs, an id handed out before a restart or an
 /// unload must not be handed out again to someone else (an expelled client may
 /// still use it).
+/// The core of partition `p` in its `incarnation`, with the image and assignors.
+fn new_core(
+    config: &CoordinatorConfig,
+    entropy: u64,
+    p: u32,
+    incarnation: u64,
+    image: &Arc<MetadataImage>,
+    assignors: &[Arc<dyn group_assignors::server::ServerAssignor>],
+) -> CoordinatorCore {
+    let mut core = CoordinatorCore::new(shard_config(config, entropy, p, incarnation));
+    core.update_metadata_image(image.clone());
+    for assignor in assignors {
+        core.register_server_assignor(assignor.clone());
+    }
+    core
+}
+
 fn shard_config(config: &CoordinatorConfig, entropy: u64, p: u32, incarnation: u64) -> CoordinatorConfig {
     let mut shard_config = config.clone();
     shard_config.member_id_seed = config.member_id_seed

@@ -18,8 +18,8 @@ use group_types::{ErrorCode, HeartbeatResponse};
 
 use super::authorization::error_response;
 use super::pending::Slot;
-use super::{Delivery, GroupCoordinator, Inner, Shard, fill, lock, shard_config, timers};
-use crate::{CoordinatorCore, CoordinatorError, Effects, Request, Response};
+use super::{Delivery, GroupCoordinator, Inner, Shard, fill, lock, timers};
+use crate::{CoordinatorError, Effects, Request, Response};
 
 /// Whether this node serves a coordinator partition, from
 /// [`GroupCoordinator::partition_state`].
@@ -44,7 +44,7 @@ impl PartitionState {
 /// What the builder's `on_partition_lost` set.
 pub(super) type LostListener = Arc<dyn Fn(CoordinatorPartition, OwnerEpoch) + Send + Sync>;
 
-/// The builder's ownership options.
+/// The builder's options besides storage, clock, authorizer and topic metadata.
 #[derive(Default)]
 pub(super) struct Options {
     /// Partitions start unowned; an ownership manager loads them.
@@ -52,6 +52,10 @@ pub(super) struct Options {
     pub(super) on_lost: Option<LostListener>,
     /// Nothing is served once it has run out (see `ServingLease`).
     pub(super) lease: Option<Arc<super::ServingLease>>,
+    /// The first metadata image (see `GroupCoordinatorBuilder::metadata_image`).
+    pub(super) image: Arc<crate::MetadataImage>,
+    /// Server assignors besides the built-ins.
+    pub(super) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
 }
 
 /// A request waiting in a partition: where its answer goes, and the answer it
@@ -75,7 +79,11 @@ pub(super) struct Waiter {
 /// load is answered `NONE`, blindly, as `GroupCoordinatorService.heartbeat` does
 /// (`kafka-semantics.md` §2.0): the member keeps its session, and the loaded
 /// group arms every member's session deadline afresh.
-pub(super) fn refusal(state: PartitionState, request: &Request) -> Option<Response> {
+pub(super) fn refusal(
+    state: PartitionState,
+    request: &Request,
+    config: &crate::CoordinatorConfig,
+) -> Option<Response> {
     let code = match state {
         PartitionState::Owned(_) => return None,
         PartitionState::Unowned => ErrorCode::NotCoordinator,
@@ -87,6 +95,11 @@ pub(super) fn refusal(state: PartitionState, request: &Request) -> Option<Respon
         Request::Heartbeat(r) => r.group_id.is_empty(),
         Request::LeaveGroup(r) => r.group_id.is_empty(),
         Request::OffsetDelete(r) => r.group_id.is_empty(),
+        // Kafka's service validates a heartbeat before it looks for the partition (§2.2).
+        Request::ConsumerGroupHeartbeat(r) => {
+            !config.consumer.enabled
+                || crate::core::consumer::validate_heartbeat(r, &config.consumer.assignors).is_err()
+        }
         _ => false,
     };
     if empty_id_refused {
@@ -119,8 +132,15 @@ impl Inner {
         shard.appending = false;
         shard.timers = timers::LazyTimers::default();
         shard.scratch = Effects::default();
-        shard.core =
-            CoordinatorCore::new(shard_config(&self.config, self.entropy, index as u32, shard.incarnation));
+        let image = lock(&self.image).clone();
+        shard.core = super::new_core(
+            &self.config,
+            self.entropy,
+            index as u32,
+            shard.incarnation,
+            &image,
+            &self.assignors,
+        );
         (deliver, dropped)
     }
 
@@ -254,8 +274,9 @@ impl GroupCoordinator {
         };
         // The core is built off the lock: requests meanwhile are answered
         // LOAD_IN_PROGRESS without waiting for it.
+        let image = lock(&inner.image).clone();
         let mut core =
-            CoordinatorCore::new(shard_config(&inner.config, inner.entropy, partition.0, incarnation));
+            super::new_core(&inner.config, inner.entropy, partition.0, incarnation, &image, &inner.assignors);
         let fx = core.load(inner.clock.now_ms(), loaded.groups);
         let mut shard = lock(&inner.shards[index]);
         if shard.incarnation != incarnation {

@@ -10,8 +10,9 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use group_types::{
-    DeleteGroupsResponse, DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse,
-    ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse,
+    ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse, DeleteGroupsResponse,
+    DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, ListGroupsResponse,
+    OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse,
 };
 
 use crate::{CoordinatorError, Response};
@@ -55,6 +56,8 @@ kinds! {
     ListGroupsResponse => ListGroups,
     DeleteGroupsResponse => DeleteGroups,
     OffsetDeleteResponse => OffsetDelete,
+    ConsumerGroupHeartbeatResponse => ConsumerGroupHeartbeat,
+    ConsumerGroupDescribeResponse => ConsumerGroupDescribe,
 }
 
 /// Where the runtime puts an answer that was not ready when the request was

@@ -1,0 +1,554 @@
+//! ConsumerGroupHeartbeat (`GroupMetadataManager.consumerGroupHeartbeat`, §2.4)
+//! and leaving (`consumerGroupLeave`, §2.5).
+
+use std::sync::Arc;
+
+use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue, Record};
+use group_types::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerMemberState, ErrorCode,
+    JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+};
+
+use super::assignment::{self, Assignment};
+use super::group::ConsumerMember;
+use super::reconcile::{self, Inputs};
+use super::regex::RegexChange;
+use super::{Origin, Work, topics, validate};
+use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
+
+type Refusal = (ErrorCode, Option<String>);
+
+fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
+    (code, Some(message.into()))
+}
+
+impl CoordinatorCore {
+    /// ConsumerGroupHeartbeat: validation (§2.2), then a leave or a regular heartbeat.
+    pub(crate) fn consumer_group_heartbeat(&mut self, rid: RequestId, r: ConsumerGroupHeartbeatRequest) {
+        let answer = |code, message| {
+            Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse::error(code, message))
+        };
+        if !self.engine.config.consumer.enabled {
+            self.engine.respond(rid, answer(ErrorCode::UnsupportedVersion, None));
+            return;
+        }
+        if let Err((code, message)) = validate::validate_heartbeat(&r, &self.assignor_names()) {
+            self.engine.respond(rid, answer(code, Some(message)));
+            return;
+        }
+        let result = if r.member_epoch == LEAVE_GROUP_MEMBER_EPOCH
+            || r.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
+        {
+            self.consumer_leave(rid, &r)
+        } else {
+            self.consumer_regular_heartbeat(rid, &r)
+        };
+        if let Err((code, message)) = result {
+            self.engine.respond(rid, answer(code, message));
+        }
+    }
+
+    /// The names of the configured server assignors.
+    pub(crate) fn assignor_names(&self) -> Vec<String> {
+        self.engine.config.consumer.assignors.clone()
+    }
+
+    /// Step 1: the consumer group the heartbeat works on (`getOrMaybeCreateConsumerGroup`).
+    fn heartbeat_group(&mut self, group_id: &str, epoch: i32) -> Result<Work, Refusal> {
+        if let Some(work) = self.take_consumer(group_id) {
+            return Ok(work);
+        }
+        match self.groups.get(group_id) {
+            None if epoch == JOIN_GROUP_MEMBER_EPOCH => Ok(self.new_work(group_id, Origin::New)),
+            None => Err(refuse(ErrorCode::GroupIdNotFound, format!("Consumer group {group_id} not found."))),
+            Some(g) if epoch == JOIN_GROUP_MEMBER_EPOCH && g.len() == 0 => {
+                // Offline migration: an empty classic group is replaced, its
+                // offsets kept (§8.1), whatever the migration policy says.
+                let mut work = self.new_work(group_id, Origin::ReplacesClassic);
+                work.prefix.push(Record::GroupTombstone { group_id: work.group_id.clone() });
+                Ok(work)
+            }
+            Some(_) if epoch == JOIN_GROUP_MEMBER_EPOCH => self.upgrade_classic_group(group_id),
+            Some(_) => {
+                Err(refuse(ErrorCode::GroupIdNotFound, format!("Group {group_id} is not a consumer group.")))
+            }
+        }
+    }
+
+    /// The session timeout of members of `group` (its override, else the broker's).
+    pub(crate) fn consumer_session_timeout(&self, group: &str) -> i32 {
+        self.engine
+            .group_configs
+            .get(group)
+            .and_then(|c| c.session_timeout_ms)
+            .unwrap_or(self.engine.config.consumer.session_timeout_ms)
+    }
+
+    /// The heartbeat interval of members of `group`.
+    pub(crate) fn consumer_heartbeat_interval(&self, group: &str) -> i32 {
+        self.engine
+            .group_configs
+            .get(group)
+            .and_then(|c| c.heartbeat_interval_ms)
+            .unwrap_or(self.engine.config.consumer.heartbeat_interval_ms)
+    }
+
+    fn consumer_regular_heartbeat(
+        &mut self,
+        rid: RequestId,
+        r: &ConsumerGroupHeartbeatRequest,
+    ) -> Result<(), Refusal> {
+        let mut work = self.heartbeat_group(&r.group_id, r.member_epoch)?;
+        match self.regular_heartbeat_in(&mut work, r) {
+            Ok(response) => {
+                let group_id = work.group_id.clone();
+                self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));
+                self.maybe_resolve_regexes(&group_id);
+                Ok(())
+            }
+            Err(refusal) => {
+                self.abandon(work);
+                Err(refusal)
+            }
+        }
+    }
+
+    /// Steps 2 to 14 on `work`'s group.
+    fn regular_heartbeat_in(
+        &mut self,
+        work: &mut Work,
+        r: &ConsumerGroupHeartbeatRequest,
+    ) -> Result<ConsumerGroupHeartbeatResponse, Refusal> {
+        let group_id = work.group_id.clone();
+        let now = self.engine.now;
+        let max = self.engine.config.consumer.max_size;
+        // Step 2: size, before a static replacement is considered.
+        let members = work.cg.members.len();
+        if members >= usize::try_from(max).unwrap_or(usize::MAX)
+            && (r.member_id.is_empty() || !work.cg.members.contains_key(r.member_id.as_str()))
+        {
+            return Err(refuse(
+                ErrorCode::GroupMaxSizeReached,
+                format!("The consumer group has reached its maximum capacity of {max} members."),
+            ));
+        }
+        // Step 3: v0 members may let the coordinator choose their id.
+        let member_id: Arc<str> = if r.member_id.is_empty() {
+            Arc::from(self.engine.ids.generate_uuid())
+        } else {
+            Arc::from(r.member_id.as_str())
+        };
+        // Step 4: the member, new, existing or replacing a static one.
+        let (stored, replaced) = self.heartbeat_member(work, r, &member_id)?;
+        let owned = r.topic_partitions.as_deref().map(assignment::from_wire);
+        let is_new = replaced.is_none() && !work.cg.members.contains_key(&member_id);
+        if replaced.is_none() && !is_new {
+            check_epoch(&stored, r.member_epoch, owned.as_ref())?;
+        }
+        // Step 6: the updated member.
+        let mut updated = stored.clone();
+        updated.id = member_id.clone();
+        let meta = &mut updated.meta;
+        if let Some(v) = &r.instance_id {
+            meta.instance_id = Some(v.clone());
+        }
+        if let Some(v) = &r.rack_id {
+            meta.rack_id = Some(v.clone());
+        }
+        if r.rebalance_timeout_ms != -1 {
+            meta.rebalance_timeout_ms = r.rebalance_timeout_ms;
+        }
+        if let Some(v) = &r.server_assignor {
+            meta.server_assignor = Some(v.clone());
+        }
+        if let Some(names) = &r.subscribed_topic_names {
+            let mut names = names.clone();
+            names.sort();
+            names.dedup();
+            meta.subscribed_topic_names = names;
+        }
+        if let Some(regex) = &r.subscribed_topic_regex {
+            meta.subscribed_topic_regex = Some(regex.clone()).filter(|r| !r.is_empty());
+        }
+        meta.client_id = r.client_id.clone();
+        meta.client_host = r.client_host.clone();
+        meta.classic = None;
+        let names_changed = updated.meta.subscribed_topic_names != stored.meta.subscribed_topic_names;
+        let regex_changed = updated.regex() != stored.regex();
+        // Step 7: the member's metadata record.
+        if is_new || updated.meta != stored.meta {
+            let value = Box::new(normalized(updated.meta.clone()));
+            work.emit(ConsumerGroupRecord::MemberMetadata {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+                value: Some(value),
+            });
+        }
+        // Step 8: regex bookkeeping.
+        let regex_change = self.update_regexes(work, &stored, &updated)?;
+        // Step 9: whether the group epoch moves.
+        let mut bump =
+            work.cg.group_epoch == 0 || names_changed || regex_change == RegexChange::UpdatedAndResolved;
+        // Step 10: the metadata refresh, which may bump too.
+        let mut hash = work.cg.metadata_hash;
+        if bump || work.cg.refresh_needed {
+            let (changed, new_hash) = self.refresh_subscription(work);
+            bump = bump || changed;
+            hash = new_hash;
+        }
+        if bump {
+            let epoch = work.cg.group_epoch + 1;
+            work.emit(ConsumerGroupRecord::GroupMetadata {
+                group_id: group_id.clone(),
+                value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
+            });
+        }
+        // Step 11: the target assignment.
+        if work.cg.group_epoch > work.cg.assignment_epoch {
+            self.update_target_assignment(work, replaced.as_deref())?;
+        }
+        // Step 12: reconciliation.
+        let member = work.cg.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+        let before_assigned = stored.assigned.clone();
+        let subscription_changed = names_changed || regex_changed;
+        let skip = member.state == ConsumerMemberState::Stable
+            && member.member_epoch == work.cg.assignment_epoch
+            && !subscription_changed;
+        if !skip {
+            self.reconcile_member(work, &member, owned.as_ref(), subscription_changed)?;
+        }
+        // Step 13: the session.
+        let deadline = now + i64::from(self.consumer_session_timeout(&group_id));
+        if let Some(m) = work.cg.members.get_mut(&member_id) {
+            m.session_deadline = Some(deadline);
+        }
+        work.arm(TimerKey::ConsumerSession(group_id.clone(), member_id.clone()), deadline);
+        // Step 14: the answer.
+        let member = work.cg.members.get(&member_id).cloned().unwrap_or(updated);
+        let full = r.rebalance_timeout_ms != -1
+            && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
+            && r.topic_partitions.is_some();
+        let send_assignment =
+            r.member_epoch == JOIN_GROUP_MEMBER_EPOCH || full || member.assigned != before_assigned;
+        Ok(ConsumerGroupHeartbeatResponse {
+            error_code: ErrorCode::None,
+            error_message: None,
+            member_id: Some(member_id.to_string()),
+            member_epoch: member.member_epoch,
+            heartbeat_interval_ms: self.consumer_heartbeat_interval(&group_id),
+            assignment: send_assignment.then(|| assignment::to_wire(&member.assigned)),
+        })
+    }
+
+    /// Step 4: the stored member the heartbeat is about (a fresh one for a join),
+    /// and, for a static member replacing another, the id it replaced.
+    fn heartbeat_member(
+        &mut self,
+        work: &mut Work,
+        r: &ConsumerGroupHeartbeatRequest,
+        member_id: &Arc<str>,
+    ) -> Result<(ConsumerMember, Option<Arc<str>>), Refusal> {
+        let group_id = work.group_id.clone();
+        let join = r.member_epoch == JOIN_GROUP_MEMBER_EPOCH;
+        let Some(instance) = &r.instance_id else {
+            return match work.cg.members.get(member_id) {
+                Some(m) => Ok((m.clone(), None)),
+                None if join => Ok((ConsumerMember::new(member_id.clone()), None)),
+                None => Err(refuse(
+                    ErrorCode::UnknownMemberId,
+                    format!("Member {member_id} is not a member of group {group_id}."),
+                )),
+            };
+        };
+        let holder = work.cg.static_members.get(instance).cloned();
+        match holder {
+            None if join => Ok((ConsumerMember::new(member_id.clone()), None)),
+            None => Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown."))),
+            Some(holder) if join => {
+                let old = work
+                    .cg
+                    .members
+                    .get(&holder)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
+                let either_classic = old.is_classic();
+                if !either_classic && old.member_epoch != LEAVE_GROUP_STATIC_MEMBER_EPOCH {
+                    return Err(refuse(
+                        ErrorCode::UnreleasedInstanceId,
+                        format!(
+                            "Static member {member_id} with instance id {instance} cannot join the group because the instance id is owned by {holder} member."
+                        ),
+                    ));
+                }
+                self.replace_static_member(work, &old, member_id);
+                let new = work
+                    .cg
+                    .members
+                    .get(member_id)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone()));
+                Ok((new, Some(holder)))
+            }
+            Some(holder) if holder != *member_id => Err(refuse(
+                ErrorCode::FencedInstanceId,
+                format!(
+                    "Static member {member_id} with instance id {instance} was fenced by member {holder}."
+                ),
+            )),
+            Some(holder) => match work.cg.members.get(&holder) {
+                Some(m) => Ok((m.clone(), None)),
+                None => {
+                    Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown.")))
+                }
+            },
+        }
+    }
+
+    /// `replaceMember`: the new member id takes the old one's subscriptions,
+    /// target and assignment, at epoch 0.
+    fn replace_static_member(&mut self, work: &mut Work, old: &ConsumerMember, new_id: &Arc<str>) {
+        let group_id = work.group_id.clone();
+        let target = work.cg.target(&old.id).clone();
+        self.cancel_member_timers(work, &old.id);
+        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: group_id.clone(),
+            member_id: old.id.clone(),
+            value: None,
+        });
+        work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: group_id.clone(),
+            member_id: old.id.clone(),
+            value: None,
+        });
+        work.emit(ConsumerGroupRecord::MemberMetadata {
+            group_id: group_id.clone(),
+            member_id: old.id.clone(),
+            value: None,
+        });
+        work.emit(ConsumerGroupRecord::MemberMetadata {
+            group_id: group_id.clone(),
+            member_id: new_id.clone(),
+            value: Some(Box::new(normalized(old.meta.clone()))),
+        });
+        work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: group_id.clone(),
+            member_id: new_id.clone(),
+            value: Some(assignment::to_wire(&target)),
+        });
+        let mut value = old.assignment_value();
+        value.member_epoch = 0;
+        value.previous_member_epoch = 0;
+        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id,
+            member_id: new_id.clone(),
+            value: Some(value),
+        });
+    }
+
+    /// Step 12: writes the member's new assignment if it changed, arming or
+    /// cancelling its revocation timer.
+    pub(crate) fn reconcile_member(
+        &mut self,
+        work: &mut Work,
+        member: &ConsumerMember,
+        owned: Option<&Assignment>,
+        subscription_changed: bool,
+    ) -> Result<(), Refusal> {
+        let image = self.engine.image.clone();
+        let ids = topics::subscribed_ids(member, &work.cg, &image);
+        let subscribed = |t| ids.binary_search(&t).is_ok();
+        let target = work.cg.target(&member.id).clone();
+        let inputs = Inputs {
+            group: &work.cg,
+            target_epoch: work.cg.assignment_epoch,
+            target: &target,
+            owned,
+            subscription_changed,
+            subscribed: &subscribed,
+        };
+        let next = reconcile::reconcile(member, &inputs).map_err(|code| (code, None))?;
+        if next.same_as(member) {
+            return Ok(());
+        }
+        let group_id = work.group_id.clone();
+        let value = group_offsets::CurrentMemberAssignmentValue {
+            member_epoch: next.member_epoch,
+            previous_member_epoch: next.previous_member_epoch,
+            state: next.state,
+            assigned: assignment::to_wire(&next.assigned),
+            pending_revocation: assignment::to_wire(&next.pending_revocation),
+        };
+        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: group_id.clone(),
+            member_id: member.id.clone(),
+            value: Some(value),
+        });
+        let key = TimerKey::ConsumerRebalance(group_id, member.id.clone());
+        let is_classic = member.is_classic();
+        if let Some(m) = work.cg.members.get_mut(&member.id) {
+            if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
+                m.rebalance_timer_epoch = Some(next.member_epoch);
+                let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
+                work.arm(key, deadline);
+            } else if m.rebalance_timer_epoch.take().is_some() {
+                work.cancel(key);
+            }
+        }
+        Ok(())
+    }
+
+    fn cancel_member_timers(&mut self, work: &mut Work, member: &Arc<str>) {
+        work.cancel(TimerKey::ConsumerSession(work.group_id.clone(), member.clone()));
+        work.cancel(TimerKey::ConsumerRebalance(work.group_id.clone(), member.clone()));
+    }
+
+    /// Epochs -1 and -2 (§2.5).
+    fn consumer_leave(&mut self, rid: RequestId, r: &ConsumerGroupHeartbeatRequest) -> Result<(), Refusal> {
+        let group_id = r.group_id.as_str();
+        let Some(mut work) = self.take_consumer(group_id) else {
+            let message = if self.groups.contains_key(group_id) {
+                format!("Group {group_id} is not a consumer group.")
+            } else {
+                format!("Group {group_id} not found.")
+            };
+            return Err(refuse(ErrorCode::GroupIdNotFound, message));
+        };
+        let found = match &r.instance_id {
+            None => match work.cg.members.get(r.member_id.as_str()) {
+                Some(m) => Ok(m.id.clone()),
+                None => Err(refuse(
+                    ErrorCode::UnknownMemberId,
+                    format!("Member {} is not a member of group {group_id}.", r.member_id),
+                )),
+            },
+            Some(instance) => match work.cg.static_members.get(instance) {
+                None => {
+                    Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown.")))
+                }
+                Some(holder) if **holder != *r.member_id => Err(refuse(
+                    ErrorCode::FencedInstanceId,
+                    format!(
+                        "Static member {} with instance id {instance} was fenced by member {holder}.",
+                        r.member_id
+                    ),
+                )),
+                Some(holder) => Ok(holder.clone()),
+            },
+        };
+        let member_id = match found {
+            Ok(id) => id,
+            Err(refusal) => {
+                self.abandon(work);
+                return Err(refusal);
+            }
+        };
+        let response = ConsumerGroupHeartbeatResponse {
+            member_id: Some(if r.instance_id.is_some() {
+                member_id.to_string()
+            } else {
+                r.member_id.clone()
+            }),
+            member_epoch: r.member_epoch,
+            ..ConsumerGroupHeartbeatResponse::default()
+        };
+        if r.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH {
+            // A temporary leave keeps the partitions reserved for the replacement:
+            // no bump, and the session keeps running from the last heartbeat.
+            if let Some(m) = work.cg.members.get(&member_id).cloned() {
+                let mut value = m.assignment_value();
+                value.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
+                value.previous_member_epoch = m.member_epoch;
+                value.pending_revocation = Vec::new();
+                work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+                    group_id: work.group_id.clone(),
+                    member_id: member_id.clone(),
+                    value: Some(value),
+                });
+            }
+        } else {
+            self.fence_members(&mut work, &[member_id]);
+        }
+        self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));
+        Ok(())
+    }
+
+    /// Removes members (§2.5 "Fencing"): their tombstones, regex tombstones for
+    /// regexes they were the last to use, and always a bump.
+    pub(crate) fn fence_members(&mut self, work: &mut Work, ids: &[Arc<str>]) {
+        let group_id = work.group_id.clone();
+        for id in ids {
+            self.cancel_member_timers(work, id);
+            work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+                group_id: group_id.clone(),
+                member_id: id.clone(),
+                value: None,
+            });
+            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+                group_id: group_id.clone(),
+                member_id: id.clone(),
+                value: None,
+            });
+            let regex = work.cg.members.get(id).and_then(|m| m.regex().map(Arc::<str>::from));
+            work.emit(ConsumerGroupRecord::MemberMetadata {
+                group_id: group_id.clone(),
+                member_id: id.clone(),
+                value: None,
+            });
+            if let Some(regex) = regex
+                && !work.cg.members.values().any(|m| m.regex() == Some(&*regex))
+                && work.cg.regexes.contains_key(&regex)
+            {
+                work.emit(ConsumerGroupRecord::RegularExpression {
+                    group_id: group_id.clone(),
+                    regex,
+                    value: None,
+                });
+            }
+        }
+        let (_, hash) = self.refresh_subscription(work);
+        let epoch = work.cg.group_epoch + 1;
+        work.emit(ConsumerGroupRecord::GroupMetadata {
+            group_id,
+            value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
+        });
+    }
+}
+
+/// The record form of a member's metadata: names sorted, no regex as `None`.
+fn normalized(mut meta: ConsumerMemberMetadataValue) -> ConsumerMemberMetadataValue {
+    meta.subscribed_topic_names.sort();
+    meta.subscribed_topic_names.dedup();
+    meta.subscribed_topic_regex = meta.subscribed_topic_regex.filter(|r| !r.is_empty());
+    meta
+}
+
+/// Step 5 (`throwIfConsumerGroupMemberEpochIsInvalid`, 4.2).
+fn check_epoch(stored: &ConsumerMember, epoch: i32, owned: Option<&Assignment>) -> Result<(), Refusal> {
+    if epoch == JOIN_GROUP_MEMBER_EPOCH {
+        return Ok(());
+    }
+    let m = stored.member_epoch;
+    if epoch > m {
+        return Err(refuse(
+            ErrorCode::FencedMemberEpoch,
+            format!(
+                "The consumer group member has a greater member epoch ({epoch}) than the one known by the group coordinator ({m}). The member must abandon all its partitions and rejoin."
+            ),
+        ));
+    }
+    if epoch < m {
+        let lost_response = epoch == stored.previous_member_epoch
+            && owned.is_some_and(|o| {
+                assignment::iter(o).all(|(t, p)| assignment::contains(&stored.assigned, t, p))
+            });
+        if !lost_response {
+            return Err(refuse(
+                ErrorCode::FencedMemberEpoch,
+                format!(
+                    "The consumer group member has a smaller member epoch ({epoch}) than the one known by the group coordinator ({m}). The member must abandon all its partitions and rejoin."
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Reconciliation: how a member moves from what it owns to its target, one
+//! heartbeat at a time (`CurrentAssignmentBuilder`, `kip848-semantics.md` §3).
+//!
+//! A partition goes to a member only once nobody else owns it, and a member gives
+//! back what it must revoke before it receives anything new, so no partition is
+//! ever owned by two members at once.
+
+use group_types::{ConsumerMemberState, ErrorCode, TopicId};
+
+use super::assignment::{self, Assignment};
+use super::group::{ConsumerGroup, ConsumerMember};
+
+/// Where a member's reconciliation stands after a heartbeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reconciled {
+    pub(crate) member_epoch: i32,
+    pub(crate) previous_member_epoch: i32,
+    pub(crate) state: ConsumerMemberState,
+    pub(crate) assigned: Assignment,
+    pub(crate) pending_revocation: Assignment,
+}
+
+impl Reconciled {
+    fn of(member: &ConsumerMember) -> Reconciled {
+        Reconciled {
+            member_epoch: member.member_epoch,
+            previous_member_epoch: member.previous_member_epoch,
+            state: member.state,
+            assigned: member.assigned.clone(),
+            pending_revocation: member.pending_revocation.clone(),
+        }
+    }
+
+    /// True when nothing differs from `member` (no record to write).
+    pub(crate) fn same_as(&self, member: &ConsumerMember) -> bool {
+        self.member_epoch == member.member_epoch
+            && self.previous_member_epoch == member.previous_member_epoch
+            && self.state == member.state
+            && self.assigned == member.assigned
+            && self.pending_revocation == member.pending_revocation
+    }
+}
+
+/// What reconciliation needs besides the member.
+pub(crate) struct Inputs<'a> {
+    pub(crate) group: &'a ConsumerGroup,
+    pub(crate) target_epoch: i32,
+    pub(crate) target: &'a Assignment,
+    /// The request's TopicPartitions; `None` = "no news" (still owns everything).
+    pub(crate) owned: Option<&'a Assignment>,
+    /// The member's subscription changed in this request (4.2, KAFKA-19431).
+    pub(crate) subscription_changed: bool,
+    /// Whether the member still subscribes to a topic (names and resolved regexes).
+    pub(crate) subscribed: &'a dyn Fn(TopicId) -> bool,
+}
+
+/// `CurrentAssignmentBuilder.build`: the member's next state, or
+/// `FENCED_MEMBER_EPOCH` for a member in a state this version does not know.
+pub(crate) fn reconcile(member: &ConsumerMember, inputs: &Inputs<'_>) -> Result<Reconciled, ErrorCode> {
+    match member.state {
+        ConsumerMemberState::Stable => {
+            if member.member_epoch != inputs.target_epoch {
+                Ok(next_assignment(member, inputs, member.member_epoch))
+            } else if inputs.subscription_changed {
+                Ok(drop_unsubscribed(member, inputs))
+            } else {
+                Ok(Reconciled::of(member))
+            }
+        }
+        ConsumerMemberState::UnrevokedPartitions => {
+            if owns_any(inputs.owned, &member.pending_revocation) {
+                if inputs.subscription_changed {
+                    Ok(drop_unsubscribed(member, inputs))
+                } else {
+                    Ok(Reconciled::of(member))
+                }
+            } else {
+                // 4.2 (KAFKA-19974): a second revocation round keeps the epoch.
+                Ok(next_assignment(member, inputs, member.member_epoch))
+            }
+        }
+        ConsumerMemberState::UnreleasedPartitions => Ok(next_assignment(member, inputs, member.member_epoch)),
+        ConsumerMemberState::Unknown => match inputs.owned {
+            Some(owned) if owned.is_empty() => Ok(next_assignment(member, inputs, inputs.target_epoch)),
+            _ => Err(ErrorCode::FencedMemberEpoch),
+        },
+    }
+}
+
+/// True when the client may still own one of `partitions`: it said nothing
+/// (`None`), or listed one of them (`ownsRevokedPartitions`).
+fn owns_any(owned: Option<&Assignment>, partitions: &Assignment) -> bool {
+    match owned {
+        None => true,
+        Some(owned) => assignment::intersects(partitions, owned),
+    }
+}
+
+/// Every call records the old epoch as the previous one
+/// (`ConsumerGroupMember.Builder.updateMemberEpoch`), even when it does not change.
+fn with_epoch(member: &ConsumerMember, epoch: i32) -> (i32, i32) {
+    (epoch, member.member_epoch)
+}
+
+/// `computeNextAssignment`: keep what stays, revoke what goes (first, if the
+/// client may still own it), then add what is free.
+fn next_assignment(member: &ConsumerMember, inputs: &Inputs<'_>, revoking_epoch: i32) -> Reconciled {
+    let mut keep = Vec::new();
+    let mut revoke = Vec::new();
+    let mut add = Vec::new();
+    let mut has_unreleased = false;
+    for topic in assignment::topics_of(inputs.target, &member.assigned) {
+        let target: &[i32] = if (inputs.subscribed)(topic) { inputs.target.partitions(topic) } else { &[] };
+        let assigned = member.assigned.partitions(topic);
+        let kept: Vec<i32> = assigned.iter().copied().filter(|p| target.binary_search(p).is_ok()).collect();
+        let revoked: Vec<i32> =
+            assigned.iter().copied().filter(|p| target.binary_search(p).is_err()).collect();
+        let mut added = Vec::new();
+        for &p in target {
+            if kept.binary_search(&p).is_ok() {
+                continue;
+            }
+            if inputs.group.is_free_for(topic, p, member) {
+                added.push(p);
+            } else {
+                has_unreleased = true;
+            }
+        }
+        keep.push((topic, kept));
+        revoke.push((topic, revoked));
+        add.push((topic, added));
+    }
+    let keep = assignment::from_sorted(keep);
+    let revoke = assignment::from_sorted(revoke);
+    let add = assignment::from_sorted(add);
+    if !revoke.is_empty() && owns_any(inputs.owned, &revoke) {
+        let (member_epoch, previous_member_epoch) = with_epoch(member, revoking_epoch);
+        return Reconciled {
+            member_epoch,
+            previous_member_epoch,
+            state: ConsumerMemberState::UnrevokedPartitions,
+            assigned: keep,
+            pending_revocation: revoke,
+        };
+    }
+    let (member_epoch, previous_member_epoch) = with_epoch(member, inputs.target_epoch);
+    let state =
+        if has_unreleased { ConsumerMemberState::UnreleasedPartitions } else { ConsumerMemberState::Stable };
+    let assigned = if add.is_empty() { keep } else { assignment::union(&keep, &add) };
+    Reconciled {
+        member_epoch,
+        previous_member_epoch,
+        state,
+        assigned,
+        pending_revocation: Assignment::default(),
+    }
+}
+
+/// `updateCurrentAssignment` (4.2): partitions of topics the member no longer
+/// subscribes to become pending revocation at once, without waiting for a new target.
+fn drop_unsubscribed(member: &ConsumerMember, inputs: &Inputs<'_>) -> Reconciled {
+    let mut keep = Vec::new();
+    let mut revoke = Vec::new();
+    for (topic, ps) in &member.assigned.topics {
+        if (inputs.subscribed)(*topic) {
+            keep.push((*topic, ps.clone()));
+        } else {
+            revoke.push((*topic, ps.clone()));
+        }
+    }
+    let revoke = assignment::from_sorted(revoke);
+    if revoke.is_empty() {
+        return Reconciled::of(member);
+    }
+    let keep = assignment::from_sorted(keep);
+    let pending = assignment::union(&member.pending_revocation, &revoke);
+    if owns_any(inputs.owned, &pending) {
+        let (member_epoch, previous_member_epoch) = with_epoch(member, member.member_epoch);
+        Reconciled {
+            member_epoch,
+            previous_member_epoch,
+            state: ConsumerMemberState::UnrevokedPartitions,
+            assigned: keep,
+            pending_revocation: pending,
+        }
+    } else {
+        Reconciled { assigned: keep, ..Reconciled::of(member) }
+    }
+}

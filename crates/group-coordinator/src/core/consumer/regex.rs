@@ -1,0 +1,151 @@
+//! Regular-expression subscriptions (§6): validated when a member introduces a
+//! regex nobody in the group uses, resolved against the metadata image as a write
+//! of its own after the heartbeat that asked for it, at most every 10 s per group.
+//!
+//! Kafka matches with RE2/J's `matches()`, the whole topic name; the `regex` crate
+//! speaks the same syntax (no backreferences, no lookaround), and the pattern is
+//! anchored as `^(?:...)$` to match whole names.
+
+use std::sync::Arc;
+
+use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, RegularExpressionValue};
+use group_types::ErrorCode;
+
+use super::Work;
+use super::group::ConsumerMember;
+use crate::core::CoordinatorCore;
+
+/// Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`.
+const MIN_REFRESH_INTERVAL_MS: i64 = 10_000;
+
+/// Longest regex source accepted, and the compiled size limit: a regex is
+/// client input, and compiling one must stay cheap.
+const MAX_REGEX_LEN: usize = 4_096;
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// What step 8 did (`UpdateRegularExpressionsResult`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RegexChange {
+    NoChange,
+    /// A regex not resolved yet: the bump waits for its resolution.
+    Updated,
+    /// The member's topics changed at once (a regex already resolved, or none).
+    UpdatedAndResolved,
+}
+
+/// The whole-name matcher for `source`, or why it is not a regex.
+pub(crate) fn compile(source: &str) -> Result<regex::Regex, String> {
+    if source.len() > MAX_REGEX_LEN {
+        return Err(format!("longer than {MAX_REGEX_LEN} bytes"));
+    }
+    regex::RegexBuilder::new(&format!("^(?:{source})$"))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| e.to_string().lines().last().unwrap_or("invalid").trim().to_owned())
+}
+
+impl CoordinatorCore {
+    /// Step 8 (`maybeUpdateRegularExpressions`): a tombstone for a regex the
+    /// member was the last to use, and whether its topics changed now or later.
+    pub(crate) fn update_regexes(
+        &mut self,
+        work: &mut Work,
+        stored: &ConsumerMember,
+        updated: &ConsumerMember,
+    ) -> Result<RegexChange, (ErrorCode, Option<String>)> {
+        let (old, new) = (stored.regex(), updated.regex());
+        if old == new {
+            return Ok(RegexChange::NoChange);
+        }
+        if let Some(new) = new
+            && !work.cg.regexes.contains_key(new)
+            && work.cg.regex_unused_by_others(new, &updated.id)
+            && let Err(reason) = compile(new)
+        {
+            return Err((
+                ErrorCode::InvalidRegularExpression,
+                Some(format!("SubscribedTopicRegex `{new}` is not a valid regular expression: {reason}.")),
+            ));
+        }
+        if let Some(old) = old
+            && work.cg.regex_unused_by_others(old, &updated.id)
+            && work.cg.regexes.contains_key(old)
+        {
+            work.emit(ConsumerGroupRecord::RegularExpression {
+                group_id: work.group_id.clone(),
+                regex: Arc::from(old),
+                value: None,
+            });
+        }
+        Ok(match new {
+            Some(new) if work.cg.regexes.contains_key(new) => RegexChange::UpdatedAndResolved,
+            Some(_) => RegexChange::Updated,
+            // 4.2 (KAFKA-19891): clearing a regex changes the member's topics at once.
+            None => RegexChange::UpdatedAndResolved,
+        })
+    }
+
+    /// §6.3: after a heartbeat of a group with regexes, resolves all of them
+    /// together if one is unresolved, topics were created since the last
+    /// resolution, or it is older than the refresh interval; at most every 10 s.
+    /// The result is its own write: a RegularExpression record per regex, and a
+    /// bump if any topic set or the metadata hash changed.
+    pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str) {
+        let now = self.engine.now;
+        let image = self.engine.image.clone();
+        let refresh_interval = self.engine.config.consumer.regex_refresh_interval_ms;
+        let created_since = self.engine.image_with_new_topics;
+        let Some(cg) = self.consumer_group_ref(group_id) else { return };
+        let mut subscribed: Vec<&str> = cg.members.values().filter_map(ConsumerMember::regex).collect();
+        subscribed.sort_unstable();
+        subscribed.dedup();
+        if subscribed.is_empty() {
+            return;
+        }
+        if cg.regex_resolved_at.is_some_and(|at| now - at < MIN_REFRESH_INTERVAL_MS) {
+            return;
+        }
+        let unresolved = subscribed.iter().any(|r| !cg.regexes.contains_key(*r));
+        let new_topics = created_since > cg.regex_image_version;
+        let stale = cg.regex_resolved_at.is_none_or(|at| now - at >= refresh_interval);
+        if !(unresolved || new_topics || stale) {
+            return;
+        }
+        let subscribed: Vec<String> = subscribed.into_iter().map(str::to_owned).collect();
+        self.engine.timeline.begin_step();
+        let Some(mut work) = self.take_consumer(group_id) else { return };
+        work.cg.regex_resolved_at = Some(now);
+        work.cg.regex_image_version = image.version();
+        let mut changed = false;
+        for source in &subscribed {
+            let mut matched: Vec<String> = match compile(source) {
+                Ok(re) => {
+                    image.topics().filter(|t| re.is_match(&t.name)).map(|t| t.name.to_string()).collect()
+                }
+                Err(_) => Vec::new(),
+            };
+            matched.sort();
+            if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != matched) {
+                changed = true;
+            }
+            work.emit(ConsumerGroupRecord::RegularExpression {
+                group_id: work.group_id.clone(),
+                regex: Arc::from(source.as_str()),
+                value: Some(RegularExpressionValue {
+                    topics: matched,
+                    version: image.version(),
+                    timestamp_ms: now,
+                }),
+            });
+        }
+        let (hash_changed, hash) = self.refresh_subscription(&mut work);
+        if changed || hash_changed {
+            let epoch = work.cg.group_epoch + 1;
+            work.emit(ConsumerGroupRecord::GroupMetadata {
+                group_id: work.group_id.clone(),
+                value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
+            });
+        }
+        self.commit_work(work, None);
+    }
+}

@@ -1,0 +1,102 @@
+//! The group's subscription metadata (step 10) and its target assignment
+//! (step 11, `TargetAssignmentBuilder`).
+
+use std::sync::Arc;
+
+use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, SubscribedTopicDescriber};
+use group_offsets::ConsumerGroupRecord;
+use group_types::{ErrorCode, TopicId};
+
+use super::{Work, assignment, topics};
+use crate::MetadataImage;
+use crate::core::CoordinatorCore;
+
+type Refusal = (ErrorCode, Option<String>);
+
+struct Describer<'a>(&'a MetadataImage);
+
+impl SubscribedTopicDescriber for Describer<'_> {
+    fn partition_count(&self, topic: TopicId) -> Option<u32> {
+        self.0.topic_by_id(topic).map(|t| t.partitions)
+    }
+}
+
+impl CoordinatorCore {
+    /// `updateSubscriptionMetadata`: the subscription type and the metadata hash
+    /// of the group's members as they are now. Returns whether the hash differs
+    /// from the group's, and the new hash.
+    pub(crate) fn refresh_subscription(&mut self, work: &mut Work) -> (bool, u64) {
+        let image = self.engine.image.clone();
+        let names = topics::group_names(work.cg.members.values(), &work.cg);
+        let hash = topics::metadata_hash(&names, &image);
+        work.cg.subscription_type = topics::subscription_type(work.cg.members.values(), &work.cg);
+        work.cg.refresh_needed = false;
+        (hash != work.cg.metadata_hash, hash)
+    }
+
+    /// `updateTargetAssignment`: runs the group's assignor over every member and
+    /// writes the targets that changed and the new assignment epoch. An assignor
+    /// failure is `UNKNOWN_SERVER_ERROR` and nothing of the request is written.
+    pub(crate) fn update_target_assignment(
+        &mut self,
+        work: &mut Work,
+        replaced: Option<&str>,
+    ) -> Result<(), Refusal> {
+        let image = self.engine.image.clone();
+        let configured = &self.engine.config.consumer.assignors;
+        let name = topics::preferred_assignor(work.cg.members.values(), configured)
+            .unwrap_or_else(|| configured[0].clone());
+        let Some(assignor) = self.server_assignor(&name) else {
+            return Err((ErrorCode::UnknownServerError, None));
+        };
+        let ids: Vec<(Arc<str>, Vec<TopicId>)> = work
+            .cg
+            .members
+            .values()
+            .filter(|m| replaced != Some(&*m.id))
+            .map(|m| (m.id.clone(), topics::subscribed_ids(m, &work.cg, &image)))
+            .collect();
+        let empty = MemberTarget::default();
+        let spec = GroupSpec {
+            members: ids
+                .iter()
+                .map(|(id, subscribed)| {
+                    let m = &work.cg.members[id];
+                    MemberSpec {
+                        member_id: id,
+                        instance_id: m.meta.instance_id.as_deref(),
+                        rack_id: m.meta.rack_id.as_deref(),
+                        subscribed_topics: subscribed,
+                        current: work.cg.targets.get(id).unwrap_or(&empty),
+                    }
+                })
+                .collect(),
+            subscription_type: work.cg.subscription_type,
+        };
+        let result = assignor.assign(&spec, &Describer(&image));
+        let targets = match result {
+            Ok(targets) if targets.members.len() == spec.members.len() => targets,
+            Ok(_) | Err(_) => {
+                if let Err(error) = &result {
+                    tracing::warn!(target: "group_coordinator", group = %work.group_id, %error, "server assignor failed");
+                }
+                return Err((ErrorCode::UnknownServerError, None));
+            }
+        };
+        drop(spec);
+        let group_id = work.group_id.clone();
+        for ((id, _), target) in ids.iter().zip(targets.members) {
+            let target = assignment::from_sorted(target.topics);
+            if work.cg.targets.get(id) != Some(&target) {
+                work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+                    group_id: group_id.clone(),
+                    member_id: id.clone(),
+                    value: Some(assignment::to_wire(&target)),
+                });
+            }
+        }
+        let epoch = work.cg.group_epoch;
+        work.emit(ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
+        Ok(())
+    }
+}
