@@ -112,7 +112,7 @@ impl CoordinatorCore {
                 cg.members.values(),
                 &self.engine.config.consumer.assignors,
             ),
-            subscription_type: cg.subscription_type,
+            subscription_type: cg.subscription_type(),
             members: cg
                 .members
                 .values()

@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use group_assignors::server::SubscriptionType;
 use group_offsets::{ConsumerGroupRecord, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue};
 use group_types::hash::FastMap;
 use group_types::{ConsumerGroupState, ConsumerMemberState, TopicId};
@@ -82,8 +81,6 @@ pub(crate) struct ConsumerGroup {
     /// revocation); absent = free (`ConsumerGroup.currentPartitionEpoch`).
     pub(crate) partition_epochs: FastMap<(TopicId, i32), i32>,
     pub(crate) regexes: BTreeMap<Arc<str>, ResolvedRegex>,
-    /// Not in records: the subscription type of the last metadata refresh.
-    pub(crate) subscription_type: SubscriptionType,
     /// Not in records: the metadata hash must be recomputed at the next heartbeat
     /// (after a load, or a change of a subscribed topic).
     pub(crate) refresh_needed: bool,
@@ -119,6 +116,11 @@ impl ConsumerGroup {
     pub(crate) fn target(&self, member: &str) -> &Assignment {
         static EMPTY: Assignment = Assignment { topics: Vec::new() };
         self.targets.get(member).unwrap_or(&EMPTY)
+    }
+
+    /// `ConsumerGroup.subscriptionType`, from the members as they are now.
+    pub(crate) fn subscription_type(&self) -> group_assignors::server::SubscriptionType {
+        super::topics::subscription_type(self.members.values(), self)
     }
 
     /// True when no member other than `except` uses `regex`.

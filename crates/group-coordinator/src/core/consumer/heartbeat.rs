@@ -456,8 +456,8 @@ impl CoordinatorCore {
             // no bump, and the session keeps running from the last heartbeat.
             if let Some(m) = work.cg.members.get(&member_id).cloned() {
                 let mut value = m.assignment_value();
+                // Only the epoch changes (the previous epoch stays).
                 value.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
-                value.previous_member_epoch = m.member_epoch;
                 value.pending_revocation = Vec::new();
                 work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
                     group_id: work.group_id.clone(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use group_offsets::ConsumerGroupRecord;
 use group_types::ConsumerMemberState;
 
-use super::{ConsumerGroup, topics};
+use super::ConsumerGroup;
 use crate::core::{CoordinatorCore, Group, TimerKey};
 
 /// Replay order within a group: the group's epoch and members first, then
@@ -47,7 +47,6 @@ impl CoordinatorCore {
             let session = i64::from(self.consumer_session_timeout(&id));
             let Some(cg) = self.groups.get_mut(&id).and_then(|g| g.consumer.as_deref_mut()) else { continue };
             cg.refresh_needed = true;
-            cg.subscription_type = topics::subscription_type(cg.members.values(), cg);
             let mut arm = Vec::new();
             for m in cg.members.values_mut() {
                 let deadline = now + session;

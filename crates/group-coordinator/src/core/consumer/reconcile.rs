@@ -175,10 +175,10 @@ fn drop_unsubscribed(member: &ConsumerMember, inputs: &Inputs<'_>) -> Reconciled
     let keep = assignment::from_sorted(keep);
     let pending = assignment::union(&member.pending_revocation, &revoke);
     if owns_any(inputs.owned, &pending) {
-        let (member_epoch, previous_member_epoch) = with_epoch(member, member.member_epoch);
+        // The epochs stay as they are: this is not an epoch transition.
         Reconciled {
-            member_epoch,
-            previous_member_epoch,
+            member_epoch: member.member_epoch,
+            previous_member_epoch: member.previous_member_epoch,
             state: ConsumerMemberState::UnrevokedPartitions,
             assigned: keep,
             pending_revocation: pending,

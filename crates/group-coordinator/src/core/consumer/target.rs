@@ -29,7 +29,6 @@ impl CoordinatorCore {
         let image = self.engine.image.clone();
         let names = topics::group_names(work.cg.members.values(), &work.cg);
         let hash = topics::metadata_hash(&names, &image);
-        work.cg.subscription_type = topics::subscription_type(work.cg.members.values(), &work.cg);
         work.cg.refresh_needed = false;
         (hash != work.cg.metadata_hash, hash)
     }
@@ -71,7 +70,11 @@ impl CoordinatorCore {
                     }
                 })
                 .collect(),
-            subscription_type: work.cg.subscription_type,
+            // The members' subscriptions as they are now: Kafka passes the type from
+            // before this heartbeat's member update when it does not bump, which can
+            // hand a member with an unresolved regex partitions it will never own
+            // (oracle-kip848 finding 3).
+            subscription_type: work.cg.subscription_type(),
         };
         let result = assignor.assign(&spec, &Describer(&image));
         let targets = match result {
