@@ -8,6 +8,7 @@ mod late_writes;
 mod non_blocking;
 mod observability;
 mod oracle;
+mod oracle_kip848;
 mod ownership;
 mod runtime;
 mod scenarios;
