@@ -84,10 +84,6 @@ pub(crate) struct ConsumerGroup {
     /// Not in records: the metadata hash must be recomputed at the next heartbeat
     /// (after a load, or a change of a subscribed topic).
     pub(crate) refresh_needed: bool,
-    /// Not in records: when the last regex resolution ran.
-    pub(crate) regex_resolved_at: Option<i64>,
-    /// Not in records: the image version the last regex resolution saw.
-    pub(crate) regex_image_version: i64,
 }
 
 impl ConsumerGroup {
@@ -121,6 +117,18 @@ impl ConsumerGroup {
     /// `ConsumerGroup.subscriptionType`, from the members as they are now.
     pub(crate) fn subscription_type(&self) -> group_assignors::server::SubscriptionType {
         super::topics::subscription_type(self.members.values(), self)
+    }
+
+    /// When the group's regexes were last resolved (they are resolved together),
+    /// `None` when none is (`lastResolvedRegularExpressionRefreshTimeMs`).
+    pub(crate) fn regexes_resolved_at(&self) -> Option<i64> {
+        self.regexes.values().map(|r| r.timestamp_ms).max()
+    }
+
+    /// The image version of the last resolution, 0 when none is
+    /// (`lastResolvedRegularExpressionVersion`).
+    pub(crate) fn regexes_image_version(&self) -> i64 {
+        self.regexes.values().map(|r| r.version).max().unwrap_or(0)
     }
 
     /// True when no member other than `except` uses `regex`.

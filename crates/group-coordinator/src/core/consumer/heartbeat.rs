@@ -262,7 +262,10 @@ impl CoordinatorCore {
         };
         let holder = work.cg.static_members.get(instance).cloned();
         match holder {
-            None if join => Ok((ConsumerMember::new(member_id.clone()), None)),
+            None if join => Ok((
+                work.cg.members.get(member_id).cloned().unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
+                None,
+            )),
             None => Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown."))),
             Some(holder) if join => {
                 let old = work
@@ -309,7 +312,8 @@ impl CoordinatorCore {
     fn replace_static_member(&mut self, work: &mut Work, old: &ConsumerMember, new_id: &Arc<str>) {
         let group_id = work.group_id.clone();
         let target = work.cg.target(&old.id).clone();
-        self.cancel_member_timers(work, &old.id);
+        // The old member's timers stay armed (`replaceMember`): if the write fails
+        // it is back, and otherwise they find it gone and do nothing.
         work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
             group_id: group_id.clone(),
             member_id: old.id.clone(),
@@ -476,8 +480,14 @@ impl CoordinatorCore {
     /// regexes they were the last to use, and always a bump.
     pub(crate) fn fence_members(&mut self, work: &mut Work, ids: &[Arc<str>]) {
         let group_id = work.group_id.clone();
+        let mut regexes: Vec<Arc<str>> = Vec::new();
         for id in ids {
             self.cancel_member_timers(work, id);
+            if let Some(regex) = work.cg.members.get(id).and_then(|m| m.regex())
+                && !regexes.iter().any(|r| **r == *regex)
+            {
+                regexes.push(Arc::from(regex));
+            }
             work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
@@ -488,21 +498,16 @@ impl CoordinatorCore {
                 member_id: id.clone(),
                 value: None,
             });
-            let regex = work.cg.members.get(id).and_then(|m| m.regex().map(Arc::<str>::from));
             work.emit(ConsumerGroupRecord::MemberMetadata {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
                 value: None,
             });
-            if let Some(regex) = regex
-                && !work.cg.members.values().any(|m| m.regex() == Some(&*regex))
-                && work.cg.regexes.contains_key(&regex)
-            {
-                work.emit(ConsumerGroupRecord::RegularExpression {
-                    group_id: group_id.clone(),
-                    regex,
-                    value: None,
-                });
+        }
+        // `maybeDeleteResolvedRegularExpressions`: the regexes nobody left uses.
+        for regex in regexes {
+            if !work.cg.members.values().any(|m| m.regex() == Some(&*regex)) {
+                work.emit(ConsumerGroupRecord::RegularExpression { group_id: group_id.clone(), regex, value: None });
             }
         }
         let (_, hash) = self.refresh_subscription(work);

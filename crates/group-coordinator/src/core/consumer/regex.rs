@@ -33,15 +33,47 @@ pub(crate) enum RegexChange {
     UpdatedAndResolved,
 }
 
-/// The whole-name matcher for `source`, or why it is not a regex.
+/// The whole-name matcher for `source`, or why it is not a regex, in RE2/J's
+/// words (`PatternSyntaxException.getDescription`).
 pub(crate) fn compile(source: &str) -> Result<regex::Regex, String> {
     if source.len() > MAX_REGEX_LEN {
         return Err(format!("longer than {MAX_REGEX_LEN} bytes"));
     }
-    regex::RegexBuilder::new(&format!("^(?:{source})$"))
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| e.to_string().lines().last().unwrap_or("invalid").trim().to_owned())
+    let build = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(REGEX_SIZE_LIMIT).build();
+    // The source alone first: wrapped, an unbalanced `a)|(b` would parse.
+    build(source).map_err(|e| re2j_description(&e.to_string()))?;
+    build(&format!("^(?:{source})$")).map_err(|e| re2j_description(&e.to_string()))
+}
+
+/// RE2/J's description of the syntax error the `regex` crate reports as `error`
+/// (its last line names the error kind).
+fn re2j_description(error: &str) -> String {
+    let kind = error.lines().rev().find(|l| l.trim_start().starts_with("error:")).unwrap_or(error);
+    let kind = kind.trim().trim_start_matches("error:").trim();
+    let described = [
+        ("unclosed character class", "missing closing ]"),
+        ("unclosed group", "missing closing )"),
+        // RE2/J finds no opening parenthesis on its stack.
+        ("unopened group", "regexp/syntax: internal error"),
+        ("repetition operator missing expression", "missing argument to repetition operator"),
+        ("incomplete escape sequence", "trailing backslash at end of expression"),
+        ("unrecognized escape sequence", "invalid escape sequence"),
+        ("invalid escape sequence", "invalid escape sequence"),
+        ("backreferences are not supported", "invalid escape sequence"),
+        ("look-around", "invalid or unsupported Perl syntax"),
+        ("flag", "invalid or unsupported Perl syntax"),
+        ("invalid character class range", "invalid character class range"),
+        ("invalid range boundary", "invalid character class range"),
+        ("Unicode", "invalid character class range"),
+        ("repetition", "invalid repeat count"),
+        ("decimal", "invalid repeat count"),
+        ("duplicate capture group name", "duplicate capture group name"),
+        ("capture group", "invalid named capture"),
+    ];
+    described
+        .iter()
+        .find(|(rust, _)| kind.contains(rust))
+        .map_or_else(|| kind.to_owned(), |(_, re2j)| (*re2j).to_owned())
 }
 
 impl CoordinatorCore {
@@ -67,9 +99,9 @@ impl CoordinatorCore {
                 Some(format!("SubscribedTopicRegex `{new}` is not a valid regular expression: {reason}.")),
             ));
         }
+        // Kafka writes the tombstone whether the regex was resolved or not.
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
-            && work.cg.regexes.contains_key(old)
         {
             work.emit(ConsumerGroupRecord::RegularExpression {
                 group_id: work.group_id.clone(),
@@ -102,20 +134,21 @@ impl CoordinatorCore {
         if subscribed.is_empty() {
             return;
         }
-        if cg.regex_resolved_at.is_some_and(|at| now - at < MIN_REFRESH_INTERVAL_MS) {
+        // The last resolution is the one the group's resolved regexes carry: with
+        // none left, the group may resolve at once.
+        let resolved_at = cg.regexes_resolved_at();
+        if resolved_at.is_some_and(|at| now <= at + MIN_REFRESH_INTERVAL_MS) {
             return;
         }
         let unresolved = subscribed.iter().any(|r| !cg.regexes.contains_key(*r));
-        let new_topics = created_since > cg.regex_image_version;
-        let stale = cg.regex_resolved_at.is_none_or(|at| now - at >= refresh_interval);
+        let new_topics = created_since > cg.regexes_image_version();
+        let stale = resolved_at.is_none_or(|at| now > at + refresh_interval);
         if !(unresolved || new_topics || stale) {
             return;
         }
         let subscribed: Vec<String> = subscribed.into_iter().map(str::to_owned).collect();
         self.engine.timeline.begin_step();
         let Some(mut work) = self.take_consumer(group_id) else { return };
-        work.cg.regex_resolved_at = Some(now);
-        work.cg.regex_image_version = image.version();
         let mut changed = false;
         for source in &subscribed {
             let mut matched: Vec<String> = match compile(source) {
@@ -147,5 +180,28 @@ impl CoordinatorCore {
             });
         }
         self.commit_work(work, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compile;
+
+    #[test]
+    fn syntax_errors_are_described_as_re2j_does() {
+        assert_eq!(compile("[").unwrap_err(), "missing closing ]");
+        assert_eq!(compile("(foo").unwrap_err(), "missing closing )");
+        assert_eq!(compile("*").unwrap_err(), "missing argument to repetition operator");
+        assert_eq!(compile("foo\\").unwrap_err(), "trailing backslash at end of expression");
+        assert_eq!(compile("a)|(b").unwrap_err(), "regexp/syntax: internal error");
+    }
+
+    #[test]
+    fn regexes_match_whole_names() {
+        let re = compile("foo").unwrap();
+        assert!(re.is_match("foo"));
+        assert!(!re.is_match("foo-1"));
+        let re = compile("foo.*|bar").unwrap();
+        assert!(re.is_match("foo-1") && re.is_match("bar") && !re.is_match("xbar"));
     }
 }
