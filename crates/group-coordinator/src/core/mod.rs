@@ -748,9 +748,10 @@ impl CoordinatorCore {
         if !changed.is_empty() {
             for g in self.groups.values_mut() {
                 if let Some(cg) = g.consumer.as_deref_mut() {
+                    // Names and resolved regex topics; new topics a regex may match
+                    // are its refresh's business (`groupsSubscribedToTopic`).
                     let names = consumer::subscribed_topic_names(cg);
-                    let regex = cg.members.values().any(|m| m.regex().is_some());
-                    if regex || changed.iter().any(|t| names.contains(&**t)) {
+                    if changed.iter().any(|t| names.contains(&**t)) {
                         cg.refresh_needed = true;
                     }
                 }

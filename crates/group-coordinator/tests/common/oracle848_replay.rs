@@ -1438,6 +1438,9 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
     assert_eq!(steps.len(), expected_steps.len(), "steps of {}", scenario["name"]);
     let mut out = Outcome::default();
     let mut uniform_seen = false;
+    // ORACLE848_TRACE=<part of a script name>: print what the replay saw.
+    let trace = std::env::var("ORACLE848_TRACE")
+        .is_ok_and(|t| scenario["name"].as_str().is_some_and(|n| n.contains(t.as_str())));
     // The previous step's group (expected, ours), per group id.
     let mut previous: HashMap<String, (Value, Value)> = HashMap::new();
     for (i, step) in steps.iter().enumerate() {
@@ -1608,6 +1611,13 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
         };
         for d in diffs {
             fail(&mut out, format!("group: {d}"));
+        }
+        if trace {
+            let mine = r.answered.get(&i).cloned().unwrap_or(Value::Null);
+            eprintln!("{ctx}: {step}\n  response {mine}\n  group    {my_group}");
+            for d in r.delayed.iter().filter(|d| d.1 != i) {
+                eprintln!("  delayed  {} {} {}", d.0, d.1, d.2);
+            }
         }
         previous.insert(group.clone(), (exp_group, my_group));
         // Soft: the kinds and counts of records written, by the request (and the

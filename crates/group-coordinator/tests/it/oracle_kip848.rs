@@ -150,3 +150,20 @@ fn the_kip848_replay_detects_a_wrong_answer() {
     let failures = replay(&scenario, &expected).failures;
     assert_eq!(failures.len(), 2, "{failures:#?}");
 }
+
+/// Replays the scripts of `$ORACLE848_PROBE` (a directory of scenario files, no
+/// recordings) with `ORACLE848_TRACE` set to see what the core answers: a tool for
+/// writing new scripts, not a check.
+#[test]
+#[ignore = "a tool: run with ORACLE848_PROBE=<dir> ORACLE848_TRACE=<name>"]
+fn probe_kip848_scripts() {
+    let Some(dir) = std::env::var_os("ORACLE848_PROBE") else { return };
+    let dir = std::path::PathBuf::from(dir);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let scenario: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let steps = scenario["steps"].as_array().unwrap().len();
+        let expected = serde_json::json!({"steps": vec![serde_json::json!({"group": {"exists": false}}); steps]});
+        let _ = replay(&scenario, &expected);
+    }
+}

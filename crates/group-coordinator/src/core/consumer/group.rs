@@ -84,6 +84,9 @@ pub(crate) struct ConsumerGroup {
     /// Not in records: the metadata hash must be recomputed at the next heartbeat
     /// (after a load, or a change of a subscribed topic).
     pub(crate) refresh_needed: bool,
+    /// Not in records: the last heartbeat asked for the regexes to be resolved
+    /// after its write (Kafka's executor task, §6.3).
+    pub(crate) regex_refresh_due: bool,
 }
 
 impl ConsumerGroup {

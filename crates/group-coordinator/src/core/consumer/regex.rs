@@ -12,7 +12,7 @@ use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, RegularExpr
 use group_types::ErrorCode;
 
 use super::Work;
-use super::group::ConsumerMember;
+use super::group::{ConsumerGroup, ConsumerMember};
 use crate::core::CoordinatorCore;
 
 /// Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`.
@@ -78,7 +78,9 @@ fn re2j_description(error: &str) -> String {
 
 impl CoordinatorCore {
     /// Step 8 (`maybeUpdateRegularExpressions`): a tombstone for a regex the
-    /// member was the last to use, and whether its topics changed now or later.
+    /// member was the last to use, whether its topics changed now or later, and
+    /// whether the group's regexes must be resolved after this heartbeat (decided
+    /// on the group as it was before the heartbeat's regex changes, as Kafka does).
     pub(crate) fn update_regexes(
         &mut self,
         work: &mut Work,
@@ -87,11 +89,12 @@ impl CoordinatorCore {
     ) -> Result<RegexChange, (ErrorCode, Option<String>)> {
         let (old, new) = (stored.regex(), updated.regex());
         if old == new {
+            work.cg.regex_refresh_due = self.regex_refresh_due(&work.cg, false);
             return Ok(RegexChange::NoChange);
         }
+        let introduced = new.is_some_and(|new| work.cg.regex_unused_by_others(new, &updated.id));
         if let Some(new) = new
-            && !work.cg.regexes.contains_key(new)
-            && work.cg.regex_unused_by_others(new, &updated.id)
+            && introduced
             && let Err(reason) = compile(new)
         {
             return Err((
@@ -99,6 +102,7 @@ impl CoordinatorCore {
                 Some(format!("SubscribedTopicRegex `{new}` is not a valid regular expression: {reason}.")),
             ));
         }
+        work.cg.regex_refresh_due = self.regex_refresh_due(&work.cg, introduced);
         // Kafka writes the tombstone whether the regex was resolved or not.
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
@@ -110,45 +114,53 @@ impl CoordinatorCore {
             });
         }
         Ok(match new {
-            Some(new) if work.cg.regexes.contains_key(new) => RegexChange::UpdatedAndResolved,
+            Some(new) if !introduced && work.cg.regexes.contains_key(new) => RegexChange::UpdatedAndResolved,
             Some(_) => RegexChange::Updated,
             // 4.2 (KAFKA-19891): clearing a regex changes the member's topics at once.
             None => RegexChange::UpdatedAndResolved,
         })
     }
 
-    /// §6.3: after a heartbeat of a group with regexes, resolves all of them
-    /// together if one is unresolved, topics were created since the last
-    /// resolution, or it is older than the refresh interval; at most every 10 s.
-    /// The result is its own write: a RegularExpression record per regex, and a
-    /// bump if any topic set or the metadata hash changed.
+    /// §6.3: whether the regexes of `cg` (its members updated, its resolutions
+    /// not yet) are resolved after this heartbeat: a regex is new to the group,
+    /// one is unresolved, topics were created since the last resolution, or it is
+    /// older than the refresh interval; never within 10 s of the last one.
+    fn regex_refresh_due(&self, cg: &ConsumerGroup, introduced: bool) -> bool {
+        let now = self.engine.now;
+        let subscribed = subscribed_regexes(cg);
+        if subscribed.is_empty() {
+            return false;
+        }
+        // The last resolution is the one the group's resolved regexes carry: with
+        // none, the group may resolve at once.
+        let resolved_at = cg.regexes_resolved_at();
+        if resolved_at.is_some_and(|at| now <= at + MIN_REFRESH_INTERVAL_MS) {
+            return false;
+        }
+        let refresh_interval = self.engine.config.consumer.regex_refresh_interval_ms;
+        introduced
+            // Kafka compares counts: some regex is unresolved (or one resolved is
+            // no longer subscribed, its tombstone not yet written).
+            || subscribed.len() != cg.regexes.len()
+            || cg.regexes_image_version() < self.engine.image_with_new_topics
+            || resolved_at.is_none_or(|at| now > at + refresh_interval)
+    }
+
+    /// After a heartbeat that asked for it (`regex_refresh_due`), resolves every
+    /// regex of the group together, as Kafka's executor task does right after the
+    /// heartbeat. The result is its own write: a RegularExpression record per
+    /// regex, and a bump if any topic set or the metadata hash changed.
     pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str) {
         let now = self.engine.now;
         let image = self.engine.image.clone();
-        let refresh_interval = self.engine.config.consumer.regex_refresh_interval_ms;
-        let created_since = self.engine.image_with_new_topics;
         let Some(cg) = self.consumer_group_ref(group_id) else { return };
-        let mut subscribed: Vec<&str> = cg.members.values().filter_map(ConsumerMember::regex).collect();
-        subscribed.sort_unstable();
-        subscribed.dedup();
-        if subscribed.is_empty() {
+        if !cg.regex_refresh_due {
             return;
         }
-        // The last resolution is the one the group's resolved regexes carry: with
-        // none left, the group may resolve at once.
-        let resolved_at = cg.regexes_resolved_at();
-        if resolved_at.is_some_and(|at| now <= at + MIN_REFRESH_INTERVAL_MS) {
-            return;
-        }
-        let unresolved = subscribed.iter().any(|r| !cg.regexes.contains_key(*r));
-        let new_topics = created_since > cg.regexes_image_version();
-        let stale = resolved_at.is_none_or(|at| now > at + refresh_interval);
-        if !(unresolved || new_topics || stale) {
-            return;
-        }
-        let subscribed: Vec<String> = subscribed.into_iter().map(str::to_owned).collect();
+        let subscribed: Vec<String> = subscribed_regexes(cg).into_iter().map(str::to_owned).collect();
         self.engine.timeline.begin_step();
         let Some(mut work) = self.take_consumer(group_id) else { return };
+        work.cg.regex_refresh_due = false;
         let mut changed = false;
         for source in &subscribed {
             let mut matched: Vec<String> = match compile(source) {
@@ -181,6 +193,14 @@ impl CoordinatorCore {
         }
         self.commit_work(work, None);
     }
+}
+
+/// The regexes the members of `cg` subscribe to, sorted, once each.
+fn subscribed_regexes(cg: &ConsumerGroup) -> Vec<&str> {
+    let mut subscribed: Vec<&str> = cg.members.values().filter_map(ConsumerMember::regex).collect();
+    subscribed.sort_unstable();
+    subscribed.dedup();
+    subscribed
 }
 
 #[cfg(test)]
