@@ -52,7 +52,9 @@ impl ServerAssignor for UniformAssignor {
 fn missing(topic: TopicId) -> ServerAssignError {
     ServerAssignError {
         assignor: "uniform".into(),
-        message: format!("Members are subscribed to topic {topic} which doesn't exist in the topic metadata."),
+        message: format!(
+            "Members are subscribed to topic {topic} which doesn't exist in the topic metadata."
+        ),
     }
 }
 
@@ -103,7 +105,7 @@ fn homogeneous(
         owners.topics.push((topic, vec![None; count]));
         total += count;
     }
-    owners.topics.sort_by(|a, b| a.0.cmp(&b.0));
+    owners.topics.sort_by_key(|a| a.0);
     let quota = total / n;
     let mut extra = total % n;
     // The partitions no current target holds come first in the pool, then what
@@ -134,7 +136,10 @@ fn homogeneous(
         for (topic, ps) in &member.current.topics {
             if let Some(slots) = held.of(*topic) {
                 mine.extend(
-                    ps.iter().map(|&p| p as usize).filter(|&p| slots.get(p) == Some(&Some(m))).map(|p| (*topic, p)),
+                    ps.iter()
+                        .map(|&p| p as usize)
+                        .filter(|&p| slots.get(p) == Some(&Some(m)))
+                        .map(|p| (*topic, p)),
                 );
             }
         }
@@ -163,7 +168,10 @@ fn homogeneous(
         }
     }
     if next.next().is_some() {
-        return Err(ServerAssignError { assignor: "uniform".into(), message: "Partitions were left unassigned".into() });
+        return Err(ServerAssignError {
+            assignor: "uniform".into(),
+            message: "Partitions were left unassigned".into(),
+        });
     }
     Ok(owners.targets(n))
 }
@@ -186,7 +194,10 @@ impl Heterogeneous {
     fn topic_order(&self, a: usize, b: usize) -> Ordering {
         let (pa, sa) = (self.count(a), self.subscribers[a].len());
         let (pb, sb) = (self.count(b), self.subscribers[b].len());
-        (pb * sa).cmp(&(pa * sb)).then(sa.cmp(&sb)).then(self.owners.topics[a].0.cmp(&self.owners.topics[b].0))
+        (pb * sa)
+            .cmp(&(pa * sb))
+            .then(sa.cmp(&sb))
+            .then(self.owners.topics[a].0.cmp(&self.owners.topics[b].0))
     }
 
     fn sorted_topics(&self, topics: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -334,7 +345,8 @@ fn heterogeneous(
     describer: &dyn SubscribedTopicDescriber,
 ) -> Result<TargetAssignment, ServerAssignError> {
     let n = group.members.len();
-    let mut all: Vec<TopicId> = group.members.iter().flat_map(|m| m.subscribed_topics.iter().copied()).collect();
+    let mut all: Vec<TopicId> =
+        group.members.iter().flat_map(|m| m.subscribed_topics.iter().copied()).collect();
     all.sort_unstable();
     all.dedup();
     let mut owners = Owners { topics: Vec::with_capacity(all.len()) };
@@ -343,7 +355,9 @@ fn heterogeneous(
         let count = describer.partition_count(topic).ok_or_else(|| missing(topic))? as usize;
         owners.topics.push((topic, vec![None; count]));
         subscribers.push(
-            (0..n).filter(|&m| group.members[m].subscribed_topics.binary_search(&topic).is_ok()).collect::<Vec<_>>(),
+            (0..n)
+                .filter(|&m| group.members[m].subscribed_topics.binary_search(&topic).is_ok())
+                .collect::<Vec<_>>(),
         );
     }
     let mut b = Heterogeneous { owners, sizes: vec![0; n], subscribers };
@@ -461,7 +475,10 @@ mod tests {
         // m1 [foo], m2 [foo, bar]: foo 6, bar 2. m1 held all of foo.
         let (foo, bar) = (t(1), t(2));
         let out = run(
-            &[("m1", &[foo], target(&[(foo, &[0, 1, 2, 3, 4, 5])])), ("m2", &[foo, bar], MemberTarget::default())],
+            &[
+                ("m1", &[foo], target(&[(foo, &[0, 1, 2, 3, 4, 5])])),
+                ("m2", &[foo, bar], MemberTarget::default()),
+            ],
             SubscriptionType::Heterogeneous,
             &[(foo, 6), (bar, 2)],
         );

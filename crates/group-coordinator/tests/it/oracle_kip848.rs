@@ -56,7 +56,11 @@ const PENDING_CLASSIC_INTEGRATION: &[(&str, &[usize], &str)] = &[
     ("53-", &[], "online upgrade refusal (custom assignor) and its message"),
     ("55-", &[], "online upgrade, then downgrade when the last consumer member leaves"),
     ("56-", &[], "classic members inside a consumer group (JoinGroup, SyncGroup, Heartbeat)"),
-    ("59-", &[1, 2, 3, 9, 13, 15, 16], "commits, a classic join into the consumer group, DeleteGroups, ListGroups"),
+    (
+        "59-",
+        &[1, 2, 3, 9, 13, 15, 16],
+        "commits, a classic join into the consumer group, DeleteGroups, ListGroups",
+    ),
     ("65-", &[], "classic LeaveGroup on a consumer group"),
 ];
 
@@ -106,7 +110,9 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
         // Stale entries: what they excuse matches now.
         for (n, step, _) in ALLOWED_DIFFERENCES.iter().filter(|(n, _, _)| name.starts_with(n)) {
             if !failures.iter().any(|f| f.step == Some(*step)) {
-                report.push(format!("=== {name}: step {step} matches now; remove ({n:?}, {step}) from ALLOWED_DIFFERENCES"));
+                report.push(format!(
+                    "=== {name}: step {step} matches now; remove ({n:?}, {step}) from ALLOWED_DIFFERENCES"
+                ));
             }
         }
         for (n, steps, _) in PENDING_CLASSIC_INTEGRATION.iter().filter(|(n, _, _)| name.starts_with(n)) {
@@ -116,7 +122,9 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
                 steps.iter().any(|s| !failures.iter().any(|f| f.step == Some(*s)))
             };
             if stale {
-                report.push(format!("=== {name}: matches now; remove ({n:?}, {steps:?}) from PENDING_CLASSIC_INTEGRATION"));
+                report.push(format!(
+                    "=== {name}: matches now; remove ({n:?}, {steps:?}) from PENDING_CLASSIC_INTEGRATION"
+                ));
             }
         }
         if !outcomes[best].soft.is_empty() {
@@ -161,9 +169,11 @@ fn probe_kip848_scripts() {
     let dir = std::path::PathBuf::from(dir);
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        let scenario: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let scenario: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let steps = scenario["steps"].as_array().unwrap().len();
-        let expected = serde_json::json!({"steps": vec![serde_json::json!({"group": {"exists": false}}); steps]});
+        let expected =
+            serde_json::json!({"steps": vec![serde_json::json!({"group": {"exists": false}}); steps]});
         let _ = replay(&scenario, &expected);
     }
 }

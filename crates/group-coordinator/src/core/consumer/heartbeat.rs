@@ -263,7 +263,11 @@ impl CoordinatorCore {
         let holder = work.cg.static_members.get(instance).cloned();
         match holder {
             None if join => Ok((
-                work.cg.members.get(member_id).cloned().unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
+                work.cg
+                    .members
+                    .get(member_id)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
                 None,
             )),
             None => Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown."))),
@@ -507,7 +511,11 @@ impl CoordinatorCore {
         // `maybeDeleteResolvedRegularExpressions`: the regexes nobody left uses.
         for regex in regexes {
             if !work.cg.members.values().any(|m| m.regex() == Some(&*regex)) {
-                work.emit(ConsumerGroupRecord::RegularExpression { group_id: group_id.clone(), regex, value: None });
+                work.emit(ConsumerGroupRecord::RegularExpression {
+                    group_id: group_id.clone(),
+                    regex,
+                    value: None,
+                });
             }
         }
         let (_, hash) = self.refresh_subscription(work);
