@@ -203,10 +203,15 @@ fn render_assignment_bytes(b: &[u8]) -> Value {
 // ---------------------------------------------------------------------------------
 // The script's configuration and metadata image.
 
-fn config_of(scenario: &Value) -> (CoordinatorConfig, bool) {
+/// The core's configuration for the script's broker settings, whether the
+/// `failing` assignor is configured, and the settings the harness cannot map.
+fn config_of(scenario: &Value) -> (CoordinatorConfig, bool, Vec<String>) {
     let mut config = CoordinatorConfig::default();
     let mut failing = false;
-    let Some(c) = scenario.get("config").and_then(Value::as_object) else { return (config, failing) };
+    let mut unmapped = Vec::new();
+    let Some(c) = scenario.get("config").and_then(Value::as_object) else {
+        return (config, failing, unmapped);
+    };
     for (key, v) in c {
         let int = || v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap();
         match key.as_str() {
@@ -244,10 +249,10 @@ fn config_of(scenario: &Value) -> (CoordinatorConfig, bool) {
             "offsets.retention.check.interval.ms" => config.offsets_retention_check_interval_ms = int(),
             "offsets.retention.minutes" => config.offset_retention_ms = int() * 60_000,
             "offset.metadata.max.bytes" => config.offset_metadata_max_bytes = int() as usize,
-            other => panic!("unmapped broker setting {other}"),
+            other => unmapped.push(format!("broker setting {other} is not mapped")),
         }
     }
-    (config, failing)
+    (config, failing, unmapped)
 }
 
 /// The scripted cluster: topics and broker racks, versioned from 1.
@@ -1464,7 +1469,7 @@ fn kinds(list: impl Iterator<Item = String>) -> BTreeMap<String, usize> {
 
 /// Replays one scenario against one expected variant.
 pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
-    let (config, failing) = config_of(scenario);
+    let (config, failing, unmapped) = config_of(scenario);
     let mut core = CoordinatorCore::new(config);
     if failing {
         core.register_server_assignor(Arc::new(FailingAssignor));
@@ -1500,6 +1505,7 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
     let expected_steps = expected["steps"].as_array().unwrap();
     assert_eq!(steps.len(), expected_steps.len(), "steps of {}", scenario["name"]);
     let mut out = Outcome::default();
+    out.failures.extend(unmapped.into_iter().map(|what| Failure { step: None, what }));
     let mut uniform_seen = false;
     // ORACLE848_TRACE=<part of a script name>: print what the replay saw.
     let trace = std::env::var("ORACLE848_TRACE")
@@ -1564,7 +1570,7 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     match k.as_str() {
                         "consumer.session.timeout.ms" => entry.session_timeout_ms = Some(v),
                         "consumer.heartbeat.interval.ms" => entry.heartbeat_interval_ms = Some(v),
-                        other => panic!("unmapped group setting {other}"),
+                        other => fail(&mut out, format!("group setting {other} is not mapped")),
                     }
                 }
                 let overrides = *entry;

@@ -46,6 +46,7 @@ const FINDING_4: &str = "Kafka lists entries twice after a reverted write (findi
 /// DeleteGroups, migration, classic members inside consumer groups, LeaveGroup):
 /// (script prefix, steps (none listed: the whole script), what fails). Empty this
 /// list as they pass; an entry that matches fails the test until it is removed.
+/// `ORACLE848_PENDING=1` prints what they still get wrong.
 const PENDING_CLASSIC_INTEGRATION: &[(&str, &[usize], &str)] = &[
     ("07-", &[2, 3], "ListGroups and DescribeGroups do not see consumer groups"),
     ("08-", &[4], "ListGroups does not see consumer groups"),
@@ -89,6 +90,7 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
     assert!(names.len() >= 40, "oracle scripts missing: {}", names.len());
     let mut report = Vec::new();
     let mut soft = Vec::new();
+    let mut pending_report = Vec::new();
     let mut matched = 0;
     for name in &names {
         let scenario = load(&dir, "scenarios", name);
@@ -102,6 +104,11 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
         let failures = &outcomes[best].failures;
         if failures.is_empty() {
             matched += 1;
+        }
+        let waiting: Vec<&str> =
+            outcomes[best].failures.iter().filter(|f| pending(name, f)).map(|f| f.what.as_str()).collect();
+        if !waiting.is_empty() {
+            pending_report.push(format!("=== {name}\n{}", waiting.join("\n")));
         }
         if !remaining[best].is_empty() {
             let lines: Vec<&str> = remaining[best].iter().map(|f| f.what.as_str()).collect();
@@ -130,6 +137,9 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
         if !outcomes[best].soft.is_empty() {
             soft.push(format!("--- {name}\n{}", outcomes[best].soft.join("\n")));
         }
+    }
+    if std::env::var_os("ORACLE848_PENDING").is_some() {
+        eprintln!("pending on the classic integration:\n{}", pending_report.join("\n"));
     }
     if std::env::var_os("ORACLE848_SOFT").is_some() {
         eprintln!("soft differences (records, timers):\n{}", soft.join("\n"));
