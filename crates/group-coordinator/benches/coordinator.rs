@@ -59,7 +59,7 @@ fn stored(groups: usize, members: usize) -> StoredGroups {
                 .collect(),
         })
         .collect();
-    StoredGroups { groups, offsets: Vec::new() }
+    StoredGroups { groups, offsets: Vec::new(), consumer: Vec::new() }
 }
 
 fn heartbeats(groups: usize, members: usize) -> Vec<HeartbeatRequest> {
