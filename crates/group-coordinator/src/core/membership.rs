@@ -62,6 +62,11 @@ impl CoordinatorCore {
             group_instance_id: m.group_instance_id.clone(),
             error_code,
         };
+        if self.consumer_group_ref(&req.group_id).is_some() {
+            self.consumer_group_classic_leave(rid, &req);
+            return;
+        }
+        let eng = &mut self.engine;
         let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
             let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
             eng.respond(

@@ -466,7 +466,7 @@ impl CoordinatorCore {
                 });
             }
         } else {
-            self.fence_members(&mut work, &[member_id]);
+            self.fence_or_downgrade(&mut work, &[member_id]);
         }
         self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));
         Ok(())

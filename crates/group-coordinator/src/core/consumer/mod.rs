@@ -11,6 +11,7 @@
 //! (`Undo::Consumer` in the timeline for writes that fail later).
 
 mod assignment;
+mod classic_apis;
 mod describe;
 mod group;
 mod heartbeat;
@@ -27,6 +28,10 @@ use std::sync::Arc;
 
 use group_offsets::{ConsumerGroupRecord, Record};
 
+pub(crate) use self::classic_apis::{
+    deletion_records, described_as_classic, listed, subscribes_to, validate_offset_commit,
+    validate_offset_fetch,
+};
 pub(crate) use self::group::ConsumerGroup;
 pub(crate) use self::validate::validate_heartbeat;
 use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp, Undo};

@@ -31,7 +31,7 @@ impl CoordinatorCore {
 
     fn fence_by_timer(&mut self, group: &str, member: &Arc<str>) {
         let Some(mut work) = self.take_consumer(group) else { return };
-        self.fence_members(&mut work, std::slice::from_ref(member));
+        self.fence_or_downgrade(&mut work, std::slice::from_ref(member));
         self.commit_work(work, None);
     }
 }
