@@ -11,6 +11,10 @@ use crate::core::{CoordinatorCore, RebalanceReason, RequestId, Response, validat
 
 impl CoordinatorCore {
     pub(crate) fn heartbeat(&mut self, rid: RequestId, req: HeartbeatRequest) {
+        if self.consumer_group_ref(&req.group_id).is_some() {
+            self.consumer_group_classic_heartbeat(rid, &req);
+            return;
+        }
         let code = self.heartbeat_code(&req);
         self.engine.respond(rid, Response::Heartbeat(HeartbeatResponse { error_code: code }));
     }

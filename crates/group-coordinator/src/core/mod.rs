@@ -458,7 +458,9 @@ impl CoordinatorCore {
             | TimerKey::Sync(g)
             | TimerKey::Session(g, _)
             | TimerKey::ConsumerSession(g, _)
-            | TimerKey::ConsumerRebalance(g, _) => self.barrier(g),
+            | TimerKey::ConsumerRebalance(g, _)
+            | TimerKey::ConsumerClassicJoin(g, _)
+            | TimerKey::ConsumerClassicSync(g, _) => self.barrier(g),
             TimerKey::OffsetExpiration => None,
         };
         std::mem::swap(&mut self.engine.fx, out);
@@ -501,6 +503,9 @@ impl CoordinatorCore {
             TimerKey::OffsetExpiration => self.fire_expiration(),
             TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
             TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
+            TimerKey::ConsumerClassicJoin(group, member) | TimerKey::ConsumerClassicSync(group, member) => {
+                self.fire_consumer_classic_deadline(key, group, member)
+            }
         }
     }
 

@@ -232,3 +232,81 @@ fn s46_commits_check_the_member_epoch() {
         assert_eq!((r.error_code, r.offsets.len()), (expected, offsets), "{member:?} {epoch:?}");
     }
 }
+
+/// A Stable classic group of one kafka-python-like member `c` on foo, owning all
+/// six partitions; returns its member id and generation.
+fn stable_classic_group(sim: &mut Sim) -> (String, i32) {
+    use group_types::{JoinGroupRequest, MemberAssignment, ProtocolMetadata, Subscription, TopicPartitions};
+    let sub =
+        Subscription { version: 3, topics: vec!["foo".into()], ..Subscription::default() }.encode().unwrap();
+    let join = |member: &str| JoinGroupRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        protocol_type: "consumer".into(),
+        protocols: vec![ProtocolMetadata::new("range", sub.clone())],
+        session_timeout_ms: 45_000,
+        rebalance_timeout_ms: 300_000,
+        api_version: 9,
+        ..JoinGroupRequest::default()
+    };
+    let first = sim.send(Request::JoinGroup(join("")));
+    let id = sim.join_answer(first).unwrap().member_id;
+    let second = sim.send(Request::JoinGroup(join(&id)));
+    sim.advance_to(sim.now + 3_100);
+    let generation = sim.join_answer(second).expect("joined").generation_id;
+    let assignment = MemberAssignment {
+        version: 3,
+        partitions: vec![TopicPartitions::new("foo", (0..6).collect::<Vec<_>>())],
+        user_data: None,
+    };
+    let mut sync = super::support::sync("g", &id, generation, &[]);
+    sync.assignments =
+        vec![group_types::MemberAssignmentData::new(id.as_str(), assignment.encode().unwrap())];
+    let r = sim.send(Request::SyncGroup(sync));
+    assert_eq!(sim.sync_answer(r).unwrap().error_code, ErrorCode::None);
+    (id, generation)
+}
+
+#[test]
+fn s52_online_upgrade_then_s55_downgrade_when_the_last_consumer_member_leaves() {
+    let mut sim = sim();
+    let (c1, generation) = stable_classic_group(&mut sim);
+    let mut m2 = join("m2", &["foo"]);
+    m2.server_assignor = Some("range".into());
+    let r = hb(&mut sim, m2);
+    assert_eq!((r.error_code, r.member_epoch), (ErrorCode::None, generation + 1), "{r:?}");
+    let g = sim.core.consumer_group("g").expect("upgraded to a consumer group");
+    assert_eq!(g.members.len(), 2);
+    let c = g.members.iter().find(|m| m.member_id == c1).expect("the classic member kept");
+    assert!(c.metadata.classic.is_some());
+    assert_eq!(c.target.as_ref().map(|t| t[0].partitions.len()), Some(3));
+    // The classic member is told to rejoin, and its rejoin reconciles it.
+    let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", &c1, generation)));
+    assert_eq!(sim.error_of(rid), ErrorCode::RebalanceInProgress);
+    // m2 leaves: only a classic member remains, so the group is classic again.
+    let r = hb(&mut sim, beat("m2", -1));
+    assert_eq!((r.error_code, r.member_epoch), (ErrorCode::None, -1));
+    assert!(sim.core.consumer_group("g").is_none());
+    let classic = sim.core.group("g").expect("a classic group");
+    assert_eq!(classic.state, group_types::GroupState::PreparingRebalance);
+    assert_eq!(classic.generation_id, generation + 1);
+    assert_eq!(classic.members.len(), 1);
+}
+
+#[rstest]
+#[case::policy_downgrade_only(group_coordinator::MigrationPolicy::Downgrade)]
+#[case::policy_disabled(group_coordinator::MigrationPolicy::Disabled)]
+fn s53_upgrade_refused_by_policy(#[case] policy: group_coordinator::MigrationPolicy) {
+    let mut config = CoordinatorConfig::default();
+    config.consumer.migration_policy = policy;
+    let mut sim = Sim::new(config);
+    sim.core.update_metadata_image(image(&[("foo", FOO, 6)]));
+    let (c1, generation) = stable_classic_group(&mut sim);
+    let r = hb(&mut sim, join("m2", &["foo"]));
+    assert_eq!(r.error_code, ErrorCode::GroupIdNotFound);
+    assert!(sim.core.consumer_group("g").is_none());
+    let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", &c1, generation)));
+    assert_eq!(sim.error_of(rid), ErrorCode::None, "the classic group is untouched");
+}

@@ -11,6 +11,7 @@
 //! (`Undo::Consumer` in the timeline for writes that fail later).
 
 mod assignment;
+mod classic;
 mod classic_apis;
 mod describe;
 mod group;
@@ -60,6 +61,9 @@ pub(crate) struct Work {
     /// Classic records that come first (the tombstone of a replaced classic group).
     prefix: Vec<Record>,
     timers: Vec<TimerOp>,
+    /// Set when the request turns the group back into a classic one (§8.4):
+    /// the members that left.
+    downgrade: Option<Vec<Arc<str>>>,
 }
 
 impl Work {
@@ -95,6 +99,7 @@ impl CoordinatorCore {
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
+            downgrade: None,
         })
     }
 
@@ -107,6 +112,7 @@ impl CoordinatorCore {
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
+            downgrade: None,
         }
     }
 
@@ -123,8 +129,12 @@ impl CoordinatorCore {
 
     /// The request succeeded: the group goes back (or in), its records are written,
     /// and `response` (if any) is released once they are durable.
-    fn commit_work(&mut self, work: Work, answer: Option<(RequestId, Response)>) {
-        let Work { group_id, cg, origin, before, records, prefix, timers } = work;
+    fn commit_work(&mut self, mut work: Work, answer: Option<(RequestId, Response)>) {
+        if let Some(left) = work.downgrade.take() {
+            self.finish_downgrade(work, &left, answer);
+            return;
+        }
+        let Work { group_id, cg, origin, before, records, prefix, timers, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
