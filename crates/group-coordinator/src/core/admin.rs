@@ -218,6 +218,12 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Logged => {}
+            PendingWrite::RetryTimer { key } => {
+                if result.is_err() {
+                    let at = self.engine.now + crate::core::consumer::TIMER_RETRY_BACKOFF_MS;
+                    self.engine.arm(key, at);
+                }
+            }
             PendingWrite::Respond { request, response } => {
                 let response = match result {
                     Ok(()) => response,

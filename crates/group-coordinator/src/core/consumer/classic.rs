@@ -303,13 +303,10 @@ impl CoordinatorCore {
     }
 
     /// A classic member's join or sync deadline passed: it is fenced.
-    pub(crate) fn fire_consumer_classic_deadline(&mut self, _key: &TimerKey, group: &str, member: &Arc<str>) {
+    pub(crate) fn fire_consumer_classic_deadline(&mut self, key: &TimerKey, group: &str, member: &Arc<str>) {
         let present = self.consumer_group_ref(group).is_some_and(|cg| cg.members.contains_key(member));
-        if !present {
-            return;
+        if present {
+            self.fence_by_timer(group, member, key.clone());
         }
-        let Some(mut work) = self.take_consumer(group) else { return };
-        self.fence_or_downgrade(&mut work, std::slice::from_ref(member));
-        self.commit_work(work, None);
     }
 }

@@ -407,8 +407,10 @@ impl CoordinatorCore {
             if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
                 m.rebalance_timer_epoch = Some(next.member_epoch);
                 let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
+                m.rebalance_deadline = Some(deadline);
                 work.arm(key, deadline);
             } else if m.rebalance_timer_epoch.take().is_some() {
+                m.rebalance_deadline = None;
                 work.cancel(key);
             }
         }

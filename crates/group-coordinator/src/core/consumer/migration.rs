@@ -182,8 +182,8 @@ impl CoordinatorCore {
     ) {
         let image = self.engine.image.clone();
         let group_id = work.group_id.clone();
-        for op in work.timers {
-            self.engine.fx.timers.push(op);
+        for op in &work.timers {
+            self.engine.fx.timers.push(op.clone());
         }
         // The shell gets its consumer group back first, so that a failed write
         // restores exactly the group as it was before this request.
@@ -241,11 +241,7 @@ impl CoordinatorCore {
         self.engine.timeline.push(crate::core::Undo::Group { id: group_id.clone(), prev: None });
         self.groups.insert(group_id.clone(), g2);
         let Some(g) = self.groups.get_mut(&*group_id) else { return };
-        let pending = match answer {
-            Some((request, response)) => PendingWrite::Respond { request, response },
-            None => PendingWrite::Logged,
-        };
-        self.engine.write_group(g, records, pending);
+        self.engine.write_group(g, records, super::pending_for(answer, work.retry));
         let reason = RebalanceReason::Left { members: left.to_vec() };
         self.engine.prepare_rebalance(g, reason);
     }

@@ -64,6 +64,22 @@ pub(crate) struct Work {
     /// Set when the request turns the group back into a classic one (§8.4):
     /// the members that left.
     downgrade: Option<Vec<Arc<str>>>,
+    /// The deadline this work runs for, armed again if its write fails.
+    retry: Option<TimerKey>,
+}
+
+/// How long a deadline whose write failed waits before it fires again (Kafka's
+/// coordinator timer retries failed operations after a backoff).
+pub(crate) const TIMER_RETRY_BACKOFF_MS: i64 = 500;
+
+/// What a work's write releases once durable: a request's answer, or nothing
+/// (a deadline's work is retried if the write fails).
+fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -> PendingWrite {
+    match (answer, retry) {
+        (Some((request, response)), _) => PendingWrite::Respond { request, response },
+        (None, Some(key)) => PendingWrite::RetryTimer { key },
+        (None, None) => PendingWrite::Logged,
+    }
 }
 
 impl Work {
@@ -100,6 +116,7 @@ impl CoordinatorCore {
             prefix: Vec::new(),
             timers: Vec::new(),
             downgrade: None,
+            retry: None,
         })
     }
 
@@ -113,6 +130,7 @@ impl CoordinatorCore {
             prefix: Vec::new(),
             timers: Vec::new(),
             downgrade: None,
+            retry: None,
         }
     }
 
@@ -134,7 +152,7 @@ impl CoordinatorCore {
             self.finish_downgrade(work, &left, answer);
             return;
         }
-        let Work { group_id, cg, origin, before, records, prefix, timers, .. } = work;
+        let Work { group_id, cg, origin, before, records, prefix, timers, retry, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
@@ -170,10 +188,7 @@ impl CoordinatorCore {
         }
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Consumer));
-        let pending = match answer {
-            Some((request, response)) => PendingWrite::Respond { request, response },
-            None => PendingWrite::Logged,
-        };
+        let pending = pending_for(answer, retry);
         match self.groups.get_mut(&*group_id) {
             Some(g) => {
                 self.engine.write_group(g, all, pending);
