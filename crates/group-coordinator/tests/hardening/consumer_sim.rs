@@ -416,3 +416,14 @@ fn consumer_groups_stay_safe_and_converge_over_many_seeds() {
         run(seed);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+    /// Reconciliation as a property: whatever the seed, no partition is ever owned
+    /// twice and every member converges.
+    #[test]
+    fn reconciliation_never_double_assigns_and_converges(seed in proptest::prelude::any::<u64>()) {
+        run(seed);
+    }
+}
