@@ -125,13 +125,14 @@ impl CoordinatorCore {
                         .cloned()
                         .unwrap_or_else(|| ConsumerMember::new(member_id.clone()))
                 }
-                _ => match work.cg.members.get(&member_id) {
-                    Some(m) => m.clone(),
-                    None if req.member_id.is_empty() || req.group_instance_id.is_some() => {
-                        ConsumerMember::new(member_id.clone())
-                    }
-                    None => return refuse(ErrorCode::UnknownMemberId),
-                },
+                // An id handed out with MEMBER_ID_REQUIRED is not remembered: an
+                // id not in the group joins as a new member.
+                _ => work
+                    .cg
+                    .members
+                    .get(&member_id)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
             };
         let is_new = replaced.is_none() && !work.cg.members.contains_key(&member_id);
         let image = self.engine.image.clone();
