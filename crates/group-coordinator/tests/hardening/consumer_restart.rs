@@ -141,3 +141,17 @@ fn a_consumer_group_mid_reconciliation_survives_a_restart_on_sled() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn perform_assignment_of_a_consumer_group_is_its_server_side_target() {
+    let clock = Arc::new(ManualClock::new(1_000));
+    let c = open(Arc::new(MemoryMetadataStore::new()), &clock);
+    form(&c);
+    let view = c.perform_assignment("g", &[]).expect("a view");
+    let counts: Vec<(String, usize)> = view.iter().map(|(m, ps)| (m.clone(), ps.len())).collect();
+    assert_eq!(counts, [("m1".to_owned(), 3), ("m2".to_owned(), 3)]);
+    let only = [group_types::TopicPartition::new("foo", 0)];
+    let narrowed = c.perform_assignment("g", &only).expect("a view");
+    assert_eq!(narrowed.values().map(Vec::len).sum::<usize>(), 1);
+    c.stop();
+}
