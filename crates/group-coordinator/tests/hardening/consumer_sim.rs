@@ -51,6 +51,11 @@ struct Client {
     leaving: bool,
     /// The next heartbeat is a full one (after an error, as librdkafka sends).
     full: bool,
+    /// Speaks the classic protocol (JoinGroup, SyncGroup, Heartbeat), eagerly:
+    /// it gives up what it owns whenever it rejoins.
+    classic: bool,
+    /// A classic client's generation (its member epoch inside a consumer group).
+    generation: i32,
     restarts: u32,
 }
 
@@ -70,6 +75,8 @@ struct Sim {
 
 fn config() -> CoordinatorConfig {
     let mut config = CoordinatorConfig::default();
+    config.min_session_timeout_ms = 100;
+    config.initial_rebalance_delay_ms = 50;
     config.consumer.session_timeout_ms = 1_000;
     config.consumer.min_session_timeout_ms = 100;
     config.consumer.heartbeat_interval_ms = 100;
@@ -101,6 +108,9 @@ impl Sim {
         timers.apply(core.start(0).timers);
         let mut rng = Rng::new(seed);
         let n = 2 + rng.below(4) as usize;
+        // Some runs mix classic clients in: they join the consumer group as classic
+        // members, the group goes classic when the consumer members go, and back.
+        let classic_clients = rng.chance(50);
         let clients = (0..n)
             .map(|i| Client {
                 member_id: format!("c{i}"),
@@ -111,6 +121,8 @@ impl Sim {
                 waiting: None,
                 leaving: false,
                 full: false,
+                classic: i > 0 && classic_clients && i % 2 == 1,
+                generation: -1,
                 restarts: 0,
             })
             .collect();
@@ -130,10 +142,33 @@ impl Sim {
     }
 
     fn members(&self) -> HashSet<String> {
-        self.core
+        let mut members: HashSet<String> = self
+            .core
             .consumer_group("g")
             .map(|g| g.members.into_iter().filter(|m| m.member_epoch >= 0).map(|m| m.member_id).collect())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(g) = self.core.group("g") {
+            members.extend(g.members.into_iter().map(|m| m.member_id));
+        }
+        members
+    }
+
+    /// `me` just gained `gained`: no other live client that is still a member may
+    /// hold any of it.
+    fn check_gain(&self, me: usize, gained: &[(TopicId, i32)], members: &HashSet<String>) {
+        for (j, other) in self.clients.iter().enumerate() {
+            if j == me || other.phase == Phase::Crashed {
+                continue;
+            }
+            for p in gained {
+                assert!(
+                    !other.owned.contains(p) || !members.contains(&other.member_id),
+                    "c{me} was given {p:?} while c{j} (still a member) owns it\n{}\n{:#?}",
+                    self.trace.join("\n"),
+                    self.core.consumer_group("g")
+                );
+            }
+        }
     }
 
     fn process(&mut self, fx: Effects) {
@@ -170,6 +205,10 @@ impl Sim {
 
     fn deliver(&mut self, rid: RequestId, response: Response) {
         let Some(i) = self.owner_of.remove(&rid) else { return };
+        if self.clients[i].classic {
+            self.deliver_classic(i, rid, response);
+            return;
+        }
         let Response::ConsumerGroupHeartbeat(r) = response else {
             panic!("not a heartbeat answer: {response:?}")
         };
@@ -195,22 +234,12 @@ impl Sim {
                     let new = set(assignment);
                     let gained: Vec<(TopicId, i32)> = new.difference(&c.owned).copied().collect();
                     c.owned = new;
-                    let me = i;
-                    for (j, other) in self.clients.iter().enumerate() {
-                        if j == me || other.phase == Phase::Crashed {
-                            continue;
-                        }
-                        for p in &gained {
-                            assert!(
-                                !other.owned.contains(p) || !members.contains(&other.member_id),
-                                "c{me} was given {p:?} while c{j} (still a member) owns it\n{}",
-                                self.trace.join("\n")
-                            );
-                        }
-                    }
+                    self.check_gain(i, &gained, &members);
                 }
             }
-            ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => {
+            // The group went classic after this member was removed (a joining
+            // member: an upgrade the group cannot take yet); start over later.
+            ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId | ErrorCode::GroupIdNotFound => {
                 // librdkafka: everything is lost, rejoin with epoch 0 and the same id.
                 c.owned.clear();
                 c.epoch = 0;
@@ -276,6 +305,10 @@ impl Sim {
         if self.clients[i].waiting.is_some() {
             return;
         }
+        if self.clients[i].classic && phase != Phase::Crashed {
+            self.act_classic(i, acks);
+            return;
+        }
         match phase {
             Phase::Out => {
                 let mut r = self.request(i);
@@ -318,8 +351,149 @@ impl Sim {
                     c.member_id = format!("c{i}-{}", c.restarts);
                     c.phase = Phase::Out;
                     c.epoch = 0;
+                    c.generation = -1;
                 }
             }
+        }
+    }
+
+    fn send_request(&mut self, i: usize, request: Request) {
+        self.next_request += 1;
+        let rid = RequestId(self.next_request);
+        self.trace.push(format!("{} c{i} -> {request:?}", self.now));
+        self.clients[i].waiting = Some(rid);
+        self.owner_of.insert(rid, i);
+        let fx = self.core.handle(self.now, rid, request);
+        self.process(fx);
+    }
+
+    /// A classic client: joins (giving up what it owns, eagerly), syncs (dealing
+    /// foo round-robin when it leads a classic generation), heartbeats, leaves.
+    fn act_classic(&mut self, i: usize, settled: bool) {
+        let c = &self.clients[i];
+        let (member_id, generation) = (c.member_id.clone(), c.generation);
+        match c.phase {
+            Phase::Out => {
+                self.clients[i].owned.clear();
+                let sub = group_types::Subscription {
+                    version: 3,
+                    topics: vec!["foo".into()],
+                    ..Default::default()
+                };
+                let join = group_types::JoinGroupRequest {
+                    group_id: "g".into(),
+                    member_id: if generation == -2 { String::new() } else { member_id },
+                    client_id: "classic".into(),
+                    client_host: "/127.0.0.1".into(),
+                    protocol_type: "consumer".into(),
+                    protocols: vec![group_types::ProtocolMetadata::new("range", sub.encode().unwrap())],
+                    session_timeout_ms: 1_000,
+                    rebalance_timeout_ms: 1_000,
+                    api_version: 9,
+                    ..Default::default()
+                };
+                self.send_request(i, Request::JoinGroup(join));
+            }
+            Phase::In if !settled && self.rng.chance(3) => {
+                self.clients[i].leaving = true;
+                self.send_request(
+                    i,
+                    Request::LeaveGroup(group_types::LeaveGroupRequest::single("g", member_id)),
+                );
+            }
+            Phase::In => {
+                let hb = group_types::HeartbeatRequest {
+                    group_id: "g".into(),
+                    generation_id: generation,
+                    member_id,
+                    group_instance_id: None,
+                };
+                self.send_request(i, Request::Heartbeat(hb));
+            }
+            Phase::Crashed => {}
+        }
+    }
+
+    fn deliver_classic(&mut self, i: usize, rid: RequestId, response: Response) {
+        self.trace.push(format!("{} c{i} <- {response:?}", self.now));
+        if self.clients[i].waiting != Some(rid) {
+            return;
+        }
+        self.clients[i].waiting = None;
+        let members = self.members();
+        let c = &mut self.clients[i];
+        let rejoin = |c: &mut Client| {
+            c.phase = Phase::Out;
+            c.owned.clear();
+        };
+        match response {
+            Response::JoinGroup(r) => match r.error_code {
+                ErrorCode::None => {
+                    c.generation = r.generation_id;
+                    c.member_id = r.member_id.clone();
+                    let assignments: Vec<group_types::MemberAssignmentData> = if r.leader_id == r.member_id {
+                        let ids: Vec<&str> = r.members.iter().map(|m| m.member_id.as_str()).collect();
+                        ids.iter()
+                            .enumerate()
+                            .map(|(k, id)| {
+                                let mine: Vec<i32> =
+                                    (0..8).filter(|p| *p as usize % ids.len() == k).collect();
+                                let a = group_types::MemberAssignment::new(vec![
+                                    group_types::TopicPartitions::new("foo", mine),
+                                ]);
+                                group_types::MemberAssignmentData::new(*id, a.encode().unwrap())
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let sync = group_types::SyncGroupRequest {
+                        group_id: "g".into(),
+                        generation_id: r.generation_id,
+                        member_id: r.member_id,
+                        assignments,
+                        ..Default::default()
+                    };
+                    self.send_request(i, Request::SyncGroup(sync));
+                }
+                ErrorCode::MemberIdRequired => {
+                    c.member_id = r.member_id;
+                    c.generation = -1;
+                }
+                ErrorCode::UnknownMemberId => c.generation = -2,
+                _ => {}
+            },
+            Response::SyncGroup(r) => match r.error_code {
+                ErrorCode::None => {
+                    let a = group_types::MemberAssignment::decode(&r.assignment).unwrap_or_default();
+                    let new: Owned = a
+                        .partitions
+                        .iter()
+                        .flat_map(|t| {
+                            t.partitions.iter().map(|p| (if t.topic == "foo" { FOO } else { BAR }, *p))
+                        })
+                        .collect();
+                    let gained: Vec<(TopicId, i32)> = new.difference(&c.owned).copied().collect();
+                    c.owned = new;
+                    c.phase = Phase::In;
+                    self.check_gain(i, &gained, &members);
+                }
+                _ => rejoin(c),
+            },
+            Response::Heartbeat(r) => match r.error_code {
+                ErrorCode::None => {}
+                ErrorCode::UnknownMemberId => {
+                    rejoin(c);
+                    c.generation = -2;
+                }
+                _ => rejoin(c),
+            },
+            Response::LeaveGroup(_) => {
+                c.leaving = false;
+                rejoin(c);
+                c.generation = -2;
+            }
+            other => panic!("unexpected answer {other:?}"),
         }
     }
 

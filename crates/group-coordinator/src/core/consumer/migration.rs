@@ -172,7 +172,7 @@ impl CoordinatorCore {
 
     /// Builds the classic group of a downgrade (`ClassicGroup.fromConsumerGroup`),
     /// once the consumer group's tombstones are issued: generation = group epoch,
-    /// each remaining member with its JoinGroup protocols and its target as its
+    /// each remaining member with its JoinGroup protocols and what it owns as its
     /// assignment; then a rebalance, since a member left.
     pub(crate) fn finish_downgrade(
         &mut self,
@@ -205,8 +205,14 @@ impl CoordinatorCore {
                 .first()
                 .and_then(|p| Subscription::decode(&p.metadata).ok())
                 .map_or(0, |s| s.version);
-            let target =
-                MemberAssignment { version, partitions: to_names(cg.target(&m.id), &image), user_data: None };
+            // Deliberately not Kafka's choice (the member's target): what the member
+            // may still own. A rebalance starts at once, so no member syncs against
+            // it; but should a consumer member join before the classic members
+            // rejoin, the upgrade turns these assignments back into owned partitions,
+            // and only what they truly may own keeps those from being handed to
+            // another member while they still consume them.
+            let owned = super::assignment::union(&m.assigned, &m.pending_revocation);
+            let target = MemberAssignment { version, partitions: to_names(&owned, &image), user_data: None };
             let member = Member {
                 id: m.id.clone(),
                 instance: m.meta.instance_id.clone(),
