@@ -74,9 +74,11 @@ struct Sim {
 }
 
 fn config() -> CoordinatorConfig {
-    let mut config = CoordinatorConfig::default();
-    config.min_session_timeout_ms = 100;
-    config.initial_rebalance_delay_ms = 50;
+    let mut config = CoordinatorConfig {
+        min_session_timeout_ms: 100,
+        initial_rebalance_delay_ms: 50,
+        ..Default::default()
+    };
     config.consumer.session_timeout_ms = 1_000;
     config.consumer.min_session_timeout_ms = 100;
     config.consumer.heartbeat_interval_ms = 100;
