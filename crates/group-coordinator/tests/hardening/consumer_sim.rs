@@ -1,7 +1,10 @@
 //! Deterministic simulation of KIP-848 consumer groups: seeded clients join,
 //! heartbeat, acknowledge what they were given (or not), change subscriptions,
 //! leave, crash and restart, while time moves in random steps and writes complete
-//! late, in order, some failing after later requests were handled.
+//! late, in order, some failing after later requests were handled. Half the runs
+//! mix in classic clients (JoinGroup, SyncGroup, Heartbeat, eager): they become
+//! classic members of the consumer group, the group turns classic when its
+//! consumer members go and back when one joins again.
 //!
 //! Checked after every step: the coordinator never records a partition as owned
 //! by two members (assigned or pending revocation); epochs never run ahead of the
