@@ -421,6 +421,7 @@ impl GroupCoordinator {
         topics: Arc<dyn crate::TopicMetadata>,
         ownership: ownership::Options,
     ) -> Result<Self, CoordinatorError> {
+        config.consumer.validate()?;
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);

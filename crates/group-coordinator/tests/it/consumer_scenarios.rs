@@ -893,3 +893,44 @@ fn s56_s57_classic_member_joins_a_consumer_group() {
     sim.advance_to(at);
     assert!(group(&sim).members.iter().all(|m| m.member_id != id), "fenced by its join deadline");
 }
+
+#[rstest]
+#[case::defaults(|_: &mut group_coordinator::ConsumerGroupConfig| {}, true)]
+#[case::session_below_min(|c: &mut group_coordinator::ConsumerGroupConfig| c.session_timeout_ms = 44_999, false)]
+#[case::session_above_max(|c: &mut group_coordinator::ConsumerGroupConfig| c.session_timeout_ms = 60_001, false)]
+#[case::interval_not_below_session(|c: &mut group_coordinator::ConsumerGroupConfig| {
+    c.min_heartbeat_interval_ms = 1;
+    c.max_heartbeat_interval_ms = 100_000;
+    c.heartbeat_interval_ms = 45_000;
+}, false)]
+#[case::zero_max_size(|c: &mut group_coordinator::ConsumerGroupConfig| c.max_size = 0, false)]
+#[case::duplicate_assignors(|c: &mut group_coordinator::ConsumerGroupConfig| c.assignors = vec!["range".into(), "range".into()], false)]
+#[case::no_assignor(|c: &mut group_coordinator::ConsumerGroupConfig| c.assignors.clear(), false)]
+#[case::regex_refresh_too_often(|c: &mut group_coordinator::ConsumerGroupConfig| c.regex_refresh_interval_ms = 9_999, false)]
+fn consumer_settings_keep_kafkas_bounds(
+    #[case] change: fn(&mut group_coordinator::ConsumerGroupConfig),
+    #[case] ok: bool,
+) {
+    let mut config = CoordinatorConfig::default();
+    change(&mut config.consumer);
+    assert_eq!(config.consumer.validate().is_ok(), ok);
+    let opened =
+        group_coordinator::GroupCoordinator::new(Arc::new(group_offsets::MemoryMetadataStore::new()), config);
+    assert_eq!(opened.is_ok(), ok, "the coordinator refuses to open with a bad setting");
+    if let Ok(c) = opened {
+        c.stop();
+    }
+}
+
+#[rstest]
+#[case("disabled", group_coordinator::MigrationPolicy::Disabled)]
+#[case("UPGRADE", group_coordinator::MigrationPolicy::Upgrade)]
+#[case("Downgrade", group_coordinator::MigrationPolicy::Downgrade)]
+#[case("bidirectional", group_coordinator::MigrationPolicy::Bidirectional)]
+fn migration_policies_parse_case_insensitively(
+    #[case] name: &str,
+    #[case] policy: group_coordinator::MigrationPolicy,
+) {
+    assert_eq!(name.parse::<group_coordinator::MigrationPolicy>(), Ok(policy));
+    assert!("sideways".parse::<group_coordinator::MigrationPolicy>().is_err());
+}
