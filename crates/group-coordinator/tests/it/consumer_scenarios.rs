@@ -233,24 +233,28 @@ fn s46_commits_check_the_member_epoch() {
     }
 }
 
-/// A Stable classic group of one kafka-python-like member `c` on foo, owning all
-/// six partitions; returns its member id and generation.
-fn stable_classic_group(sim: &mut Sim) -> (String, i32) {
-    use group_types::{JoinGroupRequest, MemberAssignment, ProtocolMetadata, Subscription, TopicPartitions};
-    let sub =
-        Subscription { version: 3, topics: vec!["foo".into()], ..Subscription::default() }.encode().unwrap();
-    let join = |member: &str| JoinGroupRequest {
+/// A classic JoinGroup v9 of a kafka-python-like member subscribed to foo.
+fn classic_join(member: &str, rebalance_timeout_ms: i32) -> group_types::JoinGroupRequest {
+    let sub = group_types::Subscription { version: 3, topics: vec!["foo".into()], ..Default::default() };
+    group_types::JoinGroupRequest {
         group_id: "g".into(),
         member_id: member.into(),
         client_id: "consumer".into(),
         client_host: "/127.0.0.1".into(),
         protocol_type: "consumer".into(),
-        protocols: vec![ProtocolMetadata::new("range", sub.clone())],
+        protocols: vec![group_types::ProtocolMetadata::new("range", sub.encode().unwrap())],
         session_timeout_ms: 45_000,
-        rebalance_timeout_ms: 300_000,
+        rebalance_timeout_ms,
         api_version: 9,
-        ..JoinGroupRequest::default()
-    };
+        ..Default::default()
+    }
+}
+
+/// A Stable classic group of one kafka-python-like member `c` on foo, owning all
+/// six partitions; returns its member id and generation.
+fn stable_classic_group(sim: &mut Sim) -> (String, i32) {
+    use group_types::{MemberAssignment, TopicPartitions};
+    let join = |member: &str| classic_join(member, 300_000);
     let first = sim.send(Request::JoinGroup(join("")));
     let id = sim.join_answer(first).unwrap().member_id;
     let second = sim.send(Request::JoinGroup(join(&id)));
@@ -847,23 +851,9 @@ fn s54_empty_groups_convert_either_way() {
 
 #[test]
 fn s56_s57_classic_member_joins_a_consumer_group() {
-    use group_types::{JoinGroupRequest, ProtocolMetadata, Subscription};
     let mut sim = with_config(|c| c.consumer.assignors = vec!["range".into()]);
     hb(&mut sim, join("m1", &["foo"]));
-    let sub =
-        Subscription { version: 3, topics: vec!["foo".into()], ..Subscription::default() }.encode().unwrap();
-    let classic = |member: &str| JoinGroupRequest {
-        group_id: "g".into(),
-        member_id: member.into(),
-        client_id: "consumer".into(),
-        client_host: "/127.0.0.1".into(),
-        protocol_type: "consumer".into(),
-        protocols: vec![ProtocolMetadata::new("range", sub.clone())],
-        session_timeout_ms: 45_000,
-        rebalance_timeout_ms: 10_000,
-        api_version: 9,
-        ..JoinGroupRequest::default()
-    };
+    let classic = |member: &str| classic_join(member, 10_000);
     let first = sim.send(Request::JoinGroup(classic("")));
     assert_eq!(sim.error_of(first), ErrorCode::MemberIdRequired);
     let id = sim.join_answer(first).unwrap().member_id;
