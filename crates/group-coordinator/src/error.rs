@@ -84,4 +84,7 @@ pub enum CoordinatorError {
     /// The coordinator's timer thread could not be started.
     #[error("could not start the timer thread: {0}")]
     Thread(String),
+    /// A consumer-group setting breaks Kafka's bounds (`ConsumerGroupConfig::validate`).
+    #[error(transparent)]
+    InvalidConfig(#[from] crate::BadConsumerGroupConfig),
 }

@@ -24,7 +24,13 @@
 //! ones, tombstones, atomic appends (a fenced batch leaves nothing visible),
 //! order within a partition (many appends in flight, completed in call
 //! order), loads scoped to their partition, epoch fencing, concurrent
-//! appends, and the provided per-offset methods. It then runs every
+//! appends, and the provided per-offset methods; and for KIP-848
+//! consumer-group records, keyed by (record type, group, member id or regex):
+//! field-for-field round trips of every kind, the last record of a key
+//! winning, tombstones removing (a group whose keys are all removed leaves
+//! nothing), keys of groups, members and regexes that prefix each other or
+//! hold NUL bytes never mixing, and independence from the group's offsets
+//! and classic record. It then runs every
 //! [`OffsetStorage`] check over
 //! [`PersistentOffsetStorage`] on the store,
 //! so an engine also proves the offsets-only interface built on it.
@@ -33,7 +39,7 @@
 //!
 //! Every check gets a fresh store from the factory, and the suite runs every
 //! check before failing, so one run reports each broken rule by name:
-//! `2 of 28 MetadataStore conformance checks failed: [tombstones_remove] ...`.
+//! `2 of 33 MetadataStore conformance checks failed: [tombstones_remove] ...`.
 //! The checks are also listed in [`METADATA_STORE_CHECKS`] and
 //! [`OFFSET_STORAGE_CHECKS`] for engines that want one test per rule.
 //!
@@ -51,10 +57,13 @@ use std::time::Duration;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
 use crate::{
-    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, MemberMetadataRecord,
-    MetadataStore, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record, StorageError, StoredGroups,
+    AppendCompletion, ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord, LoadedPartition,
+    MemberMetadataRecord, MetadataStore, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record,
+    StorageError, StoredGroups,
 };
 
+mod consumer;
+mod consumer_samples;
 mod offsets;
 mod records;
 
@@ -105,6 +114,14 @@ pub const METADATA_STORE_CHECKS: &[MetadataStoreCheck] = &[
     ("seed_methods_agree_with_records", records::seed_methods_agree_with_records),
     ("many_groups", records::many_groups),
     ("load_all_is_every_partition", records::load_all_is_every_partition),
+    ("consumer_records_round_trip_exactly", consumer::consumer_records_round_trip_exactly),
+    ("later_consumer_records_replace_earlier", consumer::later_consumer_records_replace_earlier),
+    ("consumer_tombstones_remove", consumer::consumer_tombstones_remove),
+    ("consumer_keys_stay_apart", consumer::consumer_keys_stay_apart),
+    (
+        "consumer_records_leave_offsets_and_group_records_alone",
+        consumer::consumer_records_leave_offsets_and_group_records_alone,
+    ),
 ];
 
 /// Every [`OffsetStorage`] check, by name.
@@ -237,13 +254,19 @@ fn group_offsets(group: &str, entries: &[(TopicPartition, OffsetAndMetadata)]) -
     out
 }
 
-/// Sorted by group id, with empty offset sets dropped, so two loads compare
-/// whatever order an engine returns them in.
+/// Sorted by group id (consumer records by their key), with empty offset sets
+/// dropped, so two loads compare whatever order an engine returns them in.
 fn normalise(mut stored: StoredGroups) -> StoredGroups {
     stored.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     stored.offsets.retain(|g| !g.is_empty());
     stored.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    stored.consumer.sort_by_key(consumer_key);
     stored
+}
+
+/// A consumer record's key: (group, record type, sub-key).
+fn consumer_key(record: &ConsumerGroupRecord) -> (String, i16, String) {
+    (record.group_id().to_string(), record.record_type(), record.sub_key().to_owned())
 }
 
 #[track_caller]
@@ -254,6 +277,13 @@ fn assert_stored_eq(actual: StoredGroups, expected: StoredGroups, what: &str) {
     let ids = |s: &StoredGroups| s.offsets.iter().map(|g| g.group_id.clone()).collect::<Vec<_>>();
     assert_eq!(ids(&actual), ids(&expected), "{what}: the groups with offsets differ");
     assert_eq!(actual.offsets, expected.offsets, "{what}: offsets differ");
+    let keys = |s: &StoredGroups| s.consumer.iter().map(consumer_key).collect::<Vec<_>>();
+    assert_eq!(
+        keys(&actual),
+        keys(&expected),
+        "{what}: the keys (group, record type, sub-key) of the live consumer records differ"
+    );
+    assert_eq!(actual.consumer, expected.consumer, "{what}: consumer records differ");
 }
 
 fn record(group: &str, generation: i32) -> GroupMetadataRecord {
@@ -358,6 +388,8 @@ struct ModelPartition {
     epoch: u64,
     groups: BTreeMap<String, GroupMetadataRecord>,
     offsets: BTreeMap<(String, TopicPartition), OffsetAndMetadata>,
+    /// Live consumer records by (group, record type, sub-key).
+    consumer: BTreeMap<(String, i16, String), ConsumerGroupRecord>,
 }
 
 impl ModelPartition {
@@ -381,6 +413,12 @@ impl ModelPartition {
                 Record::OffsetTombstone { group_id, partition } => {
                     self.offsets.remove(&(group_id.to_string(), partition.clone()));
                 }
+                Record::Consumer(r) if r.is_tombstone() => {
+                    self.consumer.remove(&consumer_key(r));
+                }
+                Record::Consumer(r) => {
+                    self.consumer.insert(consumer_key(r), r.clone());
+                }
             }
         }
         Outcome::Ok
@@ -402,6 +440,7 @@ impl ModelPartition {
             groups: StoredGroups {
                 groups: self.groups.values().cloned().collect(),
                 offsets: offsets.into_values().collect(),
+                consumer: self.consumer.values().cloned().collect(),
             },
         }
     }

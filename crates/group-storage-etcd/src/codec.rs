@@ -1,6 +1,7 @@
 //! The value formats: log entries (an inline batch of records, a manifest of
 //! staged chunks, a void, a revocation), snapshot metadata, and the records
-//! themselves, in a compact hand-written binary encoding.
+//! themselves (KIP-848 consumer-group records in [`consumer`]), in a compact
+//! hand-written binary encoding.
 //!
 //! Why not sled's codec: sled stores one offset or one group per key (the key
 //! carries the group, topic and partition), so it has no encoding of a whole
@@ -16,8 +17,16 @@ use std::sync::Arc;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, Record};
 use group_types::{OffsetAndMetadata, TopicPartition};
 
-/// The format version of every value this crate writes today.
+mod consumer;
+
+/// The format version of every value that holds no consumer-group record.
 pub(crate) const FORMAT_V1: u8 = 1;
+
+/// Format 1 plus consumer-group records (record tag 4). Written only for log
+/// entries and snapshots whose records include one ([`records_format`]), so a
+/// build that knows only format 1 refuses exactly those values, with
+/// `UnknownFormatVersion`, and still reads every other.
+pub(crate) const FORMAT_V2: u8 = 2;
 
 const ENTRY_BATCH: u8 = 0;
 const ENTRY_MANIFEST: u8 = 1;
@@ -28,6 +37,7 @@ const RECORD_GROUP: u8 = 0;
 const RECORD_GROUP_TOMBSTONE: u8 = 1;
 const RECORD_OFFSET: u8 = 2;
 const RECORD_OFFSET_TOMBSTONE: u8 = 3;
+const RECORD_CONSUMER: u8 = 4;
 
 /// Why a stored value could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +53,9 @@ pub(crate) enum DecodeError {
 /// tell its own entry from another writer's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
+    /// The format version: [`records_format`] of the records it carries
+    /// (inline or staged), [`FORMAT_V1`] for voids and revocations.
+    pub(crate) format: u8,
     /// Unique per append attempt of a store instance.
     pub(crate) nonce: u64,
     /// What the entry holds.
@@ -71,6 +84,8 @@ pub(crate) enum EntryBody {
 /// live records, and the last log sequence number they include.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SnapshotMeta {
+    /// The format version: [`records_format`] of the snapshot's records.
+    pub(crate) format: u8,
     /// The last sequence number the snapshot covers.
     pub(crate) covered: u64,
     /// The nonce naming its chunk keys, `snap/{covered}/{nonce}/{i}`.
@@ -94,10 +109,24 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     h
 }
 
+/// The format version a value holding `records` is written in: the oldest
+/// that can hold them.
+pub(crate) fn records_format(records: &[Record]) -> u8 {
+    if records.iter().any(|r| matches!(r, Record::Consumer(_))) { FORMAT_V2 } else { FORMAT_V1 }
+}
+
+/// Checks a value's version byte: the formats this build reads.
+fn check_format(version: u8) -> Result<u8, DecodeError> {
+    match version {
+        FORMAT_V1 | FORMAT_V2 => Ok(version),
+        other => Err(DecodeError::UnknownVersion(other)),
+    }
+}
+
 /// Encodes a log entry.
 pub(crate) fn encode_entry(entry: &Entry) -> Vec<u8> {
     let mut out = Vec::with_capacity(16);
-    out.push(FORMAT_V1);
+    out.push(entry.format);
     let (tag, body_len) = match &entry.body {
         EntryBody::Batch(bytes) => (ENTRY_BATCH, bytes.len()),
         EntryBody::Manifest { .. } => (ENTRY_MANIFEST, 0),
@@ -123,10 +152,7 @@ pub(crate) fn encode_entry(entry: &Entry) -> Vec<u8> {
 /// Decodes a log entry (the records of a batch stay encoded).
 pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
     let mut r = Reader::new(bytes);
-    let version = r.u8()?;
-    if version != FORMAT_V1 {
-        return Err(DecodeError::UnknownVersion(version));
-    }
+    let format = check_format(r.u8()?)?;
     let tag = r.u8()?;
     let nonce = r.u64_be()?;
     let body = match tag {
@@ -149,12 +175,12 @@ pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
         }
         other => return Err(corrupt(format!("unknown entry kind {other}"))),
     };
-    Ok(Entry { nonce, body })
+    Ok(Entry { format, nonce, body })
 }
 
 /// Encodes the snapshot metadata.
 pub(crate) fn encode_snapshot_meta(meta: &SnapshotMeta) -> Vec<u8> {
-    let mut out = vec![FORMAT_V1];
+    let mut out = vec![meta.format];
     put_uvarint(&mut out, meta.covered);
     out.extend_from_slice(&meta.nonce.to_be_bytes());
     put_uvarint(&mut out, u64::from(meta.chunks));
@@ -166,17 +192,14 @@ pub(crate) fn encode_snapshot_meta(meta: &SnapshotMeta) -> Vec<u8> {
 /// Decodes the snapshot metadata.
 pub(crate) fn decode_snapshot_meta(bytes: &[u8]) -> Result<SnapshotMeta, DecodeError> {
     let mut r = Reader::new(bytes);
-    let version = r.u8()?;
-    if version != FORMAT_V1 {
-        return Err(DecodeError::UnknownVersion(version));
-    }
+    let format = check_format(r.u8()?)?;
     let covered = r.uvarint()?;
     let nonce = r.u64_be()?;
     let chunks = u32::try_from(r.uvarint()?).map_err(|_| corrupt("chunk count over u32"))?;
     let len = r.uvarint()?;
     let checksum = r.u64_be()?;
     r.end()?;
-    Ok(SnapshotMeta { covered, nonce, chunks, len, checksum })
+    Ok(SnapshotMeta { format, covered, nonce, chunks, len, checksum })
 }
 
 /// Encodes a batch of records: a count, then each record. Fails only for a
@@ -232,6 +255,10 @@ fn encode_record(out: &mut Vec<u8>, record: &Record) -> Result<(), String> {
             put_str(out, group_id);
             put_str(out, &partition.topic);
             put_ivarint(out, i64::from(partition.partition));
+        }
+        Record::Consumer(record) => {
+            out.push(RECORD_CONSUMER);
+            consumer::put_consumer(out, record);
         }
         // `Record` is non-exhaustive: a record kind added upstream must get a
         // tag here before it can be stored.
@@ -317,6 +344,7 @@ pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
                 let partition = r.i32()?;
                 Record::OffsetTombstone { group_id, partition: TopicPartition::new(topic, partition) }
             }
+            RECORD_CONSUMER => Record::Consumer(consumer::take_consumer(&mut r, &mut group_arc)?),
             other => return Err(corrupt(format!("unknown record kind {other}"))),
         };
         records.push(record);
@@ -539,13 +567,17 @@ mod tests {
             EntryBody::Void,
             EntryBody::Revoke(u64::MAX),
         ] {
-            let entry = Entry { nonce: 0xdead_beef, body };
+            let entry = Entry { format: FORMAT_V1, nonce: 0xdead_beef, body };
             assert_eq!(decode_entry(&encode_entry(&entry)).unwrap(), entry);
         }
-        let meta = SnapshotMeta { covered: 9, nonce: 1, chunks: 2, len: 3, checksum: 4 };
-        assert_eq!(decode_snapshot_meta(&encode_snapshot_meta(&meta)).unwrap(), meta);
+        for format in [FORMAT_V1, FORMAT_V2] {
+            let meta = SnapshotMeta { format, covered: 9, nonce: 1, chunks: 2, len: 3, checksum: 4 };
+            assert_eq!(decode_snapshot_meta(&encode_snapshot_meta(&meta)).unwrap(), meta);
+            let entry = Entry { format, nonce: 7, body: EntryBody::Batch(vec![0]) };
+            assert_eq!(decode_entry(&encode_entry(&entry)).unwrap(), entry);
+        }
+        assert_eq!(decode_snapshot_meta(&[3]), Err(DecodeError::UnknownVersion(3)));
         assert_eq!(decode_entry(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
-        assert_eq!(decode_snapshot_meta(&[2]), Err(DecodeError::UnknownVersion(2)));
     }
 
     #[test]

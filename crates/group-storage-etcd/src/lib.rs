@@ -25,6 +25,13 @@
 //! append), `snapshot` plus `snap/...` chunks, and `stage/...` chunks of
 //! oversized batches; owner keys are `{prefix}/owners/{partition:05}`.
 //!
+//! Values carry a format version: 2 for log entries and snapshots that hold
+//! KIP-848 consumer-group records, 1 for everything else, so a build that
+//! knows only format 1 refuses exactly the values it could not read (with
+//! `StorageError::UnknownFormatVersion`). A snapshot keeps one record per
+//! live key: the last group record, offset and consumer-group record of
+//! each, no tombstones.
+//!
 //! # Who should depend on this crate
 //!
 //! A coordinator deployment of several nodes (through `group-cluster`), or

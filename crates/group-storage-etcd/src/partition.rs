@@ -332,6 +332,7 @@ impl Worker {
         self.resolve(deadline).await?;
         let batch =
             codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        let format = codec::records_format(&records);
         drop(records);
         let nonce = self.shared.nonce();
         let inline = batch.len() + 16 <= self.shared.config.max_request_bytes;
@@ -356,7 +357,7 @@ impl Worker {
                     checksum: codec::checksum(&batch),
                 }
             };
-            let value = codec::encode_entry(&Entry { nonce, body });
+            let value = codec::encode_entry(&Entry { format, nonce, body });
             match self.commit(epoch, &state, seq, nonce, value, deadline).await? {
                 Outcome::Committed => return Ok(()),
                 Outcome::Fenced(e) => return Err(e),
@@ -471,7 +472,11 @@ impl Worker {
     async fn resolve(&mut self, deadline: Instant) -> Result<(), StorageError> {
         let Some(lost) = self.unresolved else { return Ok(()) };
         let state = self.state(deadline).await?;
-        let void = codec::encode_entry(&Entry { nonce: self.shared.nonce(), body: EntryBody::Void });
+        let void = codec::encode_entry(&Entry {
+            format: codec::FORMAT_V1,
+            nonce: self.shared.nonce(),
+            body: EntryBody::Void,
+        });
         let txn = Txn::new()
             .when(self.fences(lost.epoch, &state, Some(lost.seq)))
             .and_then([TxnOp::put(self.keys.log(lost.seq), void, None)])
@@ -505,7 +510,11 @@ impl Worker {
             );
             let state = self.state(deadline).await?;
             let nonce = self.shared.nonce();
-            let value = codec::encode_entry(&Entry { nonce, body: EntryBody::Revoke(lost.seq) });
+            let value = codec::encode_entry(&Entry {
+                format: codec::FORMAT_V1,
+                nonce,
+                body: EntryBody::Revoke(lost.seq),
+            });
             let seq = state.next_seq;
             match self.commit(lost.epoch, &state, seq, nonce, value, deadline).await {
                 Ok(Outcome::Committed) => {}
@@ -745,6 +754,7 @@ impl Worker {
         let records = live_records(read.groups);
         let bytes =
             codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        let format = codec::records_format(&records);
         drop(records);
         let nonce = self.shared.nonce();
         let dir = self.keys.snap_dir(covered, nonce);
@@ -758,6 +768,7 @@ impl Worker {
             .await?;
         }
         let meta = SnapshotMeta {
+            format,
             covered,
             nonce,
             chunks: chunk_count(bytes.len(), self.chunk_size()),
@@ -829,10 +840,13 @@ fn apply(replay: &MemoryMetadataStore, records: Vec<Record>) {
 }
 
 /// A partition's live state as records: one group record per group, one
-/// offset record per committed offset.
+/// offset record per committed offset, one consumer-group record per live key
+/// (the last one written; a key whose last record was a tombstone is gone,
+/// so a snapshot holds no tombstones).
 fn live_records(groups: StoredGroups) -> Vec<Record> {
-    let mut records = Vec::with_capacity(groups.groups.len());
+    let mut records = Vec::with_capacity(groups.groups.len() + groups.consumer.len());
     records.extend(groups.groups.into_iter().map(Record::Group));
+    records.extend(groups.consumer.into_iter().map(Record::Consumer));
     for group in groups.offsets {
         let id: Arc<str> = Arc::from(group.group_id.as_str());
         for (topic, partitions) in group.offsets {

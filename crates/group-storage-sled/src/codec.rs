@@ -1,6 +1,7 @@
 //! The value format: one version byte, then bincode 2.0.1 (serde path) with
-//! the one configuration in [`CONFIG`] (offsets and group records), or a
-//! fixed-width big-endian `u64` (owner epochs).
+//! the one configuration in [`CONFIG`] (offsets, group records and, in
+//! [`consumer`], KIP-848 consumer-group records), or a fixed-width big-endian
+//! `u64` (owner epochs).
 //!
 //! The stored shapes are this module's own structs, not the public types, so a
 //! field added to `OffsetAndMetadata` or `GroupMetadataRecord` cannot change
@@ -11,6 +12,10 @@ use bincode::config::{Configuration, Limit, LittleEndian, Varint};
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
 use group_types::OffsetAndMetadata;
 use serde::{Deserialize, Serialize};
+
+mod consumer;
+
+pub(crate) use self::consumer::{decode_consumer, encode_consumer};
 
 /// The format version of offset values written today.
 pub(crate) const OFFSET_FORMAT_V1: u8 = 1;

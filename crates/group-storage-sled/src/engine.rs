@@ -151,6 +151,9 @@ pub(crate) struct Shared {
     /// Set from a failure until the store has recovered; appends that arrive
     /// meanwhile are deferred to the flusher, which recovers first.
     pub(crate) failed: AtomicBool,
+    /// Set once the layout record is known to name v3, which it must before
+    /// a consumer-group record is written (`layout::require_v3`).
+    layout_v3: AtomicBool,
     pub(crate) health: Mutex<Health>,
     pub(crate) queue: Mutex<Queue>,
     /// Wakes the flusher when an item is queued or the store shuts down.
@@ -174,6 +177,7 @@ impl Shared {
             slot: RwLock::new(Some(handles)),
             states: (0..partitions).map(|_| RwLock::default()).collect(),
             failed: AtomicBool::new(false),
+            layout_v3: AtomicBool::new(false),
             health: Mutex::default(),
             queue: Mutex::default(),
             wake: Condvar::new(),
@@ -278,6 +282,12 @@ impl Shared {
                 Err(StorageError::Fenced { partition: partition.0, epoch: epoch.0, current: current.0 });
             return Item::Done { completion, result };
         }
+        if let Err(e) = self.layout_for(&writes) {
+            if is_failure(&e) {
+                self.fail(&e);
+            }
+            return Item::Done { completion, result: Err(e) };
+        }
         if epoch > current {
             writes.insert(keys::epoch_key(partition).to_vec(), Some(codec::encode_epoch(epoch).to_vec()));
         }
@@ -303,6 +313,25 @@ impl Shared {
                 Item::Applied { completion, undo, error: Some(e) }
             }
         }
+    }
+
+    /// Makes the layout record name v3 before the first consumer-group record
+    /// is written (once per store; tombstones need no flip: a v2 store holds
+    /// nothing they could remove).
+    fn layout_for(&self, writes: &Writes) -> Result<(), StorageError> {
+        if self.layout_v3.load(Ordering::Acquire)
+            || !writes.iter().any(|(key, value)| value.is_some() && keys::is_consumer_key(key))
+        {
+            return Ok(());
+        }
+        self.with_handles(|h| {
+            layout::require_v3(h, self.partitions, |h| {
+                self.counters.flushes.fetch_add(1, Ordering::Relaxed);
+                self.flush_handles(h)
+            })
+        })?;
+        self.layout_v3.store(true, Ordering::Release);
+        Ok(())
     }
 
     fn enqueue(&self, item: Item) {
@@ -544,6 +573,25 @@ fn encode_records(partition: CoordinatorPartition, records: Vec<Record>) -> Resu
             }
             Record::OffsetTombstone { group_id, partition: tp } => {
                 writes.insert(keys::offset_key(partition, &group_id, tp.topic(), tp.partition)?, None);
+            }
+            // A tombstone is the key's removal: a group whose records are all
+            // removed leaves no key behind.
+            Record::Consumer(record) => {
+                let key =
+                    keys::consumer_key(partition, record.group_id(), record.record_type(), record.sub_key())?;
+                let value = codec::encode_consumer(&record).map_err(|reason| StorageError::InvalidInput {
+                    message: format!(
+                        "consumer record {} cannot be encoded: {reason}",
+                        keys::ConsumerKey {
+                            coordinator: partition,
+                            group_id: record.group_id(),
+                            record_type: record.record_type(),
+                            sub_key: record.sub_key(),
+                        }
+                        .display()
+                    ),
+                })?;
+                writes.insert(key, value);
             }
             other => {
                 return Err(StorageError::InvalidInput {

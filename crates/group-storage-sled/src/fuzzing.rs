@@ -7,6 +7,8 @@
 //! exactly the same checks. A panic here is either a decoder bug (a corrupt record must
 //! be a typed error) or a broken round trip.
 
+use std::sync::Arc;
+
 use group_offsets::CoordinatorPartition;
 
 use crate::{codec, keys, load};
@@ -15,11 +17,13 @@ use crate::{codec, keys, load};
 ///
 /// Asserts, for whatever decodes:
 ///
-/// - a parsed offset or group key re-encodes to the same bytes (keys are hand-encoded
-///   and have one encoding), and so does a parsed layout v1 offset key;
-/// - an offset, group or epoch value decodes to the same value after re-encoding
-///   (decode ∘ encode ∘ decode = decode: bincode's varints may accept more than one
-///   encoding, so the bytes need not match), and an epoch re-encodes to its bytes;
+/// - a parsed offset, group or consumer-group record key re-encodes to the same bytes
+///   (keys are hand-encoded and have one encoding), and so does a parsed layout v1
+///   offset key;
+/// - an offset, group, epoch or consumer-group record value (read as each kind) decodes
+///   to the same value after re-encoding (decode ∘ encode ∘ decode = decode: bincode's
+///   varints may accept more than one encoding, so the bytes need not match), and an
+///   epoch re-encodes to its bytes;
 /// - the value is also decoded as the key's kind says, through the loader's functions
 ///   that name the key in their errors.
 ///
@@ -38,7 +42,19 @@ pub fn record(input: &[u8]) {
     if let Ok(epoch) = codec::decode_epoch(value) {
         assert_eq!(codec::encode_epoch(epoch).as_slice(), value, "epoch round trip");
     }
+    for record_type in CONSUMER_RECORD_TYPES {
+        let sub = if matches!(record_type, 3 | 6) { "" } else { "m" };
+        if let Ok(record) = codec::decode_consumer(record_type, Arc::from("g"), sub, value) {
+            let encoded = codec::encode_consumer(&record).expect("a decoded consumer record encodes");
+            let encoded = encoded.expect("a decoded consumer record is no tombstone");
+            let again = codec::decode_consumer(record_type, Arc::from("g"), sub, &encoded);
+            assert_eq!(again, Ok(record), "consumer record round trip");
+        }
+    }
 }
+
+/// Kafka's consumer-group record types (`group_offsets::record_type`).
+const CONSUMER_RECORD_TYPES: [i16; 6] = [3, 5, 6, 7, 8, 16];
 
 /// The fuzz input's layout: one byte `n`, then a key of `n` bytes (fewer if the input
 /// ends first), then the value, the rest.
@@ -79,6 +95,18 @@ fn check_key(key: &[u8], value: &[u8]) {
             let _ = load::decode_group(partition, group_id, value).map_err(|e| e.to_string());
         }
     }
+    if let Ok(consumer_key) = keys::parse_consumer_key(key) {
+        let again = keys::consumer_key(
+            consumer_key.coordinator,
+            consumer_key.group_id,
+            consumer_key.record_type,
+            consumer_key.sub_key,
+        )
+        .expect("a parsed consumer key re-encodes");
+        assert_eq!(again, key, "consumer key round trip");
+        let group_id = Arc::from(consumer_key.group_id);
+        let _ = load::decode_consumer(&consumer_key, group_id, value).map_err(|e| e.to_string());
+    }
     if let Ok((group_id, topic, partition)) = keys::v1::parse_offset_key(key) {
         let again = keys::offset_key(CoordinatorPartition(0), group_id, topic, partition)
             .expect("a parsed v1 offset key re-encodes");
@@ -93,9 +121,15 @@ fn check_key(key: &[u8], value: &[u8]) {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
-    use group_types::OffsetAndMetadata;
+    use std::sync::Arc;
+
+    use group_offsets::{
+        ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+        CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch,
+        RegularExpressionValue,
+    };
     use group_types::fuzzing::{check_seeds, inputs};
+    use group_types::{ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions};
 
     use super::{CoordinatorPartition, join, record, split};
     use crate::{codec, keys};
@@ -108,6 +142,81 @@ mod tests {
 
     fn seed_dir() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(TARGET)
+    }
+
+    /// One consumer-group record of each kind, every optional field set.
+    fn consumer_seeds() -> Vec<(&'static str, ConsumerGroupRecord)> {
+        let (g, m): (Arc<str>, Arc<str>) = (Arc::from("g"), Arc::from("m1"));
+        let topics = vec![TopicIdPartitions::new(TopicId::from_u128(7), [0, 1, 2])];
+        let member = ConsumerMemberMetadataValue {
+            instance_id: Some("i1".into()),
+            rack_id: Some("r1".into()),
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            subscribed_topic_names: vec!["t1".into(), "t2".into()],
+            subscribed_topic_regex: Some("^t.*".into()),
+            rebalance_timeout_ms: 300_000,
+            server_assignor: Some("uniform".into()),
+            classic: Some(ClassicMemberMetadata {
+                session_timeout_ms: 45_000,
+                supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 3, 0, 0])],
+            }),
+        };
+        vec![
+            (
+                "consumer-group-metadata",
+                ConsumerGroupRecord::GroupMetadata {
+                    group_id: g.clone(),
+                    value: Some(ConsumerGroupMetadataValue { epoch: 4, metadata_hash: 0xdead_beef }),
+                },
+            ),
+            (
+                "consumer-member-metadata",
+                ConsumerGroupRecord::MemberMetadata {
+                    group_id: g.clone(),
+                    member_id: m.clone(),
+                    value: Some(Box::new(member)),
+                },
+            ),
+            (
+                "consumer-target-metadata",
+                ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(4) },
+            ),
+            (
+                "consumer-target-member",
+                ConsumerGroupRecord::TargetAssignmentMember {
+                    group_id: g.clone(),
+                    member_id: m.clone(),
+                    value: Some(topics.clone()),
+                },
+            ),
+            (
+                "consumer-current-assignment",
+                ConsumerGroupRecord::CurrentMemberAssignment {
+                    group_id: g.clone(),
+                    member_id: m,
+                    value: Some(CurrentMemberAssignmentValue {
+                        member_epoch: 4,
+                        previous_member_epoch: 3,
+                        state: ConsumerMemberState::UnrevokedPartitions,
+                        assigned: topics.clone(),
+                        pending_revocation: topics,
+                    }),
+                },
+            ),
+            (
+                "consumer-regex",
+                ConsumerGroupRecord::RegularExpression {
+                    group_id: g,
+                    regex: Arc::from("^t.*"),
+                    value: Some(RegularExpressionValue {
+                        topics: vec!["t1".into(), "t2".into()],
+                        version: 12,
+                        timestamp_ms: 1_700_000_000_000,
+                    }),
+                },
+            ),
+        ]
     }
 
     /// One record of each kind under its own key, and a layout v1 offset.
@@ -142,7 +251,12 @@ mod tests {
             }],
         };
         let offset_key = keys::offset_key(p, "g", "t1", 0).expect("a key");
-        vec![
+        let consumer = consumer_seeds().into_iter().map(|(name, r)| {
+            let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
+            let value = codec::encode_consumer(&r).expect("encodes").expect("a value");
+            (name.to_owned(), join(&key, &value))
+        });
+        let mut seeds = vec![
             ("offset".into(), join(&offset_key, &offset_value)),
             ("group".into(), join(&keys::group_key(p, "g"), &codec::encode_group(&group).expect("encodes"))),
             ("epoch".into(), join(&keys::epoch_key(p), &codec::encode_epoch(OwnerEpoch(5)))),
@@ -154,7 +268,9 @@ mod tests {
                     &codec::encode_group(&GroupMetadataRecord::default()).expect("encodes"),
                 ),
             ),
-        ]
+        ];
+        seeds.extend(consumer);
+        seeds
     }
 
     #[test]

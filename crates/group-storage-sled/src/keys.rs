@@ -1,5 +1,6 @@
-//! The key layout: how coordinator partitions, groups, topics and partitions
-//! become sled keys (layout v2), and how the old layout v1 keys read.
+//! The key layout: how coordinator partitions, groups, topics, partitions and
+//! consumer-group record keys become sled keys (layout v3: v2 plus
+//! consumer-group records), and how the old layout v1 keys read.
 //!
 //! Keys are hand-encoded (never through bincode) so that sled's byte order is
 //! the order we want: numbers are big-endian, so every coordinator partition
@@ -11,16 +12,25 @@
 //! | owner epoch | `u32 BE partition` · `0x00` | an epoch record |
 //! | group record | `u32 BE partition` · `0x01` · group (UTF-8 bytes, to the end) | a group metadata record |
 //! | offset | `u32 BE partition` · `0x02` · `u16 BE len(group)` · group · `u16 BE len(topic)` · topic · `u32 BE (partition XOR 0x8000_0000)` | an offset record |
+//! | consumer-group record | `u32 BE partition` · `0x03` · `u16 BE len(group)` · group · `i16 BE record type` · sub-key (UTF-8 bytes, to the end) | a consumer-group record value |
 //!
 //! The length in front of an offset key's group id makes the group prefix
 //! unambiguous: no group's prefix is a prefix of another group's keys. A group
 //! record's key needs no length: it is looked up whole, and scanned only as
 //! part of its partition. The topic partition's sign bit is flipped so that
 //! negative numbers, should any ever be stored, sort before positive ones.
+//!
+//! A consumer-group record key (KIP-848) names the record's key as Kafka
+//! does: record type, group, and the member id or regex (`""` for the
+//! group-level kinds). The group is length-prefixed for the same reason as in
+//! offset keys (a group's consumer records are one prefix scan, shared with
+//! no other group); the record type is fixed-width, so the sub-key can run to
+//! the end without a length: two keys are equal only if all three parts are,
+//! and member ids and regexes need no limit of their own.
 
 use group_offsets::{CoordinatorPartition, StorageError};
 
-/// The sled tree holding every coordinator partition (layout v2).
+/// The sled tree holding every coordinator partition (layouts v2 and v3).
 pub const PARTITIONS_TREE: &str = "coordinator_partitions";
 
 /// The kind byte of a partition's owner epoch key.
@@ -29,6 +39,8 @@ const KIND_EPOCH: u8 = 0;
 pub(crate) const KIND_GROUP: u8 = 1;
 /// The kind byte of offset keys.
 const KIND_OFFSET: u8 = 2;
+/// The kind byte of consumer-group record keys.
+const KIND_CONSUMER: u8 = 3;
 
 /// Flipping the sign bit turns two's complement order into unsigned byte order.
 const SIGN_FLIP: u32 = 0x8000_0000;
@@ -60,6 +72,83 @@ pub(crate) fn offsets_prefix(partition: CoordinatorPartition) -> [u8; 5] {
 pub(crate) fn offsets_end(partition: CoordinatorPartition) -> [u8; 5] {
     let [a, b, c, d] = partition_prefix(partition);
     [a, b, c, d, KIND_OFFSET + 1]
+}
+
+/// True for a consumer-group record key (of any partition).
+pub(crate) fn is_consumer_key(key: &[u8]) -> bool {
+    key.get(4) == Some(&KIND_CONSUMER)
+}
+
+/// Every consumer-group record key of `partition` starts with these bytes.
+pub(crate) fn consumer_prefix(partition: CoordinatorPartition) -> [u8; 5] {
+    let [a, b, c, d] = partition_prefix(partition);
+    [a, b, c, d, KIND_CONSUMER]
+}
+
+/// A group's consumer-record key prefix: every consumer-group record key of
+/// `group_id` starts with it, and no other key does.
+pub(crate) fn group_consumer_prefix(
+    partition: CoordinatorPartition,
+    group_id: &str,
+) -> Result<Vec<u8>, StorageError> {
+    let mut key = Vec::with_capacity(5 + 2 + group_id.len());
+    key.extend_from_slice(&consumer_prefix(partition));
+    push_string(&mut key, "group id", group_id)?;
+    Ok(key)
+}
+
+/// The key of one consumer-group record: (record type, group, sub-key).
+pub(crate) fn consumer_key(
+    partition: CoordinatorPartition,
+    group_id: &str,
+    record_type: i16,
+    sub_key: &str,
+) -> Result<Vec<u8>, StorageError> {
+    let mut key = group_consumer_prefix(partition, group_id)?;
+    key.reserve(2 + sub_key.len());
+    key.extend_from_slice(&record_type.to_be_bytes());
+    key.extend_from_slice(sub_key.as_bytes());
+    Ok(key)
+}
+
+/// The parts of a consumer-group record key, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ConsumerKey<'a> {
+    /// The coordinator partition.
+    pub(crate) coordinator: CoordinatorPartition,
+    /// The group.
+    pub(crate) group_id: &'a str,
+    /// Kafka's record type (`group_offsets::record_type`).
+    pub(crate) record_type: i16,
+    /// The member id or regex, `""` for the group-level kinds.
+    pub(crate) sub_key: &'a str,
+}
+
+impl ConsumerKey<'_> {
+    /// The key in the form errors show it.
+    pub(crate) fn display(&self) -> String {
+        format!(
+            "{PARTITIONS_TREE}/{}/consumer/{}/{}/{}",
+            self.coordinator.0, self.group_id, self.record_type, self.sub_key
+        )
+    }
+}
+
+/// Splits a consumer-group record key (of any partition) into its parts;
+/// `Err` says why it is malformed. The record type is not checked here: the
+/// value's decoder knows which types exist.
+pub(crate) fn parse_consumer_key(key: &[u8]) -> Result<ConsumerKey<'_>, String> {
+    let (prefix, rest) = key.split_first_chunk::<4>().ok_or("shorter than a partition prefix")?;
+    let coordinator = CoordinatorPartition(u32::from_be_bytes(*prefix));
+    let rest = match rest.split_first() {
+        Some((&KIND_CONSUMER, rest)) => rest,
+        Some((kind, _)) => return Err(format!("kind byte {kind} is not a consumer record's")),
+        None => return Err("no kind byte".to_owned()),
+    };
+    let (group_id, rest) = take_string(rest, "group id")?;
+    let (record_type, sub_key) = rest.split_first_chunk::<2>().ok_or("truncated before the record type")?;
+    let sub_key = std::str::from_utf8(sub_key).map_err(|e| format!("sub-key is not UTF-8: {e}"))?;
+    Ok(ConsumerKey { coordinator, group_id, record_type: i16::from_be_bytes(*record_type), sub_key })
 }
 
 /// The key of a group's record.
@@ -227,18 +316,88 @@ mod tests {
     }
 
     #[test]
+    fn consumer_key_bytes_are_pinned() {
+        let key = consumer_key(P7, "g", 5, "m1").unwrap();
+        assert_eq!(key, [0, 0, 0, 7, 3, 0, 1, b'g', 0, 5, b'm', b'1']);
+        let key = consumer_key(CoordinatorPartition(0x0102_0304), "", 3, "").unwrap();
+        assert_eq!(key, [1, 2, 3, 4, 3, 0, 0, 0, 3]);
+        let key = consumer_key(P7, "a\0", 16, "^t.*").unwrap();
+        assert_eq!(key, [0, 0, 0, 7, 3, 0, 2, b'a', 0, 0, 16, b'^', b't', b'.', b'*']);
+        assert_eq!(group_consumer_prefix(P7, "g").unwrap(), [0, 0, 0, 7, 3, 0, 1, b'g']);
+    }
+
+    #[test]
+    fn consumer_keys_of_prefix_sharing_names_differ() {
+        // Group "a" member "bm" and group "ab" member "m" concatenate alike;
+        // so do "a\0" + "b" and "a" + "\0b", and the same member under two kinds.
+        let keys = [
+            consumer_key(P7, "a", 5, "bm").unwrap(),
+            consumer_key(P7, "ab", 5, "m").unwrap(),
+            consumer_key(P7, "a\0", 5, "b").unwrap(),
+            consumer_key(P7, "a", 5, "\0b").unwrap(),
+            consumer_key(P7, "ab", 7, "m").unwrap(),
+            consumer_key(P7, "ab", 16, "m").unwrap(),
+            consumer_key(P7, "ab", 3, "").unwrap(),
+            consumer_key(CoordinatorPartition(8), "ab", 5, "m").unwrap(),
+        ];
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        let prefix = group_consumer_prefix(P7, "a").unwrap();
+        assert!(keys[0].starts_with(&prefix) && keys[3].starts_with(&prefix));
+        for key in &keys[1..3] {
+            assert!(!key.starts_with(&prefix), "{key:?} is not group \"a\"'s");
+        }
+    }
+
+    #[test]
+    fn parse_inverts_consumer_key() {
+        for (group, record_type, sub) in
+            [("g", 5, "m"), ("", 3, ""), ("a\0b", 16, "^(x|y)\0$"), ("🦀", 8, "🦀")]
+        {
+            let key = consumer_key(P7, group, record_type, sub).unwrap();
+            let parsed = parse_consumer_key(&key).unwrap();
+            assert_eq!(parsed, ConsumerKey { coordinator: P7, group_id: group, record_type, sub_key: sub });
+        }
+        let key = consumer_key(P7, "g", 5, "m1").unwrap();
+        assert_eq!(parse_consumer_key(&key).unwrap().display(), "coordinator_partitions/7/consumer/g/5/m1");
+    }
+
+    #[test]
+    fn malformed_consumer_keys_are_rejected() {
+        assert!(parse_consumer_key(&[]).is_err());
+        assert!(parse_consumer_key(&[0, 0, 0, 1]).is_err());
+        assert!(parse_consumer_key(&[0, 0, 0, 1, 2, 0, 0, 0, 5]).is_err(), "an offset key's kind");
+        assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 5, b'a']).is_err(), "a group cut short");
+        assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, b'g', 0]).is_err(), "a record type cut short");
+        assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, 0xff, 0, 5]).is_err(), "a group not UTF-8");
+        assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, b'g', 0, 5, 0xff]).is_err(), "a sub-key not UTF-8");
+        let long = "x".repeat(usize::from(u16::MAX) + 1);
+        assert!(matches!(consumer_key(P7, &long, 5, "m"), Err(StorageError::InvalidInput { .. })));
+        // Sub-keys have no length of their own, so no limit either.
+        assert!(consumer_key(P7, "g", 16, &long).is_ok());
+    }
+
+    #[test]
     fn a_partition_is_one_contiguous_range_in_kind_order() {
         let p = P7;
         let next = CoordinatorPartition(8);
         let epoch = epoch_key(p).to_vec();
         let group = group_key(p, "\u{10ffff}");
         let offset = offset_key(p, "g", "t", i32::MAX).unwrap();
+        let consumer = consumer_key(p, "", i16::MIN, "").unwrap();
+        let last_consumer = consumer_key(p, "\u{10ffff}", i16::MAX, "\u{10ffff}").unwrap();
         assert!(epoch < group && group < offset);
         assert!(offset.as_slice() < offsets_end(p).as_slice());
-        assert!(offsets_end(p).as_slice() < epoch_key(next).as_slice());
-        for key in [&epoch, &group, &offset] {
+        // Consumer records sit after the offsets' range: an offset scan never meets them.
+        assert!(offsets_end(p).as_slice() <= consumer.as_slice());
+        assert!(last_consumer.as_slice() < epoch_key(next).as_slice());
+        for key in [&epoch, &group, &offset, &consumer, &last_consumer] {
             assert!(key.starts_with(&partition_prefix(p)));
         }
+        assert!(consumer.starts_with(&consumer_prefix(p)));
     }
 
     #[test]

@@ -2,7 +2,17 @@
 //!
 //! The record lives in sled's default tree under [`LAYOUT_KEY`]: `[1]` for
 //! layout v1 (two trees, no coordinator partitions), `[2]` · `u32 BE
-//! partition count` for layout v2 (one tree, every key led by its partition).
+//! partition count` for layout v2 (one tree, every key led by its partition),
+//! `[3]` · `u32 BE partition count` for layout v3 (v2 plus consumer-group
+//! record keys).
+//!
+//! The record names the oldest layout that reads everything stored: a store
+//! stays v2 until its first consumer-group record is written, and
+//! [`require_v3`] flips it, durably, before that record is. Every v2 key is a
+//! v3 key, so the flip moves no data; it exists so that a build that knows
+//! only v2 refuses the store instead of loading it without its consumer
+//! groups (it never scans their keys), while a store that never held one
+//! can still be opened by such a build.
 //!
 //! The migration is crash-safe without being one sled batch (a sled batch
 //! covers one tree, and v1 spans two): it rebuilds the v2 tree from scratch
@@ -23,8 +33,11 @@ pub(crate) const LAYOUT_KEY: &[u8] = b"group-storage-sled/layout";
 /// The first layout: two trees, no coordinator partitions.
 const LAYOUT_V1: u8 = 1;
 
-/// The layout described in the crate docs.
+/// Layout v2: one tree, every key led by its partition.
 const LAYOUT_V2: u8 = 2;
+
+/// The layout described in the crate docs: v2 plus consumer-group record keys.
+const LAYOUT_V3: u8 = 3;
 
 /// How many entries the migration writes per sled batch: the v2 tree is not
 /// live until the layout record flips, so the copy need not be one batch, and
@@ -36,7 +49,7 @@ const MIGRATION_BATCH: usize = 10_000;
 pub(crate) enum Prepared {
     /// A new store: the v2 record was just written (not yet flushed).
     Created,
-    /// A v2 store with the expected partition count.
+    /// A v2 or v3 store with the expected partition count.
     Existing,
     /// A v1 store, migrated to v2 (durably).
     Migrated { groups: usize, offsets: usize, skipped: usize },
@@ -46,6 +59,39 @@ pub(crate) enum Prepared {
 fn v2_record(partitions: u32) -> [u8; 5] {
     let [a, b, c, d] = partitions.to_be_bytes();
     [LAYOUT_V2, a, b, c, d]
+}
+
+/// The layout record of v3 with `partitions` partitions.
+fn v3_record(partitions: u32) -> [u8; 5] {
+    let [a, b, c, d] = partitions.to_be_bytes();
+    [LAYOUT_V3, a, b, c, d]
+}
+
+/// Makes the layout record name v3, durably (through `flush`), unless it
+/// already does: called before the first consumer-group record is written,
+/// so no v3 key is ever on disk under a v2 record. The store was opened, so
+/// its record names v2 or v3 with its partition count.
+pub(crate) fn require_v3(
+    handles: &Handles,
+    partitions: u32,
+    flush: impl Fn(&Handles) -> Result<(), StorageError>,
+) -> Result<(), StorageError> {
+    let db = &handles.db;
+    match db.get(LAYOUT_KEY).map_err(from_sled)?.as_deref() {
+        Some([LAYOUT_V3, ..]) => Ok(()),
+        Some([LAYOUT_V2, ..]) => {
+            db.insert(LAYOUT_KEY, &v3_record(partitions)).map_err(from_sled)?;
+            flush(handles)?;
+            tracing::info!(
+                partitions,
+                "group-storage-sled: layout v2 to v3 (the first consumer-group record)"
+            );
+            Ok(())
+        }
+        other => {
+            Err(StorageError::Unavailable { message: format!("unexpected store layout record {other:?}") })
+        }
+    }
 }
 
 /// Checks the layout record, writing it in a new database and migrating a v1
@@ -61,7 +107,7 @@ pub(crate) fn prepare(
     let db = &handles.db;
     let record = db.get(LAYOUT_KEY).map_err(from_sled)?;
     match record.as_deref() {
-        Some([LAYOUT_V2, count @ ..]) => {
+        Some([LAYOUT_V2 | LAYOUT_V3, count @ ..]) => {
             let stored = <[u8; 4]>::try_from(count).map(u32::from_be_bytes).map_err(|_| {
                 StorageError::Unavailable {
                     message: format!("malformed layout record {:?}", record.as_deref()),

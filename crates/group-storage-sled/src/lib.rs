@@ -1,7 +1,8 @@
 //! A durable embedded [`MetadataStore`](group_offsets::MetadataStore) on
 //! [sled](https://docs.rs/sled/0.34.7) 0.34.7 for a Kafka-compatible group
-//! coordinator: each coordinator partition's group records, committed offsets
-//! and owner epoch survive a crash, and nothing acknowledged is lost.
+//! coordinator: each coordinator partition's group records, committed offsets,
+//! KIP-848 consumer-group records and owner epoch survive a crash, and nothing
+//! acknowledged is lost.
 //!
 //! # Brief overview
 //!
@@ -50,7 +51,7 @@
 //! acts on the completion, not on what it reads. An append refused with
 //! `Fenced` or `InvalidInput` changes nothing.
 //!
-//! # Key layout (v2)
+//! # Key layout (v3)
 //!
 //! One sled tree, [`PARTITIONS_TREE`] (`coordinator_partitions`). Keys are
 //! hand-encoded, numbers big-endian, so sled's byte order is numeric order:
@@ -64,9 +65,14 @@
 //! | owner epoch | `u32 BE partition` · `0x00` | epoch |
 //! | group record | `u32 BE partition` · `0x01` · group (UTF-8 bytes) | group record |
 //! | offset | `u32 BE partition` · `0x02` · `u16 BE len(group)` · group · `u16 BE len(topic)` · topic · `u32 BE (partition XOR 0x8000_0000)` | offset |
+//! | consumer-group record | `u32 BE partition` · `0x03` · `u16 BE len(group)` · group · `i16 BE record type` · sub-key (UTF-8 bytes, to the end) | its kind's value |
 //!
 //! A group's offsets share the prefix `u32 BE partition` · `0x02` ·
-//! `u16 BE len(group)` · group, which no other group's keys start with. Group
+//! `u16 BE len(group)` · group, which no other group's keys start with, and
+//! its consumer-group records the same prefix with `0x03`. A consumer-group
+//! record's key is Kafka's: the record type (3, 5, 6, 7, 8 or 16), the group,
+//! and the member id or regex (`""` for the group-level types 3 and 6); a
+//! tombstone removes the key, so only live records are stored. Group
 //! ids and topics are Kafka strings, so the 65,535-byte limit of a `u16`
 //! length never bites; longer ones are rejected with `InvalidInput`. Records
 //! are stored under the partition they were appended to; the provided
@@ -74,10 +80,15 @@
 //! group's partition, [`CoordinatorPartition::of`](group_offsets::CoordinatorPartition::of).
 //!
 //! sled's default tree holds one more key, `group-storage-sled/layout`, whose
-//! value `[2]` · `u32 BE partition count` names this layout and the store's
-//! partition count: a store refuses a database naming another layout, and
-//! refuses to open with another partition count (`InvalidInput`), since
-//! every group's partition depends on it. [`SledMetadataStore::open`] also
+//! value `[3]` · `u32 BE partition count` names this layout and the store's
+//! partition count: a store refuses a database naming a layout it does not
+//! know, and refuses to open with another partition count (`InvalidInput`),
+//! since every group's partition depends on it. Layout v2 is v3 without
+//! consumer-group records; the record names the oldest layout that reads the
+//! store, so it says `[2]` until the first consumer-group record is written
+//! and is flipped to `[3]`, durably, just before: a build that knows only v2
+//! (and would load the store without its consumer groups) refuses it from
+//! then on, and one that never held a consumer group can still go back. [`SledMetadataStore::open`] also
 //! leaves a file `group-storage-sled.marker` in the directory once that record
 //! is durable, so a database whose contents sled lost (it silently starts
 //! empty from a zeroed log) is refused too.
@@ -86,7 +97,8 @@
 //!
 //! Layout v1 (`[1]` in the layout record) had two trees, `group_offsets`
 //! (keys as above without the partition and kind) and `group_metadata` (keys:
-//! the group id), and no epochs. Opening a v1 database migrates it in place:
+//! the group id), and no epochs. Opening a v1 database migrates it in place
+//! (to v2, since it holds no consumer-group records):
 //! every group goes to partition `CoordinatorPartition::of(group, count)`,
 //! values are copied byte for byte, epochs start at 0. The migration is
 //! crash-safe: it builds the v2 tree from the untouched v1 trees, makes it
@@ -110,9 +122,25 @@
 //!   `group_instance_id: Option<String>`, `client_id`, `client_host`,
 //!   `rebalance_timeout_ms: i32`, `session_timeout_ms: i32`, `subscription: bytes`,
 //!   `assignment: bytes`;
-//! - epoch v1: the epoch as a `u64` big-endian (9 bytes in all).
+//! - epoch v1: the epoch as a `u64` big-endian (9 bytes in all);
+//! - consumer-group records v1, by the key's record type (the key names the
+//!   group and member or regex, so values do not repeat them; topic ids are
+//!   their 16 bytes, topic partitions `topic_id`, `partitions: [i32]`):
+//!   - 3 `ConsumerGroupMetadata`: `epoch: i32`, `metadata_hash: u64`;
+//!   - 5 `ConsumerGroupMemberMetadata`: `instance_id: Option<String>`,
+//!     `rack_id: Option<String>`, `client_id`, `client_host`,
+//!     `subscribed_topic_names: [String]`, `subscribed_topic_regex: Option<String>`,
+//!     `rebalance_timeout_ms: i32`, `server_assignor: Option<String>`,
+//!     `classic: Option<(session_timeout_ms: i32, supported_protocols: [(name, metadata: bytes)])>`;
+//!   - 6 `ConsumerGroupTargetAssignmentMetadata`: `assignment_epoch: i32`;
+//!   - 7 `ConsumerGroupTargetAssignmentMember`: `topic_partitions: [topic partitions]`;
+//!   - 8 `ConsumerGroupCurrentMemberAssignment`: `member_epoch: i32`,
+//!     `previous_member_epoch: i32`, `state: i8`, `assigned: [topic partitions]`,
+//!     `pending_revocation: [topic partitions]`;
+//!   - 16 `ConsumerGroupRegularExpression`: `topics: [String]`, `version: i64`,
+//!     `timestamp_ms: i64`.
 //!
-//! Golden-bytes tests pin all three; a change needs a new version byte.
+//! Golden-bytes tests pin every one; a change needs a new version byte.
 //!
 //! # Recovery
 //!
@@ -152,7 +180,7 @@
 //! | the store was created with another partition count, or the count is out of range | `InvalidInput` |
 //! | an append's epoch is below the partition's | `Fenced { partition, epoch, current }` |
 //! | sled reports an I/O failure or corruption while running | `Io` |
-//! | a stored value (or key) does not decode | `Corrupt { group_id, key, reason }` |
+//! | a stored value (or key) does not decode, or a key names a consumer record type this build does not know | `Corrupt { group_id, key, reason }` |
 //! | a value carries an unknown version byte | `UnknownFormatVersion { group_id, key, version }` |
 //! | a group id or topic too long for a key; a partition the store does not have | `InvalidInput` |
 //!

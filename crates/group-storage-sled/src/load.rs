@@ -1,20 +1,22 @@
-//! Reading partitions back: one partition's epoch, group records and offsets
-//! (a prefix scan), with the offsets split into key ranges read in parallel
+//! Reading partitions back: one partition's epoch, group records, offsets and
+//! consumer-group records (prefix scans), with the offsets split into key ranges read in parallel
 //! (sled's iterator costs about a microsecond per entry, so one thread alone
 //! would spend over a second on 1,000,000 offsets), and every partition for
 //! `load_all`, partitions spread over a few threads.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use group_offsets::{
-    CoordinatorPartition, GroupMetadataRecord, LoadedPartition, OwnerEpoch, StorageError, StoredGroups,
+    ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, OwnerEpoch,
+    StorageError, StoredGroups,
 };
 use group_types::{GroupOffsets, OffsetAndMetadata};
 
 use crate::codec::{self, DecodeError};
-use crate::keys::{self, OffsetKey, PARTITIONS_TREE};
+use crate::keys::{self, ConsumerKey, OffsetKey, PARTITIONS_TREE};
 use crate::store::from_sled;
 
 /// Keys from the first bound (included) to the second (excluded); `None` is open.
@@ -68,7 +70,9 @@ pub(crate) fn load_partition(
     problems.extend(group_problems);
     let (offsets, offset_problems) = load_offsets(tree, partition, mode, parts)?;
     problems.extend(offset_problems);
-    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets, consumer: Vec::new() } }, problems))
+    let (consumer, consumer_problems) = load_consumer(tree, partition, mode)?;
+    problems.extend(consumer_problems);
+    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets, consumer } }, problems))
 }
 
 /// Every partition below `partitions`, each read whole by `load_one` on one
@@ -129,6 +133,41 @@ fn load_records(
                 reason: format!("malformed key: {reason}"),
             })
             .and_then(|group_id| decode_group(partition, group_id, &value));
+        match (record, mode) {
+            (Ok(record), _) => records.push(record),
+            (Err(e), Unreadable::Fail) => return Err(e),
+            (Err(e), Unreadable::Skip) => problems.push(e),
+        }
+    }
+    Ok((records, problems))
+}
+
+/// The consumer-group records of `partition`, in key order (a group's
+/// records together). Only live records are stored: a tombstone removed its key.
+fn load_consumer(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
+    mode: Unreadable,
+) -> Result<(Vec<ConsumerGroupRecord>, Vec<StorageError>), StorageError> {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    // A group's records share one `Arc` for its id, as appended records do.
+    let mut group: Option<Arc<str>> = None;
+    for entry in tree.scan_prefix(keys::consumer_prefix(partition)) {
+        let (key, value) = entry.map_err(from_sled)?;
+        let record = keys::parse_consumer_key(&key)
+            .map_err(|reason| StorageError::Corrupt {
+                group_id: String::new(),
+                key: keys::display_raw_key(PARTITIONS_TREE, &key),
+                reason: format!("malformed key: {reason}"),
+            })
+            .and_then(|parsed| {
+                let id = match &group {
+                    Some(id) if **id == *parsed.group_id => Arc::clone(id),
+                    _ => Arc::clone(group.insert(Arc::from(parsed.group_id))),
+                };
+                decode_consumer(&parsed, id, &value)
+            });
         match (record, mode) {
             (Ok(record), _) => records.push(record),
             (Err(e), Unreadable::Fail) => return Err(e),
@@ -315,6 +354,16 @@ pub(crate) fn decode_group(
         });
     }
     Ok(record)
+}
+
+/// Decodes a consumer-group record value, naming its key in the error.
+pub(crate) fn decode_consumer(
+    key: &ConsumerKey<'_>,
+    group_id: Arc<str>,
+    value: &[u8],
+) -> Result<ConsumerGroupRecord, StorageError> {
+    codec::decode_consumer(key.record_type, group_id, key.sub_key, value)
+        .map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
 }
 
 fn decode_error(e: DecodeError, group_id: String, key: String) -> StorageError {

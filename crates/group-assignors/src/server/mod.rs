@@ -9,9 +9,26 @@
 //! - [`UniformAssignor`] (`"uniform"`, Kafka's default) and
 //!   [`ServerRangeAssignor`] (`"range"`).
 //! - [`server_assignor`]: the built-ins by name.
+//!
+//! # Performance
+//!
+//! Topics are numbered once in id order and partitions get dense indices, so
+//! the assignors work on integer arrays (an owner per partition, a load per
+//! member) and hash nothing; each target is written once, with exact
+//! capacities. Give members with the same subscription one shared
+//! `subscribed_topics` slice (an interned subscription): equal addresses are
+//! recognised in O(1), where separate lists are compared element by element
+//! (the uniform assignor compares every member's list with the first's to
+//! confirm a homogeneous group). With `uniform`, a homogeneous million
+//! partitions over 2,000 members take a few milliseconds, and one member
+//! joining or leaving a group of 100 members over 10,000 partitions tens of
+//! microseconds (`benches/server.rs`).
 
+mod index;
 mod range;
 mod uniform;
+mod uniform_heterogeneous;
+mod uniform_homogeneous;
 
 use std::fmt;
 

@@ -461,6 +461,49 @@ impl Fixup {
     }
 }
 
+/// Kafka's ACL operation codes (`AclOperation.code`) of what a group supports.
+const ACL_READ: i32 = 3;
+const ACL_DELETE: i32 = 6;
+const ACL_DESCRIBE: i32 = 8;
+
+/// `KafkaApis.handleConsumerGroupDescribe`'s checks after the coordinator: a group
+/// whose members hold a topic the caller may not describe is
+/// `TOPIC_AUTHORIZATION_FAILED` with no members; otherwise its authorized
+/// operations, when asked for.
+fn authorize_described(
+    authorizer: &dyn crate::Authorizer,
+    context: &RequestContext,
+    g: &mut DescribedConsumerGroup,
+    include: bool,
+) {
+    if g.error_code != ErrorCode::None {
+        return;
+    }
+    let denied = g
+        .members
+        .iter()
+        .flat_map(|m| m.assignment.iter().chain(&m.target_assignment))
+        .any(|t| !authorizer.authorize(context, AclOperation::Describe, Resource::Topic(&t.topic_name)));
+    if denied {
+        *g = DescribedConsumerGroup::error(g.group_id.clone(), ErrorCode::TopicAuthorizationFailed, None);
+        return;
+    }
+    if include {
+        let allowed = |op| authorizer.authorize(context, op, Resource::Group(&g.group_id));
+        let mut bits = 0;
+        for (op, code) in [
+            (AclOperation::Read, ACL_READ),
+            (AclOperation::Delete, ACL_DELETE),
+            (AclOperation::Describe, ACL_DESCRIBE),
+        ] {
+            if allowed(op) {
+                bits |= 1 << code;
+            }
+        }
+        g.authorized_operations = bits;
+    }
+}
+
 /// The coordinator as seen by one caller: every request is authorized for its
 /// [`RequestContext`] (from [`GroupCoordinator::caller`]). The same methods as
 /// [`GroupCoordinator`]'s, which act as [`RequestContext::ANONYMOUS`].
@@ -562,12 +605,17 @@ impl Caller<'_> {
                 inner.submit_as(self.context, shard, Request::ConsumerGroupDescribe(one))
             })
             .collect();
+        let authorizer = inner.authorizer.clone();
+        let context = self.context.clone();
         Pending::combined(
             parts,
-            Box::new(|outcomes| {
+            Box::new(move |outcomes| {
                 let mut groups = Vec::with_capacity(outcomes.len());
                 for outcome in outcomes {
                     groups.extend(Pending::<ConsumerGroupDescribeResponse>::decode(outcome)?.groups);
+                }
+                for g in &mut groups {
+                    authorize_described(&*authorizer, &context, g, include);
                 }
                 Ok(Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse { groups }))
             }),
@@ -586,12 +634,13 @@ impl Caller<'_> {
     /// asked in its own coordinator partition, and the answer comes once all have.
     pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
         let inner = &self.coordinator.inner;
+        let version = request.api_version;
         let parts = request
             .group_ids
             .into_iter()
             .map(|id| {
                 let shard = inner.shard_of(&id);
-                let one = DescribeGroupsRequest { group_ids: vec![id] };
+                let one = DescribeGroupsRequest { group_ids: vec![id], api_version: version };
                 inner.submit_as(self.context, shard, Request::DescribeGroups(one))
             })
             .collect();

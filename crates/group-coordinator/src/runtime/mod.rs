@@ -421,6 +421,7 @@ impl GroupCoordinator {
         topics: Arc<dyn crate::TopicMetadata>,
         ownership: ownership::Options,
     ) -> Result<Self, CoordinatorError> {
+        config.consumer.validate()?;
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
@@ -667,6 +668,11 @@ impl GroupCoordinator {
         for shard in &self.inner.shards {
             lock(shard).core.update_metadata_image(image.clone());
         }
+    }
+
+    /// The metadata image consumer groups see now.
+    pub fn metadata_image(&self) -> Arc<MetadataImage> {
+        lock(&self.inner.image).clone()
     }
 
     /// A snapshot of consumer group `group_id`.

@@ -625,7 +625,10 @@ impl Replay<'_> {
                 (Request::ListGroups(r), Ctx { version: version(5) }, Some(echo))
             }
             "describe" => (
-                Request::DescribeGroups(DescribeGroupsRequest { group_ids: Self::groups_of(step, group) }),
+                Request::DescribeGroups(DescribeGroupsRequest {
+                    group_ids: Self::groups_of(step, group),
+                    api_version: version(6),
+                }),
                 Ctx { version: version(6) },
                 None,
             ),
@@ -934,8 +937,7 @@ impl Replay<'_> {
                         members.sort_by_key(|m| m["memberId"].to_string());
                         let mut o = json!({"error": g.error_code.name()});
                         if ctx.version >= 6 {
-                            // The core's DescribedGroup carries no message (yet).
-                            o["errorMessage"] = Value::Null;
+                            o["errorMessage"] = json!(g.error_message);
                         }
                         o["groupId"] = json!(g.group_id);
                         o["groupState"] = json!(g.group_state);

@@ -144,7 +144,9 @@ fn every_request_asks_kafkas_acl_operations_with_the_callers_context() {
     );
     alice.handle_offset_fetch(OffsetFetchRequest::all("g").with_partition("t", 0)).unwrap();
     assert_eq!(f.acls.take_asked(), vec![group(AclOperation::Describe), topic(AclOperation::Describe, "t")]);
-    alice.handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into()] }).unwrap();
+    alice
+        .handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into()], ..Default::default() })
+        .unwrap();
     assert_eq!(f.acls.take_asked(), vec![group(AclOperation::Describe)]);
     alice.handle_list_groups(ListGroupsRequest::default()).unwrap();
     let asked = f.acls.take_asked();
@@ -294,7 +296,8 @@ fn describe_groups_answers_denied_groups_in_request_order() {
     f.stable("a");
     f.stable("b");
     f.acls.deny("User:mallory", AclOperation::Describe, "group:a");
-    let request = DescribeGroupsRequest { group_ids: vec!["a".into(), "b".into(), "a".into()] };
+    let request =
+        DescribeGroupsRequest { group_ids: vec!["a".into(), "b".into(), "a".into()], ..Default::default() };
     let response = f.c.caller(&f.mallory).handle_describe_groups(request).unwrap();
     let shown: Vec<_> =
         response.groups.iter().map(|g| (g.group_id.as_str(), g.error_code, g.group_state.as_str())).collect();
@@ -411,4 +414,52 @@ fn the_default_authorizer_allows_everything() {
     let listed = c.caller(&mallory).handle_list_groups(ListGroupsRequest::default()).unwrap();
     assert_eq!(listed.groups.len(), 1);
     assert_eq!(c.metrics().authorization_failures, 0);
+}
+
+/// KIP-848: a consumer heartbeat needs READ on the group and DESCRIBE on every
+/// subscribed topic; ConsumerGroupDescribe hides groups holding topics the caller
+/// may not describe, and reports authorized operations when asked.
+#[test]
+fn consumer_protocol_requests_are_authorized_per_group_and_topic() {
+    use group_coordinator::{MetadataImage, TopicImage};
+    use group_types::{ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, TopicId};
+    let acls = Arc::new(DenyList::default());
+    let image = MetadataImage::new(1, [TopicImage::new(TopicId::from_u128(1), "t", 2)]);
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), test_config())
+        .clock(Arc::new(ManualClock::new(1_000)))
+        .authorizer(acls.clone())
+        .metadata_image(image)
+        .open()
+        .unwrap();
+    let alice = RequestContext::new(Principal::user("alice"));
+    let bob = RequestContext::new(Principal::user("bob"));
+    let join = |member: &str| ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        rebalance_timeout_ms: 1_000,
+        subscribed_topic_names: Some(vec!["t".into()]),
+        topic_partitions: Some(Vec::new()),
+        ..ConsumerGroupHeartbeatRequest::default()
+    };
+    acls.deny("User:bob", AclOperation::Read, "group:g");
+    let r = c.caller(&bob).handle_consumer_group_heartbeat(join("b")).unwrap();
+    assert_eq!(r.error_code, ErrorCode::GroupAuthorizationFailed);
+    acls.deny("User:alice", AclOperation::Describe, "topic:t");
+    let r = c.caller(&alice).handle_consumer_group_heartbeat(join("a")).unwrap();
+    assert_eq!(r.error_code, ErrorCode::TopicAuthorizationFailed);
+    let r = c.handle_consumer_group_heartbeat(join("anon")).unwrap();
+    assert_eq!((r.error_code, r.member_epoch), (ErrorCode::None, 1));
+    let describe = ConsumerGroupDescribeRequest {
+        group_ids: vec!["g".into()],
+        include_authorized_operations: true,
+        ..Default::default()
+    };
+    let seen = c.caller(&alice).handle_consumer_group_describe(describe.clone()).unwrap();
+    assert_eq!(seen.groups[0].error_code, ErrorCode::TopicAuthorizationFailed);
+    assert!(seen.groups[0].members.is_empty());
+    let seen = c.caller(&bob).handle_consumer_group_describe(describe).unwrap();
+    assert_eq!(seen.groups[0].error_code, ErrorCode::None);
+    // DESCRIBE (8) and DELETE (6) but not READ (3), which bob is denied.
+    assert_eq!(seen.groups[0].authorized_operations, (1 << 8) | (1 << 6));
+    c.stop();
 }

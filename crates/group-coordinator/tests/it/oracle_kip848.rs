@@ -48,21 +48,16 @@ const FINDING_4: &str = "Kafka lists entries twice after a reverted write (findi
 /// list as they pass; an entry that matches fails the test until it is removed.
 /// `ORACLE848_PENDING=1` prints what they still get wrong.
 const PENDING_CLASSIC_INTEGRATION: &[(&str, &[usize], &str)] = &[
-    ("07-", &[2, 3], "ListGroups and DescribeGroups do not see consumer groups"),
-    ("08-", &[4], "ListGroups does not see consumer groups"),
-    ("16-", &[7], "ListGroups does not see consumer groups"),
-    ("46-", &[], "admin commits to a missing / empty consumer group, conversion keeping offsets"),
-    ("47-", &[], "OffsetCommit / OffsetFetch of consumer-protocol members (member epochs)"),
-    ("50-", &[], "commits, DescribeGroups and DeleteGroups on consumer groups"),
-    ("53-", &[], "online upgrade refusal (custom assignor) and its message"),
-    ("55-", &[], "online upgrade, then downgrade when the last consumer member leaves"),
-    ("56-", &[], "classic members inside a consumer group (JoinGroup, SyncGroup, Heartbeat)"),
-    (
-        "59-",
-        &[1, 2, 3, 9, 13, 15, 16],
-        "commits, a classic join into the consumer group, DeleteGroups, ListGroups",
-    ),
-    ("65-", &[], "classic LeaveGroup on a consumer group"),
+    // DescribeGroups after the downgrade shows c1's assignment as what it owns
+    // (foo 0-5); Kafka serializes its target (foo 0-2). The core keeps owned
+    // partitions on purpose (a downgrade during a classic rebalance must not hand
+    // out partitions still consumed): if that is Kafka's bug, move this step to
+    // ALLOWED_DIFFERENCES with the reason.
+    ("55-", &[6], "a downgraded classic member's assignment: owned partitions, Kafka's target"),
+    // The classic JoinGroup into the consumer group whose write fails: Kafka's
+    // service answers the error with member id "" (the shard never completed the
+    // response); the core's failed-write answer keeps the member id.
+    ("59-", &[9], "a failed classic JoinGroup into a consumer group answers member id \"\""),
 ];
 
 fn covered(list: impl Iterator<Item = (&'static str, Option<usize>)>, name: &str, f: &Failure) -> bool {

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use group_types::{GroupOffsets, OffsetAndMetadata};
 
+use super::consumer_samples::{every_kind, every_tombstone};
 use super::{
     Completions, Model, Outcome, awkward_values, expect_ok, full, group_tombstone, offset, offset_tombstone,
     om, record, some_partitions, tp,
@@ -314,6 +315,8 @@ pub(super) fn a_refused_append_applies_nothing(store: &dyn MetadataStore) {
         offset(&h, tp("t", 0), om(5, 1)),
         Record::Group(record("h", 1)),
     ]);
+    setup.extend(every_kind("g", "m", 1));
+    setup.extend(every_kind("h", "m", 1));
     model.append(store, p, OwnerEpoch(5), setup, "append at epoch 5");
     for other in &partitions[1..] {
         model.append(store, *other, OwnerEpoch(2), vec![offset(&g, tp("t", 0), om(9, 9))], "append");
@@ -328,6 +331,9 @@ pub(super) fn a_refused_append_applies_nothing(store: &dyn MetadataStore) {
         Record::Group(record("fresh", 1)),
     ];
     refused.extend((0..200).map(|i| offset(&fresh, tp("many", i), om(i64::from(i), 2))));
+    refused.extend(every_kind("g", "m", 2));
+    refused.extend(every_tombstone("h", "m"));
+    refused.extend(every_kind("fresh", "m", 2));
     // A batch the engine must refuse as a whole: its epoch is below the accepted one.
     model.append(store, p, OwnerEpoch(4), refused.clone(), "a fenced append");
     model.check_all(store, "after a fenced append (nothing of it may be visible)");
@@ -406,29 +412,35 @@ pub(super) fn loads_are_scoped_to_their_partition(store: &dyn MetadataStore) {
         return;
     }
     let (shared, only_a, only_b) = (id("shared"), id("only-a"), id("only-b"));
-    let to_a = vec![
+    let mut to_a = vec![
         offset(&shared, tp("t", 0), om(1, 1)),
         Record::Group(record("shared", 1)),
         offset(&only_a, tp("t", 0), om(2, 1)),
     ];
+    to_a.extend(every_kind("shared", "m", 1));
     model.append(store, a, E0, to_a, "append to the first partition");
-    let to_b = vec![
+    let mut to_b = vec![
         offset(&shared, tp("t", 0), om(10, 1)),
         offset(&shared, tp("t", 1), om(11, 1)),
         Record::Group(record("shared", 2)),
         offset(&only_b, tp("t", 0), om(12, 1)),
         Record::Group(record("only-b", 1)),
     ];
+    to_b.extend(every_kind("shared", "m", 2));
+    to_b.extend(every_kind("only-b", "m", 2));
     model.append(store, b, E0, to_b, "append to the last partition");
     let loaded = load(store, a);
     let ids: Vec<&str> = loaded.groups.groups.iter().map(|r| r.group_id.as_str()).collect();
     let with_offsets: Vec<&str> = loaded.groups.offsets.iter().map(|o| o.group_id.as_str()).collect();
+    let consumer: Vec<&str> = loaded.groups.consumer.iter().map(|r| &**r.group_id()).collect();
     assert!(
-        !ids.contains(&"only-b") && !with_offsets.contains(&"only-b"),
-        "load({a}) lists a group appended only to {b}: records of {ids:?}, offsets of {with_offsets:?}"
+        !ids.contains(&"only-b") && !with_offsets.contains(&"only-b") && !consumer.contains(&"only-b"),
+        "load({a}) lists a group appended only to {b}: records of {ids:?}, offsets of {with_offsets:?}, \
+         consumer records of {consumer:?}"
     );
     model.check_all(store, "with the same group in two partitions");
-    let tombstones = vec![offset_tombstone(&shared, tp("t", 0)), group_tombstone("shared")];
+    let mut tombstones = vec![offset_tombstone(&shared, tp("t", 0)), group_tombstone("shared")];
+    tombstones.extend(every_tombstone("shared", "m"));
     model.append(store, b, OwnerEpoch(4), tombstones, "tombstones in the last partition, at a higher epoch");
     assert_eq!(
         loaded_offset(store, a, "shared", "t", 0),
@@ -718,6 +730,12 @@ pub(super) fn write_restart_fixture(store: &dyn MetadataStore) -> Model {
         "remove a group",
     );
     model.append(store, first, e3, vec![Record::Group(record("kept", 3))], "a group record");
+    let consumers = super::consumer_samples::awkward_records().into_iter().map(Record::Consumer).collect();
+    model.append(store, first, e3, consumers, "awkward consumer records");
+    model.append(store, first, e3, every_kind("kept", "m1", 1), "consumer records");
+    model.append(store, first, e3, every_kind("kept", "m1", 2), "consumer records over them");
+    model.append(store, first, e3, every_kind("kept", "m2", 1), "consumer records");
+    model.append(store, first, e3, every_tombstone("kept", "m2"), "consumer tombstones");
     model.append(store, first, e3, vec![Record::Group(record("replaced", 1))], "a group record");
     model.append(store, first, e3, vec![Record::Group(record("replaced", 2))], "replace it");
     if last != first {

@@ -12,6 +12,8 @@ use group_offsets::{
 use group_types::{OffsetAndMetadata, TopicPartition};
 use rstest::rstest;
 
+use crate::consumer_bugs::{Concatenated, tombstone_of};
+
 #[test]
 fn memory_metadata_store_conforms() {
     conformance::metadata_store_suite(MemoryMetadataStore::new);
@@ -76,6 +78,14 @@ enum Bug {
     SwapsAppendPairs,
     /// Every partition's records land in one place.
     MixesPartitions,
+    /// Consumer records are dropped.
+    DropsConsumerRecords,
+    /// Consumer tombstones are dropped.
+    IgnoresConsumerTombstones,
+    /// A group tombstone removes the group's consumer records too.
+    GroupTombstoneRemovesConsumerRecords,
+    /// Consumer keys built by bare concatenation: group "a" + member "bm" == group "ab" + member "m".
+    ConcatenatedConsumerKeys,
 }
 
 /// A concatenated key's last writer: its group and topic.
@@ -92,11 +102,19 @@ struct Broken {
     owners: Mutex<HashMap<String, Owner>>,
     /// `SwapsAppendPairs`: an append waiting for its successor, per partition.
     waiting: Mutex<HashMap<u32, Waiting>>,
+    /// `ConcatenatedConsumerKeys`: who last wrote each concatenated key.
+    consumer_owners: Mutex<Concatenated>,
 }
 
 impl Broken {
     fn new(bug: Bug) -> Broken {
-        Broken { inner: MemoryMetadataStore::new(), bug, owners: Mutex::default(), waiting: Mutex::default() }
+        Broken {
+            inner: MemoryMetadataStore::new(),
+            bug,
+            owners: Mutex::default(),
+            waiting: Mutex::default(),
+            consumer_owners: Mutex::default(),
+        }
     }
 
     fn transform(&self, records: Vec<Record>) -> Vec<Record> {
@@ -127,6 +145,11 @@ impl Broken {
                         partition: self.concat(&group_id, &partition),
                     })
                 }
+                (Bug::DropsConsumerRecords, Record::Consumer(_)) => None,
+                (Bug::IgnoresConsumerTombstones, Record::Consumer(r)) if r.is_tombstone() => None,
+                (Bug::ConcatenatedConsumerKeys, Record::Consumer(r)) => {
+                    Some(Record::Consumer(self.consumer_owners.lock().unwrap().join(r)))
+                }
                 (_, record) => Some(record),
             })
             .collect();
@@ -151,10 +174,10 @@ impl Broken {
     ) {
         let partition = if self.bug == Bug::MixesPartitions { CoordinatorPartition(0) } else { partition };
         let current = self.inner.owner_epoch(partition).unwrap_or_default();
-        let records = if self.bug == Bug::GroupTombstoneRemovesOffsets {
-            self.with_offset_tombstones(partition, records)
-        } else {
-            records
+        let records = match self.bug {
+            Bug::GroupTombstoneRemovesOffsets => self.with_offset_tombstones(partition, records),
+            Bug::GroupTombstoneRemovesConsumerRecords => self.with_consumer_tombstones(partition, records),
+            _ => records,
         };
         let stale = epoch < current;
         match self.bug {
@@ -187,6 +210,21 @@ impl Broken {
                         }));
                     }
                 }
+            }
+            out.push(record);
+        }
+        out
+    }
+
+    /// `GroupTombstoneRemovesConsumerRecords`: a tombstone for every consumer
+    /// record of each removed group.
+    fn with_consumer_tombstones(&self, partition: CoordinatorPartition, records: Vec<Record>) -> Vec<Record> {
+        let loaded = self.inner.load(partition).unwrap_or_default();
+        let mut out = Vec::new();
+        for record in records {
+            if let Record::GroupTombstone { group_id } = &record {
+                let of_group = loaded.groups.consumer.iter().filter(|r| r.group_id() == group_id);
+                out.extend(of_group.map(|r| Record::Consumer(tombstone_of(r))));
             }
             out.push(record);
         }
@@ -248,6 +286,9 @@ impl MetadataStore for Broken {
         self.flush(None);
         let partition = if self.bug == Bug::MixesPartitions { CoordinatorPartition(0) } else { partition };
         let mut loaded = self.inner.load(partition)?;
+        if self.bug == Bug::ConcatenatedConsumerKeys {
+            self.consumer_owners.lock().unwrap().split(&mut loaded.groups);
+        }
         if self.bug == Bug::ConcatenatedKeys {
             let owners = self.owners.lock().unwrap();
             let mut split = Vec::new();
@@ -305,6 +346,13 @@ fn an_engine_of_append_and_load_alone_conforms() {
 #[case::ignores_epochs(Bug::IgnoresEpochs, "[epochs_fence_and_rise]")]
 #[case::swaps_append_pairs(Bug::SwapsAppendPairs, "[appends_of_a_partition_apply_in_call_order]")]
 #[case::mixes_partitions(Bug::MixesPartitions, "[loads_are_scoped_to_their_partition]")]
+#[case::drops_consumer_records(Bug::DropsConsumerRecords, "[consumer_records_round_trip_exactly]")]
+#[case::ignores_consumer_tombstones(Bug::IgnoresConsumerTombstones, "[consumer_tombstones_remove]")]
+#[case::group_tombstone_removes_consumer_records(
+    Bug::GroupTombstoneRemovesConsumerRecords,
+    "[consumer_records_leave_offsets_and_group_records_alone]"
+)]
+#[case::concatenated_consumer_keys(Bug::ConcatenatedConsumerKeys, "[consumer_keys_stay_apart]")]
 fn the_suite_names_the_broken_rule(#[case] bug: Bug, #[case] check: &str) {
     let message = suite_failure(bug);
     assert!(
@@ -335,6 +383,7 @@ fn the_restart_suite_catches_a_store_that_forgets_epochs() {
                 let p = CoordinatorPartition(p);
                 let loaded = old.load(p).unwrap();
                 let mut records: Vec<Record> = loaded.groups.groups.into_iter().map(Record::Group).collect();
+                records.extend(loaded.groups.consumer.into_iter().map(Record::Consumer));
                 for group in loaded.groups.offsets {
                     let id: Arc<str> = Arc::from(group.group_id.as_str());
                     for (topic, partitions) in group.offsets {

@@ -4,6 +4,8 @@
 mod concurrency;
 /// The conformance suite against every storage here, and against broken ones.
 mod conformance;
+/// The consumer-record bugs of the conformance suite's broken engines.
+mod consumer_bugs;
 /// The offset manager.
 mod manager;
 /// `MemoryMetadataStore`'s hooks: held appends, faults, partition counts.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use group_offsets::{LoadedPartition, Record};
+use group_offsets::{ConsumerGroupRecord, LoadedPartition, Record};
 use group_storage_etcd::testing::{EtcdCluster, unique_prefix};
 use group_storage_etcd::{EtcdConfig, EtcdStore};
 use group_types::{OffsetAndMetadata, TopicPartition};
@@ -29,11 +29,13 @@ pub(crate) fn connect(config: EtcdConfig) -> EtcdStore {
     EtcdStore::connect(config).unwrap_or_else(|e| panic!("cannot connect: {e}"))
 }
 
-/// A loaded partition in a canonical order (loads list groups in no
-/// particular order), for comparing two stores.
+/// A loaded partition in a canonical order (loads list groups, and
+/// consumer-group records, in no particular order), for comparing two stores.
 pub(crate) fn normalise(mut loaded: LoadedPartition) -> LoadedPartition {
     loaded.groups.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     loaded.groups.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
+    let key = |r: &ConsumerGroupRecord| (r.group_id().to_string(), r.record_type(), r.sub_key().to_owned());
+    loaded.groups.consumer.sort_by_key(key);
     loaded
 }
 
@@ -58,6 +60,21 @@ impl Raw {
         let mut client = self.client.clone();
         let options = etcd_client::GetOptions::new().with_prefix().with_count_only();
         self.runtime.block_on(client.get(prefix, Some(options))).expect("count keys").count()
+    }
+
+    /// The value at `key`, if any.
+    pub(crate) fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let mut client = self.client.clone();
+        let resp = self.runtime.block_on(client.get(key, None)).expect("get");
+        resp.kvs().first().map(|kv| kv.value().to_vec())
+    }
+
+    /// The values of every key starting with `prefix`, in key order.
+    pub(crate) fn values(&self, prefix: &str) -> Vec<Vec<u8>> {
+        let mut client = self.client.clone();
+        let options = etcd_client::GetOptions::new().with_prefix();
+        let resp = self.runtime.block_on(client.get(prefix, Some(options))).expect("get a prefix");
+        resp.kvs().iter().map(|kv| kv.value().to_vec()).collect()
     }
 
     pub(crate) fn put(&self, key: &str, value: &[u8]) {

@@ -15,6 +15,7 @@ const P: CoordinatorPartition = CoordinatorPartition(1);
 #[case::unknown_kind("log/00000000000000000009", b"\x01\x07\x00\x00\x00\x00\x00\x00\x00\x00".as_slice())]
 #[case::truncated_batch("log/00000000000000000009", b"\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x05\x02".as_slice())]
 #[case::manifest_without_chunks("log/00000000000000000009", b"\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x02\x10\x00\x00\x00\x00\x00\x00\x00\x00".as_slice())]
+#[case::consumer_record_cut_short("log/00000000000000000009", b"\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x04\x0a\x01g\x01m\x01".as_slice())]
 #[case::epoch("epoch", b"not a number".as_slice())]
 #[case::snapshot_meta("snapshot", b"\x01\xff".as_slice())]
 fn bad_bytes_are_a_typed_error(#[case] key: &str, #[case] value: &[u8]) {

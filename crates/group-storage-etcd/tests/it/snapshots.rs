@@ -1,17 +1,19 @@
 //! Oversized batches (staged in chunks, committed by a manifest: atomic) and
 //! snapshots (a load after compaction equals the load before it, garbage of
 //! an interrupted snapshot or staging is ignored and later deleted), checked
-//! against the memory store as the model, including random record sequences.
+//! against the memory store as the model, including random record sequences
+//! (consumer-group records among them).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use group_offsets::{
-    CoordinatorPartition, GroupMetadataRecord, MemberMetadataRecord, MemoryMetadataStore, MetadataStore,
-    OwnerEpoch, Record, StorageError,
+    ConsumerGroupMetadataValue, ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord,
+    MemberMetadataRecord, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record, RegularExpressionValue,
+    StorageError,
 };
 use group_storage_etcd::EtcdConfig;
-use group_types::TopicPartition;
+use group_types::{TopicId, TopicIdPartitions, TopicPartition};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
 
@@ -133,10 +135,33 @@ fn etcd_history_is_compacted_periodically() {
 /// One step of a random history.
 #[derive(Debug, Clone)]
 enum Op {
-    Offset { group: u8, topic: u8, partition: i32, value: i64, metadata_len: usize },
-    OffsetTombstone { group: u8, topic: u8, partition: i32 },
-    Group { group: u8, generation: i32 },
-    GroupTombstone { group: u8 },
+    Offset {
+        group: u8,
+        topic: u8,
+        partition: i32,
+        value: i64,
+        metadata_len: usize,
+    },
+    OffsetTombstone {
+        group: u8,
+        topic: u8,
+        partition: i32,
+    },
+    Group {
+        group: u8,
+        generation: i32,
+    },
+    GroupTombstone {
+        group: u8,
+    },
+    /// A consumer-group record of kind `kind % 3` (group epoch, a member's
+    /// target, a regex), its value `Some(n)` or a tombstone.
+    Consumer {
+        group: u8,
+        kind: u8,
+        member: u8,
+        n: Option<i32>,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -146,6 +171,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..3u8, 0..2u8, 0..4i32).prop_map(|(group, topic, partition)| Op::OffsetTombstone { group, topic, partition }),
         1 => (0..3u8, any::<i32>()).prop_map(|(group, generation)| Op::Group { group, generation }),
         1 => (0..3u8).prop_map(|group| Op::GroupTombstone { group }),
+        2 => (0..3u8, 0..3u8, 0..2u8, proptest::option::of(any::<i32>()))
+            .prop_map(|(group, kind, member, n)| Op::Consumer { group, kind, member, n }),
     ]
 }
 
@@ -173,6 +200,30 @@ fn record(op: &Op) -> Record {
             }],
         }),
         Op::GroupTombstone { group: g } => Record::GroupTombstone { group_id: Arc::from(group(g)) },
+        Op::Consumer { group: g, kind, member, n } => {
+            let (group_id, member_id): (Arc<str>, Arc<str>) =
+                (Arc::from(group(g)), Arc::from(format!("m{member}")));
+            Record::Consumer(match kind % 3 {
+                0 => ConsumerGroupRecord::GroupMetadata {
+                    group_id,
+                    value: n.map(|epoch| ConsumerGroupMetadataValue { epoch, metadata_hash: 1 }),
+                },
+                1 => ConsumerGroupRecord::TargetAssignmentMember {
+                    group_id,
+                    member_id,
+                    value: n.map(|n| vec![TopicIdPartitions::new(TopicId::from_u128(n as u128), [n])]),
+                },
+                _ => ConsumerGroupRecord::RegularExpression {
+                    group_id,
+                    regex: member_id,
+                    value: n.map(|n| RegularExpressionValue {
+                        topics: vec!["t".into()],
+                        version: n.into(),
+                        timestamp_ms: 0,
+                    }),
+                },
+            })
+        }
     }
 }
 

@@ -318,8 +318,10 @@ fn a_new_store_with_another_count_is_refused_on_reopening() {
 }
 
 #[rstest]
-#[case::future_layout(&[3])]
+#[case::future_layout(&[4])]
+#[case::future_layout_with_count(&[4, 0, 0, 0, 50])]
 #[case::truncated_v2(&[2, 0, 50])]
+#[case::truncated_v3(&[3, 0, 50])]
 fn a_database_with_an_unknown_layout_is_refused(#[case] record: &[u8]) {
     let dir = ScratchDir::new("layout-unknown");
     let db = sled::open(dir.db()).unwrap();

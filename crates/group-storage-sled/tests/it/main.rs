@@ -1,10 +1,11 @@
 //! Integration tests of `group-storage-sled`: the store's contract and the
 //! conformance suite, owner epochs, group commit, layouts and the migration
-//! from v1, recovery from storage failures (injected, and a full disk), errors
-//! on damaged data, and the crash test.
+//! from v1, consumer-group records on disk, recovery from storage failures
+//! (injected, and a full disk), errors on damaged data, and the crash test.
 
 mod common;
 mod conformance;
+mod consumer;
 mod contract;
 mod corruption;
 mod crash;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, SubscribedTopicDescriber};
 use group_offsets::ConsumerGroupRecord;
+use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
 use super::{Work, assignment, topics};
@@ -48,19 +49,26 @@ impl CoordinatorCore {
         let Some(assignor) = self.server_assignor(&name) else {
             return Err((ErrorCode::UnknownServerError, None));
         };
-        let ids: Vec<(Arc<str>, Vec<TopicId>)> = work
-            .cg
-            .members
-            .values()
-            .filter(|m| replaced != Some(&*m.id))
-            .map(|m| (m.id.clone(), topics::subscribed_ids(m, &work.cg, &image)))
-            .collect();
+        // Members with the same subscription share one resolved list: the
+        // assignors recognise equal subscriptions by the list's address.
+        let mut lists: Vec<Vec<TopicId>> = Vec::new();
+        let mut known: ClientMap<(&[String], Option<&str>), usize> = ClientMap::default();
+        let mut ids: Vec<(Arc<str>, usize)> = Vec::with_capacity(work.cg.members.len());
+        for m in work.cg.members.values().filter(|m| replaced != Some(&*m.id)) {
+            let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
+            let at = *known.entry(key).or_insert_with(|| {
+                lists.push(topics::subscribed_ids(m, &work.cg, &image));
+                lists.len() - 1
+            });
+            ids.push((m.id.clone(), at));
+        }
         let empty = MemberTarget::default();
         let spec = GroupSpec {
             members: ids
                 .iter()
-                .map(|(id, subscribed)| {
+                .map(|(id, list)| {
                     let m = &work.cg.members[id];
+                    let subscribed = &lists[*list];
                     MemberSpec {
                         member_id: id,
                         instance_id: m.meta.instance_id.as_deref(),

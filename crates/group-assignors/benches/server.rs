@@ -1,0 +1,241 @@
+//! Criterion benchmarks of the server-side (KIP-848) assignors on the
+//! scenarios of `benchmarks.md`, built as server specs: topic `j` has id
+//! `j + 1` (id 0 means "no id"), members are `member-%05d`, members with the
+//! same subscription share one topic list (as a coordinator holds interned
+//! subscriptions). Inputs are built outside the timed section; the timed
+//! section is one `assign` call, including building its output; each output
+//! is dropped untimed right after its call.
+//!
+//! - `S1`..`S3`, `S6`: homogeneous first assignments, uniform and range.
+//! - `S5`: heterogeneous (member i subscribes to topic j iff (i + j) % 3 != 0).
+//! - `S2-join`, `S2-leave`: the uniform S2 result as every member's current
+//!   target, then `member-00100` joins or `member-00099` leaves.
+//! - `S5-leave`: the uniform S5 result as current targets, then `member-00199` leaves.
+//! - `S3-hetero`: S3's topics and members, even members on every topic, odd
+//!   members on the even-numbered topics (heterogeneous uniform at scale).
+//! - `S6-unshared`: S6 with a separate topic list per member, which the
+//!   uniform assignor compares with the first to confirm the group is
+//!   homogeneous.
+//!
+//! `cargo bench -p group-assignors --bench server -- --quick`; a scenario
+//! id as filter (`-- S3`) builds only that scenario's input.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use group_assignors::server::{
+    GroupSpec, MemberSpec, MemberTarget, ServerAssignor, SubscriptionType, TargetAssignment, server_assignor,
+};
+use group_types::TopicId;
+
+/// Whether the command line's filter can select scenario `id`.
+fn wanted(id: &str) -> bool {
+    let filters: Vec<String> = std::env::args().skip(1).filter(|a| a.starts_with('S')).collect();
+    filters.is_empty()
+        || filters.iter().any(|f| f.contains(id) || id.contains(f.as_str()) || f.contains(['[', '.', '|']))
+}
+
+/// An owned group the specs borrow from.
+struct Input {
+    ids: Vec<String>,
+    /// The distinct subscription lists.
+    lists: Vec<Vec<TopicId>>,
+    /// Each member's list.
+    list_of: Vec<usize>,
+    current: Vec<MemberTarget>,
+    kind: SubscriptionType,
+    /// Partition count per topic index.
+    counts: Vec<u32>,
+}
+
+impl Input {
+    fn spec(&self) -> GroupSpec<'_> {
+        GroupSpec {
+            members: (0..self.ids.len())
+                .map(|m| MemberSpec {
+                    member_id: &self.ids[m],
+                    instance_id: None,
+                    rack_id: None,
+                    subscribed_topics: &self.lists[self.list_of[m]],
+                    current: &self.current[m],
+                })
+                .collect(),
+            subscription_type: self.kind,
+        }
+    }
+
+    fn describer(&self) -> impl Fn(TopicId) -> Option<u32> + '_ {
+        |id: TopicId| self.counts.get(id.as_u128().checked_sub(1)? as usize).copied()
+    }
+
+    fn assign(&self, assignor: &dyn ServerAssignor) -> TargetAssignment {
+        assignor.assign(&self.spec(), &self.describer()).expect("assigns")
+    }
+}
+
+fn topic(j: usize) -> TopicId {
+    TopicId::from_u128(j as u128 + 1)
+}
+
+fn member(i: usize) -> String {
+    format!("member-{i:05}")
+}
+
+/// Every member subscribes to every topic; one shared list, or one each.
+fn homogeneous(topics: usize, per_topic: u32, members: usize, shared: bool) -> Input {
+    let list: Vec<TopicId> = (0..topics).map(topic).collect();
+    let lists = if shared { vec![list] } else { vec![list; members] };
+    Input {
+        ids: (0..members).map(member).collect(),
+        list_of: (0..members).map(|m| if shared { 0 } else { m }).collect(),
+        lists,
+        current: vec![MemberTarget::default(); members],
+        kind: SubscriptionType::Homogeneous,
+        counts: vec![per_topic; topics],
+    }
+}
+
+fn s5() -> Input {
+    let lists = (0..3).map(|i| (0..500).filter(|j| (i + j) % 3 != 0).map(topic).collect()).collect();
+    Input {
+        ids: (0..200).map(member).collect(),
+        lists,
+        list_of: (0..200).map(|i| i % 3).collect(),
+        current: vec![MemberTarget::default(); 200],
+        kind: SubscriptionType::Heterogeneous,
+        counts: vec![20; 500],
+    }
+}
+
+/// S5 with the uniform result as current targets, then `member-00199` leaves.
+fn s5_leave() -> Input {
+    let mut input = s5();
+    let first = input.assign(&group_assignors::server::UniformAssignor);
+    input.current = first.members;
+    input.ids.pop();
+    input.list_of.pop();
+    input.current.pop();
+    input
+}
+
+/// S3 sized but heterogeneous: even members subscribe to every topic, odd
+/// members to the even-numbered topics.
+fn s3_hetero() -> Input {
+    let all: Vec<TopicId> = (0..1000).map(topic).collect();
+    let even: Vec<TopicId> = (0..1000).step_by(2).map(topic).collect();
+    Input {
+        ids: (0..2000).map(member).collect(),
+        lists: vec![all, even],
+        list_of: (0..2000).map(|i| i % 2).collect(),
+        current: vec![MemberTarget::default(); 2000],
+        kind: SubscriptionType::Heterogeneous,
+        counts: vec![1000; 1000],
+    }
+}
+
+/// S2 with the uniform result as current targets, then a member joins or
+/// `member-00099` leaves.
+fn s2_changed(join: bool) -> Input {
+    let mut input = homogeneous(100, 100, 100, true);
+    let first = input.assign(&group_assignors::server::UniformAssignor);
+    input.current = first.members;
+    if join {
+        input.ids.push(member(100));
+        input.list_of.push(0);
+        input.current.push(MemberTarget::default());
+    } else {
+        input.ids.pop();
+        input.list_of.pop();
+        input.current.pop();
+    }
+    input
+}
+
+/// Partitions of `before` (the inputs' current targets) no longer with their owner.
+fn moved(input: &Input, out: &TargetAssignment) -> usize {
+    input
+        .current
+        .iter()
+        .zip(&out.members)
+        .map(|(old, new)| {
+            old.topics
+                .iter()
+                .map(|(t, ps)| ps.iter().filter(|p| !new.partitions(*t).contains(p)).count())
+                .sum::<usize>()
+        })
+        .sum()
+}
+
+fn scenario(c: &mut Criterion, id: &str, input: &Input, assignors: &[&str], samples: usize) {
+    let spec = input.spec();
+    let describer = input.describer();
+    let mut group = c.benchmark_group(id);
+    group.sample_size(samples);
+    if samples <= 10 {
+        group.warm_up_time(Duration::from_secs(1));
+    }
+    for &name in assignors {
+        let a = server_assignor(name).expect("built in");
+        let out = a.assign(&spec, &describer).expect("assigns");
+        let loads: Vec<usize> = out.members.iter().map(MemberTarget::len).collect();
+        eprintln!(
+            "{id} {name}: {} members, counts {}..{}, {} moved",
+            loads.len(),
+            loads.iter().min().unwrap_or(&0),
+            loads.iter().max().unwrap_or(&0),
+            moved(input, &out)
+        );
+        drop(out);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut timed = Duration::ZERO;
+                for _ in 0..iters {
+                    let start = Instant::now();
+                    let out = a.assign(black_box(&spec), black_box(&describer));
+                    timed += start.elapsed();
+                    drop(black_box(out));
+                }
+                timed
+            })
+        });
+    }
+    group.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let both = ["uniform", "range"];
+    if wanted("S1") {
+        scenario(c, "S1", &homogeneous(1, 1000, 10, true), &both, 100);
+    }
+    if wanted("S2") {
+        scenario(c, "S2", &homogeneous(100, 100, 100, true), &both, 100);
+    }
+    if wanted("S2-join") {
+        scenario(c, "S2-join", &s2_changed(true), &["uniform"], 100);
+    }
+    if wanted("S2-leave") {
+        scenario(c, "S2-leave", &s2_changed(false), &["uniform"], 100);
+    }
+    if wanted("S3") {
+        scenario(c, "S3", &homogeneous(1000, 1000, 2000, true), &both, 10);
+    }
+    if wanted("S5") {
+        scenario(c, "S5", &s5(), &both, 50);
+    }
+    if wanted("S5-leave") {
+        scenario(c, "S5-leave", &s5_leave(), &["uniform"], 50);
+    }
+    if wanted("S3-hetero") {
+        scenario(c, "S3-hetero", &s3_hetero(), &["uniform"], 10);
+    }
+    if wanted("S6") {
+        scenario(c, "S6", &homogeneous(10_000, 10, 1000, true), &both, 50);
+    }
+    if wanted("S6-unshared") {
+        scenario(c, "S6-unshared", &homogeneous(10_000, 10, 1000, false), &["uniform"], 20);
+    }
+}
+
+criterion_group!(server, benches);
+criterion_main!(server);

@@ -1,0 +1,281 @@
+//! Consumer-group records for the checks: one builder per kind, values with
+//! every optional field set or unset, and a set of awkward records that must
+//! round-trip byte for byte.
+
+use std::sync::Arc;
+
+use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
+
+use crate::{
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, Record, RegularExpressionValue,
+};
+
+/// The six kinds, for checks that go over every one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    GroupMetadata,
+    MemberMetadata,
+    TargetAssignmentMetadata,
+    TargetAssignmentMember,
+    CurrentMemberAssignment,
+    RegularExpression,
+}
+
+impl Kind {
+    pub(super) const ALL: [Kind; 6] = [
+        Kind::GroupMetadata,
+        Kind::MemberMetadata,
+        Kind::TargetAssignmentMetadata,
+        Kind::TargetAssignmentMember,
+        Kind::CurrentMemberAssignment,
+        Kind::RegularExpression,
+    ];
+
+    /// True for the kinds keyed by the group alone (their sub-key is `""`).
+    pub(super) fn group_level(self) -> bool {
+        matches!(self, Kind::GroupMetadata | Kind::TargetAssignmentMetadata)
+    }
+
+    /// A record of this kind for `group` and `sub` (ignored by group-level
+    /// kinds), its value derived from `n` so that two values of one key differ.
+    pub(super) fn record(self, group: &str, sub: &str, n: i32) -> ConsumerGroupRecord {
+        self.with_value(group, sub, Some(n))
+    }
+
+    /// The tombstone of this kind's key for `group` and `sub`.
+    pub(super) fn tombstone(self, group: &str, sub: &str) -> ConsumerGroupRecord {
+        self.with_value(group, sub, None)
+    }
+
+    fn with_value(self, group: &str, sub: &str, n: Option<i32>) -> ConsumerGroupRecord {
+        let group_id: Arc<str> = Arc::from(group);
+        let sub: Arc<str> = Arc::from(sub);
+        match self {
+            Kind::GroupMetadata => {
+                ConsumerGroupRecord::GroupMetadata { group_id, value: n.map(group_metadata) }
+            }
+            Kind::MemberMetadata => ConsumerGroupRecord::MemberMetadata {
+                group_id,
+                member_id: sub,
+                value: n.map(|n| Box::new(member_metadata(n))),
+            },
+            Kind::TargetAssignmentMetadata => {
+                ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: n }
+            }
+            Kind::TargetAssignmentMember => ConsumerGroupRecord::TargetAssignmentMember {
+                group_id,
+                member_id: sub,
+                value: n.map(|n| partitions(n, 2)),
+            },
+            Kind::CurrentMemberAssignment => ConsumerGroupRecord::CurrentMemberAssignment {
+                group_id,
+                member_id: sub,
+                value: n.map(current_assignment),
+            },
+            Kind::RegularExpression => {
+                ConsumerGroupRecord::RegularExpression { group_id, regex: sub, value: n.map(regex_value) }
+            }
+        }
+    }
+}
+
+/// `record` as a log record.
+pub(super) fn consumer(record: ConsumerGroupRecord) -> Record {
+    Record::Consumer(record)
+}
+
+/// A record of every kind for `group`, members and regex named `sub`.
+pub(super) fn every_kind(group: &str, sub: &str, n: i32) -> Vec<Record> {
+    Kind::ALL.iter().map(|kind| consumer(kind.record(group, sub, n))).collect()
+}
+
+/// The tombstones of every kind's key for `group` and `sub`.
+pub(super) fn every_tombstone(group: &str, sub: &str) -> Vec<Record> {
+    Kind::ALL.iter().map(|kind| consumer(kind.tombstone(group, sub))).collect()
+}
+
+fn topic_id(n: i32) -> TopicId {
+    TopicId::from_u128(0x0123_4567_89ab_cdef_0000_0000_0000_0000 | n as u32 as u128)
+}
+
+/// `topics` topics, topic `t` holding partitions `0..=t` (and `n` itself).
+fn partitions(n: i32, topics: i32) -> Vec<TopicIdPartitions> {
+    (0..topics).map(|t| TopicIdPartitions::new(topic_id(n + t), (0..=t).chain([n]))).collect()
+}
+
+fn group_metadata(n: i32) -> ConsumerGroupMetadataValue {
+    ConsumerGroupMetadataValue { epoch: n, metadata_hash: 0xfeed_0000_0000_0000 | n as u32 as u64 }
+}
+
+fn member_metadata(n: i32) -> ConsumerMemberMetadataValue {
+    ConsumerMemberMetadataValue {
+        instance_id: Some(format!("instance-{n}")),
+        rack_id: Some("rack-a".to_owned()),
+        client_id: format!("client-{n}"),
+        client_host: "/10.0.0.1".to_owned(),
+        subscribed_topic_names: vec!["orders".to_owned(), format!("topic-{n}")],
+        subscribed_topic_regex: Some("^orders-.*".to_owned()),
+        rebalance_timeout_ms: 300_000 + n,
+        server_assignor: Some("uniform".to_owned()),
+        classic: Some(ClassicMemberMetadata {
+            session_timeout_ms: 45_000,
+            supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 3, n as u8])],
+        }),
+    }
+}
+
+fn current_assignment(n: i32) -> CurrentMemberAssignmentValue {
+    CurrentMemberAssignmentValue {
+        member_epoch: n,
+        previous_member_epoch: n - 1,
+        state: ConsumerMemberState::UnrevokedPartitions,
+        assigned: partitions(n, 2),
+        pending_revocation: partitions(n + 10, 1),
+    }
+}
+
+fn regex_value(n: i32) -> RegularExpressionValue {
+    RegularExpressionValue {
+        topics: vec!["orders-1".to_owned(), format!("orders-{n}")],
+        version: i64::from(n) * 1000,
+        timestamp_ms: 1_700_000_000_000 + i64::from(n),
+    }
+}
+
+/// Every value of a member's metadata empty or unset: what `Some("")` and
+/// `Some(vec![])` must stay distinct from.
+pub(super) fn bare_member_metadata() -> ConsumerMemberMetadataValue {
+    ConsumerMemberMetadataValue::default()
+}
+
+/// Records of every kind whose values push the encodings: every optional
+/// field unset and set (to `""` too), classic metadata absent, present and
+/// empty, empty lists, every member state, extreme numbers, NUL bytes and
+/// non-ASCII text, large lists. Keys are all distinct.
+pub(super) fn awkward_records() -> Vec<ConsumerGroupRecord> {
+    let nul = "a\0b\u{0}";
+    let unicode = "ünïcödé 日本語 🦀 e\u{301}\u{10FFFF}";
+    let g = |s: &str| -> Arc<str> { Arc::from(s) };
+    let full_member = ConsumerMemberMetadataValue {
+        instance_id: Some(String::new()),
+        rack_id: Some(nul.to_owned()),
+        client_id: unicode.to_owned(),
+        client_host: "\0".to_owned(),
+        subscribed_topic_names: vec![String::new(), nul.to_owned(), unicode.to_owned()],
+        subscribed_topic_regex: Some(String::new()),
+        rebalance_timeout_ms: i32::MIN,
+        server_assignor: Some(String::new()),
+        classic: Some(ClassicMemberMetadata {
+            session_timeout_ms: i32::MAX,
+            supported_protocols: vec![
+                ProtocolMetadata::new("", Vec::new()),
+                ProtocolMetadata::new(nul, (0..=255).collect::<Vec<u8>>()),
+            ],
+        }),
+    };
+    let empty_classic = ConsumerMemberMetadataValue {
+        classic: Some(ClassicMemberMetadata::default()),
+        rebalance_timeout_ms: -1,
+        ..bare_member_metadata()
+    };
+    let big_member = ConsumerMemberMetadataValue {
+        subscribed_topic_names: (0..1000).map(|i| format!("topic-{i:04}-{unicode}")).collect(),
+        ..member_metadata(7)
+    };
+    let mut records = vec![
+        ConsumerGroupRecord::GroupMetadata {
+            group_id: g("min"),
+            value: Some(ConsumerGroupMetadataValue { epoch: i32::MIN, metadata_hash: 0 }),
+        },
+        ConsumerGroupRecord::GroupMetadata {
+            group_id: g("max"),
+            value: Some(ConsumerGroupMetadataValue { epoch: i32::MAX, metadata_hash: u64::MAX }),
+        },
+        ConsumerGroupRecord::GroupMetadata {
+            group_id: g(""),
+            value: Some(ConsumerGroupMetadataValue::default()),
+        },
+        ConsumerGroupRecord::GroupMetadata { group_id: g(nul), value: Some(group_metadata(-1)) },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(unicode),
+            member_id: g(""),
+            value: Some(Box::new(bare_member_metadata())),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(unicode),
+            member_id: g(nul),
+            value: Some(Box::new(full_member)),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(unicode),
+            member_id: g("empty-classic"),
+            value: Some(Box::new(empty_classic)),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(unicode),
+            member_id: g("no-classic"),
+            value: Some(Box::new(ConsumerMemberMetadataValue { classic: None, ..member_metadata(3) })),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(""),
+            member_id: g("big"),
+            value: Some(Box::new(big_member)),
+        },
+        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
+        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g("max"), value: Some(i32::MAX) },
+        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g(nul), value: Some(-1) },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: g(nul),
+            member_id: g(nul),
+            value: Some(Vec::new()),
+        },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: g(nul),
+            member_id: g(unicode),
+            value: Some(vec![
+                TopicIdPartitions::new(TopicId::ZERO, []),
+                TopicIdPartitions::new(TopicId::from_u128(u128::MAX), [i32::MIN, -1, 0, i32::MAX]),
+            ]),
+        },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: g(nul),
+            member_id: g("many"),
+            value: Some(vec![TopicIdPartitions::new(topic_id(1), 0..5000)]),
+        },
+        ConsumerGroupRecord::RegularExpression {
+            group_id: g(nul),
+            regex: g(""),
+            value: Some(RegularExpressionValue::default()),
+        },
+        ConsumerGroupRecord::RegularExpression {
+            group_id: g(nul),
+            regex: g("^(a|b)\\0.*[\u{0}-\u{10FFFF}]$"),
+            value: Some(RegularExpressionValue {
+                topics: vec![String::new(), nul.to_owned(), unicode.to_owned()],
+                version: i64::MIN,
+                timestamp_ms: i64::MAX,
+            }),
+        },
+    ];
+    let states = [
+        ConsumerMemberState::Stable,
+        ConsumerMemberState::UnrevokedPartitions,
+        ConsumerMemberState::UnreleasedPartitions,
+        ConsumerMemberState::Unknown,
+    ];
+    for (i, state) in states.into_iter().enumerate() {
+        records.push(ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: g(unicode),
+            member_id: g(&format!("state-{i}")),
+            value: Some(CurrentMemberAssignmentValue {
+                member_epoch: [i32::MIN, -1, 0, i32::MAX][i],
+                previous_member_epoch: [i32::MAX, 0, -1, i32::MIN][i],
+                state,
+                assigned: if i % 2 == 0 { Vec::new() } else { partitions(i as i32, 3) },
+                pending_revocation: if i < 2 { Vec::new() } else { partitions(-(i as i32), 2) },
+            }),
+        });
+    }
+    records
+}

@@ -1,0 +1,242 @@
+//! KIP-848 consumer-group records in a batch (record tag 4, value formats
+//! 2 and up): the key as Kafka's (record type, group, member id or regex),
+//! then a presence flag (0 for a tombstone) and the kind's fields, in the
+//! parent module's primitives (zigzag varints, length-prefixed strings).
+//!
+//! | record type | value fields |
+//! | --- | --- |
+//! | 3 `ConsumerGroupMetadata` | `epoch: ivarint`, `metadata_hash: uvarint` |
+//! | 5 `ConsumerGroupMemberMetadata` | `instance_id: opt str`, `rack_id: opt str`, `client_id: str`, `client_host: str`, `subscribed_topic_names: [str]`, `subscribed_topic_regex: opt str`, `rebalance_timeout_ms: ivarint`, `server_assignor: opt str`, `classic: opt (session_timeout_ms: ivarint, supported_protocols: [(name: str, metadata: bytes)])` |
+//! | 6 `ConsumerGroupTargetAssignmentMetadata` | `assignment_epoch: ivarint` |
+//! | 7 `ConsumerGroupTargetAssignmentMember` | `[topic partitions]` |
+//! | 8 `ConsumerGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]`, `pending_revocation: [topic partitions]` |
+//! | 16 `ConsumerGroupRegularExpression` | `topics: [str]`, `version: ivarint`, `timestamp_ms: ivarint` |
+//!
+//! Lists are a `uvarint` count, then the items; topic partitions are the
+//! topic id's 16 bytes, then a list of `ivarint` partitions.
+
+use std::sync::Arc;
+
+use group_offsets::{
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
+};
+use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
+
+use super::{DecodeError, Reader, corrupt, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
+
+/// Writes `record` (after its tag byte).
+pub(super) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
+    put_ivarint(out, i64::from(record.record_type()));
+    put_str(out, record.group_id());
+    put_str(out, record.sub_key());
+    out.push(u8::from(!record.is_tombstone()));
+    match record {
+        ConsumerGroupRecord::GroupMetadata { value: Some(m), .. } => {
+            put_ivarint(out, i64::from(m.epoch));
+            put_uvarint(out, m.metadata_hash);
+        }
+        ConsumerGroupRecord::MemberMetadata { value: Some(m), .. } => put_member(out, m),
+        ConsumerGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
+            put_ivarint(out, i64::from(*epoch));
+        }
+        ConsumerGroupRecord::TargetAssignmentMember { value: Some(topics), .. } => put_topics(out, topics),
+        ConsumerGroupRecord::CurrentMemberAssignment { value: Some(a), .. } => {
+            put_ivarint(out, i64::from(a.member_epoch));
+            put_ivarint(out, i64::from(a.previous_member_epoch));
+            out.push(a.state.value() as u8);
+            put_topics(out, &a.assigned);
+            put_topics(out, &a.pending_revocation);
+        }
+        ConsumerGroupRecord::RegularExpression { value: Some(r), .. } => {
+            put_strs(out, &r.topics);
+            put_ivarint(out, r.version);
+            put_ivarint(out, r.timestamp_ms);
+        }
+        // Tombstones: the flag said it all.
+        _ => {}
+    }
+}
+
+fn put_member(out: &mut Vec<u8>, m: &ConsumerMemberMetadataValue) {
+    put_opt_str(out, m.instance_id.as_deref());
+    put_opt_str(out, m.rack_id.as_deref());
+    put_str(out, &m.client_id);
+    put_str(out, &m.client_host);
+    put_strs(out, &m.subscribed_topic_names);
+    put_opt_str(out, m.subscribed_topic_regex.as_deref());
+    put_ivarint(out, i64::from(m.rebalance_timeout_ms));
+    put_opt_str(out, m.server_assignor.as_deref());
+    match &m.classic {
+        Some(c) => {
+            out.push(1);
+            put_ivarint(out, i64::from(c.session_timeout_ms));
+            put_uvarint(out, c.supported_protocols.len() as u64);
+            for p in &c.supported_protocols {
+                put_str(out, &p.name);
+                put_bytes(out, &p.metadata);
+            }
+        }
+        None => out.push(0),
+    }
+}
+
+fn put_strs(out: &mut Vec<u8>, strings: &[String]) {
+    put_uvarint(out, strings.len() as u64);
+    for s in strings {
+        put_str(out, s);
+    }
+}
+
+fn put_topics(out: &mut Vec<u8>, topics: &[TopicIdPartitions]) {
+    put_uvarint(out, topics.len() as u64);
+    for t in topics {
+        out.extend_from_slice(&t.topic_id.0);
+        put_uvarint(out, t.partitions.len() as u64);
+        for &p in &t.partitions {
+            put_ivarint(out, i64::from(p));
+        }
+    }
+}
+
+/// Reads a record (after its tag byte), its group id through `group` (which
+/// shares one `Arc` among a batch's records of one group). A failure after
+/// the key names the key in its reason.
+pub(super) fn take_consumer(
+    r: &mut Reader<'_>,
+    group: impl FnOnce(String) -> Arc<str>,
+) -> Result<ConsumerGroupRecord, DecodeError> {
+    let t = i16::try_from(r.ivarint()?).map_err(|_| corrupt("a consumer record type over i16"))?;
+    let group_id = group(r.string()?);
+    let sub = r.string()?;
+    let present = r.flag()?;
+    let named = |e: DecodeError| match e {
+        DecodeError::Corrupt(reason) => DecodeError::Corrupt(format!(
+            "consumer record (type {t}, group {:?}, sub-key {sub:?}): {reason}",
+            &*group_id
+        )),
+        other => other,
+    };
+    take_value(r, t, Arc::clone(&group_id), &sub, present).map_err(named)
+}
+
+fn take_value(
+    r: &mut Reader<'_>,
+    t: i16,
+    group_id: Arc<str>,
+    sub: &str,
+    present: bool,
+) -> Result<ConsumerGroupRecord, DecodeError> {
+    let group_level = matches!(t, record_type::GROUP_METADATA | record_type::TARGET_ASSIGNMENT_METADATA);
+    if group_level && !sub.is_empty() {
+        return Err(corrupt(format!("record type {t} is keyed by the group alone, but has a sub-key")));
+    }
+    let sub = || Arc::from(sub);
+    Ok(match t {
+        record_type::GROUP_METADATA => {
+            let value = present
+                .then(|| {
+                    Ok::<_, DecodeError>(ConsumerGroupMetadataValue {
+                        epoch: r.i32()?,
+                        metadata_hash: r.uvarint()?,
+                    })
+                })
+                .transpose()?;
+            ConsumerGroupRecord::GroupMetadata { group_id, value }
+        }
+        record_type::MEMBER_METADATA => {
+            let value = present.then(|| take_member(r).map(Box::new)).transpose()?;
+            ConsumerGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
+        }
+        record_type::TARGET_ASSIGNMENT_METADATA => {
+            let value = present.then(|| r.i32()).transpose()?;
+            ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value }
+        }
+        record_type::TARGET_ASSIGNMENT_MEMBER => {
+            let value = present.then(|| take_topics(r)).transpose()?;
+            ConsumerGroupRecord::TargetAssignmentMember { group_id, member_id: sub(), value }
+        }
+        record_type::CURRENT_MEMBER_ASSIGNMENT => {
+            let value = present
+                .then(|| {
+                    Ok::<_, DecodeError>(CurrentMemberAssignmentValue {
+                        member_epoch: r.i32()?,
+                        previous_member_epoch: r.i32()?,
+                        state: ConsumerMemberState::from_value(r.u8()? as i8),
+                        assigned: take_topics(r)?,
+                        pending_revocation: take_topics(r)?,
+                    })
+                })
+                .transpose()?;
+            ConsumerGroupRecord::CurrentMemberAssignment { group_id, member_id: sub(), value }
+        }
+        record_type::REGULAR_EXPRESSION => {
+            let value = present
+                .then(|| {
+                    Ok::<_, DecodeError>(RegularExpressionValue {
+                        topics: take_strs(r)?,
+                        version: r.ivarint()?,
+                        timestamp_ms: r.ivarint()?,
+                    })
+                })
+                .transpose()?;
+            ConsumerGroupRecord::RegularExpression { group_id, regex: sub(), value }
+        }
+        other => return Err(corrupt(format!("unknown consumer-group record type {other}"))),
+    })
+}
+
+fn take_member(r: &mut Reader<'_>) -> Result<ConsumerMemberMetadataValue, DecodeError> {
+    Ok(ConsumerMemberMetadataValue {
+        instance_id: r.opt_string()?,
+        rack_id: r.opt_string()?,
+        client_id: r.string()?,
+        client_host: r.string()?,
+        subscribed_topic_names: take_strs(r)?,
+        subscribed_topic_regex: r.opt_string()?,
+        rebalance_timeout_ms: r.i32()?,
+        server_assignor: r.opt_string()?,
+        classic: if r.flag()? {
+            let session_timeout_ms = r.i32()?;
+            let n = r.uvarint()?;
+            // Every protocol takes at least two bytes: never trust the count further.
+            let mut supported_protocols = Vec::with_capacity((n as usize).min(r.remaining() / 2));
+            for _ in 0..n {
+                supported_protocols
+                    .push(ProtocolMetadata { name: r.string()?, metadata: r.bytes()?.to_vec() });
+            }
+            Some(ClassicMemberMetadata { session_timeout_ms, supported_protocols })
+        } else {
+            None
+        },
+    })
+}
+
+fn take_strs(r: &mut Reader<'_>) -> Result<Vec<String>, DecodeError> {
+    let n = r.uvarint()?;
+    let mut out = Vec::with_capacity((n as usize).min(r.remaining()));
+    for _ in 0..n {
+        out.push(r.string()?);
+    }
+    Ok(out)
+}
+
+fn take_topics(r: &mut Reader<'_>) -> Result<Vec<TopicIdPartitions>, DecodeError> {
+    let n = r.uvarint()?;
+    // A topic takes at least 17 bytes, a partition at least one.
+    let mut topics = Vec::with_capacity((n as usize).min(r.remaining() / 17));
+    for _ in 0..n {
+        let id: [u8; 16] = r.take(16)?.try_into().map_err(|_| corrupt("short topic id"))?;
+        let count = r.uvarint()?;
+        let mut partitions = Vec::with_capacity((count as usize).min(r.remaining()));
+        for _ in 0..count {
+            partitions.push(r.i32()?);
+        }
+        topics.push(TopicIdPartitions { topic_id: TopicId(id), partitions });
+    }
+    Ok(topics)
+}
+
+#[cfg(test)]
+#[path = "consumer_tests.rs"]
+mod tests;
