@@ -64,7 +64,12 @@ impl CoordinatorCore {
             |code, member: &str| Response::JoinGroup(crate::core::join_error(code, member.to_owned()));
         let Some(mut work) = self.take_consumer(&req.group_id) else { return };
         match self.classic_join_in(&mut work, &req) {
-            Ok(response) => self.commit_work(work, Some((rid, Response::JoinGroup(response)))),
+            Ok(response) => {
+                let group_id = work.group_id.clone();
+                self.commit_work(work, Some((rid, Response::JoinGroup(response))));
+                // As after a heartbeat: Kafka's join schedules the regex refresh too.
+                self.maybe_resolve_regexes(&group_id);
+            }
             Err((code, member_id)) => {
                 self.abandon(work);
                 self.engine.respond(rid, error(code, &member_id));
