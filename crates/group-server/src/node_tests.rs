@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use super::{Node, Reply, RequestError, SUPPORTED_APIS};
 use crate::session::Session;
 use crate::test_samples::sample;
-use crate::topics::Topics;
+use crate::topics::SharedTopics;
 use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
 
 fn session() -> Session {
@@ -24,7 +24,10 @@ fn node() -> Node {
     config.coordinator.initial_rebalance_delay_ms = 0;
     let service = CoordinatorService::open(&config).expect("memory coordinator");
     Node {
-        topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
+        topics: Arc::new(SharedTopics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }])),
+        topic_creation_refused: None,
+        creating: std::sync::Mutex::new(()),
+        topic_creators: None,
         service: Arc::new(service),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
@@ -97,11 +100,11 @@ fn short_unknown_and_unsupported_frames_are_refused() {
         node.handle(Bytes::from_static(&[0, 18, 0]), &mut session()).err(),
         Some(RequestError::Short(3))
     );
-    let err = node.handle(frame(ApiKey::CreateTopics, 5, 1, &[]), &mut session()).err();
-    assert_eq!(err, Some(RequestError::UnsupportedApi(19)));
+    let err = node.handle(frame(ApiKey::DeleteTopics, 5, 1, &[]), &mut session()).err();
+    assert_eq!(err, Some(RequestError::UnsupportedApi(20)));
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
-        Some("api key 19 (CreateTopics) is not served by this coordinator node")
+        Some("api key 20 (DeleteTopics) is not served by this coordinator node")
     );
     assert!(matches!(
         node.handle(frame(ApiKey::JoinGroup, 10, 1, &[]), &mut session()),
