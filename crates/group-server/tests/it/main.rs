@@ -9,6 +9,7 @@ mod cluster;
 mod config;
 mod consumer_protocol;
 mod e2e;
+mod e2e_consumer_protocol;
 mod e2e_security;
 mod limits;
 mod metrics;
