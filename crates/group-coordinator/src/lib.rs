@@ -1,5 +1,7 @@
-//! Kafka's classic consumer-group protocol (JoinGroup, SyncGroup, Heartbeat,
-//! LeaveGroup, offsets) as a deterministic core under a threaded runtime.
+//! Kafka's consumer-group protocols, the classic one (JoinGroup, SyncGroup,
+//! Heartbeat, LeaveGroup, offsets) and KIP-848's consumer protocol
+//! (ConsumerGroupHeartbeat, ConsumerGroupDescribe, server-side assignment), as a
+//! deterministic core under a threaded runtime.
 //!
 //! # Brief overview
 //!
@@ -45,8 +47,23 @@
 //!   loads). A fenced append unloads its partition and calls
 //!   [`GroupCoordinatorBuilder::on_partition_lost`]'s listener.
 //!
+//! - KIP-848 consumer groups (`kip848-semantics.md`): `Request::ConsumerGroupHeartbeat`
+//!   and `Request::ConsumerGroupDescribe` in the core,
+//!   [`GroupCoordinator::consumer_group_heartbeat`] and
+//!   [`GroupCoordinator::consumer_group_describe`] in the runtime. The broker's
+//!   topics reach consumer groups as a [`MetadataImage`]
+//!   ([`GroupCoordinatorBuilder::metadata_image`],
+//!   [`GroupCoordinator::update_metadata_image`]); targets come from the
+//!   server-side assignors of `group_assignors::server` (`uniform`, `range`, or one
+//!   registered with [`GroupCoordinatorBuilder::server_assignor`]); settings are
+//!   [`ConsumerGroupConfig`] (with per-group [`GroupConfigOverrides`]) and
+//!   [`MigrationPolicy`] decides when classic and consumer groups convert into each
+//!   other. Classic members keep working inside a consumer group through JoinGroup,
+//!   SyncGroup and Heartbeat. [`ConsumerGroupSnapshot`] is the read-only view.
+//!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
-//!   `group-assignors` assignor the group's selected protocol names.
+//!   `group-assignors` assignor the group's selected protocol names; for a
+//!   consumer group, a view of its server-side target assignment.
 //!
 //! The behaviour is Kafka's Java coordinator's (`kafka-semantics.md`, "J"), checked
 //! request by request and timer by timer against answers recorded from Kafka itself
@@ -58,7 +75,7 @@
 //!
 //! # Who should depend on this crate
 //!
-//! A Kafka-compatible broker or front end that serves the classic group protocol.
+//! A Kafka-compatible broker or front end that serves the group protocols.
 //! Simulations and tests can drive [`CoordinatorCore`] alone.
 //!
 //! # Example
@@ -81,6 +98,33 @@
 //! let Response::JoinGroup(response) = &fx.responses[0].1 else { unreachable!() };
 //! assert_eq!(response.error_code, ErrorCode::MemberIdRequired);
 //! assert!(response.member_id.starts_with("consumer-"));
+//! ```
+//!
+//! A KIP-848 member joins with epoch 0 and gets its partitions from the server:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use group_coordinator::{CoordinatorConfig, CoordinatorCore, MetadataImage, Request, RequestId, Response, TopicImage};
+//! use group_types::{ConsumerGroupHeartbeatRequest, TopicId};
+//!
+//! let mut core = CoordinatorCore::new(CoordinatorConfig::default());
+//! let orders = TopicId::from_u128(1);
+//! core.update_metadata_image(Arc::new(MetadataImage::new(1, [TopicImage::new(orders, "orders", 3)])));
+//! let join = ConsumerGroupHeartbeatRequest {
+//!     group_id: "g".into(),
+//!     member_id: "member-1".into(),
+//!     member_epoch: 0,
+//!     rebalance_timeout_ms: 30_000,
+//!     subscribed_topic_names: Some(vec!["orders".into()]),
+//!     topic_partitions: Some(Vec::new()),
+//!     ..ConsumerGroupHeartbeatRequest::default()
+//! };
+//! let fx = core.handle(0, RequestId(1), Request::ConsumerGroupHeartbeat(join));
+//! // The answer waits for the group's records.
+//! let fx = core.complete_write(0, fx.writes[0].id, Ok(()));
+//! let Response::ConsumerGroupHeartbeat(answer) = &fx.responses[0].1 else { unreachable!() };
+//! assert_eq!(answer.member_epoch, 1);
+//! assert_eq!(answer.assignment.as_ref().unwrap()[0].partitions, [0, 1, 2]);
 //! ```
 
 mod authorizer;

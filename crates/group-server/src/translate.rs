@@ -382,7 +382,10 @@ pub(crate) fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -
 }
 
 pub(crate) fn describe_groups_request(req: &kp::DescribeGroupsRequest) -> gt::DescribeGroupsRequest {
-    gt::DescribeGroupsRequest { group_ids: req.groups.iter().map(|g| s(&g.0)).collect() }
+    gt::DescribeGroupsRequest {
+        group_ids: req.groups.iter().map(|g| s(&g.0)).collect(),
+        ..Default::default()
+    }
 }
 
 pub(crate) fn describe_groups_response(

@@ -9,6 +9,10 @@ use crate::ErrorCode;
 pub struct DescribeGroupsRequest {
     /// The groups to describe; `""` is allowed.
     pub group_ids: Vec<String>,
+    /// The request's version: from v6 a consumer group is `GROUP_ID_NOT_FOUND`
+    /// (0, the default, answers as the oldest versions do).
+    #[serde(default)]
+    pub api_version: i16,
 }
 
 /// One member as DescribeGroups shows it.
@@ -33,6 +37,9 @@ pub struct DescribedMember {
 pub struct DescribedGroup {
     /// The outcome for this group.
     pub error_code: ErrorCode,
+    /// v6+: detail for an error (a consumer group described as a classic one).
+    #[serde(default)]
+    pub error_message: Option<String>,
     /// The group id.
     pub group_id: String,
     /// The state name (`Dead` for a missing group, `""` on error).

@@ -7,13 +7,21 @@ use group_types::{
     ListedGroup,
 };
 
-use crate::core::{CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, TimerKey};
+use crate::core::{
+    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
+};
 
 impl CoordinatorCore {
     /// Describes one group as DescribeGroups does (J: assignments shown in every state).
     /// From committed state: a group whose creation is not yet persisted is not
     /// there, one whose removal is not yet persisted still is.
     pub fn describe_group(&self, group_id: &str) -> DescribedGroup {
+        self.describe_group_at(group_id, 0)
+    }
+
+    /// As [`describe_group`](Self::describe_group), answering as DescribeGroups
+    /// version `api_version` does (a consumer group is an error from v6).
+    fn describe_group_at(&self, group_id: &str, api_version: i16) -> DescribedGroup {
         let Some((g, _)) = self.committed_view(group_id) else {
             return DescribedGroup {
                 error_code: ErrorCode::None,
@@ -22,10 +30,14 @@ impl CoordinatorCore {
                 ..DescribedGroup::default()
             };
         };
+        if self.engine.timeline.committed_consumer(group_id, g).is_some() {
+            return consumer::described_as_classic(group_id, api_version);
+        }
         let stable = g.is(GroupState::Stable);
         let protocol = g.protocol_name.as_deref().unwrap_or("");
         DescribedGroup {
             error_code: ErrorCode::None,
+            error_message: None,
             group_id: group_id.to_owned(),
             group_state: g.state.as_str().to_owned(),
             protocol_type: g.protocol_type.clone().unwrap_or_default(),
@@ -46,18 +58,16 @@ impl CoordinatorCore {
     }
 
     pub(crate) fn describe_groups(&mut self, rid: RequestId, req: DescribeGroupsRequest) {
-        let groups = req.group_ids.iter().map(|id| self.describe_group(id)).collect();
+        let groups = req.group_ids.iter().map(|id| self.describe_group_at(id, req.api_version)).collect();
         self.engine.respond(rid, Response::DescribeGroups(DescribeGroupsResponse { groups }));
     }
 
     /// The groups ListGroups would return for these filters, ordered by group id,
     /// from committed state.
     pub fn listed_groups(&self, req: &ListGroupsRequest) -> Vec<ListedGroup> {
-        let type_ok =
-            req.types_filter.is_empty() || req.types_filter.iter().any(|t| t.eq_ignore_ascii_case("classic"));
-        if !type_ok {
-            return Vec::new();
-        }
+        let type_ok = |group_type: &str| {
+            req.types_filter.is_empty() || req.types_filter.iter().any(|t| t.eq_ignore_ascii_case(group_type))
+        };
         // Committed state: the live groups, as they were before any uncommitted
         // change, and the ones an uncommitted change removed.
         let mut ids: Vec<&str> = self.groups.keys().map(|k| &**k).collect();
@@ -68,15 +78,19 @@ impl CoordinatorCore {
             .into_iter()
             .filter_map(|id| self.committed_view(id).map(|(g, _)| g))
             .filter(|g| !g.is(GroupState::Dead))
-            .filter(|g| {
-                req.states_filter.is_empty()
-                    || req.states_filter.iter().any(|s| s.eq_ignore_ascii_case(g.state.as_str()))
+            .map(|g| match self.engine.timeline.committed_consumer(&g.id, g) {
+                Some(cg) => consumer::listed(&g.id, cg),
+                None => ListedGroup {
+                    group_id: str::to_owned(&g.id),
+                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    group_state: g.state.as_str().to_owned(),
+                    group_type: "classic".to_owned(),
+                },
             })
-            .map(|g| ListedGroup {
-                group_id: str::to_owned(&g.id),
-                protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                group_state: g.state.as_str().to_owned(),
-                group_type: "classic".to_owned(),
+            .filter(|l| type_ok(&l.group_type))
+            .filter(|l| {
+                req.states_filter.is_empty()
+                    || req.states_filter.iter().any(|s| s.eq_ignore_ascii_case(&l.group_state))
             })
             .collect();
         listed.sort_by(|a, b| a.group_id.cmp(&b.group_id));
@@ -101,6 +115,21 @@ impl CoordinatorCore {
                 None => ErrorCode::GroupIdNotFound,
                 Some(g) if g.is(GroupState::Dead) => ErrorCode::GroupIdNotFound,
                 Some(g) if !g.is(GroupState::Empty) => ErrorCode::NonEmptyGroup,
+                Some(g) if g.consumer.as_deref().is_some_and(|cg| !cg.members.is_empty()) => {
+                    ErrorCode::NonEmptyGroup
+                }
+                Some(g) if g.consumer.is_some() => {
+                    for tp in g.offsets.keys() {
+                        records
+                            .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
+                    }
+                    if let Some(cg) = g.consumer.as_deref() {
+                        records.extend(consumer::deletion_records(&g.id, cg));
+                    }
+                    deleted.push((g.id.clone(), g.offsets.len()));
+                    self.remove_group(id);
+                    ErrorCode::None
+                }
                 Some(g) => {
                     for tp in g.offsets.keys() {
                         records
@@ -189,6 +218,12 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Logged => {}
+            PendingWrite::RetryTimer { key } => {
+                if result.is_err() {
+                    let at = self.engine.now + crate::core::consumer::TIMER_RETRY_BACKOFF_MS;
+                    self.engine.arm(key, at);
+                }
+            }
             PendingWrite::Respond { request, response } => {
                 let response = match result {
                     Ok(()) => response,

@@ -25,6 +25,15 @@ impl CoordinatorCore {
             eng.respond(rid, Response::JoinGroup(response));
             return;
         }
+        if let Some(cg) = self.consumer_group_ref(&req.group_id) {
+            if !cg.members.is_empty() {
+                self.consumer_group_classic_join(rid, req);
+                return;
+            }
+            // Offline migration: an empty consumer group becomes a classic one (§8.1).
+            self.replace_empty_consumer_group(&req.group_id);
+        }
+        let eng = &mut self.engine;
         let unknown_member = req.member_id.is_empty();
         let mut new_group = false;
         if !self.groups.contains_key(req.group_id.as_str()) {

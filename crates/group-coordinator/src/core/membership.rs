@@ -11,6 +11,10 @@ use crate::core::{CoordinatorCore, RebalanceReason, RequestId, Response, validat
 
 impl CoordinatorCore {
     pub(crate) fn heartbeat(&mut self, rid: RequestId, req: HeartbeatRequest) {
+        if self.consumer_group_ref(&req.group_id).is_some() {
+            self.consumer_group_classic_heartbeat(rid, &req);
+            return;
+        }
         let code = self.heartbeat_code(&req);
         self.engine.respond(rid, Response::Heartbeat(HeartbeatResponse { error_code: code }));
     }
@@ -62,6 +66,11 @@ impl CoordinatorCore {
             group_instance_id: m.group_instance_id.clone(),
             error_code,
         };
+        if self.consumer_group_ref(&req.group_id).is_some() {
+            self.consumer_group_classic_leave(rid, &req);
+            return;
+        }
+        let eng = &mut self.engine;
         let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
             let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
             eng.respond(

@@ -75,6 +75,9 @@ pub(crate) enum PendingWrite {
     /// A write whose requester gets `response` once it is durable, or the mapped
     /// error if it fails (consumer group heartbeats).
     Respond { request: RequestId, response: Response },
+    /// The write of an expired deadline (a consumer member's fencing): if it
+    /// fails, the deadline fires again after a backoff, as Kafka's timer retries.
+    RetryTimer { key: TimerKey },
 }
 
 /// What a Stable static replacement must restore if its record cannot be written.
@@ -458,7 +461,9 @@ impl CoordinatorCore {
             | TimerKey::Sync(g)
             | TimerKey::Session(g, _)
             | TimerKey::ConsumerSession(g, _)
-            | TimerKey::ConsumerRebalance(g, _) => self.barrier(g),
+            | TimerKey::ConsumerRebalance(g, _)
+            | TimerKey::ConsumerClassicJoin(g, _)
+            | TimerKey::ConsumerClassicSync(g, _) => self.barrier(g),
             TimerKey::OffsetExpiration => None,
         };
         std::mem::swap(&mut self.engine.fx, out);
@@ -501,6 +506,9 @@ impl CoordinatorCore {
             TimerKey::OffsetExpiration => self.fire_expiration(),
             TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
             TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
+            TimerKey::ConsumerClassicJoin(group, member) | TimerKey::ConsumerClassicSync(group, member) => {
+                self.fire_consumer_classic_deadline(key, group, member)
+            }
         }
     }
 
@@ -607,10 +615,14 @@ impl CoordinatorCore {
                 }
                 if let Some(g) = prev {
                     self.engine.rearm_group(&g);
+                    if let Some(cg) = g.consumer.as_deref() {
+                        self.engine.rearm_consumer_group(&id, cg);
+                    }
                     self.groups.insert(id, *g);
                 }
             }
             Undo::Consumer { group, prev } => {
+                self.engine.rearm_consumer_group(&group, &prev);
                 if let Some(g) = self.groups.get_mut(&group) {
                     g.consumer = Some(prev);
                 }

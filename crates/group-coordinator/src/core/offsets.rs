@@ -12,7 +12,7 @@ use group_types::{
 use group_offsets::{RetentionGroup, metadata_length};
 
 use crate::core::{
-    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, validate_member,
+    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer, validate_member,
 };
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
@@ -76,7 +76,11 @@ impl CoordinatorCore {
         };
         // One lookup locates the member for validation and for its session.
         let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
-        if let Err(code) = validate_commit(g, &req, position) {
+        let validation = match g.consumer.as_deref() {
+            Some(cg) => consumer::validate_offset_commit(cg, &req),
+            None => validate_commit(g, &req, position),
+        };
+        if let Err(code) = validation {
             eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
         }
@@ -146,6 +150,14 @@ impl CoordinatorCore {
     /// shown until it commits (Kafka reads at the last committed offset).
     pub(crate) fn offset_fetch(&mut self, rid: RequestId, req: OffsetFetchRequest) {
         let view = self.committed_view(req.group_id.as_str()).filter(|(g, _)| !g.is(GroupState::Dead));
+        if let Some((g, _)) = &view
+            && let Some(cg) = self.engine.timeline.committed_consumer(&req.group_id, g)
+            && let Err(error_code) = consumer::validate_offset_fetch(cg, &req)
+        {
+            let response = OffsetFetchResponse { error_code, ..OffsetFetchResponse::default() };
+            self.engine.respond(rid, Response::OffsetFetch(response));
+            return;
+        }
         let mut response = OffsetFetchResponse::default();
         let lookup = |topic: &str, partition: i32| -> Option<&OffsetAndMetadata> {
             let (g, overrides) = view.as_ref()?;
@@ -203,8 +215,9 @@ impl CoordinatorCore {
             eng.respond(rid, top(ErrorCode::GroupIdNotFound));
             return;
         };
-        let empty = g.is(GroupState::Empty);
-        if !empty && g.protocol_type.as_deref() != Some("consumer") {
+        let consumer = g.consumer.as_deref();
+        let empty = g.is(GroupState::Empty) && consumer.is_none_or(|cg| cg.members.is_empty());
+        if !empty && consumer.is_none() && g.protocol_type.as_deref() != Some("consumer") {
             eng.respond(rid, top(ErrorCode::NonEmptyGroup));
             return;
         }
@@ -212,7 +225,11 @@ impl CoordinatorCore {
         let mut partitions: Vec<TopicPartition> = Vec::new();
         let mut records = Vec::new();
         for (topic, list) in &req.topics {
-            let subscribed = !empty && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic));
+            // A consumer group refuses subscribed topics in any state (§7.4).
+            let subscribed = match consumer {
+                Some(cg) => consumer::subscribes_to(cg, topic),
+                None => !empty && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic)),
+            };
             let out = response.partitions.entry(topic.clone()).or_default();
             for &partition in list {
                 if subscribed {
@@ -253,11 +270,22 @@ impl CoordinatorCore {
         for id in ids {
             let pending = self.engine.timeline.pending_partitions(&id);
             let Some(g) = self.groups.get_mut(&id) else { continue };
-            let mut retention_group = RetentionGroup::new(g.state, Some(g.state_ts)).with_pending(&pending);
+            // A consumer group's offsets expire from their commit time once the
+            // group no longer subscribes to their topic (`offsetExpirationCondition`).
+            let consumer_topics = g.consumer.as_deref().map(consumer::subscribed_topic_names);
+            let consumer_members = g.consumer.as_deref().map(|cg| cg.members.len());
+            let state = match consumer_members {
+                Some(n) if n > 0 => GroupState::Stable,
+                _ => g.state,
+            };
+            let mut retention_group = RetentionGroup::new(state, Some(g.state_ts)).with_pending(&pending);
             if let Some(protocol_type) = g.protocol_type.as_deref() {
                 retention_group = retention_group.with_protocol_type(protocol_type);
             }
-            if let Some(topics) = g.subscribed_topics.as_ref() {
+            if consumer_topics.is_some() {
+                retention_group = retention_group.with_protocol_type("consumer");
+            }
+            if let Some(topics) = consumer_topics.as_ref().or(g.subscribed_topics.as_ref()) {
                 retention_group = retention_group.with_subscribed_topics(topics);
             }
             let rule = retention_group.expiration_rule();
@@ -272,6 +300,7 @@ impl CoordinatorCore {
                 && pending.is_empty()
                 && g.is(GroupState::Empty)
                 && g.len() == 0
+                && consumer_members.unwrap_or(0) == 0
                 && g.barrier.is_none();
             if expired.is_empty() && !delete_group {
                 continue;
@@ -281,7 +310,10 @@ impl CoordinatorCore {
                 self.engine.remove_offset(g, tp);
             }
             if delete_group {
-                records.push(Record::GroupTombstone { group_id: id.clone() });
+                match g.consumer.as_deref() {
+                    Some(cg) => records.extend(consumer::deletion_records(&id, cg)),
+                    None => records.push(Record::GroupTombstone { group_id: id.clone() }),
+                }
                 self.remove_group(&id);
             }
             removals.push((id, expired.len(), delete_group));

@@ -19,6 +19,11 @@ impl CoordinatorCore {
             eng.respond(rid, error(ErrorCode::InvalidGroupId));
             return;
         }
+        if self.consumer_group_ref(&req.group_id).is_some() {
+            self.consumer_group_classic_sync(rid, &req);
+            return;
+        }
+        let eng = &mut self.engine;
         let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
             eng.respond(rid, error(ErrorCode::UnknownMemberId));
             return;

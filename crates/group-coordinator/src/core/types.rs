@@ -155,6 +155,10 @@ pub enum TimerKey {
     ConsumerSession(Arc<str>, Arc<str>),
     /// A consumer-protocol member's revocation deadline (KIP-848).
     ConsumerRebalance(Arc<str>, Arc<str>),
+    /// A classic member of a consumer group told to rejoin: its JoinGroup deadline.
+    ConsumerClassicJoin(Arc<str>, Arc<str>),
+    /// A classic member of a consumer group answered a JoinGroup: its SyncGroup deadline.
+    ConsumerClassicSync(Arc<str>, Arc<str>),
 }
 
 /// What to do with a deadline.

@@ -55,6 +55,11 @@ impl GroupCoordinator {
     /// `cooperative-sticky`, ...) runs over every member's decoded subscription, owned
     /// partitions and generation included, so `sticky` stays sticky. A protocol naming no
     /// known assignor is an error, never a silent fallback.
+    ///
+    /// For a KIP-848 consumer group the coordinator computes assignments itself:
+    /// this is then a view of the group's target assignment (what its server-side
+    /// assignor, `uniform` or `range`, last computed), restricted to `partitions`
+    /// when that is not empty.
     pub fn perform_assignment(
         &self,
         group_id: &str,
@@ -62,6 +67,9 @@ impl GroupCoordinator {
     ) -> Result<GroupAssignment, CoordinatorError> {
         if self.is_stopped() {
             return Err(CoordinatorError::Stopped);
+        }
+        if let Some(consumer) = self.get_consumer_group(group_id) {
+            return Ok(self.target_view(&consumer, partitions));
         }
         let group =
             self.get_group(group_id).ok_or_else(|| CoordinatorError::UnknownGroup(group_id.to_owned()))?;
@@ -77,5 +85,34 @@ impl GroupCoordinator {
         assignor
             .assign(&members, partitions)
             .map_err(|e| CoordinatorError::Assignment { protocol, reason: e.to_string() })
+    }
+}
+
+impl GroupCoordinator {
+    /// A consumer group's target assignment by topic name.
+    fn target_view(
+        &self,
+        group: &crate::ConsumerGroupSnapshot,
+        partitions: &[TopicPartition],
+    ) -> GroupAssignment {
+        let image = self.metadata_image();
+        let wanted: std::collections::HashSet<&TopicPartition> = partitions.iter().collect();
+        group
+            .members
+            .iter()
+            .map(|m| {
+                let mut out = Vec::new();
+                for t in m.target.iter().flatten() {
+                    let Some(topic) = image.topic_by_id(t.topic_id) else { continue };
+                    for &p in &t.partitions {
+                        let tp = TopicPartition { topic: topic.name.clone(), partition: p };
+                        if wanted.is_empty() || wanted.contains(&tp) {
+                            out.push(tp);
+                        }
+                    }
+                }
+                (m.member_id.clone(), out)
+            })
+            .collect()
     }
 }

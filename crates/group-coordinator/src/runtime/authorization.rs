@@ -586,12 +586,13 @@ impl Caller<'_> {
     /// asked in its own coordinator partition, and the answer comes once all have.
     pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
         let inner = &self.coordinator.inner;
+        let version = request.api_version;
         let parts = request
             .group_ids
             .into_iter()
             .map(|id| {
                 let shard = inner.shard_of(&id);
-                let one = DescribeGroupsRequest { group_ids: vec![id] };
+                let one = DescribeGroupsRequest { group_ids: vec![id], api_version: version };
                 inner.submit_as(self.context, shard, Request::DescribeGroups(one))
             })
             .collect();

@@ -669,6 +669,11 @@ impl GroupCoordinator {
         }
     }
 
+    /// The metadata image consumer groups see now.
+    pub fn metadata_image(&self) -> Arc<MetadataImage> {
+        lock(&self.inner.image).clone()
+    }
+
     /// A snapshot of consumer group `group_id`.
     pub fn get_consumer_group(&self, group_id: &str) -> Option<crate::ConsumerGroupSnapshot> {
         lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.consumer_group(group_id)

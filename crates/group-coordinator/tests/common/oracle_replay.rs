@@ -494,7 +494,7 @@ impl<D: Driver> Replay<'_, D> {
                     _ => vec![group.to_owned()],
                 };
                 if op == "describe" {
-                    Request::DescribeGroups(DescribeGroupsRequest { group_ids })
+                    Request::DescribeGroups(DescribeGroupsRequest { group_ids, ..Default::default() })
                 } else {
                     Request::DeleteGroups(DeleteGroupsRequest { group_ids })
                 }

@@ -152,7 +152,10 @@ impl Late {
     }
 
     fn described_state(&mut self, group: &str) -> String {
-        let rid = self.send(Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![group.into()] }));
+        let rid = self.send(Request::DescribeGroups(DescribeGroupsRequest {
+            group_ids: vec![group.into()],
+            ..Default::default()
+        }));
         match self.answer(rid) {
             Response::DescribeGroups(r) => r.groups[0].group_state.clone(),
             other => panic!("not a DescribeGroups answer: {other:?}"),

@@ -4,6 +4,8 @@
 //! replayed through the threaded runtime, a multi-threaded stress run, and the
 //! restart repeated on disk with sled.
 
+mod consumer_restart;
+mod consumer_sim;
 mod disk_full;
 mod interleaving;
 mod liveness;

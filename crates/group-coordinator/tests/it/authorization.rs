@@ -144,7 +144,9 @@ fn every_request_asks_kafkas_acl_operations_with_the_callers_context() {
     );
     alice.handle_offset_fetch(OffsetFetchRequest::all("g").with_partition("t", 0)).unwrap();
     assert_eq!(f.acls.take_asked(), vec![group(AclOperation::Describe), topic(AclOperation::Describe, "t")]);
-    alice.handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into()] }).unwrap();
+    alice
+        .handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into()], ..Default::default() })
+        .unwrap();
     assert_eq!(f.acls.take_asked(), vec![group(AclOperation::Describe)]);
     alice.handle_list_groups(ListGroupsRequest::default()).unwrap();
     let asked = f.acls.take_asked();
@@ -294,7 +296,8 @@ fn describe_groups_answers_denied_groups_in_request_order() {
     f.stable("a");
     f.stable("b");
     f.acls.deny("User:mallory", AclOperation::Describe, "group:a");
-    let request = DescribeGroupsRequest { group_ids: vec!["a".into(), "b".into(), "a".into()] };
+    let request =
+        DescribeGroupsRequest { group_ids: vec!["a".into(), "b".into(), "a".into()], ..Default::default() };
     let response = f.c.caller(&f.mallory).handle_describe_groups(request).unwrap();
     let shown: Vec<_> =
         response.groups.iter().map(|g| (g.group_id.as_str(), g.error_code, g.group_state.as_str())).collect();

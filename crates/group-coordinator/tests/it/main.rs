@@ -3,6 +3,7 @@
 
 mod assignment;
 mod authorization;
+mod consumer_scenarios;
 mod invariants;
 mod late_writes;
 mod non_blocking;

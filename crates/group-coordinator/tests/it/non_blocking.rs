@@ -95,7 +95,7 @@ fn populate(c: &GroupCoordinator, clock: &ManualClock) {
 
 fn describe_request() -> DescribeGroupsRequest {
     let ids = ["stable", "empty-a", "missing", "joining", "stable", ""];
-    DescribeGroupsRequest { group_ids: ids.iter().map(|g| (*g).to_owned()).collect() }
+    DescribeGroupsRequest { group_ids: ids.iter().map(|g| (*g).to_owned()).collect(), ..Default::default() }
 }
 
 fn delete_request() -> DeleteGroupsRequest {

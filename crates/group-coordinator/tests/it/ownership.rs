@@ -159,7 +159,12 @@ fn ask(c: &GroupCoordinator, api: Api) -> Vec<ErrorCode> {
             vec![c.handle_offset_delete(request).unwrap().error_code]
         }
         Api::Describe => {
-            let r = c.handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into()] }).unwrap();
+            let r = c
+                .handle_describe_groups(DescribeGroupsRequest {
+                    group_ids: vec!["g".into()],
+                    ..Default::default()
+                })
+                .unwrap();
             r.groups.iter().map(|g| g.error_code).collect()
         }
         Api::List => vec![c.handle_list_groups(ListGroupsRequest::default()).unwrap().error_code],
@@ -286,7 +291,10 @@ fn describe_and_delete_answer_each_group_by_its_own_partition() {
     let other = other_group("g");
     c.load_partition(partition(&other), OwnerEpoch(1)).unwrap();
     let r = c
-        .handle_describe_groups(DescribeGroupsRequest { group_ids: vec!["g".into(), other.clone()] })
+        .handle_describe_groups(DescribeGroupsRequest {
+            group_ids: vec!["g".into(), other.clone()],
+            ..Default::default()
+        })
         .unwrap();
     let codes: Vec<_> = r.groups.iter().map(|g| (g.group_id.as_str(), g.error_code)).collect();
     assert_eq!(codes, vec![("g", ErrorCode::NotCoordinator), (other.as_str(), ErrorCode::None)]);

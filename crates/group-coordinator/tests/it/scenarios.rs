@@ -234,8 +234,10 @@ fn group_id_empty_string_supports_offsets_describe_and_delete() {
     assert!(
         matches!(sim.answer(d), Some(Response::DeleteGroups(r)) if r.results[0].error_code == ErrorCode::None)
     );
-    let describe =
-        sim.send(Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![String::new()] }));
+    let describe = sim.send(Request::DescribeGroups(DescribeGroupsRequest {
+        group_ids: vec![String::new()],
+        ..Default::default()
+    }));
     let Some(Response::DescribeGroups(r)) = sim.answer(describe) else { panic!() };
     assert_eq!(r.groups[0].group_state, "Dead");
     let join_empty_id = sim.send(Request::JoinGroup(join("", "")));

@@ -17,7 +17,7 @@ pub(crate) fn from_wire(parts: &[TopicIdPartitions]) -> Assignment {
         .filter(|t| !t.partitions.is_empty())
         .map(|t| (t.topic_id, t.partitions.clone()))
         .collect();
-    topics.sort_by(|a, b| a.0.cmp(&b.0));
+    topics.sort_by_key(|t| t.0);
     let mut out: Vec<(TopicId, Vec<i32>)> = Vec::with_capacity(topics.len());
     for (topic, partitions) in topics {
         match out.last_mut() {

@@ -24,8 +24,10 @@ pub(crate) struct ConsumerMember {
     pub(crate) state: ConsumerMemberState,
     pub(crate) assigned: Assignment,
     pub(crate) pending_revocation: Assignment,
-    /// Not in records: the epoch the revocation timer was armed for, if armed.
+    /// Not in records: the epoch the revocation timer was armed for, if armed,
+    /// and when it fires.
     pub(crate) rebalance_timer_epoch: Option<i32>,
+    pub(crate) rebalance_deadline: Option<i64>,
     /// Not in records: the session deadline armed, for snapshots.
     pub(crate) session_deadline: Option<i64>,
 }

@@ -173,50 +173,8 @@ impl CoordinatorCore {
         meta.client_id = r.client_id.clone();
         meta.client_host = r.client_host.clone();
         meta.classic = None;
-        let names_changed = updated.meta.subscribed_topic_names != stored.meta.subscribed_topic_names;
-        let regex_changed = updated.regex() != stored.regex();
-        // Step 7: the member's metadata record.
-        if is_new || updated.meta != stored.meta {
-            let value = Box::new(normalized(updated.meta.clone()));
-            work.emit(ConsumerGroupRecord::MemberMetadata {
-                group_id: group_id.clone(),
-                member_id: member_id.clone(),
-                value: Some(value),
-            });
-        }
-        // Step 8: regex bookkeeping.
-        let regex_change = self.update_regexes(work, &stored, &updated)?;
-        // Step 9: whether the group epoch moves.
-        let mut bump =
-            work.cg.group_epoch == 0 || names_changed || regex_change == RegexChange::UpdatedAndResolved;
-        // Step 10: the metadata refresh, which may bump too.
-        let mut hash = work.cg.metadata_hash;
-        if bump || work.cg.refresh_needed {
-            let (changed, new_hash) = self.refresh_subscription(work);
-            bump = bump || changed;
-            hash = new_hash;
-        }
-        if bump {
-            let epoch = work.cg.group_epoch + 1;
-            work.emit(ConsumerGroupRecord::GroupMetadata {
-                group_id: group_id.clone(),
-                value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
-            });
-        }
-        // Step 11: the target assignment.
-        if work.cg.group_epoch > work.cg.assignment_epoch {
-            self.update_target_assignment(work, replaced.as_deref())?;
-        }
-        // Step 12: reconciliation.
-        let member = work.cg.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
         let before_assigned = stored.assigned.clone();
-        let subscription_changed = names_changed || regex_changed;
-        let skip = member.state == ConsumerMemberState::Stable
-            && member.member_epoch == work.cg.assignment_epoch
-            && !subscription_changed;
-        if !skip {
-            self.reconcile_member(work, &member, owned.as_ref(), subscription_changed)?;
-        }
+        self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), owned.as_ref())?;
         // Step 13: the session.
         let deadline = now + i64::from(self.consumer_session_timeout(&group_id));
         if let Some(m) = work.cg.members.get_mut(&member_id) {
@@ -238,6 +196,66 @@ impl CoordinatorCore {
             heartbeat_interval_ms: self.consumer_heartbeat_interval(&group_id),
             assignment: send_assignment.then(|| assignment::to_wire(&member.assigned)),
         })
+    }
+
+    /// Steps 7 to 12 for `updated`, the member `stored` as a heartbeat (or a
+    /// classic member's JoinGroup) changed it: its metadata record, regexes, the
+    /// group epoch, the target assignment and its reconciliation.
+    pub(crate) fn apply_member_update(
+        &mut self,
+        work: &mut Work,
+        stored: &ConsumerMember,
+        updated: &ConsumerMember,
+        is_new: bool,
+        replaced: Option<&str>,
+        owned: Option<&Assignment>,
+    ) -> Result<(), Refusal> {
+        let group_id = work.group_id.clone();
+        let member_id = updated.id.clone();
+        let names_changed = updated.meta.subscribed_topic_names != stored.meta.subscribed_topic_names;
+        let regex_changed = updated.regex() != stored.regex();
+        // Step 7: the member's metadata record.
+        if is_new || updated.meta != stored.meta {
+            let value = Box::new(normalized(updated.meta.clone()));
+            work.emit(ConsumerGroupRecord::MemberMetadata {
+                group_id: group_id.clone(),
+                member_id: member_id.clone(),
+                value: Some(value),
+            });
+        }
+        // Step 8: regex bookkeeping.
+        let regex_change = self.update_regexes(work, stored, updated)?;
+        // Step 9: whether the group epoch moves.
+        let mut bump =
+            work.cg.group_epoch == 0 || names_changed || regex_change == RegexChange::UpdatedAndResolved;
+        // Step 10: the metadata refresh, which may bump too.
+        let mut hash = work.cg.metadata_hash;
+        if bump || work.cg.refresh_needed {
+            let (changed, new_hash) = self.refresh_subscription(work);
+            bump = bump || changed;
+            hash = new_hash;
+        }
+        if bump {
+            let epoch = work.cg.group_epoch + 1;
+            work.emit(ConsumerGroupRecord::GroupMetadata {
+                group_id: group_id.clone(),
+                value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
+            });
+        }
+        // Step 11: the target assignment.
+        if work.cg.group_epoch > work.cg.assignment_epoch {
+            self.update_target_assignment(work, replaced)?;
+        }
+        // Step 12: reconciliation.
+        let member = work.cg.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+        let subscription_changed = names_changed || regex_changed;
+        let skip = member.state == ConsumerMemberState::Stable
+            && member.member_epoch == work.cg.assignment_epoch
+            && !subscription_changed;
+        if !skip {
+            self.reconcile_member(work, &member, owned, subscription_changed)?;
+        }
+        Ok(())
     }
 
     /// Step 4: the stored member the heartbeat is about (a fresh one for a join),
@@ -306,7 +324,7 @@ impl CoordinatorCore {
 
     /// `replaceMember`: the new member id takes the old one's subscriptions,
     /// target and assignment, at epoch 0.
-    fn replace_static_member(&mut self, work: &mut Work, old: &ConsumerMember, new_id: &Arc<str>) {
+    pub(crate) fn replace_static_member(&mut self, work: &mut Work, old: &ConsumerMember, new_id: &Arc<str>) {
         let group_id = work.group_id.clone();
         let target = work.cg.target(&old.id).clone();
         self.cancel_member_timers(work, &old.id);
@@ -389,8 +407,10 @@ impl CoordinatorCore {
             if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
                 m.rebalance_timer_epoch = Some(next.member_epoch);
                 let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
+                m.rebalance_deadline = Some(deadline);
                 work.arm(key, deadline);
             } else if m.rebalance_timer_epoch.take().is_some() {
+                m.rebalance_deadline = None;
                 work.cancel(key);
             }
         }
@@ -466,7 +486,7 @@ impl CoordinatorCore {
                 });
             }
         } else {
-            self.fence_members(&mut work, &[member_id]);
+            self.fence_or_downgrade(&mut work, &[member_id]);
         }
         self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));
         Ok(())

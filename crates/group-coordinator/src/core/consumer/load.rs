@@ -56,6 +56,7 @@ impl CoordinatorCore {
                 if m.state == ConsumerMemberState::UnrevokedPartitions && !m.is_classic() {
                     m.rebalance_timer_epoch = Some(m.member_epoch);
                     let deadline = now + i64::from(m.meta.rebalance_timeout_ms);
+                    m.rebalance_deadline = Some(deadline);
                     arm.push((TimerKey::ConsumerRebalance(id.clone(), m.id.clone()), deadline));
                 }
             }

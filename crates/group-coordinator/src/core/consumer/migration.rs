@@ -1,25 +1,280 @@
-//! Online migration between classic and consumer groups (§8).
+//! Migration between classic and consumer groups (§8): an empty group of one
+//! kind is replaced by the other on its first request of the other protocol
+//! (offsets kept, whatever the policy); a non-empty classic group is upgraded
+//! when a consumer-protocol member joins it, and a consumer group whose last
+//! consumer-protocol member goes is turned back into a classic group, as
+//! `group.consumer.migration.policy` allows.
 
-use group_types::ErrorCode;
+use std::sync::Arc;
 
-use super::Work;
-use crate::core::CoordinatorCore;
+use group_offsets::{
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, Record,
+};
+use group_types::{ConsumerMemberState, ErrorCode, GroupState, MemberAssignment, Subscription};
+
+use super::classic::{to_ids, to_names};
+use super::group::ConsumerMember;
+use super::{Origin, Work, assignment, deletion_records, topics};
+use crate::core::events::RebalanceReason;
+use crate::core::{CoordinatorCore, Group, Member, PendingWrite, TimerKey};
+
+type Refusal = (ErrorCode, Option<String>);
 
 impl CoordinatorCore {
-    /// A ConsumerGroupHeartbeat join to a non-empty classic group (§8.2).
-    pub(crate) fn upgrade_classic_group(
-        &mut self,
-        group_id: &str,
-    ) -> Result<Work, (ErrorCode, Option<String>)> {
+    /// A ConsumerGroupHeartbeat join to a non-empty classic group (§8.2,
+    /// `validateOnlineUpgrade`, `ConsumerGroup.fromClassicGroup`): the classic
+    /// members become classic-protocol members of a consumer group at epoch =
+    /// generation, each keeping its assignment as its target.
+    pub(crate) fn upgrade_classic_group(&mut self, group_id: &str) -> Result<Work, Refusal> {
         let refused = |why: &str| {
             Err((
                 ErrorCode::GroupIdNotFound,
                 Some(format!("Cannot upgrade classic group {group_id} to consumer group because {why}")),
             ))
         };
-        if !self.engine.config.consumer.migration_policy.allows_upgrade() {
+        let not_consumer =
+            || Err((ErrorCode::GroupIdNotFound, Some(format!("Group {group_id} is not a consumer group."))));
+        let config = &self.engine.config.consumer;
+        if !config.migration_policy.allows_upgrade() {
             return refused("online upgrade is disabled.");
         }
-        Err((ErrorCode::GroupIdNotFound, Some(format!("Group {group_id} is not a consumer group."))))
+        let image = self.engine.image.clone();
+        let Some(g) = self.groups.get(group_id) else { return not_consumer() };
+        if g.protocol_type.as_deref() != Some("consumer") {
+            return not_consumer();
+        }
+        let max = usize::try_from(config.max_size).unwrap_or(usize::MAX);
+        if g.len() > max {
+            return refused(&format!("its size exceeds the consumer group maximum size {max}."));
+        }
+        let protocol = g.protocol_name.clone().unwrap_or_default();
+        let mut converted = Vec::with_capacity(g.len());
+        for m in g.members() {
+            let Ok(subscription) = Subscription::decode(m.metadata(&protocol)) else {
+                return refused("the subscription of a member cannot be parsed.");
+            };
+            let assignment = if m.assignment.is_empty() {
+                MemberAssignment::default()
+            } else {
+                match MemberAssignment::decode(&m.assignment) {
+                    Ok(a) => a,
+                    Err(_) => return refused("the assignment of a member cannot be parsed."),
+                }
+            };
+            if assignment.user_data.as_ref().is_some_and(|u| !u.is_empty()) {
+                return refused(
+                    "an unsupported custom assignor is in use. Please refer to the documentation or switch to a default assignor before re-attempting the upgrade.",
+                );
+            }
+            let mut names = subscription.topics.clone();
+            names.sort();
+            names.dedup();
+            let meta = ConsumerMemberMetadataValue {
+                instance_id: m.instance.clone(),
+                rack_id: subscription.rack_id.clone().filter(|r| !r.is_empty()),
+                client_id: m.client_id.clone(),
+                client_host: m.client_host.clone(),
+                subscribed_topic_names: names,
+                subscribed_topic_regex: None,
+                rebalance_timeout_ms: m.rebalance_timeout_ms,
+                server_assignor: None,
+                classic: Some(ClassicMemberMetadata {
+                    session_timeout_ms: m.session_timeout_ms,
+                    supported_protocols: m.protocols.clone(),
+                }),
+            };
+            converted.push((
+                m.id.clone(),
+                meta,
+                to_ids(&assignment.partitions, &image),
+                m.session_timeout_ms,
+            ));
+        }
+        let generation = g.generation;
+        // Parked JoinGroups and SyncGroups of the classic group are told to rejoin.
+        self.answer_parked(group_id, ErrorCode::RebalanceInProgress);
+        let mut work = self.new_work(group_id, Origin::ReplacesClassic);
+        work.prefix.push(Record::GroupTombstone { group_id: work.group_id.clone() });
+        let id = work.group_id.clone();
+        for (member, meta, _, _) in &converted {
+            work.emit(ConsumerGroupRecord::MemberMetadata {
+                group_id: id.clone(),
+                member_id: member.clone(),
+                value: Some(Box::new(meta.clone())),
+            });
+        }
+        let names = topics::group_names(work.cg.members.values(), &work.cg);
+        let hash = topics::metadata_hash(&names, &image);
+        work.emit(ConsumerGroupRecord::GroupMetadata {
+            group_id: id.clone(),
+            value: Some(ConsumerGroupMetadataValue { epoch: generation, metadata_hash: hash }),
+        });
+        for (member, _, assigned, _) in &converted {
+            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+                group_id: id.clone(),
+                member_id: member.clone(),
+                value: Some(assignment::to_wire(assigned)),
+            });
+        }
+        work.emit(ConsumerGroupRecord::TargetAssignmentMetadata {
+            group_id: id.clone(),
+            value: Some(generation),
+        });
+        let now = self.engine.now;
+        for (member, _, assigned, session) in &converted {
+            work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+                group_id: id.clone(),
+                member_id: member.clone(),
+                value: Some(CurrentMemberAssignmentValue {
+                    member_epoch: generation,
+                    previous_member_epoch: generation,
+                    state: ConsumerMemberState::Stable,
+                    assigned: assignment::to_wire(assigned),
+                    pending_revocation: Vec::new(),
+                }),
+            });
+            let deadline = now + i64::from(*session);
+            if let Some(m) = work.cg.members.get_mut(member) {
+                m.session_deadline = Some(deadline);
+            }
+            work.arm(TimerKey::ConsumerSession(id.clone(), member.clone()), deadline);
+        }
+        work.cg.subscription_type = topics::subscription_type(work.cg.members.values(), &work.cg);
+        work.cg.refresh_needed = false;
+        Ok(work)
+    }
+
+    /// Fences `ids` (§2.5), or, when only classic-protocol members would remain
+    /// and the policy and `group.max.size` allow it, turns the group back into a
+    /// classic one and starts a rebalance there (§8.4, `convertToClassicGroup`).
+    pub(crate) fn fence_or_downgrade(&mut self, work: &mut Work, ids: &[Arc<str>]) {
+        let remaining: Vec<&ConsumerMember> =
+            work.cg.members.values().filter(|m| !ids.contains(&m.id)).collect();
+        let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
+        let downgrade = !remaining.is_empty()
+            && remaining.iter().all(|m| m.is_classic())
+            && remaining.len() <= max
+            && self.engine.config.consumer.migration_policy.allows_downgrade()
+            && work.origin == Origin::Existing;
+        if !downgrade {
+            self.fence_members(work, ids);
+            return;
+        }
+        for id in work.cg.members.keys().cloned().collect::<Vec<_>>() {
+            work.cancel(TimerKey::ConsumerSession(work.group_id.clone(), id.clone()));
+            work.cancel(TimerKey::ConsumerRebalance(work.group_id.clone(), id.clone()));
+            work.cancel(TimerKey::ConsumerClassicJoin(work.group_id.clone(), id.clone()));
+            work.cancel(TimerKey::ConsumerClassicSync(work.group_id.clone(), id));
+        }
+        work.downgrade = Some(ids.to_vec());
+    }
+
+    /// Builds the classic group of a downgrade (`ClassicGroup.fromConsumerGroup`),
+    /// once the consumer group's tombstones are issued: generation = group epoch,
+    /// each remaining member with its JoinGroup protocols and its target as its
+    /// assignment; then a rebalance, since a member left.
+    pub(crate) fn finish_downgrade(
+        &mut self,
+        work: Work,
+        left: &[Arc<str>],
+        answer: Option<(crate::core::RequestId, crate::core::Response)>,
+    ) {
+        let image = self.engine.image.clone();
+        let group_id = work.group_id.clone();
+        for op in &work.timers {
+            self.engine.fx.timers.push(op.clone());
+        }
+        // The shell gets its consumer group back first, so that a failed write
+        // restores exactly the group as it was before this request.
+        let cg = work.before.unwrap_or(work.cg);
+        let now = self.engine.now;
+        let offsets = self.groups.get(&*group_id).map(|g| g.offsets.clone()).unwrap_or_default();
+        if let Some(shell) = self.groups.get_mut(&*group_id) {
+            shell.consumer = Some(cg.clone());
+        }
+        let cg = &*cg;
+        let mut records = deletion_records(&group_id, cg);
+        let mut g = Group::new(group_id.clone(), now);
+        g.offsets = offsets;
+        g.generation = cg.group_epoch;
+        for m in cg.members.values().filter(|m| !left.contains(&m.id)) {
+            let Some(classic) = m.meta.classic.as_ref() else { continue };
+            let version = classic
+                .supported_protocols
+                .first()
+                .and_then(|p| Subscription::decode(&p.metadata).ok())
+                .map_or(0, |s| s.version);
+            let target =
+                MemberAssignment { version, partitions: to_names(cg.target(&m.id), &image), user_data: None };
+            let member = Member {
+                id: m.id.clone(),
+                instance: m.meta.instance_id.clone(),
+                client_id: m.meta.client_id.clone(),
+                client_host: m.meta.client_host.clone(),
+                rebalance_timeout_ms: m.meta.rebalance_timeout_ms,
+                session_timeout_ms: classic.session_timeout_ms,
+                protocol_type: "consumer".to_owned(),
+                protocols: classic.supported_protocols.clone(),
+                assignment: target.encode().unwrap_or_default(),
+                awaiting_join: None,
+                awaiting_sync: None,
+                is_new: false,
+                pending_sync: false,
+                session_deadline: None,
+                session_armed: None,
+            };
+            g.add(member, None);
+        }
+        g.protocol_type = Some("consumer".to_owned());
+        g.protocol_name = g.select_protocol();
+        g.state = GroupState::Stable;
+        g.previous_state = GroupState::Stable;
+        g.subscribed_topics = g.compute_subscribed_topics();
+        records.push(Record::Group(g.record(None)));
+        self.remove_group(&group_id);
+        let mut g2 = g;
+        let sessions: Vec<(usize, i32)> = (0..g2.len()).map(|i| (i, g2.at(i).session_timeout_ms)).collect();
+        for (i, timeout) in sessions {
+            self.engine.arm_session(&mut g2, i, timeout);
+        }
+        self.engine.timeline.push(crate::core::Undo::Group { id: group_id.clone(), prev: None });
+        self.groups.insert(group_id.clone(), g2);
+        let Some(g) = self.groups.get_mut(&*group_id) else { return };
+        self.engine.write_group(g, records, super::pending_for(answer, work.retry));
+        let reason = RebalanceReason::Left { members: left.to_vec() };
+        self.engine.prepare_rebalance(g, reason);
+    }
+
+    /// Answers every JoinGroup and SyncGroup parked in classic group `group_id`
+    /// with `error`, as a conversion that replaces the group must.
+    fn answer_parked(&mut self, group_id: &str, error: ErrorCode) {
+        let Some(g) = self.groups.get_mut(group_id) else { return };
+        for i in 0..g.len() {
+            if let Some(join) = g.set_awaiting_join(i, None) {
+                let id = g.at(i).id.to_string();
+                self.engine
+                    .respond(join, crate::core::Response::JoinGroup(crate::core::join_error(error, id)));
+            }
+            if let Some(sync) = g.at_mut(i).awaiting_sync.take() {
+                let response = group_types::SyncGroupResponse::error(error);
+                self.engine.respond(sync, crate::core::Response::SyncGroup(response));
+            }
+        }
+    }
+
+    /// An empty consumer group a classic JoinGroup finds is deleted, offsets kept,
+    /// and the join proceeds on a new classic group (§8.1).
+    pub(crate) fn replace_empty_consumer_group(&mut self, group_id: &str) {
+        let Some(g) = self.groups.get(group_id) else { return };
+        let Some(cg) = g.consumer.as_deref() else { return };
+        let id = g.id.clone();
+        let records = deletion_records(&id, cg);
+        let offsets = g.offsets.clone();
+        self.remove_group(group_id);
+        let g = self.create_group(group_id);
+        g.offsets = offsets;
+        let Some(g) = self.groups.get_mut(group_id) else { return };
+        self.engine.write_group(g, records, PendingWrite::Logged);
     }
 }

@@ -11,6 +11,8 @@
 //! (`Undo::Consumer` in the timeline for writes that fail later).
 
 mod assignment;
+mod classic;
+mod classic_apis;
 mod describe;
 mod group;
 mod heartbeat;
@@ -27,6 +29,10 @@ use std::sync::Arc;
 
 use group_offsets::{ConsumerGroupRecord, Record};
 
+pub(crate) use self::classic_apis::{
+    deletion_records, described_as_classic, listed, subscribes_to, validate_offset_commit,
+    validate_offset_fetch,
+};
 pub(crate) use self::group::ConsumerGroup;
 pub(crate) use self::validate::validate_heartbeat;
 use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp, Undo};
@@ -55,6 +61,25 @@ pub(crate) struct Work {
     /// Classic records that come first (the tombstone of a replaced classic group).
     prefix: Vec<Record>,
     timers: Vec<TimerOp>,
+    /// Set when the request turns the group back into a classic one (§8.4):
+    /// the members that left.
+    downgrade: Option<Vec<Arc<str>>>,
+    /// The deadline this work runs for, armed again if its write fails.
+    retry: Option<TimerKey>,
+}
+
+/// How long a deadline whose write failed waits before it fires again (Kafka's
+/// coordinator timer retries failed operations after a backoff).
+pub(crate) const TIMER_RETRY_BACKOFF_MS: i64 = 500;
+
+/// What a work's write releases once durable: a request's answer, or nothing
+/// (a deadline's work is retried if the write fails).
+fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -> PendingWrite {
+    match (answer, retry) {
+        (Some((request, response)), _) => PendingWrite::Respond { request, response },
+        (None, Some(key)) => PendingWrite::RetryTimer { key },
+        (None, None) => PendingWrite::Logged,
+    }
 }
 
 impl Work {
@@ -90,6 +115,8 @@ impl CoordinatorCore {
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
+            downgrade: None,
+            retry: None,
         })
     }
 
@@ -102,6 +129,8 @@ impl CoordinatorCore {
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
+            downgrade: None,
+            retry: None,
         }
     }
 
@@ -118,8 +147,12 @@ impl CoordinatorCore {
 
     /// The request succeeded: the group goes back (or in), its records are written,
     /// and `response` (if any) is released once they are durable.
-    fn commit_work(&mut self, work: Work, answer: Option<(RequestId, Response)>) {
-        let Work { group_id, cg, origin, before, records, prefix, timers } = work;
+    fn commit_work(&mut self, mut work: Work, answer: Option<(RequestId, Response)>) {
+        if let Some(left) = work.downgrade.take() {
+            self.finish_downgrade(work, &left, answer);
+            return;
+        }
+        let Work { group_id, cg, origin, before, records, prefix, timers, retry, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
@@ -155,10 +188,7 @@ impl CoordinatorCore {
         }
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Consumer));
-        let pending = match answer {
-            Some((request, response)) => PendingWrite::Respond { request, response },
-            None => PendingWrite::Logged,
-        };
+        let pending = pending_for(answer, retry);
         match self.groups.get_mut(&*group_id) {
             Some(g) => {
                 self.engine.write_group(g, all, pending);

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::core::CoordinatorCore;
+use crate::core::{CoordinatorCore, TimerKey};
 
 impl CoordinatorCore {
     pub(crate) fn fire_consumer_session(&mut self, group: &str, member: &Arc<str>) {
@@ -15,7 +15,7 @@ impl CoordinatorCore {
             .and_then(|cg| cg.members.get(member))
             .is_some_and(|m| m.session_deadline.is_some_and(|d| d <= now));
         if due {
-            self.fence_by_timer(group, member);
+            self.fence_by_timer(group, member, TimerKey::ConsumerSession(Arc::from(group), member.clone()));
         }
     }
 
@@ -25,13 +25,29 @@ impl CoordinatorCore {
             .and_then(|cg| cg.members.get(member))
             .is_some_and(|m| m.rebalance_timer_epoch == Some(m.member_epoch));
         if due {
-            self.fence_by_timer(group, member);
+            self.fence_by_timer(group, member, TimerKey::ConsumerRebalance(Arc::from(group), member.clone()));
         }
     }
 
-    fn fence_by_timer(&mut self, group: &str, member: &Arc<str>) {
+    pub(crate) fn fence_by_timer(&mut self, group: &str, member: &Arc<str>, key: TimerKey) {
         let Some(mut work) = self.take_consumer(group) else { return };
-        self.fence_members(&mut work, std::slice::from_ref(member));
+        work.retry = Some(key);
+        self.fence_or_downgrade(&mut work, std::slice::from_ref(member));
         self.commit_work(work, None);
+    }
+}
+
+impl crate::core::Engine {
+    /// Arms again the deadlines of a consumer group a revert brings back: the
+    /// reverted request may have cancelled them (a leave whose write failed).
+    pub(crate) fn rearm_consumer_group(&mut self, group: &Arc<str>, cg: &super::ConsumerGroup) {
+        for m in cg.members.values() {
+            if let Some(deadline) = m.session_deadline {
+                self.arm(TimerKey::ConsumerSession(group.clone(), m.id.clone()), deadline);
+            }
+            if let Some(deadline) = m.rebalance_deadline {
+                self.arm(TimerKey::ConsumerRebalance(group.clone(), m.id.clone()), deadline);
+            }
+        }
     }
 }

@@ -1,0 +1,313 @@
+//! Classic-protocol members inside a consumer group (§8.3): a kafka-python or
+//! Java classic consumer keeps working through JoinGroup, SyncGroup and Heartbeat
+//! while its group is a consumer group. Its JoinGroup drives the same member
+//! update as a heartbeat (steps 6-12, `classicGroupJoinToConsumerGroup`), with its
+//! owned partitions from its subscription; SyncGroup hands it its current
+//! assignment; Heartbeat tells it to rejoin while it has something to reconcile.
+
+use std::sync::Arc;
+
+use group_offsets::ClassicMemberMetadata;
+use group_types::{
+    ConsumerMemberState, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    MemberAssignment, Subscription, SyncGroupRequest, SyncGroupResponse, TopicIdPartitions, TopicPartitions,
+};
+
+use super::Work;
+use super::assignment::{self, Assignment};
+use super::group::{ConsumerGroup, ConsumerMember};
+use crate::MetadataImage;
+use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
+
+/// Names to ids; topics missing from the image are dropped (`Utils.toTopicPartitions`).
+pub(crate) fn to_ids(parts: &[TopicPartitions], image: &MetadataImage) -> Assignment {
+    let wire: Vec<TopicIdPartitions> = parts
+        .iter()
+        .filter_map(|t| {
+            image.topic(&t.topic).map(|i| TopicIdPartitions::new(i.id, t.partitions.iter().copied()))
+        })
+        .collect();
+    assignment::from_wire(&wire)
+}
+
+/// Ids to names, for a consumer-protocol assignment.
+pub(crate) fn to_names(a: &Assignment, image: &MetadataImage) -> Vec<TopicPartitions> {
+    let mut out: Vec<TopicPartitions> = a
+        .topics
+        .iter()
+        .filter_map(|(id, ps)| {
+            image.topic_by_id(*id).map(|t| TopicPartitions::new(t.name.to_string(), ps.clone()))
+        })
+        .collect();
+    out.sort_by(|a, b| a.topic.cmp(&b.topic));
+    out
+}
+
+/// The consumer-protocol version of the member's subscription metadata.
+fn protocol_version(member: &ConsumerMember) -> i16 {
+    let classic = member.meta.classic.as_ref();
+    let first = classic.and_then(|c| c.supported_protocols.first());
+    first.and_then(|p| Subscription::decode(&p.metadata).ok()).map_or(0, |s| s.version)
+}
+
+/// `ConsumerGroup.waitingOnUnreleasedPartition`: some partition of its target it
+/// does not hold yet is still owned by another member.
+fn waiting_on_unreleased(cg: &ConsumerGroup, member: &ConsumerMember) -> bool {
+    assignment::iter(cg.target(&member.id))
+        .any(|(t, p)| !assignment::contains(&member.assigned, t, p) && !cg.is_free_for(t, p, member))
+}
+
+impl CoordinatorCore {
+    /// JoinGroup to a consumer group from a classic-protocol client.
+    pub(crate) fn consumer_group_classic_join(&mut self, rid: RequestId, req: JoinGroupRequest) {
+        let error =
+            |code, member: &str| Response::JoinGroup(crate::core::join_error(code, member.to_owned()));
+        let Some(mut work) = self.take_consumer(&req.group_id) else { return };
+        match self.classic_join_in(&mut work, &req) {
+            Ok(response) => self.commit_work(work, Some((rid, Response::JoinGroup(response)))),
+            Err((code, member_id)) => {
+                self.abandon(work);
+                self.engine.respond(rid, error(code, &member_id));
+            }
+        }
+    }
+
+    fn classic_join_in(
+        &mut self,
+        work: &mut Work,
+        req: &JoinGroupRequest,
+    ) -> Result<JoinGroupResponse, (ErrorCode, String)> {
+        let group_id = work.group_id.clone();
+        let refuse = |code| Err((code, req.member_id.clone()));
+        let max = usize::try_from(self.engine.config.consumer.max_size).unwrap_or(usize::MAX);
+        let known = !req.member_id.is_empty() && work.cg.members.contains_key(req.member_id.as_str());
+        if work.cg.members.len() >= max && !known {
+            return refuse(ErrorCode::GroupMaxSizeReached);
+        }
+        // Every classic member must share one protocol with the newcomer.
+        let names: Vec<&str> = req.protocols.iter().map(|p| p.name.as_str()).collect();
+        let shared = work
+            .cg
+            .members
+            .values()
+            .filter_map(|m| m.meta.classic.as_ref())
+            .all(|c| c.supported_protocols.iter().any(|p| names.contains(&p.name.as_str())));
+        if req.protocol_type != "consumer" || req.protocols.is_empty() || !shared {
+            return refuse(ErrorCode::InconsistentGroupProtocol);
+        }
+        if req.member_id.is_empty() && req.group_instance_id.is_none() && req.api_version >= 4 {
+            // KIP-394; ids of classic members in consumer groups are bare UUIDs.
+            return Err((ErrorCode::MemberIdRequired, self.engine.ids.generate_uuid()));
+        }
+        let member_id: Arc<str> = if req.member_id.is_empty() {
+            Arc::from(self.engine.ids.generate_uuid())
+        } else {
+            Arc::from(req.member_id.as_str())
+        };
+        let mut replaced = None;
+        let stored =
+            match req.group_instance_id.as_deref().and_then(|i| work.cg.static_members.get(i).cloned()) {
+                Some(holder) if holder != member_id => {
+                    if !req.member_id.is_empty() {
+                        return refuse(ErrorCode::FencedInstanceId);
+                    }
+                    let old = work
+                        .cg
+                        .members
+                        .get(&holder)
+                        .cloned()
+                        .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
+                    self.replace_static_member(work, &old, &member_id);
+                    replaced = Some(holder);
+                    work.cg
+                        .members
+                        .get(&member_id)
+                        .cloned()
+                        .unwrap_or_else(|| ConsumerMember::new(member_id.clone()))
+                }
+                // An id handed out with MEMBER_ID_REQUIRED is not remembered: an
+                // id not in the group joins as a new member.
+                _ => work
+                    .cg
+                    .members
+                    .get(&member_id)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
+            };
+        let is_new = replaced.is_none() && !work.cg.members.contains_key(&member_id);
+        let image = self.engine.image.clone();
+        let subscription = Subscription::decode(&req.protocols[0].metadata).unwrap_or_default();
+        let owned = to_ids(&subscription.owned_partitions, &image);
+        let mut updated = stored.clone();
+        updated.id = member_id.clone();
+        let mut topics = subscription.topics.clone();
+        topics.sort();
+        topics.dedup();
+        updated.meta.instance_id = req.group_instance_id.clone();
+        updated.meta.rack_id = subscription.rack_id.clone().filter(|r| !r.is_empty());
+        updated.meta.client_id = req.client_id.clone();
+        updated.meta.client_host = req.client_host.clone();
+        updated.meta.subscribed_topic_names = topics;
+        // KAFKA-19720: classic members never have a regex.
+        updated.meta.subscribed_topic_regex = None;
+        updated.meta.rebalance_timeout_ms = req.rebalance_timeout_ms;
+        updated.meta.classic = Some(ClassicMemberMetadata {
+            session_timeout_ms: req.session_timeout_ms,
+            supported_protocols: req.protocols.clone(),
+        });
+        self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
+            .map_err(|(code, _)| (code, req.member_id.clone()))?;
+        let now = self.engine.now;
+        let session = now + i64::from(req.session_timeout_ms);
+        if let Some(m) = work.cg.members.get_mut(&member_id) {
+            m.session_deadline = Some(session);
+        }
+        work.arm(TimerKey::ConsumerSession(group_id.clone(), member_id.clone()), session);
+        work.cancel(TimerKey::ConsumerClassicJoin(group_id.clone(), member_id.clone()));
+        let sync = now + i64::from(req.rebalance_timeout_ms);
+        work.arm(TimerKey::ConsumerClassicSync(group_id, member_id.clone()), sync);
+        let epoch = work.cg.members.get(&member_id).map_or(0, |m| m.member_epoch);
+        Ok(JoinGroupResponse {
+            error_code: ErrorCode::None,
+            generation_id: epoch,
+            protocol_type: Some("consumer".to_owned()),
+            protocol_name: Some(req.protocols[0].name.clone()),
+            leader_id: String::new(),
+            skip_assignment: false,
+            member_id: member_id.to_string(),
+            members: Vec::new(),
+        })
+    }
+
+    /// The member a classic SyncGroup or Heartbeat names, checked (§8.3).
+    fn classic_member<'a>(
+        cg: &'a ConsumerGroup,
+        member_id: &str,
+        instance: Option<&str>,
+        generation: i32,
+    ) -> Result<&'a ConsumerMember, ErrorCode> {
+        let member =
+            cg.members.get(member_id).filter(|m| m.is_classic()).ok_or(ErrorCode::UnknownMemberId)?;
+        if let Some(instance) = instance
+            && cg.static_members.get(instance).is_some_and(|holder| **holder != *member_id)
+        {
+            return Err(ErrorCode::FencedInstanceId);
+        }
+        if generation != member.member_epoch {
+            return Err(ErrorCode::IllegalGeneration);
+        }
+        Ok(member)
+    }
+
+    /// SyncGroup of a classic member of a consumer group: its current assignment,
+    /// in its consumer-protocol version; what a "leader" sends is ignored.
+    pub(crate) fn consumer_group_classic_sync(&mut self, rid: RequestId, req: &SyncGroupRequest) {
+        let answer = self.classic_sync_answer(req);
+        self.engine.respond(rid, Response::SyncGroup(answer));
+    }
+
+    fn classic_sync_answer(&mut self, req: &SyncGroupRequest) -> SyncGroupResponse {
+        let now = self.engine.now;
+        let group_id: Arc<str> = Arc::from(req.group_id.as_str());
+        let image = self.engine.image.clone();
+        let Some(cg) = self.consumer_group_ref(&req.group_id) else {
+            return SyncGroupResponse::error(ErrorCode::UnknownMemberId);
+        };
+        let member = match Self::classic_member(
+            cg,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id,
+        ) {
+            Ok(m) => m,
+            Err(code) => return SyncGroupResponse::error(code),
+        };
+        let protocol =
+            member.meta.classic.as_ref().and_then(|c| c.supported_protocols.first()).map(|p| p.name.clone());
+        let type_ok = req.protocol_type.as_deref().is_none_or(|t| t == "consumer");
+        let name_ok = req.protocol_name.is_none() || req.protocol_name == protocol;
+        if !type_ok || !name_ok {
+            return SyncGroupResponse::error(ErrorCode::InconsistentGroupProtocol);
+        }
+        let rebalancing =
+            cg.group_epoch > member.member_epoch && member.state != ConsumerMemberState::UnrevokedPartitions;
+        let assignment = MemberAssignment {
+            version: protocol_version(member),
+            partitions: to_names(&member.assigned, &image),
+            user_data: None,
+        };
+        let (id, timeout, rebalance_timeout) = (
+            member.id.clone(),
+            member.meta.classic.as_ref().map_or(0, |c| c.session_timeout_ms),
+            member.meta.rebalance_timeout_ms,
+        );
+        self.engine.cancel(TimerKey::ConsumerClassicSync(group_id.clone(), id.clone()));
+        self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));
+        if rebalancing {
+            self.engine.arm(TimerKey::ConsumerClassicJoin(group_id, id), now + i64::from(rebalance_timeout));
+            return SyncGroupResponse::error(ErrorCode::RebalanceInProgress);
+        }
+        SyncGroupResponse {
+            error_code: ErrorCode::None,
+            protocol_type: Some("consumer".to_owned()),
+            protocol_name: protocol,
+            assignment: assignment.encode().unwrap_or_default(),
+        }
+    }
+
+    /// Heartbeat of a classic member of a consumer group.
+    pub(crate) fn consumer_group_classic_heartbeat(&mut self, rid: RequestId, req: &HeartbeatRequest) {
+        let error_code = self.classic_heartbeat_code(req);
+        self.engine.respond(rid, Response::Heartbeat(HeartbeatResponse { error_code }));
+    }
+
+    fn classic_heartbeat_code(&mut self, req: &HeartbeatRequest) -> ErrorCode {
+        let now = self.engine.now;
+        let group_id: Arc<str> = Arc::from(req.group_id.as_str());
+        let Some(cg) = self.consumer_group_ref(&req.group_id) else { return ErrorCode::UnknownMemberId };
+        let member = match Self::classic_member(
+            cg,
+            &req.member_id,
+            req.group_instance_id.as_deref(),
+            req.generation_id,
+        ) {
+            Ok(m) => m,
+            Err(code) => return code,
+        };
+        let rejoin = cg.group_epoch > member.member_epoch
+            || member.state == ConsumerMemberState::UnrevokedPartitions
+            || (member.state == ConsumerMemberState::UnreleasedPartitions
+                && !waiting_on_unreleased(cg, member));
+        let (id, timeout, rebalance_timeout) = (
+            member.id.clone(),
+            member.meta.classic.as_ref().map_or(0, |c| c.session_timeout_ms),
+            member.meta.rebalance_timeout_ms,
+        );
+        self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));
+        if rejoin {
+            self.engine.arm(TimerKey::ConsumerClassicJoin(group_id, id), now + i64::from(rebalance_timeout));
+            return ErrorCode::RebalanceInProgress;
+        }
+        ErrorCode::None
+    }
+
+    fn rearm_classic_session(&mut self, group_id: &Arc<str>, member: &Arc<str>, deadline: i64) {
+        if let Some(m) = self
+            .groups
+            .get_mut(&**group_id)
+            .and_then(|g| g.consumer.as_deref_mut())
+            .and_then(|cg| cg.members.get_mut(member))
+        {
+            m.session_deadline = Some(deadline);
+        }
+        self.engine.arm(TimerKey::ConsumerSession(group_id.clone(), member.clone()), deadline);
+    }
+
+    /// A classic member's join or sync deadline passed: it is fenced.
+    pub(crate) fn fire_consumer_classic_deadline(&mut self, key: &TimerKey, group: &str, member: &Arc<str>) {
+        let present = self.consumer_group_ref(group).is_some_and(|cg| cg.members.contains_key(member));
+        if present {
+            self.fence_by_timer(group, member, key.clone());
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! The classic APIs against consumer groups (§7): offset commits and fetches
+//! checked against member epochs, DescribeGroups, ListGroups, DeleteGroups,
+//! OffsetDelete and the classic LeaveGroup.
+
+use std::sync::Arc;
+
+use group_offsets::{ConsumerGroupRecord, Record};
+use group_types::{
+    DescribedGroup, ErrorCode, GroupState, LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse,
+    ListedGroup, OffsetCommitRequest, OffsetFetchRequest,
+};
+
+use super::{ConsumerGroup, subscribed_topic_names};
+use crate::core::{CoordinatorCore, RequestId, Response};
+
+/// `ConsumerGroup.validateOffsetCommit` (§7.1).
+pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, req: &OffsetCommitRequest) -> Result<(), ErrorCode> {
+    if req.generation_id < 0 && cg.members.is_empty() {
+        return Ok(());
+    }
+    let member = cg.members.get(req.member_id.as_str()).ok_or(ErrorCode::UnknownMemberId)?;
+    if !member.is_classic() && req.api_version < 9 {
+        return Err(ErrorCode::UnsupportedVersion);
+    }
+    if req.generation_id != member.member_epoch {
+        return Err(if member.is_classic() {
+            ErrorCode::IllegalGeneration
+        } else {
+            ErrorCode::StaleMemberEpoch
+        });
+    }
+    Ok(())
+}
+
+/// `ConsumerGroup.validateOffsetFetch` (§7.2): an admin or classic fetch (no
+/// member id, no epoch) reads; a member's must carry its current epoch.
+pub(crate) fn validate_offset_fetch(cg: &ConsumerGroup, req: &OffsetFetchRequest) -> Result<(), ErrorCode> {
+    let epoch = req.member_epoch.unwrap_or(-1);
+    let Some(member_id) = req.member_id.as_deref() else {
+        return if epoch < 0 { Ok(()) } else { Err(ErrorCode::UnknownMemberId) };
+    };
+    if epoch < 0 && member_id.is_empty() {
+        return Ok(());
+    }
+    let member = cg.members.get(member_id).ok_or(ErrorCode::UnknownMemberId)?;
+    if epoch != member.member_epoch {
+        return Err(if member.is_classic() {
+            ErrorCode::IllegalGeneration
+        } else {
+            ErrorCode::StaleMemberEpoch
+        });
+    }
+    Ok(())
+}
+
+/// DescribeGroups on a consumer group (`GroupMetadataManager.describeGroups`): v6+
+/// `GROUP_ID_NOT_FOUND` "not a classic group", older versions no error; state Dead.
+pub(crate) fn described_as_classic(group_id: &str, api_version: i16) -> DescribedGroup {
+    let (error_code, error_message) = if api_version >= 6 {
+        (ErrorCode::GroupIdNotFound, Some(format!("Group {group_id} is not a classic group.")))
+    } else {
+        (ErrorCode::None, None)
+    };
+    DescribedGroup {
+        error_code,
+        error_message,
+        group_id: group_id.to_owned(),
+        group_state: GroupState::Dead.as_str().to_owned(),
+        ..DescribedGroup::default()
+    }
+}
+
+/// The ListGroups entry of a consumer group (§7.4).
+pub(crate) fn listed(group_id: &str, cg: &ConsumerGroup) -> ListedGroup {
+    ListedGroup {
+        group_id: group_id.to_owned(),
+        protocol_type: "consumer".to_owned(),
+        group_state: cg.state().as_str().to_owned(),
+        group_type: "consumer".to_owned(),
+    }
+}
+
+/// True when the consumer group subscribes to `topic` (by name or through a
+/// resolved regex): OffsetDelete answers `GROUP_SUBSCRIBED_TO_TOPIC` for it.
+pub(crate) fn subscribes_to(cg: &ConsumerGroup, topic: &str) -> bool {
+    subscribed_topic_names(cg).contains(topic)
+}
+
+/// The records deleting consumer group `group_id` (`createGroupTombstoneRecords`).
+pub(crate) fn deletion_records(group_id: &Arc<str>, cg: &ConsumerGroup) -> Vec<Record> {
+    let mut out = Vec::new();
+    let id = || group_id.clone();
+    for m in cg.members.keys() {
+        out.push(ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: id(),
+            member_id: m.clone(),
+            value: None,
+        });
+    }
+    for m in cg.targets.keys() {
+        out.push(ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: id(),
+            member_id: m.clone(),
+            value: None,
+        });
+    }
+    out.push(ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id(), value: None });
+    for m in cg.members.keys() {
+        out.push(ConsumerGroupRecord::MemberMetadata { group_id: id(), member_id: m.clone(), value: None });
+    }
+    for r in cg.regexes.keys() {
+        out.push(ConsumerGroupRecord::RegularExpression { group_id: id(), regex: r.clone(), value: None });
+    }
+    out.push(ConsumerGroupRecord::GroupMetadata { group_id: id(), value: None });
+    out.into_iter().map(Record::Consumer).collect()
+}
+
+impl CoordinatorCore {
+    /// The classic LeaveGroup against a consumer group
+    /// (`classicGroupLeaveToConsumerGroup`, §7.3): every valid identity is fenced
+    /// together, with one bump.
+    pub(crate) fn consumer_group_classic_leave(&mut self, rid: RequestId, req: &LeaveGroupRequest) {
+        let Some(mut work) = self.take_consumer(&req.group_id) else { return };
+        let mut members = Vec::with_capacity(req.members.len());
+        let mut fenced: Vec<Arc<str>> = Vec::new();
+        for identity in &req.members {
+            let found = match identity.group_instance_id.as_deref() {
+                None => work
+                    .cg
+                    .members
+                    .get(identity.member_id.as_str())
+                    .map(|m| m.id.clone())
+                    .ok_or(ErrorCode::UnknownMemberId),
+                Some(instance) => match work.cg.static_members.get(instance) {
+                    None => Err(ErrorCode::UnknownMemberId),
+                    Some(holder) if !identity.member_id.is_empty() && **holder != *identity.member_id => {
+                        Err(ErrorCode::FencedInstanceId)
+                    }
+                    Some(holder) => Ok(holder.clone()),
+                },
+            };
+            let error_code = match found {
+                Ok(id) => {
+                    if !fenced.contains(&id) {
+                        fenced.push(id);
+                    }
+                    ErrorCode::None
+                }
+                Err(code) => code,
+            };
+            members.push(LeaveMemberResponse {
+                member_id: identity.member_id.clone(),
+                group_instance_id: identity.group_instance_id.clone(),
+                error_code,
+            });
+        }
+        let response = Response::LeaveGroup(LeaveGroupResponse { error_code: ErrorCode::None, members });
+        if fenced.is_empty() {
+            self.abandon(work);
+            self.engine.respond(rid, response);
+            return;
+        }
+        self.fence_or_downgrade(&mut work, &fenced);
+        self.commit_work(work, Some((rid, response)));
+    }
+}

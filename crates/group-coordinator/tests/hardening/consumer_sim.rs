@@ -1,0 +1,429 @@
+//! Deterministic simulation of KIP-848 consumer groups: seeded clients join,
+//! heartbeat, acknowledge what they were given (or not), change subscriptions,
+//! leave, crash and restart, while time moves in random steps and writes complete
+//! late, in order, some failing after later requests were handled.
+//!
+//! Checked after every step: the coordinator never records a partition as owned
+//! by two members (assigned or pending revocation); epochs never run ahead of the
+//! group epoch; a client is only ever handed a partition that no other client
+//! still holds, unless the coordinator had already removed that other client (its
+//! session or revocation deadline passed); every request is answered exactly once.
+//! At the end failures stop and every live client keeps heartbeating: the group
+//! must converge to Stable, each client owning exactly what the coordinator says,
+//! every partition of the subscribed topics assigned.
+//!
+//! `CONSUMER_SIM_SEEDS=<n>` runs more seeds than CI's default.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Request, RequestId, Response, TimerQueue,
+    TopicImage, Write,
+};
+use group_types::{ConsumerGroupHeartbeatRequest, ConsumerGroupState, ErrorCode, TopicId, TopicIdPartitions};
+
+use crate::support::Rng;
+
+const DEFAULT_SEEDS: u64 = 200;
+const STEPS: usize = 300;
+const FOO: TopicId = TopicId::from_u128(1);
+const BAR: TopicId = TopicId::from_u128(2);
+
+type Owned = BTreeSet<(TopicId, i32)>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Out,
+    In,
+    Crashed,
+}
+
+#[derive(Debug)]
+struct Client {
+    member_id: String,
+    epoch: i32,
+    phase: Phase,
+    owned: Owned,
+    topics: Vec<String>,
+    waiting: Option<RequestId>,
+    /// The request in flight is a leave.
+    leaving: bool,
+    /// The next heartbeat is a full one (after an error, as librdkafka sends).
+    full: bool,
+    restarts: u32,
+}
+
+struct Sim {
+    core: CoordinatorCore,
+    timers: TimerQueue,
+    now: i64,
+    rng: Rng,
+    late: bool,
+    queue: Vec<Write>,
+    clients: Vec<Client>,
+    next_request: u64,
+    answered: HashSet<RequestId>,
+    owner_of: HashMap<RequestId, usize>,
+    trace: Vec<String>,
+}
+
+fn config() -> CoordinatorConfig {
+    let mut config = CoordinatorConfig::default();
+    config.consumer.session_timeout_ms = 1_000;
+    config.consumer.min_session_timeout_ms = 100;
+    config.consumer.heartbeat_interval_ms = 100;
+    config.consumer.min_heartbeat_interval_ms = 10;
+    config
+}
+
+fn wire(owned: &Owned) -> Vec<TopicIdPartitions> {
+    let mut out: Vec<TopicIdPartitions> = Vec::new();
+    for (t, p) in owned {
+        match out.last_mut() {
+            Some(last) if last.topic_id == *t => last.partitions.push(*p),
+            _ => out.push(TopicIdPartitions::new(*t, [*p])),
+        }
+    }
+    out
+}
+
+fn set(parts: &[TopicIdPartitions]) -> Owned {
+    parts.iter().flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, *p))).collect()
+}
+
+impl Sim {
+    fn new(seed: u64, late: bool) -> Sim {
+        let mut core = CoordinatorCore::new(config());
+        let image = MetadataImage::new(1, [TopicImage::new(FOO, "foo", 8), TopicImage::new(BAR, "bar", 5)]);
+        core.update_metadata_image(Arc::new(image));
+        let mut timers = TimerQueue::new();
+        timers.apply(core.start(0).timers);
+        let mut rng = Rng::new(seed);
+        let n = 2 + rng.below(4) as usize;
+        let clients = (0..n)
+            .map(|i| Client {
+                member_id: format!("c{i}"),
+                epoch: 0,
+                phase: Phase::Out,
+                owned: Owned::new(),
+                topics: vec!["foo".into()],
+                waiting: None,
+                leaving: false,
+                full: false,
+                restarts: 0,
+            })
+            .collect();
+        Sim {
+            core,
+            timers,
+            now: 0,
+            rng,
+            late,
+            queue: Vec::new(),
+            clients,
+            next_request: 0,
+            answered: HashSet::new(),
+            owner_of: HashMap::new(),
+            trace: Vec::new(),
+        }
+    }
+
+    fn members(&self) -> HashSet<String> {
+        self.core
+            .consumer_group("g")
+            .map(|g| g.members.into_iter().filter(|m| m.member_epoch >= 0).map(|m| m.member_id).collect())
+            .unwrap_or_default()
+    }
+
+    fn process(&mut self, fx: Effects) {
+        self.timers.apply(fx.timers);
+        self.queue.extend(fx.writes);
+        for (rid, response) in fx.responses {
+            assert!(self.answered.insert(rid), "request {rid:?} answered twice\n{}", self.trace.join("\n"));
+            self.deliver(rid, response);
+        }
+        if !self.late {
+            self.complete_writes(usize::MAX, None);
+        }
+        self.check_coordinator();
+    }
+
+    fn complete_writes(&mut self, n: usize, fail: Option<ErrorCode>) {
+        for _ in 0..n {
+            if self.queue.is_empty() {
+                return;
+            }
+            let w = self.queue.remove(0);
+            if !self.core.is_write_outstanding(w.id) {
+                continue;
+            }
+            let result = match fail {
+                Some(code) => Err(code),
+                None => Ok(()),
+            };
+            self.trace.push(format!("{} complete {:?} {:?}", self.now, w.id, result));
+            let fx = self.core.complete_write(self.now, w.id, result);
+            self.process(fx);
+        }
+    }
+
+    fn deliver(&mut self, rid: RequestId, response: Response) {
+        let Some(i) = self.owner_of.remove(&rid) else { return };
+        let Response::ConsumerGroupHeartbeat(r) = response else {
+            panic!("not a heartbeat answer: {response:?}")
+        };
+        self.trace
+            .push(format!("{} c{i} <- {:?} e{} {:?}", self.now, r.error_code, r.member_epoch, r.assignment));
+        let members = self.members();
+        let c = &mut self.clients[i];
+        if c.waiting != Some(rid) {
+            return;
+        }
+        c.waiting = None;
+        match r.error_code {
+            ErrorCode::None if c.leaving => {
+                c.leaving = false;
+                c.phase = Phase::Out;
+                c.epoch = 0;
+                c.owned.clear();
+            }
+            ErrorCode::None => {
+                c.phase = Phase::In;
+                c.epoch = r.member_epoch;
+                if let Some(assignment) = &r.assignment {
+                    let new = set(assignment);
+                    let gained: Vec<(TopicId, i32)> = new.difference(&c.owned).copied().collect();
+                    c.owned = new;
+                    let me = i;
+                    for (j, other) in self.clients.iter().enumerate() {
+                        if j == me || other.phase == Phase::Crashed {
+                            continue;
+                        }
+                        for p in &gained {
+                            assert!(
+                                !other.owned.contains(p) || !members.contains(&other.member_id),
+                                "c{me} was given {p:?} while c{j} (still a member) owns it\n{}",
+                                self.trace.join("\n")
+                            );
+                        }
+                    }
+                }
+            }
+            ErrorCode::FencedMemberEpoch | ErrorCode::UnknownMemberId => {
+                // librdkafka: everything is lost, rejoin with epoch 0 and the same id.
+                c.owned.clear();
+                c.epoch = 0;
+                c.phase = Phase::Out;
+                c.leaving = false;
+            }
+            ErrorCode::NotCoordinator
+            | ErrorCode::CoordinatorNotAvailable
+            | ErrorCode::UnknownServerError => {
+                c.leaving = false;
+                c.full = true;
+            }
+            other => panic!("unexpected error {other:?}\n{}", self.trace.join("\n")),
+        }
+    }
+
+    fn check_coordinator(&self) {
+        let Some(g) = self.core.consumer_group("g") else { return };
+        assert!(g.assignment_epoch <= g.group_epoch, "{g:?}");
+        let mut seen = HashSet::new();
+        for m in &g.members {
+            assert!(m.member_epoch <= g.group_epoch, "{g:?}");
+            for t in m.assigned.iter().chain(&m.pending_revocation) {
+                for p in &t.partitions {
+                    assert!(
+                        seen.insert((t.topic_id, *p)),
+                        "{:?}-{p} owned twice: {g:#?}\n{}",
+                        t.topic_id,
+                        self.trace.join("\n")
+                    );
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, i: usize, r: ConsumerGroupHeartbeatRequest) {
+        self.next_request += 1;
+        let rid = RequestId(self.next_request);
+        self.trace.push(format!(
+            "{} c{i} -> e{} {:?} {:?}",
+            self.now, r.member_epoch, r.subscribed_topic_names, r.topic_partitions
+        ));
+        self.clients[i].waiting = Some(rid);
+        self.owner_of.insert(rid, i);
+        let fx = self.core.handle(self.now, rid, Request::ConsumerGroupHeartbeat(r));
+        self.process(fx);
+    }
+
+    fn request(&self, i: usize) -> ConsumerGroupHeartbeatRequest {
+        let c = &self.clients[i];
+        ConsumerGroupHeartbeatRequest {
+            group_id: "g".into(),
+            member_id: c.member_id.clone(),
+            member_epoch: c.epoch,
+            client_id: "sim".into(),
+            client_host: "/127.0.0.1".into(),
+            ..ConsumerGroupHeartbeatRequest::default()
+        }
+    }
+
+    fn act(&mut self, i: usize, acks: bool) {
+        let phase = self.clients[i].phase;
+        if self.clients[i].waiting.is_some() {
+            return;
+        }
+        match phase {
+            Phase::Out => {
+                let mut r = self.request(i);
+                r.member_epoch = 0;
+                r.rebalance_timeout_ms = 300 + self.rng.below(1_000) as i32;
+                r.subscribed_topic_names = Some(self.clients[i].topics.clone());
+                r.topic_partitions = Some(Vec::new());
+                self.send(i, r);
+            }
+            Phase::In => {
+                let mut r = self.request(i);
+                if acks || self.rng.chance(70) {
+                    r.topic_partitions = Some(wire(&self.clients[i].owned));
+                }
+                if std::mem::take(&mut self.clients[i].full) {
+                    r.rebalance_timeout_ms = 1_000;
+                    r.subscribed_topic_names = Some(self.clients[i].topics.clone());
+                    r.topic_partitions = Some(wire(&self.clients[i].owned));
+                }
+                if !acks && self.rng.chance(5) {
+                    let topics: Vec<String> = if self.rng.chance(50) {
+                        vec!["foo".into()]
+                    } else {
+                        vec!["foo".into(), "bar".into()]
+                    };
+                    self.clients[i].topics = topics.clone();
+                    r.subscribed_topic_names = Some(topics);
+                }
+                if !acks && self.rng.chance(3) {
+                    r.member_epoch = -1;
+                    r.topic_partitions = None;
+                    self.clients[i].leaving = true;
+                }
+                self.send(i, r);
+            }
+            Phase::Crashed => {
+                if !acks && self.rng.chance(20) {
+                    let c = &mut self.clients[i];
+                    c.restarts += 1;
+                    c.member_id = format!("c{i}-{}", c.restarts);
+                    c.phase = Phase::Out;
+                    c.epoch = 0;
+                }
+            }
+        }
+    }
+
+    fn advance(&mut self, ms: i64) {
+        let at = self.now + ms;
+        while let Some((deadline, key)) = self.timers.pop_due(at) {
+            self.now = deadline;
+            let fx = self.core.fire_timer(deadline, &key);
+            self.process(fx);
+        }
+        self.now = at;
+    }
+
+    fn step(&mut self) {
+        let i = self.rng.below(self.clients.len() as u64) as usize;
+        if self.rng.chance(3) && self.clients[i].phase == Phase::In {
+            let c = &mut self.clients[i];
+            c.phase = Phase::Crashed;
+            c.owned.clear();
+            c.waiting = None;
+        } else {
+            self.act(i, false);
+        }
+        if self.late && self.rng.chance(40) {
+            let fail = self.rng.chance(6).then_some(ErrorCode::NotLeaderOrFollower);
+            let n = 1 + self.rng.below(2) as usize;
+            self.complete_writes(n, fail);
+        }
+        let ms = self.rng.below(150) as i64;
+        self.advance(ms);
+    }
+
+    /// Failures stop; every live client heartbeats and acknowledges until the
+    /// group is Stable.
+    fn converge(&mut self) {
+        for c in &mut self.clients {
+            if c.phase == Phase::Crashed {
+                c.phase = Phase::Out;
+                c.member_id.push_str("-final");
+                c.epoch = 0;
+            }
+        }
+        for _ in 0..200 {
+            self.complete_writes(usize::MAX, None);
+            for i in 0..self.clients.len() {
+                self.act(i, true);
+                self.complete_writes(usize::MAX, None);
+            }
+            self.advance(50);
+        }
+        self.late = false;
+        self.complete_writes(usize::MAX, None);
+        let g = self.core.consumer_group("g").expect("the group");
+        assert_eq!(
+            g.state,
+            ConsumerGroupState::Stable,
+            "did not converge: {g:#?}\n{}",
+            self.trace.join("\n")
+        );
+        let mut all = Owned::new();
+        for c in &self.clients {
+            let m = g.members.iter().find(|m| m.member_id == c.member_id).expect("every client is a member");
+            assert_eq!(c.owned, set(&m.assigned), "client {} and coordinator disagree", c.member_id);
+            all.extend(c.owned.iter().copied());
+        }
+        let bar = self.clients.iter().any(|c| c.topics.iter().any(|t| t == "bar"));
+        let expected = 8 + if bar { 5 } else { 0 };
+        let topics: Vec<(&str, &Vec<String>)> =
+            self.clients.iter().map(|c| (c.member_id.as_str(), &c.topics)).collect();
+        assert_eq!(
+            all.len(),
+            expected,
+            "every subscribed partition is owned; clients {topics:?}\n{}",
+            self.trace.join("\n")
+        );
+    }
+}
+
+fn run(seed: u64) {
+    let mut sim = Sim::new(seed, seed % 2 == 1);
+    for _ in 0..STEPS {
+        sim.step();
+    }
+    sim.converge();
+    let unanswered: Vec<&RequestId> = sim.owner_of.keys().collect();
+    assert!(unanswered.is_empty(), "unanswered requests {unanswered:?}");
+}
+
+#[test]
+fn consumer_groups_stay_safe_and_converge_over_many_seeds() {
+    let seeds =
+        std::env::var("CONSUMER_SIM_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEEDS);
+    for seed in 0..seeds {
+        run(seed);
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..Default::default() })]
+
+    /// Reconciliation as a property: whatever the seed, no partition is ever owned
+    /// twice and every member converges.
+    #[test]
+    fn reconciliation_never_double_assigns_and_converges(seed in proptest::prelude::any::<u64>()) {
+        run(seed);
+    }
+}
