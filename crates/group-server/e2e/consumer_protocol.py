@@ -502,6 +502,9 @@ def s_single(sc):
     wait_until(lambda: fetched(sc.server, w.client_id) >= everything, 15, "a Fetch of every partition")
     hbs = sc.server.heartbeats(w.client_id)
     check(hbs and hbs[0]["epoch"] == 0 and hbs[0]["member_epoch"] == 1, f"join heartbeat {hbs[:1]}")
+    # The assignment names topic ids: librdkafka looks them up with Metadata by id.
+    by_id = [r for r in sc.server.requests(w.client_id, "Metadata") if r.get("by_id")]
+    check(by_id and all(r["version"] >= 12 for r in by_id), f"Metadata by topic id: {by_id[:1]}")
     check(all(r["version"] == 1 for r in hbs), "librdkafka heartbeats at v1")
     admin = AdminClient({"bootstrap.servers": sc.server.bootstrap, "client.id": f"{sc.name}-admin"})
     desc = admin.describe_consumer_groups([sc.group()], request_timeout=10)[sc.group()].result(timeout=15)
@@ -520,7 +523,8 @@ def s_single(sc):
     desc = admin.describe_consumer_groups([sc.group()], request_timeout=10)[sc.group()].result(timeout=15)
     check(desc.state == ConsumerGroupState.EMPTY and not desc.members, f"after close: {desc.state} {desc.members}")
     return (
-        f"epoch 1 with {fmt(everything)}, fetched all, described Stable via ConsumerGroupDescribe "
+        f"epoch 1 with {fmt(everything)} (ids resolved by Metadata v{by_id[0]['version']}), fetched all, "
+        f"described Stable via ConsumerGroupDescribe "
         f"v{described[0]['version']}, left with epoch -1 in {closed_at - leave[-1]['ts'] / 1000:.1f}s, group Empty"
     )
 
@@ -744,13 +748,15 @@ def s_list(sc):
 
 
 def s_restart(sc):
-    """Server restart on sled: offsets committed before are kept, the members carry on (or
-    rejoin) and end up owning every partition again."""
+    """Server restart on sled (SIGKILL): offsets committed before it, standalone and at a
+    member epoch, are kept; the members carry on at their epochs (or rejoin) and own every
+    partition again; a commit at the member epoch is accepted after it."""
     topic, n = RESTART_TOPIC
     everything = parts(topic, n)
     server = sc.server
     group = sc.group()
-    # A standalone commit (generation -1, no member) while the group has no members.
+    # A standalone commit (generation -1, no member) while the group has no members: the
+    # empty classic group it makes is replaced by the consumer group, offsets kept.
     offsets = {tp: 7 + tp[1] for tp in everything}
     s = sc.worker("standalone", group, assign=sorted(everything), protocol="classic")
     s.commit(offsets)
@@ -759,6 +765,9 @@ def s_restart(sc):
     b = sc.worker("b", group, [topic])
     wait_until(lambda: disjoint_cover([a, b], everything) and len(a.assignment() or ()) == 2, 25, "a 2+2 split")
     before = (a.assignment(), b.assignment())
+    mine = {tp: 20 + tp[1] for tp in a.assignment()}
+    a.commit(mine)
+    offsets.update(mine)
     epochs_before = {w.name: server.heartbeats(w.client_id)[-1]["member_epoch"] for w in (a, b)}
     server.kill()
     down = time.time()
@@ -778,39 +787,55 @@ def s_restart(sc):
     hbs = {w.name: server.heartbeats(w.client_id, since=restarted) for w in (a, b)}
     rejoined = {name: any(r["epoch"] == 0 for r in rs) for name, rs in hbs.items()}
     errors = {name: sorted({r["error"] for r in rs if r["error"]}) for name, rs in hbs.items()}
-    got = a.committed(everything)
+    got = b.committed(everything)
     check(got == offsets, f"offsets after the restart {got}, committed {offsets}")
-    detail = (
-        f"down {restarted - down:.1f}s; epochs before {epochs_before}; after the restart errors {errors}, "
-        f"rejoined with epoch 0: {rejoined}; assignments "
-        f"{'kept' if after == before else f'moved from {[fmt(x) for x in before]} to {[fmt(x) for x in after]}'}; "
-        "offsets kept"
-    )
+    again = {tp: o + 1 for tp, o in mine.items() if tp in a.assignment()}
+    a.commit(again)
+    commit = server.requests(a.client_id, "OffsetCommit", since=restarted)[-1]
     for w in (a, b):
         check(not w.fatal_errors(), f"{w.name}: fatal errors {w.fatal_errors()}")
-    return detail
+    return (
+        f"down {restarted - down:.1f}s; member epochs before {epochs_before}; after the restart errors "
+        f"{errors}, rejoined with epoch 0: {rejoined}; assignments "
+        f"{'kept' if after == before else f'moved from {[fmt(x) for x in before]} to {[fmt(x) for x in after]}'}; "
+        f"standalone and member-epoch offsets kept; committed again at epoch {commit['generation']}"
+    )
 
 
 def s_migration(sc):
     """A classic kafka-python group upgraded by a consumer-protocol member joining, and
-    downgraded when it leaves: the classic member keeps consuming throughout."""
+    downgraded when it leaves: the classic member keeps partitions throughout, and
+    ListGroups shows the group's type change each way."""
+    from confluent_kafka import ConsumerGroupType
+    from confluent_kafka.admin import AdminClient
+
     topic, n = "migrate", TOPICS["migrate"]
     everything = parts(topic, n)
     group = sc.group()
+    admin = AdminClient({"bootstrap.servers": sc.server.bootstrap, "client.id": f"{sc.name}-admin"})
+
+    def group_type():
+        res = admin.list_consumer_groups(request_timeout=10).result(timeout=15)
+        return {g.group_id: g.type for g in res.valid}.get(group)
+
     k = sc.worker("kp", group, [topic], kind="kp")
     k.wait_assignment(lambda s: s == everything, 25, "every partition (classic group)")
+    check(group_type() == ConsumerGroupType.CLASSIC, f"before: {group_type()}")
     c = sc.worker("ck", group, [topic])
     start = time.time()
     wait_until(lambda: disjoint_cover([k, c], everything) and len(c.assignment() or ()) == 2, 25, "a 2+2 split")
     upgraded = time.time() - start
+    check(group_type() == ConsumerGroupType.CONSUMER, f"with the consumer member: {group_type()}")
     joins = sc.server.requests(k.client_id, "JoinGroup", since=start)
     c.close()
     start = time.time()
     k.wait_assignment(lambda s: s == everything, 25, "every partition after the consumer member left")
     downgraded = time.time() - start
+    wait_until(lambda: group_type() == ConsumerGroupType.CLASSIC, 10, "the group classic again")
     return (
         f"upgrade: 2+2 {upgraded:.1f}s after the consumer member joined ({len(joins)} JoinGroup of the classic "
-        f"member meanwhile); downgrade: the classic member owns all {n} {downgraded:.1f}s after it left"
+        f"member meanwhile); downgrade: the classic member owns all {n} {downgraded:.1f}s after it left; "
+        "listed as classic, consumer, classic"
     )
 
 

@@ -241,7 +241,12 @@ impl Node {
             }
             ApiKey::Metadata => {
                 let req: kp::MetadataRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
+                self.record(|| {
+                    // How many topics are asked for by id (librdkafka resolves assigned ids so).
+                    let topics = req.topics.as_deref().unwrap_or_default();
+                    let by_id = topics.iter().filter(|t| t.name.is_none()).count();
+                    ctx.line(&format!(",\"topics\":{},\"by_id\":{by_id}", topics.len()))
+                });
                 now(&self.metadata(ctx.caller, &req, v))
             }
             ApiKey::FindCoordinator => {
@@ -445,7 +450,7 @@ impl Node {
             ApiKey::DescribeGroups => {
                 let req: kp::DescribeGroupsRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                let gt_req = tr::describe_groups_request(&req);
+                let gt_req = tr::describe_groups_request(&req, v);
                 let ids = gt_req.group_ids.clone();
                 Ok(ctx.later(service.describe_groups(ctx.caller, gt_req), move |r, v| {
                     let r = r.unwrap_or_else(|e| {

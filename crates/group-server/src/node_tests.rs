@@ -93,6 +93,38 @@ fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len());
 }
 
+/// A cluster node's topics are its configuration: CreateTopics is checked, then refused
+/// with POLICY_VIOLATION and the reason; nothing is added.
+#[test]
+fn a_node_that_may_not_create_topics_says_why() {
+    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, create_topics_request};
+    let mut node = node();
+    node.topic_creation_refused = Some("a cluster node cannot create topics");
+    let topic = |name: &str, partitions| {
+        create_topics_request::CreatableTopic::default()
+            .with_name(StrBytes::from_string(name.to_owned()).into())
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)
+    };
+    let req = CreateTopicsRequest::default().with_topics(vec![topic("n", 2), topic("m", 0)]);
+    let mut body = BytesMut::new();
+    req.encode(&mut body, 7).expect("encodes");
+    let reply = node.handle(frame(ApiKey::CreateTopics, 7, 3, &body), &mut session()).expect("answered");
+    let mut body = body_of(reply).freeze();
+    ResponseHeader::decode(&mut body, ApiKey::CreateTopics.response_header_version(7)).expect("header");
+    let resp = CreateTopicsResponse::decode(&mut body, 7).expect("response");
+    let got: Vec<(i16, Option<String>)> =
+        resp.topics.iter().map(|t| (t.error_code, t.error_message.as_deref().map(str::to_owned))).collect();
+    assert_eq!(
+        got,
+        [
+            (44, Some("a cluster node cannot create topics".to_owned())),
+            (37, Some("Number of partitions was set to an invalid non-positive value.".to_owned())),
+        ]
+    );
+    assert!(node.topics.get().get("n").is_none());
+}
+
 #[test]
 fn short_unknown_and_unsupported_frames_are_refused() {
     let node = node();

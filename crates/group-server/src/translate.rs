@@ -381,10 +381,15 @@ pub(crate) fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -
     )
 }
 
-pub(crate) fn describe_groups_request(req: &kp::DescribeGroupsRequest) -> gt::DescribeGroupsRequest {
+/// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a
+/// message (the core decides from the version).
+pub(crate) fn describe_groups_request(
+    req: &kp::DescribeGroupsRequest,
+    version: i16,
+) -> gt::DescribeGroupsRequest {
     gt::DescribeGroupsRequest {
         group_ids: req.groups.iter().map(|g| s(&g.0)).collect(),
-        ..Default::default()
+        api_version: version,
     }
 }
 
@@ -399,6 +404,7 @@ pub(crate) fn describe_groups_response(
             .map(|g| {
                 r::DescribedGroup::default()
                     .with_error_code(g.error_code.code())
+                    .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
                     .with_group_id(sb(g.group_id).into())
                     .with_group_state(sb(g.group_state))
                     .with_protocol_type(sb(g.protocol_type))

@@ -298,8 +298,6 @@ fn commit_at(member: &str, epoch: i32) -> OffsetCommitRequest {
 #[case::v9_at_the_member_epoch(9, 1, 0)]
 #[case::v9_another_epoch(9, 2, 113)]
 #[case::v8_is_too_old(8, 1, 35)]
-#[ignore = "group-coordinator: commits of consumer-protocol members are validated as classic ones \
-            (UNKNOWN_MEMBER_ID whatever the epoch and version)"]
 fn commits_from_a_consumer_protocol_member(#[case] version: i16, #[case] epoch: i32, #[case] error: i16) {
     let server = server();
     let mut c = Conn::open(server.local_addr());
@@ -311,7 +309,6 @@ fn commits_from_a_consumer_protocol_member(#[case] version: i16, #[case] epoch: 
 
 /// §7.2: OffsetFetch v9 from a member checks its epoch (STALE_MEMBER_EPOCH otherwise).
 #[test]
-#[ignore = "group-coordinator: OffsetFetch ignores the member id and epoch of consumer groups"]
 fn offset_fetch_checks_the_member_epoch() {
     use offset_fetch_request::{OffsetFetchRequestGroup, OffsetFetchRequestTopics};
     let server = server();
@@ -336,8 +333,6 @@ fn offset_fetch_checks_the_member_epoch() {
 
 /// ListGroups v5: the group type, and the types filter (case-insensitive).
 #[test]
-#[ignore = "group-coordinator: ListGroups reports every group as `classic` and drops them all \
-            for a `consumer` types filter"]
 fn list_groups_v5_knows_consumer_groups() {
     let server = server();
     let mut c = Conn::open(server.local_addr());

@@ -4,9 +4,9 @@
 //! with the other real-client tests).
 //!
 //! The script runs the scenarios it is given in parallel, against one server in memory
-//! (short consumer session and heartbeat timers) and one on sled for the restart. The
-//! scenarios that fail today because of the coordinator core are separate tests,
-//! ignored with the reason; `cargo test -- --ignored e2e_consumer_protocol` runs them.
+//! (short consumer session and heartbeat timers) and one on sled for the restart. A
+//! scenario that fails today for a reason outside this crate is a separate test, ignored
+//! with the reason; `cargo test -- --ignored e2e_consumer_protocol` runs it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,37 +42,27 @@ fn run(name: &str, scenarios: &[&str]) {
 /// never revoked, no partition has two owners); a member killed expires after the
 /// session timeout; a member closing leaves at once; a static member restarting within
 /// its session gets its partitions back; `^foo.*` picks up a topic CreateTopics makes
-/// later; a sled server restarted under running members keeps the group and the offsets.
+/// later; commits at the member epoch are read back by a later member, which resumes
+/// from them; ListGroups v5 lists and filters the consumer type; a classic kafka-python
+/// group is upgraded by a consumer-protocol member and downgraded when it leaves; a sled
+/// server killed and restarted under running members keeps the group and the offsets.
 #[test]
 fn librdkafka_consumer_groups_pass_the_scenarios() {
-    run("main", &["single", "three_join", "kill", "leave", "static", "regex", "restart"]);
-}
-
-/// Commits at the member epoch (OffsetCommit v9) read back by a later member, which
-/// resumes from them.
-#[test]
-#[ignore = "group-coordinator: an OffsetCommit from a consumer-protocol member is answered \
-            UNKNOWN_MEMBER_ID (commits are validated against the classic members only)"]
-fn commits_carry_the_member_epoch() {
-    run("commits", &["commits"]);
-}
-
-/// ListGroups v5 lists a consumer group with type `consumer` and filters on it.
-#[test]
-#[ignore = "group-coordinator: ListGroups reports every group as `classic` and drops them all \
-            for a `consumer` types filter"]
-fn list_groups_reports_the_consumer_type() {
-    run("list-groups", &["list_groups"]);
-}
-
-/// A classic kafka-python group upgraded by a consumer-protocol member, and downgraded
-/// when it leaves.
-#[test]
-#[ignore = "group-coordinator: online migration is unfinished; a consumer-protocol member \
-            joining a stable classic group is answered GROUP_ID_NOT_FOUND (\"Group ... is not a \
-            consumer group.\"), fatal for librdkafka"]
-fn classic_group_upgrade_and_downgrade() {
-    run("migration", &["migration"]);
+    run(
+        "main",
+        &[
+            "single",
+            "three_join",
+            "kill",
+            "leave",
+            "static",
+            "regex",
+            "commits",
+            "list_groups",
+            "migration",
+            "restart",
+        ],
+    );
 }
 
 /// Three members joining one by one move no more partitions than balance needs.
