@@ -4,9 +4,7 @@
 //! with the other real-client tests).
 //!
 //! The script runs the scenarios it is given in parallel, against one server in memory
-//! (short consumer session and heartbeat timers) and one on sled for the restart. A
-//! scenario that fails today for a reason outside this crate is a separate test, ignored
-//! with the reason; `cargo test -- --ignored e2e_consumer_protocol` runs it.
+//! (short consumer session and heartbeat timers) and one on sled for the restart.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -45,7 +43,8 @@ fn run(name: &str, scenarios: &[&str]) {
 /// later; commits at the member epoch are read back by a later member, which resumes
 /// from them; ListGroups v5 lists and filters the consumer type; a classic kafka-python
 /// group is upgraded by a consumer-protocol member and downgraded when it leaves; a sled
-/// server killed and restarted under running members keeps the group and the offsets.
+/// server killed and restarted under running members keeps the group and the offsets;
+/// three members joining one by one move no more partitions than balance needs.
 #[test]
 fn librdkafka_consumer_groups_pass_the_scenarios() {
     run(
@@ -61,14 +60,7 @@ fn librdkafka_consumer_groups_pass_the_scenarios() {
             "list_groups",
             "migration",
             "restart",
+            "sticky",
         ],
     );
-}
-
-/// Three members joining one by one move no more partitions than balance needs.
-#[test]
-#[ignore = "group-assignors: the uniform server assignor is a placeholder that assigns as range \
-            does, so a join can move more partitions than needed"]
-fn uniform_assignor_moves_only_what_it_must() {
-    run("sticky", &["sticky"]);
 }
