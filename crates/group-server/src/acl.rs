@@ -196,7 +196,7 @@ impl AclAuthorizer {
         Arc::clone(&self.rules.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    fn is_super_user(&self, principal: &Principal) -> bool {
+    pub(crate) fn is_super_user(&self, principal: &Principal) -> bool {
         self.super_users
             .iter()
             .any(|(kind, name)| kind == principal.principal_type() && name == principal.name())

@@ -9,16 +9,17 @@ use group_coordinator::{
 use group_offsets::{MemoryMetadataStore, MetadataStore};
 use group_storage_sled::{SledMetadataStore, SledOptions};
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
 
 use crate::service::{Deferred, GroupService, ServiceError};
-use crate::topics::Topics;
-use crate::{AclAuthorizer, GroupServer, ServerConfig, ServerError, StorageMode};
+use crate::topics::{SharedTopics, Topics};
+use crate::{AclAuthorizer, GroupServer, ServerConfig, ServerError, StorageMode, TopicSpec};
 
 /// The group coordinator of this workspace behind the wire front end.
 #[derive(Debug)]
@@ -26,6 +27,11 @@ pub struct CoordinatorService {
     coordinator: Arc<GroupCoordinator>,
     /// The ACLs the coordinator checks, when `--acl-file` is given.
     acl: Option<Arc<AclAuthorizer>>,
+    /// The topics OffsetCommit and OffsetDelete may name (the coordinator's
+    /// `TopicMetadata`), replaced by [`GroupService::topics_changed`].
+    topics: Arc<SharedTopics>,
+    /// The version of the last metadata image handed to the coordinator.
+    image_version: std::sync::atomic::AtomicI64,
     /// This node's membership of its cluster (`--cluster`), left on stop.
     #[cfg(feature = "cluster")]
     cluster: Option<crate::cluster::Membership>,
@@ -37,6 +43,8 @@ impl CoordinatorService {
         CoordinatorService {
             coordinator: Arc::new(coordinator),
             acl: None,
+            topics: Arc::default(),
+            image_version: std::sync::atomic::AtomicI64::new(0),
             #[cfg(feature = "cluster")]
             cluster: None,
         }
@@ -95,11 +103,14 @@ impl CoordinatorService {
             }
         };
         let started = std::time::Instant::now();
-        // The node serves exactly its `--topic`s: a commit or offset delete naming
-        // anything else is refused per partition, as Kafka's request layer does.
-        let topics: Arc<dyn TopicMetadata> = Arc::new(Topics::new(&config.topics));
-        let mut builder =
-            GroupCoordinator::builder(storage, config.coordinator.clone()).topic_metadata(topics);
+        // The node serves exactly its `--topic`s (and those CreateTopics adds): a commit
+        // or offset delete naming anything else is refused per partition, as Kafka's
+        // request layer does. KIP-848 groups see the same topics as a metadata image.
+        let topics = Arc::new(SharedTopics::new(&config.topics));
+        let image = Topics::new(&config.topics).image(1);
+        let mut builder = GroupCoordinator::builder(storage, config.coordinator.clone())
+            .topic_metadata(Arc::clone(&topics) as Arc<dyn TopicMetadata>)
+            .metadata_image(image);
         if let Some(acl) = &acl {
             builder = builder.authorizer(Arc::clone(acl) as Arc<dyn Authorizer>);
         }
@@ -140,6 +151,8 @@ impl CoordinatorService {
         Ok(CoordinatorService {
             coordinator,
             acl,
+            topics,
+            image_version: std::sync::atomic::AtomicI64::new(1),
             #[cfg(feature = "cluster")]
             cluster,
         })
@@ -245,6 +258,30 @@ impl GroupService for CoordinatorService {
         request: OffsetDeleteRequest,
     ) -> Deferred<OffsetDeleteResponse> {
         deferred(self.coordinator.caller(caller).offset_delete(request))
+    }
+
+    fn consumer_group_heartbeat(
+        &self,
+        caller: &RequestContext,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> Deferred<ConsumerGroupHeartbeatResponse> {
+        deferred(self.coordinator.caller(caller).consumer_group_heartbeat(request))
+    }
+
+    fn consumer_group_describe(
+        &self,
+        caller: &RequestContext,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Deferred<ConsumerGroupDescribeResponse> {
+        deferred(self.coordinator.caller(caller).consumer_group_describe(request))
+    }
+
+    fn topics_changed(&self, topics: &[TopicSpec]) {
+        // The node makes one change at a time (see `Node::create_topics`), so each
+        // image is newer than the last and holds every topic.
+        let version = self.image_version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        self.topics.set(topics);
+        self.coordinator.update_metadata_image(Topics::new(topics).image(version));
     }
 
     fn stop(&self) {

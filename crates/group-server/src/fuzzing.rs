@@ -16,7 +16,7 @@ use group_coordinator::Principal;
 
 use crate::node::{Node, Reply};
 use crate::session::Session;
-use crate::topics::Topics;
+use crate::topics::SharedTopics;
 use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
 
 /// Frames served by one coordinator before it is replaced by a fresh one: fuzzed group
@@ -98,7 +98,11 @@ fn build() -> Built {
     // a broken build, not an input the fuzzer found.
     let service = Arc::new(CoordinatorService::open(&config).expect("a memory-backed coordinator opens"));
     let node = Node {
-        topics: Topics::new(&config.topics),
+        topics: Arc::new(SharedTopics::new(&config.topics)),
+        // Checked, never created: a long run would pile up topics.
+        topic_creation_refused: Some("not while fuzzing"),
+        creating: std::sync::Mutex::new(()),
+        topic_creators: None,
         service: service.clone(),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),

@@ -4,7 +4,8 @@
 //!
 //! It is not a broker: it stores no records. It serves the group APIs (JoinGroup,
 //! SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
-//! DescribeGroups, DeleteGroups, OffsetDelete) from `group-coordinator`, plus what a
+//! DescribeGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and
+//! ConsumerGroupDescribe) from `group-coordinator`, plus what a
 //! consumer needs around them: ApiVersions, Metadata and FindCoordinator pointing at
 //! itself, and ListOffsets and Fetch over the *empty* partitions of the topics it is
 //! configured with. Produce is advertised (librdkafka needs to see it) and refused.
@@ -52,6 +53,19 @@
 //!   `max_wait_ms` and answers no records; an offset past the empty end reads as the end,
 //!   so a position restored from a committed offset is kept rather than reset.
 //! - Produce is refused per partition with `INVALID_REQUEST` and a message.
+//! - KIP-848 (`group.protocol=consumer` in librdkafka): ConsumerGroupHeartbeat v0-v1 and
+//!   ConsumerGroupDescribe v0-v1 are advertised and answered by the coordinator's consumer
+//!   groups (`UNSUPPORTED_VERSION` with `--rebalance-protocols classic`). Their topics are
+//!   the node's, as a metadata image (topic ids as in Metadata); assignments name topic
+//!   ids, which clients resolve with Metadata by id (v12+; an unknown id is answered
+//!   `UNKNOWN_TOPIC_ID`). `--consumer-session-timeout-ms` and the other `group.consumer.*`
+//!   settings have Kafka's bounds.
+//! - CreateTopics (v2-v7) adds topics to a running node, in memory only (gone after a
+//!   restart): Metadata, Fetch and commits know them at once, and consumer groups
+//!   subscribed to them (by name or regex) are assigned their partitions. Kafka's checks
+//!   and errors apply per topic; replication factors and configs are accepted and
+//!   ignored; a cluster node refuses (`POLICY_VIOLATION`: every node serves its
+//!   `--topic`s), and with `--acl-file` only super users may create.
 //! - OffsetCommit and OffsetDelete for a topic or partition outside the `--topic`s are
 //!   refused per partition with `UNKNOWN_TOPIC_OR_PARTITION`, as a Kafka broker refuses
 //!   one its metadata does not hold; nothing of them is stored.

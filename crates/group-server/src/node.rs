@@ -18,7 +18,7 @@ use crate::request_log::RequestLog;
 use crate::schema::{self, SchemaError};
 use crate::service::{Deferred, GroupService, ServiceError};
 use crate::session::Session;
-use crate::topics::Topics;
+use crate::topics::{SharedTopics, Topics};
 use crate::translate as tr;
 
 /// Why a request frame could not be served: the connection is closed.
@@ -102,6 +102,21 @@ pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
     (ApiKey::ApiVersions, kp::ApiVersionsRequest::VERSIONS.min, kp::ApiVersionsRequest::VERSIONS.max),
     (ApiKey::DeleteGroups, kp::DeleteGroupsRequest::VERSIONS.min, kp::DeleteGroupsRequest::VERSIONS.max),
     (ApiKey::OffsetDelete, kp::OffsetDeleteRequest::VERSIONS.min, kp::OffsetDeleteRequest::VERSIONS.max),
+    // What a test creates topics with (a regex subscription picking one up); kept in
+    // memory only, and refused by a cluster node.
+    (ApiKey::CreateTopics, kp::CreateTopicsRequest::VERSIONS.min, kp::CreateTopicsRequest::VERSIONS.max),
+    // KIP-848's consumer protocol (`group.protocol=consumer`); answered UNSUPPORTED_VERSION
+    // without `consumer` in `--rebalance-protocols`, as Kafka does.
+    (
+        ApiKey::ConsumerGroupHeartbeat,
+        kp::ConsumerGroupHeartbeatRequest::VERSIONS.min,
+        kp::ConsumerGroupHeartbeatRequest::VERSIONS.max,
+    ),
+    (
+        ApiKey::ConsumerGroupDescribe,
+        kp::ConsumerGroupDescribeRequest::VERSIONS.min,
+        kp::ConsumerGroupDescribeRequest::VERSIONS.max,
+    ),
     // Advertised on every listener, as Kafka does; answered here only where no SASL
     // exchange is due (`authenticate` serves them before authentication).
     (ApiKey::SaslHandshake, kp::SaslHandshakeRequest::VERSIONS.min, kp::SaslHandshakeRequest::VERSIONS.max),
@@ -115,6 +130,9 @@ pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
 /// ILLEGAL_SASL_STATE (not a group error code, so spelled here).
 const ILLEGAL_SASL_STATE: i16 = 34;
 
+/// UNKNOWN_TOPIC_ID (not a group error code either).
+const UNKNOWN_TOPIC_ID: i16 = 100;
+
 /// The longest a Fetch over empty partitions is held (clients ask for 500 ms).
 const MAX_FETCH_WAIT: Duration = Duration::from_secs(30);
 
@@ -124,7 +142,16 @@ fn api_name(key: i16) -> String {
 
 /// Everything a connection needs to answer requests; shared by all connections.
 pub(crate) struct Node {
-    pub(crate) topics: Topics,
+    /// The topics, shared with CreateTopics.
+    pub(crate) topics: Arc<SharedTopics>,
+    /// Why CreateTopics is refused (a cluster node: its topics are its configuration,
+    /// the same on every node), or `None` when it may create topics.
+    pub(crate) topic_creation_refused: Option<&'static str>,
+    /// One CreateTopics at a time: the coordinator sees each change whole, in order.
+    pub(crate) creating: std::sync::Mutex<()>,
+    /// With an ACL file, who may create topics: its super users only (the ACL
+    /// operations have no CREATE).
+    pub(crate) topic_creators: Option<Arc<crate::AclAuthorizer>>,
     pub(crate) service: Arc<dyn GroupService>,
     pub(crate) log: Option<Arc<RequestLog>>,
     /// Checks the APIs this node answers itself, as the coordinator checks the group
@@ -214,7 +241,12 @@ impl Node {
             }
             ApiKey::Metadata => {
                 let req: kp::MetadataRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
+                self.record(|| {
+                    // How many topics are asked for by id (librdkafka resolves assigned ids so).
+                    let topics = req.topics.as_deref().unwrap_or_default();
+                    let by_id = topics.iter().filter(|t| t.name.is_none()).count();
+                    ctx.line(&format!(",\"topics\":{},\"by_id\":{by_id}", topics.len()))
+                });
                 now(&self.metadata(ctx.caller, &req, v))
             }
             ApiKey::FindCoordinator => {
@@ -266,6 +298,19 @@ impl Node {
                 self.record(|| ctx.line(""));
                 let resp = self.produce(ctx.caller, &req, v);
                 if req.acks == 0 { Ok(Reply::Nothing) } else { now(&resp) }
+            }
+            ApiKey::CreateTopics => {
+                let req: kp::CreateTopicsRequest = decode(body, api, v)?;
+                let resp = self.create_topics(ctx.caller, &req, v);
+                self.record(|| {
+                    let topics: Vec<String> = resp
+                        .topics
+                        .iter()
+                        .map(|t| format!("[{:?},{}]", t.name.0.as_str(), t.error_code))
+                        .collect();
+                    ctx.line(&format!(",\"topics\":[{}]", topics.join(",")))
+                });
+                now(&resp)
             }
             _ => self.dispatch_group(ctx, body),
         }
@@ -405,7 +450,7 @@ impl Node {
             ApiKey::DescribeGroups => {
                 let req: kp::DescribeGroupsRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                let gt_req = tr::describe_groups_request(&req);
+                let gt_req = tr::describe_groups_request(&req, v);
                 let ids = gt_req.group_ids.clone();
                 Ok(ctx.later(service.describe_groups(ctx.caller, gt_req), move |r, v| {
                     let r = r.unwrap_or_else(|e| {
@@ -452,19 +497,142 @@ impl Node {
                     },
                 ))
             }
+            ApiKey::ConsumerGroupHeartbeat => {
+                let req: kp::ConsumerGroupHeartbeatRequest = decode(body, api, v)?;
+                let req = tr::consumer_group_heartbeat_request(
+                    &req,
+                    v,
+                    &ctx.caller.client_id,
+                    &ctx.caller.client_host,
+                );
+                let (group, member, epoch) = (req.group_id.clone(), req.member_id.clone(), req.member_epoch);
+                let log = self.log.clone().map(|log| {
+                    let line =
+                        ctx.line(&format!(",\"group\":{group:?},\"member\":{member:?},\"epoch\":{epoch}"));
+                    (log, line)
+                });
+                Ok(ctx.later(service.consumer_group_heartbeat(ctx.caller, req), move |r, _| {
+                    let r = r.unwrap_or_else(|e| {
+                        gt::ConsumerGroupHeartbeatResponse::error(unavailable(&e), Some(e.to_string()))
+                    });
+                    if let Some((log, line)) = log {
+                        log.write(&format!(
+                            "{line},\"response\":true,\"error\":{},\"member_epoch\":{},\"assignment\":{}",
+                            r.error_code.code(),
+                            r.member_epoch,
+                            r.assignment
+                                .as_ref()
+                                .map_or(-1, |a| a.iter().map(|t| t.partitions.len() as i64).sum())
+                        ));
+                    }
+                    if !r.error_code.is_ok() {
+                        heartbeat_rejected(&group, &member, epoch, &r);
+                    }
+                    tr::consumer_group_heartbeat_response(r)
+                }))
+            }
+            ApiKey::ConsumerGroupDescribe => {
+                let req: kp::ConsumerGroupDescribeRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                let gt_req = tr::consumer_group_describe_request(&req, v);
+                let ids = gt_req.group_ids.clone();
+                Ok(ctx.later(service.consumer_group_describe(ctx.caller, gt_req), move |r, v| {
+                    let r = r.unwrap_or_else(|e| {
+                        let code = unavailable(&e);
+                        let groups = ids
+                            .into_iter()
+                            .map(|id| gt::DescribedConsumerGroup::error(id, code, None))
+                            .collect();
+                        gt::ConsumerGroupDescribeResponse { groups }
+                    });
+                    tr::consumer_group_describe_response(r, v)
+                }))
+            }
             other => Err(RequestError::UnsupportedApi(other as i16)),
         }
     }
 
+    /// CreateTopics: Kafka's per-topic checks (`ControllerApis`, `ReplicationControlManager`),
+    /// then the topic is added to this node's (in-memory) topics and the coordinator's
+    /// metadata image. Replication factors and configs are accepted and ignored: no
+    /// records are stored. Creating needs CREATE, which an ACL file cannot grant here:
+    /// with `--acl-file` only super users create topics.
+    fn create_topics(
+        &self,
+        caller: &RequestContext,
+        req: &kp::CreateTopicsRequest,
+        version: i16,
+    ) -> kp::CreateTopicsResponse {
+        use kp::create_topics_response::CreatableTopicResult;
+        let _one_at_a_time = self.creating.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let allowed = self.topic_creators.as_ref().is_none_or(|acl| acl.is_super_user(&caller.principal));
+        let mut created = false;
+        let results = req
+            .topics
+            .iter()
+            .map(|topic| {
+                let name = topic.name.0.as_str();
+                let fail = |code: i16, message: String| {
+                    CreatableTopicResult::default()
+                        .with_name(topic.name.clone())
+                        .with_error_code(code)
+                        .with_error_message(Some(sb(message)))
+                        .with_configs(None)
+                };
+                // Kafka's order: authorization, the topic's own checks, then the policy.
+                let checked = if allowed {
+                    check_new_topic(req, topic, &self.topics.get()).and_then(|partitions| {
+                        match self.topic_creation_refused {
+                            Some(why) => Err((POLICY_VIOLATION, why.to_owned())),
+                            None => Ok(partitions),
+                        }
+                    })
+                } else {
+                    Err((ErrorCode::TopicAuthorizationFailed.code(), "Authorization failed.".to_owned()))
+                };
+                let partitions = match checked {
+                    Ok(partitions) => partitions,
+                    Err((code, message)) => return fail(code, message),
+                };
+                let spec = crate::TopicSpec { name: name.to_owned(), partitions };
+                let id = spec.topic_id();
+                if !req.validate_only {
+                    if self.topics.add(spec).is_none() {
+                        let message = format!("Topic '{name}' already exists.");
+                        return fail(TOPIC_ALREADY_EXISTS, message);
+                    }
+                    created = true;
+                    crate::log::log(&format!("topic {name} created with {partitions} partition(s)"));
+                }
+                CreatableTopicResult::default()
+                    .with_name(topic.name.clone())
+                    .with_topic_id(if version >= 7 { id } else { uuid::Uuid::nil() })
+                    .with_error_message(None)
+                    .with_num_partitions(partitions)
+                    .with_replication_factor(if topic.replication_factor == -1 {
+                        1
+                    } else {
+                        topic.replication_factor
+                    })
+                    .with_configs(Some(Vec::new()))
+            })
+            .collect();
+        if created {
+            self.service.topics_changed(&self.topics.get().specs());
+        }
+        kp::CreateTopicsResponse::default().with_topics(results)
+    }
+
     fn metadata_topic(
         &self,
+        topics: &Topics,
         name: &str,
         version: i16,
         brokers: &[Broker],
     ) -> kp::metadata_response::MetadataResponseTopic {
         use kp::metadata_response as r;
         let topic = r::MetadataResponseTopic::default().with_name(Some(sb(name).into()));
-        let Some((partitions, id)) = self.topics.get(name) else {
+        let Some((partitions, id)) = topics.get(name) else {
             return topic.with_error_code(ErrorCode::UnknownTopicOrPartition.code());
         };
         topic.with_topic_id(if version >= 10 { id } else { uuid::Uuid::nil() }).with_partitions(
@@ -501,6 +669,7 @@ impl Node {
     ) -> kp::MetadataResponse {
         use kp::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
         let brokers = self.brokers.brokers();
+        let known = self.topics.get();
         let denied =
             MetadataResponseTopic::default().with_error_code(ErrorCode::TopicAuthorizationFailed.code());
         let topics = match &req.topics {
@@ -511,21 +680,25 @@ impl Node {
                     Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                         denied.clone().with_name(Some(name.clone()))
                     }
-                    Some(name) => self.metadata_topic(name.0.as_str(), version, &brokers),
-                    None => match self.topics.name_of(&t.topic_id) {
+                    Some(name) => self.metadata_topic(&known, name.0.as_str(), version, &brokers),
+                    None => match known.name_of(&t.topic_id) {
                         Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                             denied.clone().with_name(None).with_topic_id(t.topic_id)
                         }
-                        Some(name) => self.metadata_topic(name, version, &brokers),
-                        None => self.metadata_topic("", version, &brokers),
+                        Some(name) => self.metadata_topic(&known, name, version, &brokers),
+                        // Kafka's answer for an id it does not know: no name, the id
+                        // echoed (librdkafka resolves assigned topic ids this way).
+                        None => MetadataResponseTopic::default()
+                            .with_error_code(UNKNOWN_TOPIC_ID)
+                            .with_name(None)
+                            .with_topic_id(t.topic_id),
                     },
                 })
                 .collect(),
-            _ => self
-                .topics
+            _ => known
                 .iter()
                 .filter(|(n, _, _)| self.may(caller, AclOperation::Describe, Resource::Topic(n)))
-                .map(|(n, _, _)| self.metadata_topic(n, version, &brokers))
+                .map(|(n, _, _)| self.metadata_topic(&known, n, version, &brokers))
                 .collect(),
         };
         let wire_brokers = brokers
@@ -605,6 +778,7 @@ impl Node {
         version: i16,
     ) -> kp::ListOffsetsResponse {
         use kp::list_offsets_response as r;
+        let known = self.topics.get();
         let topics = req
             .topics
             .iter()
@@ -620,7 +794,7 @@ impl Node {
                             .with_timestamp(-1);
                         let error = if !allowed {
                             ErrorCode::TopicAuthorizationFailed
-                        } else if !self.topics.has_partition(name, p.partition_index) {
+                        } else if !known.has_partition(name, p.partition_index) {
                             ErrorCode::UnknownTopicOrPartition
                         } else {
                             return part.with_offset(0).with_leader_epoch(if version >= 4 { 0 } else { -1 });
@@ -651,12 +825,13 @@ impl Node {
         let follower_allowed =
             (replica.0 >= 0).then(|| self.may(caller, AclOperation::ClusterAction, Resource::Cluster));
         let mut fetched = String::new();
+        let known = self.topics.get();
         let responses = req
             .topics
             .iter()
             .map(|t| {
                 let name = if version >= 13 {
-                    self.topics.name_of(&t.topic_id).map(str::to_owned)
+                    known.name_of(&t.topic_id).map(str::to_owned)
                 } else {
                     Some(t.topic.0.as_str().to_owned())
                 };
@@ -664,11 +839,10 @@ impl Node {
                     !follower_allowed
                         .unwrap_or_else(|| self.may(caller, AclOperation::Read, Resource::Topic(name)))
                 });
-                // UNKNOWN_TOPIC_ID (100) is not a group error code, so it is spelled here.
                 let unknown: i16 = if denied {
                     ErrorCode::TopicAuthorizationFailed.code()
                 } else if version >= 13 {
-                    100
+                    UNKNOWN_TOPIC_ID
                 } else {
                     ErrorCode::UnknownTopicOrPartition.code()
                 };
@@ -678,7 +852,7 @@ impl Node {
                     .map(|p| {
                         let part = r::PartitionData::default().with_partition_index(p.partition);
                         match &name {
-                            Some(name) if !denied && self.topics.has_partition(name, p.partition) => {
+                            Some(name) if !denied && known.has_partition(name, p.partition) => {
                                 let sep = if fetched.is_empty() { "" } else { "," };
                                 let _ =
                                     write!(fetched, "{sep}[\"{name}\",{},{}]", p.partition, p.fetch_offset);
@@ -717,12 +891,12 @@ impl Node {
     ) -> kp::ProduceResponse {
         use kp::produce_response as r;
         let message = "group-server is a consumer group coordinator node: it stores no records";
+        let known = self.topics.get();
         let responses = req
             .topic_data
             .iter()
             .map(|t| {
-                let name =
-                    if version >= 13 { self.topics.name_of(&t.topic_id) } else { Some(t.name.0.as_str()) };
+                let name = if version >= 13 { known.name_of(&t.topic_id) } else { Some(t.name.0.as_str()) };
                 let denied =
                     name.is_some_and(|name| !self.may(caller, AclOperation::Write, Resource::Topic(name)));
                 r::TopicProduceResponse::default()
@@ -746,6 +920,111 @@ impl Node {
             })
             .collect();
         kp::ProduceResponse::default().with_responses(responses)
+    }
+}
+
+/// Kafka's error codes for CreateTopics (not group error codes, so spelled here).
+const INVALID_TOPIC_EXCEPTION: i16 = 17;
+const TOPIC_ALREADY_EXISTS: i16 = 36;
+const INVALID_PARTITIONS: i16 = 37;
+const INVALID_REPLICATION_FACTOR: i16 = 38;
+const INVALID_REPLICA_ASSIGNMENT: i16 = 39;
+const POLICY_VIOLATION: i16 = 44;
+
+/// One topic of a CreateTopics: its partition count, or the error and message Kafka
+/// gives (`num_partitions` -1 is `num.partitions`, 1).
+fn check_new_topic(
+    req: &kp::CreateTopicsRequest,
+    topic: &kp::create_topics_request::CreatableTopic,
+    known: &Topics,
+) -> Result<i32, (i16, String)> {
+    let name = topic.name.0.as_str();
+    if req.topics.iter().filter(|t| t.name == topic.name).count() > 1 {
+        return Err((
+            ErrorCode::InvalidRequest.code(),
+            format!("Duplicate topic name {name} in the request."),
+        ));
+    }
+    if !crate::topics::legal_topic_name(name) {
+        return Err((
+            INVALID_TOPIC_EXCEPTION,
+            format!(
+                "Topic name \"{name}\" is illegal: it must be 1 to 249 characters of ASCII \
+                 alphanumerics, '.', '_' and '-', and not '.' or '..'."
+            ),
+        ));
+    }
+    if known.get(name).is_some() {
+        return Err((TOPIC_ALREADY_EXISTS, format!("Topic '{name}' already exists.")));
+    }
+    let partitions = if topic.assignments.is_empty() {
+        if topic.num_partitions == 0 || topic.num_partitions < -1 {
+            return Err((
+                INVALID_PARTITIONS,
+                "Number of partitions was set to an invalid non-positive value.".to_owned(),
+            ));
+        }
+        if topic.replication_factor == 0 || topic.replication_factor < -1 {
+            return Err((
+                INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.".to_owned(),
+            ));
+        }
+        if topic.num_partitions == -1 { 1 } else { topic.num_partitions }
+    } else {
+        if topic.num_partitions != -1 || topic.replication_factor != -1 {
+            return Err((
+                ErrorCode::InvalidRequest.code(),
+                "Both numPartitions or replicationFactor and replicasAssignments were set. Both \
+                 cannot be used at the same time."
+                    .to_owned(),
+            ));
+        }
+        let count = topic.assignments.len();
+        let mut seen = vec![false; count];
+        for a in &topic.assignments {
+            match usize::try_from(a.partition_index).ok().filter(|&i| i < count) {
+                Some(i) if !seen[i] => seen[i] = true,
+                _ => {
+                    return Err((
+                        INVALID_REPLICA_ASSIGNMENT,
+                        "Partitions should be a consecutive 0-based integer sequence.".to_owned(),
+                    ));
+                }
+            }
+        }
+        i32::try_from(count).unwrap_or(i32::MAX)
+    };
+    if partitions > crate::topics::MAX_PARTITIONS {
+        return Err((
+            INVALID_PARTITIONS,
+            format!("Number of partitions exceeds {} on this node.", crate::topics::MAX_PARTITIONS),
+        ));
+    }
+    Ok(partitions)
+}
+
+/// A ConsumerGroupHeartbeat answered with an error, as a log line: at info what a member
+/// or operator acts on (fenced, unknown, refused), at debug what a client retries by
+/// itself (the coordinator moving or loading).
+fn heartbeat_rejected(group: &str, member: &str, epoch: i32, r: &gt::ConsumerGroupHeartbeatResponse) {
+    let error = r.error_code;
+    let message = r.error_message.as_deref().unwrap_or("");
+    if matches!(
+        error,
+        ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable | ErrorCode::CoordinatorLoadInProgress
+    ) {
+        tracing::debug!(
+            target: "group_server",
+            group, member, epoch, error = error.name(),
+            "ConsumerGroupHeartbeat rejected: {message}"
+        );
+    } else {
+        tracing::info!(
+            target: "group_server",
+            group, member, epoch, error = error.name(),
+            "ConsumerGroupHeartbeat rejected: {message}"
+        );
     }
 }
 

@@ -12,7 +12,7 @@ use proptest::prelude::*;
 use super::{Node, Reply, RequestError, SUPPORTED_APIS};
 use crate::session::Session;
 use crate::test_samples::sample;
-use crate::topics::Topics;
+use crate::topics::SharedTopics;
 use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
 
 fn session() -> Session {
@@ -24,7 +24,10 @@ fn node() -> Node {
     config.coordinator.initial_rebalance_delay_ms = 0;
     let service = CoordinatorService::open(&config).expect("memory coordinator");
     Node {
-        topics: Topics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }]),
+        topics: Arc::new(SharedTopics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }])),
+        topic_creation_refused: None,
+        creating: std::sync::Mutex::new(()),
+        topic_creators: None,
         service: Arc::new(service),
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
@@ -90,6 +93,38 @@ fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len());
 }
 
+/// A cluster node's topics are its configuration: CreateTopics is checked, then refused
+/// with POLICY_VIOLATION and the reason; nothing is added.
+#[test]
+fn a_node_that_may_not_create_topics_says_why() {
+    use kafka_protocol::messages::{CreateTopicsRequest, CreateTopicsResponse, create_topics_request};
+    let mut node = node();
+    node.topic_creation_refused = Some("a cluster node cannot create topics");
+    let topic = |name: &str, partitions| {
+        create_topics_request::CreatableTopic::default()
+            .with_name(StrBytes::from_string(name.to_owned()).into())
+            .with_num_partitions(partitions)
+            .with_replication_factor(1)
+    };
+    let req = CreateTopicsRequest::default().with_topics(vec![topic("n", 2), topic("m", 0)]);
+    let mut body = BytesMut::new();
+    req.encode(&mut body, 7).expect("encodes");
+    let reply = node.handle(frame(ApiKey::CreateTopics, 7, 3, &body), &mut session()).expect("answered");
+    let mut body = body_of(reply).freeze();
+    ResponseHeader::decode(&mut body, ApiKey::CreateTopics.response_header_version(7)).expect("header");
+    let resp = CreateTopicsResponse::decode(&mut body, 7).expect("response");
+    let got: Vec<(i16, Option<String>)> =
+        resp.topics.iter().map(|t| (t.error_code, t.error_message.as_deref().map(str::to_owned))).collect();
+    assert_eq!(
+        got,
+        [
+            (44, Some("a cluster node cannot create topics".to_owned())),
+            (37, Some("Number of partitions was set to an invalid non-positive value.".to_owned())),
+        ]
+    );
+    assert!(node.topics.get().get("n").is_none());
+}
+
 #[test]
 fn short_unknown_and_unsupported_frames_are_refused() {
     let node = node();
@@ -97,11 +132,11 @@ fn short_unknown_and_unsupported_frames_are_refused() {
         node.handle(Bytes::from_static(&[0, 18, 0]), &mut session()).err(),
         Some(RequestError::Short(3))
     );
-    let err = node.handle(frame(ApiKey::CreateTopics, 5, 1, &[]), &mut session()).err();
-    assert_eq!(err, Some(RequestError::UnsupportedApi(19)));
+    let err = node.handle(frame(ApiKey::DeleteTopics, 5, 1, &[]), &mut session()).err();
+    assert_eq!(err, Some(RequestError::UnsupportedApi(20)));
     assert_eq!(
         err.map(|e| e.to_string()).as_deref(),
-        Some("api key 19 (CreateTopics) is not served by this coordinator node")
+        Some("api key 20 (DeleteTopics) is not served by this coordinator node")
     );
     assert!(matches!(
         node.handle(frame(ApiKey::JoinGroup, 10, 1, &[]), &mut session()),

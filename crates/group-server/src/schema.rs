@@ -198,6 +198,32 @@ static OFFSET_DELETE_PARTITION: Struct = plain(&[always(I32)]);
 static OFFSET_DELETE_TOPIC: Struct = plain(&[always(Str), always(Arr(&OFFSET_DELETE_PARTITION))]);
 static OFFSET_DELETE: Struct = plain(&[always(Str), always(Arr(&OFFSET_DELETE_TOPIC))]);
 
+static CG_HEARTBEAT_TOPIC: Struct = plain(&[always(Uuid), always(ArrI32)]);
+static CONSUMER_GROUP_HEARTBEAT: Struct = plain(&[
+    always(Str),
+    always(Str),
+    always(I32),
+    always(Str),
+    always(Str),
+    always(I32),
+    always(ArrStr),
+    f(Str, 1, ALL),
+    always(Str),
+    always(Arr(&CG_HEARTBEAT_TOPIC)),
+]);
+static CONSUMER_GROUP_DESCRIBE: Struct = plain(&[always(ArrStr), always(Bool)]);
+
+static CREATE_TOPICS_ASSIGNMENT: Struct = plain(&[always(I32), always(ArrI32)]);
+static CREATE_TOPICS_CONFIG: Struct = plain(&[always(Str), always(Str)]);
+static CREATE_TOPICS_TOPIC: Struct = plain(&[
+    always(Str),
+    always(I32),
+    always(I16),
+    always(Arr(&CREATE_TOPICS_ASSIGNMENT)),
+    always(Arr(&CREATE_TOPICS_CONFIG)),
+]);
+static CREATE_TOPICS: Struct = plain(&[always(Arr(&CREATE_TOPICS_TOPIC)), always(I32), always(Bool)]);
+
 fn message(api_key: ApiKey) -> Option<Message> {
     let (min, max, flexible, body) = match api_key {
         ApiKey::ApiVersions => (0, 4, 3, &API_VERSIONS),
@@ -218,6 +244,9 @@ fn message(api_key: ApiKey) -> Option<Message> {
         ApiKey::OffsetDelete => (0, 0, i16::MAX, &OFFSET_DELETE),
         ApiKey::SaslHandshake => (0, 1, i16::MAX, &SASL_HANDSHAKE),
         ApiKey::SaslAuthenticate => (0, 2, 2, &SASL_AUTHENTICATE),
+        ApiKey::ConsumerGroupHeartbeat => (0, 1, 0, &CONSUMER_GROUP_HEARTBEAT),
+        ApiKey::ConsumerGroupDescribe => (0, 1, 0, &CONSUMER_GROUP_DESCRIBE),
+        ApiKey::CreateTopics => (2, 7, 5, &CREATE_TOPICS),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

@@ -18,7 +18,7 @@ use crate::log::warn;
 use crate::node::Node;
 use crate::request_log::RequestLog;
 use crate::service::GroupService;
-use crate::topics::Topics;
+use crate::topics::SharedTopics;
 use crate::{AclAuthorizer, AclError, ConnectionLimits, ServerConfig, ServerError};
 
 /// How long a stop waits for replies to requests already read before it stops the
@@ -108,7 +108,13 @@ impl GroupServer {
         });
         let node = Arc::new(Node {
             brokers,
-            topics: Topics::new(&config.topics),
+            topics: Arc::new(SharedTopics::new(&config.topics)),
+            topic_creation_refused: matches!(config.storage, crate::StorageMode::Cluster(_)).then_some(
+                "a cluster node cannot create topics: every node serves the --topic list it was \
+                 started with",
+            ),
+            creating: std::sync::Mutex::new(()),
+            topic_creators: acl.clone(),
             service: Arc::clone(&service),
             log: log_file,
             authorizer: match &acl {

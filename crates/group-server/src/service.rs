@@ -8,12 +8,14 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use group_coordinator::RequestContext;
 use group_types::{
-    DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest, DescribeGroupsResponse,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
+    DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
+    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    SyncGroupRequest, SyncGroupResponse,
 };
+use group_types::{DescribedConsumerGroup, ErrorCode};
 
 /// A failure of the coordinator itself (stopped, storage down): the front end answers
 /// `COORDINATOR_NOT_AVAILABLE`, which sends clients back to FindCoordinator.
@@ -161,6 +163,37 @@ pub trait GroupService: Send + Sync + 'static {
         caller: &RequestContext,
         request: OffsetDeleteRequest,
     ) -> Deferred<OffsetDeleteResponse>;
+    /// ConsumerGroupHeartbeat (KIP-848). The default answers `UNSUPPORTED_VERSION`, as
+    /// Kafka does without the consumer protocol (librdkafka then fails the consumer).
+    fn consumer_group_heartbeat(
+        &self,
+        caller: &RequestContext,
+        request: ConsumerGroupHeartbeatRequest,
+    ) -> Deferred<ConsumerGroupHeartbeatResponse> {
+        let _ = (caller, request);
+        Deferred::ready(Ok(ConsumerGroupHeartbeatResponse::error(ErrorCode::UnsupportedVersion, None)))
+    }
+    /// ConsumerGroupDescribe (KIP-848). The default answers `UNSUPPORTED_VERSION` for
+    /// every group, which makes librdkafka's admin client fall back to DescribeGroups.
+    fn consumer_group_describe(
+        &self,
+        caller: &RequestContext,
+        request: ConsumerGroupDescribeRequest,
+    ) -> Deferred<ConsumerGroupDescribeResponse> {
+        let _ = caller;
+        let groups = request
+            .group_ids
+            .into_iter()
+            .map(|id| DescribedConsumerGroup::error(id, ErrorCode::UnsupportedVersion, None))
+            .collect();
+        Deferred::ready(Ok(ConsumerGroupDescribeResponse { groups }))
+    }
+    /// The node's topics changed (CreateTopics added one): `topics` is all of them now.
+    /// A coordinator of KIP-848 groups takes them as its new metadata image; the default
+    /// does nothing.
+    fn topics_changed(&self, topics: &[crate::TopicSpec]) {
+        let _ = topics;
+    }
     /// Stops the coordinator: parked requests complete (with an error) and timers stop.
     fn stop(&self);
     /// The coordinator's gauges and counters, read when `--metrics-listen` is

@@ -208,6 +208,47 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
         ApiKey::SaslAuthenticate => {
             enc(&SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from_static(b"n,,n=u,r=x")), v)
         }
+        ApiKey::ConsumerGroupHeartbeat => {
+            use consumer_group_heartbeat_request::TopicPartitions;
+            let tp = |n| TopicPartitions::default().with_topic_id(id(n)).with_partitions(vec![0, 2]);
+            let r = ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(s("g").into())
+                .with_member_id(s("m"))
+                .with_member_epoch(3)
+                .with_instance_id(Some(s("i")))
+                .with_rack_id(Some(s("r")))
+                .with_rebalance_timeout_ms(5000)
+                .with_subscribed_topic_names(Some(vec![s("t1").into(), s("t2").into()]))
+                .with_server_assignor(Some(s("uniform")))
+                .with_topic_partitions(Some(vec![tp(1), tp(2)]));
+            let r = if v >= 1 { r.with_subscribed_topic_regex(Some(s("^t.*"))) } else { r };
+            enc(&r, v)
+        }
+        ApiKey::ConsumerGroupDescribe => enc(
+            &ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![s("a").into(), s("bb").into()])
+                .with_include_authorized_operations(true),
+            v,
+        ),
+        ApiKey::CreateTopics => {
+            use create_topics_request::*;
+            let a = |p| {
+                CreatableReplicaAssignment::default()
+                    .with_partition_index(p)
+                    .with_broker_ids(vec![BrokerId(0), BrokerId(1)])
+            };
+            let c =
+                CreatableTopicConfig::default().with_name(s("cleanup.policy")).with_value(Some(s("compact")));
+            let t = |n: &str| {
+                CreatableTopic::default()
+                    .with_name(s(n).into())
+                    .with_num_partitions(-1)
+                    .with_replication_factor(-1)
+                    .with_assignments(vec![a(0), a(1)])
+                    .with_configs(vec![c.clone()])
+            };
+            enc(&CreateTopicsRequest::default().with_topics(vec![t("n1"), t("n2")]).with_timeout_ms(1000), v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -233,6 +274,9 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::OffsetDelete => OffsetDeleteRequest::decode(&mut b, v).is_ok(),
         ApiKey::SaslHandshake => SaslHandshakeRequest::decode(&mut b, v).is_ok(),
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ConsumerGroupHeartbeat => ConsumerGroupHeartbeatRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ConsumerGroupDescribe => ConsumerGroupDescribeRequest::decode(&mut b, v).is_ok(),
+        ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

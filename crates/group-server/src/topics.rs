@@ -1,8 +1,10 @@
 //! The topics this node answers Metadata, ListOffsets and Fetch for: empty partitions
-//! with stable topic ids.
+//! with stable topic ids. They are the `--topic`s at start, plus those CreateTopics adds
+//! while the node runs (kept in memory only).
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
+use std::sync::{Arc, PoisonError, RwLock};
 
 use uuid::Uuid;
 
@@ -26,6 +28,16 @@ impl TopicSpec {
     }
 }
 
+/// The most partitions a topic may have here.
+pub(crate) const MAX_PARTITIONS: i32 = 100_000;
+
+/// Kafka's topic name rule (`Topic.validate`): 1 to 249 of letters, digits, `.`, `_`
+/// and `-`, and neither `.` nor `..`.
+pub(crate) fn legal_topic_name(name: &str) -> bool {
+    let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    !name.is_empty() && name.len() <= 249 && name.chars().all(legal) && name != "." && name != ".."
+}
+
 impl FromStr for TopicSpec {
     type Err = ConfigError;
 
@@ -33,12 +45,7 @@ impl FromStr for TopicSpec {
         let bad = || ConfigError::BadTopic(s.to_owned());
         let (name, partitions) = s.rsplit_once(':').ok_or_else(bad)?;
         let partitions: i32 = partitions.parse().map_err(|_| bad())?;
-        let legal = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-        if name.is_empty()
-            || name.len() > 249
-            || !name.chars().all(legal)
-            || !(1..=100_000).contains(&partitions)
-        {
+        if !legal_topic_name(name) || !(1..=MAX_PARTITIONS).contains(&partitions) {
             return Err(bad());
         }
         Ok(TopicSpec { name: name.to_owned(), partitions })
@@ -89,10 +96,62 @@ impl Topics {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, i32, Uuid)> {
         self.by_name.iter().map(|(name, &(n, id))| (name.as_str(), n, id))
     }
+
+    /// Every topic as a spec, by name.
+    pub(crate) fn specs(&self) -> Vec<TopicSpec> {
+        self.iter().map(|(name, partitions, _)| TopicSpec { name: name.to_owned(), partitions }).collect()
+    }
+
+    /// The metadata image of these topics at `version`: what KIP-848 consumer groups
+    /// subscribe to by name and are assigned by id.
+    pub(crate) fn image(&self, version: i64) -> group_coordinator::MetadataImage {
+        group_coordinator::MetadataImage::new(
+            version,
+            self.iter().map(|(name, partitions, id)| {
+                let partitions = u32::try_from(partitions).unwrap_or(0);
+                group_coordinator::TopicImage::new(group_types::TopicId(id.into_bytes()), name, partitions)
+            }),
+        )
+    }
 }
 
-impl group_coordinator::TopicMetadata for Topics {
+/// The topics of a running node: read by every request that names a topic, replaced
+/// whole (copy on write) when CreateTopics adds one.
+#[derive(Debug, Default)]
+pub(crate) struct SharedTopics {
+    current: RwLock<Arc<Topics>>,
+}
+
+impl SharedTopics {
+    pub(crate) fn new(specs: &[TopicSpec]) -> SharedTopics {
+        SharedTopics { current: RwLock::new(Arc::new(Topics::new(specs))) }
+    }
+
+    /// The topics now.
+    pub(crate) fn get(&self) -> Arc<Topics> {
+        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Replaces the topics with `specs`.
+    pub(crate) fn set(&self, specs: &[TopicSpec]) {
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(Topics::new(specs));
+    }
+
+    /// Adds `spec` unless a topic has its name; the topics after, if it was added.
+    pub(crate) fn add(&self, spec: TopicSpec) -> Option<Arc<Topics>> {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        if current.get(&spec.name).is_some() {
+            return None;
+        }
+        let mut specs = current.specs();
+        specs.push(spec);
+        *current = Arc::new(Topics::new(&specs));
+        Some(Arc::clone(&current))
+    }
+}
+
+impl group_coordinator::TopicMetadata for SharedTopics {
     fn contains(&self, topic: &str, partition: i32) -> bool {
-        self.has_partition(topic, partition)
+        self.current.read().unwrap_or_else(PoisonError::into_inner).has_partition(topic, partition)
     }
 }

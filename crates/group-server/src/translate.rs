@@ -381,10 +381,15 @@ pub(crate) fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -
     )
 }
 
-pub(crate) fn describe_groups_request(req: &kp::DescribeGroupsRequest) -> gt::DescribeGroupsRequest {
+/// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a
+/// message (the core decides from the version).
+pub(crate) fn describe_groups_request(
+    req: &kp::DescribeGroupsRequest,
+    version: i16,
+) -> gt::DescribeGroupsRequest {
     gt::DescribeGroupsRequest {
         group_ids: req.groups.iter().map(|g| s(&g.0)).collect(),
-        ..Default::default()
+        api_version: version,
     }
 }
 
@@ -399,6 +404,7 @@ pub(crate) fn describe_groups_response(
             .map(|g| {
                 r::DescribedGroup::default()
                     .with_error_code(g.error_code.code())
+                    .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
                     .with_group_id(sb(g.group_id).into())
                     .with_group_state(sb(g.group_state))
                     .with_protocol_type(sb(g.protocol_type))
@@ -484,3 +490,144 @@ pub(crate) fn offset_delete_response(
     };
     kp::OffsetDeleteResponse::default().with_error_code(resp.error_code.code()).with_topics(topics)
 }
+
+fn topic_id(id: &uuid::Uuid) -> gt::TopicId {
+    gt::TopicId(id.into_bytes())
+}
+
+fn uuid(id: gt::TopicId) -> uuid::Uuid {
+    uuid::Uuid::from_bytes(id.0)
+}
+
+/// ConsumerGroupHeartbeat, from the wire: every nullable field stays null ("unchanged")
+/// or empty as sent (`kip848-semantics.md` §1.2); the regex exists from v1 on. The client
+/// id comes from the request header and the host from the connection (`/127.0.0.1`).
+pub(crate) fn consumer_group_heartbeat_request(
+    req: &kp::ConsumerGroupHeartbeatRequest,
+    version: i16,
+    client_id: &str,
+    client_host: &str,
+) -> gt::ConsumerGroupHeartbeatRequest {
+    gt::ConsumerGroupHeartbeatRequest {
+        api_version: version,
+        group_id: s(&req.group_id.0),
+        member_id: s(&req.member_id),
+        member_epoch: req.member_epoch,
+        instance_id: opt(&req.instance_id),
+        rack_id: opt(&req.rack_id),
+        rebalance_timeout_ms: req.rebalance_timeout_ms,
+        subscribed_topic_names: req
+            .subscribed_topic_names
+            .as_ref()
+            .map(|t| t.iter().map(|n| s(&n.0)).collect()),
+        subscribed_topic_regex: if version >= 1 { opt(&req.subscribed_topic_regex) } else { None },
+        server_assignor: opt(&req.server_assignor),
+        topic_partitions: req.topic_partitions.as_ref().map(|t| {
+            t.iter()
+                .map(|tp| gt::TopicIdPartitions::new(topic_id(&tp.topic_id), tp.partitions.clone()))
+                .collect()
+        }),
+        client_id: client_id.to_owned(),
+        client_host: client_host.to_owned(),
+    }
+}
+
+/// ConsumerGroupHeartbeat's answer: the assignment is a nullable struct (null = "no
+/// change", §1.3), the same at both versions.
+pub(crate) fn consumer_group_heartbeat_response(
+    resp: gt::ConsumerGroupHeartbeatResponse,
+) -> kp::ConsumerGroupHeartbeatResponse {
+    use kp::consumer_group_heartbeat_response as r;
+    let assignment = resp.assignment.map(|topics| {
+        r::Assignment::default().with_topic_partitions(
+            topics
+                .into_iter()
+                .map(|tp| {
+                    r::TopicPartitions::default()
+                        .with_topic_id(uuid(tp.topic_id))
+                        .with_partitions(tp.partitions)
+                })
+                .collect(),
+        )
+    });
+    kp::ConsumerGroupHeartbeatResponse::default()
+        .with_error_code(resp.error_code.code())
+        .with_error_message(osb(resp.error_message))
+        .with_member_id(osb(resp.member_id))
+        .with_member_epoch(resp.member_epoch)
+        .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
+        .with_assignment(assignment)
+}
+
+pub(crate) fn consumer_group_describe_request(
+    req: &kp::ConsumerGroupDescribeRequest,
+    version: i16,
+) -> gt::ConsumerGroupDescribeRequest {
+    gt::ConsumerGroupDescribeRequest {
+        api_version: version,
+        group_ids: req.group_ids.iter().map(|g| s(&g.0)).collect(),
+        include_authorized_operations: req.include_authorized_operations,
+    }
+}
+
+/// ConsumerGroupDescribe's answer; v0 has no member type.
+pub(crate) fn consumer_group_describe_response(
+    resp: gt::ConsumerGroupDescribeResponse,
+    version: i16,
+) -> kp::ConsumerGroupDescribeResponse {
+    use kp::consumer_group_describe_response as r;
+    let assignment = |topics: Vec<gt::DescribedTopicPartitions>| {
+        r::Assignment::default().with_topic_partitions(
+            topics
+                .into_iter()
+                .map(|tp| {
+                    r::TopicPartitions::default()
+                        .with_topic_id(uuid(tp.topic_id))
+                        .with_topic_name(sb(tp.topic_name).into())
+                        .with_partitions(tp.partitions)
+                })
+                .collect(),
+        )
+    };
+    let groups = resp
+        .groups
+        .into_iter()
+        .map(|g| {
+            let members = g
+                .members
+                .into_iter()
+                .map(|m| {
+                    r::Member::default()
+                        .with_member_id(sb(m.member_id))
+                        .with_instance_id(osb(m.instance_id))
+                        .with_rack_id(osb(m.rack_id))
+                        .with_member_epoch(m.member_epoch)
+                        .with_client_id(sb(m.client_id))
+                        .with_client_host(sb(m.client_host))
+                        .with_subscribed_topic_names(
+                            m.subscribed_topic_names.into_iter().map(|n| sb(n).into()).collect(),
+                        )
+                        .with_subscribed_topic_regex(Some(sb(m.subscribed_topic_regex)))
+                        .with_assignment(assignment(m.assignment))
+                        .with_target_assignment(assignment(m.target_assignment))
+                        .with_member_type(if version >= 1 { m.member_type } else { -1 })
+                })
+                .collect();
+            r::DescribedGroup::default()
+                .with_error_code(g.error_code.code())
+                .with_error_message(osb(g.error_message))
+                .with_group_id(sb(g.group_id).into())
+                .with_group_state(sb(g.group_state))
+                .with_group_epoch(g.group_epoch)
+                .with_assignment_epoch(g.assignment_epoch)
+                .with_assignor_name(sb(g.assignor_name))
+                .with_members(members)
+                .with_authorized_operations(g.authorized_operations)
+        })
+        .collect();
+    kp::ConsumerGroupDescribeResponse::default().with_groups(groups)
+}
+
+#[cfg(test)]
+#[path = "translate_tests.rs"]
+mod tests;

@@ -55,6 +55,9 @@ pub(crate) enum RebalanceReason {
     StaticRejoinDuringSync { member_id: Arc<str>, instance: String, client: Option<String> },
     /// `classicGroupLeave`.
     Left { members: Vec<Arc<str>> },
+    /// `convertToClassicGroup`: a consumer group became classic when these members
+    /// (its last consumer-protocol ones) went.
+    Downgraded { members: Vec<Arc<str>> },
     /// `expireClassicGroupMemberHeartbeat`.
     HeartbeatExpired { member_id: Arc<str> },
     /// `expirePendingSync`.
@@ -118,6 +121,11 @@ impl fmt::Display for RebalanceReason {
             RebalanceReason::Left { members } => {
                 write!(f, "explicit `LeaveGroup` request for ({}) members.", comma_list(members))
             }
+            RebalanceReason::Downgraded { members } => write!(
+                f,
+                "the consumer group was converted to a classic group when ({}) members left.",
+                comma_list(members)
+            ),
             RebalanceReason::HeartbeatExpired { member_id } => {
                 write!(f, "removing member {member_id} on heartbeat expiration.")
             }

@@ -61,6 +61,31 @@ pub(super) struct Args {
     max_session_timeout_ms: Option<String>,
     #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::GroupMaxSize))]
     group_max_size: Option<String>,
+    #[arg(long, value_name = "LIST", help = describe(Key::RebalanceProtocols))]
+    rebalance_protocols: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerSessionTimeoutMs))]
+    consumer_session_timeout_ms: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerMinSessionTimeoutMs))]
+    consumer_min_session_timeout_ms: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerMaxSessionTimeoutMs))]
+    consumer_max_session_timeout_ms: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerHeartbeatIntervalMs))]
+    consumer_heartbeat_interval_ms: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerMinHeartbeatIntervalMs))]
+    consumer_min_heartbeat_interval_ms: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerMaxHeartbeatIntervalMs))]
+    consumer_max_heartbeat_interval_ms: Option<String>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          help = describe(Key::ConsumerGroupMaxSize))]
+    consumer_group_max_size: Option<String>,
+    #[arg(long, value_name = "POLICY", help = describe(Key::ConsumerMigrationPolicy))]
+    consumer_migration_policy: Option<String>,
     #[arg(long, value_name = "MINUTES", allow_negative_numbers = true,
           help = describe(Key::OffsetsRetentionMinutes))]
     offsets_retention_minutes: Option<String>,
@@ -148,6 +173,15 @@ impl Args {
             (Key::MinSessionTimeoutMs, &self.min_session_timeout_ms),
             (Key::MaxSessionTimeoutMs, &self.max_session_timeout_ms),
             (Key::GroupMaxSize, &self.group_max_size),
+            (Key::RebalanceProtocols, &self.rebalance_protocols),
+            (Key::ConsumerSessionTimeoutMs, &self.consumer_session_timeout_ms),
+            (Key::ConsumerMinSessionTimeoutMs, &self.consumer_min_session_timeout_ms),
+            (Key::ConsumerMaxSessionTimeoutMs, &self.consumer_max_session_timeout_ms),
+            (Key::ConsumerHeartbeatIntervalMs, &self.consumer_heartbeat_interval_ms),
+            (Key::ConsumerMinHeartbeatIntervalMs, &self.consumer_min_heartbeat_interval_ms),
+            (Key::ConsumerMaxHeartbeatIntervalMs, &self.consumer_max_heartbeat_interval_ms),
+            (Key::ConsumerGroupMaxSize, &self.consumer_group_max_size),
+            (Key::ConsumerMigrationPolicy, &self.consumer_migration_policy),
             (Key::OffsetsRetentionMinutes, &self.offsets_retention_minutes),
             (Key::OffsetsRetentionCheckIntervalMs, &self.offsets_retention_check_interval_ms),
             (Key::OffsetMetadataMaxBytes, &self.offset_metadata_max_bytes),

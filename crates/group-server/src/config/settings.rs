@@ -22,6 +22,15 @@ pub(super) enum Key {
     MinSessionTimeoutMs,
     MaxSessionTimeoutMs,
     GroupMaxSize,
+    RebalanceProtocols,
+    ConsumerSessionTimeoutMs,
+    ConsumerMinSessionTimeoutMs,
+    ConsumerMaxSessionTimeoutMs,
+    ConsumerHeartbeatIntervalMs,
+    ConsumerMinHeartbeatIntervalMs,
+    ConsumerMaxHeartbeatIntervalMs,
+    ConsumerGroupMaxSize,
+    ConsumerMigrationPolicy,
     OffsetsRetentionMinutes,
     OffsetsRetentionCheckIntervalMs,
     OffsetMetadataMaxBytes,
@@ -140,6 +149,74 @@ pub(super) const SETTINGS: &[Setting] = &[
         property: "group.max.size",
         kafka: true,
         about: "Most members a classic group accepts",
+    },
+    Setting {
+        key: Key::RebalanceProtocols,
+        flag: "--rebalance-protocols",
+        property: "group.coordinator.rebalance.protocols",
+        kafka: true,
+        about: "Group protocols served, comma-separated: classic (required) and consumer (KIP-848: \
+                ConsumerGroupHeartbeat and ConsumerGroupDescribe; without it they are answered \
+                UNSUPPORTED_VERSION)",
+    },
+    Setting {
+        key: Key::ConsumerSessionTimeoutMs,
+        flag: "--consumer-session-timeout-ms",
+        property: "group.consumer.session.timeout.ms",
+        kafka: true,
+        about: "How long a consumer-protocol member may go without a heartbeat before it is \
+                removed; between its min and max",
+    },
+    Setting {
+        key: Key::ConsumerMinSessionTimeoutMs,
+        flag: "--consumer-min-session-timeout-ms",
+        property: "group.consumer.min.session.timeout.ms",
+        kafka: true,
+        about: "Smallest consumer-protocol session timeout",
+    },
+    Setting {
+        key: Key::ConsumerMaxSessionTimeoutMs,
+        flag: "--consumer-max-session-timeout-ms",
+        property: "group.consumer.max.session.timeout.ms",
+        kafka: true,
+        about: "Largest consumer-protocol session timeout",
+    },
+    Setting {
+        key: Key::ConsumerHeartbeatIntervalMs,
+        flag: "--consumer-heartbeat-interval-ms",
+        property: "group.consumer.heartbeat.interval.ms",
+        kafka: true,
+        about: "How often consumer-protocol members are told to heartbeat; between its min and \
+                max, below the session timeout",
+    },
+    Setting {
+        key: Key::ConsumerMinHeartbeatIntervalMs,
+        flag: "--consumer-min-heartbeat-interval-ms",
+        property: "group.consumer.min.heartbeat.interval.ms",
+        kafka: true,
+        about: "Smallest consumer-protocol heartbeat interval",
+    },
+    Setting {
+        key: Key::ConsumerMaxHeartbeatIntervalMs,
+        flag: "--consumer-max-heartbeat-interval-ms",
+        property: "group.consumer.max.heartbeat.interval.ms",
+        kafka: true,
+        about: "Largest consumer-protocol heartbeat interval",
+    },
+    Setting {
+        key: Key::ConsumerGroupMaxSize,
+        flag: "--consumer-group-max-size",
+        property: "group.consumer.max.size",
+        kafka: true,
+        about: "Most members a consumer-protocol group accepts",
+    },
+    Setting {
+        key: Key::ConsumerMigrationPolicy,
+        flag: "--consumer-migration-policy",
+        property: "group.consumer.migration.policy",
+        kafka: true,
+        about: "Which non-empty groups convert between the classic and consumer protocols: \
+                disabled, upgrade, downgrade or bidirectional",
     },
     Setting {
         key: Key::OffsetsRetentionMinutes,
@@ -384,6 +461,17 @@ pub(super) fn default_text(key: Key) -> Option<String> {
         Key::MinSessionTimeoutMs => co.min_session_timeout_ms.to_string(),
         Key::MaxSessionTimeoutMs => co.max_session_timeout_ms.to_string(),
         Key::GroupMaxSize => co.group_max_size.to_string(),
+        Key::RebalanceProtocols => {
+            if co.consumer.enabled { "classic,consumer" } else { "classic" }.to_owned()
+        }
+        Key::ConsumerSessionTimeoutMs => co.consumer.session_timeout_ms.to_string(),
+        Key::ConsumerMinSessionTimeoutMs => co.consumer.min_session_timeout_ms.to_string(),
+        Key::ConsumerMaxSessionTimeoutMs => co.consumer.max_session_timeout_ms.to_string(),
+        Key::ConsumerHeartbeatIntervalMs => co.consumer.heartbeat_interval_ms.to_string(),
+        Key::ConsumerMinHeartbeatIntervalMs => co.consumer.min_heartbeat_interval_ms.to_string(),
+        Key::ConsumerMaxHeartbeatIntervalMs => co.consumer.max_heartbeat_interval_ms.to_string(),
+        Key::ConsumerGroupMaxSize => co.consumer.max_size.to_string(),
+        Key::ConsumerMigrationPolicy => co.consumer.migration_policy.to_string(),
         Key::OffsetsRetentionMinutes => (co.offset_retention_ms / 60_000).to_string(),
         Key::OffsetsRetentionCheckIntervalMs => co.offsets_retention_check_interval_ms.to_string(),
         Key::OffsetMetadataMaxBytes => co.offset_metadata_max_bytes.to_string(),

@@ -68,6 +68,7 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         });
     }
     co.group_max_size = int(layer, Key::GroupMaxSize, 1, INT_MAX)?.unwrap_or(co.group_max_size);
+    consumer(layer, &mut co.consumer)?;
     if let Some(minutes) = int::<i64>(layer, Key::OffsetsRetentionMinutes, 1, INT_MAX)? {
         co.offset_retention_ms = minutes * 60_000;
     }
@@ -101,6 +102,123 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         c.log_format = raw.value.trim().parse().map_err(|()| raw.bad("human or json"))?;
     }
     Ok(c)
+}
+
+/// The KIP-848 settings (`group.coordinator.rebalance.protocols`, `group.consumer.*`), with
+/// Kafka's `GroupCoordinatorConfig` checks: every value at least 1, each session timeout
+/// and heartbeat interval within its min and max, the interval below the session timeout.
+fn consumer(layer: &Layer, cg: &mut group_coordinator::ConsumerGroupConfig) -> Result<(), ConfigError> {
+    if let Some(raw) = layer.get(Key::RebalanceProtocols) {
+        cg.enabled = rebalance_protocols(raw)?;
+    }
+    let pairs = [
+        (Key::ConsumerSessionTimeoutMs, &mut cg.session_timeout_ms),
+        (Key::ConsumerMinSessionTimeoutMs, &mut cg.min_session_timeout_ms),
+        (Key::ConsumerMaxSessionTimeoutMs, &mut cg.max_session_timeout_ms),
+        (Key::ConsumerHeartbeatIntervalMs, &mut cg.heartbeat_interval_ms),
+        (Key::ConsumerMinHeartbeatIntervalMs, &mut cg.min_heartbeat_interval_ms),
+        (Key::ConsumerMaxHeartbeatIntervalMs, &mut cg.max_heartbeat_interval_ms),
+        (Key::ConsumerGroupMaxSize, &mut cg.max_size),
+    ];
+    for (key, value) in pairs {
+        *value = int(layer, key, 1, INT_MAX)?.unwrap_or(*value);
+    }
+    if let Some(raw) = layer.get(Key::ConsumerMigrationPolicy) {
+        cg.migration_policy =
+            raw.value.trim().parse().map_err(|_| raw.bad("disabled, upgrade, downgrade or bidirectional"))?;
+    }
+    // Each pair must be in order (`low` <= `high`), as Kafka requires.
+    let ordered = [
+        (
+            Key::ConsumerMinSessionTimeoutMs,
+            cg.min_session_timeout_ms,
+            Key::ConsumerMaxSessionTimeoutMs,
+            cg.max_session_timeout_ms,
+            "a minimum consumer session timeout no larger than the maximum",
+        ),
+        (
+            Key::ConsumerMinSessionTimeoutMs,
+            cg.min_session_timeout_ms,
+            Key::ConsumerSessionTimeoutMs,
+            cg.session_timeout_ms,
+            "a consumer session timeout no smaller than its minimum",
+        ),
+        (
+            Key::ConsumerSessionTimeoutMs,
+            cg.session_timeout_ms,
+            Key::ConsumerMaxSessionTimeoutMs,
+            cg.max_session_timeout_ms,
+            "a consumer session timeout no larger than its maximum",
+        ),
+        (
+            Key::ConsumerMinHeartbeatIntervalMs,
+            cg.min_heartbeat_interval_ms,
+            Key::ConsumerMaxHeartbeatIntervalMs,
+            cg.max_heartbeat_interval_ms,
+            "a minimum consumer heartbeat interval no larger than the maximum",
+        ),
+        (
+            Key::ConsumerMinHeartbeatIntervalMs,
+            cg.min_heartbeat_interval_ms,
+            Key::ConsumerHeartbeatIntervalMs,
+            cg.heartbeat_interval_ms,
+            "a consumer heartbeat interval no smaller than its minimum",
+        ),
+        (
+            Key::ConsumerHeartbeatIntervalMs,
+            cg.heartbeat_interval_ms,
+            Key::ConsumerMaxHeartbeatIntervalMs,
+            cg.max_heartbeat_interval_ms,
+            "a consumer heartbeat interval no larger than its maximum",
+        ),
+    ];
+    for (low_key, low, high_key, high, expected) in ordered {
+        if low > high {
+            return Err(conflict(layer, (low_key, low), (high_key, high), expected));
+        }
+    }
+    if cg.heartbeat_interval_ms >= cg.session_timeout_ms {
+        return Err(conflict(
+            layer,
+            (Key::ConsumerHeartbeatIntervalMs, cg.heartbeat_interval_ms),
+            (Key::ConsumerSessionTimeoutMs, cg.session_timeout_ms),
+            "a consumer heartbeat interval below the session timeout",
+        ));
+    }
+    // The core's own checks, which the ones above imply.
+    cg.validate().map_err(|e| ConfigError::Conflict {
+        first: "the consumer group settings".into(),
+        second: "each other".into(),
+        expected: e.0,
+    })
+}
+
+/// `group.coordinator.rebalance.protocols`: whether `consumer` is among them.
+fn rebalance_protocols(raw: &Raw) -> Result<bool, ConfigError> {
+    let expected = "a comma-separated list of classic and consumer, with classic (Kafka does not \
+                    support disabling the classic protocol)";
+    let mut classic = false;
+    let mut consumer = false;
+    for name in raw.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        match name.to_ascii_lowercase().as_str() {
+            "classic" => classic = true,
+            "consumer" => consumer = true,
+            _ => return Err(raw.bad(expected)),
+        }
+    }
+    if !classic {
+        return Err(raw.bad(expected));
+    }
+    Ok(consumer)
+}
+
+/// Two settings out of order, each named as given or as its default.
+fn conflict(layer: &Layer, first: (Key, i32), second: (Key, i32), expected: &str) -> ConfigError {
+    ConfigError::Conflict {
+        first: label(layer, first.0, first.1),
+        second: label(layer, second.0, second.1),
+        expected: expected.to_owned(),
+    }
 }
 
 /// TLS, SASL and ACLs, each checked for the settings it needs.

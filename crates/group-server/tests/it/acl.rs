@@ -333,3 +333,22 @@ fn the_binary_rereads_the_file_on_sighup() {
     assert!(line.contains("line 1"), "{line}");
     assert_eq!(find(&mut c, &["billing", "orders", "other"]), (0, vec![0, 0, GROUP_DENIED]));
 }
+
+/// CreateTopics needs CREATE, which the ACL file cannot grant: with one, only super users
+/// create topics; everyone else is TOPIC_AUTHORIZATION_FAILED per topic.
+#[test]
+fn only_super_users_create_topics_under_acls() {
+    let acls = AclFile::new("create-topics", RULES);
+    let create = |server: &GroupServer, name: &str| {
+        let mut c = Conn::open(server.local_addr());
+        let topic = create_topics_request::CreatableTopic::default()
+            .with_name(s(name).into())
+            .with_num_partitions(1)
+            .with_replication_factor(1);
+        let req = CreateTopicsRequest::default().with_topics(vec![topic]).with_timeout_ms(1000);
+        let resp: CreateTopicsResponse = c.call(ApiKey::CreateTopics, 7, &req);
+        resp.topics[0].error_code
+    };
+    assert_eq!(create(&acl_server(&acls, &[]), "made-by-anyone"), TOPIC_DENIED);
+    assert_eq!(create(&acl_server(&acls, &["User:ANONYMOUS"]), "made-by-a-super-user"), 0);
+}

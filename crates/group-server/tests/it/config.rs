@@ -521,6 +521,15 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--max-connections-per-ip", "max.connections.per.ip", "2147483647"),
     ("--connections-max-idle-ms", "connections.max.idle.ms", "600000"),
     ("--max-frame-bytes", "socket.request.max.bytes", "1048576"),
+    ("--rebalance-protocols", "group.coordinator.rebalance.protocols", "classic,consumer"),
+    ("--consumer-session-timeout-ms", "group.consumer.session.timeout.ms", "45000"),
+    ("--consumer-min-session-timeout-ms", "group.consumer.min.session.timeout.ms", "45000"),
+    ("--consumer-max-session-timeout-ms", "group.consumer.max.session.timeout.ms", "60000"),
+    ("--consumer-heartbeat-interval-ms", "group.consumer.heartbeat.interval.ms", "5000"),
+    ("--consumer-min-heartbeat-interval-ms", "group.consumer.min.heartbeat.interval.ms", "5000"),
+    ("--consumer-max-heartbeat-interval-ms", "group.consumer.max.heartbeat.interval.ms", "15000"),
+    ("--consumer-group-max-size", "group.consumer.max.size", "2147483647"),
+    ("--consumer-migration-policy", "group.consumer.migration.policy", "bidirectional"),
 ];
 
 /// The settings Kafka has no name for, under ours.
@@ -729,4 +738,80 @@ fn cluster_settings_are_read_from_a_file() {
 fn bad_cluster_settings_are_refused(#[case] args: &[&str], #[case] says: &str) {
     let err = parse(args).expect_err("refused");
     assert!(err.to_string().contains(says), "{err:?} does not say {says:?}: {err}");
+}
+
+/// The KIP-848 settings: Kafka's `GroupCoordinatorConfig` bounds, each value at least 1,
+/// a session timeout and a heartbeat interval within their min and max, the interval
+/// below the session timeout; a conflict names the default it runs into.
+#[rstest]
+#[case::short_session_needs_a_lower_min(
+    &["--consumer-session-timeout-ms", "6000"],
+    "the default group.consumer.min.session.timeout.ms=45000 conflicts with --consumer-session-timeout-ms 6000"
+)]
+#[case::session_above_max(
+    &["--consumer-session-timeout-ms", "70000"],
+    "--consumer-session-timeout-ms 70000 conflicts with the default group.consumer.max.session.timeout.ms=60000"
+)]
+#[case::min_above_max(
+    &["--consumer-min-session-timeout-ms", "61000"],
+    "--consumer-min-session-timeout-ms 61000 conflicts with the default group.consumer.max.session.timeout.ms=60000"
+)]
+#[case::fast_heartbeat_needs_a_lower_min(
+    &["--consumer-heartbeat-interval-ms", "500"],
+    "the default group.consumer.min.heartbeat.interval.ms=5000 conflicts with --consumer-heartbeat-interval-ms 500"
+)]
+#[case::interval_not_below_session(
+    &["--consumer-min-session-timeout-ms", "1000", "--consumer-session-timeout-ms", "5000"],
+    "the default group.consumer.heartbeat.interval.ms=5000 conflicts with --consumer-session-timeout-ms 5000"
+)]
+#[case::zero(&["--consumer-min-heartbeat-interval-ms", "0"], "expected an integer from 1 to 2147483647")]
+#[case::classic_is_required(&["--rebalance-protocols", "consumer"], "with classic")]
+#[case::streams_unsupported(&["--rebalance-protocols", "classic,streams"], "classic and consumer")]
+#[case::bad_policy(&["--consumer-migration-policy", "sideways"], "disabled, upgrade, downgrade or bidirectional")]
+fn consumer_group_settings_keep_kafka_s_bounds(#[case] args: &[&str], #[case] message: &str) {
+    let err = parse(args).expect_err("refused");
+    assert!(err.to_string().contains(message), "{err}");
+}
+
+#[test]
+fn consumer_group_settings_are_read() {
+    let c = parse(&[
+        "--rebalance-protocols",
+        "CLASSIC, consumer",
+        "--consumer-min-session-timeout-ms",
+        "1000",
+        "--consumer-session-timeout-ms",
+        "6000",
+        "--consumer-max-session-timeout-ms",
+        "9000",
+        "--consumer-min-heartbeat-interval-ms",
+        "100",
+        "--consumer-heartbeat-interval-ms",
+        "500",
+        "--consumer-max-heartbeat-interval-ms",
+        "1000",
+        "--consumer-group-max-size",
+        "3",
+        "--consumer-migration-policy",
+        "Upgrade",
+    ])
+    .expect("parses");
+    let cg = &c.coordinator.consumer;
+    assert!(cg.enabled);
+    assert_eq!(
+        (cg.min_session_timeout_ms, cg.session_timeout_ms, cg.max_session_timeout_ms),
+        (1000, 6000, 9000)
+    );
+    assert_eq!(
+        (cg.min_heartbeat_interval_ms, cg.heartbeat_interval_ms, cg.max_heartbeat_interval_ms),
+        (100, 500, 1000)
+    );
+    assert_eq!((cg.max_size, cg.migration_policy), (3, group_coordinator::MigrationPolicy::Upgrade));
+    let off = parse(&["--rebalance-protocols", "classic"]).expect("parses");
+    assert!(!off.coordinator.consumer.enabled);
+    let path =
+        file("group.consumer.session.timeout.ms=50000\ngroup.coordinator.rebalance.protocols=classic\n");
+    let from_file = parse(&["--config", path.to_str().expect("UTF-8")]).expect("parses");
+    assert_eq!(from_file.coordinator.consumer.session_timeout_ms, 50_000);
+    assert!(!from_file.coordinator.consumer.enabled);
 }

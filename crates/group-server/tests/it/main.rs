@@ -7,7 +7,9 @@ mod client;
 #[cfg(feature = "cluster")]
 mod cluster;
 mod config;
+mod consumer_protocol;
 mod e2e;
+mod e2e_consumer_protocol;
 mod e2e_security;
 mod limits;
 mod metrics;

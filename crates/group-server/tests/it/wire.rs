@@ -20,9 +20,11 @@ fn api_versions_advertises_exactly_the_crate_ranges_with_header_v0() {
         let want: Vec<(i16, i16, i16)> =
             SUPPORTED_APIS.iter().map(|&(k, lo, hi)| (k as i16, lo, hi)).collect();
         assert_eq!(got, want);
-        // Produce is advertised (librdkafka needs it); KIP-848 and OffsetForLeaderEpoch are not.
+        // Produce is advertised (librdkafka needs it), and KIP-848's consumer protocol;
+        // OffsetForLeaderEpoch and InitProducerId are not.
         assert!(got.iter().any(|&(k, lo, _)| k == 0 && lo == 3));
-        assert!(!got.iter().any(|&(k, _, _)| k == 68 || k == 23 || k == 22));
+        assert!(got.iter().any(|&(k, _, _)| k == 68) && got.iter().any(|&(k, _, _)| k == 69));
+        assert!(!got.iter().any(|&(k, _, _)| k == 23 || k == 22));
     }
 }
 

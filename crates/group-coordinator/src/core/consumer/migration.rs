@@ -247,7 +247,7 @@ impl CoordinatorCore {
         self.groups.insert(group_id.clone(), g2);
         let Some(g) = self.groups.get_mut(&*group_id) else { return };
         self.engine.write_group(g, records, super::pending_for(answer, work.retry));
-        let reason = RebalanceReason::Left { members: left.to_vec() };
+        let reason = RebalanceReason::Downgraded { members: left.to_vec() };
         self.engine.prepare_rebalance(g, reason);
     }
 
