@@ -73,6 +73,19 @@
 //! Kafka bug); OffsetCommit answers as v9+ (`GROUP_ID_NOT_FOUND` for a missing group
 //! with a generation, which a v0-v8 front end maps to `ILLEGAL_GENERATION`).
 //!
+//! Consumer groups are checked the same way against Kafka 4.2.1
+//! (`tests/data/oracle-kip848`). Deliberate differences there: a target is
+//! computed over the members' subscription type as they are, not the group's
+//! stale one (Kafka then leaves partitions without owner); reads after a reverted
+//! write list each entry once (Kafka's timeline lists some twice); a group turned
+//! back into a classic one gives each classic member what it owns as its
+//! assignment, not its target, so that an upgrade before they rejoin cannot hand
+//! out partitions they still consume; a revert re-arms the deadlines of the state
+//! it restores; regexes are resolved as a write of their own right after the
+//! heartbeat that asks for it (Kafka's executor, run at once), with the `regex`
+//! crate's RE2 syntax; equal votes for a server assignor go to the one configured
+//! first.
+//!
 //! # Who should depend on this crate
 //!
 //! A Kafka-compatible broker or front end that serves the group protocols.

@@ -225,9 +225,16 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Respond { request, response } => {
-                let response = match result {
-                    Ok(()) => response,
-                    Err(error) => response.with_error(crate::core::map_operation_error(error)),
+                let response = match (result, &response) {
+                    (Ok(()), _) => response,
+                    // Only a classic member's JoinGroup into a consumer group answers
+                    // this way; when its write fails, Kafka's service answers without
+                    // the member id (the shard's response was never completed).
+                    (Err(error), Response::JoinGroup(_)) => Response::JoinGroup(crate::core::join_error(
+                        crate::core::map_operation_error(error),
+                        String::new(),
+                    )),
+                    (Err(error), _) => response.with_error(crate::core::map_operation_error(error)),
                 };
                 self.engine.respond(request, response);
             }

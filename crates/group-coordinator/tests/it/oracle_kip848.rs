@@ -37,28 +37,17 @@ const ALLOWED_DIFFERENCES: &[(&str, usize, &str)] = &[
     // twice; after the failed deletion (step 13) ListGroups lists the group twice.
     ("59-", 7, FINDING_4),
     ("59-", 14, FINDING_4),
+    // Not a Kafka bug but a deliberate choice: after the downgrade, DescribeGroups
+    // shows c1's assignment as what it owns (foo 0-5) where Kafka serializes its
+    // target (foo 0-2). A consumer member joining again before the classic members
+    // rejoin upgrades the group back from these assignments; with targets, the
+    // partitions a classic member still consumes would be handed to others (the
+    // consumer simulation found it).
+    ("55-", 6, "a downgraded classic member's assignment is what it owns, not its target"),
 ];
 
 const FINDING_3: &str = "Kafka's stale subscription type leaves partitions without owner (finding 3)";
 const FINDING_4: &str = "Kafka lists entries twice after a reverted write (finding 4)";
-
-/// What waits for the classic-API integration (offsets, DescribeGroups, ListGroups,
-/// DeleteGroups, migration, classic members inside consumer groups, LeaveGroup):
-/// (script prefix, steps (none listed: the whole script), what fails). Empty this
-/// list as they pass; an entry that matches fails the test until it is removed.
-/// `ORACLE848_PENDING=1` prints what they still get wrong.
-const PENDING_CLASSIC_INTEGRATION: &[(&str, &[usize], &str)] = &[
-    // DescribeGroups after the downgrade shows c1's assignment as what it owns
-    // (foo 0-5); Kafka serializes its target (foo 0-2). The core keeps owned
-    // partitions on purpose (a downgrade during a classic rebalance must not hand
-    // out partitions still consumed): if that is Kafka's bug, move this step to
-    // ALLOWED_DIFFERENCES with the reason.
-    ("55-", &[6], "a downgraded classic member's assignment: owned partitions, Kafka's target"),
-    // The classic JoinGroup into the consumer group whose write fails: Kafka's
-    // service answers the error with member id "" (the shard never completed the
-    // response); the core's failed-write answer keeps the member id.
-    ("59-", &[9], "a failed classic JoinGroup into a consumer group answers member id \"\""),
-];
 
 fn covered(list: impl Iterator<Item = (&'static str, Option<usize>)>, name: &str, f: &Failure) -> bool {
     let mut list = list;
@@ -69,15 +58,6 @@ fn allowed(name: &str, f: &Failure) -> bool {
     covered(ALLOWED_DIFFERENCES.iter().map(|(n, s, _)| (*n, Some(*s))), name, f)
 }
 
-fn pending(name: &str, f: &Failure) -> bool {
-    let entries = PENDING_CLASSIC_INTEGRATION.iter().flat_map(|(n, steps, _)| {
-        let all: Vec<(&'static str, Option<usize>)> =
-            if steps.is_empty() { vec![(*n, None)] } else { steps.iter().map(|s| (*n, Some(*s))).collect() };
-        all
-    });
-    covered(entries, name, f)
-}
-
 #[test]
 fn every_kip848_oracle_script_replays_with_kafkas_answers() {
     let dir = oracle_dir();
@@ -85,27 +65,19 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
     assert!(names.len() >= 40, "oracle scripts missing: {}", names.len());
     let mut report = Vec::new();
     let mut soft = Vec::new();
-    let mut pending_report = Vec::new();
     let mut matched = 0;
     for name in &names {
         let scenario = load(&dir, "scenarios", name);
         let expected = load(&dir, "expected", name);
         let outcomes: Vec<_> = variants(&expected).iter().map(|v| replay(&scenario, v)).collect();
-        let remaining: Vec<Vec<&Failure>> = outcomes
-            .iter()
-            .map(|o| o.failures.iter().filter(|f| !allowed(name, f) && !pending(name, f)).collect())
-            .collect();
+        let remaining: Vec<Vec<&Failure>> =
+            outcomes.iter().map(|o| o.failures.iter().filter(|f| !allowed(name, f)).collect()).collect();
         // The variant closest to a match (a script with variants matches if one does).
         let best =
             (0..outcomes.len()).min_by_key(|i| (remaining[*i].len(), outcomes[*i].failures.len())).unwrap();
         let failures = &outcomes[best].failures;
         if failures.is_empty() {
             matched += 1;
-        }
-        let waiting: Vec<&str> =
-            outcomes[best].failures.iter().filter(|f| pending(name, f)).map(|f| f.what.as_str()).collect();
-        if !waiting.is_empty() {
-            pending_report.push(format!("=== {name}\n{}", waiting.join("\n")));
         }
         if !remaining[best].is_empty() {
             let lines: Vec<&str> = remaining[best].iter().map(|f| f.what.as_str()).collect();
@@ -119,24 +91,9 @@ fn every_kip848_oracle_script_replays_with_kafkas_answers() {
                 ));
             }
         }
-        for (n, steps, _) in PENDING_CLASSIC_INTEGRATION.iter().filter(|(n, _, _)| name.starts_with(n)) {
-            let stale = if steps.is_empty() {
-                failures.is_empty()
-            } else {
-                steps.iter().any(|s| !failures.iter().any(|f| f.step == Some(*s)))
-            };
-            if stale {
-                report.push(format!(
-                    "=== {name}: matches now; remove ({n:?}, {steps:?}) from PENDING_CLASSIC_INTEGRATION"
-                ));
-            }
-        }
         if !outcomes[best].soft.is_empty() {
             soft.push(format!("--- {name}\n{}", outcomes[best].soft.join("\n")));
         }
-    }
-    if std::env::var_os("ORACLE848_PENDING").is_some() {
-        eprintln!("pending on the classic integration:\n{}", pending_report.join("\n"));
     }
     if std::env::var_os("ORACLE848_SOFT").is_some() {
         eprintln!("soft differences (records, timers):\n{}", soft.join("\n"));
