@@ -11,7 +11,12 @@ use crate::core::{
 };
 
 impl CoordinatorCore {
-    pub(crate) fn join_group(&mut self, rid: crate::core::RequestId, req: JoinGroupRequest) {
+    pub(crate) fn join_group(
+        &mut self,
+        rid: crate::core::RequestId,
+        req: JoinGroupRequest,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
         let eng = &mut self.engine;
         if req.group_id.is_empty() {
             let response = join_error(ErrorCode::InvalidGroupId, req.member_id);
@@ -27,7 +32,7 @@ impl CoordinatorCore {
         }
         if let Some(cg) = self.consumer_group_ref(&req.group_id) {
             if !cg.members.is_empty() {
-                self.consumer_group_classic_join(rid, req);
+                self.consumer_group_classic_join(rid, req, visible);
                 return;
             }
             // Offline migration: an empty consumer group becomes a classic one (§8.1).

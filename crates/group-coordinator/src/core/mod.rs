@@ -394,9 +394,9 @@ impl CoordinatorCore {
     }
 
     /// Runs one request, appending what it produces to the engine's effects.
-    fn dispatch(&mut self, request_id: RequestId, request: Request) {
+    fn dispatch(&mut self, request_id: RequestId, request: Request, visible: &dyn Fn(&str) -> bool) {
         match request {
-            Request::JoinGroup(r) => self.join_group(request_id, r),
+            Request::JoinGroup(r) => self.join_group(request_id, r, visible),
             Request::SyncGroup(r) => self.sync_group(request_id, r),
             Request::Heartbeat(r) => self.heartbeat(request_id, r),
             Request::LeaveGroup(r) => self.leave_group(request_id, r),
@@ -406,7 +406,7 @@ impl CoordinatorCore {
             Request::ListGroups(r) => self.list_groups(request_id, r),
             Request::DeleteGroups(r) => self.delete_groups(request_id, r),
             Request::OffsetDelete(r) => self.offset_delete(request_id, r),
-            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, r),
+            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, r, visible),
             Request::ConsumerGroupDescribe(r) => self.consumer_group_describe(request_id, r),
         }
     }
@@ -434,6 +434,21 @@ impl CoordinatorCore {
     /// As [`handle`](Self::handle), appending to `out` instead of returning new
     /// effects: a caller that drains and reuses one `Effects` allocates nothing for it.
     pub fn handle_into(&mut self, now_ms: i64, request_id: RequestId, request: Request, out: &mut Effects) {
+        self.handle_visible_into(now_ms, request_id, request, out, &|_| true);
+    }
+
+    /// As [`handle_into`](Self::handle_into), for a caller that may describe only
+    /// the topics `visible` accepts: a regex resolution this request triggers
+    /// matches only those (Kafka drops the topics the triggering member may not
+    /// describe, `kip848-semantics.md` §6.1). It is asked only when a regex resolves.
+    pub fn handle_visible_into(
+        &mut self,
+        now_ms: i64,
+        request_id: RequestId,
+        request: Request,
+        out: &mut Effects,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
         let barrier = match &request {
             Request::JoinGroup(r) => self.barrier(&r.group_id),
             Request::SyncGroup(r) => self.barrier(&r.group_id),
@@ -448,7 +463,7 @@ impl CoordinatorCore {
         std::mem::swap(&mut self.engine.fx, out);
         let from = self.engine.fx.responses.len();
         self.begin(now_ms);
-        self.dispatch(request_id, request);
+        self.dispatch(request_id, request, visible);
         self.defer_from(from, barrier);
         self.end();
         std::mem::swap(&mut self.engine.fx, out);

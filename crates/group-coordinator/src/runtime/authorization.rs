@@ -376,7 +376,11 @@ impl Inner {
             Admission::Answered(response) => return Pending::ready(Ok(response)),
             Admission::Admitted(request, fixup) => (request, fixup),
         };
-        match (self.submit(shard, request), fixup) {
+        // Kafka resolves a regex over the topics the triggering member may describe
+        // (`filterTopicDescribeAuthorizedTopics`); asked only when one resolves.
+        let visible =
+            |topic: &str| self.allowed(context, AclOperation::Describe, Resource::Topic(topic), false);
+        match (self.submit(shard, request, &visible), fixup) {
             (Ok(outcome), Fixup::Nothing) => Pending::ready(outcome),
             (Err(slot), Fixup::Nothing) => Pending::waiting(slot),
             (Ok(outcome), fixup) => {

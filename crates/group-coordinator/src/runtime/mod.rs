@@ -277,7 +277,14 @@ impl Inner {
     /// Runs `request` in coordinator partition `index` (its group's: callers pick it
     /// with [`shard_of`](Self::shard_of) before the request moves, so the group id is
     /// never copied to find it).
-    fn submit(&self, index: usize, request: Request) -> Result<Outcome, Arc<Slot>> {
+    /// `visible` says which topics the caller may describe: a regex resolution the
+    /// request triggers sees only those (§6.1).
+    fn submit(
+        &self,
+        index: usize,
+        request: Request,
+        visible: &dyn Fn(&str) -> bool,
+    ) -> Result<Outcome, Arc<Slot>> {
         let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) {
             return Ok(Err(CoordinatorError::Stopped));
@@ -299,7 +306,7 @@ impl Inner {
         // answered should the partition be lost while it waits.
         let lost = authorization::error_response(&request, group_types::ErrorCode::NotCoordinator);
         let Shard { core, scratch, .. } = &mut *shard;
-        core.handle_into(now, rid, request, scratch);
+        core.handle_visible_into(now, rid, request, scratch, visible);
         let mut answer = None;
         let mut deliver = Delivery::new();
         let kick = self.run_for(&mut shard, Some((rid, &mut answer)), &mut deliver);

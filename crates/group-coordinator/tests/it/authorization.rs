@@ -463,3 +463,39 @@ fn consumer_protocol_requests_are_authorized_per_group_and_topic() {
     assert_eq!(seen.groups[0].authorized_operations, (1 << 8) | (1 << 6));
     c.stop();
 }
+
+/// A regex resolves over the topics its triggering member may describe (§6.1).
+#[test]
+fn a_regex_resolves_only_to_topics_the_member_may_describe() {
+    use group_coordinator::{MetadataImage, TopicImage};
+    use group_types::{ConsumerGroupHeartbeatRequest, TopicId};
+    let acls = Arc::new(DenyList::default());
+    let image = MetadataImage::new(
+        1,
+        [
+            TopicImage::new(TopicId::from_u128(1), "foo-a", 2),
+            TopicImage::new(TopicId::from_u128(2), "foo-b", 2),
+        ],
+    );
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), test_config())
+        .clock(Arc::new(ManualClock::new(1_000)))
+        .authorizer(acls.clone())
+        .metadata_image(image)
+        .open()
+        .unwrap();
+    acls.deny("User:alice", AclOperation::Describe, "topic:foo-b");
+    let alice = RequestContext::new(Principal::user("alice"));
+    let join = ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: "a".into(),
+        rebalance_timeout_ms: 1_000,
+        subscribed_topic_regex: Some("foo-.*".into()),
+        topic_partitions: Some(Vec::new()),
+        ..ConsumerGroupHeartbeatRequest::default()
+    };
+    let r = c.caller(&alice).handle_consumer_group_heartbeat(join).unwrap();
+    assert_eq!(r.error_code, ErrorCode::None);
+    let g = c.get_consumer_group("g").expect("a consumer group");
+    assert_eq!(g.regexes, vec![("foo-.*".to_owned(), vec!["foo-a".to_owned()])]);
+    c.stop();
+}

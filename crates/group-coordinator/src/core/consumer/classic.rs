@@ -59,7 +59,12 @@ fn waiting_on_unreleased(cg: &ConsumerGroup, member: &ConsumerMember) -> bool {
 
 impl CoordinatorCore {
     /// JoinGroup to a consumer group from a classic-protocol client.
-    pub(crate) fn consumer_group_classic_join(&mut self, rid: RequestId, req: JoinGroupRequest) {
+    pub(crate) fn consumer_group_classic_join(
+        &mut self,
+        rid: RequestId,
+        req: JoinGroupRequest,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
         let error =
             |code, member: &str| Response::JoinGroup(crate::core::join_error(code, member.to_owned()));
         let Some(mut work) = self.take_consumer(&req.group_id) else { return };
@@ -68,7 +73,7 @@ impl CoordinatorCore {
                 let group_id = work.group_id.clone();
                 self.commit_work(work, Some((rid, Response::JoinGroup(response))));
                 // As after a heartbeat: Kafka's join schedules the regex refresh too.
-                self.maybe_resolve_regexes(&group_id);
+                self.maybe_resolve_regexes(&group_id, visible);
             }
             Err((code, member_id)) => {
                 self.abandon(work);

@@ -24,7 +24,12 @@ fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
 
 impl CoordinatorCore {
     /// ConsumerGroupHeartbeat: validation (§2.2), then a leave or a regular heartbeat.
-    pub(crate) fn consumer_group_heartbeat(&mut self, rid: RequestId, r: ConsumerGroupHeartbeatRequest) {
+    pub(crate) fn consumer_group_heartbeat(
+        &mut self,
+        rid: RequestId,
+        r: ConsumerGroupHeartbeatRequest,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
         let answer = |code, message| {
             Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse::error(code, message))
         };
@@ -41,7 +46,7 @@ impl CoordinatorCore {
         {
             self.consumer_leave(rid, &r)
         } else {
-            self.consumer_regular_heartbeat(rid, &r)
+            self.consumer_regular_heartbeat(rid, &r, visible)
         };
         if let Err((code, message)) = result {
             self.engine.respond(rid, answer(code, message));
@@ -97,13 +102,14 @@ impl CoordinatorCore {
         &mut self,
         rid: RequestId,
         r: &ConsumerGroupHeartbeatRequest,
+        visible: &dyn Fn(&str) -> bool,
     ) -> Result<(), Refusal> {
         let mut work = self.heartbeat_group(&r.group_id, r.member_epoch)?;
         match self.regular_heartbeat_in(&mut work, r) {
             Ok(response) => {
                 let group_id = work.group_id.clone();
                 self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));
-                self.maybe_resolve_regexes(&group_id);
+                self.maybe_resolve_regexes(&group_id, visible);
                 Ok(())
             }
             Err(refusal) => {

@@ -150,7 +150,10 @@ impl CoordinatorCore {
     /// regex of the group together, as Kafka's executor task does right after the
     /// heartbeat. The result is its own write: a RegularExpression record per
     /// regex, and a bump if any topic set or the metadata hash changed.
-    pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str) {
+    ///
+    /// Only topics `visible` accepts (those the triggering member may describe)
+    /// are candidates; internal topics are, as in Kafka.
+    pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str, visible: &dyn Fn(&str) -> bool) {
         let now = self.engine.now;
         let image = self.engine.image.clone();
         let Some(cg) = self.consumer_group_ref(group_id) else { return };
@@ -164,9 +167,11 @@ impl CoordinatorCore {
         let mut changed = false;
         for source in &subscribed {
             let mut matched: Vec<String> = match compile(source) {
-                Ok(re) => {
-                    image.topics().filter(|t| re.is_match(&t.name)).map(|t| t.name.to_string()).collect()
-                }
+                Ok(re) => image
+                    .topics()
+                    .filter(|t| re.is_match(&t.name) && visible(&t.name))
+                    .map(|t| t.name.to_string())
+                    .collect(),
                 Err(_) => Vec::new(),
             };
             matched.sort();
