@@ -86,6 +86,11 @@ pub(super) struct Args {
     consumer_group_max_size: Option<String>,
     #[arg(long, value_name = "POLICY", help = describe(Key::ConsumerMigrationPolicy))]
     consumer_migration_policy: Option<String>,
+    #[arg(long, value_name = "NAMES", help = describe(Key::ConsumerAssignors))]
+    consumer_assignors: Option<String>,
+    #[arg(long, value_name = "MS", allow_negative_numbers = true,
+          help = describe(Key::ConsumerRegexRefreshIntervalMs))]
+    consumer_regex_refresh_interval_ms: Option<String>,
     #[arg(long, value_name = "MINUTES", allow_negative_numbers = true,
           help = describe(Key::OffsetsRetentionMinutes))]
     offsets_retention_minutes: Option<String>,
@@ -182,6 +187,8 @@ impl Args {
             (Key::ConsumerMaxHeartbeatIntervalMs, &self.consumer_max_heartbeat_interval_ms),
             (Key::ConsumerGroupMaxSize, &self.consumer_group_max_size),
             (Key::ConsumerMigrationPolicy, &self.consumer_migration_policy),
+            (Key::ConsumerAssignors, &self.consumer_assignors),
+            (Key::ConsumerRegexRefreshIntervalMs, &self.consumer_regex_refresh_interval_ms),
             (Key::OffsetsRetentionMinutes, &self.offsets_retention_minutes),
             (Key::OffsetsRetentionCheckIntervalMs, &self.offsets_retention_check_interval_ms),
             (Key::OffsetMetadataMaxBytes, &self.offset_metadata_max_bytes),

@@ -31,6 +31,8 @@ pub(super) enum Key {
     ConsumerMaxHeartbeatIntervalMs,
     ConsumerGroupMaxSize,
     ConsumerMigrationPolicy,
+    ConsumerAssignors,
+    ConsumerRegexRefreshIntervalMs,
     OffsetsRetentionMinutes,
     OffsetsRetentionCheckIntervalMs,
     OffsetMetadataMaxBytes,
@@ -217,6 +219,22 @@ pub(super) const SETTINGS: &[Setting] = &[
         kafka: true,
         about: "Which non-empty groups convert between the classic and consumer protocols: \
                 disabled, upgrade, downgrade or bidirectional",
+    },
+    Setting {
+        key: Key::ConsumerAssignors,
+        flag: "--consumer-assignors",
+        property: "group.consumer.assignors",
+        kafka: true,
+        about: "Server-side assignors consumer-protocol members may ask for, comma-separated \
+                (uniform, range); the first is the default",
+    },
+    Setting {
+        key: Key::ConsumerRegexRefreshIntervalMs,
+        flag: "--consumer-regex-refresh-interval-ms",
+        property: "group.consumer.regex.refresh.interval.ms",
+        kafka: true,
+        about: "How old a regex subscription's resolution may get before it is resolved again \
+                (at least 10000)",
     },
     Setting {
         key: Key::OffsetsRetentionMinutes,
@@ -472,6 +490,8 @@ pub(super) fn default_text(key: Key) -> Option<String> {
         Key::ConsumerMaxHeartbeatIntervalMs => co.consumer.max_heartbeat_interval_ms.to_string(),
         Key::ConsumerGroupMaxSize => co.consumer.max_size.to_string(),
         Key::ConsumerMigrationPolicy => co.consumer.migration_policy.to_string(),
+        Key::ConsumerAssignors => co.consumer.assignors.join(","),
+        Key::ConsumerRegexRefreshIntervalMs => co.consumer.regex_refresh_interval_ms.to_string(),
         Key::OffsetsRetentionMinutes => (co.offset_retention_ms / 60_000).to_string(),
         Key::OffsetsRetentionCheckIntervalMs => co.offsets_retention_check_interval_ms.to_string(),
         Key::OffsetMetadataMaxBytes => co.offset_metadata_max_bytes.to_string(),

@@ -127,6 +127,11 @@ fn consumer(layer: &Layer, cg: &mut group_coordinator::ConsumerGroupConfig) -> R
         cg.migration_policy =
             raw.value.trim().parse().map_err(|_| raw.bad("disabled, upgrade, downgrade or bidirectional"))?;
     }
+    if let Some(raw) = layer.get(Key::ConsumerAssignors) {
+        cg.assignors = assignors(raw)?;
+    }
+    cg.regex_refresh_interval_ms = int(layer, Key::ConsumerRegexRefreshIntervalMs, 10_000, MAX_LONG_MS)?
+        .unwrap_or(cg.regex_refresh_interval_ms);
     // Each pair must be in order (`low` <= `high`), as Kafka requires.
     let ordered = [
         (
@@ -210,6 +215,24 @@ fn rebalance_protocols(raw: &Raw) -> Result<bool, ConfigError> {
         return Err(raw.bad(expected));
     }
     Ok(consumer)
+}
+
+/// `group.consumer.assignors`: the built-in server assignors by short name, at least
+/// one, none twice (Kafka 4.2 refuses duplicates). Kafka also takes class names of
+/// custom assignors; this node has only the built-ins.
+fn assignors(raw: &Raw) -> Result<Vec<String>, ConfigError> {
+    let expected = "a comma-separated list of uniform and range, each once";
+    let mut names: Vec<String> = Vec::new();
+    for name in raw.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if group_assignors::server::server_assignor(name).is_none() || names.iter().any(|n| n == name) {
+            return Err(raw.bad(expected));
+        }
+        names.push(name.to_owned());
+    }
+    if names.is_empty() {
+        return Err(raw.bad(expected));
+    }
+    Ok(names)
 }
 
 /// Two settings out of order, each named as given or as its default.

@@ -530,6 +530,8 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--consumer-max-heartbeat-interval-ms", "group.consumer.max.heartbeat.interval.ms", "15000"),
     ("--consumer-group-max-size", "group.consumer.max.size", "2147483647"),
     ("--consumer-migration-policy", "group.consumer.migration.policy", "bidirectional"),
+    ("--consumer-assignors", "group.consumer.assignors", "uniform,range"),
+    ("--consumer-regex-refresh-interval-ms", "group.consumer.regex.refresh.interval.ms", "600000"),
 ];
 
 /// The settings Kafka has no name for, under ours.
@@ -768,6 +770,10 @@ fn bad_cluster_settings_are_refused(#[case] args: &[&str], #[case] says: &str) {
 #[case::classic_is_required(&["--rebalance-protocols", "consumer"], "with classic")]
 #[case::streams_unsupported(&["--rebalance-protocols", "classic,streams"], "classic and consumer")]
 #[case::bad_policy(&["--consumer-migration-policy", "sideways"], "disabled, upgrade, downgrade or bidirectional")]
+#[case::unknown_assignor(&["--consumer-assignors", "uniform,sticky"], "uniform and range, each once")]
+#[case::duplicate_assignor(&["--consumer-assignors", "range,range"], "uniform and range, each once")]
+#[case::no_assignor(&["--consumer-assignors", " , "], "uniform and range, each once")]
+#[case::regex_refresh_too_often(&["--consumer-regex-refresh-interval-ms", "9999"], "from 10000")]
 fn consumer_group_settings_keep_kafka_s_bounds(#[case] args: &[&str], #[case] message: &str) {
     let err = parse(args).expect_err("refused");
     assert!(err.to_string().contains(message), "{err}");
@@ -794,8 +800,14 @@ fn consumer_group_settings_are_read() {
         "3",
         "--consumer-migration-policy",
         "Upgrade",
+        "--consumer-assignors",
+        "range, uniform",
+        "--consumer-regex-refresh-interval-ms",
+        "20000",
     ])
     .expect("parses");
+    assert_eq!(c.coordinator.consumer.assignors, ["range", "uniform"]);
+    assert_eq!(c.coordinator.consumer.regex_refresh_interval_ms, 20_000);
     let cg = &c.coordinator.consumer;
     assert!(cg.enabled);
     assert_eq!(
