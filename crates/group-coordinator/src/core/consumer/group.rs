@@ -83,6 +83,8 @@ pub(crate) struct ConsumerGroup {
     /// revocation); absent = free (`ConsumerGroup.currentPartitionEpoch`).
     pub(crate) partition_epochs: FastMap<(TopicId, i32), i32>,
     pub(crate) regexes: BTreeMap<Arc<str>, ResolvedRegex>,
+    /// How many members subscribe with a regex (kept by `replay`).
+    pub(crate) regex_subscribers: usize,
     /// Not in records: the metadata hash must be recomputed at the next heartbeat
     /// (after a load, or a change of a subscribed topic).
     pub(crate) refresh_needed: bool,
@@ -169,7 +171,10 @@ impl ConsumerGroup {
                     {
                         self.static_members.remove(&old);
                     }
+                    let had_regex = usize::from(member.regex().is_some());
                     member.meta = (**v).clone();
+                    let has_regex = usize::from(member.regex().is_some());
+                    self.regex_subscribers = self.regex_subscribers + has_regex - had_regex;
                     if let Some(instance) = &v.instance_id {
                         self.static_members.insert(instance.clone(), member_id.clone());
                     }
@@ -177,6 +182,7 @@ impl ConsumerGroup {
                 None => {
                     if let Some(member) = self.members.remove(member_id) {
                         self.release(&member);
+                        self.regex_subscribers -= usize::from(member.regex().is_some());
                         if let Some(instance) = &member.meta.instance_id
                             && self.static_members.get(instance) == Some(member_id)
                         {

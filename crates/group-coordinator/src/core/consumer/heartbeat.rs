@@ -37,7 +37,8 @@ impl CoordinatorCore {
             self.engine.respond(rid, answer(ErrorCode::UnsupportedVersion, None));
             return;
         }
-        if let Err((code, message)) = validate::validate_heartbeat(&r, &self.assignor_names()) {
+        if let Err((code, message)) = validate::validate_heartbeat(&r, &self.engine.config.consumer.assignors)
+        {
             self.engine.respond(rid, answer(code, Some(message)));
             return;
         }
@@ -51,11 +52,6 @@ impl CoordinatorCore {
         if let Err((code, message)) = result {
             self.engine.respond(rid, answer(code, message));
         }
-    }
-
-    /// The names of the configured server assignors.
-    pub(crate) fn assignor_names(&self) -> Vec<String> {
-        self.engine.config.consumer.assignors.clone()
     }
 
     /// Step 1: the consumer group the heartbeat works on (`getOrMaybeCreateConsumerGroup`).
@@ -119,12 +115,67 @@ impl CoordinatorCore {
         }
     }
 
+    /// The common heartbeat, answered without copying the member: a member Stable
+    /// at the group's epoch that sends nothing new. Steps 2-14 would write nothing
+    /// and change nothing for it but its session; anything else (a field sent, a
+    /// client id changed, a refresh or regex pending, a group epoch ahead) takes
+    /// the full path.
+    fn keep_alive(
+        &mut self,
+        work: &mut Work,
+        r: &ConsumerGroupHeartbeatRequest,
+    ) -> Option<ConsumerGroupHeartbeatResponse> {
+        let sends_nothing = r.member_epoch > 0
+            && r.instance_id.is_none()
+            && r.rack_id.is_none()
+            && r.rebalance_timeout_ms == -1
+            && r.subscribed_topic_names.is_none()
+            && r.subscribed_topic_regex.is_none()
+            && r.server_assignor.is_none();
+        let cg = &work.cg;
+        if !sends_nothing
+            || cg.refresh_needed
+            || cg.regex_subscribers > 0
+            || cg.group_epoch != cg.assignment_epoch
+        {
+            return None;
+        }
+        let m = cg.members.get(r.member_id.as_str())?;
+        let settled = m.member_epoch == r.member_epoch
+            && m.member_epoch == cg.assignment_epoch
+            && m.state == ConsumerMemberState::Stable
+            && !m.is_classic()
+            && m.meta.client_id == r.client_id
+            && m.meta.client_host == r.client_host;
+        if !settled {
+            return None;
+        }
+        let epoch = m.member_epoch;
+        let deadline = self.engine.now + i64::from(self.consumer_session_timeout(&work.group_id));
+        let member_id = m.id.clone();
+        if let Some(m) = work.cg.members.get_mut(&member_id) {
+            m.session_deadline = Some(deadline);
+        }
+        work.arm(TimerKey::ConsumerSession(work.group_id.clone(), member_id), deadline);
+        Some(ConsumerGroupHeartbeatResponse {
+            error_code: ErrorCode::None,
+            error_message: None,
+            member_id: Some(r.member_id.clone()),
+            member_epoch: epoch,
+            heartbeat_interval_ms: self.consumer_heartbeat_interval(&work.group_id),
+            assignment: None,
+        })
+    }
+
     /// Steps 2 to 14 on `work`'s group.
     fn regular_heartbeat_in(
         &mut self,
         work: &mut Work,
         r: &ConsumerGroupHeartbeatRequest,
     ) -> Result<ConsumerGroupHeartbeatResponse, Refusal> {
+        if let Some(answer) = self.keep_alive(work, r) {
+            return Ok(answer);
+        }
         let group_id = work.group_id.clone();
         let now = self.engine.now;
         let max = self.engine.config.consumer.max_size;
