@@ -27,7 +27,7 @@ import threading
 import time
 import traceback
 
-from worker_io import emit, stdin_commands
+from worker_io import emit, read_request_log, stdin_commands
 
 SESSION_MS = 5000
 HEARTBEAT_MS = 500
@@ -368,21 +368,7 @@ class Server:
             self.proc.wait()
 
     def requests(self, client_id=None, api=None, since=0.0):
-        out = []
-        with open(self.log_path) as f:
-            for line in f:
-                try:
-                    r = json.loads(line)
-                except ValueError:
-                    continue
-                if client_id is not None and r.get("client_id") != client_id:
-                    continue
-                if api is not None and r.get("api") != api:
-                    continue
-                if r["ts"] / 1000.0 < since:
-                    continue
-                out.append(r)
-        return out
+        return read_request_log(self.log_path, client_id, api, since)
 
     def heartbeats(self, client_id, since=0.0):
         """The answered ConsumerGroupHeartbeats of a client."""
