@@ -122,7 +122,8 @@ pub(crate) struct Engine {
     pub(crate) image_with_new_topics: i64,
     /// Per-group overrides of consumer-group settings.
     pub(crate) group_configs: ClientMap<String, crate::GroupConfigOverrides>,
-    /// Server assignors registered besides the built-ins, by name.
+    /// Server assignors by name: the built-ins (`uniform`, `range`), then those
+    /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
 }
 
@@ -345,7 +346,10 @@ impl CoordinatorCore {
                 image: Arc::new(crate::MetadataImage::default()),
                 image_with_new_topics: 0,
                 group_configs: ClientMap::default(),
-                assignors: Vec::new(),
+                assignors: vec![
+                    Arc::new(group_assignors::server::UniformAssignor),
+                    Arc::new(group_assignors::server::ServerRangeAssignor),
+                ],
             },
             started: false,
         }
@@ -805,14 +809,7 @@ impl CoordinatorCore {
         &self,
         name: &str,
     ) -> Option<Arc<dyn group_assignors::server::ServerAssignor>> {
-        if let Some(a) = self.engine.assignors.iter().find(|a| a.name() == name) {
-            return Some(a.clone());
-        }
-        match name {
-            "uniform" => Some(Arc::new(group_assignors::server::UniformAssignor)),
-            "range" => Some(Arc::new(group_assignors::server::ServerRangeAssignor)),
-            _ => None,
-        }
+        self.engine.assignors.iter().find(|a| a.name() == name).cloned()
     }
 
     /// Sets group `group_id`'s overrides of the consumer-group settings, checked
