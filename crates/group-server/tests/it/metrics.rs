@@ -49,6 +49,23 @@ impl Metrics {
         Metrics(Scrape::parse(lines).expect("the Prometheus text format"))
     }
 
+    /// A scrape taken once the reply to the `n`th request of `api` was counted.
+    /// The server counts a reply's latency and bytes after writing it, so the
+    /// client may read the reply before it is counted: poll, with a deadline.
+    fn after_replies(addr: SocketAddr, api: &str, n: f64) -> Metrics {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let scrape = Metrics::scrape(addr);
+            let counted = scrape.histogram_count("group_server_request_duration_seconds", &[("api", api)]);
+            if counted >= n {
+                return scrape;
+            }
+            // A guard against a hung test, not a timing assertion.
+            assert!(Instant::now() < deadline, "{counted} of {n} {api} replies counted");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// The value of the sample `name` whose labels include `labels`; panics if none.
     fn get(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         let sample = self
@@ -126,7 +143,7 @@ fn scrapes_follow_groups_requests_connections_and_commits() {
         let r: HeartbeatResponse = c.call(ApiKey::Heartbeat, 3, &hb);
         assert_eq!(r.error_code, 0);
     }
-    let formed = Metrics::scrape(addr);
+    let formed = Metrics::after_replies(addr, "Heartbeat", 3.0);
     assert_eq!(formed.get("kafka_group_rebalances_started_total", &[]), 1.0);
     assert_eq!(formed.get("kafka_group_rebalances_completed_total", &[]), 1.0);
     assert_eq!(formed.get("kafka_group_groups", &[("state", "Stable")]), 1.0);
@@ -160,7 +177,7 @@ fn scrapes_follow_groups_requests_connections_and_commits() {
         ]);
     let r: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit);
     assert!(r.topics[0].partitions.iter().all(|p| p.error_code == 0));
-    let committed = Metrics::scrape(addr);
+    let committed = Metrics::after_replies(addr, "OffsetCommit", 1.0);
     assert_eq!(committed.get("kafka_group_offset_commits_total", &[]), 1.0);
     assert_eq!(committed.get("kafka_group_offset_commit_partitions_total", &[]), 2.0);
     assert!(committed.get("group_server_received_bytes_total", &[]) > bytes_in);
