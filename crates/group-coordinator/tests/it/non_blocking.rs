@@ -137,6 +137,8 @@ fn list_groups_matching_answers_as_its_blocking_twin(#[case] request: ListGroups
     let storage = MemoryMetadataStore::new();
     let (c, clock) = open(&storage, &["cluster", "group:empty-b"]);
     populate(&c, &clock);
+    // Listings read committed state: the twins must see the same writes.
+    assert!(c.wait_for_writes(SOON));
     for context in [RequestContext::ANONYMOUS, mallory()] {
         let caller = c.caller(&context);
         let mut pending: Pending<ListGroupsResponse> = caller.list_groups_matching(request.clone());
