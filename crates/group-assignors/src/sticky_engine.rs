@@ -440,17 +440,17 @@ impl Loads {
 /// ends; a pass without a move proves balance. Newly placed partitions move
 /// before previously owned ones, and a partition goes back to its stale
 /// claimant when that also balances.
+///
+/// In rack mode a claim on the wrong rack is kept too, unlike Java's general
+/// builder (assignors.md 4.8): released, two such partitions of one topic can
+/// trade owners on every rebalance, and a cooperative group then revokes and
+/// rebalances forever. Racks still choose where unowned partitions go and
+/// which member takes a moved one, and the rack swap pass afterwards aligns
+/// partitions without changing any count.
 fn general(cluster: &Cluster<'_>, group: &Group<'_>, resolved: &Resolved, racks: Option<&Racks>) -> Vec<u32> {
     let total = cluster.total as usize;
     let n = group.members.len();
     let mut owner = resolved.prev_owner.clone();
-    if let Some(r) = racks {
-        for (g, o) in owner.iter_mut().enumerate() {
-            if *o != NONE && !r.matches(*o, g as u32) {
-                *o = NONE;
-            }
-        }
-    }
     let mut count = vec![0u32; n];
     let mut topic_of = vec![0u32; total];
     for (t, topic) in cluster.topics.iter().enumerate() {
@@ -493,7 +493,7 @@ fn general(cluster: &Cluster<'_>, group: &Group<'_>, resolved: &Resolved, racks:
     let moved: Vec<u32> = (0..total as u32)
         .filter(|&g| {
             let o = resolved.prev_owner[g as usize];
-            o != NONE && owner[g as usize] != o && racks.is_none_or(|r| r.matches(o, g))
+            o != NONE && owner[g as usize] != o
         })
         .take(REPAIR_TRIES)
         .collect();
