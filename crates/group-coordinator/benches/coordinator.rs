@@ -1,66 +1,22 @@
 //! Coordinator benchmarks (`benchmarks.md` "Coordinator"): heartbeats of 10,000 Stable
 //! members in 100 groups, OffsetCommit of 1 and 100 partitions, a rebalance of 10, 100 and 1,000
-//! members, each on the core alone and through `GroupCoordinator`; and the memory per
-//! Stable member (printed, measured from the process's resident set).
+//! members, each on the core alone and through `GroupCoordinator`. The memory per Stable
+//! member is the `memory` bench.
+
+mod common;
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::{ASSIGNMENT, SUBSCRIPTION, config, member_id, stored};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, GroupCoordinator, ManualClock, Request, RequestId,
-};
-use group_offsets::{
-    GroupMetadataRecord, MemberMetadataRecord, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record,
-    StoredGroups,
-};
+use group_coordinator::{CoordinatorCore, Effects, GroupCoordinator, ManualClock, Request, RequestId};
+use group_offsets::{MemoryMetadataStore, MetadataStore, OwnerEpoch, Record};
 use group_types::{
     HeartbeatRequest, JoinGroupRequest, MemberAssignmentData, OffsetCommitData, OffsetCommitRequest,
     ProtocolMetadata, SyncGroupRequest,
 };
-
-const SUBSCRIPTION: [u8; 50] = [7; 50];
-const ASSIGNMENT: [u8; 20] = [9; 20];
-
-fn config() -> CoordinatorConfig {
-    CoordinatorConfig {
-        min_session_timeout_ms: 10,
-        max_session_timeout_ms: 600_000,
-        ..CoordinatorConfig::default()
-    }
-}
-
-fn member_id(g: usize, m: usize) -> String {
-    format!("consumer-{g:04}-{m:05}-2f9a6c1e-4b1d-9e7f0a3c5d21")
-}
-
-/// `groups` Stable groups of `members` each, generation 1, as storage would hold them.
-fn stored(groups: usize, members: usize) -> StoredGroups {
-    let groups = (0..groups)
-        .map(|g| GroupMetadataRecord {
-            group_id: format!("group-{g}"),
-            protocol_type: Some("consumer".into()),
-            generation_id: 1,
-            protocol_name: Some("range".into()),
-            leader_id: Some(member_id(g, 0)),
-            state_timestamp_ms: Some(0),
-            members: (0..members)
-                .map(|m| MemberMetadataRecord {
-                    member_id: member_id(g, m),
-                    group_instance_id: None,
-                    client_id: "consumer".into(),
-                    client_host: "/127.0.0.1".into(),
-                    rebalance_timeout_ms: 300_000,
-                    session_timeout_ms: 45_000,
-                    subscription: SUBSCRIPTION.to_vec(),
-                    assignment: ASSIGNMENT.to_vec(),
-                })
-                .collect(),
-        })
-        .collect();
-    StoredGroups { groups, offsets: Vec::new(), consumer: Vec::new() }
-}
 
 fn heartbeats(groups: usize, members: usize) -> Vec<HeartbeatRequest> {
     (0..members)
@@ -328,37 +284,5 @@ fn bench_rebalance_of(c: &mut Criterion, n: usize) {
     group.finish();
 }
 
-fn resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
-fn memory_per_member(_: &mut Criterion) {
-    const GROUPS: usize = 1_000;
-    const MEMBERS: usize = 100;
-    let before = resident_bytes();
-    let mut core = CoordinatorCore::new(config());
-    for g in 0..GROUPS {
-        // One group at a time, so the input's memory is freed and reused at once and
-        // the resident set grows by what the core keeps.
-        let mut one = stored(1, MEMBERS);
-        for record in &mut one.groups {
-            record.group_id = format!("group-{g}");
-        }
-        let _ = core.load(0, one);
-    }
-    let after = resident_bytes();
-    if let (Some(before), Some(after)) = (before, after) {
-        let per_member = after.saturating_sub(before) as f64 / (GROUPS * MEMBERS) as f64;
-        println!(
-            "memory per Stable member (core, 50-byte subscription, 20-byte assignment): {per_member:.0} bytes \
-             (resident set growth over {} members)",
-            GROUPS * MEMBERS
-        );
-    }
-    black_box(core.group_count());
-}
-
-criterion_group!(benches, bench_heartbeats, bench_commits, bench_rebalance, memory_per_member);
+criterion_group!(benches, bench_heartbeats, bench_commits, bench_rebalance);
 criterion_main!(benches);

@@ -434,6 +434,12 @@ impl MetadataStore for MemoryMetadataStore {
         Ok(read(self.partition(partition)?).epoch)
     }
 
+    /// Appends apply under the partition's lock and complete at once, except
+    /// while appends are held (tests), when they complete on release.
+    fn completes_inline(&self) -> bool {
+        true
+    }
+
     /// Applied on the caller's thread without a channel, unless the append
     /// must wait (held, or behind held appends).
     fn append_blocking(

@@ -228,6 +228,15 @@ pub trait MetadataStore: Send + Sync {
     /// Everything `partition` holds, and its highest accepted epoch.
     fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError>;
 
+    /// True when [`append`](Self::append) does no I/O and normally completes
+    /// before it returns (an in-memory engine). A caller may then append on the
+    /// thread that issued the write instead of handing the append to a thread
+    /// of its own: nothing blocks, and no thread has to be woken. An append that
+    /// completes later all the same must still be handled. `false` by default.
+    fn completes_inline(&self) -> bool {
+        false
+    }
+
     /// The highest epoch `partition` accepted.
     fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {
         Ok(self.load(partition)?.epoch)
@@ -455,6 +464,9 @@ macro_rules! forward_metadata_store {
             }
             fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError> {
                 (**self).load(partition)
+            }
+            fn completes_inline(&self) -> bool {
+                (**self).completes_inline()
             }
             fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {
                 (**self).owner_epoch(partition)

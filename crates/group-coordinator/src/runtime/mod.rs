@@ -160,6 +160,11 @@ struct Inner {
     image: Mutex<Arc<MetadataImage>>,
     /// Server assignors registered besides the built-ins.
     assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
+    /// The engine [completes inline](MetadataStore::completes_inline): the thread
+    /// that issues a write to an idle partition appends it (see `kick`).
+    inline_appends: bool,
+    /// Tells inline appends apart (see `storage_stage::INLINE`).
+    append_tokens: AtomicU64,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -265,10 +270,25 @@ impl Inner {
         false
     }
 
-    /// Asks the storage stage to append partition `index`'s queued writes (of
-    /// incarnation `incarnation`: a request that outlives it is ignored).
+    /// Starts the append of partition `index`'s queued writes (of incarnation
+    /// `incarnation`: a request that outlives it is ignored). With an engine that
+    /// [completes inline](MetadataStore::completes_inline) this thread appends
+    /// and handles the completion itself, so no thread is woken; otherwise the
+    /// storage stage is asked to.
     fn kick(&self, index: usize, incarnation: u64) {
-        let _ = self.stage[index % self.stage.len()].send(StageMessage::Append(index, incarnation));
+        let tx = &self.stage[index % self.stage.len()];
+        if !self.inline_appends {
+            let _ = tx.send(StageMessage::Append(index, incarnation));
+            return;
+        }
+        let shard = lock(&self.shards[index]);
+        if shard.incarnation != incarnation {
+            return;
+        }
+        if let Some((result, took)) = self.start_append(index, shard, tx, true) {
+            self.append_latency.record(took);
+            self.on_completed(index, incarnation, result, tx);
+        }
     }
 
     /// Hands a request to its group's core. The answer, if the request is answered
@@ -465,6 +485,7 @@ impl GroupCoordinator {
                 incarnation: 0,
             }));
         }
+        let storage_inline = storage.completes_inline();
         let inner = Arc::new(Inner {
             shards,
             partitions,
@@ -486,6 +507,8 @@ impl GroupCoordinator {
             lease: ownership.lease,
             image: Mutex::new(ownership.image),
             assignors: ownership.assignors,
+            inline_appends: storage_inline,
+            append_tokens: AtomicU64::new(0),
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {

@@ -1,6 +1,7 @@
 //! The storage stage: appends each coordinator partition's queued writes as one
 //! batch, off every lock, and feeds the outcome back to the partition's core.
 
+use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use std::sync::{MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -20,6 +21,30 @@ pub(crate) enum StageMessage {
     Completed(usize, u64, Result<(), StorageError>, Duration),
     /// The coordinator stopped.
     Stop,
+}
+
+/// An append made inline (see [`Inner::start_append`]) on this thread, and its
+/// outcome once the engine reported it.
+struct InlineAppend {
+    token: u64,
+    outcome: Option<Result<(), StorageError>>,
+}
+
+thread_local! {
+    static INLINE: RefCell<Option<InlineAppend>> = const { RefCell::new(None) };
+}
+
+/// Keeps `result` for the inline append `token` when it is the one this thread
+/// is making; otherwise hands it back, to go to the stage.
+fn inline_outcome(token: Option<u64>, result: Result<(), StorageError>) -> Option<Result<(), StorageError>> {
+    let Some(token) = token else { return Some(result) };
+    INLINE.with(|cell| match cell.borrow_mut().as_mut() {
+        Some(append) if append.token == token && append.outcome.is_none() => {
+            append.outcome = Some(result);
+            None
+        }
+        _ => Some(result),
+    })
 }
 
 /// The stage's loop: runs until the coordinator stops or is dropped.
@@ -47,14 +72,25 @@ impl Inner {
         if shard.incarnation != incarnation {
             return;
         }
-        self.start_append(index, shard, tx);
+        self.start_append(index, shard, tx, false);
     }
 
     /// With the shard locked (the guard is consumed: the append runs unlocked).
-    fn start_append(&self, index: usize, mut shard: MutexGuard<'_, Shard>, tx: &Sender<StageMessage>) {
+    ///
+    /// With `inline`, an outcome the engine reports before `append` returns, on
+    /// this thread, is returned (with the append's duration) for the caller to
+    /// feed to [`on_completed`](Self::on_completed); every other outcome goes to
+    /// the stage, as without it.
+    pub(super) fn start_append(
+        &self,
+        index: usize,
+        mut shard: MutexGuard<'_, Shard>,
+        tx: &Sender<StageMessage>,
+        inline: bool,
+    ) -> Option<(Result<(), StorageError>, Duration)> {
         if shard.queued.is_empty() || self.stopped.load(Ordering::Acquire) {
             shard.appending = false;
-            return;
+            return None;
         }
         let mut writes = std::mem::take(&mut shard.queued).into_iter();
         let mut records = Vec::new();
@@ -75,10 +111,18 @@ impl Inner {
         // on purpose (the coordinator's `Clock` may be a manual one in tests), and
         // taken in the completion so that the stage's own queue is not counted.
         let started = Instant::now();
+        let token = inline.then(|| self.append_tokens.fetch_add(1, Ordering::Relaxed));
         let completion = AppendCompletion::new(move |result| {
-            let _ = tx.send(StageMessage::Completed(index, incarnation, result, started.elapsed()));
+            if let Some(result) = inline_outcome(token, result) {
+                let _ = tx.send(StageMessage::Completed(index, incarnation, result, started.elapsed()));
+            }
         });
+        if let Some(token) = token {
+            INLINE.with(|cell| *cell.borrow_mut() = Some(InlineAppend { token, outcome: None }));
+        }
         self.storage.append(CoordinatorPartition(index as u32), epoch, records, completion);
+        let outcome = token.and_then(|_| INLINE.with(|cell| cell.borrow_mut().take()?.outcome));
+        outcome.map(|result| (result, started.elapsed()))
     }
 
     /// Feeds an append's outcome to the partition's core, releases what waited for
@@ -89,7 +133,7 @@ impl Inner {
     /// gauge then, and a later load read what the engine made of it. A fenced
     /// append (a node with a higher epoch owns the partition now) unloads the
     /// partition and tells the `on_partition_lost` listener.
-    fn on_completed(
+    pub(super) fn on_completed(
         &self,
         index: usize,
         incarnation: u64,
@@ -166,8 +210,10 @@ impl Inner {
         let kick = self.run_for(shard, None, &mut deliver);
         if kick {
             // The next batch goes out before anyone is woken: they would only
-            // queue behind it.
-            self.start_append(index, guard, tx);
+            // queue behind it. Its outcome goes to the stage even after an
+            // inline append: a thread that issued one write does not go on
+            // appending for everyone else.
+            self.start_append(index, guard, tx, false);
         } else {
             drop(guard);
         }
