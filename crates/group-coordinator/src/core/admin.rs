@@ -48,10 +48,10 @@ impl CoordinatorCore {
                 .map(|m| DescribedMember {
                     member_id: str::to_owned(&m.id),
                     group_instance_id: m.instance.clone(),
-                    client_id: m.client_id.clone(),
-                    client_host: m.client_host.clone(),
+                    client_id: m.client_id.to_string(),
+                    client_host: m.client_host.to_string(),
                     member_metadata: if stable { m.metadata(protocol).to_vec() } else { Vec::new() },
-                    member_assignment: m.assignment.clone(),
+                    member_assignment: m.assignment.to_vec(),
                 })
                 .collect(),
         }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
 use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
+use crate::core::member_index::MemberIndex;
 use crate::core::offset_cache::OffsetCache;
 use crate::core::types::{RequestId, WriteId};
 use group_types::hash::ClientMap;
@@ -15,13 +16,14 @@ use group_types::hash::ClientMap;
 pub(crate) struct Member {
     pub(crate) id: Arc<str>,
     pub(crate) instance: Option<String>,
-    pub(crate) client_id: String,
-    pub(crate) client_host: String,
+    // Exactly sized: a group holds one of each per member. The protocol type is
+    // the group's (a member with another one is refused).
+    pub(crate) client_id: Box<str>,
+    pub(crate) client_host: Box<str>,
     pub(crate) rebalance_timeout_ms: i32,
     pub(crate) session_timeout_ms: i32,
-    pub(crate) protocol_type: String,
-    pub(crate) protocols: Vec<ProtocolMetadata>,
-    pub(crate) assignment: Vec<u8>,
+    pub(crate) protocols: Box<[ProtocolMetadata]>,
+    pub(crate) assignment: Box<[u8]>,
     pub(crate) awaiting_join: Option<RequestId>,
     pub(crate) awaiting_sync: Option<RequestId>,
     pub(crate) is_new: bool,
@@ -38,7 +40,7 @@ impl Member {
     }
 
     pub(crate) fn matches(&self, protocols: &[ProtocolMetadata]) -> bool {
-        self.protocols == protocols
+        *self.protocols == *protocols
     }
 
     fn vote<'a>(&'a self, candidates: &BTreeSet<&str>) -> Option<&'a str> {
@@ -65,7 +67,7 @@ pub(crate) struct Group {
     pub(crate) protocol_name: Option<String>,
     pub(crate) leader: Option<Arc<str>>,
     members: Vec<Member>,
-    index: ClientMap<Arc<str>, usize>,
+    index: MemberIndex,
     pub(crate) static_members: ClientMap<String, Arc<str>>,
     pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
     num_awaiting_join: usize,
@@ -99,7 +101,7 @@ impl Group {
             protocol_name: None,
             leader: None,
             members: Vec::new(),
-            index: ClientMap::default(),
+            index: MemberIndex::default(),
             static_members: ClientMap::default(),
             pending_join: BTreeMap::new(),
             num_awaiting_join: 0,
@@ -120,6 +122,11 @@ impl Group {
         self.previous_state = self.state;
         self.state = to;
         self.state_ts = now;
+        if to == GroupState::Stable {
+            // Members join one by one and the list doubles as it grows: once the
+            // group settles, give back what it will not use (memory per member).
+            self.members.shrink_to_fit();
+        }
     }
 
     pub(crate) fn is(&self, state: GroupState) -> bool {
@@ -135,7 +142,7 @@ impl Group {
     }
 
     pub(crate) fn position(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        self.index.get(&self.members, id)
     }
 
     pub(crate) fn member(&self, id: &str) -> Option<&Member> {
@@ -151,7 +158,7 @@ impl Group {
     }
 
     pub(crate) fn has_member(&self, id: &str) -> bool {
-        self.index.contains_key(id)
+        self.position(id).is_some()
     }
 
     pub(crate) fn is_leader(&self, id: &str) -> bool {
@@ -162,13 +169,16 @@ impl Group {
         self.static_members.get(instance)
     }
 
+    /// Room for `n` more members, exactly (a load knows how many come).
+    pub(crate) fn reserve_members(&mut self, n: usize) {
+        self.members.reserve_exact(n);
+        self.index.reserve(&self.members, n);
+    }
+
     /// Adds a member that parks `join` (§2.1.3 `group.add`).
     pub(crate) fn add(&mut self, mut member: Member, join: Option<RequestId>) {
         if let Some(instance) = &member.instance {
             self.static_members.insert(instance.clone(), member.id.clone());
-        }
-        if self.members.is_empty() {
-            self.protocol_type = Some(member.protocol_type.clone());
         }
         self.count_protocols(&member.protocols, true);
         member.awaiting_join = join;
@@ -182,21 +192,17 @@ impl Group {
         if self.leader.is_none() {
             self.leader = Some(member.id.clone());
         }
-        self.index.insert(member.id.clone(), self.members.len());
         self.members.push(member);
+        self.index.insert(&self.members, self.members.len() - 1);
     }
 
     /// Removes a member (`ClassicGroup.remove`): its parked requests are returned to the
     /// caller unanswered; a new leader is the first remaining member.
     pub(crate) fn remove(&mut self, id: &str) -> Option<Member> {
         self.pending_join.remove(id);
-        let i = self.index.remove(id)?;
+        let i = self.index.remove(&self.members, id)?;
         let member = self.members.remove(i);
-        for m in &self.members[i..] {
-            if let Some(slot) = self.index.get_mut(&m.id) {
-                *slot -= 1;
-            }
-        }
+        self.index.close_gap(i);
         self.count_protocols(&member.protocols, false);
         if member.awaiting_join.is_some() {
             self.num_awaiting_join -= 1;
@@ -217,15 +223,15 @@ impl Group {
 
     /// Renames a member in place (static replacement), keeping everything it holds.
     pub(crate) fn rename(&mut self, old: &str, new: Arc<str>) {
-        let Some(i) = self.index.remove(old) else { return };
-        self.index.insert(new.clone(), i);
+        let Some(i) = self.index.remove(&self.members, old) else { return };
         if self.members[i].pending_sync {
             self.members[i].pending_sync = false;
             self.num_pending_sync -= 1;
             self.stale_pending_sync.push(Arc::from(old));
         }
+        self.members[i].id = new.clone();
+        self.index.insert(&self.members, i);
         let member = &mut self.members[i];
-        member.id = new.clone();
         // The timer queued under the old id is not this id's.
         member.session_armed = None;
         if let Some(instance) = &member.instance {
@@ -256,7 +262,7 @@ impl Group {
 
     /// Replaces a member's protocols and timeouts (`updateMember`).
     pub(crate) fn update_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
-        let old = std::mem::replace(&mut self.members[i].protocols, protocols);
+        let old = std::mem::replace(&mut self.members[i].protocols, protocols.into_boxed_slice());
         let new = &self.members[i].protocols;
         // A rejoin usually names the same protocols (only metadata changes): the
         // per-name counts stay as they are.
@@ -422,14 +428,14 @@ impl Group {
                 .map(|(i, m)| MemberMetadataRecord {
                     member_id: str::to_owned(&m.id),
                     group_instance_id: m.instance.clone(),
-                    client_id: m.client_id.clone(),
-                    client_host: m.client_host.clone(),
+                    client_id: m.client_id.to_string(),
+                    client_host: m.client_host.to_string(),
                     rebalance_timeout_ms: m.rebalance_timeout_ms,
                     session_timeout_ms: m.session_timeout_ms,
                     subscription: m.metadata(protocol).to_vec(),
                     assignment: match assignments {
                         Some(list) => list.get(i).cloned().unwrap_or_default(),
-                        None => m.assignment.clone(),
+                        None => m.assignment.to_vec(),
                     },
                 })
                 .collect(),

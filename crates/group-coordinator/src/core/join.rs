@@ -238,13 +238,12 @@ impl Engine {
         let member = Member {
             id,
             instance: req.group_instance_id,
-            client_id: req.client_id,
-            client_host: req.client_host,
+            client_id: req.client_id.into(),
+            client_host: req.client_host.into(),
             rebalance_timeout_ms,
             session_timeout_ms: req.session_timeout_ms,
-            protocol_type: req.protocol_type,
-            protocols: req.protocols,
-            assignment: Vec::new(),
+            protocols: req.protocols.into(),
+            assignment: Box::default(),
             awaiting_join: None,
             awaiting_sync: None,
             is_new: true,
@@ -254,6 +253,9 @@ impl Engine {
         };
         if g.is(GroupState::PreparingRebalance) && g.previous_state == GroupState::Empty {
             g.new_member_added = true;
+        }
+        if g.len() == 0 {
+            g.protocol_type = Some(req.protocol_type);
         }
         g.add(member, Some(rid));
         let i = g.len() - 1;
@@ -311,7 +313,7 @@ impl Engine {
                         generation: g.generation,
                         old_id,
                         new_id,
-                        old_protocols,
+                        old_protocols: old_protocols.into_vec(),
                         old_rebalance_timeout_ms,
                         old_session_timeout_ms,
                         current_leader,

@@ -9,6 +9,7 @@ mod events;
 mod group;
 mod ids;
 mod join;
+mod member_index;
 mod membership;
 mod offset_cache;
 mod offsets;
@@ -698,21 +699,21 @@ impl CoordinatorCore {
             g.protocol_type = record.protocol_type.filter(|t| !t.is_empty());
             g.protocol_name = record.protocol_name;
             let protocol = g.protocol_name.clone().unwrap_or_default();
+            g.reserve_members(record.members.len());
             for m in record.members {
                 let member = Member {
                     id: Arc::from(m.member_id.as_str()),
                     instance: m.group_instance_id,
-                    client_id: m.client_id,
-                    client_host: m.client_host,
+                    client_id: m.client_id.into(),
+                    client_host: m.client_host.into(),
                     rebalance_timeout_ms: if m.rebalance_timeout_ms > 0 {
                         m.rebalance_timeout_ms
                     } else {
                         m.session_timeout_ms
                     },
                     session_timeout_ms: m.session_timeout_ms,
-                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                    protocols: vec![ProtocolMetadata::new(protocol.clone(), m.subscription)],
-                    assignment: m.assignment,
+                    protocols: Box::new([ProtocolMetadata::new(protocol.clone(), m.subscription)]),
+                    assignment: m.assignment.into(),
                     awaiting_join: None,
                     awaiting_sync: None,
                     is_new: false,
@@ -720,9 +721,7 @@ impl CoordinatorCore {
                     session_deadline: None,
                     session_armed: None,
                 };
-                let protocol_type = g.protocol_type.clone();
                 g.add(member, None);
-                g.protocol_type = protocol_type;
             }
             g.leader = match record.leader_id {
                 Some(leader) if g.has_member(&leader) => g.member(&leader).map(|m| m.id.clone()),
@@ -868,14 +867,14 @@ fn snapshot(g: &Group) -> GroupMetadata {
             .map(|m| MemberMetadata {
                 member_id: str::to_owned(&m.id),
                 group_instance_id: m.instance.clone(),
-                client_id: m.client_id.clone(),
-                client_host: m.client_host.clone(),
+                client_id: m.client_id.to_string(),
+                client_host: m.client_host.to_string(),
                 session_timeout_ms: m.session_timeout_ms,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
-                protocol_type: m.protocol_type.clone(),
-                protocols: m.protocols.clone(),
+                protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                protocols: m.protocols.to_vec(),
                 subscription: m.metadata(protocol).to_vec(),
-                assignment: m.assignment.clone(),
+                assignment: m.assignment.to_vec(),
                 awaiting_join: m.awaiting_join.is_some(),
                 awaiting_sync: m.awaiting_sync.is_some(),
                 is_new: m.is_new,

@@ -147,7 +147,7 @@ impl Engine {
 
     pub(crate) fn reset_and_propagate_assignment_with_error(&mut self, g: &mut Group, error: ErrorCode) {
         for i in 0..g.len() {
-            g.at_mut(i).assignment.clear();
+            g.at_mut(i).assignment = Box::default();
         }
         self.propagate_assignment(g, error);
     }
@@ -161,7 +161,7 @@ impl Engine {
                     error_code: error,
                     protocol_type: if ok { g.protocol_type.clone() } else { None },
                     protocol_name: if ok { g.protocol_name.clone() } else { None },
-                    assignment: g.at(i).assignment.clone(),
+                    assignment: g.at(i).assignment.to_vec(),
                 };
                 self.respond(request, Response::SyncGroup(response));
                 let timeout = g.at(i).session_timeout_ms;

@@ -82,7 +82,7 @@ impl CoordinatorCore {
                     error_code: ErrorCode::None,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    assignment: g.at(i).assignment.clone(),
+                    assignment: g.at(i).assignment.to_vec(),
                 };
                 eng.respond(rid, Response::SyncGroup(response));
             }
@@ -117,7 +117,8 @@ impl Engine {
         match result {
             Ok(()) => {
                 for i in 0..g.len() {
-                    g.at_mut(i).assignment = assignments.get_mut(i).map(std::mem::take).unwrap_or_default();
+                    g.at_mut(i).assignment =
+                        assignments.get_mut(i).map(std::mem::take).unwrap_or_default().into();
                 }
                 self.propagate_assignment(g, ErrorCode::None);
                 self.transition(g, GroupState::Stable);

@@ -73,15 +73,15 @@ impl CoordinatorCore {
             let meta = ConsumerMemberMetadataValue {
                 instance_id: m.instance.clone(),
                 rack_id: subscription.rack_id.clone().filter(|r| !r.is_empty()),
-                client_id: m.client_id.clone(),
-                client_host: m.client_host.clone(),
+                client_id: m.client_id.to_string(),
+                client_host: m.client_host.to_string(),
                 subscribed_topic_names: names,
                 subscribed_topic_regex: None,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 server_assignor: None,
                 classic: Some(ClassicMemberMetadata {
                     session_timeout_ms: m.session_timeout_ms,
-                    supported_protocols: m.protocols.clone(),
+                    supported_protocols: m.protocols.to_vec(),
                 }),
             };
             converted.push((
@@ -215,13 +215,12 @@ impl CoordinatorCore {
             let member = Member {
                 id: m.id.clone(),
                 instance: m.meta.instance_id.clone(),
-                client_id: m.meta.client_id.clone(),
-                client_host: m.meta.client_host.clone(),
+                client_id: m.meta.client_id.as_str().into(),
+                client_host: m.meta.client_host.as_str().into(),
                 rebalance_timeout_ms: m.meta.rebalance_timeout_ms,
                 session_timeout_ms: classic.session_timeout_ms,
-                protocol_type: "consumer".to_owned(),
-                protocols: classic.supported_protocols.clone(),
-                assignment: target.encode().unwrap_or_default(),
+                protocols: classic.supported_protocols.as_slice().into(),
+                assignment: target.encode().unwrap_or_default().into(),
                 awaiting_join: None,
                 awaiting_sync: None,
                 is_new: false,
