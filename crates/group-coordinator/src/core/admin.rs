@@ -47,7 +47,7 @@ impl CoordinatorCore {
                 .iter()
                 .map(|m| DescribedMember {
                     member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance.clone(),
+                    group_instance_id: m.instance.as_deref().map(str::to_owned),
                     client_id: m.client_id.to_string(),
                     client_host: m.client_host.to_string(),
                     member_metadata: if stable { m.metadata(protocol).to_vec() } else { Vec::new() },
@@ -267,7 +267,7 @@ impl Engine {
     /// Arms again every deadline of a group a revert brings back.
     pub(crate) fn rearm_group(&mut self, g: &Group) {
         for m in g.members() {
-            if let Some(deadline) = m.session_deadline {
+            if let Some(deadline) = m.session_deadline.get() {
                 self.arm(TimerKey::Session(g.id.clone(), m.id.clone()), deadline);
             }
         }

@@ -8,14 +8,14 @@ use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
 use crate::core::member_index::MemberIndex;
 use crate::core::offset_cache::OffsetCache;
-use crate::core::types::{RequestId, WriteId};
+use crate::core::types::{Deadline, RequestId, WriteId};
 use group_types::hash::ClientMap;
 
 /// One member of a classic group.
 #[derive(Debug, Clone)]
 pub(crate) struct Member {
     pub(crate) id: Arc<str>,
-    pub(crate) instance: Option<String>,
+    pub(crate) instance: Option<Box<str>>,
     // Exactly sized: a group holds one of each per member. The protocol type is
     // the group's (a member with another one is refused).
     pub(crate) client_id: Box<str>,
@@ -28,10 +28,10 @@ pub(crate) struct Member {
     pub(crate) awaiting_sync: Option<RequestId>,
     pub(crate) is_new: bool,
     pub(crate) pending_sync: bool,
-    pub(crate) session_deadline: Option<i64>,
+    pub(crate) session_deadline: Deadline,
     /// When the session timer queued for this member fires (`Engine::arm_session`):
     /// at or before `session_deadline`; `None` when none is queued.
-    pub(crate) session_armed: Option<i64>,
+    pub(crate) session_armed: Deadline,
 }
 
 impl Member {
@@ -68,7 +68,7 @@ pub(crate) struct Group {
     pub(crate) leader: Option<Arc<str>>,
     members: Vec<Member>,
     index: MemberIndex,
-    pub(crate) static_members: ClientMap<String, Arc<str>>,
+    pub(crate) static_members: ClientMap<Box<str>, Arc<str>>,
     pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
     num_awaiting_join: usize,
     num_pending_sync: usize,
@@ -211,9 +211,9 @@ impl Group {
             self.num_pending_sync -= 1;
         }
         if let Some(instance) = &member.instance
-            && self.static_members.get(instance).is_some_and(|m| **m == *member.id)
+            && self.static_members.get(&**instance).is_some_and(|m| **m == *member.id)
         {
-            self.static_members.remove(instance);
+            self.static_members.remove(&**instance);
         }
         if self.is_leader(id) {
             self.leader = self.members.first().map(|m| m.id.clone());
@@ -233,7 +233,7 @@ impl Group {
         self.index.insert(&self.members, i);
         let member = &mut self.members[i];
         // The timer queued under the old id is not this id's.
-        member.session_armed = None;
+        member.session_armed = Deadline::NONE;
         if let Some(instance) = &member.instance {
             self.static_members.insert(instance.clone(), new.clone());
         }
@@ -387,7 +387,7 @@ impl Group {
             .iter()
             .map(|m| JoinGroupMember {
                 member_id: str::to_owned(&m.id),
-                group_instance_id: m.instance.clone(),
+                group_instance_id: m.instance.as_deref().map(str::to_owned),
                 metadata: m.metadata(protocol).to_vec(),
             })
             .collect()
@@ -427,7 +427,7 @@ impl Group {
                 .enumerate()
                 .map(|(i, m)| MemberMetadataRecord {
                     member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance.clone(),
+                    group_instance_id: m.instance.as_deref().map(str::to_owned),
                     client_id: m.client_id.to_string(),
                     client_host: m.client_host.to_string(),
                     rebalance_timeout_ms: m.rebalance_timeout_ms,

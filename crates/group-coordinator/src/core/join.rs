@@ -1,6 +1,7 @@
 //! JoinGroup (`kafka-semantics.md` §2.1): the KIP-394 two-step join, static
 //! membership, capacity, protocol checks and the parked join barrier.
 
+use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse};
@@ -237,7 +238,7 @@ impl Engine {
         };
         let member = Member {
             id,
-            instance: req.group_instance_id,
+            instance: req.group_instance_id.map(String::into_boxed_str),
             client_id: req.client_id.into(),
             client_host: req.client_host.into(),
             rebalance_timeout_ms,
@@ -248,8 +249,8 @@ impl Engine {
             awaiting_sync: None,
             is_new: true,
             pending_sync: false,
-            session_deadline: None,
-            session_armed: None,
+            session_deadline: Deadline::NONE,
+            session_armed: Deadline::NONE,
         };
         if g.is(GroupState::PreparingRebalance) && g.previous_state == GroupState::Empty {
             g.new_member_added = true;

@@ -108,7 +108,9 @@ impl CoordinatorCore {
                 ErrorCode::None
             } else {
                 match validate_member(g, &identity.member_id, identity.group_instance_id.as_deref()) {
-                    Ok(()) => match g.member(&identity.member_id).map(|m| (m.id.clone(), m.instance.clone()))
+                    Ok(()) => match g
+                        .member(&identity.member_id)
+                        .map(|m| (m.id.clone(), m.instance.as_deref().map(str::to_owned)))
                     {
                         Some((id, instance)) => {
                             eng.member_left(g, &id, instance, reason);

@@ -19,6 +19,7 @@ mod timeline;
 mod timer_queue;
 mod types;
 
+use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_offsets::StoredGroups;
@@ -206,8 +207,8 @@ impl Engine {
     pub(crate) fn arm_session(&mut self, g: &mut Group, i: usize, timeout_ms: i32) {
         let deadline = self.now + i64::from(timeout_ms);
         let member = g.at_mut(i);
-        member.session_deadline = Some(deadline);
-        if member.session_armed.is_some_and(|armed| armed <= deadline) {
+        member.session_deadline = Deadline::at(deadline);
+        if member.session_armed.get().is_some_and(|armed| armed <= deadline) {
             return;
         }
         self.queue_session(g, i, deadline);
@@ -217,7 +218,7 @@ impl Engine {
     pub(crate) fn queue_session(&mut self, g: &mut Group, i: usize, deadline: i64) {
         let group = g.id.clone();
         let member = g.at_mut(i);
-        member.session_armed = Some(deadline);
+        member.session_armed = Deadline::at(deadline);
         let key = TimerKey::Session(group, member.id.clone());
         self.arm(key, deadline);
     }
@@ -703,7 +704,7 @@ impl CoordinatorCore {
             for m in record.members {
                 let member = Member {
                     id: Arc::from(m.member_id.as_str()),
-                    instance: m.group_instance_id,
+                    instance: m.group_instance_id.map(String::into_boxed_str),
                     client_id: m.client_id.into(),
                     client_host: m.client_host.into(),
                     rebalance_timeout_ms: if m.rebalance_timeout_ms > 0 {
@@ -718,8 +719,8 @@ impl CoordinatorCore {
                     awaiting_sync: None,
                     is_new: false,
                     pending_sync: false,
-                    session_deadline: None,
-                    session_armed: None,
+                    session_deadline: Deadline::NONE,
+                    session_armed: Deadline::NONE,
                 };
                 g.add(member, None);
             }
@@ -866,7 +867,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
             .iter()
             .map(|m| MemberMetadata {
                 member_id: str::to_owned(&m.id),
-                group_instance_id: m.instance.clone(),
+                group_instance_id: m.instance.as_deref().map(str::to_owned),
                 client_id: m.client_id.to_string(),
                 client_host: m.client_host.to_string(),
                 session_timeout_ms: m.session_timeout_ms,
@@ -878,7 +879,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
                 awaiting_join: m.awaiting_join.is_some(),
                 awaiting_sync: m.awaiting_sync.is_some(),
                 is_new: m.is_new,
-                session_deadline_ms: m.session_deadline,
+                session_deadline_ms: m.session_deadline.get(),
             })
             .collect(),
         pending_members: g.pending_join.keys().map(|k| str::to_owned(k)).collect(),

@@ -1,6 +1,7 @@
 //! The rebalance machinery: `prepare_rebalance`, join completion, assignment
 //! propagation, member removal and the group timers (`kafka-semantics.md` §1.2, §3).
 
+use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, SyncGroupResponse};
@@ -282,8 +283,8 @@ impl CoordinatorCore {
         }
         let Some(i) = g.position(member) else { return };
         // The entry queued for this member is the one firing now.
-        g.at_mut(i).session_armed = None;
-        match g.at(i).session_deadline {
+        g.at_mut(i).session_armed = Deadline::NONE;
+        match g.at(i).session_deadline.get() {
             None => return,
             Some(later) if later > now => {
                 // Heartbeats moved the deadline since the entry was queued.
@@ -294,7 +295,7 @@ impl CoordinatorCore {
         }
         let m = g.at(i);
         let satisfied = !m.is_new && (m.awaiting_join.is_some() || m.awaiting_sync.is_some());
-        g.at_mut(i).session_deadline = None;
+        g.at_mut(i).session_deadline = Deadline::NONE;
         if !satisfied {
             let id = g.at(i).id.clone();
             let reason =

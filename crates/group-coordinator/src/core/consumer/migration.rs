@@ -5,6 +5,7 @@
 //! consumer-protocol member goes is turned back into a classic group, as
 //! `group.consumer.migration.policy` allows.
 
+use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_offsets::{
@@ -71,7 +72,7 @@ impl CoordinatorCore {
             names.sort();
             names.dedup();
             let meta = ConsumerMemberMetadataValue {
-                instance_id: m.instance.clone(),
+                instance_id: m.instance.as_deref().map(str::to_owned),
                 rack_id: subscription.rack_id.clone().filter(|r| !r.is_empty()),
                 client_id: m.client_id.to_string(),
                 client_host: m.client_host.to_string(),
@@ -214,7 +215,7 @@ impl CoordinatorCore {
             let target = MemberAssignment { version, partitions: to_names(&owned, &image), user_data: None };
             let member = Member {
                 id: m.id.clone(),
-                instance: m.meta.instance_id.clone(),
+                instance: m.meta.instance_id.as_deref().map(Box::from),
                 client_id: m.meta.client_id.as_str().into(),
                 client_host: m.meta.client_host.as_str().into(),
                 rebalance_timeout_ms: m.meta.rebalance_timeout_ms,
@@ -225,8 +226,8 @@ impl CoordinatorCore {
                 awaiting_sync: None,
                 is_new: false,
                 pending_sync: false,
-                session_deadline: None,
-                session_armed: None,
+                session_deadline: Deadline::NONE,
+                session_armed: Deadline::NONE,
             };
             g.add(member, None);
         }
