@@ -17,7 +17,10 @@
 //! together as the next batch; appends of different partitions are in flight
 //! together, and a durable engine serves them with shared flushes. The timer
 //! thread only runs cores. No thread ever holds a partition lock across storage
-//! I/O.
+//! I/O. With an engine that [completes inline](MetadataStore::completes_inline)
+//! (memory), the thread that issues a write to an idle partition makes the
+//! append itself, off the lock, and feeds its completion back: nothing is
+//! handed over and no thread is woken (see `Inner::kick`).
 
 mod assignment;
 mod authorization;

@@ -171,3 +171,75 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
         }
     }
 }
+
+/// A memory store that records the thread of every append, and says whether it
+/// completes inline as it is told to.
+struct ThreadRecording {
+    store: MemoryMetadataStore,
+    inline: bool,
+    threads: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+impl group_offsets::MetadataStore for ThreadRecording {
+    fn partition_count(&self) -> u32 {
+        self.store.partition_count()
+    }
+
+    fn append(
+        &self,
+        partition: group_offsets::CoordinatorPartition,
+        epoch: group_offsets::OwnerEpoch,
+        records: Vec<group_offsets::Record>,
+        completion: group_offsets::AppendCompletion,
+    ) {
+        let name = std::thread::current().name().map(str::to_owned);
+        self.threads.lock().unwrap().push(name);
+        self.store.append(partition, epoch, records, completion);
+    }
+
+    fn load(
+        &self,
+        partition: group_offsets::CoordinatorPartition,
+    ) -> Result<group_offsets::LoadedPartition, StorageError> {
+        self.store.load(partition)
+    }
+
+    fn completes_inline(&self) -> bool {
+        self.inline
+    }
+}
+
+/// An engine that completes inline is appended on the thread that issued the
+/// write, and the commit is answered before the call returns; any other engine
+/// is appended by a storage stage thread.
+#[rstest::rstest]
+#[case::inline(true)]
+#[case::handed_to_the_stage(false)]
+fn where_a_commit_is_appended_follows_the_engine(#[case] inline: bool) {
+    let store = Arc::new(ThreadRecording {
+        store: MemoryMetadataStore::new(),
+        inline,
+        threads: std::sync::Mutex::new(Vec::new()),
+    });
+    let clock = Arc::new(ManualClock::new(1_000));
+    let c = GroupCoordinator::with_clock(store.clone(), test_config(), clock).unwrap();
+    let before = store.threads.lock().unwrap().len();
+    let mut pending = c.offset_commit(commit("g", "", -1, 7));
+    if inline {
+        assert!(pending.is_ready(), "answered before the call returned");
+    }
+    let response = pending.wait_timeout(SOON).expect("answered").unwrap();
+    assert_eq!(code(&response), Some(ErrorCode::None));
+    assert_eq!(fetched(&c, "g"), 7);
+    let threads = store.threads.lock().unwrap()[before..].to_vec();
+    assert!(!threads.is_empty(), "the commit was appended");
+    let here = std::thread::current().name().map(str::to_owned);
+    for thread in threads {
+        let on_stage = thread.as_deref().is_some_and(|t| t.starts_with("group-coordinator-storage-"));
+        if inline {
+            assert_eq!(thread, here, "appended on the issuing thread");
+        } else {
+            assert!(on_stage, "appended on {thread:?}, not a storage stage thread");
+        }
+    }
+}
