@@ -11,6 +11,21 @@ use crate::core::offset_cache::OffsetCache;
 use crate::core::types::{Deadline, RequestId, WriteId};
 use group_types::hash::ClientMap;
 
+/// One protocol a member supports: its name is shared by every member that
+/// names it (the group counts them), its metadata is the member's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemberProtocol {
+    pub(crate) name: Arc<str>,
+    pub(crate) metadata: Box<[u8]>,
+}
+
+impl MemberProtocol {
+    /// As the protocol's types have it.
+    pub(crate) fn to_metadata(&self) -> ProtocolMetadata {
+        ProtocolMetadata::new(&*self.name, self.metadata.to_vec())
+    }
+}
+
 /// One member of a classic group.
 #[derive(Debug, Clone)]
 pub(crate) struct Member {
@@ -22,7 +37,7 @@ pub(crate) struct Member {
     pub(crate) client_host: Box<str>,
     pub(crate) rebalance_timeout_ms: i32,
     pub(crate) session_timeout_ms: i32,
-    pub(crate) protocols: Box<[ProtocolMetadata]>,
+    pub(crate) protocols: Box<[MemberProtocol]>,
     pub(crate) assignment: Box<[u8]>,
     pub(crate) awaiting_join: Option<RequestId>,
     pub(crate) awaiting_sync: Option<RequestId>,
@@ -36,15 +51,20 @@ pub(crate) struct Member {
 
 impl Member {
     pub(crate) fn metadata(&self, protocol: &str) -> &[u8] {
-        self.protocols.iter().find(|p| p.name == protocol).map_or(&[][..], |p| &p.metadata[..])
+        self.protocols.iter().find(|p| &*p.name == protocol).map_or(&[][..], |p| &p.metadata[..])
     }
 
     pub(crate) fn matches(&self, protocols: &[ProtocolMetadata]) -> bool {
-        *self.protocols == *protocols
+        self.protocols.len() == protocols.len()
+            && self
+                .protocols
+                .iter()
+                .zip(protocols)
+                .all(|(a, b)| *a.name == *b.name && *a.metadata == *b.metadata)
     }
 
     fn vote<'a>(&'a self, candidates: &BTreeSet<&str>) -> Option<&'a str> {
-        self.protocols.iter().map(|p| p.name.as_str()).find(|name| candidates.contains(name))
+        self.protocols.iter().map(|p| &*p.name).find(|name| candidates.contains(name))
     }
 }
 
@@ -72,7 +92,7 @@ pub(crate) struct Group {
     pub(crate) pending_join: BTreeMap<Arc<str>, i64>,
     num_awaiting_join: usize,
     num_pending_sync: usize,
-    protocol_counts: ClientMap<String, usize>,
+    protocol_counts: ClientMap<Arc<str>, usize>,
     /// Ids replaced (static replacement) while they still owed a SyncGroup: Kafka keeps
     /// them in its pending-sync set, so the sync timer still sees them as missing.
     pub(crate) stale_pending_sync: Vec<Arc<str>>,
@@ -242,27 +262,67 @@ impl Group {
         }
     }
 
-    fn count_protocols(&mut self, protocols: &[ProtocolMetadata], add: bool) {
+    fn count_protocols(&mut self, protocols: &[MemberProtocol], add: bool) {
         for p in protocols {
             if add {
-                match self.protocol_counts.get_mut(&p.name) {
+                match self.protocol_counts.get_mut(&*p.name) {
                     Some(count) => *count += 1,
                     None => {
                         self.protocol_counts.insert(p.name.clone(), 1);
                     }
                 }
-            } else if let Some(count) = self.protocol_counts.get_mut(&p.name) {
+            } else if let Some(count) = self.protocol_counts.get_mut(&*p.name) {
                 *count -= 1;
                 if *count == 0 {
-                    self.protocol_counts.remove(&p.name);
+                    self.protocol_counts.remove(&*p.name);
                 }
             }
         }
     }
 
-    /// Replaces a member's protocols and timeouts (`updateMember`).
-    pub(crate) fn update_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
-        let old = std::mem::replace(&mut self.members[i].protocols, protocols.into_boxed_slice());
+    /// `protocols` as a member keeps them: each name the one the group already
+    /// holds (member `reuse`'s, when it names the same ones in the same order,
+    /// as a rejoin usually does), so a hundred members naming `range` hold one.
+    pub(crate) fn member_protocols(
+        &self,
+        protocols: Vec<ProtocolMetadata>,
+        reuse: Option<usize>,
+    ) -> Box<[MemberProtocol]> {
+        let old = reuse.map_or(&[][..], |i| &self.members[i].protocols[..]);
+        protocols
+            .into_iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let name = match old.get(k) {
+                    Some(o) if *o.name == *p.name => o.name.clone(),
+                    _ => match self.protocol_counts.get_key_value(p.name.as_str()) {
+                        Some((known, _)) => known.clone(),
+                        None => Arc::from(p.name),
+                    },
+                };
+                MemberProtocol { name, metadata: p.metadata.into() }
+            })
+            .collect()
+    }
+
+    /// A rejoining member's protocols (`updateMember`). A rejoin usually names
+    /// the same protocols in the same order: then only their metadata is
+    /// replaced, in place.
+    pub(crate) fn rejoin_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
+        let held = &mut self.members[i].protocols;
+        if held.len() == protocols.len() && held.iter().zip(&protocols).all(|(a, b)| *a.name == *b.name) {
+            for (a, b) in held.iter_mut().zip(protocols) {
+                a.metadata = b.metadata.into();
+            }
+            return;
+        }
+        let protocols = self.member_protocols(protocols, Some(i));
+        self.update_protocols(i, protocols);
+    }
+
+    /// Replaces a member's protocols (`updateMember`).
+    pub(crate) fn update_protocols(&mut self, i: usize, protocols: Box<[MemberProtocol]>) {
+        let old = std::mem::replace(&mut self.members[i].protocols, protocols);
         let new = &self.members[i].protocols;
         // A rejoin usually names the same protocols (only metadata changes): the
         // per-name counts stay as they are.
@@ -321,9 +381,9 @@ impl Group {
             !protocol_type.is_empty() && !protocols.is_empty()
         } else {
             self.protocol_type.as_deref() == Some(protocol_type)
-                && protocols
-                    .iter()
-                    .any(|p| self.protocol_counts.get(&p.name).copied().unwrap_or(0) == self.members.len())
+                && protocols.iter().any(|p| {
+                    self.protocol_counts.get(p.name.as_str()).copied().unwrap_or(0) == self.members.len()
+                })
         }
     }
 
@@ -331,7 +391,7 @@ impl Group {
     pub(crate) fn select_protocol(&self) -> Option<String> {
         let n = self.members.len();
         let candidates: BTreeSet<&str> =
-            self.protocol_counts.iter().filter(|(_, c)| **c == n).map(|(name, _)| name.as_str()).collect();
+            self.protocol_counts.iter().filter(|(_, c)| **c == n).map(|(name, _)| &**name).collect();
         let mut votes: Vec<(&str, usize)> = Vec::new();
         for m in &self.members {
             if let Some(name) = m.vote(&candidates) {

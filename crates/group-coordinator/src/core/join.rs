@@ -214,7 +214,7 @@ impl Engine {
             client: req.reason.clone(),
         };
         let rebalance = rebalance_timeout(&req);
-        g.update_protocols(i, req.protocols);
+        g.rejoin_protocols(i, req.protocols);
         let m = g.at_mut(i);
         m.rebalance_timeout_ms = rebalance;
         m.session_timeout_ms = req.session_timeout_ms;
@@ -243,7 +243,7 @@ impl Engine {
             client_host: req.client_host.into(),
             rebalance_timeout_ms,
             session_timeout_ms: req.session_timeout_ms,
-            protocols: req.protocols.into(),
+            protocols: g.member_protocols(req.protocols, None),
             assignment: Box::default(),
             awaiting_join: None,
             awaiting_sync: None,
@@ -298,7 +298,7 @@ impl Engine {
         let old_rebalance_timeout_ms = g.at(i).rebalance_timeout_ms;
         let old_session_timeout_ms = g.at(i).session_timeout_ms;
         let rebalance = rebalance_timeout(&req);
-        g.update_protocols(i, req.protocols);
+        g.rejoin_protocols(i, req.protocols);
         g.at_mut(i).rebalance_timeout_ms = rebalance;
         g.at_mut(i).session_timeout_ms = req.session_timeout_ms;
         g.set_awaiting_join(i, Some(rid));
@@ -314,7 +314,7 @@ impl Engine {
                         generation: g.generation,
                         old_id,
                         new_id,
-                        old_protocols: old_protocols.into_vec(),
+                        old_protocols,
                         old_rebalance_timeout_ms,
                         old_session_timeout_ms,
                         current_leader,

@@ -23,16 +23,14 @@ use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_offsets::StoredGroups;
-use group_types::{
-    ErrorCode, GroupState, JoinGroupResponse, OffsetAndMetadata, ProtocolMetadata, TopicPartition,
-};
+use group_types::{ErrorCode, GroupState, JoinGroupResponse, OffsetAndMetadata, TopicPartition};
 
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
 
 pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
-pub(crate) use self::group::{Group, JoinTimer, Member};
+pub(crate) use self::group::{Group, JoinTimer, Member, MemberProtocol};
 use self::ids::MemberIdGenerator;
 use self::timeline::{Timeline, Undo};
 pub use self::timer_queue::TimerQueue;
@@ -92,7 +90,7 @@ pub(crate) struct StaticReplace {
     pub(crate) generation: i32,
     pub(crate) old_id: Arc<str>,
     pub(crate) new_id: Arc<str>,
-    pub(crate) old_protocols: Vec<ProtocolMetadata>,
+    pub(crate) old_protocols: Box<[MemberProtocol]>,
     pub(crate) old_rebalance_timeout_ms: i32,
     pub(crate) old_session_timeout_ms: i32,
     pub(crate) current_leader: Option<Arc<str>>,
@@ -699,7 +697,8 @@ impl CoordinatorCore {
             g.generation = record.generation_id;
             g.protocol_type = record.protocol_type.filter(|t| !t.is_empty());
             g.protocol_name = record.protocol_name;
-            let protocol = g.protocol_name.clone().unwrap_or_default();
+            // One name for every member's protocol.
+            let protocol: Arc<str> = Arc::from(g.protocol_name.as_deref().unwrap_or_default());
             g.reserve_members(record.members.len());
             for m in record.members {
                 let member = Member {
@@ -713,7 +712,10 @@ impl CoordinatorCore {
                         m.session_timeout_ms
                     },
                     session_timeout_ms: m.session_timeout_ms,
-                    protocols: Box::new([ProtocolMetadata::new(protocol.clone(), m.subscription)]),
+                    protocols: Box::new([MemberProtocol {
+                        name: protocol.clone(),
+                        metadata: m.subscription.into(),
+                    }]),
                     assignment: m.assignment.into(),
                     awaiting_join: None,
                     awaiting_sync: None,
@@ -873,7 +875,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
                 session_timeout_ms: m.session_timeout_ms,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                protocols: m.protocols.to_vec(),
+                protocols: m.protocols.iter().map(MemberProtocol::to_metadata).collect(),
                 subscription: m.metadata(protocol).to_vec(),
                 assignment: m.assignment.to_vec(),
                 awaiting_join: m.awaiting_join.is_some(),

@@ -18,7 +18,7 @@ use super::classic::{to_ids, to_names};
 use super::group::ConsumerMember;
 use super::{Origin, Work, assignment, deletion_records, topics};
 use crate::core::events::RebalanceReason;
-use crate::core::{CoordinatorCore, Group, Member, PendingWrite, TimerKey};
+use crate::core::{CoordinatorCore, Group, Member, MemberProtocol, PendingWrite, TimerKey};
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -82,7 +82,7 @@ impl CoordinatorCore {
                 server_assignor: None,
                 classic: Some(ClassicMemberMetadata {
                     session_timeout_ms: m.session_timeout_ms,
-                    supported_protocols: m.protocols.to_vec(),
+                    supported_protocols: m.protocols.iter().map(MemberProtocol::to_metadata).collect(),
                 }),
             };
             converted.push((
@@ -220,7 +220,7 @@ impl CoordinatorCore {
                 client_host: m.meta.client_host.as_str().into(),
                 rebalance_timeout_ms: m.meta.rebalance_timeout_ms,
                 session_timeout_ms: classic.session_timeout_ms,
-                protocols: classic.supported_protocols.as_slice().into(),
+                protocols: g.member_protocols(classic.supported_protocols.clone(), None),
                 assignment: target.encode().unwrap_or_default().into(),
                 awaiting_join: None,
                 awaiting_sync: None,
