@@ -557,6 +557,26 @@ impl CoordinatorCore {
         self.engine.pending_writes.contains_key(&id)
     }
 
+    /// Every OffsetCommit answer the core holds back (until its write commits,
+    /// or behind its group's barrier), by request: what a driver that loses the
+    /// partition answers in their shape (every partition with its error)
+    /// instead of building that answer for every commit in advance.
+    pub(crate) fn for_each_held_commit(
+        &self,
+        mut f: impl FnMut(RequestId, &group_types::OffsetCommitResponse),
+    ) {
+        for pending in self.engine.pending_writes.values() {
+            if let PendingWrite::Commit { request, response } = pending {
+                f(*request, response);
+            }
+        }
+        for (_, request, response) in &self.engine.deferred {
+            if let Response::OffsetCommit(r) = response {
+                f(*request, r);
+            }
+        }
+    }
+
     fn dispatch_write(&mut self, id: WriteId, result: Result<(), ErrorCode>) {
         match result {
             Ok(()) => {

@@ -325,9 +325,9 @@ impl Inner {
         shard.next_request += 1;
         let rid = RequestId(shard.next_request);
         let now = self.clock.now_ms();
-        // Built before the request moves into the core: what the request is
+        // Taken before the request moves into the core: how the request is
         // answered should the partition be lost while it waits.
-        let lost = authorization::error_response(&request, group_types::ErrorCode::NotCoordinator);
+        let lost = ownership::Lost::of(&request);
         let Shard { core, scratch, .. } = &mut *shard;
         core.handle_visible_into(now, rid, request, scratch, visible);
         let mut answer = None;

@@ -11,6 +11,7 @@
 //! (a load that has not installed its core yet, an append in flight, a request
 //! to the storage stage) sees the change and leaves the partition alone.
 
+use group_types::hash::FastMap;
 use std::sync::Arc;
 
 use group_offsets::{CoordinatorPartition, OwnerEpoch, StorageError};
@@ -62,7 +63,27 @@ pub(super) struct Options {
 /// gets if the partition is unloaded first (`NOT_COORDINATOR` in its shape).
 pub(super) struct Waiter {
     pub(super) slot: Arc<Slot>,
-    pub(super) lost: Response,
+    pub(super) lost: Lost,
+}
+
+/// A waiting request's answer should its partition be unloaded first.
+pub(super) enum Lost {
+    /// Built when the request came in.
+    Answer(Response),
+    /// An OffsetCommit: its answer is held in the core with every partition,
+    /// so the `NOT_COORDINATOR` one is made from it at the unload, not built
+    /// for every commit that might wait (a response-sized allocation each).
+    HeldCommit,
+}
+
+impl Lost {
+    /// What to keep for `request` (about to go to the core).
+    pub(super) fn of(request: &crate::Request) -> Lost {
+        match request {
+            crate::Request::OffsetCommit(_) => Lost::HeldCommit,
+            other => Lost::Answer(super::authorization::error_response(other, ErrorCode::NotCoordinator)),
+        }
+    }
 }
 
 /// The answer to `request` when its partition is not owned here, or `None` when
@@ -122,9 +143,34 @@ impl Inner {
         shard.incarnation += 1;
         shard.state = PartitionState::Unowned;
         let mut deliver = Delivery::with_capacity(shard.waiters.len());
-        for (_, waiter) in shard.waiters.drain() {
-            shard.counters.on_response(&waiter.lost);
-            deliver.push((waiter.slot, waiter.lost));
+        let mut commits = FastMap::default();
+        shard.core.for_each_held_commit(|request, held| {
+            let mut answer = held.clone();
+            for partitions in answer.errors.values_mut() {
+                partitions.values_mut().for_each(|code| *code = ErrorCode::NotCoordinator);
+            }
+            commits.insert(request, answer);
+        });
+        for (request, waiter) in shard.waiters.drain() {
+            let answer = match waiter.lost {
+                Lost::Answer(answer) => answer,
+                Lost::HeldCommit => match commits.remove(&request) {
+                    Some(answer) => Response::OffsetCommit(answer),
+                    None => {
+                        // Every waiting commit is held in the core; should one not
+                        // be, its client still learns the partition moved.
+                        debug_assert!(false, "waiting OffsetCommit {request:?} not held in the core");
+                        tracing::warn!(
+                            target: "group_coordinator",
+                            partition = index,
+                            "a waiting OffsetCommit was not held in the core at unload; answered without partitions"
+                        );
+                        Response::OffsetCommit(group_types::OffsetCommitResponse::default())
+                    }
+                },
+            };
+            shard.counters.on_response(&answer);
+            deliver.push((waiter.slot, answer));
         }
         let dropped = shard.queued.len() + shard.in_flight.len();
         shard.queued = Vec::new();
