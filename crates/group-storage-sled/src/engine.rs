@@ -30,6 +30,7 @@ use group_offsets::{AppendCompletion, CoordinatorPartition, OwnerEpoch, Record, 
 use crate::SledMetadataStore;
 use crate::codec;
 use crate::faults::Fault;
+use crate::intent;
 use crate::keys;
 use crate::layout::{self, Prepared};
 use crate::load;
@@ -48,6 +49,8 @@ pub(crate) type Undo = Vec<(Vec<u8>, Option<sled::IVec>)>;
 pub(crate) struct Handles {
     pub(crate) db: sled::Db,
     pub(crate) tree: sled::Tree,
+    /// The intents of multi-key appends in progress (see `intent.rs`).
+    pub(crate) intents: sled::Tree,
     /// sled's data file, to `fsync` after each flush ([`Durability::Fsync`]).
     pub(crate) fsync: Option<File>,
     /// Set by an injected sled failure: like sled after a real I/O error,
@@ -82,7 +85,8 @@ impl Handles {
     /// Handles over an open database.
     pub(crate) fn new(db: sled::Db, fsync: Option<File>) -> Result<Handles, StorageError> {
         let tree = guarded(|| db.open_tree(keys::PARTITIONS_TREE).map_err(from_sled))?;
-        Ok(Handles { db, tree, fsync, injected_failure: Mutex::new(None) })
+        let intents = guarded(|| db.open_tree(intent::INTENTS_TREE).map_err(from_sled))?;
+        Ok(Handles { db, tree, intents, fsync, injected_failure: Mutex::new(None) })
     }
 }
 
@@ -299,7 +303,7 @@ impl Shared {
             for key in writes.keys() {
                 undo.push((key.clone(), h.tree.get(key).map_err(from_sled)?));
             }
-            write(&h.tree, writes).map_err(from_sled)
+            intent::write(h, partition, writes).map_err(from_sled)
         });
         match applied {
             Ok(()) => {
@@ -434,6 +438,9 @@ impl Shared {
         let Some(handles) = slot.as_ref() else { return Err(StorageError::io("no database is open")) };
         let mut health = lock(&self.health);
         let rolled_back = health.undo.len();
+        // Intents first: one left by a failed append must not be rolled forward
+        // over the restored values by a later open.
+        guarded(|| intent::clear(handles))?;
         if !health.undo.is_empty() {
             // Restored latest first, so each key ends with what it held before
             // the first failed append that wrote it.
@@ -523,28 +530,6 @@ impl Shared {
 /// refusals of the append itself.
 pub(crate) fn is_failure(e: &StorageError) -> bool {
     matches!(e, StorageError::Io { .. } | StorageError::Unavailable { .. })
-}
-
-/// Writes one append: a plain insert or remove when it is one key (atomic on
-/// its own, and without sled's batch lock), else one sled batch.
-fn write(tree: &sled::Tree, writes: Writes) -> sled::Result<()> {
-    if writes.len() == 1 {
-        if let Some((key, value)) = writes.into_iter().next() {
-            match value {
-                Some(value) => tree.insert(key, value)?,
-                None => tree.remove(key)?,
-            };
-        }
-        return Ok(());
-    }
-    let mut batch = sled::Batch::default();
-    for (key, value) in writes {
-        match value {
-            Some(value) => batch.insert(key, value),
-            None => batch.remove(key),
-        }
-    }
-    tree.apply_batch(batch)
 }
 
 /// An append's records as writes to `partition`'s keys; bad input writes nothing.

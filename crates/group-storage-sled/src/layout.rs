@@ -24,6 +24,7 @@
 
 use group_offsets::{CoordinatorPartition, StorageError};
 
+use crate::intent;
 use crate::keys::{self, v1};
 use crate::store::{Handles, from_sled};
 
@@ -122,7 +123,13 @@ pub(crate) fn prepare(
                 });
             }
             // A migration that crashed after the flip left the v1 trees behind.
-            if drop_v1_trees(db)? {
+            let mut changed = drop_v1_trees(db)?;
+            let rolled = intent::roll_forward(handles)?;
+            if rolled > 0 {
+                tracing::info!(appends = rolled, "group-storage-sled: finished appends a crash interrupted");
+                changed = true;
+            }
+            if changed {
                 flush(handles)?;
             }
             Ok(Prepared::Existing)

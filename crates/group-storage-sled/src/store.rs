@@ -29,8 +29,9 @@ const MARKER_TEXT: &str =
 /// A durable [`MetadataStore`] on an embedded sled database, laid out in
 /// coordinator partitions.
 ///
-/// [`append`](MetadataStore::append) applies its records as one sled batch
-/// (with the partition's owner epoch, when it rises) and returns at once; the
+/// [`append`](MetadataStore::append) applies its records atomically (with the
+/// partition's owner epoch, when it rises; see the [crate docs](crate#durability))
+/// and returns at once; the
 /// store's flusher thread completes it once a flush (by default sled's flush
 /// plus an `fsync`, see [`Durability`]) has made it durable, one flush for
 /// every append queued meanwhile (group commit). After a storage failure the

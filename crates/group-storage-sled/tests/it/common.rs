@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use group_offsets::{
     AppendCompletion, CoordinatorPartition, GroupMetadataRecord, MemberMetadataRecord, MetadataStore,
@@ -142,4 +142,20 @@ pub(crate) fn partition(n: u32) -> CoordinatorPartition {
 /// Epoch shorthand.
 pub(crate) fn epoch(n: u64) -> OwnerEpoch {
     OwnerEpoch(n)
+}
+
+/// Opens a closed store's database with sled directly, waiting (bounded) for
+/// the lock sled's background threads may still hold for a moment.
+pub(crate) fn open_raw(path: &Path) -> sled::Db {
+    let start = Instant::now();
+    loop {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(e) if start.elapsed() < Duration::from_secs(10) => {
+                let _ = e;
+                std::thread::yield_now();
+            }
+            Err(e) => panic!("open {}: {e}", path.display()),
+        }
+    }
 }

@@ -4,32 +4,15 @@
 //! including migrations a crash interrupted.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use group_offsets::{CoordinatorPartition, MetadataStore, StorageError};
-use group_storage_sled::{PARTITIONS_TREE, SledMetadataStore, SledOptions};
+use group_storage_sled::{INTENTS_TREE, PARTITIONS_TREE, SledMetadataStore, SledOptions};
 use group_types::OffsetAndMetadata;
 use rstest::rstest;
 
-use crate::common::{ScratchDir, commit, epoch, partition};
+use crate::common::{ScratchDir, commit, epoch, open_raw, partition};
 
 const LAYOUT_KEY: &[u8] = b"group-storage-sled/layout";
-
-/// Opens a closed store's database with sled directly, waiting (bounded) for
-/// the lock sled's background threads may still hold for a moment.
-fn open_raw(path: &Path) -> sled::Db {
-    let start = Instant::now();
-    loop {
-        match sled::open(path) {
-            Ok(db) => return db,
-            Err(e) if start.elapsed() < Duration::from_secs(10) => {
-                let _ = e;
-                std::thread::yield_now();
-            }
-            Err(e) => panic!("open {}: {e}", path.display()),
-        }
-    }
-}
 
 /// bincode 2's varint of an unsigned number, as the crate docs specify it.
 fn varint(out: &mut Vec<u8>, v: u64) {
@@ -199,7 +182,7 @@ fn a_v1_database_is_migrated_in_place(#[case] partitions: Option<u32>) {
     let mut expected = vec![2];
     expected.extend_from_slice(&count.to_be_bytes());
     assert_eq!(record, expected, "layout v2 with the partition count");
-    assert_eq!(trees, ["__sled__default", PARTITIONS_TREE], "the v1 trees are gone");
+    assert_eq!(trees, ["__sled__default", INTENTS_TREE, PARTITIONS_TREE], "the v1 trees are gone");
 
     let store = SledMetadataStore::open_with_partitions(dir.db(), count).unwrap();
     assert_eq!(store.fetch_group_offset("alpha", "orders", 0).unwrap(), Some(value(13)));
@@ -240,7 +223,7 @@ fn v1_trees_left_by_a_crash_after_the_flip_are_dropped() {
     let store = SledMetadataStore::open(dir.db()).unwrap();
     assert_v1_contents(&store, 50);
     drop(store);
-    assert_eq!(inspect(&dir.db()).1, ["__sled__default", PARTITIONS_TREE]);
+    assert_eq!(inspect(&dir.db()).1, ["__sled__default", INTENTS_TREE, PARTITIONS_TREE]);
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod corruption;
 mod crash;
 mod disk_full;
 mod epochs;
+mod intents;
 mod layout;
 mod pipeline;
 mod recovery;
