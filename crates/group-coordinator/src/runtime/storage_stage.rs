@@ -194,10 +194,14 @@ impl Inner {
             }
         };
         let now = self.clock.now_ms();
-        let ids = std::mem::take(&mut shard.in_flight);
+        // Taken and put back, emptied, so that the next batch reuses its capacity.
+        let mut ids = std::mem::take(&mut shard.in_flight);
         for &id in &ids {
             shard.core.complete_write_into(now, id, outcome, &mut shard.scratch);
         }
+        let completed = ids.len();
+        ids.clear();
+        shard.in_flight = ids;
         // A failure voids every later write of the partition: drop those still queued.
         let before = shard.queued.len();
         let core = &shard.core;
@@ -218,6 +222,6 @@ impl Inner {
             drop(guard);
         }
         fill(deliver);
-        self.writes.sub(ids.len() + voided);
+        self.writes.sub(completed + voided);
     }
 }
