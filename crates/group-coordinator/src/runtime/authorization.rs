@@ -15,13 +15,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup,
-    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup, ErrorCode,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse,
-    PartitionMap, SyncGroupRequest, SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
+    DescribedConsumerGroup, DescribedGroup, ErrorCode, HeartbeatResponse, JoinGroupResponse,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
+    OffsetFetchData, OffsetFetchResponse, PartitionMap, SyncGroupResponse,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -405,15 +403,6 @@ impl Inner {
     ) -> Pending<T> {
         self.submit_as(context, shard, request).cast()
     }
-
-    pub(super) fn blocking_as<T: ResponseKind>(
-        &self,
-        context: &RequestContext,
-        shard: usize,
-        request: Request,
-    ) -> Result<T, CoordinatorError> {
-        self.pending_as(context, shard, request).wait()
-    }
 }
 
 impl Fixup {
@@ -513,8 +502,8 @@ fn authorize_described(
 /// [`GroupCoordinator`]'s, which act as [`RequestContext::ANONYMOUS`].
 #[derive(Debug, Clone, Copy)]
 pub struct Caller<'a> {
-    coordinator: &'a GroupCoordinator,
-    context: &'a RequestContext,
+    pub(super) coordinator: &'a GroupCoordinator,
+    pub(super) context: &'a RequestContext,
 }
 
 impl GroupCoordinator {
@@ -527,63 +516,10 @@ impl GroupCoordinator {
     }
 }
 
-macro_rules! requests {
-    ($($(#[$doc:meta])* $pending:ident, $(#[$bdoc:meta])* $blocking:ident: $req:ident => $variant:ident, $resp:ident;)*) => {$(
-        $(#[$doc])*
-        pub fn $pending(&self, request: $req) -> Pending<$resp> {
-            let shard = self.coordinator.inner.shard_of(&request.group_id);
-            self.coordinator.inner.pending_as(self.context, shard, Request::$variant(request))
-        }
-
-        $(#[$bdoc])*
-        pub fn $blocking(&self, request: $req) -> Result<$resp, CoordinatorError> {
-            let shard = self.coordinator.inner.shard_of(&request.group_id);
-            self.coordinator.inner.blocking_as(self.context, shard, Request::$variant(request))
-        }
-    )*};
-}
-
 impl Caller<'_> {
     /// The caller's context.
     pub fn context(&self) -> &RequestContext {
         self.context
-    }
-
-    requests! {
-        /// JoinGroup (READ on the group); the answer comes when the join barrier closes.
-        join_group,
-        /// JoinGroup, blocking until answered.
-        handle_join_group: JoinGroupRequest => JoinGroup, JoinGroupResponse;
-        /// SyncGroup (READ on the group).
-        sync_group,
-        /// SyncGroup, blocking until answered.
-        handle_sync_group: SyncGroupRequest => SyncGroup, SyncGroupResponse;
-        /// Heartbeat (READ on the group).
-        heartbeat,
-        /// Heartbeat, blocking.
-        handle_heartbeat: HeartbeatRequest => Heartbeat, HeartbeatResponse;
-        /// LeaveGroup (READ on the group).
-        leave_group,
-        /// LeaveGroup, blocking.
-        handle_leave_group: LeaveGroupRequest => LeaveGroup, LeaveGroupResponse;
-        /// OffsetCommit (READ on the group and on each topic).
-        offset_commit,
-        /// OffsetCommit, blocking until the offsets are in storage.
-        handle_offset_commit: OffsetCommitRequest => OffsetCommit, OffsetCommitResponse;
-        /// OffsetFetch (DESCRIBE on the group and on each topic).
-        offset_fetch,
-        /// OffsetFetch, blocking.
-        handle_offset_fetch: OffsetFetchRequest => OffsetFetch, OffsetFetchResponse;
-        /// OffsetDelete (DELETE on the group, READ on each topic).
-        offset_delete,
-        /// OffsetDelete, blocking.
-        handle_offset_delete: OffsetDeleteRequest => OffsetDelete, OffsetDeleteResponse;
-        /// ConsumerGroupHeartbeat (READ on the group, DESCRIBE on each subscribed
-        /// topic name); the answer comes once its records are durable.
-        consumer_group_heartbeat,
-        /// ConsumerGroupHeartbeat, blocking.
-        handle_consumer_group_heartbeat: ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeat,
-            ConsumerGroupHeartbeatResponse;
     }
 
     /// ConsumerGroupDescribe (DESCRIBE on each group), each group asked in its own

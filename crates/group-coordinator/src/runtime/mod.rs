@@ -28,6 +28,7 @@ mod builder;
 mod clock;
 mod ownership;
 mod pending;
+mod request_apis;
 mod serving_lease;
 mod storage_stage;
 mod timers;
@@ -40,12 +41,8 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
 use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-    SyncGroupRequest, SyncGroupResponse,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse,
 };
 
 pub use self::authorization::Caller;
@@ -350,14 +347,6 @@ impl Inner {
         result
     }
 
-    fn pending<T: ResponseKind>(&self, shard: usize, request: Request) -> Pending<T> {
-        self.pending_as(&crate::authorizer::ANONYMOUS_CONTEXT, shard, request)
-    }
-
-    fn blocking<T: ResponseKind>(&self, shard: usize, request: Request) -> Result<T, CoordinatorError> {
-        self.pending::<T>(shard, request).wait()
-    }
-
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
         let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) || !shard.state.is_owned() {
@@ -557,124 +546,6 @@ impl GroupCoordinator {
     /// The configuration.
     pub fn config(&self) -> &CoordinatorConfig {
         &self.inner.config
-    }
-
-    /// JoinGroup; the answer comes when the join barrier closes.
-    pub fn join_group(&self, request: JoinGroupRequest) -> Pending<JoinGroupResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::JoinGroup(request))
-    }
-
-    /// JoinGroup, blocking until answered.
-    pub fn handle_join_group(
-        &self,
-        request: JoinGroupRequest,
-    ) -> Result<JoinGroupResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::JoinGroup(request))
-    }
-
-    /// SyncGroup; a follower's answer comes with the leader's assignment.
-    pub fn sync_group(&self, request: SyncGroupRequest) -> Pending<SyncGroupResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::SyncGroup(request))
-    }
-
-    /// SyncGroup, blocking until answered.
-    pub fn handle_sync_group(
-        &self,
-        request: SyncGroupRequest,
-    ) -> Result<SyncGroupResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::SyncGroup(request))
-    }
-
-    /// Heartbeat.
-    pub fn heartbeat(&self, request: HeartbeatRequest) -> Pending<HeartbeatResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::Heartbeat(request))
-    }
-
-    /// Heartbeat, blocking.
-    pub fn handle_heartbeat(&self, request: HeartbeatRequest) -> Result<HeartbeatResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::Heartbeat(request))
-    }
-
-    /// LeaveGroup.
-    pub fn leave_group(&self, request: LeaveGroupRequest) -> Pending<LeaveGroupResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::LeaveGroup(request))
-    }
-
-    /// LeaveGroup, blocking.
-    pub fn handle_leave_group(
-        &self,
-        request: LeaveGroupRequest,
-    ) -> Result<LeaveGroupResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::LeaveGroup(request))
-    }
-
-    /// OffsetCommit (answered as v9+; see [`Request::OffsetCommit`]).
-    pub fn offset_commit(&self, request: OffsetCommitRequest) -> Pending<OffsetCommitResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::OffsetCommit(request))
-    }
-
-    /// OffsetCommit, blocking until the offsets are in storage.
-    pub fn handle_offset_commit(
-        &self,
-        request: OffsetCommitRequest,
-    ) -> Result<OffsetCommitResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::OffsetCommit(request))
-    }
-
-    /// OffsetFetch.
-    pub fn offset_fetch(&self, request: OffsetFetchRequest) -> Pending<OffsetFetchResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::OffsetFetch(request))
-    }
-
-    /// OffsetFetch, blocking.
-    pub fn handle_offset_fetch(
-        &self,
-        request: OffsetFetchRequest,
-    ) -> Result<OffsetFetchResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::OffsetFetch(request))
-    }
-
-    /// OffsetDelete.
-    pub fn offset_delete(&self, request: OffsetDeleteRequest) -> Pending<OffsetDeleteResponse> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.pending(shard, Request::OffsetDelete(request))
-    }
-
-    /// OffsetDelete, blocking.
-    pub fn handle_offset_delete(
-        &self,
-        request: OffsetDeleteRequest,
-    ) -> Result<OffsetDeleteResponse, CoordinatorError> {
-        let shard = self.inner.shard_of(&request.group_id);
-        self.inner.blocking(shard, Request::OffsetDelete(request))
-    }
-
-    /// ConsumerGroupHeartbeat (KIP-848); answered once its records are durable.
-    pub fn consumer_group_heartbeat(
-        &self,
-        request: ConsumerGroupHeartbeatRequest,
-    ) -> Pending<ConsumerGroupHeartbeatResponse> {
-        self.anonymous().consumer_group_heartbeat(request)
-    }
-
-    /// ConsumerGroupHeartbeat, blocking.
-    pub fn handle_consumer_group_heartbeat(
-        &self,
-        request: ConsumerGroupHeartbeatRequest,
-    ) -> Result<ConsumerGroupHeartbeatResponse, CoordinatorError> {
-        self.consumer_group_heartbeat(request).wait()
     }
 
     /// ConsumerGroupDescribe, each group in its shard.
