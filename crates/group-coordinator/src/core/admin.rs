@@ -47,11 +47,11 @@ impl CoordinatorCore {
                 .iter()
                 .map(|m| DescribedMember {
                     member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance.as_deref().map(str::to_owned),
-                    client_id: m.client_id.to_string(),
-                    client_host: m.client_host.to_string(),
+                    group_instance_id: m.instance().map(str::to_owned),
+                    client_id: m.client_id().to_owned(),
+                    client_host: m.client_host().to_owned(),
                     member_metadata: if stable { m.metadata(protocol).to_vec() } else { Vec::new() },
-                    member_assignment: m.assignment.to_vec(),
+                    member_assignment: m.payload.assignment().to_vec(),
                 })
                 .collect(),
         }
@@ -286,11 +286,11 @@ impl Engine {
     pub(crate) fn drop_group(&mut self, g: Group, error: ErrorCode) {
         self.cancel_group_timers(&g);
         for m in g.members() {
-            if let Some(parked) = m.awaiting_join {
+            if let Some(parked) = m.awaiting_join() {
                 let response = crate::core::join_error(error, str::to_owned(&m.id));
                 self.respond(parked, Response::JoinGroup(response));
             }
-            if let Some(parked) = m.awaiting_sync {
+            if let Some(parked) = m.awaiting_sync() {
                 self.respond(parked, Response::SyncGroup(group_types::SyncGroupResponse::error(error)));
             }
         }

@@ -7,64 +7,147 @@ use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
 use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
 
 use crate::core::member_index::MemberIndex;
+use crate::core::member_payload::MemberPayload;
 use crate::core::offset_cache::OffsetCache;
 use crate::core::types::{Deadline, RequestId, WriteId};
 use group_types::hash::ClientMap;
 
-/// One protocol a member supports: its name is shared by every member that
-/// names it (the group counts them), its metadata is the member's own.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct MemberProtocol {
-    pub(crate) name: Arc<str>,
-    pub(crate) metadata: Box<[u8]>,
-}
-
-impl MemberProtocol {
-    /// As the protocol's types have it.
-    pub(crate) fn to_metadata(&self) -> ProtocolMetadata {
-        ProtocolMetadata::new(&*self.name, self.metadata.to_vec())
-    }
-}
-
 /// One member of a classic group.
+///
+/// Packed because a Stable group holds one per member for as long as it lives
+/// (`cargo bench -p group-coordinator --bench memory`): the client id, host and
+/// instance id share one allocation, the assignment and protocols another
+/// ([`MemberPayload`]), and the parked requests take no option tags.
 #[derive(Debug, Clone)]
 pub(crate) struct Member {
     pub(crate) id: Arc<str>,
-    pub(crate) instance: Option<Box<str>>,
-    // Exactly sized: a group holds one of each per member. The protocol type is
-    // the group's (a member with another one is refused).
-    pub(crate) client_id: Box<str>,
-    pub(crate) client_host: Box<str>,
-    pub(crate) rebalance_timeout_ms: i32,
-    pub(crate) session_timeout_ms: i32,
-    pub(crate) protocols: Box<[MemberProtocol]>,
-    pub(crate) assignment: Box<[u8]>,
-    pub(crate) awaiting_join: Option<RequestId>,
-    pub(crate) awaiting_sync: Option<RequestId>,
-    pub(crate) is_new: bool,
-    pub(crate) pending_sync: bool,
+    /// The client id, the client host, then the instance id (when `HAS_INSTANCE`).
+    strings: Box<str>,
+    pub(crate) payload: MemberPayload,
     pub(crate) session_deadline: Deadline,
     /// When the session timer queued for this member fires (`Engine::arm_session`):
     /// at or before `session_deadline`; `None` when none is queued.
     pub(crate) session_armed: Deadline,
+    /// The parked JoinGroup's request id, when `JOIN_PARKED`.
+    parked_join: u64,
+    /// The parked SyncGroup's request id, when `SYNC_PARKED`.
+    parked_sync: u64,
+    pub(crate) rebalance_timeout_ms: i32,
+    pub(crate) session_timeout_ms: i32,
+    client_id_len: u32,
+    host_len: u32,
+    pub(crate) is_new: bool,
+    pub(crate) pending_sync: bool,
+    flags: u8,
 }
 
+const HAS_INSTANCE: u8 = 1;
+const JOIN_PARKED: u8 = 2;
+const SYNC_PARKED: u8 = 4;
+
 impl Member {
+    /// A member holding nothing parked, with no session timer.
+    pub(crate) fn new(
+        id: Arc<str>,
+        instance: Option<&str>,
+        client_id: &str,
+        client_host: &str,
+        rebalance_timeout_ms: i32,
+        session_timeout_ms: i32,
+        payload: MemberPayload,
+    ) -> Member {
+        let mut strings =
+            String::with_capacity(client_id.len() + client_host.len() + instance.map_or(0, str::len));
+        strings.push_str(client_id);
+        strings.push_str(client_host);
+        strings.push_str(instance.unwrap_or_default());
+        Member {
+            id,
+            strings: strings.into_boxed_str(),
+            payload,
+            session_deadline: Deadline::NONE,
+            session_armed: Deadline::NONE,
+            parked_join: 0,
+            parked_sync: 0,
+            rebalance_timeout_ms,
+            session_timeout_ms,
+            // `strings` is their concatenation: neither can exceed what it holds.
+            client_id_len: u32::try_from(client_id.len()).unwrap_or(u32::MAX),
+            host_len: u32::try_from(client_host.len()).unwrap_or(u32::MAX),
+            is_new: false,
+            pending_sync: false,
+            flags: if instance.is_some() { HAS_INSTANCE } else { 0 },
+        }
+    }
+
+    fn split(&self) -> (&str, &str, &str) {
+        let (client_id, rest) = self.strings.split_at(self.client_id_len as usize);
+        let (host, instance) = rest.split_at(self.host_len as usize);
+        (client_id, host, instance)
+    }
+
+    pub(crate) fn client_id(&self) -> &str {
+        self.split().0
+    }
+
+    pub(crate) fn client_host(&self) -> &str {
+        self.split().1
+    }
+
+    /// The member's `group.instance.id`, for a static member.
+    pub(crate) fn instance(&self) -> Option<&str> {
+        (self.flags & HAS_INSTANCE != 0).then(|| self.split().2)
+    }
+
+    /// The JoinGroup parked until the join barrier closes.
+    pub(crate) fn awaiting_join(&self) -> Option<RequestId> {
+        (self.flags & JOIN_PARKED != 0).then_some(RequestId(self.parked_join))
+    }
+
+    /// The SyncGroup parked until the leader's assignment comes.
+    pub(crate) fn awaiting_sync(&self) -> Option<RequestId> {
+        (self.flags & SYNC_PARKED != 0).then_some(RequestId(self.parked_sync))
+    }
+
+    /// Parks `join` (or clears it); returns the request it replaces. The group
+    /// counts parked joins: [`Group::set_awaiting_join`] keeps that count.
+    fn replace_awaiting_join(&mut self, join: Option<RequestId>) -> Option<RequestId> {
+        let old = self.awaiting_join();
+        match join {
+            Some(RequestId(id)) => {
+                self.parked_join = id;
+                self.flags |= JOIN_PARKED;
+            }
+            None => self.flags &= !JOIN_PARKED,
+        }
+        old
+    }
+
+    /// Parks `sync`; returns the request it replaces.
+    pub(crate) fn set_awaiting_sync(&mut self, sync: RequestId) -> Option<RequestId> {
+        let old = self.awaiting_sync();
+        self.parked_sync = sync.0;
+        self.flags |= SYNC_PARKED;
+        old
+    }
+
+    /// Unparks the SyncGroup, returning it.
+    pub(crate) fn take_awaiting_sync(&mut self) -> Option<RequestId> {
+        let old = self.awaiting_sync();
+        self.flags &= !SYNC_PARKED;
+        old
+    }
+
     pub(crate) fn metadata(&self, protocol: &str) -> &[u8] {
-        self.protocols.iter().find(|p| &*p.name == protocol).map_or(&[][..], |p| &p.metadata[..])
+        self.payload.metadata(protocol)
     }
 
     pub(crate) fn matches(&self, protocols: &[ProtocolMetadata]) -> bool {
-        self.protocols.len() == protocols.len()
-            && self
-                .protocols
-                .iter()
-                .zip(protocols)
-                .all(|(a, b)| *a.name == *b.name && *a.metadata == *b.metadata)
+        self.payload.matches(protocols)
     }
 
     fn vote<'a>(&'a self, candidates: &BTreeSet<&str>) -> Option<&'a str> {
-        self.protocols.iter().map(|p| &*p.name).find(|name| candidates.contains(name))
+        self.payload.protocols().map(|(name, _)| name).find(|name| candidates.contains(name))
     }
 }
 
@@ -197,11 +280,11 @@ impl Group {
 
     /// Adds a member that parks `join` (§2.1.3 `group.add`).
     pub(crate) fn add(&mut self, mut member: Member, join: Option<RequestId>) {
-        if let Some(instance) = &member.instance {
-            self.static_members.insert(instance.clone(), member.id.clone());
+        if let Some(instance) = member.instance() {
+            self.static_members.insert(Box::from(instance), member.id.clone());
         }
-        self.count_protocols(&member.protocols, true);
-        member.awaiting_join = join;
+        self.count_protocols(&member.payload, true);
+        member.replace_awaiting_join(join);
         if join.is_some() {
             self.num_awaiting_join += 1;
         }
@@ -223,17 +306,17 @@ impl Group {
         let i = self.index.remove(&self.members, id)?;
         let member = self.members.remove(i);
         self.index.close_gap(i);
-        self.count_protocols(&member.protocols, false);
-        if member.awaiting_join.is_some() {
+        self.count_protocols(&member.payload, false);
+        if member.awaiting_join().is_some() {
             self.num_awaiting_join -= 1;
         }
         if member.pending_sync {
             self.num_pending_sync -= 1;
         }
-        if let Some(instance) = &member.instance
-            && self.static_members.get(&**instance).is_some_and(|m| **m == *member.id)
+        if let Some(instance) = member.instance()
+            && self.static_members.get(instance).is_some_and(|m| **m == *member.id)
         {
-            self.static_members.remove(&**instance);
+            self.static_members.remove(instance);
         }
         if self.is_leader(id) {
             self.leader = self.members.first().map(|m| m.id.clone());
@@ -254,90 +337,56 @@ impl Group {
         let member = &mut self.members[i];
         // The timer queued under the old id is not this id's.
         member.session_armed = Deadline::NONE;
-        if let Some(instance) = &member.instance {
-            self.static_members.insert(instance.clone(), new.clone());
+        if let Some(instance) = member.instance() {
+            self.static_members.insert(Box::from(instance), new.clone());
         }
         if self.leader.as_deref() == Some(old) {
             self.leader = Some(new);
         }
     }
 
-    fn count_protocols(&mut self, protocols: &[MemberProtocol], add: bool) {
-        for p in protocols {
+    fn count_protocols(&mut self, payload: &MemberPayload, add: bool) {
+        for (name, _) in payload.protocols() {
             if add {
-                match self.protocol_counts.get_mut(&*p.name) {
+                match self.protocol_counts.get_mut(name) {
                     Some(count) => *count += 1,
                     None => {
-                        self.protocol_counts.insert(p.name.clone(), 1);
+                        self.protocol_counts.insert(Arc::from(name), 1);
                     }
                 }
-            } else if let Some(count) = self.protocol_counts.get_mut(&*p.name) {
+            } else if let Some(count) = self.protocol_counts.get_mut(name) {
                 *count -= 1;
                 if *count == 0 {
-                    self.protocol_counts.remove(&*p.name);
+                    self.protocol_counts.remove(name);
                 }
             }
         }
     }
 
-    /// `protocols` as a member keeps them: each name the one the group already
-    /// holds (member `reuse`'s, when it names the same ones in the same order,
-    /// as a rejoin usually does), so a hundred members naming `range` hold one.
-    pub(crate) fn member_protocols(
-        &self,
-        protocols: Vec<ProtocolMetadata>,
-        reuse: Option<usize>,
-    ) -> Box<[MemberProtocol]> {
-        let old = reuse.map_or(&[][..], |i| &self.members[i].protocols[..]);
-        protocols
-            .into_iter()
-            .enumerate()
-            .map(|(k, p)| {
-                let name = match old.get(k) {
-                    Some(o) if *o.name == *p.name => o.name.clone(),
-                    _ => match self.protocol_counts.get_key_value(p.name.as_str()) {
-                        Some((known, _)) => known.clone(),
-                        None => Arc::from(p.name),
-                    },
-                };
-                MemberProtocol { name, metadata: p.metadata.into() }
-            })
-            .collect()
+    /// A rejoining member's protocols (`updateMember`).
+    pub(crate) fn rejoin_protocols(&mut self, i: usize, protocols: &[ProtocolMetadata]) {
+        let payload = self.members[i].payload.with_protocols(protocols);
+        self.update_protocols(i, payload);
     }
 
-    /// A rejoining member's protocols (`updateMember`). A rejoin usually names
-    /// the same protocols in the same order: then only their metadata is
-    /// replaced, in place.
-    pub(crate) fn rejoin_protocols(&mut self, i: usize, protocols: Vec<ProtocolMetadata>) {
-        let held = &mut self.members[i].protocols;
-        if held.len() == protocols.len() && held.iter().zip(&protocols).all(|(a, b)| *a.name == *b.name) {
-            for (a, b) in held.iter_mut().zip(protocols) {
-                a.metadata = b.metadata.into();
-            }
-            return;
-        }
-        let protocols = self.member_protocols(protocols, Some(i));
-        self.update_protocols(i, protocols);
-    }
-
-    /// Replaces a member's protocols (`updateMember`).
-    pub(crate) fn update_protocols(&mut self, i: usize, protocols: Box<[MemberProtocol]>) {
-        let old = std::mem::replace(&mut self.members[i].protocols, protocols);
-        let new = &self.members[i].protocols;
+    /// Replaces a member's payload by one with the same assignment and the
+    /// protocols of `protocols` (`updateMember`, and its undo).
+    pub(crate) fn update_protocols(&mut self, i: usize, protocols: MemberPayload) {
+        let payload = self.members[i].payload.with_protocols_of(&protocols);
+        let old = std::mem::replace(&mut self.members[i].payload, payload);
         // A rejoin usually names the same protocols (only metadata changes): the
         // per-name counts stay as they are.
-        let same_names = old.len() == new.len() && old.iter().zip(new).all(|(a, b)| a.name == b.name);
-        if !same_names {
-            let new = std::mem::take(&mut self.members[i].protocols);
+        if !old.same_names_as(&self.members[i].payload) {
+            let new = std::mem::take(&mut self.members[i].payload);
             self.count_protocols(&old, false);
             self.count_protocols(&new, true);
-            self.members[i].protocols = new;
+            self.members[i].payload = new;
         }
     }
 
     /// Parks (or clears) a member's JoinGroup; returns the request it replaces.
     pub(crate) fn set_awaiting_join(&mut self, i: usize, join: Option<RequestId>) -> Option<RequestId> {
-        let old = std::mem::replace(&mut self.members[i].awaiting_join, join);
+        let old = self.members[i].replace_awaiting_join(join);
         match (old.is_some(), join.is_some()) {
             (false, true) => self.num_awaiting_join += 1,
             (true, false) => self.num_awaiting_join -= 1,
@@ -423,10 +472,10 @@ impl Group {
     /// At join completion: the current leader if it rejoined, else the first rejoined member.
     pub(crate) fn maybe_elect_joined_leader(&mut self) -> bool {
         let Some(leader) = self.leader.clone() else { return false };
-        if self.member(&leader).is_some_and(|m| m.awaiting_join.is_some()) {
+        if self.member(&leader).is_some_and(|m| m.awaiting_join().is_some()) {
             return true;
         }
-        match self.members.iter().find(|m| m.awaiting_join.is_some()) {
+        match self.members.iter().find(|m| m.awaiting_join().is_some()) {
             Some(m) => {
                 self.leader = Some(m.id.clone());
                 true
@@ -447,7 +496,7 @@ impl Group {
             .iter()
             .map(|m| JoinGroupMember {
                 member_id: str::to_owned(&m.id),
-                group_instance_id: m.instance.as_deref().map(str::to_owned),
+                group_instance_id: m.instance().map(str::to_owned),
                 metadata: m.metadata(protocol).to_vec(),
             })
             .collect()
@@ -487,15 +536,15 @@ impl Group {
                 .enumerate()
                 .map(|(i, m)| MemberMetadataRecord {
                     member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance.as_deref().map(str::to_owned),
-                    client_id: m.client_id.to_string(),
-                    client_host: m.client_host.to_string(),
+                    group_instance_id: m.instance().map(str::to_owned),
+                    client_id: m.client_id().to_owned(),
+                    client_host: m.client_host().to_owned(),
                     rebalance_timeout_ms: m.rebalance_timeout_ms,
                     session_timeout_ms: m.session_timeout_ms,
                     subscription: m.metadata(protocol).to_vec(),
                     assignment: match assignments {
                         Some(list) => list.get(i).cloned().unwrap_or_default(),
-                        None => m.assignment.to_vec(),
+                        None => m.payload.assignment().to_vec(),
                     },
                 })
                 .collect(),

@@ -1,7 +1,7 @@
 //! JoinGroup (`kafka-semantics.md` §2.1): the KIP-394 two-step join, static
 //! membership, capacity, protocol checks and the parked join barrier.
 
-use crate::core::types::Deadline;
+use crate::core::member_payload::MemberPayload;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse};
@@ -89,7 +89,7 @@ fn accept_joining_member(g: &Group, member_id: &str, max_size: i32) -> bool {
         GroupState::Empty | GroupState::Dead => true,
         // The cheap count first: a group below its cap needs no member lookup.
         GroupState::PreparingRebalance => {
-            g.num_awaiting_join() < max || g.member(member_id).is_some_and(|m| m.awaiting_join.is_some())
+            g.num_awaiting_join() < max || g.member(member_id).is_some_and(|m| m.awaiting_join().is_some())
         }
         GroupState::CompletingRebalance | GroupState::Stable => g.len() < max || g.has_member(member_id),
     }
@@ -214,7 +214,7 @@ impl Engine {
             client: req.reason.clone(),
         };
         let rebalance = rebalance_timeout(&req);
-        g.rejoin_protocols(i, req.protocols);
+        g.rejoin_protocols(i, &req.protocols);
         let m = g.at_mut(i);
         m.rebalance_timeout_ms = rebalance;
         m.session_timeout_ms = req.session_timeout_ms;
@@ -236,22 +236,16 @@ impl Engine {
             instance: req.group_instance_id.clone(),
             client: req.reason,
         };
-        let member = Member {
+        let mut member = Member::new(
             id,
-            instance: req.group_instance_id.map(String::into_boxed_str),
-            client_id: req.client_id.into(),
-            client_host: req.client_host.into(),
+            req.group_instance_id.as_deref(),
+            &req.client_id,
+            &req.client_host,
             rebalance_timeout_ms,
-            session_timeout_ms: req.session_timeout_ms,
-            protocols: g.member_protocols(req.protocols, None),
-            assignment: Box::default(),
-            awaiting_join: None,
-            awaiting_sync: None,
-            is_new: true,
-            pending_sync: false,
-            session_deadline: Deadline::NONE,
-            session_armed: Deadline::NONE,
-        };
+            req.session_timeout_ms,
+            MemberPayload::joining(&req.protocols),
+        );
+        member.is_new = true;
         if g.is(GroupState::PreparingRebalance) && g.previous_state == GroupState::Empty {
             g.new_member_added = true;
         }
@@ -283,7 +277,7 @@ impl Engine {
             let response = join_validation_error(ErrorCode::FencedInstanceId, str::to_owned(&old_id));
             self.respond(parked, Response::JoinGroup(response));
         }
-        if let Some(parked) = g.at_mut(i).awaiting_sync.take() {
+        if let Some(parked) = g.at_mut(i).take_awaiting_sync() {
             self.respond(
                 parked,
                 Response::SyncGroup(group_types::SyncGroupResponse::error(ErrorCode::FencedInstanceId)),
@@ -294,11 +288,11 @@ impl Engine {
         g.at_mut(i).is_new = false;
         let timeout = g.at(i).session_timeout_ms;
         self.arm_session(g, i, timeout);
-        let old_protocols = g.at(i).protocols.clone();
+        let old_protocols = g.at(i).payload.clone();
         let old_rebalance_timeout_ms = g.at(i).rebalance_timeout_ms;
         let old_session_timeout_ms = g.at(i).session_timeout_ms;
         let rebalance = rebalance_timeout(&req);
-        g.rejoin_protocols(i, req.protocols);
+        g.rejoin_protocols(i, &req.protocols);
         g.at_mut(i).rebalance_timeout_ms = rebalance;
         g.at_mut(i).session_timeout_ms = req.session_timeout_ms;
         g.set_awaiting_join(i, Some(rid));
@@ -356,7 +350,7 @@ impl Engine {
         // The replacement's JoinGroup may have been answered meanwhile (a rebalance
         // took it in, or another instance fenced it): then the member has moved on
         // with its new id, and neither answer nor undo is left to give.
-        if g.at(i).awaiting_join != Some(p.request) {
+        if g.at(i).awaiting_join() != Some(p.request) {
             return;
         }
         match result {

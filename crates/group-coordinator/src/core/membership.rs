@@ -110,7 +110,7 @@ impl CoordinatorCore {
                 match validate_member(g, &identity.member_id, identity.group_instance_id.as_deref()) {
                     Ok(()) => match g
                         .member(&identity.member_id)
-                        .map(|m| (m.id.clone(), m.instance.as_deref().map(str::to_owned)))
+                        .map(|m| (m.id.clone(), m.instance().map(str::to_owned)))
                     {
                         Some((id, instance)) => {
                             eng.member_left(g, &id, instance, reason);

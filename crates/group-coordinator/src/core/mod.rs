@@ -10,6 +10,7 @@ mod group;
 mod ids;
 mod join;
 mod member_index;
+mod member_payload;
 mod membership;
 mod offset_cache;
 mod offsets;
@@ -19,6 +20,7 @@ mod timeline;
 mod timer_queue;
 mod types;
 
+use crate::core::member_payload::MemberPayload;
 use crate::core::types::Deadline;
 use std::sync::Arc;
 
@@ -30,7 +32,7 @@ use crate::snapshot::{GroupMetadata, MemberMetadata};
 
 pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
-pub(crate) use self::group::{Group, JoinTimer, Member, MemberProtocol};
+pub(crate) use self::group::{Group, JoinTimer, Member};
 use self::ids::MemberIdGenerator;
 use self::timeline::{Timeline, Undo};
 pub use self::timer_queue::TimerQueue;
@@ -90,7 +92,7 @@ pub(crate) struct StaticReplace {
     pub(crate) generation: i32,
     pub(crate) old_id: Arc<str>,
     pub(crate) new_id: Arc<str>,
-    pub(crate) old_protocols: Box<[MemberProtocol]>,
+    pub(crate) old_protocols: member_payload::MemberPayload,
     pub(crate) old_rebalance_timeout_ms: i32,
     pub(crate) old_session_timeout_ms: i32,
     pub(crate) current_leader: Option<Arc<str>>,
@@ -717,33 +719,21 @@ impl CoordinatorCore {
             g.generation = record.generation_id;
             g.protocol_type = record.protocol_type.filter(|t| !t.is_empty());
             g.protocol_name = record.protocol_name;
-            // One name for every member's protocol.
-            let protocol: Arc<str> = Arc::from(g.protocol_name.as_deref().unwrap_or_default());
+            let protocol = g.protocol_name.clone().unwrap_or_default();
             g.reserve_members(record.members.len());
             for m in record.members {
-                let member = Member {
-                    id: Arc::from(m.member_id.as_str()),
-                    instance: m.group_instance_id.map(String::into_boxed_str),
-                    client_id: m.client_id.into(),
-                    client_host: m.client_host.into(),
-                    rebalance_timeout_ms: if m.rebalance_timeout_ms > 0 {
-                        m.rebalance_timeout_ms
-                    } else {
-                        m.session_timeout_ms
-                    },
-                    session_timeout_ms: m.session_timeout_ms,
-                    protocols: Box::new([MemberProtocol {
-                        name: protocol.clone(),
-                        metadata: m.subscription.into(),
-                    }]),
-                    assignment: m.assignment.into(),
-                    awaiting_join: None,
-                    awaiting_sync: None,
-                    is_new: false,
-                    pending_sync: false,
-                    session_deadline: Deadline::NONE,
-                    session_armed: Deadline::NONE,
-                };
+                let rebalance_timeout_ms =
+                    if m.rebalance_timeout_ms > 0 { m.rebalance_timeout_ms } else { m.session_timeout_ms };
+                let payload = MemberPayload::new(&m.assignment, [(protocol.as_str(), &m.subscription[..])]);
+                let member = Member::new(
+                    Arc::from(m.member_id.as_str()),
+                    m.group_instance_id.as_deref(),
+                    &m.client_id,
+                    &m.client_host,
+                    rebalance_timeout_ms,
+                    m.session_timeout_ms,
+                    payload,
+                );
                 g.add(member, None);
             }
             g.leader = match record.leader_id {
@@ -889,17 +879,17 @@ fn snapshot(g: &Group) -> GroupMetadata {
             .iter()
             .map(|m| MemberMetadata {
                 member_id: str::to_owned(&m.id),
-                group_instance_id: m.instance.as_deref().map(str::to_owned),
-                client_id: m.client_id.to_string(),
-                client_host: m.client_host.to_string(),
+                group_instance_id: m.instance().map(str::to_owned),
+                client_id: m.client_id().to_owned(),
+                client_host: m.client_host().to_owned(),
                 session_timeout_ms: m.session_timeout_ms,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 protocol_type: g.protocol_type.clone().unwrap_or_default(),
-                protocols: m.protocols.iter().map(MemberProtocol::to_metadata).collect(),
+                protocols: m.payload.to_metadata(),
                 subscription: m.metadata(protocol).to_vec(),
-                assignment: m.assignment.to_vec(),
-                awaiting_join: m.awaiting_join.is_some(),
-                awaiting_sync: m.awaiting_sync.is_some(),
+                assignment: m.payload.assignment().to_vec(),
+                awaiting_join: m.awaiting_join().is_some(),
+                awaiting_sync: m.awaiting_sync().is_some(),
                 is_new: m.is_new,
                 session_deadline_ms: m.session_deadline.get(),
             })

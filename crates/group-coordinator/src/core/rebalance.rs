@@ -87,7 +87,7 @@ impl Engine {
         let dropped: Vec<Arc<str>> = g
             .members()
             .iter()
-            .filter(|m| m.awaiting_join.is_none() && m.instance.is_none())
+            .filter(|m| m.awaiting_join().is_none() && m.instance().is_none())
             .map(|m| m.id.clone())
             .collect();
         for id in &dropped {
@@ -148,7 +148,8 @@ impl Engine {
 
     pub(crate) fn reset_and_propagate_assignment_with_error(&mut self, g: &mut Group, error: ErrorCode) {
         for i in 0..g.len() {
-            g.at_mut(i).assignment = Box::default();
+            let payload = g.at(i).payload.with_assignment(&[]);
+            g.at_mut(i).payload = payload;
         }
         self.propagate_assignment(g, error);
     }
@@ -157,12 +158,12 @@ impl Engine {
     pub(crate) fn propagate_assignment(&mut self, g: &mut Group, error: ErrorCode) {
         let ok = error == ErrorCode::None;
         for i in 0..g.len() {
-            if let Some(request) = g.at_mut(i).awaiting_sync.take() {
+            if let Some(request) = g.at_mut(i).take_awaiting_sync() {
                 let response = SyncGroupResponse {
                     error_code: error,
                     protocol_type: if ok { g.protocol_type.clone() } else { None },
                     protocol_name: if ok { g.protocol_name.clone() } else { None },
-                    assignment: g.at(i).assignment.to_vec(),
+                    assignment: g.at(i).payload.assignment().to_vec(),
                 };
                 self.respond(request, Response::SyncGroup(response));
                 let timeout = g.at(i).session_timeout_ms;
@@ -180,7 +181,7 @@ impl Engine {
             if let Some(request) = g.set_awaiting_join(i, None) {
                 self.respond(request, Response::JoinGroup(join_error(ErrorCode::UnknownMemberId, "")));
             }
-            if let Some(request) = g.at_mut(i).awaiting_sync.take() {
+            if let Some(request) = g.at_mut(i).take_awaiting_sync() {
                 self.respond(
                     request,
                     Response::SyncGroup(SyncGroupResponse::error(ErrorCode::UnknownMemberId)),
@@ -294,7 +295,7 @@ impl CoordinatorCore {
             Some(_) => {}
         }
         let m = g.at(i);
-        let satisfied = !m.is_new && (m.awaiting_join.is_some() || m.awaiting_sync.is_some());
+        let satisfied = !m.is_new && (m.awaiting_join().is_some() || m.awaiting_sync().is_some());
         g.at_mut(i).session_deadline = Deadline::NONE;
         if !satisfied {
             let id = g.at(i).id.clone();

@@ -54,7 +54,9 @@ impl CoordinatorCore {
             GroupState::PreparingRebalance => eng.respond(rid, error(ErrorCode::RebalanceInProgress)),
             GroupState::Empty | GroupState::Dead => eng.respond(rid, error(ErrorCode::UnknownMemberId)),
             GroupState::CompletingRebalance => {
-                g.at_mut(i).awaiting_sync = Some(rid);
+                // A second SyncGroup of the member replaces the first, as Kafka's
+                // `setAwaitingSyncFuture` does.
+                let _replaced = g.at_mut(i).set_awaiting_sync(rid);
                 eng.remove_pending_sync(g, i);
                 if g.is_leader(&req.member_id) {
                     // By member position (members the leader left out get an empty
@@ -82,7 +84,7 @@ impl CoordinatorCore {
                     error_code: ErrorCode::None,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    assignment: g.at(i).assignment.to_vec(),
+                    assignment: g.at(i).payload.assignment().to_vec(),
                 };
                 eng.respond(rid, Response::SyncGroup(response));
             }
@@ -108,7 +110,7 @@ impl Engine {
         &mut self,
         g: &mut Group,
         generation: i32,
-        mut assignments: Vec<Vec<u8>>,
+        assignments: Vec<Vec<u8>>,
         result: Result<(), ErrorCode>,
     ) {
         if !g.is(GroupState::CompletingRebalance) || g.generation != generation {
@@ -117,8 +119,9 @@ impl Engine {
         match result {
             Ok(()) => {
                 for i in 0..g.len() {
-                    g.at_mut(i).assignment =
-                        assignments.get_mut(i).map(std::mem::take).unwrap_or_default().into();
+                    let assignment = assignments.get(i).map_or(&[][..], Vec::as_slice);
+                    let payload = g.at(i).payload.with_assignment(assignment);
+                    g.at_mut(i).payload = payload;
                 }
                 self.propagate_assignment(g, ErrorCode::None);
                 self.transition(g, GroupState::Stable);

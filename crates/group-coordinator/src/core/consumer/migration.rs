@@ -5,7 +5,6 @@
 //! consumer-protocol member goes is turned back into a classic group, as
 //! `group.consumer.migration.policy` allows.
 
-use crate::core::types::Deadline;
 use std::sync::Arc;
 
 use group_offsets::{
@@ -18,7 +17,8 @@ use super::classic::{to_ids, to_names};
 use super::group::ConsumerMember;
 use super::{Origin, Work, assignment, deletion_records, topics};
 use crate::core::events::RebalanceReason;
-use crate::core::{CoordinatorCore, Group, Member, MemberProtocol, PendingWrite, TimerKey};
+use crate::core::member_payload::MemberPayload;
+use crate::core::{CoordinatorCore, Group, Member, PendingWrite, TimerKey};
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -55,10 +55,10 @@ impl CoordinatorCore {
             let Ok(subscription) = Subscription::decode(m.metadata(&protocol)) else {
                 return refused("the subscription of a member cannot be parsed.");
             };
-            let assignment = if m.assignment.is_empty() {
+            let assignment = if m.payload.assignment().is_empty() {
                 MemberAssignment::default()
             } else {
-                match MemberAssignment::decode(&m.assignment) {
+                match MemberAssignment::decode(m.payload.assignment()) {
                     Ok(a) => a,
                     Err(_) => return refused("the assignment of a member cannot be parsed."),
                 }
@@ -72,17 +72,17 @@ impl CoordinatorCore {
             names.sort();
             names.dedup();
             let meta = ConsumerMemberMetadataValue {
-                instance_id: m.instance.as_deref().map(str::to_owned),
+                instance_id: m.instance().map(str::to_owned),
                 rack_id: subscription.rack_id.clone().filter(|r| !r.is_empty()),
-                client_id: m.client_id.to_string(),
-                client_host: m.client_host.to_string(),
+                client_id: m.client_id().to_owned(),
+                client_host: m.client_host().to_owned(),
                 subscribed_topic_names: names,
                 subscribed_topic_regex: None,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 server_assignor: None,
                 classic: Some(ClassicMemberMetadata {
                     session_timeout_ms: m.session_timeout_ms,
-                    supported_protocols: m.protocols.iter().map(MemberProtocol::to_metadata).collect(),
+                    supported_protocols: m.payload.to_metadata(),
                 }),
             };
             converted.push((
@@ -213,22 +213,17 @@ impl CoordinatorCore {
             // another member while they still consume them.
             let owned = super::assignment::union(&m.assigned, &m.pending_revocation);
             let target = MemberAssignment { version, partitions: to_names(&owned, &image), user_data: None };
-            let member = Member {
-                id: m.id.clone(),
-                instance: m.meta.instance_id.as_deref().map(Box::from),
-                client_id: m.meta.client_id.as_str().into(),
-                client_host: m.meta.client_host.as_str().into(),
-                rebalance_timeout_ms: m.meta.rebalance_timeout_ms,
-                session_timeout_ms: classic.session_timeout_ms,
-                protocols: g.member_protocols(classic.supported_protocols.clone(), None),
-                assignment: target.encode().unwrap_or_default().into(),
-                awaiting_join: None,
-                awaiting_sync: None,
-                is_new: false,
-                pending_sync: false,
-                session_deadline: Deadline::NONE,
-                session_armed: Deadline::NONE,
-            };
+            let payload = MemberPayload::joining(&classic.supported_protocols)
+                .with_assignment(&target.encode().unwrap_or_default());
+            let member = Member::new(
+                m.id.clone(),
+                m.meta.instance_id.as_deref(),
+                &m.meta.client_id,
+                &m.meta.client_host,
+                m.meta.rebalance_timeout_ms,
+                classic.session_timeout_ms,
+                payload,
+            );
             g.add(member, None);
         }
         g.protocol_type = Some("consumer".to_owned());
@@ -261,7 +256,7 @@ impl CoordinatorCore {
                 self.engine
                     .respond(join, crate::core::Response::JoinGroup(crate::core::join_error(error, id)));
             }
-            if let Some(sync) = g.at_mut(i).awaiting_sync.take() {
+            if let Some(sync) = g.at_mut(i).take_awaiting_sync() {
                 let response = group_types::SyncGroupResponse::error(error);
                 self.engine.respond(sync, crate::core::Response::SyncGroup(response));
             }
