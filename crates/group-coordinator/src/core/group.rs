@@ -363,16 +363,24 @@ impl Group {
         }
     }
 
-    /// A rejoining member's protocols (`updateMember`).
+    /// A rejoining member's protocols (`updateMember`). A rejoin usually names
+    /// the same protocols with the same metadata: then nothing changes.
     pub(crate) fn rejoin_protocols(&mut self, i: usize, protocols: &[ProtocolMetadata]) {
-        let payload = self.members[i].payload.with_protocols(protocols);
-        self.update_protocols(i, payload);
+        let held = &self.members[i].payload;
+        if !held.matches(protocols) {
+            let payload = held.with_protocols(protocols);
+            self.replace_payload(i, payload);
+        }
     }
 
-    /// Replaces a member's payload by one with the same assignment and the
-    /// protocols of `protocols` (`updateMember`, and its undo).
-    pub(crate) fn update_protocols(&mut self, i: usize, protocols: MemberPayload) {
-        let payload = self.members[i].payload.with_protocols_of(&protocols);
+    /// Gives a member back the protocols `old` holds, keeping its assignment
+    /// (the undo of [`rejoin_protocols`](Self::rejoin_protocols)).
+    pub(crate) fn restore_protocols(&mut self, i: usize, old: &MemberPayload) {
+        let payload = self.members[i].payload.with_protocols_of(old);
+        self.replace_payload(i, payload);
+    }
+
+    fn replace_payload(&mut self, i: usize, payload: MemberPayload) {
         let old = std::mem::replace(&mut self.members[i].payload, payload);
         // A rejoin usually names the same protocols (only metadata changes): the
         // per-name counts stay as they are.

@@ -386,7 +386,7 @@ impl Engine {
                 self.respond(p.request, Response::JoinGroup(response));
             }
             Err(error) => {
-                g.update_protocols(i, p.old_protocols);
+                g.restore_protocols(i, &p.old_protocols);
                 g.at_mut(i).rebalance_timeout_ms = p.old_rebalance_timeout_ms;
                 g.at_mut(i).session_timeout_ms = p.old_session_timeout_ms;
                 g.set_awaiting_join(i, None);

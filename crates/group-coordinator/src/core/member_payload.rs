@@ -64,26 +64,31 @@ impl MemberPayload {
 
     /// The protocols, in the member's order of preference.
     pub(crate) fn protocols(&self) -> Protocols<'_> {
+        Protocols { raw: self.raw() }
+    }
+
+    /// The protocols with their names as bytes: comparing needs no UTF-8 check.
+    fn raw(&self) -> Raw<'_> {
         let mut rest = &self.bytes[..];
         take(&mut rest);
-        Protocols { rest }
+        Raw { rest }
     }
 
     /// The metadata the member gave for `protocol`, empty when it named none such.
     pub(crate) fn metadata(&self, protocol: &str) -> &[u8] {
-        self.protocols().find(|(name, _)| *name == protocol).map_or(&[][..], |(_, m)| m)
+        self.raw().find(|(name, _)| *name == protocol.as_bytes()).map_or(&[][..], |(_, m)| m)
     }
 
     /// True when the member named exactly `protocols`, metadata included.
     pub(crate) fn matches(&self, protocols: &[ProtocolMetadata]) -> bool {
-        let mut held = self.protocols();
-        protocols.iter().all(|p| held.next() == Some((p.name.as_str(), &p.metadata[..])))
+        let mut held = self.raw();
+        protocols.iter().all(|p| held.next() == Some((p.name.as_bytes(), &p.metadata[..])))
             && held.next().is_none()
     }
 
     /// True when both name the same protocols in the same order.
     pub(crate) fn same_names_as(&self, other: &MemberPayload) -> bool {
-        self.protocols().map(|(n, _)| n).eq(other.protocols().map(|(n, _)| n))
+        self.raw().map(|(n, _)| n).eq(other.raw().map(|(n, _)| n))
     }
 
     /// The protocols as the protocol's types have them.
@@ -95,20 +100,34 @@ impl MemberPayload {
 /// The protocols of a [`MemberPayload`]: `(name, metadata)`.
 #[derive(Debug, Clone)]
 pub(crate) struct Protocols<'a> {
-    rest: &'a [u8],
+    raw: Raw<'a>,
 }
 
 impl<'a> Iterator for Protocols<'a> {
     type Item = (&'a str, &'a [u8]);
 
     fn next(&mut self) -> Option<Self::Item> {
+        let (name, metadata) = self.raw.next()?;
+        // Written from a `&str` by `MemberPayload::new`: never fails.
+        Some((std::str::from_utf8(name).unwrap_or_default(), metadata))
+    }
+}
+
+/// [`Protocols`] with names as bytes.
+#[derive(Debug, Clone)]
+struct Raw<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for Raw<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
         if self.rest.is_empty() {
             return None;
         }
         let name = take(&mut self.rest);
-        let metadata = take(&mut self.rest);
-        // Written from a `&str` by `MemberPayload::new`: never fails.
-        Some((std::str::from_utf8(name).unwrap_or_default(), metadata))
+        Some((name, take(&mut self.rest)))
     }
 }
 
