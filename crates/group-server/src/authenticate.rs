@@ -170,9 +170,9 @@ pub(crate) async fn sasl<S: AsyncRead + AsyncWrite + Unpin>(
             // SaslServerAuthenticator.handleSaslToken without a Kafka header (v0).
             let mechanism = auth.mechanism();
             match auth.step(&frame) {
-                Ok(Step::Continue(token)) => conn.write_frame(&token).await?,
+                Ok(Step::Continue(token)) => conn.write_token(&token).await?,
                 Ok(Step::Done { user, token }) => {
-                    conn.write_frame(&token).await?;
+                    conn.write_token(&token).await?;
                     let how = "raw tokens after SaslHandshake v0";
                     return Ok(done(session, user, mechanism, how, peer, verbose, conn.buf));
                 }
@@ -381,14 +381,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<'_, S> {
         let _ = self.stream.shutdown().await;
     }
 
-    /// Writes one length-prefixed frame and flushes it.
-    async fn write_frame(&mut self, body: &[u8]) -> Result<(), Stop> {
-        let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
-        let mut out = Vec::with_capacity(4 + body.len());
-        out.extend_from_slice(&len.to_be_bytes());
-        out.extend_from_slice(body);
-        self.stream.write_all(&out).await.map_err(Stop::Io)?;
+    /// Writes one frame (length prefix included, as [`node::encode_frame`] makes
+    /// them) and flushes it.
+    async fn write_frame(&mut self, frame: &[u8]) -> Result<(), Stop> {
+        self.stream.write_all(frame).await.map_err(Stop::Io)?;
         self.stream.flush().await.map_err(Stop::Io)
+    }
+
+    /// Writes a raw SASL token (v0: no Kafka header) as one length-prefixed frame.
+    async fn write_token(&mut self, token: &[u8]) -> Result<(), Stop> {
+        let len = u32::try_from(token.len()).unwrap_or(u32::MAX);
+        let mut out = Vec::with_capacity(4 + token.len());
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(token);
+        self.write_frame(&out).await
     }
 
     async fn respond<R: kafka_protocol::protocol::Encodable>(

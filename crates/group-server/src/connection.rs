@@ -455,7 +455,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 }
                 Item::Reply(reply, permit, started) => match resolve(reply).await {
                     Ok(Some(body)) => {
-                        append_frame(&mut out, &body);
+                        append_frame(&mut out, body);
                         permits.push((permit, started));
                     }
                     Ok(None) => {}
@@ -514,10 +514,12 @@ async fn resolve(reply: Reply) -> Result<Option<BytesMut>, crate::RequestError> 
     }
 }
 
-fn append_frame(out: &mut BytesMut, body: &[u8]) {
-    // A body over 2 GiB cannot be built from the frames this node accepts.
-    let len = u32::try_from(body.len()).unwrap_or(u32::MAX);
-    out.reserve(4 + body.len());
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(body);
+/// Queues a frame (prefix included) for the next write: the frame itself when it
+/// is the only one, else a copy behind the others.
+fn append_frame(out: &mut BytesMut, frame: BytesMut) {
+    if out.is_empty() {
+        *out = frame;
+    } else {
+        out.extend_from_slice(&frame);
+    }
 }

@@ -63,7 +63,7 @@ pub enum RequestError {
 
 /// What the connection writes back for one request, in request order.
 pub(crate) enum Reply {
-    /// A response frame body (without the length prefix), ready now.
+    /// A response frame, length prefix included (see [`encode_frame`]), ready now.
     Now(BytesMut),
     /// Ready, but not to be sent before the instant (Fetch long-polls over empty partitions).
     NotBefore(Instant, BytesMut),
@@ -163,6 +163,9 @@ pub(crate) struct Node {
     pub(crate) brokers: crate::brokers::Brokers,
 }
 
+/// A whole response frame: the length prefix, the header, the response. The
+/// prefix is written in place once the length is known, so the connection sends
+/// the buffer as it is instead of copying it behind a prefix.
 pub(crate) fn encode_frame<R: Encodable>(
     correlation_id: i32,
     api: ApiKey,
@@ -170,12 +173,16 @@ pub(crate) fn encode_frame<R: Encodable>(
     response: &R,
 ) -> Result<BytesMut, RequestError> {
     let mut out = BytesMut::new();
+    out.extend_from_slice(&[0; 4]);
     let header_version = api.response_header_version(version);
     ResponseHeader::default()
         .with_correlation_id(correlation_id)
         .encode(&mut out, header_version)
         .and_then(|()| response.encode(&mut out, version))
         .map_err(|e| RequestError::Encode(format!("{api:?} v{version}: {e}")))?;
+    let len = i32::try_from(out.len() - 4)
+        .map_err(|_| RequestError::Encode(format!("{api:?} v{version}: a response over 2 GiB")))?;
+    out[..4].copy_from_slice(&len.to_be_bytes());
     Ok(out)
 }
 

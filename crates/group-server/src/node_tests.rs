@@ -49,7 +49,18 @@ fn frame(api: ApiKey, version: i16, correlation_id: i32, body: &[u8]) -> Bytes {
     out.freeze()
 }
 
+/// The reply's frame without its length prefix, which must be right.
 fn body_of(reply: Reply) -> BytesMut {
+    let mut frame = frame_of(reply);
+    if frame.is_empty() {
+        return frame;
+    }
+    let body = frame.split_off(4);
+    assert_eq!(frame[..], (body.len() as u32).to_be_bytes(), "the length prefix");
+    body
+}
+
+fn frame_of(reply: Reply) -> BytesMut {
     match reply {
         Reply::Now(b) | Reply::NotBefore(_, b) => b,
         Reply::Later(answer) => tokio::runtime::Builder::new_current_thread()
