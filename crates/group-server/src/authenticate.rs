@@ -26,7 +26,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
 
 use crate::connection::Stop;
-use crate::log::{log, warn};
+use crate::log::{log, warning};
 use crate::node::{self, Node, Reply};
 use crate::sasl::Users;
 use crate::sasl::{Authenticator, SaslSettings, Step};
@@ -78,7 +78,7 @@ impl Security {
             Some(sasl) => {
                 let users = Users::load(&sasl.users).map_err(|e| ServerError::Users(e.to_string()))?;
                 if users.is_empty() {
-                    warn(&format!("the users file {} has no users: every login fails", sasl.users.display()));
+                    warning!("the users file {} has no users: every login fails", sasl.users.display());
                 }
                 Some(Arc::new(SaslSettings { mechanisms: sasl.mechanisms.clone(), users }))
             }
@@ -127,7 +127,7 @@ pub(crate) async fn tls(
         Principal::ANONYMOUS
     };
     if verbose {
-        log(&format!("{peer}: TLS handshake done, principal {principal}"));
+        log!("{peer}: TLS handshake done, principal {principal}");
     }
     Ok((stream, principal))
 }
@@ -283,7 +283,7 @@ fn done(
     leftover: BytesMut,
 ) -> (Session, BytesMut) {
     if verbose {
-        log(&format!("{peer}: authenticated as User:{user} with {} ({how})", mechanism.name()));
+        log!("{peer}: authenticated as User:{user} with {} ({how})", mechanism.name());
     }
     session.context.principal = Principal::user(user);
     (session, leftover)
@@ -293,7 +293,7 @@ fn done(
 /// `connection.failed.authentication.delay.ms`, which slows down password guessing).
 async fn fail(peer: SocketAddr, mechanism: &str, user: &Option<String>, reason: &str, delay: Duration) {
     let user = user.as_deref().map_or_else(|| "an unnamed user".to_owned(), |u| format!("user {u:?}"));
-    warn(&format!("{peer}: failed authentication as {user} with {mechanism}: {reason}"));
+    warning!("{peer}: failed authentication as {user} with {mechanism}: {reason}");
     tokio::time::sleep(delay).await;
 }
 

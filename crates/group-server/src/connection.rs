@@ -31,7 +31,7 @@ use group_coordinator::Principal;
 
 use crate::ConnectionLimits;
 use crate::authenticate::{self, Security};
-use crate::log::{log, warn};
+use crate::log::{log, warning};
 use crate::metrics::{RequestStart, ServerMetrics};
 use crate::node::{Node, Reply, correlation_id};
 use crate::session::Session;
@@ -100,7 +100,7 @@ pub(crate) async fn serve(
 ) {
     let _ = stream.set_nodelay(true);
     if verbose {
-        log(&format!("{peer}: connected"));
+        log!("{peer}: connected");
     }
     let stop = match &security.tls {
         None if security.sasl.is_none() => {
@@ -117,12 +117,12 @@ pub(crate) async fn serve(
     };
     match stop {
         Stop::Done => {}
-        Stop::Refused(why) => warn(&format!("{peer}: closing connection: {why}")),
-        Stop::Io(e) if verbose => log(&format!("{peer}: connection failed: {e}")),
+        Stop::Refused(why) => warning!("{peer}: closing connection: {why}"),
+        Stop::Io(e) if verbose => log!("{peer}: connection failed: {e}"),
         Stop::Io(_) => {}
     }
     if verbose {
-        log(&format!("{peer}: closed"));
+        log!("{peer}: closed");
     }
 }
 
@@ -460,7 +460,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     }
                     Ok(None) => {}
                     Err(e) => {
-                        warn(&format!("{peer}: closing connection: {e}"));
+                        warning!("{peer}: closing connection: {e}");
                         close = true;
                         break;
                     }

@@ -1,12 +1,18 @@
 //! The server's log lines, as `tracing` events (target `group_server`): the binary
 //! prints them on stderr; an embedding program routes them with its own subscriber.
 
+//!
+//! Macros rather than functions taking a `String`: `tracing` formats a line only
+//! when a subscriber wants it, so a server embedded without one formats none.
+
 /// Something an operator wants to see (a connection opened, the server started).
-pub(crate) fn log(message: &str) {
-    tracing::info!(target: "group_server", "{message}");
+macro_rules! log {
+    ($($arg:tt)+) => { tracing::info!(target: "group_server", $($arg)+) };
 }
 
 /// A client or request refused, a limit hit, a failure survived.
-pub(crate) fn warn(message: &str) {
-    tracing::warn!(target: "group_server", "{message}");
+macro_rules! warning {
+    ($($arg:tt)+) => { tracing::warn!(target: "group_server", $($arg)+) };
 }
+
+pub(crate) use {log, warning};

@@ -21,7 +21,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{Semaphore, watch};
 
 use crate::ServerError;
-use crate::log::warn;
+use crate::log::warning;
 use crate::metrics::{CONTENT_TYPE, Exporter};
 
 /// The largest request head (request line and headers) read.
@@ -92,7 +92,7 @@ async fn accept_loop(listener: TcpListener, exporter: Arc<Exporter>, mut stoppin
                 });
             }
             Err(e) => {
-                warn(&format!("metrics listener: accept failed: {e}; retrying in {ACCEPT_BACKOFF:?}"));
+                warning!("metrics listener: accept failed: {e}; retrying in {ACCEPT_BACKOFF:?}");
                 tokio::time::sleep(ACCEPT_BACKOFF).await;
             }
         }

@@ -197,7 +197,7 @@ fn sb(value: impl Into<String>) -> StrBytes {
 
 /// COORDINATOR_NOT_AVAILABLE for a failed coordinator: clients look it up again and retry.
 fn unavailable(error: &ServiceError) -> ErrorCode {
-    crate::log::log(&format!("answering COORDINATOR_NOT_AVAILABLE: {error}"));
+    crate::log::log!("answering COORDINATOR_NOT_AVAILABLE: {error}");
     ErrorCode::CoordinatorNotAvailable
 }
 
@@ -609,7 +609,7 @@ impl Node {
                         return fail(TOPIC_ALREADY_EXISTS, message);
                     }
                     created = true;
-                    crate::log::log(&format!("topic {name} created with {partitions} partition(s)"));
+                    crate::log::log!("topic {name} created with {partitions} partition(s)");
                 }
                 CreatableTopicResult::default()
                     .with_name(topic.name.clone())

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 
 use crate::authenticate::Security;
 use crate::connection;
-use crate::log::warn;
+use crate::log::warning;
 use crate::node::Node;
 use crate::request_log::RequestLog;
 use crate::service::GroupService;
@@ -211,11 +211,11 @@ impl GroupServer {
         self.service.stop();
         let closed = drained || self.connections.wait_closed(CLOSE);
         if !closed {
-            warn(&format!(
+            warning!(
                 "stopping with {} connection(s) still open after {:?}",
                 self.connections.open(),
                 DRAIN + CLOSE
-            ));
+            );
         }
         if tokio::runtime::Handle::try_current().is_ok() {
             // Stopped from within another runtime (an async test or an embedding
@@ -416,7 +416,7 @@ impl Acceptor {
                 Ok((stream, peer)) => self.start(stream, peer),
                 Err(e) => {
                     // EMFILE and friends: the pending connection stays in the backlog.
-                    warn(&format!("accept failed: {e}; retrying in {ACCEPT_BACKOFF:?}"));
+                    warning!("accept failed: {e}; retrying in {ACCEPT_BACKOFF:?}");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;
                 }
             }
@@ -427,7 +427,7 @@ impl Acceptor {
         let admitted = match self.connections.admit(peer.ip()) {
             Ok(admitted) => admitted,
             Err(why) => {
-                warn(&format!("{peer}: refusing connection: {why}"));
+                warning!("{peer}: refusing connection: {why}");
                 self.node.metrics.connection_refused();
                 drop(stream);
                 return;
