@@ -31,7 +31,7 @@ type Partitions = Vec<(String, Vec<i32>)>;
 /// The partitions of one topic in an offset request, whatever each carries.
 trait TopicPartitions {
     fn ids(&self) -> Vec<i32>;
-    fn all_ids(&self, test: impl FnMut(i32) -> bool) -> bool;
+    fn for_each_id(&self, f: impl FnMut(i32));
     fn retain_ids(&mut self, keep: impl FnMut(i32) -> bool);
     fn is_empty(&self) -> bool;
 }
@@ -41,8 +41,8 @@ impl<T> TopicPartitions for BTreeMap<i32, T> {
         self.keys().copied().collect()
     }
 
-    fn all_ids(&self, mut test: impl FnMut(i32) -> bool) -> bool {
-        self.keys().all(|p| test(*p))
+    fn for_each_id(&self, mut f: impl FnMut(i32)) {
+        self.keys().for_each(|p| f(*p));
     }
 
     fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
@@ -59,8 +59,8 @@ impl TopicPartitions for Vec<i32> {
         self.clone()
     }
 
-    fn all_ids(&self, mut test: impl FnMut(i32) -> bool) -> bool {
-        self.iter().all(|p| test(*p))
+    fn for_each_id(&self, mut f: impl FnMut(i32)) {
+        self.iter().for_each(|p| f(*p));
     }
 
     fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
@@ -206,20 +206,15 @@ impl Inner {
         operation: AclOperation,
         topics: &mut BTreeMap<String, V>,
     ) -> Partitions {
-        let mut denied = Vec::new();
-        // Looked at before anything is taken out: a retain pass over the nested
-        // maps costs more than the checks when (as nearly always) all pass.
-        if topics.keys().all(|topic| self.authorizer.authorize(context, operation, Resource::Topic(topic))) {
-            return denied;
-        }
-        topics.retain(|topic, partitions| {
-            let ok = self.allowed(context, operation, Resource::Topic(topic), true);
-            if !ok {
-                denied.push((topic.clone(), partitions.ids()));
-            }
-            ok
-        });
-        denied
+        // Each topic is asked once, and only what is denied is taken out: a
+        // retain pass over the nested maps costs more than the checks when (as
+        // nearly always) every topic passes.
+        let refused: Vec<String> = topics
+            .keys()
+            .filter(|topic| !self.allowed(context, operation, Resource::Topic(topic), true))
+            .cloned()
+            .collect();
+        refused.into_iter().filter_map(|topic| topics.remove(&topic).map(|p| (topic, p.ids()))).collect()
     }
 
     /// Kafka's per-partition checks of an offset write (`KafkaApis.handleOffsetCommitRequest`,
@@ -237,23 +232,35 @@ impl Inner {
             let errors: &mut BTreeMap<i32, ErrorCode> = rejected.entry(topic).or_default();
             errors.extend(partitions.into_iter().map(|p| (p, ErrorCode::TopicAuthorizationFailed)));
         }
-        if topics.iter().all(|(topic, partitions)| partitions.all_ids(|p| self.topics.contains(topic, p))) {
-            return rejected;
-        }
-        let mut unknown = 0_u64;
-        topics.retain(|topic, partitions| {
-            partitions.retain_ids(|p| {
-                let known = self.topics.contains(topic, p);
-                if !known {
-                    unknown += 1;
-                    rejected.entry(topic.clone()).or_default().insert(p, ErrorCode::UnknownTopicOrPartition);
+        // Each partition is looked up once; only topics with an unknown one are
+        // trimmed.
+        let mut unknown: Vec<(String, Vec<i32>)> = Vec::new();
+        for (topic, partitions) in topics.iter() {
+            let mut missing = Vec::new();
+            partitions.for_each_id(|p| {
+                if !self.topics.contains(topic, p) {
+                    missing.push(p);
                 }
-                known
             });
-            !partitions.is_empty()
-        });
-        if unknown > 0 {
-            self.runtime_counters.unknown_partitions(unknown);
+            if !missing.is_empty() {
+                missing.sort_unstable();
+                unknown.push((topic.clone(), missing));
+            }
+        }
+        let mut count = 0_u64;
+        for (topic, missing) in unknown {
+            if let Some(partitions) = topics.get_mut(&topic) {
+                partitions.retain_ids(|p| missing.binary_search(&p).is_err());
+                if partitions.is_empty() {
+                    topics.remove(&topic);
+                }
+            }
+            count += missing.len() as u64;
+            let errors = rejected.entry(topic).or_default();
+            errors.extend(missing.into_iter().map(|p| (p, ErrorCode::UnknownTopicOrPartition)));
+        }
+        if count > 0 {
+            self.runtime_counters.unknown_partitions(count);
         }
         rejected
     }
