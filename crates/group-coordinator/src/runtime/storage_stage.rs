@@ -23,6 +23,10 @@ pub(crate) enum StageMessage {
     Stop,
 }
 
+/// The most writes whose room a partition's queue and in-flight list keep
+/// between batches.
+const RETAINED_QUEUE: usize = 64;
+
 /// An append made inline (see [`Inner::start_append`]) on this thread, and its
 /// outcome once the engine reported it.
 struct InlineAppend {
@@ -92,17 +96,21 @@ impl Inner {
             shard.appending = false;
             return None;
         }
-        let mut writes = std::mem::take(&mut shard.queued).into_iter();
+        // Drained, not taken: the queue keeps its capacity for the next writes.
+        let Shard { queued, in_flight, .. } = &mut *shard;
+        let mut writes = queued.drain(..);
         let mut records = Vec::new();
-        shard.in_flight.clear();
+        in_flight.clear();
         if let Some((id, first)) = writes.next() {
-            shard.in_flight.push(id);
+            in_flight.push(id);
             records = first;
         }
         for (id, more) in writes {
-            shard.in_flight.push(id);
+            in_flight.push(id);
             records.extend(more);
         }
+        // A burst must not pin its queue's size for the partition's lifetime.
+        queued.shrink_to(RETAINED_QUEUE);
         let epoch = shard.epoch;
         let incarnation = shard.incarnation;
         drop(shard);
@@ -201,6 +209,7 @@ impl Inner {
         }
         let completed = ids.len();
         ids.clear();
+        ids.shrink_to(RETAINED_QUEUE);
         shard.in_flight = ids;
         // A failure voids every later write of the partition: drop those still queued.
         let before = shard.queued.len();
