@@ -230,9 +230,11 @@ pub trait MetadataStore: Send + Sync {
 
     /// True when [`append`](Self::append) does no I/O and normally completes
     /// before it returns (an in-memory engine). A caller may then append on the
-    /// thread that issued the write instead of handing the append to a thread
-    /// of its own: nothing blocks, and no thread has to be woken. An append that
-    /// completes later all the same must still be handled. `false` by default.
+    /// thread that issued the write, even while holding its own locks, instead
+    /// of handing the append to a thread of its own: nothing blocks, and no
+    /// thread has to be woken. Such an `append` waits for nothing but the
+    /// engine's own short locks. An append that completes later all the same
+    /// must still be handled. `false` by default.
     fn completes_inline(&self) -> bool {
         false
     }

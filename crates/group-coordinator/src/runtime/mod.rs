@@ -19,8 +19,11 @@
 //! thread only runs cores. No thread ever holds a partition lock across storage
 //! I/O. With an engine that [completes inline](MetadataStore::completes_inline)
 //! (memory), the thread that issues a write to an idle partition makes the
-//! append itself, off the lock, and feeds its completion back: nothing is
-//! handed over and no thread is woken (see `Inner::kick`).
+//! append itself and feeds the completion to the core at once: nothing is
+//! handed over and no thread is woken. A request thread does so still holding
+//! the lock (there is no I/O to hold it across), so a request whose answer
+//! waited for that write gets it back directly, without a slot (see
+//! `Inner::submit`; timers and loads go through `Inner::kick`).
 
 mod assignment;
 mod authorization;
@@ -39,7 +42,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
+use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record, StorageError};
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
     DescribeGroupsRequest, DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse,
@@ -329,7 +332,33 @@ impl Inner {
         core.handle_visible_into(now, rid, request, scratch, visible);
         let mut answer = None;
         let mut deliver = Delivery::new();
-        let kick = self.run_for(&mut shard, Some((rid, &mut answer)), &mut deliver);
+        let mut kick = self.run_for(&mut shard, Some((rid, &mut answer)), &mut deliver);
+        let incarnation = shard.incarnation;
+        let tx = &self.stage[index % self.stage.len()];
+        // An engine that completes inline does no I/O: its append is made here,
+        // under the lock, and when it reports at once the outcome is fed to the
+        // core here too, so that an answer waiting for this write comes back
+        // directly instead of through a slot.
+        let mut inline = None;
+        if kick && answer.is_none() && self.inline_appends {
+            kick = false;
+            if let Some(batch) = self.take_batch(&mut shard) {
+                inline = self.issue_append(index, batch, tx, true);
+            }
+        }
+        let mut done = 0;
+        let mut next = false;
+        let mut fenced = None;
+        if let Some((result, took)) = inline {
+            self.append_latency.record(took);
+            if matches!(result, Err(StorageError::Fenced { .. })) {
+                // Unloading is `on_completed`'s, once the slot below is registered.
+                fenced = Some(result);
+            } else {
+                (next, done) =
+                    self.complete_locked(index, &mut shard, result, Some((rid, &mut answer)), &mut deliver);
+            }
+        }
         let result = match answer {
             Some(response) => Ok(Ok(response)),
             None => {
@@ -338,9 +367,17 @@ impl Inner {
                 Err(slot)
             }
         };
-        let incarnation = shard.incarnation;
-        drop(shard);
+        if next {
+            // As after any completion: the next batch goes to the stage.
+            self.start_append(index, shard, tx, false);
+        } else {
+            drop(shard);
+        }
         fill(deliver);
+        self.writes.sub(done);
+        if let Some(result) = fenced {
+            self.on_completed(index, incarnation, result, tx);
+        }
         if kick {
             self.kick(index, incarnation);
         }

@@ -10,6 +10,15 @@ use crossbeam_channel::{Receiver, Sender};
 use group_offsets::{AppendCompletion, CoordinatorPartition, StorageError};
 
 use super::{Delivery, Inner, Shard, fill, lock};
+use crate::{RequestId, Response};
+use group_offsets::{OwnerEpoch, Record};
+
+/// A partition's queued writes taken as one append.
+pub(crate) struct Batch {
+    records: Vec<Record>,
+    epoch: OwnerEpoch,
+    incarnation: u64,
+}
 
 /// What the stage is asked to do.
 pub(crate) enum StageMessage {
@@ -92,12 +101,20 @@ impl Inner {
         tx: &Sender<StageMessage>,
         inline: bool,
     ) -> Option<(Result<(), StorageError>, Duration)> {
+        let batch = self.take_batch(&mut shard)?;
+        drop(shard);
+        self.issue_append(index, batch, tx, inline)
+    }
+
+    /// The partition's queued writes as one batch, now in flight; `None` (and the
+    /// partition no longer appending) when there are none or the coordinator stopped.
+    pub(super) fn take_batch(&self, shard: &mut Shard) -> Option<Batch> {
         if shard.queued.is_empty() || self.stopped.load(Ordering::Acquire) {
             shard.appending = false;
             return None;
         }
         // Drained, not taken: the queue keeps its capacity for the next writes.
-        let Shard { queued, in_flight, .. } = &mut *shard;
+        let Shard { queued, in_flight, .. } = shard;
         let mut writes = queued.drain(..);
         let mut records = Vec::new();
         in_flight.clear();
@@ -111,9 +128,18 @@ impl Inner {
         }
         // A burst must not pin its queue's size for the partition's lifetime.
         queued.shrink_to(RETAINED_QUEUE);
-        let epoch = shard.epoch;
-        let incarnation = shard.incarnation;
-        drop(shard);
+        Some(Batch { records, epoch: shard.epoch, incarnation: shard.incarnation })
+    }
+
+    /// Hands `batch` to the engine (see [`start_append`](Self::start_append) for `inline`).
+    pub(super) fn issue_append(
+        &self,
+        index: usize,
+        batch: Batch,
+        tx: &Sender<StageMessage>,
+        inline: bool,
+    ) -> Option<(Result<(), StorageError>, Duration)> {
+        let Batch { records, epoch, incarnation } = batch;
         let tx = tx.clone();
         // One clock reading per batch, for the append latency metric: wall time
         // on purpose (the coordinator's `Clock` may be a manual one in tests), and
@@ -186,7 +212,35 @@ impl Inner {
             self.writes.sub(dropped);
             return;
         }
-        let shard: &mut Shard = &mut guard;
+        let mut deliver = Delivery::new();
+        let (kick, done) = self.complete_locked(index, &mut guard, result, None, &mut deliver);
+        if kick {
+            // The next batch goes out before anyone is woken: they would only
+            // queue behind it. Its outcome goes to the stage even after an
+            // inline append: a thread that issued one write does not go on
+            // appending for everyone else.
+            self.start_append(index, guard, tx, false);
+        } else {
+            drop(guard);
+        }
+        fill(deliver);
+        self.writes.sub(done);
+    }
+
+    /// The part of [`on_completed`](Self::on_completed) made under the partition's
+    /// lock, for an append that was not fenced: the core learns the outcome, later
+    /// writes a failure voided are dropped, and the effects are applied (the answer
+    /// to `caller` kept for it, as in [`run_for`](Self::run_for)). Returns whether
+    /// the next batch must go out, and how many writes left the write gauge's count
+    /// (to take off once what they released is delivered).
+    pub(super) fn complete_locked(
+        &self,
+        index: usize,
+        shard: &mut Shard,
+        result: Result<(), StorageError>,
+        caller: Option<(RequestId, &mut Option<Response>)>,
+        deliver: &mut Delivery,
+    ) -> (bool, usize) {
         let outcome = match &result {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -219,18 +273,7 @@ impl Inner {
         shard.appending = false;
         // Answers, events and follow-up writes first: `wait_for_writes` must not see
         // these writes done before what they released is delivered.
-        let mut deliver = Delivery::new();
-        let kick = self.run_for(shard, None, &mut deliver);
-        if kick {
-            // The next batch goes out before anyone is woken: they would only
-            // queue behind it. Its outcome goes to the stage even after an
-            // inline append: a thread that issued one write does not go on
-            // appending for everyone else.
-            self.start_append(index, guard, tx, false);
-        } else {
-            drop(guard);
-        }
-        fill(deliver);
-        self.writes.sub(completed + voided);
+        let kick = self.run_for(shard, caller, deliver);
+        (kick, completed + voided)
     }
 }
