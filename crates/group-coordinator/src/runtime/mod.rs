@@ -367,14 +367,7 @@ impl Inner {
                 Err(slot)
             }
         };
-        if next {
-            // As after any completion: the next batch goes to the stage.
-            self.start_append(index, shard, tx, false);
-        } else {
-            drop(shard);
-        }
-        fill(deliver);
-        self.writes.sub(done);
+        self.release_completed(index, shard, next, deliver, done, tx);
         if let Some(result) = fenced {
             self.on_completed(index, incarnation, result, tx);
         }

@@ -213,8 +213,22 @@ impl Inner {
             return;
         }
         let mut deliver = Delivery::new();
-        let (kick, done) = self.complete_locked(index, &mut guard, result, None, &mut deliver);
-        if kick {
+        let (next, done) = self.complete_locked(index, &mut guard, result, None, &mut deliver);
+        self.release_completed(index, guard, next, deliver, done, tx);
+    }
+
+    /// After [`complete_locked`](Self::complete_locked): sends the next batch if
+    /// one is due, unlocks, delivers, and takes the completed writes off the gauge.
+    pub(super) fn release_completed(
+        &self,
+        index: usize,
+        guard: MutexGuard<'_, Shard>,
+        next: bool,
+        deliver: Delivery,
+        done: usize,
+        tx: &Sender<StageMessage>,
+    ) {
+        if next {
             // The next batch goes out before anyone is woken: they would only
             // queue behind it. Its outcome goes to the stage even after an
             // inline append: a thread that issued one write does not go on
