@@ -57,10 +57,10 @@ fn intent_key(partition: CoordinatorPartition) -> [u8; 4] {
 /// Makes `writes` in `partition`: one insert or removal for a single write,
 /// else through an intent (module docs).
 pub(crate) fn write(h: &Handles, partition: CoordinatorPartition, writes: Writes) -> sled::Result<()> {
-    if writes.len() > 1 {
+    let several = writes.len() > 1;
+    if several {
         h.intents.insert(intent_key(partition), encode(&writes))?;
     }
-    let several = writes.len() > 1;
     for (key, value) in writes {
         match value {
             Some(value) => h.tree.insert(key, value)?,

@@ -148,8 +148,11 @@ impl Engine {
 
     pub(crate) fn reset_and_propagate_assignment_with_error(&mut self, g: &mut Group, error: ErrorCode) {
         for i in 0..g.len() {
-            let payload = g.at(i).payload.with_assignment(&[]);
-            g.at_mut(i).payload = payload;
+            // Rebuilt only when there is an assignment to drop.
+            if !g.at(i).payload.assignment().is_empty() {
+                let payload = g.at(i).payload.with_assignment(&[]);
+                g.at_mut(i).payload = payload;
+            }
         }
         self.propagate_assignment(g, error);
     }

@@ -96,6 +96,16 @@ struct Shard {
     incarnation: u64,
 }
 
+/// What an inline append left for after the unlock (see `Inner::append_inline`).
+enum Inline {
+    /// Nothing was appended, or the outcome comes later, through the stage.
+    Later,
+    /// Fed to the core: whether the next batch is due, and how many writes ended.
+    Completed { next: bool, done: usize },
+    /// Fenced: the partition is to be unloaded.
+    Fenced(Result<(), StorageError>),
+}
+
 enum Control {
     Wake,
     Stop,
@@ -276,20 +286,64 @@ impl Inner {
     /// Starts the append of partition `index`'s queued writes (of incarnation
     /// `incarnation`: a request that outlives it is ignored). With an engine that
     /// [completes inline](MetadataStore::completes_inline) this thread appends
-    /// and handles the completion itself, so no thread is woken; otherwise the
-    /// storage stage is asked to.
+    /// and handles the completion itself ([`append_inline`](Self::append_inline)),
+    /// so no thread is woken; otherwise the storage stage is asked to.
     fn kick(&self, index: usize, incarnation: u64) {
         let tx = &self.stage[index % self.stage.len()];
         if !self.inline_appends {
             let _ = tx.send(StageMessage::Append(index, incarnation));
             return;
         }
-        let shard = lock(&self.shards[index]);
+        let mut shard = lock(&self.shards[index]);
         if shard.incarnation != incarnation {
             return;
         }
-        if let Some((result, took)) = self.start_append(index, shard, tx, true) {
-            self.append_latency.record(took);
+        let mut deliver = Delivery::new();
+        let inline = self.append_inline(index, &mut shard, None, &mut deliver);
+        self.finish_inline(index, incarnation, shard, inline, deliver, tx);
+    }
+
+    /// For an engine that completes inline, with the partition locked and a batch
+    /// due: appends it under the lock (there is no I/O to hold it across) and, if
+    /// the engine reports at once, feeds the outcome to the core, keeping the
+    /// answer to `caller` for it. A fenced outcome is left to
+    /// [`finish_inline`](Self::finish_inline), which unloads the partition.
+    fn append_inline(
+        &self,
+        index: usize,
+        shard: &mut Shard,
+        caller: Option<(RequestId, &mut Option<Response>)>,
+        deliver: &mut Delivery,
+    ) -> Inline {
+        let tx = &self.stage[index % self.stage.len()];
+        let Some(batch) = self.take_batch(shard) else { return Inline::Later };
+        let Some((result, took)) = self.issue_append(index, batch, tx, true) else { return Inline::Later };
+        self.append_latency.record(took);
+        if matches!(result, Err(StorageError::Fenced { .. })) {
+            return Inline::Fenced(result);
+        }
+        let (next, done) = self.complete_locked(index, shard, result, caller, deliver);
+        Inline::Completed { next, done }
+    }
+
+    /// Unlocks after [`append_inline`](Self::append_inline) and does what its
+    /// outcome leaves: the next batch, the deliveries, or the unload of a fenced
+    /// partition (after anything registered under the lock, such as a slot).
+    fn finish_inline(
+        &self,
+        index: usize,
+        incarnation: u64,
+        shard: MutexGuard<'_, Shard>,
+        inline: Inline,
+        deliver: Delivery,
+        tx: &Sender<StageMessage>,
+    ) {
+        let (next, done) = match inline {
+            Inline::Completed { next, done } => (next, done),
+            Inline::Later | Inline::Fenced(_) => (false, 0),
+        };
+        self.release_completed(index, shard, next, deliver, done, tx);
+        if let Inline::Fenced(result) = inline {
             self.on_completed(index, incarnation, result, tx);
         }
     }
@@ -334,30 +388,12 @@ impl Inner {
         let mut deliver = Delivery::new();
         let mut kick = self.run_for(&mut shard, Some((rid, &mut answer)), &mut deliver);
         let incarnation = shard.incarnation;
-        let tx = &self.stage[index % self.stage.len()];
-        // An engine that completes inline does no I/O: its append is made here,
-        // under the lock, and when it reports at once the outcome is fed to the
-        // core here too, so that an answer waiting for this write comes back
-        // directly instead of through a slot.
-        let mut inline = None;
+        // With an engine that completes inline the append is made here, so that an
+        // answer waiting for this write comes back directly instead of through a slot.
+        let mut inline = Inline::Later;
         if kick && answer.is_none() && self.inline_appends {
             kick = false;
-            if let Some(batch) = self.take_batch(&mut shard) {
-                inline = self.issue_append(index, batch, tx, true);
-            }
-        }
-        let mut done = 0;
-        let mut next = false;
-        let mut fenced = None;
-        if let Some((result, took)) = inline {
-            self.append_latency.record(took);
-            if matches!(result, Err(StorageError::Fenced { .. })) {
-                // Unloading is `on_completed`'s, once the slot below is registered.
-                fenced = Some(result);
-            } else {
-                (next, done) =
-                    self.complete_locked(index, &mut shard, result, Some((rid, &mut answer)), &mut deliver);
-            }
+            inline = self.append_inline(index, &mut shard, Some((rid, &mut answer)), &mut deliver);
         }
         let result = match answer {
             Some(response) => Ok(Ok(response)),
@@ -367,10 +403,8 @@ impl Inner {
                 Err(slot)
             }
         };
-        self.release_completed(index, shard, next, deliver, done, tx);
-        if let Some(result) = fenced {
-            self.on_completed(index, incarnation, result, tx);
-        }
+        let tx = &self.stage[index % self.stage.len()];
+        self.finish_inline(index, incarnation, shard, inline, deliver, tx);
         if kick {
             self.kick(index, incarnation);
         }

@@ -85,25 +85,21 @@ impl Inner {
         if shard.incarnation != incarnation {
             return;
         }
-        self.start_append(index, shard, tx, false);
+        self.start_append(index, shard, tx);
     }
 
-    /// With the shard locked (the guard is consumed: the append runs unlocked).
-    ///
-    /// With `inline`, an outcome the engine reports before `append` returns, on
-    /// this thread, is returned (with the append's duration) for the caller to
-    /// feed to [`on_completed`](Self::on_completed); every other outcome goes to
-    /// the stage, as without it.
+    /// With the shard locked (the guard is consumed: the append runs unlocked);
+    /// the outcome goes to the stage.
     pub(super) fn start_append(
         &self,
         index: usize,
         mut shard: MutexGuard<'_, Shard>,
         tx: &Sender<StageMessage>,
-        inline: bool,
-    ) -> Option<(Result<(), StorageError>, Duration)> {
-        let batch = self.take_batch(&mut shard)?;
-        drop(shard);
-        self.issue_append(index, batch, tx, inline)
+    ) {
+        if let Some(batch) = self.take_batch(&mut shard) {
+            drop(shard);
+            self.issue_append(index, batch, tx, false);
+        }
     }
 
     /// The partition's queued writes as one batch, now in flight; `None` (and the
@@ -131,7 +127,10 @@ impl Inner {
         Some(Batch { records, epoch: shard.epoch, incarnation: shard.incarnation })
     }
 
-    /// Hands `batch` to the engine (see [`start_append`](Self::start_append) for `inline`).
+    /// Hands `batch` to the engine. With `inline`, an outcome the engine reports
+    /// before `append` returns, on this thread, is returned (with the append's
+    /// duration) for the caller to feed to the core; every other outcome goes to
+    /// the stage, as without it.
     pub(super) fn issue_append(
         &self,
         index: usize,
@@ -233,7 +232,7 @@ impl Inner {
             // queue behind it. Its outcome goes to the stage even after an
             // inline append: a thread that issued one write does not go on
             // appending for everyone else.
-            self.start_append(index, guard, tx, false);
+            self.start_append(index, guard, tx);
         } else {
             drop(guard);
         }
