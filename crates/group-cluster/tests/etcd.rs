@@ -80,9 +80,9 @@ fn spread(nodes: &[&Node], want: &[usize]) -> bool {
 
 fn commit(node: &Node, group: &str, offset: i64) -> ErrorCode {
     let mut request = OffsetCommitRequest { group_id: group.to_owned(), ..OffsetCommitRequest::default() };
-    request.offsets.entry("t".to_owned()).or_default().insert(0, OffsetCommitData::new(offset));
+    request.push("t", 0, OffsetCommitData::new(offset));
     let response = node.coordinator.handle_offset_commit(request).expect("answered");
-    response.errors["t"][&0]
+    response.error_for("t", 0).expect("answered")
 }
 
 #[test]

@@ -81,7 +81,7 @@ fn heartbeat(g: usize, m: usize) -> HeartbeatRequest {
 }
 
 fn commit(group: &str, partition: i32, offset: i64) -> OffsetCommitRequest {
-    let mut request = OffsetCommitRequest {
+    let request = OffsetCommitRequest {
         group_id: group.into(),
         generation_id: -1,
         member_id: String::new(),
@@ -89,11 +89,11 @@ fn commit(group: &str, partition: i32, offset: i64) -> OffsetCommitRequest {
         retention_time_ms: -1,
         ..OffsetCommitRequest::default()
     };
-    request.offsets.entry("orders".into()).or_default().insert(
+    request.with_offset(
+        "orders",
         partition,
         OffsetCommitData { offset, leader_epoch: None, metadata: None, commit_timestamp: None },
-    );
-    request
+    )
 }
 
 /// `threads` committers, each on its own group (or all on `one_group`), until `stop`.

@@ -125,7 +125,7 @@ fn consumer(
                 );
             }
             let committed = c.handle_offset_commit(commit)?;
-            let ok = committed.errors.values().flat_map(|p| p.values()).all(|e| e.is_ok());
+            let ok = committed.iter().all(|(_, _, e)| e.is_ok());
             let mut fetch = OffsetFetchRequest::all(GROUP);
             for tp in &mine {
                 fetch = fetch.with_partition(TOPIC, tp.partition);

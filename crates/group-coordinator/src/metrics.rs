@@ -161,7 +161,7 @@ impl ShardCounters {
     pub(crate) fn on_response(&mut self, response: &Response) {
         if let Response::OffsetCommit(r) = response {
             self.offset_commits += 1;
-            let ok = r.errors.values().flat_map(|p| p.values()).filter(|c| **c == ErrorCode::None).count();
+            let ok = r.iter().filter(|&(_, _, code)| code == ErrorCode::None).count();
             self.offset_commit_partitions += ok as u64;
         }
     }

@@ -413,13 +413,8 @@ impl Node {
                     ))
                 });
                 Ok(ctx.later(service.offset_commit(ctx.caller, req), move |r, _| match r {
-                    // A partition the coordinator did not answer for was not committed.
-                    Ok(resp) => tr::offset_commit_response(&wire, &resp, ErrorCode::UnknownServerError),
-                    Err(e) => tr::offset_commit_response(
-                        &wire,
-                        &gt::OffsetCommitResponse::default(),
-                        unavailable(&e),
-                    ),
+                    Ok(resp) => tr::offset_commit_response(resp),
+                    Err(e) => tr::offset_commit_failed(&wire, unavailable(&e)),
                 }))
             }
             ApiKey::OffsetFetch => {

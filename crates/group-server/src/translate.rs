@@ -160,21 +160,26 @@ pub(crate) fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -
 }
 
 pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest, version: i16) -> gt::OffsetCommitRequest {
-    let mut offsets = gt::PartitionMap::new();
-    for topic in &req.topics {
-        let entry: &mut BTreeMap<i32, gt::OffsetCommitData> = offsets.entry(s(&topic.name.0)).or_default();
-        for p in &topic.partitions {
-            entry.insert(
-                p.partition_index,
-                gt::OffsetCommitData {
-                    offset: p.committed_offset,
-                    leader_epoch: epoch(p.committed_leader_epoch),
-                    metadata: opt(&p.committed_metadata),
-                    commit_timestamp: None,
-                },
-            );
-        }
-    }
+    let offsets = req
+        .topics
+        .iter()
+        .map(|topic| gt::TopicEntries {
+            topic: s(&topic.name.0),
+            partitions: topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    let data = gt::OffsetCommitData {
+                        offset: p.committed_offset,
+                        leader_epoch: epoch(p.committed_leader_epoch),
+                        metadata: opt(&p.committed_metadata),
+                        commit_timestamp: None,
+                    };
+                    (p.partition_index, data)
+                })
+                .collect(),
+        })
+        .collect();
     gt::OffsetCommitRequest {
         group_id: s(&req.group_id.0),
         generation_id: req.generation_id_or_member_epoch,
@@ -186,31 +191,53 @@ pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest, version: i16)
     }
 }
 
-/// OffsetCommit's answer, in the request's topic and partition order (duplicates included).
-pub(crate) fn offset_commit_response(
+/// OffsetCommit's answer as the coordinator gives it: every partition of the
+/// request in request order, duplicates included, with those refused before the
+/// coordinator (authorization, unknown partitions) in their topic's entry.
+pub(crate) fn offset_commit_response(resp: gt::OffsetCommitResponse) -> kp::OffsetCommitResponse {
+    use kp::offset_commit_response as r;
+    let topics = resp
+        .errors
+        .into_iter()
+        .map(|topic| {
+            let partitions = topic
+                .partitions
+                .into_iter()
+                .map(|(partition, code)| {
+                    r::OffsetCommitResponsePartition::default()
+                        .with_partition_index(partition)
+                        .with_error_code(code.code())
+                })
+                .collect();
+            r::OffsetCommitResponseTopic::default()
+                .with_name(kp::TopicName(sb(topic.topic)))
+                .with_partitions(partitions)
+        })
+        .collect();
+    kp::OffsetCommitResponse::default().with_topics(topics)
+}
+
+/// OffsetCommit's answer when the coordinator could not be asked: every
+/// partition of the request, in request order, with `error`.
+pub(crate) fn offset_commit_failed(
     req: &kp::OffsetCommitRequest,
-    resp: &gt::OffsetCommitResponse,
-    fallback: gt::ErrorCode,
+    error: gt::ErrorCode,
 ) -> kp::OffsetCommitResponse {
+    use kp::offset_commit_response as r;
     let topics = req
         .topics
         .iter()
         .map(|topic| {
-            let name = s(&topic.name.0);
-            kp::offset_commit_response::OffsetCommitResponseTopic::default()
-                .with_name(topic.name.clone())
-                .with_partitions(
-                    topic
-                        .partitions
-                        .iter()
-                        .map(|p| {
-                            let code = resp.error_for(&name, p.partition_index).unwrap_or(fallback);
-                            kp::offset_commit_response::OffsetCommitResponsePartition::default()
-                                .with_partition_index(p.partition_index)
-                                .with_error_code(code.code())
-                        })
-                        .collect(),
-                )
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|p| {
+                    r::OffsetCommitResponsePartition::default()
+                        .with_partition_index(p.partition_index)
+                        .with_error_code(error.code())
+                })
+                .collect();
+            r::OffsetCommitResponseTopic::default().with_name(topic.name.clone()).with_partitions(partitions)
         })
         .collect();
     kp::OffsetCommitResponse::default().with_topics(topics)

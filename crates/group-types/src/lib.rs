@@ -17,6 +17,9 @@
 //!   classic protocol that real clients send.
 //! - [`ConsumerGroupHeartbeatRequest`] and [`ConsumerGroupDescribeRequest`] are
 //!   KIP-848's consumer protocol; assignments there name topics by [`TopicId`].
+//! - [`GroupId`], [`MemberId`] and [`GroupInstanceId`] are the protocol's
+//!   identifiers: UTF-8 over `bytes::Bytes`, so a front end hands over what it
+//!   decoded from the wire without a copy, and a clone is a reference-count bump.
 //! - [`TopicPartition`] is cheap to clone; [`MemberSubscription`] is what an
 //!   assignor knows of a member.
 //! - [`Subscription`] and [`MemberAssignment`] encode and decode the consumer
@@ -65,6 +68,7 @@ mod error_code;
 pub mod fuzzing;
 pub mod hash;
 mod heartbeat;
+mod ids;
 mod join_group;
 mod leave_group;
 mod list_groups;
@@ -97,11 +101,14 @@ pub use crate::describe_groups::{
 };
 pub use crate::error_code::{ErrorCode, GroupError};
 pub use crate::heartbeat::{HeartbeatRequest, HeartbeatResponse};
+pub use crate::ids::{BadUtf8Id, GroupId, GroupInstanceId, MemberId};
 pub use crate::join_group::{JoinGroupMember, JoinGroupRequest, JoinGroupResponse, ProtocolMetadata};
 pub use crate::leave_group::{LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse, MemberIdentity};
 pub use crate::list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};
 pub use crate::member_subscription::MemberSubscription;
-pub use crate::offset_commit::{OffsetCommitData, OffsetCommitRequest, OffsetCommitResponse, PartitionMap};
+pub use crate::offset_commit::{
+    OffsetCommitData, OffsetCommitRequest, OffsetCommitResponse, PartitionMap, TopicEntries,
+};
 pub use crate::offset_fetch::{OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse};
 pub use crate::offsets::{GroupOffsets, OffsetAndMetadata, OffsetCommitLog};
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};

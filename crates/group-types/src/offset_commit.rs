@@ -6,8 +6,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
 
-/// Per topic, per partition: the shape of every offset request and response.
+/// Per topic, per partition, sorted: the shape of stored offsets and of the
+/// offset requests whose order nobody relies on (OffsetFetch, OffsetDelete).
 pub type PartitionMap<T> = BTreeMap<String, BTreeMap<i32, T>>;
+
+/// One topic's partitions in an OffsetCommit request or response, in the order
+/// the client sent them, as on the wire.
+///
+/// A commit is consumed once, partition by partition: a list costs one
+/// allocation per topic where nested maps cost a node per topic and per
+/// partition, and it keeps what Kafka keeps (request order, and a partition
+/// named twice answered twice; the later commit wins).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TopicEntries<T> {
+    /// The topic.
+    pub topic: String,
+    /// Each partition with its entry, in request order.
+    pub partitions: Vec<(i32, T)>,
+}
+
+impl<T> TopicEntries<T> {
+    /// A topic with no partitions yet.
+    pub fn new(topic: impl Into<String>) -> TopicEntries<T> {
+        TopicEntries { topic: topic.into(), partitions: Vec::new() }
+    }
+}
+
+/// Finds `topic`'s entry in `topics`, adding it at the end if it is not there:
+/// how builders group partitions by topic without a map.
+fn entry_of<'a, T>(topics: &'a mut Vec<TopicEntries<T>>, topic: &str) -> &'a mut TopicEntries<T> {
+    let position = match topics.iter().rposition(|t| t.topic == topic) {
+        Some(position) => position,
+        None => {
+            topics.push(TopicEntries::new(topic));
+            topics.len() - 1
+        }
+    };
+    &mut topics[position]
+}
 
 /// One partition's commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -42,8 +78,8 @@ pub struct OffsetCommitRequest {
     pub group_instance_id: Option<String>,
     /// v2-4: how long to keep these offsets; -1 (the default) means the broker's retention.
     pub retention_time_ms: i64,
-    /// The commits, per topic and partition.
-    pub offsets: PartitionMap<OffsetCommitData>,
+    /// The commits, per topic and partition, in request order.
+    pub offsets: Vec<TopicEntries<OffsetCommitData>>,
     /// The request's API version: a commit with a generation to a missing group
     /// is `GROUP_ID_NOT_FOUND` from v9 and `ILLEGAL_GENERATION` before.
     pub api_version: i16,
@@ -57,7 +93,7 @@ impl Default for OffsetCommitRequest {
             member_id: String::new(),
             group_instance_id: None,
             retention_time_ms: -1,
-            offsets: PartitionMap::new(),
+            offsets: Vec::new(),
             api_version: OffsetCommitRequest::LATEST_VERSION,
         }
     }
@@ -67,28 +103,33 @@ impl OffsetCommitRequest {
     /// The newest OffsetCommit version, the one [`Default`] uses.
     pub const LATEST_VERSION: i16 = 9;
 
-    /// Adds one partition's commit (builder style).
+    /// Adds one partition's commit to its topic's entry (builder style).
     pub fn with_offset(
         mut self,
-        topic: impl Into<String>,
+        topic: impl AsRef<str>,
         partition: i32,
         data: OffsetCommitData,
     ) -> OffsetCommitRequest {
-        self.offsets.entry(topic.into()).or_default().insert(partition, data);
+        self.push(topic.as_ref(), partition, data);
         self
+    }
+
+    /// Adds one partition's commit to its topic's entry.
+    pub fn push(&mut self, topic: &str, partition: i32, data: OffsetCommitData) {
+        entry_of(&mut self.offsets, topic).partitions.push((partition, data));
     }
 
     /// The number of partitions in the request.
     pub fn partition_count(&self) -> usize {
-        self.offsets.values().map(BTreeMap::len).sum()
+        self.offsets.iter().map(|t| t.partitions.len()).sum()
     }
 }
 
 /// An OffsetCommit response: only per-partition errors, as on the wire.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct OffsetCommitResponse {
-    /// The outcome of every requested partition.
-    pub errors: PartitionMap<ErrorCode>,
+    /// The outcome of every requested partition, in request order.
+    pub errors: Vec<TopicEntries<ErrorCode>>,
 }
 
 impl OffsetCommitResponse {
@@ -97,13 +138,36 @@ impl OffsetCommitResponse {
         let errors = request
             .offsets
             .iter()
-            .map(|(topic, partitions)| (topic.clone(), partitions.keys().map(|&p| (p, error_code)).collect()))
+            .map(|t| TopicEntries {
+                topic: t.topic.clone(),
+                partitions: t.partitions.iter().map(|&(p, _)| (p, error_code)).collect(),
+            })
             .collect();
         OffsetCommitResponse { errors }
     }
 
-    /// The error of one partition, if it was in the request.
+    /// Adds one partition's outcome to its topic's entry.
+    pub fn push(&mut self, topic: &str, partition: i32, error_code: ErrorCode) {
+        entry_of(&mut self.errors, topic).partitions.push((partition, error_code));
+    }
+
+    /// The outcome of one partition, if it was in the request (the last one, if
+    /// it was named twice).
     pub fn error_for(&self, topic: &str, partition: i32) -> Option<ErrorCode> {
-        self.errors.get(topic)?.get(&partition).copied()
+        let entries = self.errors.iter().rev().filter(|t| t.topic == topic);
+        entries.flat_map(|t| t.partitions.iter().rev()).find(|(p, _)| *p == partition).map(|&(_, code)| code)
+    }
+
+    /// Every outcome with its topic and partition, in response order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i32, ErrorCode)> {
+        self.errors.iter().flat_map(|t| t.partitions.iter().map(|&(p, code)| (t.topic.as_str(), p, code)))
+    }
+
+    /// Sets every outcome to `error_code`: how a group-level failure after the
+    /// fact (a lost write, a lost partition) answers every partition.
+    pub fn set_all(&mut self, error_code: ErrorCode) {
+        for topic in &mut self.errors {
+            topic.partitions.iter_mut().for_each(|(_, code)| *code = error_code);
+        }
     }
 }

@@ -175,12 +175,7 @@ impl CoordinatorCore {
             }
             PendingWrite::Commit { request, mut response } => {
                 if let Err(error) = result {
-                    let mapped = crate::core::map_operation_error(error);
-                    for partitions in response.errors.values_mut() {
-                        for code in partitions.values_mut() {
-                            *code = mapped;
-                        }
-                    }
+                    response.set_all(crate::core::map_operation_error(error));
                 }
                 self.engine.respond(request, Response::OffsetCommit(response));
             }

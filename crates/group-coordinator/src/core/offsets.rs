@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use group_types::{
     ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse, TopicPartition,
+    OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse, TopicEntries,
+    TopicPartition,
 };
 
 use group_offsets::{RetentionGroup, metadata_length};
@@ -93,32 +94,24 @@ impl CoordinatorCore {
         let now = eng.now;
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
         let max = eng.config.offset_metadata_max_bytes;
-        let mut response = OffsetCommitResponse::default();
+        let mut response = OffsetCommitResponse { errors: Vec::with_capacity(req.offsets.len()) };
         let count = req.partition_count();
         let mut records = Vec::with_capacity(count);
-        for (topic, partitions) in req.offsets {
+        for TopicEntries { topic, partitions } in req.offsets {
             // The group's own cache usually knows the topic already.
             let topic_arc = match g.offsets.topic(&topic) {
                 Some(known) => known.clone(),
                 None => eng.topic(&topic),
             };
-            // Partitions come in order: many are built into the response's map in one
-            // sorted pass instead of one insert each.
-            let bulk = partitions.len() > 8;
-            let mut codes = Vec::with_capacity(if bulk { partitions.len() } else { 0 });
-            let errors = response.errors.entry(topic).or_default();
+            let mut codes = Vec::with_capacity(partitions.len());
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
-                let code = if too_large { ErrorCode::OffsetMetadataTooLarge } else { ErrorCode::None };
-                if bulk {
-                    codes.push((partition, code));
-                } else {
-                    errors.insert(partition, code);
-                }
                 if too_large {
+                    codes.push((partition, ErrorCode::OffsetMetadataTooLarge));
                     continue;
                 }
+                codes.push((partition, ErrorCode::None));
                 let offset = OffsetAndMetadata {
                     offset: data.offset,
                     leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
@@ -135,9 +128,7 @@ impl CoordinatorCore {
                 // Applied at once, as Kafka's timeline does; readers see it once committed.
                 eng.set_offset(g, tp, offset);
             }
-            if bulk {
-                *errors = codes.into_iter().collect();
-            }
+            response.errors.push(TopicEntries { topic, partitions: codes });
         }
         if records.is_empty() {
             eng.respond(rid, Response::OffsetCommit(response));

@@ -99,11 +99,7 @@ impl Response {
             }),
             Response::OffsetCommit(r) => {
                 let mut r = r.clone();
-                for partitions in r.errors.values_mut() {
-                    for code in partitions.values_mut() {
-                        *code = error;
-                    }
-                }
+                r.set_all(error);
                 Response::OffsetCommit(r)
             }
             Response::OffsetFetch(_) => Response::OffsetFetch(OffsetFetchResponse {

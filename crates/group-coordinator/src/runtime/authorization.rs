@@ -18,8 +18,9 @@ use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedConsumerGroup, DescribedGroup, ErrorCode, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitResponse, OffsetDeleteResponse,
-    OffsetFetchData, OffsetFetchResponse, PartitionMap, SyncGroupResponse,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse,
+    OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap, SyncGroupResponse,
+    TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -33,24 +34,19 @@ trait TopicPartitions {
     fn ids(&self) -> Vec<i32>;
     fn for_each_id(&self, f: impl FnMut(i32));
     fn retain_ids(&mut self, keep: impl FnMut(i32) -> bool);
-    fn is_empty(&self) -> bool;
 }
 
-impl<T> TopicPartitions for BTreeMap<i32, T> {
+impl<T> TopicPartitions for Vec<(i32, T)> {
     fn ids(&self) -> Vec<i32> {
-        self.keys().copied().collect()
+        self.iter().map(|(p, _)| *p).collect()
     }
 
     fn for_each_id(&self, mut f: impl FnMut(i32)) {
-        self.keys().for_each(|p| f(*p));
+        self.iter().for_each(|(p, _)| f(*p));
     }
 
     fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
-        self.retain(|p, _| keep(*p));
-    }
-
-    fn is_empty(&self) -> bool {
-        BTreeMap::is_empty(self)
+        self.retain(|(p, _)| keep(*p));
     }
 }
 
@@ -65,10 +61,6 @@ impl TopicPartitions for Vec<i32> {
 
     fn retain_ids(&mut self, mut keep: impl FnMut(i32) -> bool) {
         self.retain(|p| keep(*p));
-    }
-
-    fn is_empty(&self) -> bool {
-        <[i32]>::is_empty(self)
     }
 }
 
@@ -86,7 +78,7 @@ enum Fixup {
     Nothing,
     /// OffsetCommit partitions answered without the core: denied topics, unknown
     /// partitions.
-    Commit(PartitionMap<ErrorCode>),
+    Commit(Vec<TopicEntries<ErrorCode>>),
     /// OffsetFetch partitions of denied topics.
     Fetch(Partitions),
     /// OffsetFetch of every offset: topics the caller may not describe are left out.
@@ -220,47 +212,71 @@ impl Inner {
     /// Kafka's per-partition checks of an offset write (`KafkaApis.handleOffsetCommitRequest`,
     /// `KafkaApis.handleOffsetDeleteRequest`), in its order: READ on the topic, else
     /// `TOPIC_AUTHORIZATION_FAILED`; then the partition in the metadata, else
-    /// `UNKNOWN_TOPIC_OR_PARTITION`. Removes what fails from `topics` (topics left
-    /// without partitions too) and returns it with its error.
-    fn trim_offset_write<V: TopicPartitions>(
+    /// `UNKNOWN_TOPIC_OR_PARTITION`. Removes what fails from `partitions` and
+    /// returns it with its error, in request order; `None` when all pass, which is
+    /// nearly always, so that case asks each partition once and changes nothing.
+    fn check_offset_write<V: TopicPartitions>(
         &self,
         context: &RequestContext,
-        topics: &mut BTreeMap<String, V>,
+        topic: &str,
+        partitions: &mut V,
+    ) -> Option<Vec<(i32, ErrorCode)>> {
+        if !self.allowed(context, AclOperation::Read, Resource::Topic(topic), true) {
+            let denied = partitions.ids();
+            partitions.retain_ids(|_| false);
+            return Some(denied.into_iter().map(|p| (p, ErrorCode::TopicAuthorizationFailed)).collect());
+        }
+        let mut missing = Vec::new();
+        partitions.for_each_id(|p| {
+            if !self.topics.contains(topic, p) {
+                missing.push((p, ErrorCode::UnknownTopicOrPartition));
+            }
+        });
+        if missing.is_empty() {
+            return None;
+        }
+        self.runtime_counters.unknown_partitions(missing.len() as u64);
+        // Each partition is looked up in the metadata once, so the trim asks the
+        // missing list instead.
+        let mut unknown: Vec<i32> = missing.iter().map(|&(p, _)| p).collect();
+        unknown.sort_unstable();
+        partitions.retain_ids(|p| unknown.binary_search(&p).is_err());
+        Some(missing)
+    }
+
+    /// [`Self::check_offset_write`] over an OffsetCommit: topics left without
+    /// partitions are removed.
+    fn trim_offset_commit(
+        &self,
+        context: &RequestContext,
+        topics: &mut Vec<TopicEntries<OffsetCommitData>>,
+    ) -> Vec<TopicEntries<ErrorCode>> {
+        let mut rejected = Vec::new();
+        for entry in topics.iter_mut() {
+            if let Some(partitions) = self.check_offset_write(context, &entry.topic, &mut entry.partitions) {
+                rejected.push(TopicEntries { topic: entry.topic.clone(), partitions });
+            }
+        }
+        if !rejected.is_empty() {
+            topics.retain(|entry| !entry.partitions.is_empty());
+        }
+        rejected
+    }
+
+    /// [`Self::check_offset_write`] over an OffsetDelete, as for a commit.
+    fn trim_offset_delete(
+        &self,
+        context: &RequestContext,
+        topics: &mut BTreeMap<String, Vec<i32>>,
     ) -> PartitionMap<ErrorCode> {
         let mut rejected = PartitionMap::new();
-        for (topic, partitions) in self.deny_topics(context, AclOperation::Read, topics) {
-            let errors: &mut BTreeMap<i32, ErrorCode> = rejected.entry(topic).or_default();
-            errors.extend(partitions.into_iter().map(|p| (p, ErrorCode::TopicAuthorizationFailed)));
-        }
-        // Each partition is looked up once; only topics with an unknown one are
-        // trimmed.
-        let mut unknown: Vec<(String, Vec<i32>)> = Vec::new();
-        for (topic, partitions) in topics.iter() {
-            let mut missing = Vec::new();
-            partitions.for_each_id(|p| {
-                if !self.topics.contains(topic, p) {
-                    missing.push(p);
-                }
-            });
-            if !missing.is_empty() {
-                missing.sort_unstable();
-                unknown.push((topic.clone(), missing));
+        for (topic, partitions) in topics.iter_mut() {
+            if let Some(errors) = self.check_offset_write(context, topic, partitions) {
+                rejected.insert(topic.clone(), errors.into_iter().collect());
             }
         }
-        let mut count = 0_u64;
-        for (topic, missing) in unknown {
-            if let Some(partitions) = topics.get_mut(&topic) {
-                partitions.retain_ids(|p| missing.binary_search(&p).is_err());
-                if partitions.is_empty() {
-                    topics.remove(&topic);
-                }
-            }
-            count += missing.len() as u64;
-            let errors = rejected.entry(topic).or_default();
-            errors.extend(missing.into_iter().map(|p| (p, ErrorCode::UnknownTopicOrPartition)));
-        }
-        if count > 0 {
-            self.runtime_counters.unknown_partitions(count);
+        if !rejected.is_empty() {
+            topics.retain(|_, partitions| !partitions.is_empty());
         }
         rejected
     }
@@ -296,7 +312,7 @@ impl Inner {
         }
         let fixup = match &mut request {
             Request::OffsetCommit(r) => {
-                let rejected = self.trim_offset_write(context, &mut r.offsets);
+                let rejected = self.trim_offset_commit(context, &mut r.offsets);
                 if rejected.is_empty() {
                     Fixup::Nothing
                 } else if r.offsets.is_empty() {
@@ -320,7 +336,7 @@ impl Inner {
             Request::OffsetDelete(r) => {
                 // Kafka calls its coordinator even with nothing left: the group's own
                 // errors (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP) still come first.
-                let rejected = self.trim_offset_write(context, &mut r.topics);
+                let rejected = self.trim_offset_delete(context, &mut r.topics);
                 if rejected.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(rejected) }
             }
             _ => Fixup::Nothing,
@@ -433,8 +449,10 @@ impl Fixup {
     fn apply_to(self, authorizer: &dyn Authorizer, context: &RequestContext, response: Response) -> Response {
         match (self, response) {
             (Fixup::Commit(rejected), Response::OffsetCommit(mut r)) => {
-                for (topic, partitions) in rejected {
-                    r.errors.entry(topic).or_default().extend(partitions);
+                for entry in rejected {
+                    for (partition, code) in entry.partitions {
+                        r.push(&entry.topic, partition, code);
+                    }
                 }
                 Response::OffsetCommit(r)
             }

@@ -146,9 +146,7 @@ impl Inner {
         let mut commits = FastMap::default();
         shard.core.for_each_held_commit(|request, held| {
             let mut answer = held.clone();
-            for partitions in answer.errors.values_mut() {
-                partitions.values_mut().for_each(|code| *code = ErrorCode::NotCoordinator);
-            }
+            answer.set_all(ErrorCode::NotCoordinator);
             commits.insert(request, answer);
         });
         for (request, waiter) in shard.waiters.drain() {

@@ -952,9 +952,9 @@ impl Replay<'_> {
             }
             Response::DeleteGroups(r) => json!({"results": r.results.iter().map(|g|
                 json!({"groupId": g.group_id, "error": g.error_code.name()})).collect::<Vec<_>>()}),
-            Response::OffsetCommit(r) => json!({"topics": r.errors.iter().map(|(topic, ps)| json!({
-                "name": topic,
-                "partitions": ps.iter().map(|(p, e)| json!({"partitionIndex": p, "error": e.name()})).collect::<Vec<_>>(),
+            Response::OffsetCommit(r) => json!({"topics": r.errors.iter().map(|t| json!({
+                "name": t.topic,
+                "partitions": t.partitions.iter().map(|(p, e)| json!({"partitionIndex": p, "error": e.name()})).collect::<Vec<_>>(),
             })).collect::<Vec<_>>()}),
             Response::OffsetFetch(r) => {
                 let topics: Vec<Value> = r

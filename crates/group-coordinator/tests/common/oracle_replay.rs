@@ -199,10 +199,8 @@ impl<D: Driver> Replay<'_, D> {
             }
             Response::OffsetCommit(r) => {
                 let mut partitions = Vec::new();
-                for (topic, ps) in &r.errors {
-                    for (p, e) in ps {
-                        partitions.push(json!({"topic": topic, "partition": p, "error": e.name()}));
-                    }
+                for (topic, p, e) in r.iter() {
+                    partitions.push(json!({"topic": topic, "partition": p, "error": e.name()}));
                 }
                 json!({"partitions": partitions})
             }

@@ -62,9 +62,9 @@ fn form(c: &GroupCoordinator) {
         api_version: 9,
         ..OffsetCommitRequest::default()
     };
-    commit.offsets.entry("foo".into()).or_default().insert(0, OffsetCommitData::new(42));
+    commit = commit.with_offset("foo", 0, OffsetCommitData::new(42));
     let r = c.handle_offset_commit(commit).expect("committed");
-    assert_eq!(r.errors["foo"][&0], ErrorCode::None);
+    assert_eq!(r.error_for("foo", 0), Some(ErrorCode::None));
 }
 
 fn check_restart(store: Arc<dyn MetadataStore>, reopen: impl Fn() -> Arc<dyn MetadataStore>) {

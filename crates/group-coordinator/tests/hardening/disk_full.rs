@@ -66,10 +66,8 @@ fn fill(path: &Path) -> std::io::Result<()> {
 fn request(n: i64) -> (OffsetCommitRequest, TopicPartition) {
     let tp = TopicPartition::new("orders", (n % 8) as i32);
     let mut request = commit(&format!("g{}", n % 5), "", None, -1, &[(tp.clone(), n)]);
-    for partitions in request.offsets.values_mut() {
-        for data in partitions.values_mut() {
-            data.metadata = Some(format!("{n:>1000}"));
-        }
+    for (_, data) in request.offsets.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+        data.metadata = Some(format!("{n:>1000}"));
     }
     (request, tp)
 }

@@ -396,10 +396,8 @@ fn retention_never_expires_a_partition_with_a_commit_in_flight() {
     let fresh = late.send(Request::OffsetCommit(commit("g", "", None, -1, &[(tp(0), 50)])));
     let mut old = commit("g", "", None, -1, &[(tp(0), 51)]);
     // An explicit commit time in the past: expired by the time the job runs.
-    for partitions in old.offsets.values_mut() {
-        for data in partitions.values_mut() {
-            data.commit_timestamp = Some(0);
-        }
+    for (_, data) in old.offsets.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
+        data.commit_timestamp = Some(0);
     }
     let backdated = late.send(Request::OffsetCommit(old));
     late.fire(&TimerKey::OffsetExpiration);

@@ -276,7 +276,7 @@ fn a_group_with_only_offsets_comes_back_empty_with_its_offsets() {
     let first = open(&store, &clock);
     let offsets = vec![(TopicPartition::new("t0", 0), 7), (TopicPartition::new("t1", 2), 9)];
     let response = must(first.offset_commit(commit("simple", "", None, -1, &offsets)), "simple commit");
-    assert!(response.errors.values().flat_map(|p| p.values()).all(|e| *e == ErrorCode::None), "{response:?}");
+    assert!(response.iter().all(|(_, _, e)| e == ErrorCode::None), "{response:?}");
     drop(first);
     let second = open(&store, &Arc::new(ManualClock::new(1)));
     let g = second.get_group("simple").expect("loaded");

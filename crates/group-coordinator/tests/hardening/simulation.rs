@@ -462,8 +462,10 @@ impl Sim {
             Request::OffsetCommit(r) => r
                 .offsets
                 .iter()
-                .flat_map(|(t, ps)| {
-                    ps.iter().map(move |(p, d)| (TopicPartition::new(t.as_str(), *p), d.offset))
+                .flat_map(|t| {
+                    t.partitions
+                        .iter()
+                        .map(move |(p, d)| (TopicPartition::new(t.topic.as_str(), *p), d.offset))
                 })
                 .collect(),
             _ => Vec::new(),
@@ -515,13 +517,9 @@ impl Sim {
             Response::SyncGroup(r) => r.error_code,
             Response::Heartbeat(r) => r.error_code,
             Response::LeaveGroup(r) => r.error_code,
-            Response::OffsetCommit(r) => r
-                .errors
-                .values()
-                .flat_map(|ps| ps.values())
-                .copied()
-                .find(|e| *e != ErrorCode::None)
-                .unwrap_or(ErrorCode::None),
+            Response::OffsetCommit(r) => {
+                r.iter().map(|(_, _, e)| e).find(|e| *e != ErrorCode::None).unwrap_or(ErrorCode::None)
+            }
             _ => ErrorCode::None,
         };
         let detail = match &response {

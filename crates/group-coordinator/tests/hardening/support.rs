@@ -145,7 +145,7 @@ pub(crate) fn commit(
         ..OffsetCommitRequest::default()
     };
     for (tp, offset) in offsets {
-        request = request.with_offset(tp.topic.to_string(), tp.partition, OffsetCommitData::new(*offset));
+        request = request.with_offset(&tp.topic, tp.partition, OffsetCommitData::new(*offset));
     }
     request
 }

@@ -200,7 +200,7 @@ fn s46_commits_check_the_member_epoch() {
             api_version: version,
             ..OffsetCommitRequest::default()
         };
-        r.offsets.entry("foo".into()).or_default().insert(0, OffsetCommitData::new(7));
+        r.push("foo", 0, OffsetCommitData::new(7));
         Request::OffsetCommit(r)
     };
     for (epoch, member, version, expected) in [
@@ -751,7 +751,7 @@ fn s47_admin_commit_accepted_only_on_an_empty_group() {
     let admin = || {
         let mut r =
             OffsetCommitRequest { group_id: "g".into(), api_version: 9, ..OffsetCommitRequest::default() };
-        r.offsets.entry("foo".into()).or_default().insert(0, OffsetCommitData::new(1));
+        r.push("foo", 0, OffsetCommitData::new(1));
         Request::OffsetCommit(r)
     };
     let rid = sim.send(admin());
@@ -791,7 +791,7 @@ fn s50_describe_errors() {
     hb(&mut sim, join("m1", &["foo"]));
     let mut simple =
         OffsetCommitRequest { group_id: "c".into(), api_version: 9, ..OffsetCommitRequest::default() };
-    simple.offsets.entry("foo".into()).or_default().insert(0, OffsetCommitData::new(1));
+    simple.push("foo", 0, OffsetCommitData::new(1));
     let rid = sim.send(Request::OffsetCommit(simple));
     assert_eq!(sim.error_of(rid), ErrorCode::None, "a simple classic group");
     let rid = sim.send(Request::ConsumerGroupDescribe(group_types::ConsumerGroupDescribeRequest {

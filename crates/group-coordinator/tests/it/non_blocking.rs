@@ -229,11 +229,7 @@ fn trimmed_commit() -> OffsetCommitRequest {
 }
 
 fn assert_merged(answer: &OffsetCommitResponse) {
-    let codes: BTreeMap<(&str, i32), ErrorCode> = answer
-        .errors
-        .iter()
-        .flat_map(|(t, ps)| ps.iter().map(move |(p, c)| ((t.as_str(), *p), *c)))
-        .collect();
+    let codes: BTreeMap<(&str, i32), ErrorCode> = answer.iter().map(|(t, p, c)| ((t, p), c)).collect();
     let expected: BTreeMap<(&str, i32), ErrorCode> = [
         (("ghost", 1), ErrorCode::UnknownTopicOrPartition),
         (("secret", 0), ErrorCode::TopicAuthorizationFailed),

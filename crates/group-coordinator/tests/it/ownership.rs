@@ -141,7 +141,7 @@ fn ask(c: &GroupCoordinator, api: Api) -> Vec<ErrorCode> {
         Api::Leave => vec![c.handle_leave_group(leave("g", "m")).unwrap().error_code],
         Api::Commit => {
             let r = c.handle_offset_commit(commit("g", "", -1, 7)).unwrap();
-            r.errors.values().flat_map(|p| p.values().copied()).collect()
+            r.iter().map(|(_, _, code)| code).collect()
         }
         Api::Fetch => {
             let request = OffsetFetchRequest {
@@ -564,7 +564,7 @@ fn nothing_is_served_while_the_serving_lease_does_not_hold(#[case] api: Api) {
         .unwrap();
     c.load_partition(partition("g"), OwnerEpoch(1)).unwrap();
     assert_eq!(
-        c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().errors["t"][&0],
+        c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().error_for("t", 0).unwrap(),
         ErrorCode::NotCoordinator
     );
     serving.extend(std::time::Instant::now(), Duration::from_secs(3600));
@@ -593,7 +593,10 @@ fn list_groups_lists_nothing_while_the_serving_lease_does_not_hold() {
         .unwrap();
     c.load_partition(partition("g"), OwnerEpoch(1)).unwrap();
     serving.extend(std::time::Instant::now(), Duration::from_secs(3600));
-    assert_eq!(c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().errors["t"][&0], ErrorCode::None);
+    assert_eq!(
+        c.handle_offset_commit(commit("g", "", -1, 7)).unwrap().error_for("t", 0).unwrap(),
+        ErrorCode::None
+    );
     let listed =
         |c: &GroupCoordinator| c.handle_list_groups(ListGroupsRequest::default()).unwrap().groups.len();
     assert_eq!(listed(&c), 1);

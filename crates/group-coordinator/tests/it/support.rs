@@ -166,7 +166,7 @@ impl Sim {
             Response::SyncGroup(r) => r.error_code,
             Response::Heartbeat(r) => r.error_code,
             Response::LeaveGroup(r) => r.collapsed_error(),
-            Response::OffsetCommit(r) => *r.errors.values().next().and_then(|p| p.values().next()).unwrap(),
+            Response::OffsetCommit(r) => r.iter().next().unwrap().2,
             other => panic!("no single error in {other:?}"),
         }
     }

@@ -159,7 +159,7 @@ fn offset_commit_checks_the_topic_acl_then_the_metadata(
     let response = f.c.handle_offset_commit(simple_commit("g", &[case, ANCHOR], 5)).unwrap();
     assert_eq!(response.error_for(case.0, case.1), Some(expected));
     assert_eq!(response.error_for(ANCHOR.0, ANCHOR.1), Some(ErrorCode::None));
-    assert_eq!(response.errors.values().map(BTreeMap::len).sum::<usize>(), 2, "{response:?}");
+    assert_eq!(response.iter().count(), 2, "{response:?}");
 
     let kept = expected == ErrorCode::None;
     assert_eq!(f.c.get_committed_offset("g", case.0, case.1).unwrap(), if kept { 5 } else { -1 });
@@ -253,7 +253,7 @@ fn with_junk(partitions: &[(&str, i32)]) -> MemoryMetadataStore {
     )
     .unwrap();
     let response = before.handle_offset_commit(simple_commit("g", partitions, 4)).unwrap();
-    assert!(response.errors.values().flat_map(BTreeMap::values).all(|c| *c == ErrorCode::None));
+    assert!(response.iter().all(|(_, _, c)| c == ErrorCode::None));
     before.stop();
     storage
 }
@@ -358,7 +358,7 @@ proptest! {
         );
         let response = f.c.handle_offset_commit(simple_commit("g", &partitions, 1)).unwrap();
         let answered: BTreeSet<(String, i32)> =
-            response.errors.iter().flat_map(|(t, ps)| ps.keys().map(move |p| (t.clone(), *p))).collect();
+            response.iter().map(|(t, p, _)| (t.to_owned(), p)).collect();
         prop_assert_eq!(&answered, &set(&partitions));
         let mut good = BTreeSet::new();
         for &(t, p) in &partitions {

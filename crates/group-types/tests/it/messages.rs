@@ -69,6 +69,30 @@ fn commit_response_copies_a_group_error_to_every_partition() {
 }
 
 #[test]
+fn commit_lists_keep_request_order_and_repeats() {
+    let req = OffsetCommitRequest::default()
+        .with_offset("b", 7, OffsetCommitData::new(1))
+        .with_offset("a", 1, OffsetCommitData::new(2))
+        .with_offset("b", 7, OffsetCommitData::new(3));
+    let topics: Vec<&str> = req.offsets.iter().map(|t| t.topic.as_str()).collect();
+    assert_eq!(topics, ["b", "a"]);
+    assert_eq!(req.partition_count(), 3);
+    let mut resp = OffsetCommitResponse::default();
+    resp.push("b", 7, ErrorCode::None);
+    resp.push("a", 1, ErrorCode::None);
+    resp.push("b", 7, ErrorCode::OffsetMetadataTooLarge);
+    let answered: Vec<(&str, i32, ErrorCode)> = resp.iter().collect();
+    assert_eq!(
+        answered,
+        [("b", 7, ErrorCode::None), ("b", 7, ErrorCode::OffsetMetadataTooLarge), ("a", 1, ErrorCode::None)]
+    );
+    // The later answer of a repeated partition is the one that counts.
+    assert_eq!(resp.error_for("b", 7), Some(ErrorCode::OffsetMetadataTooLarge));
+    resp.set_all(ErrorCode::NotCoordinator);
+    assert!(resp.iter().all(|(_, _, code)| code == ErrorCode::NotCoordinator));
+}
+
+#[test]
 fn fetch_of_a_missing_offset_reads_minus_one() {
     let missing = OffsetFetchData::missing();
     assert_eq!((missing.offset, missing.leader_epoch, missing.metadata.as_str()), (-1, None, ""));
