@@ -58,9 +58,19 @@ pub(crate) struct Timeline {
     outstanding: VecDeque<(WriteId, u64)>,
     /// Where the current step's changes begin.
     step_start: u64,
-    /// Uncommitted (or not yet dropped) entries per group: a group absent here has
-    /// no change in the log, and its live state is its committed state.
+    /// Per group, its runs of adjacent entries in the log: a group absent here has
+    /// no change in the log, and its live state is its committed state. Runs, not
+    /// entries, so that a commit of many partitions of one group looks its group up
+    /// once instead of once per partition, on the way in and on the way out.
     dirty: ClientMap<Arc<str>, u32>,
+}
+
+/// Whether two entries belong to one group (one run). Entries of a group share
+/// its `Arc`, so the pointer nearly always decides; names are compared only for
+/// entries of different groups, or of a group removed and created again.
+fn same_group(a: &Undo, b: &Undo) -> bool {
+    let (a, b) = (a.group_id(), b.group_id());
+    Arc::ptr_eq(a, b) || a == b
 }
 
 impl Timeline {
@@ -84,10 +94,13 @@ impl Timeline {
 
     /// Records how to undo a change.
     pub(crate) fn push(&mut self, undo: Undo) {
-        match self.dirty.get_mut(undo.group_id()) {
-            Some(n) => *n += 1,
-            None => {
-                self.dirty.insert(undo.group_id().clone(), 1);
+        let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));
+        if !continues_run {
+            match self.dirty.get_mut(undo.group_id()) {
+                Some(runs) => *runs += 1,
+                None => {
+                    self.dirty.insert(undo.group_id().clone(), 1);
+                }
             }
         }
         self.log.push_back(undo);
@@ -116,7 +129,9 @@ impl Timeline {
         while self.base < boundary {
             let Some(undo) = self.log.pop_front() else { break };
             self.base += 1;
-            self.forget(undo.group_id());
+            if self.log.front().is_none_or(|next| !same_group(next, &undo)) {
+                self.forget(undo.group_id());
+            }
         }
     }
 
@@ -128,18 +143,25 @@ impl Timeline {
         let start = self.outstanding[at].1;
         let voided: Vec<WriteId> = self.outstanding.drain(at..).map(|(w, _)| w).collect();
         let keep = usize::try_from(start.saturating_sub(self.base)).unwrap_or(usize::MAX).min(self.log.len());
+        // A run that began before `keep` goes on in the log; every run that
+        // begins in the undone part leaves with it.
+        let ended: Vec<Arc<str>> = (keep..self.log.len())
+            .filter(|&i| i == 0 || !same_group(&self.log[i - 1], &self.log[i]))
+            .map(|i| self.log[i].group_id().clone())
+            .collect();
         let mut undone: Vec<Undo> = self.log.drain(keep..).collect();
         undone.reverse();
-        for undo in &undone {
-            self.forget(undo.group_id());
+        for id in &ended {
+            self.forget(id);
         }
         Some((voided, undone))
     }
 
+    /// One run of `id` left the log.
     fn forget(&mut self, id: &Arc<str>) {
-        if let Some(n) = self.dirty.get_mut(id) {
-            *n -= 1;
-            if *n == 0 {
+        if let Some(runs) = self.dirty.get_mut(id) {
+            *runs -= 1;
+            if *runs == 0 {
                 self.dirty.remove(id);
             }
         }
@@ -275,6 +297,59 @@ mod tests {
         assert_eq!(prevs, vec![Some(1), None]);
         assert!(!t.is_dirty("g"));
         assert!(t.fail(WriteId(2)).is_none(), "a voided write is no longer outstanding");
+    }
+
+    proptest::proptest! {
+        /// Whatever pushes, commits and failures interleave, a group is dirty
+        /// exactly while one of its entries is in the log (the run counts never
+        /// drift).
+        #[test]
+        fn a_group_is_dirty_exactly_while_the_log_holds_its_entries(
+            ops in proptest::collection::vec((0u8..4, 0usize..3), 1..80),
+        ) {
+            let groups = ["a", "b", "c"];
+            let shared: Vec<Arc<str>> = groups.iter().map(|g| Arc::from(*g)).collect();
+            let mut t = Timeline::default();
+            let mut next = 0;
+            let mut issued = Vec::new();
+            t.begin_step();
+            for (op, k) in ops {
+                match op {
+                    // The group's shared name, or a fresh `Arc` of it (a group created again).
+                    0 => t.push(Undo::Offset {
+                        group: if next % 2 == 0 { shared[k].clone() } else { Arc::from(groups[k]) },
+                        partition: TopicPartition::new("t", 0),
+                        prev: None,
+                    }),
+                    1 => {
+                        next += 1;
+                        t.issued(WriteId(next));
+                        issued.push(WriteId(next));
+                        t.end_step();
+                        t.begin_step();
+                    }
+                    2 if !issued.is_empty() => {
+                        let id = issued.remove(k % issued.len());
+                        t.committed(id);
+                    }
+                    3 if !issued.is_empty() => {
+                        let id = issued[k % issued.len()];
+                        if let Some((voided, _)) = t.fail(id) {
+                            issued.retain(|w| !voided.contains(w));
+                        }
+                    }
+                    _ => {
+                        t.end_step();
+                        t.begin_step();
+                    }
+                }
+                for g in groups {
+                    let in_log = t.log.iter().any(|u| &**u.group_id() == g);
+                    proptest::prop_assert_eq!(t.is_dirty(g), in_log, "group {}", g);
+                }
+                proptest::prop_assert!(t.dirty.values().all(|runs| *runs > 0));
+            }
+        }
     }
 
     #[test]
