@@ -79,7 +79,7 @@ fn spread(nodes: &[&Node], want: &[usize]) -> bool {
 }
 
 fn commit(node: &Node, group: &str, offset: i64) -> ErrorCode {
-    let mut request = OffsetCommitRequest { group_id: group.to_owned(), ..OffsetCommitRequest::default() };
+    let mut request = OffsetCommitRequest { group_id: group.into(), ..OffsetCommitRequest::default() };
     request.push("t", 0, OffsetCommitData::new(offset));
     let response = node.coordinator.handle_offset_commit(request).expect("answered");
     response.error_for("t", 0).expect("answered")

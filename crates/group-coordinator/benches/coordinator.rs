@@ -22,9 +22,9 @@ fn heartbeats(groups: usize, members: usize) -> Vec<HeartbeatRequest> {
     (0..members)
         .flat_map(|m| (0..groups).map(move |g| (g, m)))
         .map(|(g, m)| HeartbeatRequest {
-            group_id: format!("group-{g}"),
+            group_id: (format!("group-{g}")).into(),
             generation_id: 1,
-            member_id: member_id(g, m),
+            member_id: member_id(g, m).into(),
             group_instance_id: None,
         })
         .collect()
@@ -32,9 +32,9 @@ fn heartbeats(groups: usize, members: usize) -> Vec<HeartbeatRequest> {
 
 fn commit(g: usize, m: usize, partitions: i32) -> OffsetCommitRequest {
     let mut r = OffsetCommitRequest {
-        group_id: format!("group-{g}"),
+        group_id: (format!("group-{g}")).into(),
         generation_id: 1,
-        member_id: member_id(g, m),
+        member_id: member_id(g, m).into(),
         ..OffsetCommitRequest::default()
     };
     for p in 0..partitions {
@@ -189,7 +189,7 @@ fn rebalance_requests(n: usize, generation: i32) -> (Vec<JoinGroupRequest>, Vec<
     let joins = (0..n)
         .map(|m| JoinGroupRequest {
             group_id: "group-0".into(),
-            member_id: member_id(0, m),
+            member_id: member_id(0, m).into(),
             client_id: "consumer".into(),
             client_host: "/127.0.0.1".into(),
             protocols: vec![ProtocolMetadata::new("range", SUBSCRIPTION.to_vec())],
@@ -202,7 +202,7 @@ fn rebalance_requests(n: usize, generation: i32) -> (Vec<JoinGroupRequest>, Vec<
         .map(|m| SyncGroupRequest {
             group_id: "group-0".into(),
             generation_id: generation + 1,
-            member_id: member_id(0, m),
+            member_id: member_id(0, m).into(),
             assignments: if m == 0 {
                 (0..n).map(|k| MemberAssignmentData::new(member_id(0, k), ASSIGNMENT.to_vec())).collect()
             } else {

@@ -73,9 +73,9 @@ fn store(dir: &std::path::Path) -> Result<Arc<SledMetadataStore>, StorageError> 
 
 fn heartbeat(g: usize, m: usize) -> HeartbeatRequest {
     HeartbeatRequest {
-        group_id: group_id(g),
+        group_id: group_id(g).into(),
         generation_id: 1,
-        member_id: member_id(g, m),
+        member_id: member_id(g, m).into(),
         group_instance_id: None,
     }
 }
@@ -84,7 +84,7 @@ fn commit(group: &str, partition: i32, offset: i64) -> OffsetCommitRequest {
     let request = OffsetCommitRequest {
         group_id: group.into(),
         generation_id: -1,
-        member_id: String::new(),
+        member_id: Default::default(),
         group_instance_id: None,
         retention_time_ms: -1,
         ..OffsetCommitRequest::default()

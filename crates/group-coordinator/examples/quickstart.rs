@@ -51,7 +51,7 @@ fn consumer(
     loop {
         let request = JoinGroupRequest {
             group_id: GROUP.into(),
-            member_id: member_id.clone(),
+            member_id: (member_id.clone()).into(),
             client_id: name.into(),
             client_host: "/127.0.0.1".into(),
             protocols: vec![ProtocolMetadata::new("range", subscription.clone())],
@@ -61,7 +61,7 @@ fn consumer(
         };
         let joined = c.handle_join_group(request)?;
         if joined.error_code == ErrorCode::MemberIdRequired {
-            member_id = joined.member_id;
+            member_id = joined.member_id.to_string();
             t.log(name, format!("got member id {}", short(&member_id)));
             continue;
         }
@@ -91,7 +91,7 @@ fn consumer(
         let synced = c.handle_sync_group(SyncGroupRequest {
             group_id: GROUP.into(),
             generation_id: generation,
-            member_id: member_id.clone(),
+            member_id: (member_id.clone()).into(),
             assignments,
             ..SyncGroupRequest::default()
         })?;
@@ -114,7 +114,7 @@ fn consumer(
             let mut commit = OffsetCommitRequest {
                 group_id: GROUP.into(),
                 generation_id: generation,
-                member_id: member_id.clone(),
+                member_id: (member_id.clone()).into(),
                 ..OffsetCommitRequest::default()
             };
             for tp in &mine {
@@ -149,7 +149,7 @@ fn consumer(
             let hb = c.handle_heartbeat(HeartbeatRequest {
                 group_id: GROUP.into(),
                 generation_id: generation,
-                member_id: member_id.clone(),
+                member_id: (member_id.clone()).into(),
                 group_instance_id: None,
             })?;
             beats += 1;

@@ -19,6 +19,24 @@ fn opt(value: &Option<StrBytes>) -> Option<String> {
     value.as_ref().map(s)
 }
 
+/// An id from the wire, sharing the request frame's bytes instead of copying
+/// them. The coordinator copies what it keeps, so no frame outlives its request.
+fn id<T: TryFrom<Bytes> + for<'a> From<&'a str>>(value: &StrBytes) -> T {
+    // `StrBytes` is UTF-8 already: the copy is never taken.
+    T::try_from(Bytes::from(value.clone())).unwrap_or_else(|_| T::from(value.as_str()))
+}
+
+fn opt_id<T: TryFrom<Bytes> + for<'a> From<&'a str>>(value: &Option<StrBytes>) -> Option<T> {
+    value.as_ref().map(id)
+}
+
+/// An id for the wire: its bytes, not a copy.
+fn wire_id(value: impl Into<Bytes>) -> StrBytes {
+    let bytes = value.into();
+    // Every id is UTF-8 (`group_types::ids`): the empty answer is never given.
+    StrBytes::from_utf8(bytes).unwrap_or_default()
+}
+
 fn sb(value: impl Into<String>) -> StrBytes {
     StrBytes::from_string(value.into())
 }
@@ -40,9 +58,9 @@ pub(crate) fn join_group_request(
     client_host: &str,
 ) -> gt::JoinGroupRequest {
     gt::JoinGroupRequest {
-        group_id: s(&req.group_id.0),
-        member_id: s(&req.member_id),
-        group_instance_id: opt(&req.group_instance_id),
+        group_id: id(&req.group_id.0),
+        member_id: id(&req.member_id),
+        group_instance_id: opt_id(&req.group_instance_id),
         client_id: client_id.to_owned(),
         client_host: client_host.to_owned(),
         protocol_type: s(&req.protocol_type),
@@ -70,16 +88,20 @@ pub(crate) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> 
         .with_generation_id(resp.generation_id)
         .with_protocol_type(if version >= 7 { osb(resp.protocol_type) } else { None })
         .with_protocol_name(protocol_name)
-        .with_leader(sb(resp.leader_id))
+        .with_leader(wire_id(resp.leader_id))
         .with_skip_assignment(version >= 9 && resp.skip_assignment)
-        .with_member_id(sb(resp.member_id))
+        .with_member_id(wire_id(resp.member_id))
         .with_members(
             resp.members
                 .into_iter()
                 .map(|m| {
                     kp::join_group_response::JoinGroupResponseMember::default()
-                        .with_member_id(sb(m.member_id))
-                        .with_group_instance_id(if version >= 5 { osb(m.group_instance_id) } else { None })
+                        .with_member_id(wire_id(m.member_id))
+                        .with_group_instance_id(if version >= 5 {
+                            m.group_instance_id.map(wire_id)
+                        } else {
+                            None
+                        })
                         .with_metadata(Bytes::from(m.metadata))
                 })
                 .collect(),
@@ -88,10 +110,10 @@ pub(crate) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> 
 
 pub(crate) fn sync_group_request(req: &kp::SyncGroupRequest) -> gt::SyncGroupRequest {
     gt::SyncGroupRequest {
-        group_id: s(&req.group_id.0),
+        group_id: id(&req.group_id.0),
         generation_id: req.generation_id,
-        member_id: s(&req.member_id),
-        group_instance_id: opt(&req.group_instance_id),
+        member_id: id(&req.member_id),
+        group_instance_id: opt_id(&req.group_instance_id),
         protocol_type: opt(&req.protocol_type),
         protocol_name: opt(&req.protocol_name),
         assignments: req
@@ -113,10 +135,10 @@ pub(crate) fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> 
 
 pub(crate) fn heartbeat_request(req: &kp::HeartbeatRequest) -> gt::HeartbeatRequest {
     gt::HeartbeatRequest {
-        group_id: s(&req.group_id.0),
+        group_id: id(&req.group_id.0),
         generation_id: req.generation_id,
-        member_id: s(&req.member_id),
-        group_instance_id: opt(&req.group_instance_id),
+        member_id: id(&req.member_id),
+        group_instance_id: opt_id(&req.group_instance_id),
     }
 }
 
@@ -129,13 +151,13 @@ pub(crate) fn leave_group_request(req: &kp::LeaveGroupRequest, version: i16) -> 
         return gt::LeaveGroupRequest::single(s(&req.group_id.0), s(&req.member_id));
     }
     gt::LeaveGroupRequest {
-        group_id: s(&req.group_id.0),
+        group_id: id(&req.group_id.0),
         members: req
             .members
             .iter()
             .map(|m| gt::MemberIdentity {
-                member_id: s(&m.member_id),
-                group_instance_id: opt(&m.group_instance_id),
+                member_id: id(&m.member_id),
+                group_instance_id: opt_id(&m.group_instance_id),
                 reason: opt(&m.reason),
             })
             .collect(),
@@ -151,8 +173,8 @@ pub(crate) fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -
             .into_iter()
             .map(|m| {
                 kp::leave_group_response::MemberResponse::default()
-                    .with_member_id(sb(m.member_id))
-                    .with_group_instance_id(osb(m.group_instance_id))
+                    .with_member_id(wire_id(m.member_id))
+                    .with_group_instance_id(m.group_instance_id.map(wire_id))
                     .with_error_code(m.error_code.code())
             })
             .collect(),
@@ -181,10 +203,10 @@ pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest, version: i16)
         })
         .collect();
     gt::OffsetCommitRequest {
-        group_id: s(&req.group_id.0),
+        group_id: id(&req.group_id.0),
         generation_id: req.generation_id_or_member_epoch,
-        member_id: s(&req.member_id),
-        group_instance_id: opt(&req.group_instance_id),
+        member_id: id(&req.member_id),
+        group_instance_id: opt_id(&req.group_instance_id),
         retention_time_ms: req.retention_time_ms,
         offsets,
         api_version: version,
@@ -251,7 +273,7 @@ pub(crate) struct FetchGroup {
 }
 
 pub(crate) fn offset_fetch_groups(req: &kp::OffsetFetchRequest, version: i16) -> Vec<FetchGroup> {
-    let build = |group_id: String, topics: Option<Vec<(String, Vec<i32>)>>, member_id, member_epoch| {
+    let build = |group_id: gt::GroupId, topics: Option<Vec<(String, Vec<i32>)>>, member_id, member_epoch| {
         let map = topics.as_ref().map(|t| {
             let mut map: BTreeMap<String, Vec<i32>> = BTreeMap::new();
             for (name, parts) in t {
@@ -279,7 +301,7 @@ pub(crate) fn offset_fetch_groups(req: &kp::OffsetFetchRequest, version: i16) ->
                     .as_ref()
                     .map(|t| t.iter().map(|t| (s(&t.name.0), t.partition_indexes.clone())).collect());
                 let epoch = (version >= 9).then_some(g.member_epoch);
-                build(s(&g.group_id.0), topics, opt(&g.member_id), epoch)
+                build(id(&g.group_id.0), topics, opt_id(&g.member_id), epoch)
             })
             .collect()
     } else {
@@ -287,7 +309,7 @@ pub(crate) fn offset_fetch_groups(req: &kp::OffsetFetchRequest, version: i16) ->
             .topics
             .as_ref()
             .map(|t| t.iter().map(|t| (s(&t.name.0), t.partition_indexes.clone())).collect());
-        vec![build(s(&req.group_id.0), topics, None, None)]
+        vec![build(id(&req.group_id.0), topics, None, None)]
     }
 }
 
@@ -441,9 +463,9 @@ pub(crate) fn describe_groups_response(
                             .into_iter()
                             .map(|m| {
                                 r::DescribedGroupMember::default()
-                                    .with_member_id(sb(m.member_id))
+                                    .with_member_id(wire_id(m.member_id))
                                     .with_group_instance_id(if version >= 4 {
-                                        osb(m.group_instance_id)
+                                        m.group_instance_id.map(wire_id)
                                     } else {
                                         None
                                     })
@@ -625,7 +647,7 @@ pub(crate) fn consumer_group_describe_response(
                 .into_iter()
                 .map(|m| {
                     r::Member::default()
-                        .with_member_id(sb(m.member_id))
+                        .with_member_id(wire_id(m.member_id))
                         .with_instance_id(osb(m.instance_id))
                         .with_rack_id(osb(m.rack_id))
                         .with_member_epoch(m.member_epoch)

@@ -3,18 +3,19 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
+use crate::{GroupId, GroupInstanceId, MemberId};
 
 /// A Heartbeat request, with every field of versions 0 to 4.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct HeartbeatRequest {
     /// The group.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The generation the member holds.
     pub generation_id: i32,
     /// The member's id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id (v3+).
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
 }
 
 /// A Heartbeat response.

@@ -132,6 +132,22 @@ macro_rules! identifier {
             }
         }
 
+        impl TryFrom<Bytes> for $name {
+            type Error = BadUtf8Id;
+
+            /// As [`from_utf8`](Self::from_utf8): no copy.
+            fn try_from(bytes: Bytes) -> Result<Self, BadUtf8Id> {
+                Self::from_utf8(bytes)
+            }
+        }
+
+        impl From<$name> for Bytes {
+            /// The id's bytes, for an encoder: no copy.
+            fn from(id: $name) -> Bytes {
+                id.into_bytes()
+            }
+        }
+
         impl From<$name> for String {
             /// Reuses the id's allocation when it is the only owner of all of it,
             /// copies otherwise.

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
+use crate::{GroupId, GroupInstanceId, MemberId};
 
 /// One protocol a member supports, with its opaque metadata
 /// (for consumers, an encoded [`Subscription`](crate::Subscription)).
@@ -25,11 +26,11 @@ impl ProtocolMetadata {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JoinGroupRequest {
     /// The group to join.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The member's id; `""` for a member that has none yet.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id (`group.instance.id`, v5+), `None` for dynamic members.
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// The client id from the request header.
     pub client_id: String,
     /// The client's address as the broker saw it (Kafka reports `/127.0.0.1`).
@@ -77,8 +78,8 @@ impl Default for JoinGroupRequest {
     /// A new dynamic consumer at the newest version, with the Java consumer's timeouts.
     fn default() -> JoinGroupRequest {
         JoinGroupRequest {
-            group_id: String::new(),
-            member_id: String::new(),
+            group_id: GroupId::empty(),
+            member_id: MemberId::empty(),
             group_instance_id: None,
             client_id: String::new(),
             client_host: String::new(),
@@ -96,9 +97,9 @@ impl Default for JoinGroupRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct JoinGroupMember {
     /// The member id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// Its static instance id, if any.
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// Its metadata for the selected protocol.
     pub metadata: Vec<u8>,
 }
@@ -115,18 +116,18 @@ pub struct JoinGroupResponse {
     /// The selected protocol; `None` on error.
     pub protocol_name: Option<String>,
     /// The leader's member id; `""` on error.
-    pub leader_id: String,
+    pub leader_id: MemberId,
     /// v9+: the leader must not run the assignor (a static leader replaced in a Stable group).
     pub skip_assignment: bool,
     /// The member's id: new, echoed, or `""`, depending on the outcome.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// Every member with its metadata, for the leader only; empty for followers.
     pub members: Vec<JoinGroupMember>,
 }
 
 impl JoinGroupResponse {
     /// An error answer with Kafka's error-path field values.
-    pub fn error(error_code: ErrorCode, member_id: impl Into<String>) -> JoinGroupResponse {
+    pub fn error(error_code: ErrorCode, member_id: impl Into<MemberId>) -> JoinGroupResponse {
         JoinGroupResponse { error_code, member_id: member_id.into(), ..JoinGroupResponse::default() }
     }
 
@@ -143,9 +144,9 @@ impl Default for JoinGroupResponse {
             generation_id: -1,
             protocol_type: None,
             protocol_name: None,
-            leader_id: String::new(),
+            leader_id: MemberId::empty(),
             skip_assignment: false,
-            member_id: String::new(),
+            member_id: MemberId::empty(),
             members: Vec::new(),
         }
     }

@@ -3,21 +3,22 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
+use crate::{GroupId, GroupInstanceId, MemberId};
 
 /// One member to remove: by member id, or (admin removal) by instance id with an empty member id.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberIdentity {
     /// The member id; `""` to look the member up by instance id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id.
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// Why the member leaves (v5+, for logs).
     pub reason: Option<String>,
 }
 
 impl MemberIdentity {
     /// A dynamic member, by id.
-    pub fn new(member_id: impl Into<String>) -> MemberIdentity {
+    pub fn new(member_id: impl Into<MemberId>) -> MemberIdentity {
         MemberIdentity { member_id: member_id.into(), ..MemberIdentity::default() }
     }
 }
@@ -27,14 +28,14 @@ impl MemberIdentity {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LeaveGroupRequest {
     /// The group.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The members leaving, answered in this order.
     pub members: Vec<MemberIdentity>,
 }
 
 impl LeaveGroupRequest {
     /// The v0-2 form: one dynamic member leaves.
-    pub fn single(group_id: impl Into<String>, member_id: impl Into<String>) -> LeaveGroupRequest {
+    pub fn single(group_id: impl Into<GroupId>, member_id: impl Into<MemberId>) -> LeaveGroupRequest {
         LeaveGroupRequest { group_id: group_id.into(), members: vec![MemberIdentity::new(member_id)] }
     }
 }
@@ -43,9 +44,9 @@ impl LeaveGroupRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct LeaveMemberResponse {
     /// The member id, echoed from the request.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The instance id, echoed from the request.
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// The outcome for this identity.
     pub error_code: ErrorCode,
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
+use crate::{GroupId, GroupInstanceId, MemberId};
 
 /// Per topic, per partition, sorted: the shape of stored offsets and of the
 /// offset requests whose order nobody relies on (OffsetFetch, OffsetDelete).
@@ -69,13 +70,13 @@ impl OffsetCommitData {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OffsetCommitRequest {
     /// The group.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The member's generation; -1 for a simple consumer (the default).
     pub generation_id: i32,
     /// The member's id; `""` for a simple consumer.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id (v7+).
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// v2-4: how long to keep these offsets; -1 (the default) means the broker's retention.
     pub retention_time_ms: i64,
     /// The commits, per topic and partition, in request order.
@@ -88,9 +89,9 @@ pub struct OffsetCommitRequest {
 impl Default for OffsetCommitRequest {
     fn default() -> OffsetCommitRequest {
         OffsetCommitRequest {
-            group_id: String::new(),
+            group_id: GroupId::empty(),
             generation_id: -1,
-            member_id: String::new(),
+            member_id: MemberId::empty(),
             group_instance_id: None,
             retention_time_ms: -1,
             offsets: Vec::new(),

@@ -5,25 +5,26 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::{ErrorCode, PartitionMap};
+use crate::{GroupId, MemberId};
 
 /// An OffsetFetch request for one group (v8+ batch several; a front end splits them).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct OffsetFetchRequest {
     /// The group.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The partitions to read per topic; `None` means every committed partition (v2+).
     pub topics: Option<BTreeMap<String, Vec<i32>>>,
     /// v7+: answer `UNSTABLE_OFFSET_COMMIT` for partitions with an unacknowledged commit.
     pub require_stable: bool,
     /// v9+: the member id (ignored for classic groups).
-    pub member_id: Option<String>,
+    pub member_id: Option<MemberId>,
     /// v9+: the member epoch (ignored for classic groups).
     pub member_epoch: Option<i32>,
 }
 
 impl OffsetFetchRequest {
     /// Every committed partition of `group_id`.
-    pub fn all(group_id: impl Into<String>) -> OffsetFetchRequest {
+    pub fn all(group_id: impl Into<GroupId>) -> OffsetFetchRequest {
         OffsetFetchRequest { group_id: group_id.into(), ..OffsetFetchRequest::default() }
     }
 

@@ -3,20 +3,21 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
+use crate::{GroupId, GroupInstanceId, MemberId};
 
 /// One member's assignment bytes in the leader's SyncGroup
 /// (for consumers, an encoded [`MemberAssignment`](crate::MemberAssignment)).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MemberAssignmentData {
     /// The member the bytes are for.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The opaque assignment bytes.
     pub assignment: Vec<u8>,
 }
 
 impl MemberAssignmentData {
     /// An assignment for `member_id`.
-    pub fn new(member_id: impl Into<String>, assignment: impl Into<Vec<u8>>) -> MemberAssignmentData {
+    pub fn new(member_id: impl Into<MemberId>, assignment: impl Into<Vec<u8>>) -> MemberAssignmentData {
         MemberAssignmentData { member_id: member_id.into(), assignment: assignment.into() }
     }
 }
@@ -25,13 +26,13 @@ impl MemberAssignmentData {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct SyncGroupRequest {
     /// The group.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The generation the member joined.
     pub generation_id: i32,
     /// The member's id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id (v3+).
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// The protocol type (v5+); checked against the group's when present.
     pub protocol_type: Option<String>,
     /// The protocol name (v5+); checked against the group's when present.

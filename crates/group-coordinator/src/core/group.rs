@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
-use group_types::{GroupState, JoinGroupMember, ProtocolMetadata, Subscription};
+use group_types::{GroupInstanceId, GroupState, JoinGroupMember, MemberId, ProtocolMetadata, Subscription};
 
 use crate::core::member_index::MemberIndex;
 use crate::core::member_payload::MemberPayload;
@@ -503,8 +503,8 @@ impl Group {
         self.members
             .iter()
             .map(|m| JoinGroupMember {
-                member_id: str::to_owned(&m.id),
-                group_instance_id: m.instance().map(str::to_owned),
+                member_id: MemberId::from(&*m.id),
+                group_instance_id: m.instance().map(GroupInstanceId::from),
                 metadata: m.metadata(protocol).to_vec(),
             })
             .collect()

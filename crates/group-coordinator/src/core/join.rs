@@ -4,7 +4,7 @@
 use crate::core::member_payload::MemberPayload;
 use std::sync::Arc;
 
-use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse};
+use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse, MemberId};
 
 use crate::core::{
     CoordinatorCore, Engine, Group, Member, PendingWrite, RebalanceReason, Record, Response, StaticReplace,
@@ -233,7 +233,7 @@ impl Engine {
         let rebalance_timeout_ms = rebalance_timeout(&req);
         let reason = RebalanceReason::NewMember {
             member_id: id.clone(),
-            instance: req.group_instance_id.clone(),
+            instance: req.group_instance_id.as_deref().map(str::to_owned),
             client: req.reason,
         };
         let mut member = Member::new(
@@ -321,7 +321,7 @@ impl Engine {
                 } else {
                     let reason = RebalanceReason::StaticProtocolChange {
                         member_id: new_id,
-                        instance: req.group_instance_id.unwrap_or_default(),
+                        instance: req.group_instance_id.map(String::from).unwrap_or_default(),
                         client: req.reason,
                     };
                     self.maybe_prepare_rebalance_or_complete_join(g, reason);
@@ -330,7 +330,7 @@ impl Engine {
             GroupState::CompletingRebalance => {
                 let reason = RebalanceReason::StaticRejoinDuringSync {
                     member_id: new_id,
-                    instance: req.group_instance_id.unwrap_or_default(),
+                    instance: req.group_instance_id.map(String::from).unwrap_or_default(),
                     client: req.reason,
                 };
                 self.prepare_rebalance(g, reason);
@@ -365,9 +365,9 @@ impl Engine {
                         generation_id: g.generation,
                         protocol_type: g.protocol_type.clone(),
                         protocol_name: g.protocol_name.clone(),
-                        leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
+                        leader_id: g.leader.as_deref().unwrap_or("").into(),
                         skip_assignment: is_leader,
-                        member_id: str::to_owned(&p.new_id),
+                        member_id: MemberId::from(&*p.new_id),
                         members: if is_leader { g.join_members() } else { Vec::new() },
                     }
                 } else {
@@ -376,9 +376,9 @@ impl Engine {
                         generation_id: g.generation,
                         protocol_type: g.protocol_type.clone(),
                         protocol_name: g.protocol_name.clone(),
-                        leader_id: p.current_leader.as_deref().unwrap_or("").to_owned(),
+                        leader_id: p.current_leader.as_deref().unwrap_or("").into(),
                         skip_assignment: false,
-                        member_id: str::to_owned(&p.new_id),
+                        member_id: MemberId::from(&*p.new_id),
                         members: Vec::new(),
                     }
                 };
@@ -398,9 +398,9 @@ impl Engine {
                     generation_id: g.generation,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    leader_id: p.current_leader.as_deref().unwrap_or("").to_owned(),
+                    leader_id: p.current_leader.as_deref().unwrap_or("").into(),
                     skip_assignment: false,
-                    member_id: String::new(),
+                    member_id: MemberId::empty(),
                     members: Vec::new(),
                 };
                 self.respond(p.request, Response::JoinGroup(response));
@@ -411,7 +411,7 @@ impl Engine {
 
 fn current_generation(
     g: &Group,
-    member_id: String,
+    member_id: MemberId,
     members: Vec<group_types::JoinGroupMember>,
 ) -> JoinGroupResponse {
     JoinGroupResponse {
@@ -419,7 +419,7 @@ fn current_generation(
         generation_id: g.generation,
         protocol_type: g.protocol_type.clone(),
         protocol_name: g.protocol_name.clone(),
-        leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
+        leader_id: g.leader.as_deref().unwrap_or("").into(),
         skip_assignment: false,
         member_id,
         members,

@@ -92,7 +92,12 @@ impl CoordinatorCore {
             let code = if identity.member_id.is_empty() {
                 match identity.group_instance_id.as_deref().and_then(|i| g.static_member_id(i)).cloned() {
                     Some(id) => {
-                        eng.member_left(g, &id, identity.group_instance_id.clone(), reason);
+                        eng.member_left(
+                            g,
+                            &id,
+                            identity.group_instance_id.as_deref().map(str::to_owned),
+                            reason,
+                        );
                         eng.remove_current_member(g, &id);
                         left.push(id);
                         ErrorCode::None

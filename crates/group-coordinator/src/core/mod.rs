@@ -230,7 +230,10 @@ impl Engine {
 
 /// A JoinGroup error as Kafka's `new JoinGroupResponseData()` builds it: protocol
 /// type null, protocol name `""`.
-pub(crate) fn join_error(error_code: ErrorCode, member_id: impl Into<String>) -> JoinGroupResponse {
+pub(crate) fn join_error(
+    error_code: ErrorCode,
+    member_id: impl Into<group_types::MemberId>,
+) -> JoinGroupResponse {
     JoinGroupResponse {
         error_code,
         member_id: member_id.into(),
@@ -242,7 +245,7 @@ pub(crate) fn join_error(error_code: ErrorCode, member_id: impl Into<String>) ->
 /// A JoinGroup error from member validation: both protocol fields null.
 pub(crate) fn join_validation_error(
     error_code: ErrorCode,
-    member_id: impl Into<String>,
+    member_id: impl Into<group_types::MemberId>,
 ) -> JoinGroupResponse {
     JoinGroupResponse { error_code, member_id: member_id.into(), ..JoinGroupResponse::default() }
 }

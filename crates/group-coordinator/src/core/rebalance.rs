@@ -4,7 +4,7 @@
 use crate::core::types::Deadline;
 use std::sync::Arc;
 
-use group_types::{ErrorCode, GroupState, JoinGroupResponse, SyncGroupResponse};
+use group_types::{ErrorCode, GroupState, JoinGroupResponse, MemberId, SyncGroupResponse};
 
 use crate::core::{
     CoordinatorCore, Engine, ExpirationReason, Group, JoinTimer, PendingWrite, RebalanceReason, Record,
@@ -129,9 +129,9 @@ impl Engine {
                     generation_id: g.generation,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    leader_id: g.leader.as_deref().unwrap_or("").to_owned(),
+                    leader_id: g.leader.as_deref().unwrap_or("").into(),
                     skip_assignment: false,
-                    member_id: str::to_owned(&member_id),
+                    member_id: MemberId::from(&*member_id),
                     members: if is_leader { leader_members.take().unwrap_or_default() } else { Vec::new() },
                 };
                 self.respond(request, Response::JoinGroup(response));

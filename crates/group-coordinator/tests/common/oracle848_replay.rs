@@ -537,7 +537,7 @@ impl Replay<'_> {
             .to_owned();
         let request = ConsumerGroupHeartbeatRequest {
             api_version: version,
-            group_id: group.to_owned(),
+            group_id: group.into(),
             member_id,
             member_epoch: epoch,
             instance_id: text("instance"),
@@ -663,9 +663,9 @@ impl Replay<'_> {
                 };
                 (
                     Request::JoinGroup(JoinGroupRequest {
-                        group_id: group.to_owned(),
-                        member_id: self.member_id(Some(&member), step, false),
-                        group_instance_id: text("instance"),
+                        group_id: group.into(),
+                        member_id: (self.member_id(Some(&member), step, false)).into(),
+                        group_instance_id: text("instance").map(Into::into),
                         client_id: text_default("client_id", "consumer"),
                         client_host: "/127.0.0.1".to_owned(),
                         protocol_type: text_default("protocol_type", "consumer"),
@@ -699,10 +699,10 @@ impl Replay<'_> {
                 }
                 (
                     Request::SyncGroup(SyncGroupRequest {
-                        group_id: group.to_owned(),
+                        group_id: group.into(),
                         generation_id: self.generation(&member, step),
-                        member_id: self.member_id(Some(&member), step, false),
-                        group_instance_id: text("instance"),
+                        member_id: (self.member_id(Some(&member), step, false)).into(),
+                        group_instance_id: text("instance").map(Into::into),
                         protocol_type,
                         protocol_name,
                         assignments,
@@ -713,10 +713,10 @@ impl Replay<'_> {
             }
             "heartbeat" => (
                 Request::Heartbeat(HeartbeatRequest {
-                    group_id: group.to_owned(),
+                    group_id: group.into(),
                     generation_id: self.generation(&member, step),
-                    member_id: self.member_id(Some(&member), step, false),
-                    group_instance_id: text("instance"),
+                    member_id: (self.member_id(Some(&member), step, false)).into(),
+                    group_instance_id: text("instance").map(Into::into),
                 }),
                 Ctx { version: version(4) },
                 None,
@@ -731,14 +731,14 @@ impl Replay<'_> {
                     .map(|e| {
                         let who = e.get("member").and_then(Value::as_str);
                         MemberIdentity {
-                            member_id: self.member_id(who, e, true),
-                            group_instance_id: e.get("instance").and_then(Value::as_str).map(str::to_owned),
+                            member_id: (self.member_id(who, e, true)).into(),
+                            group_instance_id: e.get("instance").and_then(Value::as_str).map(Into::into),
                             reason: e.get("reason").and_then(Value::as_str).map(str::to_owned),
                         }
                     })
                     .collect();
                 (
-                    Request::LeaveGroup(LeaveGroupRequest { group_id: group.to_owned(), members }),
+                    Request::LeaveGroup(LeaveGroupRequest { group_id: group.into(), members }),
                     Ctx { version: version(5) },
                     None,
                 )
@@ -757,10 +757,10 @@ impl Replay<'_> {
                     .and_then(Value::as_i64)
                     .map_or(epoch, |e| e as i32);
                 let mut req = OffsetCommitRequest {
-                    group_id: group.to_owned(),
+                    group_id: group.into(),
                     generation_id: epoch,
-                    member_id,
-                    group_instance_id: text("instance"),
+                    member_id: member_id.into(),
+                    group_instance_id: text("instance").map(Into::into),
                     retention_time_ms: step.get("retention_ms").and_then(Value::as_i64).unwrap_or(-1),
                     api_version: v,
                     ..OffsetCommitRequest::default()
@@ -809,10 +809,10 @@ impl Replay<'_> {
                 let epoch = step.get("epoch").and_then(Value::as_i64).map_or(epoch, |e| e as i32);
                 (
                     Request::OffsetFetch(OffsetFetchRequest {
-                        group_id: group.to_owned(),
+                        group_id: group.into(),
                         topics,
                         require_stable: step.get("require_stable").and_then(Value::as_bool).unwrap_or(false),
-                        member_id,
+                        member_id: member_id.map(Into::into),
                         member_epoch: Some(epoch),
                     }),
                     Ctx { version: version(9) },

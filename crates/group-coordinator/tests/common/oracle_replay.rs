@@ -342,9 +342,9 @@ impl<D: Driver> Replay<'_, D> {
                         .to_owned()
                 };
                 Request::JoinGroup(JoinGroupRequest {
-                    group_id: group.to_owned(),
-                    member_id,
-                    group_instance_id: instance,
+                    group_id: group.into(),
+                    member_id: member_id.into(),
+                    group_instance_id: instance.map(Into::into),
                     client_id: text("client_id", "consumer"),
                     client_host: "/127.0.0.1".to_owned(),
                     protocol_type: text("protocol_type", "consumer"),
@@ -376,20 +376,20 @@ impl<D: Driver> Replay<'_, D> {
                     }
                 }
                 Request::SyncGroup(SyncGroupRequest {
-                    group_id: group.to_owned(),
+                    group_id: group.into(),
                     generation_id: self.generation(&member, step),
-                    member_id,
-                    group_instance_id: instance,
+                    member_id: member_id.into(),
+                    group_instance_id: instance.map(Into::into),
                     protocol_type,
                     protocol_name,
                     assignments,
                 })
             }
             "heartbeat" => Request::Heartbeat(HeartbeatRequest {
-                group_id: group.to_owned(),
+                group_id: group.into(),
                 generation_id: self.generation(&member, step),
-                member_id: self.resolve_member_id(Some(&member), step),
-                group_instance_id: self.instance(&member, step, false),
+                member_id: (self.resolve_member_id(Some(&member), step)).into(),
+                group_instance_id: (self.instance(&member, step, false)).map(Into::into),
             }),
             "leave" => {
                 let entries: Vec<Value> = match step.get("members") {
@@ -401,13 +401,13 @@ impl<D: Driver> Replay<'_, D> {
                     .map(|e| {
                         let who = e.get("member").and_then(Value::as_str).unwrap_or("").to_owned();
                         MemberIdentity {
-                            member_id: self.resolve_member_id(Some(&who), e),
-                            group_instance_id: self.instance(&who, e, false),
+                            member_id: (self.resolve_member_id(Some(&who), e)).into(),
+                            group_instance_id: (self.instance(&who, e, false)).map(Into::into),
                             reason: e.get("reason").and_then(Value::as_str).map(str::to_owned),
                         }
                     })
                     .collect();
-                Request::LeaveGroup(LeaveGroupRequest { group_id: group.to_owned(), members })
+                Request::LeaveGroup(LeaveGroupRequest { group_id: group.into(), members })
             }
             "commit" => {
                 let (member_id, generation, instance) = if member.is_empty() {
@@ -423,10 +423,10 @@ impl<D: Driver> Replay<'_, D> {
                     )
                 };
                 let mut req = OffsetCommitRequest {
-                    group_id: group.to_owned(),
+                    group_id: group.into(),
                     generation_id: generation,
-                    member_id,
-                    group_instance_id: instance,
+                    member_id: member_id.into(),
+                    group_instance_id: instance.map(Into::into),
                     retention_time_ms: step.get("retention_ms").and_then(Value::as_i64).unwrap_or(-1),
                     api_version: step.get("version").and_then(Value::as_i64).unwrap_or(9) as i16,
                     ..OffsetCommitRequest::default()
@@ -479,7 +479,7 @@ impl<D: Driver> Replay<'_, D> {
                     Some(other) => panic!("bad topics {other}"),
                 };
                 Request::OffsetFetch(OffsetFetchRequest {
-                    group_id: group.to_owned(),
+                    group_id: group.into(),
                     topics,
                     require_stable: step.get("require_stable").and_then(Value::as_bool).unwrap_or(false),
                     member_id: None,

@@ -387,7 +387,7 @@ impl Sim {
                 };
                 let join = group_types::JoinGroupRequest {
                     group_id: "g".into(),
-                    member_id: if generation == -2 { String::new() } else { member_id },
+                    member_id: (if generation == -2 { String::new() } else { member_id }).into(),
                     client_id: "classic".into(),
                     client_host: "/127.0.0.1".into(),
                     protocol_type: "consumer".into(),
@@ -410,7 +410,7 @@ impl Sim {
                 let hb = group_types::HeartbeatRequest {
                     group_id: "g".into(),
                     generation_id: generation,
-                    member_id,
+                    member_id: member_id.into(),
                     group_instance_id: None,
                 };
                 self.send_request(i, Request::Heartbeat(hb));
@@ -435,7 +435,7 @@ impl Sim {
             Response::JoinGroup(r) => match r.error_code {
                 ErrorCode::None => {
                     c.generation = r.generation_id;
-                    c.member_id = r.member_id.clone();
+                    c.member_id = r.member_id.to_string();
                     let assignments: Vec<group_types::MemberAssignmentData> = if r.leader_id == r.member_id {
                         let ids: Vec<&str> = r.members.iter().map(|m| m.member_id.as_str()).collect();
                         ids.iter()
@@ -462,7 +462,7 @@ impl Sim {
                     self.send_request(i, Request::SyncGroup(sync));
                 }
                 ErrorCode::MemberIdRequired => {
-                    c.member_id = r.member_id;
+                    c.member_id = r.member_id.into();
                     c.generation = -1;
                 }
                 ErrorCode::UnknownMemberId => c.generation = -2,

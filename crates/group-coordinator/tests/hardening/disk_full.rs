@@ -83,7 +83,7 @@ fn commit_one(
     let response = c.handle_offset_commit(r).expect("the coordinator answers");
     let code = response.error_for(&tp.topic, tp.partition).expect("the partition is answered");
     if code == ErrorCode::None {
-        acked.insert((group, tp), n);
+        acked.insert((group.to_string(), tp), n);
     }
     code
 }

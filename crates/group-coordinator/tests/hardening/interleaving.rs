@@ -186,7 +186,7 @@ impl Late {
         let answers: Vec<JoinGroupResponse> = rids.iter().map(|r| self.join_answer(*r)).collect();
         let leader = answers[0].leader_id.clone();
         let generation = answers[0].generation_id;
-        let mut ids: Vec<String> = answers.iter().map(|a| a.member_id.clone()).collect();
+        let mut ids: Vec<String> = answers.iter().map(|a| a.member_id.to_string()).collect();
         ids.sort_by_key(|id| *id != leader);
         let plan = encode_plan(&round_robin(&ids));
         for id in &ids {
@@ -250,7 +250,7 @@ fn a_static_replacement_completing_after_a_rebalance_began_is_answered_by_the_re
     let answers: Vec<JoinGroupResponse> = rids.iter().map(|r| late.join_answer(*r)).collect();
     let generation = answers[0].generation_id;
     let leader = answers.iter().find(|a| a.leader_id == a.member_id).expect("a leader").member_id.clone();
-    let ids: Vec<String> = answers.iter().map(|a| a.member_id.clone()).collect();
+    let ids: Vec<String> = answers.iter().map(|a| a.member_id.to_string()).collect();
     let plan = encode_plan(&round_robin(&ids));
     for (id, instance) in ids.iter().zip([None, Some("i"), None]) {
         let assignments = if *id == leader { plan.clone() } else { Vec::new() };
@@ -303,7 +303,7 @@ fn a_failed_leader_sync_voids_the_writes_issued_after_it() {
     late.complete_all();
     let (ja, jb) = (late.join_answer(a_rid), late.join_answer(b_rid));
     let (leader, follower) = if ja.leader_id == ja.member_id { (ja, jb) } else { (jb, ja) };
-    let plan = encode_plan(&round_robin(&[leader.member_id.clone(), follower.member_id.clone()]));
+    let plan = encode_plan(&round_robin(&[leader.member_id.to_string(), follower.member_id.to_string()]));
     let parked =
         late.send(Request::SyncGroup(sync("g", &follower.member_id, None, leader.generation_id, Vec::new())));
     late.send(Request::SyncGroup(sync("g", &leader.member_id, None, leader.generation_id, plan)));

@@ -51,7 +51,7 @@ pub(crate) fn form_group(
             None => {
                 let first = must(c.join_group(join(group, "", None, SESSION_MS, REBALANCE_MS)), "first join");
                 assert_eq!(first.error_code, ErrorCode::MemberIdRequired);
-                first.member_id
+                first.member_id.to_string()
             }
         };
         ids.push(id);
@@ -78,10 +78,10 @@ pub(crate) fn form_group(
         assert_eq!(answer.error_code, ErrorCode::None, "{answer:?}");
         assert_eq!(answer.generation_id, generation);
         if answer.leader_id == answer.member_id {
-            leader = Some(answer.members.iter().map(|m| m.member_id.clone()).collect::<Vec<_>>());
+            leader = Some(answer.members.iter().map(|m| m.member_id.to_string()).collect::<Vec<_>>());
         }
         clients.push(Client {
-            id: answer.member_id.clone(),
+            id: answer.member_id.to_string(),
             instance: instance.map(str::to_owned),
             generation,
         });
@@ -223,7 +223,7 @@ fn a_stable_group_comes_back_and_only_silent_members_expire() {
     assert_eq!(ja.generation_id, before.generation_id + 1);
     assert_eq!(jb.generation_id, ja.generation_id);
     let leader = if ja.leader_id == a.id { &ja } else { &jb };
-    let mut members: Vec<String> = leader.members.iter().map(|m| m.member_id.clone()).collect();
+    let mut members: Vec<String> = leader.members.iter().map(|m| m.member_id.to_string()).collect();
     members.sort();
     let mut expected = vec![a.id.clone(), b.id.clone()];
     expected.sort();

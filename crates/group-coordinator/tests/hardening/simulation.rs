@@ -31,7 +31,7 @@ use std::fmt::Write as _;
 use group_coordinator::{
     CoordinatorCore, Effects, Record, Request, RequestId, Response, TimerQueue, Write, WriteId,
 };
-use group_types::{ErrorCode, GroupState, JoinGroupResponse, ProtocolMetadata, TopicPartition};
+use group_types::{ErrorCode, GroupState, JoinGroupResponse, MemberId, ProtocolMetadata, TopicPartition};
 
 use crate::support::{
     Rng, commit, decode_assignment, encode_plan, fast_config, fetch, heartbeat, join, leave, round_robin,
@@ -216,7 +216,7 @@ impl Sim {
                 session_ms: rng.pick(&[150, 400, 1_000]),
                 rebalance_ms: rng.pick(&[200, 600, 1_500]),
                 protocols,
-                member_id: String::new(),
+                member_id: Default::default(),
                 generation: -1,
                 phase: Phase::Out,
                 incarnation: 0,
@@ -302,7 +302,7 @@ impl Sim {
             if let (Response::JoinGroup(r), Some(sent)) = (response, self.sent.get(rid))
                 && let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance)
             {
-                self.instance_of.insert(r.member_id.clone(), instance.clone());
+                self.instance_of.insert(r.member_id.to_string(), instance.clone());
             }
         }
         for (rid, response) in fx.responses {
@@ -481,7 +481,7 @@ impl Sim {
                 .first()
                 .map(|m| (m.member_id.clone(), m.group_instance_id.clone()))
                 .unwrap_or_default(),
-            _ => (String::new(), None),
+            _ => (MemberId::empty(), None),
         };
         let (name, incarnation) = (c.name.clone(), c.incarnation);
         self.log(format!("{name} sends {what} (id {member_id:?}, gen {generation}) as {rid:?}"));
@@ -490,8 +490,8 @@ impl Sim {
             incarnation,
             step: self.step,
             what,
-            member_id,
-            instance,
+            member_id: member_id.to_string(),
+            instance: instance.map(String::from),
             generation,
             commit,
             commit_problem: None,
@@ -628,8 +628,8 @@ impl Sim {
         let g = self.core.group(GROUP);
         let (state, generation) = g.as_ref().map_or((GroupState::Empty, 0), |g| (g.state, g.generation_id));
         let member_id = match response {
-            Response::JoinGroup(r) => r.member_id.clone(),
-            _ => sent.member_id.clone(),
+            Response::JoinGroup(r) => r.member_id.to_string(),
+            _ => sent.member_id.to_string(),
         };
         let is_member = g.as_ref().is_some_and(|g| g.member(&member_id).is_some());
         let problem = match sent.what {
@@ -678,11 +678,11 @@ impl Sim {
 
     fn on_join(&mut self, sent: &Sent, r: JoinGroupResponse) {
         if let (false, Some(instance)) = (r.member_id.is_empty(), &sent.instance) {
-            self.instance_of.insert(r.member_id.clone(), instance.clone());
+            self.instance_of.insert(r.member_id.to_string(), instance.clone());
         }
         for m in &r.members {
             if let Some(instance) = &m.group_instance_id {
-                self.instance_of.insert(m.member_id.clone(), instance.clone());
+                self.instance_of.insert(m.member_id.to_string(), instance.to_string());
             }
         }
         if r.error_code == ErrorCode::None {
@@ -714,14 +714,14 @@ impl Sim {
         }
         match r.error_code {
             ErrorCode::MemberIdRequired => {
-                c.member_id = r.member_id;
+                c.member_id = r.member_id.into();
                 c.phase = Phase::NeedJoin;
             }
             ErrorCode::None => {
-                c.member_id = r.member_id.clone();
+                c.member_id = r.member_id.to_string();
                 c.generation = r.generation_id;
                 c.leads = (r.leader_id == r.member_id && !r.skip_assignment)
-                    .then(|| r.members.iter().map(|m| m.member_id.clone()).collect());
+                    .then(|| r.members.iter().map(|m| m.member_id.to_string()).collect());
                 c.phase = Phase::NeedSync;
             }
             ErrorCode::RebalanceInProgress => c.phase = Phase::NeedJoin,

@@ -161,13 +161,13 @@ struct Shared {
 
 fn on_join(shared: &Shared, m: &mut Member, r: JoinGroupResponse) {
     match r.error_code {
-        ErrorCode::MemberIdRequired => m.id = r.member_id,
+        ErrorCode::MemberIdRequired => m.id = r.member_id.to_string(),
         ErrorCode::None => {
             shared.checks.leader(&m.group, r.generation_id, &r.leader_id);
-            m.id = r.member_id.clone();
+            m.id = r.member_id.to_string();
             m.generation = r.generation_id;
-            m.leads =
-                (r.leader_id == r.member_id).then(|| r.members.iter().map(|x| x.member_id.clone()).collect());
+            m.leads = (r.leader_id == r.member_id)
+                .then(|| r.members.iter().map(|x| x.member_id.to_string()).collect());
             m.needs_sync = true;
         }
         ErrorCode::RebalanceInProgress => m.reset(true),

@@ -74,7 +74,7 @@ pub(crate) fn join(
     JoinGroupRequest {
         group_id: group.into(),
         member_id: member_id.into(),
-        group_instance_id: instance.map(str::to_owned),
+        group_instance_id: instance.map(Into::into),
         client_id: "consumer".into(),
         client_host: "/127.0.0.1".into(),
         protocol_type: "consumer".into(),
@@ -97,7 +97,7 @@ pub(crate) fn sync(
         group_id: group.into(),
         generation_id: generation,
         member_id: member_id.into(),
-        group_instance_id: instance.map(str::to_owned),
+        group_instance_id: instance.map(Into::into),
         protocol_type: Some("consumer".into()),
         protocol_name: None,
         assignments,
@@ -114,7 +114,7 @@ pub(crate) fn heartbeat(
         group_id: group.into(),
         generation_id: generation,
         member_id: member_id.into(),
-        group_instance_id: instance.map(str::to_owned),
+        group_instance_id: instance.map(Into::into),
     }
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn leave(group: &str, member_id: &str, instance: Option<&str>) -> Lea
         group_id: group.into(),
         members: vec![MemberIdentity {
             member_id: member_id.into(),
-            group_instance_id: instance.map(str::to_owned),
+            group_instance_id: instance.map(Into::into),
             reason: None,
         }],
     }
@@ -140,7 +140,7 @@ pub(crate) fn commit(
         group_id: group.into(),
         generation_id: generation,
         member_id: member_id.into(),
-        group_instance_id: instance.map(str::to_owned),
+        group_instance_id: instance.map(Into::into),
         retention_time_ms: -1,
         ..OffsetCommitRequest::default()
     };

@@ -21,7 +21,7 @@ fn group_with(protocol: &str, subscriptions: &[Subscription]) -> (GroupCoordinat
         pendings.push(c.join_group(request));
     }
     clock.advance(500);
-    let ids = pendings.into_iter().map(|p| p.wait().unwrap().member_id).collect();
+    let ids = pendings.into_iter().map(|p| p.wait().unwrap().member_id.to_string()).collect();
     (c, ids)
 }
 

@@ -102,7 +102,7 @@ impl Fixture {
             self.c.caller(&self.alice).handle_sync_group(sync(group, &id, 1, &[(id.as_str(), "a")])).unwrap();
         assert_eq!(synced.error_code, ErrorCode::None);
         assert_eq!(self.c.get_group(group).unwrap().state, GroupState::Stable);
-        id
+        id.to_string()
     }
 
     /// What storage holds once every write the coordinator issued so far
@@ -180,8 +180,9 @@ fn denied_group_membership_requests_change_nothing() {
     assert_eq!(joined.member_id, "");
     assert_eq!(joined.generation_id, -1);
     // Even the leader's own id: a rejoin by the leader would start a rebalance.
-    let rejoin =
-        mallory.handle_join_group(JoinGroupRequest { member_id: id.clone(), ..join_v3("g") }).unwrap();
+    let rejoin = mallory
+        .handle_join_group(JoinGroupRequest { member_id: id.as_str().into(), ..join_v3("g") })
+        .unwrap();
     assert_eq!(rejoin.error_code, ErrorCode::GroupAuthorizationFailed);
     let synced = mallory.handle_sync_group(sync("g", &id, 1, &[(id.as_str(), "stolen")])).unwrap();
     assert_eq!(synced.error_code, ErrorCode::GroupAuthorizationFailed);

@@ -216,7 +216,7 @@ fn s46_commits_check_the_member_epoch() {
     }
     let fetch = |member: Option<&str>, epoch: Option<i32>| {
         Request::OffsetFetch(OffsetFetchRequest {
-            member_id: member.map(str::to_owned),
+            member_id: member.map(Into::into),
             member_epoch: epoch,
             ..OffsetFetchRequest::all("g")
         })
@@ -270,7 +270,7 @@ fn stable_classic_group(sim: &mut Sim) -> (String, i32) {
         vec![group_types::MemberAssignmentData::new(id.as_str(), assignment.encode().unwrap())];
     let r = sim.send(Request::SyncGroup(sync));
     assert_eq!(sim.sync_answer(r).unwrap().error_code, ErrorCode::None);
-    (id, generation)
+    (id.to_string(), generation)
 }
 
 #[test]

@@ -61,7 +61,7 @@ proptest! {
             match op {
                 Op::JoinNew { static_instance, roundrobin } => {
                     let mut r = join("g", "");
-                    r.group_instance_id = static_instance.map(|i| format!("i{i}"));
+                    r.group_instance_id = static_instance.map(|i| format!("i{i}").into());
                     if roundrobin {
                         r.protocols.push(ProtocolMetadata::new("roundrobin", subscription(&["t"])));
                     }
@@ -72,7 +72,7 @@ proptest! {
                             sim.send(Request::JoinGroup(r.clone()));
                         }
                         if !a.member_id.is_empty() {
-                            ids.push((a.member_id, r.group_instance_id.clone(), a.generation_id));
+                            ids.push((a.member_id.to_string(), r.group_instance_id.as_deref().map(str::to_owned), a.generation_id));
                         }
                     } else if let Some(g) = sim.core.group("g")
                         && let Some(m) = g.members.last()
@@ -82,7 +82,7 @@ proptest! {
                 }
                 Op::Rejoin(i) => if let Some((id, instance, _)) = ids.get(i % ids.len().max(1)).cloned() {
                     let mut r = join("g", &id);
-                    r.group_instance_id = instance;
+                    r.group_instance_id = instance.map(Into::into);
                     sim.send(Request::JoinGroup(r));
                 },
                 Op::Sync(i, stale) => if let Some((id, _, _)) = ids.get(i % ids.len().max(1)).cloned() {
@@ -91,7 +91,7 @@ proptest! {
                 },
                 Op::Heartbeat(i) => if let Some((id, instance, _)) = ids.get(i % ids.len().max(1)).cloned() {
                     let generation = sim.core.group("g").map_or(0, |g| g.generation_id);
-                    sim.send(Request::Heartbeat(HeartbeatRequest { group_instance_id: instance, ..heartbeat("g", &id, generation) }));
+                    sim.send(Request::Heartbeat(HeartbeatRequest { group_instance_id: instance.map(Into::into), ..heartbeat("g", &id, generation) }));
                 },
                 Op::Leave(i) => if let Some((id, _, _)) = ids.get(i % ids.len().max(1)).cloned() {
                     sim.send(Request::LeaveGroup(leave("g", &id)));

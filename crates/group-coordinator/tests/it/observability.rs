@@ -159,7 +159,7 @@ fn scripted(c: &GroupCoordinator, clock: &ManualClock, group: &str) -> (String, 
     let rejoined = c.handle_join_group(join_v3(group, &leader)).unwrap();
     assert_eq!((rejoined.error_code, rejoined.generation_id), (ErrorCode::None, 2));
     assert_eq!(c.handle_sync_group(sync(group, &leader, 2, &[])).unwrap().error_code, ErrorCode::None);
-    (leader, follower)
+    (leader.to_string(), follower.to_string())
 }
 
 #[test]

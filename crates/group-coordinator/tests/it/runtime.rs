@@ -43,7 +43,7 @@ fn join_from_threads(
                 assert_eq!(first.error_code, ErrorCode::MemberIdRequired);
                 let second = c.handle_join_group(join("g", &first.member_id)).unwrap();
                 assert_eq!(second.error_code, ErrorCode::None);
-                (second.member_id.clone(), second.generation_id, second.is_leader(), second.members.len())
+                (second.member_id.to_string(), second.generation_id, second.is_leader(), second.members.len())
             })
         })
         .collect();

@@ -11,7 +11,7 @@ use crate::support::{Sim, commit, heartbeat, join, subscription, sync, test_conf
 
 fn static_join(group: &str, member_id: &str, instance: &str) -> group_types::JoinGroupRequest {
     let mut r = join(group, member_id);
-    r.group_instance_id = Some(instance.to_owned());
+    r.group_instance_id = Some(instance.into());
     r
 }
 
@@ -45,7 +45,7 @@ fn follower_parked_in_sync() -> (Sim, String, String, group_coordinator::Request
     let a = sim.two_step_join("g");
     let b = sim.two_step_join("g");
     sim.advance_to(100);
-    let leader = sim.join_answer(a.1).unwrap().leader_id;
+    let leader = sim.join_answer(a.1).unwrap().leader_id.to_string();
     let follower = if leader == a.0 { b.0.clone() } else { a.0.clone() };
     let parked = sim.send(Request::SyncGroup(sync("g", &follower, 1, &[])));
     assert!(sim.answer(parked).is_none());
@@ -318,7 +318,7 @@ fn a_restarted_core_never_hands_out_the_id_of_a_loaded_member() {
     // The id the generator produces first with this seed...
     let mut before = Sim::new(test_config());
     let first = before.send(Request::JoinGroup(join("g", "")));
-    let taken = before.join_answer(first).unwrap().member_id;
+    let taken = before.join_answer(first).unwrap().member_id.to_string();
     // ...belongs to a member loaded by a core seeded the same way.
     let mut sim = Sim::new(test_config());
     let record = stored_group(1, vec![taken.clone()]);

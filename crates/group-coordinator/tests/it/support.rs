@@ -175,7 +175,7 @@ impl Sim {
     /// unless the barrier closed).
     pub(crate) fn two_step_join(&mut self, group: &str) -> (String, RequestId) {
         let first = self.send(Request::JoinGroup(join(group, "")));
-        let id = self.join_answer(first).unwrap().member_id;
+        let id = self.join_answer(first).unwrap().member_id.to_string();
         let second = self.send(Request::JoinGroup(join(group, &id)));
         (id, second)
     }

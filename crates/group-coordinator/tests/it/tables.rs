@@ -274,7 +274,7 @@ fn leave_table(#[case] exists: bool, #[case] who: &str, #[case] expected: Option
         }
         if who == "pending" {
             let rid = sim.send(Request::JoinGroup(join("g", "")));
-            member_id = sim.join_answer(rid).unwrap().member_id;
+            member_id = sim.join_answer(rid).unwrap().member_id.to_string();
         }
     }
     let rid = sim.send(Request::LeaveGroup(leave("g", &member_id)));

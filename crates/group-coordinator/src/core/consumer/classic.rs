@@ -10,7 +10,8 @@ use std::sync::Arc;
 use group_offsets::ClassicMemberMetadata;
 use group_types::{
     ConsumerMemberState, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    MemberAssignment, Subscription, SyncGroupRequest, SyncGroupResponse, TopicIdPartitions, TopicPartitions,
+    MemberAssignment, MemberId, Subscription, SyncGroupRequest, SyncGroupResponse, TopicIdPartitions,
+    TopicPartitions,
 };
 
 use super::Work;
@@ -88,7 +89,7 @@ impl CoordinatorCore {
         req: &JoinGroupRequest,
     ) -> Result<JoinGroupResponse, (ErrorCode, String)> {
         let group_id = work.group_id.clone();
-        let refuse = |code| Err((code, req.member_id.clone()));
+        let refuse = |code| Err((code, req.member_id.to_string()));
         let max = usize::try_from(self.engine.config.consumer.max_size).unwrap_or(usize::MAX);
         let known = !req.member_id.is_empty() && work.cg.members.contains_key(req.member_id.as_str());
         if work.cg.members.len() >= max && !known {
@@ -153,7 +154,7 @@ impl CoordinatorCore {
         let mut topics = subscription.topics.clone();
         topics.sort();
         topics.dedup();
-        updated.meta.instance_id = req.group_instance_id.clone();
+        updated.meta.instance_id = req.group_instance_id.as_deref().map(str::to_owned);
         updated.meta.rack_id = subscription.rack_id.clone().filter(|r| !r.is_empty());
         updated.meta.client_id = req.client_id.clone();
         updated.meta.client_host = req.client_host.clone();
@@ -166,7 +167,7 @@ impl CoordinatorCore {
             supported_protocols: req.protocols.clone(),
         });
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
-            .map_err(|(code, _)| (code, req.member_id.clone()))?;
+            .map_err(|(code, _)| (code, req.member_id.to_string()))?;
         let now = self.engine.now;
         let session = now + i64::from(req.session_timeout_ms);
         if let Some(m) = work.cg.members.get_mut(&member_id) {
@@ -182,9 +183,9 @@ impl CoordinatorCore {
             generation_id: epoch,
             protocol_type: Some("consumer".to_owned()),
             protocol_name: Some(req.protocols[0].name.clone()),
-            leader_id: String::new(),
+            leader_id: MemberId::empty(),
             skip_assignment: false,
-            member_id: member_id.to_string(),
+            member_id: MemberId::from(&*member_id),
             members: Vec::new(),
         })
     }
