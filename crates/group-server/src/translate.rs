@@ -67,7 +67,7 @@ pub(crate) fn join_group_request(
         protocols: req
             .protocols
             .iter()
-            .map(|p| gt::ProtocolMetadata::new(s(&p.name), p.metadata.to_vec()))
+            .map(|p| gt::ProtocolMetadata::new(s(&p.name), p.metadata.clone()))
             .collect(),
         session_timeout_ms: req.session_timeout_ms,
         // v0 has none; the coordinator applies `effective_rebalance_timeout_ms`.
@@ -102,7 +102,7 @@ pub(crate) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> 
                         } else {
                             None
                         })
-                        .with_metadata(Bytes::from(m.metadata))
+                        .with_metadata(m.metadata)
                 })
                 .collect(),
         )
@@ -119,7 +119,7 @@ pub(crate) fn sync_group_request(req: &kp::SyncGroupRequest) -> gt::SyncGroupReq
         assignments: req
             .assignments
             .iter()
-            .map(|a| gt::MemberAssignmentData::new(s(&a.member_id), a.assignment.to_vec()))
+            .map(|a| gt::MemberAssignmentData::new(id::<gt::MemberId>(&a.member_id), a.assignment.clone()))
             .collect(),
     }
 }
@@ -130,7 +130,7 @@ pub(crate) fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> 
         .with_error_code(resp.error_code.code())
         .with_protocol_type(if v5 { osb(resp.protocol_type) } else { None })
         .with_protocol_name(if v5 { osb(resp.protocol_name) } else { None })
-        .with_assignment(Bytes::from(resp.assignment))
+        .with_assignment(resp.assignment)
 }
 
 pub(crate) fn heartbeat_request(req: &kp::HeartbeatRequest) -> gt::HeartbeatRequest {

@@ -1,5 +1,6 @@
 //! JoinGroup (API key 11): a member enters the join barrier of a rebalance.
 
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
@@ -11,14 +12,22 @@ use crate::{GroupId, GroupInstanceId, MemberId};
 pub struct ProtocolMetadata {
     /// The protocol name (for consumers, the assignor: `range`, `cooperative-sticky`).
     pub name: String,
-    /// The bytes the client sent; the coordinator never looks inside them.
-    pub metadata: Vec<u8>,
+    /// The bytes the client sent, shared with the request frame; the coordinator
+    /// never looks inside them.
+    pub metadata: Bytes,
 }
 
 impl ProtocolMetadata {
     /// A protocol with its metadata bytes.
-    pub fn new(name: impl Into<String>, metadata: impl Into<Vec<u8>>) -> ProtocolMetadata {
+    pub fn new(name: impl Into<String>, metadata: impl Into<Bytes>) -> ProtocolMetadata {
         ProtocolMetadata { name: name.into(), metadata: metadata.into() }
+    }
+
+    /// A copy whose metadata has an allocation of its own: what state that
+    /// outlives the request keeps, so that it does not pin the request frame the
+    /// metadata was decoded from (as [`GroupId::detach`]).
+    pub fn detach(&self) -> ProtocolMetadata {
+        ProtocolMetadata { name: self.name.clone(), metadata: Bytes::copy_from_slice(&self.metadata) }
     }
 }
 
@@ -101,7 +110,7 @@ pub struct JoinGroupMember {
     /// Its static instance id, if any.
     pub group_instance_id: Option<GroupInstanceId>,
     /// Its metadata for the selected protocol.
-    pub metadata: Vec<u8>,
+    pub metadata: Bytes,
 }
 
 /// A JoinGroup response.

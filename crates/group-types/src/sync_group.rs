@@ -1,5 +1,6 @@
 //! SyncGroup (API key 14): the leader hands out the assignment, followers collect theirs.
 
+use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
@@ -12,12 +13,12 @@ pub struct MemberAssignmentData {
     /// The member the bytes are for.
     pub member_id: MemberId,
     /// The opaque assignment bytes.
-    pub assignment: Vec<u8>,
+    pub assignment: Bytes,
 }
 
 impl MemberAssignmentData {
     /// An assignment for `member_id`.
-    pub fn new(member_id: impl Into<MemberId>, assignment: impl Into<Vec<u8>>) -> MemberAssignmentData {
+    pub fn new(member_id: impl Into<MemberId>, assignment: impl Into<Bytes>) -> MemberAssignmentData {
         MemberAssignmentData { member_id: member_id.into(), assignment: assignment.into() }
     }
 }
@@ -51,7 +52,7 @@ pub struct SyncGroupResponse {
     /// The group's protocol name (v5+); `None` on error.
     pub protocol_name: Option<String>,
     /// This member's assignment bytes; empty on error.
-    pub assignment: Vec<u8>,
+    pub assignment: Bytes,
 }
 
 impl SyncGroupResponse {

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use bytes::Bytes;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
 use group_types::{GroupInstanceId, GroupState, JoinGroupMember, MemberId, ProtocolMetadata, Subscription};
 
@@ -505,7 +506,7 @@ impl Group {
             .map(|m| JoinGroupMember {
                 member_id: MemberId::from(&*m.id),
                 group_instance_id: m.instance().map(GroupInstanceId::from),
-                metadata: m.metadata(protocol).to_vec(),
+                metadata: Bytes::copy_from_slice(m.metadata(protocol)),
             })
             .collect()
     }
@@ -529,7 +530,7 @@ impl Group {
     /// The persisted form: members with their metadata for the selected protocol and
     /// the given (or current) assignments.
     /// `assignments`, when given, is indexed like the members.
-    pub(crate) fn record(&self, assignments: Option<&[Vec<u8>]>) -> GroupMetadataRecord {
+    pub(crate) fn record(&self, assignments: Option<&[Bytes]>) -> GroupMetadataRecord {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         GroupMetadataRecord {
             group_id: str::to_owned(&self.id),
@@ -551,7 +552,7 @@ impl Group {
                     session_timeout_ms: m.session_timeout_ms,
                     subscription: m.metadata(protocol).to_vec(),
                     assignment: match assignments {
-                        Some(list) => list.get(i).cloned().unwrap_or_default(),
+                        Some(list) => list.get(i).map(|a| a.to_vec()).unwrap_or_default(),
                         None => m.payload.assignment().to_vec(),
                     },
                 })

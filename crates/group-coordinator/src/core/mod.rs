@@ -55,7 +55,7 @@ pub(crate) enum PendingWrite {
     NewGroup { request: RequestId, answered: Option<Response> },
     /// The leader's assignment (§2.2).
     /// `assignments` is indexed like the group's members.
-    LeaderSync { group: Arc<str>, generation: i32, assignments: Vec<Vec<u8>> },
+    LeaderSync { group: Arc<str>, generation: i32, assignments: Vec<bytes::Bytes> },
     /// A static replacement in Stable that keeps the protocol (§2.1.2).
     StaticReplace(Box<StaticReplace>),
     /// An offset commit (§2.5); the offsets are applied already.

@@ -4,6 +4,7 @@
 use crate::core::types::Deadline;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use group_types::{ErrorCode, GroupState, JoinGroupResponse, MemberId, SyncGroupResponse};
 
 use crate::core::{
@@ -166,7 +167,7 @@ impl Engine {
                     error_code: error,
                     protocol_type: if ok { g.protocol_type.clone() } else { None },
                     protocol_name: if ok { g.protocol_name.clone() } else { None },
-                    assignment: g.at(i).payload.assignment().to_vec(),
+                    assignment: Bytes::copy_from_slice(g.at(i).payload.assignment()),
                 };
                 self.respond(request, Response::SyncGroup(response));
                 let timeout = g.at(i).session_timeout_ms;

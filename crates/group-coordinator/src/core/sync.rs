@@ -1,6 +1,7 @@
 //! SyncGroup (`kafka-semantics.md` §2.2): the leader's assignment is persisted, then
 //! handed to every member.
 
+use bytes::Bytes;
 use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
 
 use crate::core::{
@@ -63,7 +64,7 @@ impl CoordinatorCore {
                     // assignment; a later entry for the same member wins). Positions
                     // cannot move before the write completes: any change of membership
                     // starts a rebalance, and `finish_leader_sync` then does nothing.
-                    let mut assignments: Vec<Vec<u8>> = vec![Vec::new(); g.len()];
+                    let mut assignments: Vec<Bytes> = vec![Bytes::new(); g.len()];
                     for a in req.assignments {
                         if let Some(j) = g.position(&a.member_id) {
                             assignments[j] = a.assignment;
@@ -84,7 +85,7 @@ impl CoordinatorCore {
                     error_code: ErrorCode::None,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    assignment: g.at(i).payload.assignment().to_vec(),
+                    assignment: Bytes::copy_from_slice(g.at(i).payload.assignment()),
                 };
                 eng.respond(rid, Response::SyncGroup(response));
             }
@@ -110,7 +111,7 @@ impl Engine {
         &mut self,
         g: &mut Group,
         generation: i32,
-        assignments: Vec<Vec<u8>>,
+        assignments: Vec<Bytes>,
         result: Result<(), ErrorCode>,
     ) {
         if !g.is(GroupState::CompletingRebalance) || g.generation != generation {
@@ -119,7 +120,7 @@ impl Engine {
         match result {
             Ok(()) => {
                 for i in 0..g.len() {
-                    let assignment = assignments.get(i).map_or(&[][..], Vec::as_slice);
+                    let assignment = assignments.get(i).map_or(&[][..], |a| &a[..]);
                     let payload = g.at(i).payload.with_assignment(assignment);
                     g.at_mut(i).payload = payload;
                 }

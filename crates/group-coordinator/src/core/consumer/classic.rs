@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use group_offsets::ClassicMemberMetadata;
 use group_types::{
     ConsumerMemberState, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    MemberAssignment, MemberId, Subscription, SyncGroupRequest, SyncGroupResponse, TopicIdPartitions,
-    TopicPartitions,
+    MemberAssignment, MemberId, ProtocolMetadata, Subscription, SyncGroupRequest, SyncGroupResponse,
+    TopicIdPartitions, TopicPartitions,
 };
 
 use super::Work;
@@ -164,7 +165,7 @@ impl CoordinatorCore {
         updated.meta.rebalance_timeout_ms = req.rebalance_timeout_ms;
         updated.meta.classic = Some(ClassicMemberMetadata {
             session_timeout_ms: req.session_timeout_ms,
-            supported_protocols: req.protocols.clone(),
+            supported_protocols: req.protocols.iter().map(ProtocolMetadata::detach).collect(),
         });
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
             .map_err(|(code, _)| (code, req.member_id.to_string()))?;
@@ -262,7 +263,7 @@ impl CoordinatorCore {
             error_code: ErrorCode::None,
             protocol_type: Some("consumer".to_owned()),
             protocol_name: protocol,
-            assignment: assignment.encode().unwrap_or_default(),
+            assignment: assignment.encode().map(Bytes::from).unwrap_or_default(),
         }
     }
 
