@@ -6,6 +6,12 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// The state of a classic group (`kafka-semantics.md` §1).
+///
+/// Exhaustive on purpose, as are the other state enums here: the coordinator's
+/// state machine matches them without a wildcard, so that a state added by a
+/// later protocol is a compile error at every transition instead of a silent
+/// fall-through. The classic protocol's states are frozen in Kafka; a new
+/// protocol brings enums of its own (as KIP-848 did).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GroupState {
     /// No members: new, abandoned, or used only to store offsets.

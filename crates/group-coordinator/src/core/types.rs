@@ -138,6 +138,7 @@ impl Response {
 /// A deadline the core keeps. At most one deadline is armed per key; arming a key
 /// again replaces its deadline.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum TimerKey {
     /// A group's join timer: the initial-delay window or the rebalance timeout.
     Join(Arc<str>),
