@@ -98,9 +98,12 @@ macro_rules! identifier {
         }
 
         impl From<String> for $name {
-            /// Takes over the string's allocation: no copy.
+            /// Takes over the string's allocation: no copy. A string with spare
+            /// capacity is shrunk first, because `Bytes` would otherwise give it
+            /// a second allocation (a shared header) to remember the capacity,
+            /// and a second free when the id is dropped.
             fn from(s: String) -> Self {
-                Self(ByteString::from(s))
+                Self(ByteString::from(s.into_boxed_str()))
             }
         }
 

@@ -121,6 +121,8 @@ impl Engine {
             return;
         }
         let mut leader_members = Some(g.join_members());
+        // One copy of the leader's id, shared by every member's answer.
+        let leader_id = MemberId::from(g.leader.as_deref().unwrap_or(""));
         for i in 0..g.len() {
             let member_id = g.at(i).id.clone();
             let is_leader = g.is_leader(&member_id);
@@ -130,7 +132,7 @@ impl Engine {
                     generation_id: g.generation,
                     protocol_type: g.protocol_type.clone(),
                     protocol_name: g.protocol_name.clone(),
-                    leader_id: g.leader.as_deref().unwrap_or("").into(),
+                    leader_id: leader_id.clone(),
                     skip_assignment: false,
                     member_id: MemberId::from(&*member_id),
                     members: if is_leader { leader_members.take().unwrap_or_default() } else { Vec::new() },
