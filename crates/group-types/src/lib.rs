@@ -20,6 +20,9 @@
 //! - [`GroupId`], [`MemberId`] and [`GroupInstanceId`] are the protocol's
 //!   identifiers: UTF-8 over `bytes::Bytes`, so a front end hands over what it
 //!   decoded from the wire without a copy, and a clone is a reference-count bump.
+//!   JoinGroup's protocol metadata and SyncGroup's assignments are `Bytes` too.
+//! - OffsetCommit's partitions are [`TopicEntries`] lists in request order, as
+//!   on the wire; stored offsets and the other offset APIs use [`PartitionMap`].
 //! - [`TopicPartition`] is cheap to clone; [`MemberSubscription`] is what an
 //!   assignor knows of a member.
 //! - [`Subscription`] and [`MemberAssignment`] encode and decode the consumer
