@@ -54,7 +54,9 @@ fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>
 
 impl CoordinatorCore {
     pub(crate) fn offset_commit(&mut self, rid: RequestId, req: OffsetCommitRequest) {
-        if !self.groups.contains_key(req.group_id.as_str()) && req.generation_id < 0 {
+        // Only a simple consumer (no generation) asks whether the group exists: a
+        // member's commit, the common case, looks its group up once.
+        if req.generation_id < 0 && !self.groups.contains_key(req.group_id.as_str()) {
             // A simple consumer's first commit creates its group (reverted with the
             // commit if that fails).
             self.create_group(&req.group_id);
