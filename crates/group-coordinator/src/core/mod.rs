@@ -164,10 +164,17 @@ impl Engine {
         id
     }
 
-    /// Stores a committed offset, remembering the one it replaces.
-    pub(crate) fn set_offset(&mut self, g: &mut Group, partition: TopicPartition, offset: OffsetAndMetadata) {
-        let prev = g.offsets.insert(partition.clone(), offset);
-        self.timeline.push(Undo::Offset { group: g.id.clone(), partition, prev });
+    /// Stores a committed offset of group `group` in its topic's offsets (found
+    /// once per topic: `OffsetCache::topic_mut`), remembering the one it replaces.
+    pub(crate) fn set_offset(
+        &mut self,
+        group: &Arc<str>,
+        topic_offsets: &mut std::collections::BTreeMap<i32, OffsetAndMetadata>,
+        partition: TopicPartition,
+        offset: OffsetAndMetadata,
+    ) {
+        let prev = topic_offsets.insert(partition.partition, offset);
+        self.timeline.push(Undo::Offset { group: group.clone(), partition, prev });
     }
 
     /// Removes a committed offset, remembering it.

@@ -28,6 +28,21 @@ impl OffsetCache {
         }
     }
 
+    /// The offsets of `topic`, an empty map if it has none yet: a commit of many
+    /// partitions of one topic finds the topic once. A caller that may store none
+    /// calls [`Self::drop_if_empty`] after (the cache holds no topic without
+    /// offsets).
+    pub(crate) fn topic_mut(&mut self, topic: &Arc<str>) -> &mut BTreeMap<i32, OffsetAndMetadata> {
+        self.topics.entry(topic.clone()).or_default()
+    }
+
+    /// Removes `topic` if it holds no offset.
+    pub(crate) fn drop_if_empty(&mut self, topic: &str) {
+        if self.topics.get(topic).is_some_and(BTreeMap::is_empty) {
+            self.topics.remove(topic);
+        }
+    }
+
     /// How many partitions hold an offset.
     pub(crate) fn len(&self) -> usize {
         self.topics.values().map(BTreeMap::len).sum()
@@ -116,5 +131,19 @@ mod tests {
         cache.remove(&TopicPartition::new("a", 0));
         cache.remove(&TopicPartition::new("a", 2));
         assert_eq!(cache.len(), 0);
+    }
+
+    #[test]
+    fn a_topic_found_for_a_commit_that_stored_nothing_is_dropped() {
+        let mut cache = OffsetCache::default();
+        let topic: Arc<str> = Arc::from("t");
+        cache.topic_mut(&topic).insert(0, offset(1));
+        cache.drop_if_empty(&topic);
+        assert_eq!(cache.get_partition("t", 0).map(|o| o.offset), Some(1), "a topic with offsets stays");
+        let unused: Arc<str> = Arc::from("u");
+        assert!(cache.topic_mut(&unused).is_empty());
+        cache.drop_if_empty(&unused);
+        assert!(cache.topic("u").is_none());
+        assert_eq!(cache.len(), 1);
     }
 }

@@ -106,6 +106,8 @@ impl CoordinatorCore {
                 None => eng.topic(&topic),
             };
             let mut codes = Vec::with_capacity(partitions.len());
+            let topic_offsets = g.offsets.topic_mut(&topic_arc);
+            let mut stored_any = false;
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
@@ -128,7 +130,12 @@ impl CoordinatorCore {
                     offset: offset.clone(),
                 });
                 // Applied at once, as Kafka's timeline does; readers see it once committed.
-                eng.set_offset(g, tp, offset);
+                eng.set_offset(&g.id, topic_offsets, tp, offset);
+                stored_any = true;
+            }
+            if !stored_any {
+                // A topic whose every partition was refused keeps no empty entry.
+                g.offsets.drop_if_empty(&topic_arc);
             }
             response.errors.push(TopicEntries { topic, partitions: codes });
         }
