@@ -13,6 +13,11 @@ use group_coordinator::{
 };
 use group_types::{ConsumerGroupHeartbeatRequest, ConsumerGroupState, TopicId, TopicIdPartitions};
 
+/// The allocator group-server ships with (`--features system-allocator` for the system's).
+#[cfg(not(feature = "system-allocator"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const GROUPS: usize = 100;
 const MEMBERS: usize = 100;
 

@@ -5,6 +5,11 @@
 
 mod common;
 
+/// The allocator group-server ships with (`--features system-allocator` for the system's).
+#[cfg(not(feature = "system-allocator"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
