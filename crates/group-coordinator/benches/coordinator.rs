@@ -245,13 +245,14 @@ fn bench_rebalance_of(c: &mut Criterion, n: usize) {
     let mut core = loaded_core(1, n);
     let mut generation = 1;
     let mut rid = 0u64;
+    // Reused, as the runtime reuses each shard's.
+    let mut out = Effects::default();
+    let mut writes = Vec::new();
     group.bench_function("core", |b| {
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 let (joins, syncs) = rebalance_requests(n, generation);
-                let mut out = Effects::default();
-                let mut writes = Vec::new();
                 let start = Instant::now();
                 let mut answered = 0;
                 for j in joins {

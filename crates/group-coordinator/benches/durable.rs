@@ -45,21 +45,21 @@ fn store(dir: &std::path::Path) -> Result<Arc<SledMetadataStore>, StorageError> 
     let store = SledMetadataStore::open(dir)?;
     for g in 0..GROUPS {
         let record = GroupMetadataRecord {
-            group_id: group_id(g),
+            group_id: group_id(g).into(),
             protocol_type: Some("consumer".into()),
             generation_id: 1,
             protocol_name: Some("range".into()),
-            leader_id: Some(member_id(g, 0)),
+            leader_id: Some(member_id(g, 0).into()),
             state_timestamp_ms: Some(0),
             members: (0..MEMBERS_PER_GROUP)
                 .map(|m| MemberMetadataRecord {
-                    member_id: member_id(g, m),
+                    member_id: member_id(g, m).into(),
                     client_id: "consumer".into(),
                     client_host: "/127.0.0.1".into(),
                     rebalance_timeout_ms: 3_000_000,
                     session_timeout_ms: 3_000_000,
-                    subscription: vec![7; 50],
-                    assignment: vec![9; 20],
+                    subscription: vec![7; 50].into(),
+                    assignment: vec![9; 20].into(),
                     ..MemberMetadataRecord::default()
                 })
                 .collect(),

@@ -34,7 +34,7 @@ fn main() {
         // live is what the core keeps.
         let mut one = stored(1, MEMBERS);
         for record in &mut one.groups {
-            record.group_id = format!("group-{g}");
+            record.group_id = format!("group-{g}").into();
         }
         let _ = core.load(0, one);
     }

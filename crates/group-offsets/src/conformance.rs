@@ -288,32 +288,32 @@ fn assert_stored_eq(actual: StoredGroups, expected: StoredGroups, what: &str) {
 
 fn record(group: &str, generation: i32) -> GroupMetadataRecord {
     GroupMetadataRecord {
-        group_id: group.to_owned(),
-        protocol_type: Some("consumer".to_owned()),
+        group_id: group.into(),
+        protocol_type: Some("consumer".into()),
         generation_id: generation,
-        protocol_name: Some("range".to_owned()),
-        leader_id: Some(format!("{group}-leader")),
+        protocol_name: Some("range".into()),
+        leader_id: Some(format!("{group}-leader").into()),
         state_timestamp_ms: Some(1_700_000_000_000 + i64::from(generation)),
         members: vec![
             MemberMetadataRecord {
-                member_id: format!("{group}-leader"),
-                group_instance_id: Some("instance-1".to_owned()),
+                member_id: format!("{group}-leader").into(),
+                group_instance_id: Some("instance-1".into()),
                 client_id: "client".to_owned(),
                 client_host: "/10.0.0.1".to_owned(),
                 rebalance_timeout_ms: 300_000,
                 session_timeout_ms: 45_000,
-                subscription: vec![0, 1, 0, 0, 0, 1, 0, 6, b'o', b'r', b'd', b'e', b'r', b's'],
-                assignment: vec![0xff, 0x00, 0x80, 0x7f],
+                subscription: vec![0, 1, 0, 0, 0, 1, 0, 6, b'o', b'r', b'd', b'e', b'r', b's'].into(),
+                assignment: vec![0xff, 0x00, 0x80, 0x7f].into(),
             },
             MemberMetadataRecord {
-                member_id: format!("{group}-follower"),
+                member_id: format!("{group}-follower").into(),
                 group_instance_id: None,
                 client_id: String::new(),
                 client_host: String::new(),
                 rebalance_timeout_ms: -1,
                 session_timeout_ms: i32::MAX,
-                subscription: Vec::new(),
-                assignment: Vec::new(),
+                subscription: Vec::new().into(),
+                assignment: Vec::new().into(),
             },
         ],
     }
@@ -402,7 +402,7 @@ impl ModelPartition {
         for record in records {
             match record {
                 Record::Group(r) => {
-                    self.groups.insert(r.group_id.clone(), r.clone());
+                    self.groups.insert(r.group_id.to_string(), r.clone());
                 }
                 Record::GroupTombstone { group_id } => {
                     self.groups.remove(&**group_id);

@@ -63,11 +63,11 @@ pub(crate) fn join_group_request(
         group_instance_id: opt_id(&req.group_instance_id),
         client_id: client_id.to_owned(),
         client_host: client_host.to_owned(),
-        protocol_type: s(&req.protocol_type),
+        protocol_type: id(&req.protocol_type),
         protocols: req
             .protocols
             .iter()
-            .map(|p| gt::ProtocolMetadata::new(s(&p.name), p.metadata.clone()))
+            .map(|p| gt::ProtocolMetadata::new(id::<gt::ProtocolName>(&p.name), p.metadata.clone()))
             .collect(),
         session_timeout_ms: req.session_timeout_ms,
         // v0 has none; the coordinator applies `effective_rebalance_timeout_ms`.
@@ -81,12 +81,12 @@ pub(crate) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> 
     // Before v7 the protocol name is not nullable: Kafka writes "" on errors.
     let protocol_name = match resp.protocol_name {
         None if version < 7 => Some(StrBytes::default()),
-        other => osb(other),
+        other => other.map(wire_id),
     };
     kp::JoinGroupResponse::default()
         .with_error_code(resp.error_code.code())
         .with_generation_id(resp.generation_id)
-        .with_protocol_type(if version >= 7 { osb(resp.protocol_type) } else { None })
+        .with_protocol_type(if version >= 7 { resp.protocol_type.map(wire_id) } else { None })
         .with_protocol_name(protocol_name)
         .with_leader(wire_id(resp.leader_id))
         .with_skip_assignment(version >= 9 && resp.skip_assignment)
@@ -114,8 +114,8 @@ pub(crate) fn sync_group_request(req: &kp::SyncGroupRequest) -> gt::SyncGroupReq
         generation_id: req.generation_id,
         member_id: id(&req.member_id),
         group_instance_id: opt_id(&req.group_instance_id),
-        protocol_type: opt(&req.protocol_type),
-        protocol_name: opt(&req.protocol_name),
+        protocol_type: opt_id(&req.protocol_type),
+        protocol_name: opt_id(&req.protocol_name),
         assignments: req
             .assignments
             .iter()
@@ -128,8 +128,8 @@ pub(crate) fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> 
     let v5 = version >= 5;
     kp::SyncGroupResponse::default()
         .with_error_code(resp.error_code.code())
-        .with_protocol_type(if v5 { osb(resp.protocol_type) } else { None })
-        .with_protocol_name(if v5 { osb(resp.protocol_name) } else { None })
+        .with_protocol_type(if v5 { resp.protocol_type.map(wire_id) } else { None })
+        .with_protocol_name(if v5 { resp.protocol_name.map(wire_id) } else { None })
         .with_assignment(resp.assignment)
 }
 

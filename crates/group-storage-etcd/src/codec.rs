@@ -289,24 +289,24 @@ pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
     for _ in 0..count {
         let record = match r.u8()? {
             RECORD_GROUP => {
-                let group_id = r.string()?;
-                let protocol_type = r.opt_string()?;
+                let group_id = r.string()?.into();
+                let protocol_type = r.opt_string()?.map(Into::into);
                 let generation_id = r.i32()?;
-                let protocol_name = r.opt_string()?;
-                let leader_id = r.opt_string()?;
+                let protocol_name = r.opt_string()?.map(Into::into);
+                let leader_id = r.opt_string()?.map(Into::into);
                 let state_timestamp_ms = r.opt_i64()?;
                 let n = r.uvarint()?;
                 let mut members = Vec::with_capacity((n as usize).min(r.remaining() / 8));
                 for _ in 0..n {
                     members.push(MemberMetadataRecord {
-                        member_id: r.string()?,
-                        group_instance_id: r.opt_string()?,
+                        member_id: r.string()?.into(),
+                        group_instance_id: r.opt_string()?.map(Into::into),
                         client_id: r.string()?,
                         client_host: r.string()?,
                         rebalance_timeout_ms: r.i32()?,
                         session_timeout_ms: r.i32()?,
-                        subscription: r.bytes()?.to_vec(),
-                        assignment: r.bytes()?.to_vec(),
+                        subscription: r.bytes()?.to_vec().into(),
+                        assignment: r.bytes()?.to_vec().into(),
                     });
                 }
                 Record::Group(GroupMetadataRecord {
@@ -512,7 +512,7 @@ mod tests {
                 protocol_type: Some("consumer".into()),
                 generation_id: -3,
                 protocol_name: None,
-                leader_id: Some(String::new()),
+                leader_id: Some("".into()),
                 state_timestamp_ms: Some(i64::MIN),
                 members: vec![MemberMetadataRecord {
                     member_id: "m".into(),
@@ -521,8 +521,8 @@ mod tests {
                     client_host: "/h".into(),
                     rebalance_timeout_ms: i32::MAX,
                     session_timeout_ms: i32::MIN,
-                    subscription: vec![0, 255],
-                    assignment: vec![],
+                    subscription: vec![0, 255].into(),
+                    assignment: Vec::new().into(),
                 }],
             }),
             Record::Offset {

@@ -8,7 +8,10 @@
 //! what is on disk without a new format version here; the golden-bytes tests
 //! below pin today's bytes.
 
+use std::borrow::Cow;
+
 use bincode::config::{Configuration, Limit, LittleEndian, Varint};
+use bytes::Bytes;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
 use group_types::OffsetAndMetadata;
 use serde::{Deserialize, Serialize};
@@ -48,34 +51,35 @@ pub(crate) enum DecodeError {
 struct OffsetV1<'a> {
     offset: i64,
     leader_epoch: Option<i32>,
-    metadata: std::borrow::Cow<'a, str>,
+    metadata: Cow<'a, str>,
     commit_time: i64,
     expire_time: Option<i64>,
 }
 
-/// The stored shape of a group record, format version 1.
+/// The stored shape of a group record, format version 1. Borrowed to encode
+/// (the record's ids and payloads are written where they are), owned once decoded.
 #[derive(Serialize, Deserialize)]
-struct GroupV1 {
-    group_id: String,
-    protocol_type: Option<String>,
+struct GroupV1<'a> {
+    group_id: Cow<'a, str>,
+    protocol_type: Option<Cow<'a, str>>,
     generation_id: i32,
-    protocol_name: Option<String>,
-    leader_id: Option<String>,
+    protocol_name: Option<Cow<'a, str>>,
+    leader_id: Option<Cow<'a, str>>,
     state_timestamp_ms: Option<i64>,
-    members: Vec<MemberV1>,
+    members: Vec<MemberV1<'a>>,
 }
 
 /// The stored shape of a member, format version 1.
 #[derive(Serialize, Deserialize)]
-struct MemberV1 {
-    member_id: String,
-    group_instance_id: Option<String>,
-    client_id: String,
-    client_host: String,
+struct MemberV1<'a> {
+    member_id: Cow<'a, str>,
+    group_instance_id: Option<Cow<'a, str>>,
+    client_id: Cow<'a, str>,
+    client_host: Cow<'a, str>,
     rebalance_timeout_ms: i32,
     session_timeout_ms: i32,
-    subscription: Vec<u8>,
-    assignment: Vec<u8>,
+    subscription: Cow<'a, [u8]>,
+    assignment: Cow<'a, [u8]>,
 }
 
 /// Encodes an offset value.
@@ -83,7 +87,7 @@ pub(crate) fn encode_offset(offset: &OffsetAndMetadata) -> Result<Vec<u8>, Strin
     let stored = OffsetV1 {
         offset: offset.offset,
         leader_epoch: offset.leader_epoch,
-        metadata: std::borrow::Cow::Borrowed(&offset.metadata),
+        metadata: Cow::Borrowed(&offset.metadata),
         commit_time: offset.commit_time,
         expire_time: offset.expire_time,
     };
@@ -111,55 +115,59 @@ pub(crate) fn decode_offset(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeErr
 /// Encodes a group metadata value.
 pub(crate) fn encode_group(record: &GroupMetadataRecord) -> Result<Vec<u8>, String> {
     let stored = GroupV1 {
-        group_id: record.group_id.clone(),
-        protocol_type: record.protocol_type.clone(),
+        group_id: Cow::Borrowed(&record.group_id),
+        protocol_type: record.protocol_type.as_deref().map(Cow::Borrowed),
         generation_id: record.generation_id,
-        protocol_name: record.protocol_name.clone(),
-        leader_id: record.leader_id.clone(),
+        protocol_name: record.protocol_name.as_deref().map(Cow::Borrowed),
+        leader_id: record.leader_id.as_deref().map(Cow::Borrowed),
         state_timestamp_ms: record.state_timestamp_ms,
         members: record
             .members
             .iter()
             .map(|m| MemberV1 {
-                member_id: m.member_id.clone(),
-                group_instance_id: m.group_instance_id.clone(),
-                client_id: m.client_id.clone(),
-                client_host: m.client_host.clone(),
+                member_id: Cow::Borrowed(&m.member_id),
+                group_instance_id: m.group_instance_id.as_deref().map(Cow::Borrowed),
+                client_id: Cow::Borrowed(&m.client_id),
+                client_host: Cow::Borrowed(&m.client_host),
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
                 session_timeout_ms: m.session_timeout_ms,
-                subscription: m.subscription.clone(),
-                assignment: m.assignment.clone(),
+                subscription: Cow::Borrowed(&m.subscription),
+                assignment: Cow::Borrowed(&m.assignment),
             })
             .collect(),
     };
     encode(GROUP_FORMAT_V1, &stored)
 }
 
-/// Decodes a group metadata value.
+/// Decodes a group metadata value. The decoder's strings and byte vectors
+/// become the record's ids and payloads without another copy.
 pub(crate) fn decode_group(bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeError> {
+    fn owned<T: From<String>>(s: Cow<'_, str>) -> T {
+        T::from(s.into_owned())
+    }
     let (version, body) = split_version(bytes)?;
     match version {
         GROUP_FORMAT_V1 => {
-            let stored: GroupV1 = decode(body)?;
+            let stored: GroupV1<'_> = decode(body)?;
             Ok(GroupMetadataRecord {
-                group_id: stored.group_id,
-                protocol_type: stored.protocol_type,
+                group_id: owned(stored.group_id),
+                protocol_type: stored.protocol_type.map(owned),
                 generation_id: stored.generation_id,
-                protocol_name: stored.protocol_name,
-                leader_id: stored.leader_id,
+                protocol_name: stored.protocol_name.map(owned),
+                leader_id: stored.leader_id.map(owned),
                 state_timestamp_ms: stored.state_timestamp_ms,
                 members: stored
                     .members
                     .into_iter()
                     .map(|m| MemberMetadataRecord {
-                        member_id: m.member_id,
-                        group_instance_id: m.group_instance_id,
-                        client_id: m.client_id,
-                        client_host: m.client_host,
+                        member_id: owned(m.member_id),
+                        group_instance_id: m.group_instance_id.map(owned),
+                        client_id: m.client_id.into_owned(),
+                        client_host: m.client_host.into_owned(),
                         rebalance_timeout_ms: m.rebalance_timeout_ms,
                         session_timeout_ms: m.session_timeout_ms,
-                        subscription: m.subscription,
-                        assignment: m.assignment,
+                        subscription: Bytes::from(m.subscription.into_owned()),
+                        assignment: Bytes::from(m.assignment.into_owned()),
                     })
                     .collect(),
             })
@@ -238,21 +246,21 @@ mod tests {
 
     fn sample_group() -> GroupMetadataRecord {
         GroupMetadataRecord {
-            group_id: "g".to_owned(),
-            protocol_type: Some("consumer".to_owned()),
+            group_id: "g".into(),
+            protocol_type: Some("consumer".into()),
             generation_id: 3,
-            protocol_name: Some("range".to_owned()),
-            leader_id: Some("m1".to_owned()),
+            protocol_name: Some("range".into()),
+            leader_id: Some("m1".into()),
             state_timestamp_ms: Some(-1),
             members: vec![MemberMetadataRecord {
-                member_id: "m1".to_owned(),
+                member_id: "m1".into(),
                 group_instance_id: None,
                 client_id: "c".to_owned(),
                 client_host: "/h".to_owned(),
                 rebalance_timeout_ms: 300_000,
                 session_timeout_ms: 45_000,
-                subscription: vec![0, 1],
-                assignment: vec![],
+                subscription: vec![0, 1].into(),
+                assignment: Bytes::new(),
             }],
         }
     }

@@ -244,10 +244,11 @@ mod tests {
                 client_host: "/127.0.0.1".into(),
                 rebalance_timeout_ms: 300_000,
                 session_timeout_ms: 45_000,
-                subscription: vec![0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 255, 255, 255, 255],
+                subscription: vec![0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 255, 255, 255, 255].into(),
                 assignment: vec![
                     0, 0, 0, 0, 0, 1, 0, 2, b't', b'1', 0, 0, 0, 1, 0, 0, 0, 0, 255, 255, 255, 255,
-                ],
+                ]
+                .into(),
             }],
         };
         let offset_key = keys::offset_key(p, "g", "t1", 0).expect("a key");

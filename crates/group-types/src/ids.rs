@@ -1,5 +1,6 @@
-//! Group, member and instance ids: the strings by which the group protocol names
-//! groups and their members, kept as the bytes the front end decoded them from.
+//! Group, member and instance ids, protocol types and names: the strings by which
+//! the group protocol names groups, their members and what they run, kept as the
+//! bytes the front end decoded them from.
 //!
 //! Every request of the group APIs carries one or more of them, and the
 //! coordinator keys its maps by them, so they are taken from the wire without a
@@ -24,7 +25,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[error("an identifier must be UTF-8: {0}")]
 pub struct BadUtf8Id(pub std::str::Utf8Error);
 
-/// The three ids share one API; only their names and what they name differ, so
+/// The identifiers share one API; only their names and what they name differ, so
 /// that the type system keeps a member id from being passed as a group id.
 macro_rules! identifier {
     ($(#[$summary:meta])* $name:ident; $(#[$extra:meta])*) => {
@@ -306,6 +307,18 @@ identifier! {
 identifier! {
     /// A static member's instance id (KIP-345).
     GroupInstanceId;
+}
+
+identifier! {
+    /// A group's protocol type: `consumer` for Kafka's consumers, `connect` for
+    /// Connect workers; every member of a classic group names the same one.
+    ProtocolType;
+}
+
+identifier! {
+    /// One protocol of a protocol type, as a member offers it and the coordinator
+    /// selects it: for consumers, an assignor's name (`range`, `cooperative-sticky`).
+    ProtocolName;
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
-use crate::{GroupId, GroupInstanceId, MemberId};
+use crate::{GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType};
 
 /// One protocol a member supports, with its opaque metadata
 /// (for consumers, an encoded [`Subscription`](crate::Subscription)).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ProtocolMetadata {
     /// The protocol name (for consumers, the assignor: `range`, `cooperative-sticky`).
-    pub name: String,
+    pub name: ProtocolName,
     /// The bytes the client sent, shared with the request frame; the coordinator
     /// never looks inside them.
     pub metadata: Bytes,
@@ -19,15 +19,15 @@ pub struct ProtocolMetadata {
 
 impl ProtocolMetadata {
     /// A protocol with its metadata bytes.
-    pub fn new(name: impl Into<String>, metadata: impl Into<Bytes>) -> ProtocolMetadata {
+    pub fn new(name: impl Into<ProtocolName>, metadata: impl Into<Bytes>) -> ProtocolMetadata {
         ProtocolMetadata { name: name.into(), metadata: metadata.into() }
     }
 
-    /// A copy whose metadata has an allocation of its own: what state that
-    /// outlives the request keeps, so that it does not pin the request frame the
-    /// metadata was decoded from (as [`GroupId::detach`]).
+    /// A copy whose name and metadata have allocations of their own: what state
+    /// that outlives the request keeps, so that it does not pin the request frame
+    /// they were decoded from (as [`GroupId::detach`]).
     pub fn detach(&self) -> ProtocolMetadata {
-        ProtocolMetadata { name: self.name.clone(), metadata: Bytes::copy_from_slice(&self.metadata) }
+        ProtocolMetadata { name: self.name.detach(), metadata: Bytes::copy_from_slice(&self.metadata) }
     }
 }
 
@@ -45,7 +45,7 @@ pub struct JoinGroupRequest {
     /// The client's address as the broker saw it (Kafka reports `/127.0.0.1`).
     pub client_host: String,
     /// The protocol type; `consumer` for Kafka consumers.
-    pub protocol_type: String,
+    pub protocol_type: ProtocolType,
     /// The protocols the member supports, in its order of preference.
     pub protocols: Vec<ProtocolMetadata>,
     /// How long the member may go without heartbeating.
@@ -92,7 +92,7 @@ impl Default for JoinGroupRequest {
             group_instance_id: None,
             client_id: String::new(),
             client_host: String::new(),
-            protocol_type: "consumer".to_owned(),
+            protocol_type: ProtocolType::from_static("consumer"),
             protocols: Vec::new(),
             session_timeout_ms: 45_000,
             rebalance_timeout_ms: 300_000,
@@ -121,9 +121,9 @@ pub struct JoinGroupResponse {
     /// The generation the member joined; -1 on error.
     pub generation_id: i32,
     /// The group's protocol type; `None` on error.
-    pub protocol_type: Option<String>,
+    pub protocol_type: Option<ProtocolType>,
     /// The selected protocol; `None` on error.
-    pub protocol_name: Option<String>,
+    pub protocol_name: Option<ProtocolName>,
     /// The leader's member id; `""` on error.
     pub leader_id: MemberId,
     /// v9+: the leader must not run the assignor (a static leader replaced in a Stable group).

@@ -104,7 +104,7 @@ pub use crate::describe_groups::{
 };
 pub use crate::error_code::{ErrorCode, GroupError};
 pub use crate::heartbeat::{HeartbeatRequest, HeartbeatResponse};
-pub use crate::ids::{BadUtf8Id, GroupId, GroupInstanceId, MemberId};
+pub use crate::ids::{BadUtf8Id, GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType};
 pub use crate::join_group::{JoinGroupMember, JoinGroupRequest, JoinGroupResponse, ProtocolMetadata};
 pub use crate::leave_group::{LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse, MemberIdentity};
 pub use crate::list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};

@@ -4,7 +4,7 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
-use crate::{GroupId, GroupInstanceId, MemberId};
+use crate::{GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType};
 
 /// One member's assignment bytes in the leader's SyncGroup
 /// (for consumers, an encoded [`MemberAssignment`](crate::MemberAssignment)).
@@ -35,9 +35,9 @@ pub struct SyncGroupRequest {
     /// The static instance id (v3+).
     pub group_instance_id: Option<GroupInstanceId>,
     /// The protocol type (v5+); checked against the group's when present.
-    pub protocol_type: Option<String>,
+    pub protocol_type: Option<ProtocolType>,
     /// The protocol name (v5+); checked against the group's when present.
-    pub protocol_name: Option<String>,
+    pub protocol_name: Option<ProtocolName>,
     /// Every member's assignment; only the leader sends any.
     pub assignments: Vec<MemberAssignmentData>,
 }
@@ -48,9 +48,9 @@ pub struct SyncGroupResponse {
     /// The outcome.
     pub error_code: ErrorCode,
     /// The group's protocol type (v5+); `None` on error.
-    pub protocol_type: Option<String>,
+    pub protocol_type: Option<ProtocolType>,
     /// The group's protocol name (v5+); `None` on error.
-    pub protocol_name: Option<String>,
+    pub protocol_name: Option<ProtocolName>,
     /// This member's assignment bytes; empty on error.
     pub assignment: Bytes,
 }

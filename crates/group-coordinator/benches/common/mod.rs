@@ -27,22 +27,22 @@ pub(crate) fn member_id(g: usize, m: usize) -> String {
 pub(crate) fn stored(groups: usize, members: usize) -> StoredGroups {
     let groups = (0..groups)
         .map(|g| GroupMetadataRecord {
-            group_id: format!("group-{g}"),
+            group_id: format!("group-{g}").into(),
             protocol_type: Some("consumer".into()),
             generation_id: 1,
             protocol_name: Some("range".into()),
-            leader_id: Some(member_id(g, 0)),
+            leader_id: Some(member_id(g, 0).into()),
             state_timestamp_ms: Some(0),
             members: (0..members)
                 .map(|m| MemberMetadataRecord {
-                    member_id: member_id(g, m),
+                    member_id: member_id(g, m).into(),
                     group_instance_id: None,
                     client_id: "consumer".into(),
                     client_host: "/127.0.0.1".into(),
                     rebalance_timeout_ms: 300_000,
                     session_timeout_ms: 45_000,
-                    subscription: SUBSCRIPTION.to_vec(),
-                    assignment: ASSIGNMENT.to_vec(),
+                    subscription: SUBSCRIPTION.to_vec().into(),
+                    assignment: ASSIGNMENT.to_vec().into(),
                 })
                 .collect(),
         })

@@ -40,7 +40,7 @@ impl CoordinatorCore {
             error_message: None,
             group_id: group_id.to_owned(),
             group_state: g.state.as_str().to_owned(),
-            protocol_type: g.protocol_type.clone().unwrap_or_default(),
+            protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
             protocol_data: if stable { protocol.to_owned() } else { String::new() },
             members: g
                 .members()
@@ -82,7 +82,7 @@ impl CoordinatorCore {
                 Some(cg) => consumer::listed(&g.id, cg),
                 None => ListedGroup {
                     group_id: str::to_owned(&g.id),
-                    protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                    protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
                     group_state: g.state.as_str().to_owned(),
                     group_type: "classic".to_owned(),
                 },

@@ -293,7 +293,7 @@ impl Engine {
                 generation_id: g.generation,
                 members: g.len(),
                 leader_id: g.leader.clone(),
-                protocol_name: g.protocol_name.clone(),
+                protocol_name: g.protocol_name.as_deref().map(str::to_owned),
             });
         }
         if to == GroupState::Stable && from != GroupState::Stable {
@@ -302,7 +302,7 @@ impl Engine {
                 generation_id: g.generation,
                 members: g.len(),
                 leader_id: g.leader.clone(),
-                protocol_name: g.protocol_name.clone(),
+                protocol_name: g.protocol_name.as_deref().map(str::to_owned),
             });
         }
         if from != to {

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
-use group_types::{GroupInstanceId, GroupState, JoinGroupMember, MemberId, ProtocolMetadata, Subscription};
+use group_types::{
+    GroupId, GroupInstanceId, GroupState, JoinGroupMember, MemberId, ProtocolMetadata, ProtocolName,
+    ProtocolType, Subscription,
+};
 
 use crate::core::member_index::MemberIndex;
 use crate::core::member_payload::MemberPayload;
@@ -167,8 +170,8 @@ pub(crate) struct Group {
     pub(crate) previous_state: GroupState,
     pub(crate) state_ts: i64,
     pub(crate) generation: i32,
-    pub(crate) protocol_type: Option<String>,
-    pub(crate) protocol_name: Option<String>,
+    pub(crate) protocol_type: Option<ProtocolType>,
+    pub(crate) protocol_name: Option<ProtocolName>,
     pub(crate) leader: Option<Arc<str>>,
     members: Vec<Member>,
     index: MemberIndex,
@@ -446,10 +449,19 @@ impl Group {
     }
 
     /// §4: every member votes for its first commonly supported protocol.
-    pub(crate) fn select_protocol(&self) -> Option<String> {
+    pub(crate) fn select_protocol(&self) -> Option<ProtocolName> {
         let n = self.members.len();
-        let candidates: BTreeSet<&str> =
-            self.protocol_counts.iter().filter(|(_, c)| **c == n).map(|(name, _)| &**name).collect();
+        if n == 0 {
+            return None;
+        }
+        let mut supported_by_all =
+            self.protocol_counts.iter().filter(|(_, c)| **c == n).map(|(name, _)| &**name);
+        let first = supported_by_all.next()?;
+        let Some(second) = supported_by_all.next() else {
+            // The usual group: one protocol in common, so every member votes for it.
+            return Some(ProtocolName::from(first));
+        };
+        let candidates: BTreeSet<&str> = [first, second].into_iter().chain(supported_by_all).collect();
         let mut votes: Vec<(&str, usize)> = Vec::new();
         for m in &self.members {
             if let Some(name) = m.vote(&candidates) {
@@ -475,7 +487,7 @@ impl Group {
                 best = Some((name, *count, bucket));
             }
         }
-        best.map(|(name, _, _)| name.to_owned())
+        best.map(|(name, _, _)| ProtocolName::from(name))
     }
 
     /// At join completion: the current leader if it rejoined, else the first rejoined member.
@@ -533,27 +545,28 @@ impl Group {
     pub(crate) fn record(&self, assignments: Option<&[Bytes]>) -> GroupMetadataRecord {
         let protocol = self.protocol_name.as_deref().unwrap_or("");
         GroupMetadataRecord {
-            group_id: str::to_owned(&self.id),
+            group_id: GroupId::from(&*self.id),
             protocol_type: self.protocol_type.clone(),
             generation_id: self.generation,
             protocol_name: self.protocol_name.clone(),
-            leader_id: self.leader.as_deref().map(str::to_owned),
+            leader_id: self.leader.as_deref().map(MemberId::from),
             state_timestamp_ms: Some(self.state_ts),
             members: self
                 .members
                 .iter()
                 .enumerate()
                 .map(|(i, m)| MemberMetadataRecord {
-                    member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance().map(str::to_owned),
+                    member_id: MemberId::from(&*m.id),
+                    group_instance_id: m.instance().map(GroupInstanceId::from),
                     client_id: m.client_id().to_owned(),
                     client_host: m.client_host().to_owned(),
                     rebalance_timeout_ms: m.rebalance_timeout_ms,
                     session_timeout_ms: m.session_timeout_ms,
-                    subscription: m.metadata(protocol).to_vec(),
+                    subscription: Bytes::copy_from_slice(m.metadata(protocol)),
+                    // The leader's assignments are stored as its request carried them.
                     assignment: match assignments {
-                        Some(list) => list.get(i).map(|a| a.to_vec()).unwrap_or_default(),
-                        None => m.payload.assignment().to_vec(),
+                        Some(list) => list.get(i).cloned().unwrap_or_default(),
+                        None => Bytes::copy_from_slice(m.payload.assignment()),
                     },
                 })
                 .collect(),
@@ -563,7 +576,7 @@ impl Group {
     /// The record J writes when a JoinGroup creates a group and nothing else (§10 #11).
     pub(crate) fn empty_record(&self) -> GroupMetadataRecord {
         GroupMetadataRecord {
-            group_id: str::to_owned(&self.id),
+            group_id: GroupId::from(&*self.id),
             protocol_type: None,
             generation_id: self.generation,
             protocol_name: None,

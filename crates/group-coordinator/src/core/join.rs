@@ -8,7 +8,7 @@ use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse, Me
 
 use crate::core::{
     CoordinatorCore, Engine, Group, Member, PendingWrite, RebalanceReason, Record, Response, StaticReplace,
-    TimerKey, join_error, join_validation_error, validate_member,
+    TimerKey, join_error, join_validation_error, validate_member_at,
 };
 
 impl CoordinatorCore {
@@ -157,12 +157,7 @@ impl Engine {
         }
         // One lookup both validates a dynamic member and locates it.
         let position = g.position(&member_id);
-        let validation = match req.group_instance_id.as_deref() {
-            None if position.is_none() => Err(ErrorCode::UnknownMemberId),
-            None => Ok(()),
-            instance => validate_member(g, &member_id, instance),
-        };
-        if let Err(error) = validation {
+        if let Err(error) = validate_member_at(g, &member_id, req.group_instance_id.as_deref(), position) {
             self.respond(rid, Response::JoinGroup(join_validation_error(error, member_id)));
             return;
         }
@@ -250,7 +245,7 @@ impl Engine {
             g.new_member_added = true;
         }
         if g.len() == 0 {
-            g.protocol_type = Some(req.protocol_type);
+            g.protocol_type = Some(req.protocol_type.detach());
         }
         g.add(member, Some(rid));
         let i = g.len() - 1;

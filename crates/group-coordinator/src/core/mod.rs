@@ -244,7 +244,7 @@ pub(crate) fn join_error(
     JoinGroupResponse {
         error_code,
         member_id: member_id.into(),
-        protocol_name: Some(String::new()),
+        protocol_name: Some(group_types::ProtocolName::empty()),
         ..JoinGroupResponse::default()
     }
 }
@@ -258,6 +258,22 @@ pub(crate) fn join_validation_error(
 }
 
 /// `validate_member` (§2.0).
+/// [`validate_member`] for a caller that already looked the member up: `position`
+/// is where `member_id` sits in the group, if it is a member, so a dynamic member
+/// costs no second lookup.
+pub(crate) fn validate_member_at(
+    g: &Group,
+    member_id: &str,
+    instance: Option<&str>,
+    position: Option<usize>,
+) -> Result<(), ErrorCode> {
+    match instance {
+        None if position.is_none() => Err(ErrorCode::UnknownMemberId),
+        None => Ok(()),
+        instance => validate_member(g, member_id, instance),
+    }
+}
+
 pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>) -> Result<(), ErrorCode> {
     match instance {
         Some(instance) => match g.static_member_id(instance) {
@@ -880,8 +896,8 @@ fn snapshot(g: &Group) -> GroupMetadata {
         group_id: str::to_owned(&g.id),
         state: g.state,
         generation_id: g.generation,
-        protocol_type: g.protocol_type.clone(),
-        protocol_name: g.protocol_name.clone(),
+        protocol_type: g.protocol_type.as_deref().map(str::to_owned),
+        protocol_name: g.protocol_name.as_deref().map(str::to_owned),
         leader_id: g.leader.as_deref().map(str::to_owned),
         state_timestamp_ms: g.state_ts,
         members: g
@@ -894,7 +910,7 @@ fn snapshot(g: &Group) -> GroupMetadata {
                 client_host: m.client_host().to_owned(),
                 session_timeout_ms: m.session_timeout_ms,
                 rebalance_timeout_ms: m.rebalance_timeout_ms,
-                protocol_type: g.protocol_type.clone().unwrap_or_default(),
+                protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
                 protocols: m.payload.to_metadata(),
                 subscription: m.metadata(protocol).to_vec(),
                 assignment: m.payload.assignment().to_vec(),

@@ -13,7 +13,7 @@ use group_types::{
 use group_offsets::{RetentionGroup, metadata_length};
 
 use crate::core::{
-    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer, validate_member,
+    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer, validate_member_at,
 };
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
@@ -35,11 +35,7 @@ fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>
         return Ok(());
     }
     if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-        match req.group_instance_id.as_deref() {
-            None if position.is_none() => return Err(ErrorCode::UnknownMemberId),
-            None => {}
-            instance => validate_member(g, &req.member_id, instance)?,
-        }
+        validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position)?;
         if req.generation_id != g.generation {
             return Err(ErrorCode::IllegalGeneration);
         }

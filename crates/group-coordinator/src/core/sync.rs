@@ -5,7 +5,7 @@ use bytes::Bytes;
 use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
 
 use crate::core::{
-    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member,
+    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member_at,
 };
 
 fn inconsistent(given: Option<&str>, current: Option<&str>) -> bool {
@@ -33,7 +33,9 @@ impl CoordinatorCore {
             eng.respond(rid, error(ErrorCode::CoordinatorNotAvailable));
             return;
         }
-        if let Err(code) = validate_member(g, &req.member_id, req.group_instance_id.as_deref()) {
+        // One lookup both validates a dynamic member and locates it.
+        let position = g.position(&req.member_id);
+        if let Err(code) = validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position) {
             eng.respond(rid, error(code));
             return;
         }
@@ -47,7 +49,7 @@ impl CoordinatorCore {
             eng.respond(rid, error(ErrorCode::InconsistentGroupProtocol));
             return;
         }
-        let Some(i) = g.position(&req.member_id) else {
+        let Some(i) = position else {
             eng.respond(rid, error(ErrorCode::UnknownMemberId));
             return;
         };

@@ -19,8 +19,8 @@ use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedConsumerGroup, DescribedGroup, ErrorCode, HeartbeatResponse, JoinGroupResponse,
     LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse,
-    OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap, SyncGroupResponse,
-    TopicEntries,
+    OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap, ProtocolName,
+    SyncGroupResponse, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -123,7 +123,7 @@ fn resource_name(resource: Resource<'_>) -> &str {
 pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
     match request {
         Request::JoinGroup(r) => {
-            let protocol_name = (r.api_version < 7).then(String::new);
+            let protocol_name = (r.api_version < 7).then(ProtocolName::empty);
             let member_id =
                 if code == ErrorCode::GroupAuthorizationFailed { "" } else { r.member_id.as_str() };
             Response::JoinGroup(JoinGroupResponse {

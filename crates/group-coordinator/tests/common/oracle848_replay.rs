@@ -668,7 +668,7 @@ impl Replay<'_> {
                         group_instance_id: text("instance").map(Into::into),
                         client_id: text_default("client_id", "consumer"),
                         client_host: "/127.0.0.1".to_owned(),
-                        protocol_type: text_default("protocol_type", "consumer"),
+                        protocol_type: text_default("protocol_type", "consumer").into(),
                         protocols,
                         session_timeout_ms: int("session_timeout_ms", 45_000) as i32,
                         rebalance_timeout_ms: int("rebalance_timeout_ms", 300_000) as i32,
@@ -703,8 +703,8 @@ impl Replay<'_> {
                         generation_id: self.generation(&member, step),
                         member_id: (self.member_id(Some(&member), step, false)).into(),
                         group_instance_id: text("instance").map(Into::into),
-                        protocol_type,
-                        protocol_name,
+                        protocol_type: protocol_type.map(Into::into),
+                        protocol_name: protocol_name.map(Into::into),
                         assignments,
                     }),
                     Ctx { version: version(5) },
@@ -1037,7 +1037,11 @@ impl Replay<'_> {
                 }
                 if r.error_code == ErrorCode::None {
                     let sym = self.members.entry(member.clone()).or_default();
-                    sym.last_join = Some((r.generation_id, r.protocol_type.clone(), r.protocol_name.clone()));
+                    sym.last_join = Some((
+                        r.generation_id,
+                        r.protocol_type.as_deref().map(str::to_owned),
+                        r.protocol_name.as_deref().map(str::to_owned),
+                    ));
                     sym.epoch = r.generation_id;
                 }
             }

@@ -245,8 +245,11 @@ impl<D: Driver> Replay<'_, D> {
                 self.bind(&member, &r.member_id, true);
             }
             if r.error_code == ErrorCode::None {
-                self.members.entry(member.clone()).or_default().last_join =
-                    Some((r.generation_id, r.protocol_type.clone(), r.protocol_name.clone()));
+                self.members.entry(member.clone()).or_default().last_join = Some((
+                    r.generation_id,
+                    r.protocol_type.as_deref().map(str::to_owned),
+                    r.protocol_name.as_deref().map(str::to_owned),
+                ));
             }
         }
         let rendered = self.render(&response);
@@ -347,7 +350,7 @@ impl<D: Driver> Replay<'_, D> {
                     group_instance_id: instance.map(Into::into),
                     client_id: text("client_id", "consumer"),
                     client_host: "/127.0.0.1".to_owned(),
-                    protocol_type: text("protocol_type", "consumer"),
+                    protocol_type: text("protocol_type", "consumer").into(),
                     protocols,
                     session_timeout_ms: int("session_timeout_ms", 10_000) as i32,
                     rebalance_timeout_ms: int("rebalance_timeout_ms", 10_000) as i32,
@@ -380,8 +383,8 @@ impl<D: Driver> Replay<'_, D> {
                     generation_id: self.generation(&member, step),
                     member_id: member_id.into(),
                     group_instance_id: instance.map(Into::into),
-                    protocol_type,
-                    protocol_name,
+                    protocol_type: protocol_type.map(Into::into),
+                    protocol_name: protocol_name.map(Into::into),
                     assignments,
                 })
             }

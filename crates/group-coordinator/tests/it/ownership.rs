@@ -245,7 +245,7 @@ fn a_join_to_an_unowned_partition_is_answered_as_the_coordinator_service_answers
     assert_eq!(r.error_code, ErrorCode::NotCoordinator);
     assert_eq!(r.member_id, member_id, "GroupCoordinatorService.joinGroup echoes the member id");
     assert_eq!(r.generation_id, -1);
-    assert_eq!(r.protocol_name, protocol_name);
+    assert_eq!(r.protocol_name.as_deref(), protocol_name.as_deref());
     assert_eq!(r.leader_id, "");
     assert!(r.members.is_empty());
 }

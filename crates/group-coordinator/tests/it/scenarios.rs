@@ -22,16 +22,16 @@ fn stored_group(generation_id: i32, member_ids: Vec<String>) -> GroupMetadataRec
         protocol_type: Some("consumer".into()),
         generation_id,
         protocol_name: Some("range".into()),
-        leader_id: member_ids.first().cloned(),
+        leader_id: member_ids.first().cloned().map(Into::into),
         state_timestamp_ms: Some(0),
         members: member_ids
             .into_iter()
             .map(|member_id| MemberMetadataRecord {
-                member_id,
+                member_id: member_id.into(),
                 client_id: "consumer".into(),
                 rebalance_timeout_ms: 500,
                 session_timeout_ms: 500,
-                subscription: subscription(&["t"]),
+                subscription: subscription(&["t"]).into(),
                 ..MemberMetadataRecord::default()
             })
             .collect(),

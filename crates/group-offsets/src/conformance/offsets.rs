@@ -309,8 +309,8 @@ pub(super) fn group_records(t: &dyn Target) {
 
     // Replacing: every field changes, including Some -> None and Some("") kept distinct from None.
     let second = GroupMetadataRecord {
-        group_id: "g".to_owned(),
-        protocol_type: Some(String::new()),
+        group_id: "g".into(),
+        protocol_type: Some("".into()),
         generation_id: 2,
         protocol_name: None,
         leader_id: None,
@@ -338,9 +338,9 @@ pub(super) fn group_records(t: &dyn Target) {
     let big = GroupMetadataRecord {
         members: (0..100)
             .map(|i| MemberMetadataRecord {
-                member_id: format!("member-{i}-\0-🦀"),
+                member_id: format!("member-{i}-\0-🦀").into(),
                 subscription: (0..=255).collect(),
-                assignment: vec![i as u8; 1000],
+                assignment: vec![i as u8; 1000].into(),
                 ..MemberMetadataRecord::default()
             })
             .collect(),

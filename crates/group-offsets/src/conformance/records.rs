@@ -91,15 +91,15 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
     let mut records = Vec::new();
     for (i, group) in odd.iter().enumerate() {
         records.push(Record::Group(GroupMetadataRecord {
-            protocol_type: Some(String::new()),
-            protocol_name: Some("\0".to_owned()),
-            leader_id: Some((*group).to_owned()),
+            protocol_type: Some("".into()),
+            protocol_name: Some("\0".into()),
+            leader_id: Some((*group).into()),
             members: vec![
                 MemberMetadataRecord {
-                    member_id: format!("{group}\0member"),
-                    group_instance_id: Some(String::new()),
+                    member_id: format!("{group}\0member").into(),
+                    group_instance_id: Some("".into()),
                     subscription: (0..=255).collect(),
-                    assignment: vec![0; 3],
+                    assignment: vec![0; 3].into(),
                     ..MemberMetadataRecord::default()
                 },
                 MemberMetadataRecord::default(),
@@ -112,9 +112,9 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
     let big = GroupMetadataRecord {
         members: (0..100)
             .map(|i| MemberMetadataRecord {
-                member_id: format!("member-{i}-\0-🦀"),
+                member_id: format!("member-{i}-\0-🦀").into(),
                 subscription: (0..=255).collect(),
-                assignment: vec![i as u8; 1000],
+                assignment: vec![i as u8; 1000].into(),
                 ..MemberMetadataRecord::default()
             })
             .collect(),
@@ -152,8 +152,8 @@ pub(super) fn later_records_replace_earlier(store: &dyn MetadataStore) {
     model.append(store, p, E0, vec![Record::Group(record("g", 1))], "append a group record");
     // Every field changes, including Some -> None and Some("") kept distinct from None.
     let replaced = GroupMetadataRecord {
-        group_id: "g".to_owned(),
-        protocol_type: Some(String::new()),
+        group_id: "g".into(),
+        protocol_type: Some("".into()),
         generation_id: 2,
         protocol_name: None,
         leader_id: None,

@@ -214,7 +214,7 @@ fn record(r: &Rec) -> Record {
         },
         Rec::OffsetTombstone(g, p) => Record::OffsetTombstone { group_id: id(*g), partition: partition(*p) },
         Rec::Group(g, n) => Record::Group(GroupMetadataRecord {
-            group_id: GROUPS[*g].to_owned(),
+            group_id: GROUPS[*g].into(),
             generation_id: *n,
             ..GroupMetadataRecord::default()
         }),
@@ -246,7 +246,7 @@ impl PartitionModel {
             .groups
             .iter()
             .map(|(g, n)| GroupMetadataRecord {
-                group_id: GROUPS[*g].to_owned(),
+                group_id: GROUPS[*g].into(),
                 generation_id: *n,
                 ..GroupMetadataRecord::default()
             })

@@ -202,8 +202,10 @@ fn take_member(r: &mut Reader<'_>) -> Result<ConsumerMemberMetadataValue, Decode
             // Every protocol takes at least two bytes: never trust the count further.
             let mut supported_protocols = Vec::with_capacity((n as usize).min(r.remaining() / 2));
             for _ in 0..n {
-                supported_protocols
-                    .push(ProtocolMetadata { name: r.string()?, metadata: r.bytes()?.to_vec().into() });
+                supported_protocols.push(ProtocolMetadata {
+                    name: r.string()?.into(),
+                    metadata: r.bytes()?.to_vec().into(),
+                });
             }
             Some(ClassicMemberMetadata { session_timeout_ms, supported_protocols })
         } else {

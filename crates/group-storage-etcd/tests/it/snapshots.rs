@@ -187,7 +187,7 @@ fn record(op: &Op) -> Record {
             partition: TopicPartition::new(format!("t{topic}"), partition),
         },
         Op::Group { group: g, generation } => Record::Group(GroupMetadataRecord {
-            group_id: group(g),
+            group_id: group(g).into(),
             protocol_type: Some("consumer".into()),
             generation_id: generation,
             protocol_name: Some("range".into()),
@@ -195,7 +195,7 @@ fn record(op: &Op) -> Record {
             state_timestamp_ms: Some(1),
             members: vec![MemberMetadataRecord {
                 member_id: "m".into(),
-                subscription: vec![1, 2],
+                subscription: vec![1, 2].into(),
                 ..Default::default()
             }],
         }),

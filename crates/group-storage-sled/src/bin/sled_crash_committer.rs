@@ -147,8 +147,8 @@ fn commit_forever(
         if let Some((generation, meta_epoch)) = meta.as_mut().filter(|_| n % 5 == 0) {
             *generation += 1;
             let record = GroupMetadataRecord {
-                group_id: META_GROUP.to_owned(),
-                protocol_type: Some("consumer".to_owned()),
+                group_id: META_GROUP.into(),
+                protocol_type: Some("consumer".into()),
                 generation_id: *generation,
                 ..GroupMetadataRecord::default()
             };

@@ -244,7 +244,7 @@ fn member_metadata_v1(m: &ConsumerMemberMetadataValue) -> MemberMetadataV1 {
             supported_protocols: c
                 .supported_protocols
                 .iter()
-                .map(|p| ProtocolV1 { name: p.name.clone(), metadata: p.metadata.to_vec() })
+                .map(|p| ProtocolV1 { name: p.name.to_string(), metadata: p.metadata.to_vec() })
                 .collect(),
         }),
     }
@@ -265,7 +265,7 @@ fn member_metadata(m: MemberMetadataV1) -> ConsumerMemberMetadataValue {
             supported_protocols: c
                 .supported_protocols
                 .into_iter()
-                .map(|p| ProtocolMetadata { name: p.name, metadata: p.metadata.into() })
+                .map(|p| ProtocolMetadata { name: p.name.into(), metadata: p.metadata.into() })
                 .collect(),
         }),
     }

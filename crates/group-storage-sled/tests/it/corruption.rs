@@ -111,7 +111,7 @@ fn a_bad_group_record_is_a_typed_error_for_its_partition_only() {
     let db = sled::open(dir.db()).unwrap();
     let store = SledMetadataStore::from_db(db.clone()).unwrap();
     let (bad_p, good_p) = (partition(3), partition(4));
-    let good = GroupMetadataRecord { group_id: "good".to_owned(), generation_id: 2, ..Default::default() };
+    let good = GroupMetadataRecord { group_id: "good".into(), generation_id: 2, ..Default::default() };
     store.append_blocking(good_p, epoch(0), vec![Record::Group(good.clone())]).unwrap();
     store.append_blocking(bad_p, epoch(0), vec![Record::Group(good.clone())]).unwrap();
     let tree = db.open_tree(PARTITIONS_TREE).unwrap();

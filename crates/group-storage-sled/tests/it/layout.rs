@@ -256,7 +256,7 @@ fn v2_keys_and_values_are_as_documented() {
         let records = vec![
             commit("g", "orders", 5, value(7)),
             group_offsets::Record::Group(group_offsets::GroupMetadataRecord {
-                group_id: "g".to_owned(),
+                group_id: "g".into(),
                 generation_id: 4,
                 ..Default::default()
             }),

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use group_offsets::ClassicMemberMetadata;
 use group_types::{
     ConsumerMemberState, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    MemberAssignment, MemberId, ProtocolMetadata, Subscription, SyncGroupRequest, SyncGroupResponse,
-    TopicIdPartitions, TopicPartitions,
+    MemberAssignment, MemberId, ProtocolMetadata, ProtocolType, Subscription, SyncGroupRequest,
+    SyncGroupResponse, TopicIdPartitions, TopicPartitions,
 };
 
 use super::Work;
@@ -182,7 +182,7 @@ impl CoordinatorCore {
         Ok(JoinGroupResponse {
             error_code: ErrorCode::None,
             generation_id: epoch,
-            protocol_type: Some("consumer".to_owned()),
+            protocol_type: Some(ProtocolType::from_static("consumer")),
             protocol_name: Some(req.protocols[0].name.clone()),
             leader_id: MemberId::empty(),
             skip_assignment: false,
@@ -261,7 +261,7 @@ impl CoordinatorCore {
         }
         SyncGroupResponse {
             error_code: ErrorCode::None,
-            protocol_type: Some("consumer".to_owned()),
+            protocol_type: Some(ProtocolType::from_static("consumer")),
             protocol_name: protocol,
             assignment: assignment.encode().map(Bytes::from).unwrap_or_default(),
         }

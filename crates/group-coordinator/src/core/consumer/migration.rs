@@ -226,7 +226,7 @@ impl CoordinatorCore {
             );
             g.add(member, None);
         }
-        g.protocol_type = Some("consumer".to_owned());
+        g.protocol_type = Some(group_types::ProtocolType::from_static("consumer"));
         g.protocol_name = g.select_protocol();
         g.state = GroupState::Stable;
         g.previous_state = GroupState::Stable;
