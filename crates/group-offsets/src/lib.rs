@@ -127,6 +127,7 @@ mod memory;
 mod memory_store;
 mod metadata_limit;
 mod partition;
+mod partition_offsets;
 mod persistent;
 mod records;
 mod retention;
@@ -145,6 +146,7 @@ pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offse
 pub use crate::memory::MemoryOffsetStorage;
 pub use crate::memory_store::MemoryMetadataStore;
 pub use crate::metadata_limit::{DEFAULT_OFFSET_METADATA_MAX_BYTES, metadata_length, validate_metadata};
+pub use crate::partition_offsets::PartitionOffsets;
 pub use crate::persistent::PersistentOffsetStorage;
 pub use crate::records::{GroupMetadataRecord, MemberMetadataRecord};
 pub use crate::retention::{

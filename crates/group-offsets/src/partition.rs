@@ -7,10 +7,10 @@ use std::sync::Arc;
 use group_types::hash::ClientMap;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, Record, StoredGroups};
+use crate::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, PartitionOffsets, Record, StoredGroups};
 
 /// One topic's offsets by partition.
-type Partitions = ClientMap<i32, OffsetAndMetadata>;
+type Partitions = PartitionOffsets;
 
 /// What memory holds for one group.
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ impl GroupData {
 
     fn remove(&mut self, partition: &TopicPartition) {
         if let Some(by_partition) = self.offsets.get_mut(partition.topic()) {
-            by_partition.remove(&partition.partition);
+            by_partition.remove(partition.partition);
             if by_partition.is_empty() {
                 self.offsets.remove(partition.topic());
             }
@@ -61,7 +61,7 @@ impl GroupData {
         let mut out = GroupOffsets::new(group_id);
         for (topic, partitions) in &self.offsets {
             let entry = out.offsets.entry(topic.to_string()).or_default();
-            entry.extend(partitions.iter().map(|(p, o)| (*p, o.clone())));
+            entry.extend(partitions.iter().map(|(p, o)| (p, o.clone())));
         }
         out
     }
@@ -123,7 +123,7 @@ impl PartitionData {
     }
 
     pub(crate) fn fetch(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetAndMetadata> {
-        self.groups.get(group_id)?.offsets.get(topic)?.get(&partition).cloned()
+        self.groups.get(group_id)?.offsets.get(topic)?.get(partition).cloned()
     }
 
     pub(crate) fn fetch_all(&self, group_id: &str) -> GroupOffsets {

@@ -21,15 +21,23 @@ impl MemberPayload {
     /// The payload of `assignment` and `protocols`.
     pub(crate) fn new<'a>(
         assignment: &[u8],
-        protocols: impl IntoIterator<Item = (&'a str, &'a [u8])> + Clone,
+        protocols: impl IntoIterator<Item = (&'a str, &'a [u8]), IntoIter: Clone>,
     ) -> MemberPayload {
-        let size = 4
-            + assignment.len()
-            + protocols.clone().into_iter().map(|(n, m)| 8 + n.len() + m.len()).sum::<usize>();
+        MemberPayload::from_raw(assignment, protocols.into_iter().map(|(n, m)| (n.as_bytes(), m)))
+    }
+
+    /// [`Self::new`] with names as bytes: a payload rebuilt from another one's
+    /// protocols (whose names are UTF-8 already) checks none of them again.
+    fn from_raw<'a>(
+        assignment: &[u8],
+        protocols: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+    ) -> MemberPayload {
+        let size =
+            4 + assignment.len() + protocols.clone().map(|(n, m)| 8 + n.len() + m.len()).sum::<usize>();
         let mut bytes = Vec::with_capacity(size);
         push(&mut bytes, assignment);
         for (name, metadata) in protocols {
-            push(&mut bytes, name.as_bytes());
+            push(&mut bytes, name);
             push(&mut bytes, metadata);
         }
         MemberPayload { bytes: bytes.into_boxed_slice() }
@@ -48,7 +56,7 @@ impl MemberPayload {
 
     /// The same protocols with `assignment`.
     pub(crate) fn with_assignment(&self, assignment: &[u8]) -> MemberPayload {
-        MemberPayload::new(assignment, self.protocols())
+        MemberPayload::from_raw(assignment, self.raw())
     }
 
     /// The same assignment with `protocols`.
@@ -59,7 +67,7 @@ impl MemberPayload {
 
     /// The same assignment with `other`'s protocols.
     pub(crate) fn with_protocols_of(&self, other: &MemberPayload) -> MemberPayload {
-        MemberPayload::new(self.assignment(), other.protocols())
+        MemberPayload::from_raw(self.assignment(), other.raw())
     }
 
     /// The protocols, in the member's order of preference.

@@ -34,7 +34,7 @@ pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
 pub(crate) use self::group::{Group, JoinTimer, Member};
 use self::ids::MemberIdGenerator;
-use self::timeline::{Timeline, Undo};
+use self::timeline::{OffsetChanges, Timeline, Undo};
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
     Effects, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
@@ -164,27 +164,20 @@ impl Engine {
         id
     }
 
-    /// Stores a committed offset of group `group` in its topic's offsets (found
-    /// once per topic: `OffsetCache::topic_mut`), remembering the one it replaces.
-    pub(crate) fn set_offset(
-        &mut self,
-        group: &Arc<str>,
-        topic_offsets: &mut std::collections::BTreeMap<i32, OffsetAndMetadata>,
-        partition: TopicPartition,
-        offset: OffsetAndMetadata,
-    ) {
-        let prev = topic_offsets.insert(partition.partition, offset);
-        self.timeline.push(Undo::Offset { group: group.clone(), partition, prev });
+    /// Remembers how to undo changes to one topic's offsets of group `group`:
+    /// each `(partition, prev)` in the order the changes were made.
+    pub(crate) fn offsets_changed(&mut self, group: &Arc<str>, topic: &Arc<str>, prev: OffsetChanges) {
+        if !prev.is_empty() {
+            self.timeline.push(Undo::Offsets { group: group.clone(), topic: topic.clone(), prev });
+        }
     }
 
     /// Removes a committed offset, remembering it.
     pub(crate) fn remove_offset(&mut self, g: &mut Group, partition: &TopicPartition) {
         if let Some(prev) = g.offsets.remove(partition) {
-            self.timeline.push(Undo::Offset {
-                group: g.id.clone(),
-                partition: partition.clone(),
-                prev: Some(prev),
-            });
+            let mut changes = OffsetChanges::default();
+            changes.push(partition.partition, Some(prev));
+            self.offsets_changed(&g.id, &partition.topic, changes);
         }
     }
 
@@ -694,14 +687,18 @@ impl CoordinatorCore {
                     g.consumer = Some(prev);
                 }
             }
-            Undo::Offset { group, partition, prev } => {
+            Undo::Offsets { group, topic, prev } => {
                 if let Some(g) = self.groups.get_mut(&group) {
-                    match prev {
-                        Some(offset) => {
-                            g.offsets.insert(partition, offset);
-                        }
-                        None => {
-                            g.offsets.remove(&partition);
+                    // Newest change first, as the whole log is undone.
+                    for (partition, prev) in prev.into_newest_first() {
+                        let tp = TopicPartition { topic: topic.clone(), partition };
+                        match prev {
+                            Some(offset) => {
+                                g.offsets.insert(tp, offset);
+                            }
+                            None => {
+                                g.offsets.remove(&tp);
+                            }
                         }
                     }
                 }

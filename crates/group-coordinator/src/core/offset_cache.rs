@@ -2,17 +2,20 @@
 //!
 //! Nested rather than keyed by `TopicPartition`: a commit finds its topic once and
 //! then inserts by partition number, instead of comparing topic names at every step
-//! of every insert. Iteration order is the same as a map keyed by `TopicPartition`.
+//! of every insert, and a topic's partitions are a vector by partition number
+//! (`PartitionOffsets`). Iteration order is the same as a map keyed by
+//! `TopicPartition`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use group_offsets::PartitionOffsets;
 use group_types::{OffsetAndMetadata, TopicPartition};
 
 /// Committed offsets of one group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OffsetCache {
-    topics: BTreeMap<Arc<str>, BTreeMap<i32, OffsetAndMetadata>>,
+    topics: BTreeMap<Arc<str>, PartitionOffsets>,
 }
 
 impl OffsetCache {
@@ -32,20 +35,20 @@ impl OffsetCache {
     /// partitions of one topic finds the topic once. A caller that may store none
     /// calls [`Self::drop_if_empty`] after (the cache holds no topic without
     /// offsets).
-    pub(crate) fn topic_mut(&mut self, topic: &Arc<str>) -> &mut BTreeMap<i32, OffsetAndMetadata> {
+    pub(crate) fn topic_mut(&mut self, topic: &Arc<str>) -> &mut PartitionOffsets {
         self.topics.entry(topic.clone()).or_default()
     }
 
     /// Removes `topic` if it holds no offset.
     pub(crate) fn drop_if_empty(&mut self, topic: &str) {
-        if self.topics.get(topic).is_some_and(BTreeMap::is_empty) {
+        if self.topics.get(topic).is_some_and(PartitionOffsets::is_empty) {
             self.topics.remove(topic);
         }
     }
 
     /// How many partitions hold an offset.
     pub(crate) fn len(&self) -> usize {
-        self.topics.values().map(BTreeMap::len).sum()
+        self.topics.values().map(PartitionOffsets::len).sum()
     }
 
     /// The offset of one partition.
@@ -55,7 +58,7 @@ impl OffsetCache {
 
     /// The offset of one partition, without building a `TopicPartition`.
     pub(crate) fn get_partition(&self, topic: &str, partition: i32) -> Option<&OffsetAndMetadata> {
-        self.topics.get(topic)?.get(&partition)
+        self.topics.get(topic)?.get(partition)
     }
 
     /// The shared name of `topic`, if any of its partitions has an offset here.
@@ -70,7 +73,7 @@ impl OffsetCache {
     /// Removes one partition's offset (and the topic once it has none left).
     pub(crate) fn remove(&mut self, tp: &TopicPartition) -> Option<OffsetAndMetadata> {
         let partitions = self.topics.get_mut(&*tp.topic)?;
-        let removed = partitions.remove(&tp.partition);
+        let removed = partitions.remove(tp.partition);
         if partitions.is_empty() {
             self.topics.remove(&*tp.topic);
         }
@@ -82,7 +85,7 @@ impl OffsetCache {
         self.topics.iter().flat_map(|(topic, partitions)| {
             partitions
                 .iter()
-                .map(|(&partition, offset)| (TopicPartition { topic: topic.clone(), partition }, offset))
+                .map(|(partition, offset)| (TopicPartition { topic: topic.clone(), partition }, offset))
         })
     }
 

@@ -13,7 +13,8 @@ use group_types::{
 use group_offsets::{RetentionGroup, metadata_length};
 
 use crate::core::{
-    CoordinatorCore, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer, validate_member_at,
+    CoordinatorCore, Group, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
+    validate_member_at,
 };
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
@@ -102,8 +103,8 @@ impl CoordinatorCore {
                 None => eng.topic(&topic),
             };
             let mut codes = Vec::with_capacity(partitions.len());
+            let mut prev = OffsetChanges::with_capacity(partitions.len());
             let topic_offsets = g.offsets.topic_mut(&topic_arc);
-            let mut stored_any = false;
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
@@ -119,20 +120,19 @@ impl CoordinatorCore {
                     commit_time: data.commit_timestamp.filter(|t| *t != -1).unwrap_or(now),
                     expire_time,
                 };
-                let tp = TopicPartition { topic: topic_arc.clone(), partition };
                 records.push(Record::Offset {
                     group_id: g.id.clone(),
-                    partition: tp.clone(),
+                    partition: TopicPartition { topic: topic_arc.clone(), partition },
                     offset: offset.clone(),
                 });
                 // Applied at once, as Kafka's timeline does; readers see it once committed.
-                eng.set_offset(&g.id, topic_offsets, tp, offset);
-                stored_any = true;
+                prev.push(partition, topic_offsets.insert(partition, offset));
             }
-            if !stored_any {
+            if prev.is_empty() {
                 // A topic whose every partition was refused keeps no empty entry.
                 g.offsets.drop_if_empty(&topic_arc);
             }
+            eng.offsets_changed(&g.id, &topic_arc, prev);
             response.errors.push(TopicEntries { topic, partitions: codes });
         }
         if records.is_empty() {

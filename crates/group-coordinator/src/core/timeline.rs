@@ -32,17 +32,58 @@ pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>
 pub(crate) enum Undo {
     /// The group `id` was `prev` before the change (`None`: it did not exist).
     Group { id: Arc<str>, prev: Option<Box<Group>> },
-    /// The offset of `partition` in group `group` was `prev` before the change.
-    Offset { group: Arc<str>, partition: TopicPartition, prev: Option<OffsetAndMetadata> },
+    /// Offsets of one topic of group `group` changed: each `(partition, prev)`
+    /// is a partition's offset before its change, in the order of the changes.
+    /// One entry per topic of a commit, not per partition: a 100-partition
+    /// commit logs one entry and shares the group's and topic's names once.
+    Offsets { group: Arc<str>, topic: Arc<str>, prev: OffsetChanges },
     /// Consumer group `group` was `prev` before the change (`consumer/`).
     Consumer { group: Arc<str>, prev: Box<crate::core::consumer::ConsumerGroup> },
+}
+
+/// One topic's changed partitions, each with its offset before the change, in
+/// the order of the changes. The first is held inline: a 1-partition commit
+/// allocates nothing for its undo.
+#[derive(Debug, Default)]
+pub(crate) struct OffsetChanges {
+    first: Option<(i32, Option<OffsetAndMetadata>)>,
+    rest: Vec<(i32, Option<OffsetAndMetadata>)>,
+}
+
+impl OffsetChanges {
+    /// Room for `n` changes.
+    pub(crate) fn with_capacity(n: usize) -> OffsetChanges {
+        OffsetChanges { first: None, rest: Vec::with_capacity(n.saturating_sub(1)) }
+    }
+
+    /// `partition` changed from `prev`.
+    pub(crate) fn push(&mut self, partition: i32, prev: Option<OffsetAndMetadata>) {
+        match self.first {
+            None => self.first = Some((partition, prev)),
+            Some(_) => self.rest.push((partition, prev)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// The changes, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(i32, Option<OffsetAndMetadata>)> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    /// The changes, newest first: the order to undo them in.
+    pub(crate) fn into_newest_first(self) -> impl Iterator<Item = (i32, Option<OffsetAndMetadata>)> {
+        self.rest.into_iter().rev().chain(self.first)
+    }
 }
 
 impl Undo {
     fn group_id(&self) -> &Arc<str> {
         match self {
             Undo::Group { id, .. } => id,
-            Undo::Offset { group, .. } | Undo::Consumer { group, .. } => group,
+            Undo::Offsets { group, .. } | Undo::Consumer { group, .. } => group,
         }
     }
 }
@@ -232,10 +273,17 @@ impl Timeline {
         for undo in self.uncommitted() {
             match undo {
                 Undo::Group { id: changed, .. } if **changed == *id => break,
-                Undo::Offset { group, partition, prev }
-                    if **group == *id && !overrides.iter().any(|(tp, _)| tp == partition) =>
-                {
-                    overrides.push((partition.clone(), prev.clone()));
+                Undo::Offsets { group, topic, prev } if **group == *id => {
+                    for (partition, prev) in prev.iter() {
+                        let seen =
+                            overrides.iter().any(|(tp, _)| tp.partition == *partition && tp.topic == *topic);
+                        if !seen {
+                            overrides.push((
+                                TopicPartition { topic: topic.clone(), partition: *partition },
+                                prev.clone(),
+                            ));
+                        }
+                    }
                 }
                 _ => {}
             }
@@ -251,11 +299,15 @@ impl Timeline {
             return pending;
         }
         for undo in self.uncommitted() {
-            if let Undo::Offset { group, partition, .. } = undo
+            if let Undo::Offsets { group, topic, prev } = undo
                 && **group == *id
-                && !pending.contains(partition)
             {
-                pending.push(partition.clone());
+                for (partition, _) in prev.iter() {
+                    let tp = TopicPartition { topic: topic.clone(), partition: *partition };
+                    if !pending.contains(&tp) {
+                        pending.push(tp);
+                    }
+                }
             }
         }
         pending
@@ -266,11 +318,32 @@ impl Timeline {
 mod tests {
     use super::*;
 
+    fn changes(partition: i32, prev: Option<OffsetAndMetadata>) -> OffsetChanges {
+        let mut changes = OffsetChanges::default();
+        changes.push(partition, prev);
+        changes
+    }
+
+    #[test]
+    fn changes_come_back_oldest_first_and_are_undone_newest_first() {
+        let mut c = OffsetChanges::with_capacity(3);
+        assert!(c.is_empty());
+        for (p, o) in [(0, None), (1, Some(10)), (0, Some(20))] {
+            c.push(p, o.map(|o| OffsetAndMetadata::new(o, 0)));
+        }
+        let oldest: Vec<(i32, Option<i64>)> =
+            c.iter().map(|(p, o)| (*p, o.as_ref().map(|o| o.offset))).collect();
+        assert_eq!(oldest, [(0, None), (1, Some(10)), (0, Some(20))]);
+        let newest: Vec<(i32, Option<i64>)> =
+            c.into_newest_first().map(|(p, o)| (p, o.map(|o| o.offset))).collect();
+        assert_eq!(newest, [(0, Some(20)), (1, Some(10)), (0, None)]);
+    }
+
     fn offset(group: &str, p: i32, prev: Option<i64>) -> Undo {
-        Undo::Offset {
+        Undo::Offsets {
             group: Arc::from(group),
-            partition: TopicPartition::new("t", p),
-            prev: prev.map(|o| OffsetAndMetadata::new(o, 0)),
+            topic: Arc::from("t"),
+            prev: changes(p, prev.map(|o| OffsetAndMetadata::new(o, 0))),
         }
     }
 
@@ -290,7 +363,9 @@ mod tests {
         let prevs: Vec<Option<i64>> = undone
             .iter()
             .map(|u| match u {
-                Undo::Offset { prev, .. } => prev.as_ref().map(|o| o.offset),
+                Undo::Offsets { prev, .. } => {
+                    prev.iter().next().and_then(|(_, o)| o.as_ref()).map(|o| o.offset)
+                }
                 Undo::Group { .. } | Undo::Consumer { .. } => None,
             })
             .collect();
@@ -316,10 +391,10 @@ mod tests {
             for (op, k) in ops {
                 match op {
                     // The group's shared name, or a fresh `Arc` of it (a group created again).
-                    0 => t.push(Undo::Offset {
+                    0 => t.push(Undo::Offsets {
                         group: if next % 2 == 0 { shared[k].clone() } else { Arc::from(groups[k]) },
-                        partition: TopicPartition::new("t", 0),
-                        prev: None,
+                        topic: Arc::from("t"),
+                        prev: changes(0, None),
                     }),
                     1 => {
                         next += 1;
