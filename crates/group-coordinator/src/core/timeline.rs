@@ -16,13 +16,15 @@
 //! `ClassicGroup`; its reactions to a failed write are Kafka's own (§2.2, §2.1.2).
 
 use std::collections::VecDeque;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use group_types::hash::ClientState;
 use group_types::{OffsetAndMetadata, TopicPartition};
+use hashbrown::hash_table::{Entry, HashTable};
 
 use crate::core::Group;
 use crate::core::types::WriteId;
-use group_types::hash::ClientMap;
 
 /// Committed values of offsets changed since: `None` where none was committed.
 pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>)>;
@@ -103,7 +105,44 @@ pub(crate) struct Timeline {
     /// no change in the log, and its live state is its committed state. Runs, not
     /// entries, so that a commit of many partitions of one group looks its group up
     /// once instead of once per partition, on the way in and on the way out.
-    dirty: ClientMap<Arc<str>, u32>,
+    dirty: DirtyGroups,
+}
+
+/// Groups with changes in the log, each with its count of runs: a table that
+/// hashes a group's name once per update and keeps the log's own `Arc` of it.
+#[derive(Debug, Default)]
+struct DirtyGroups {
+    table: HashTable<(Arc<str>, u32)>,
+    state: ClientState,
+}
+
+impl DirtyGroups {
+    /// One more run of `id`.
+    fn add(&mut self, id: &Arc<str>) {
+        let state = &self.state;
+        let hash = state.hash_one(&**id);
+        match self.table.entry(hash, |(g, _)| **g == **id, |(g, _)| state.hash_one(&**g)) {
+            Entry::Occupied(mut runs) => runs.get_mut().1 += 1,
+            Entry::Vacant(slot) => {
+                slot.insert((id.clone(), 1));
+            }
+        }
+    }
+
+    /// One run of `id` fewer.
+    fn remove(&mut self, id: &str) {
+        let hash = self.state.hash_one(id);
+        if let Ok(mut runs) = self.table.find_entry(hash, |(g, _)| **g == *id) {
+            runs.get_mut().1 -= 1;
+            if runs.get().1 == 0 {
+                runs.remove();
+            }
+        }
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        !self.table.is_empty() && self.table.find(self.state.hash_one(id), |(g, _)| **g == *id).is_some()
+    }
 }
 
 /// Whether two entries belong to one group (one run). Entries of a group share
@@ -129,7 +168,7 @@ impl Timeline {
         if self.outstanding.is_empty() && !self.log.is_empty() {
             self.base = self.end();
             self.log.clear();
-            self.dirty.clear();
+            self.dirty.table.clear();
         }
     }
 
@@ -137,12 +176,7 @@ impl Timeline {
     pub(crate) fn push(&mut self, undo: Undo) {
         let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));
         if !continues_run {
-            match self.dirty.get_mut(undo.group_id()) {
-                Some(runs) => *runs += 1,
-                None => {
-                    self.dirty.insert(undo.group_id().clone(), 1);
-                }
-            }
+            self.dirty.add(undo.group_id());
         }
         self.log.push_back(undo);
     }
@@ -200,22 +234,17 @@ impl Timeline {
 
     /// One run of `id` left the log.
     fn forget(&mut self, id: &Arc<str>) {
-        if let Some(runs) = self.dirty.get_mut(id) {
-            *runs -= 1;
-            if *runs == 0 {
-                self.dirty.remove(id);
-            }
-        }
+        self.dirty.remove(id);
     }
 
     /// True when `group` has a change in the log that may not be committed.
     pub(crate) fn is_dirty(&self, group: &str) -> bool {
-        !self.dirty.is_empty() && self.dirty.contains_key(group)
+        self.dirty.contains(group)
     }
 
     /// Groups with a change in the log (some may exist only in committed state).
     pub(crate) fn dirty_groups(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.dirty.keys()
+        self.dirty.table.iter().map(|(g, _)| g)
     }
 
     /// The uncommitted entries, oldest first.
@@ -422,7 +451,7 @@ mod tests {
                     let in_log = t.log.iter().any(|u| &**u.group_id() == g);
                     proptest::prop_assert_eq!(t.is_dirty(g), in_log, "group {}", g);
                 }
-                proptest::prop_assert!(t.dirty.values().all(|runs| *runs > 0));
+                proptest::prop_assert!(t.dirty.table.iter().all(|(_, runs)| *runs > 0));
             }
         }
     }

@@ -18,9 +18,9 @@ use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
     DescribedConsumerGroup, DescribedGroup, ErrorCode, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse,
-    OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap, ProtocolName,
-    SyncGroupResponse, TopicEntries,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitData,
+    OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap,
+    ProtocolName, SyncGroupResponse, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -124,8 +124,13 @@ pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
     match request {
         Request::JoinGroup(r) => {
             let protocol_name = (r.api_version < 7).then(ProtocolName::empty);
-            let member_id =
-                if code == ErrorCode::GroupAuthorizationFailed { "" } else { r.member_id.as_str() };
+            // The request's own id, shared: every JoinGroup that may wait builds
+            // this answer in advance (`ownership::Lost`), so it must not copy.
+            let member_id = if code == ErrorCode::GroupAuthorizationFailed {
+                MemberId::empty()
+            } else {
+                r.member_id.clone()
+            };
             Response::JoinGroup(JoinGroupResponse {
                 protocol_name,
                 ..JoinGroupResponse::error(code, member_id)
