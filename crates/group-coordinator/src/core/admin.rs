@@ -159,7 +159,7 @@ impl CoordinatorCore {
                 // a join that parked instead was answered by the group it parked in
                 // (when a revert removed that group) or will be by its barrier.
                 if let Some(response) = answered {
-                    self.engine.respond(request, response);
+                    self.engine.respond(request, *response);
                 }
             }
             PendingWrite::LeaderSync { group, generation, assignments } => {
@@ -220,6 +220,7 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Respond { request, response } => {
+                let response = *response;
                 let response = match (result, &response) {
                     (Ok(()), _) => response,
                     // Only a classic member's JoinGroup into a consumer group answers

@@ -252,6 +252,16 @@ impl Group {
         self.index.get(&self.members, id)
     }
 
+    /// [`position`](Self::position), trying `guess` first: a leader lists the
+    /// members in the order their JoinGroup answer gave them, so the next one is
+    /// usually where the last one was, plus one, and a compare saves a hash.
+    pub(crate) fn position_from(&self, id: &str, guess: usize) -> Option<usize> {
+        match self.members.get(guess) {
+            Some(m) if *m.id == *id => Some(guess),
+            _ => self.position(id),
+        }
+    }
+
     pub(crate) fn member(&self, id: &str) -> Option<&Member> {
         self.position(id).map(|i| &self.members[i])
     }

@@ -71,8 +71,12 @@ impl CoordinatorCore {
         if new_group && eng.fx.writes.len() == writes_before {
             // Kafka's Java coordinator commits a newly created group with an empty record;
             // the answer already built waits for that write.
-            let answered =
-                eng.fx.responses.iter().position(|(r, _)| *r == rid).map(|i| eng.fx.responses.remove(i).1);
+            let answered = eng
+                .fx
+                .responses
+                .iter()
+                .position(|(r, _)| *r == rid)
+                .map(|i| Box::new(eng.fx.responses.remove(i).1));
             let record = g.empty_record();
             eng.write_group(
                 g,

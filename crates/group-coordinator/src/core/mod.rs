@@ -52,7 +52,9 @@ const MAX_SHARED_TOPICS: usize = 65_536;
 pub(crate) enum PendingWrite {
     /// J's empty group record for a group a JoinGroup created (§10 #11): the
     /// requester's answer, if the join built one, waits for it.
-    NewGroup { request: RequestId, answered: Option<Response> },
+    /// Boxed, as is `Respond`'s answer: an inline `Response` would make every
+    /// pending write (an offset commit's too) 176 bytes to move, not 64.
+    NewGroup { request: RequestId, answered: Option<Box<Response>> },
     /// The leader's assignment (§2.2).
     /// `assignments` is indexed like the group's members.
     LeaderSync { group: Arc<str>, generation: i32, assignments: Vec<bytes::Bytes> },
@@ -76,7 +78,7 @@ pub(crate) enum PendingWrite {
     Logged,
     /// A write whose requester gets `response` once it is durable, or the mapped
     /// error if it fails (consumer group heartbeats).
-    Respond { request: RequestId, response: Response },
+    Respond { request: RequestId, response: Box<Response> },
     /// The write of an expired deadline (a consumer member's fencing): if it
     /// fails, the deadline fires again after a backoff, as Kafka's timer retries.
     RetryTimer { key: TimerKey },

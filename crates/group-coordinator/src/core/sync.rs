@@ -67,9 +67,11 @@ impl CoordinatorCore {
                     // cannot move before the write completes: any change of membership
                     // starts a rebalance, and `finish_leader_sync` then does nothing.
                     let mut assignments: Vec<Bytes> = vec![Bytes::new(); g.len()];
+                    let mut next = 0;
                     for a in req.assignments {
-                        if let Some(j) = g.position(&a.member_id) {
+                        if let Some(j) = g.position_from(&a.member_id, next) {
                             assignments[j] = a.assignment;
+                            next = j + 1;
                         }
                     }
                     let record = g.record(Some(&assignments));

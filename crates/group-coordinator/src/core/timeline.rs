@@ -166,10 +166,15 @@ impl Timeline {
     /// Ends a step: with no write outstanding, every change is committed.
     pub(crate) fn end_step(&mut self) {
         if self.outstanding.is_empty() && !self.log.is_empty() {
-            self.base = self.end();
-            self.log.clear();
-            self.dirty.table.clear();
+            self.forget_all();
         }
+    }
+
+    /// Every change in the log is committed.
+    fn forget_all(&mut self) {
+        self.base = self.end();
+        self.log.clear();
+        self.dirty.table.clear();
     }
 
     /// Records how to undo a change.
@@ -199,6 +204,13 @@ impl Timeline {
     /// `id` committed: changes before the next outstanding write are final.
     pub(crate) fn committed(&mut self, id: WriteId) {
         let Some(at) = self.outstanding.iter().position(|(w, _)| *w == id) else { return };
+        if self.outstanding.len() == 1 {
+            // The only write in flight, the common case: the whole log is final,
+            // and forgetting it at once spares hashing each run's group again.
+            self.outstanding.clear();
+            self.forget_all();
+            return;
+        }
         self.outstanding.remove(at);
         let boundary = self.outstanding.front().map_or(self.end(), |(_, start)| *start);
         while self.base < boundary {

@@ -254,6 +254,9 @@ impl Inner {
         for event in scratch.events.drain(..) {
             counters.on_event(&event);
         }
+        // All but the caller's answer go to waiters: one growth, not a doubling
+        // series, when a join barrier answers a thousand members at once.
+        deliver.reserve(scratch.responses.len().saturating_sub(1));
         for (rid, response) in scratch.responses.drain(..) {
             counters.on_response(&response);
             if let Some((id, slot)) = caller.as_mut()

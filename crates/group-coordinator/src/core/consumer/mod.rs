@@ -76,7 +76,7 @@ pub(crate) const TIMER_RETRY_BACKOFF_MS: i64 = 500;
 /// (a deadline's work is retried if the write fails).
 fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -> PendingWrite {
     match (answer, retry) {
-        (Some((request, response)), _) => PendingWrite::Respond { request, response },
+        (Some((request, response)), _) => PendingWrite::Respond { request, response: Box::new(response) },
         (None, Some(key)) => PendingWrite::RetryTimer { key },
         (None, None) => PendingWrite::Logged,
     }
