@@ -31,18 +31,27 @@ impl CoordinatorCore {
             eng.respond(rid, Response::JoinGroup(response));
             return;
         }
-        if let Some(cg) = self.consumer_group_ref(&req.group_id) {
-            if !cg.members.is_empty() {
-                self.consumer_group_classic_join(rid, req, visible);
-                return;
-            }
-            // Offline migration: an empty consumer group becomes a classic one (§8.1).
-            self.replace_empty_consumer_group(&req.group_id);
-        }
+        // One look at the group decides the kind of join; a rejoin, the common
+        // case, then finds it once more to change it.
+        let exists = match self.groups.get(req.group_id.as_str()) {
+            None => false,
+            Some(g) => match g.consumer.as_deref() {
+                None => true,
+                Some(cg) if !cg.members.is_empty() => {
+                    self.consumer_group_classic_join(rid, req, visible);
+                    return;
+                }
+                Some(_) => {
+                    // Offline migration: an empty consumer group becomes a classic one (§8.1).
+                    self.replace_empty_consumer_group(&req.group_id);
+                    self.groups.contains_key(req.group_id.as_str())
+                }
+            },
+        };
         let eng = &mut self.engine;
         let unknown_member = req.member_id.is_empty();
         let mut new_group = false;
-        if !self.groups.contains_key(req.group_id.as_str()) {
+        if !exists {
             if !unknown_member {
                 let response = join_error(ErrorCode::UnknownMemberId, req.member_id);
                 eng.respond(rid, Response::JoinGroup(response));
