@@ -7,7 +7,8 @@ use std::sync::Arc;
 use group_coordinator::{CoordinatorConfig, MetadataImage, Request, Response, TopicImage};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerGroupState, ConsumerMemberState,
-    ErrorCode, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, TopicId, TopicIdPartitions,
+    ErrorCode, GroupId, GroupInstanceId, MemberId, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest,
+    TopicId, TopicIdPartitions,
 };
 use rstest::rstest;
 
@@ -340,13 +341,13 @@ fn group(sim: &Sim) -> group_coordinator::ConsumerGroupSnapshot {
 
 /// §10 #1-#6: the service's validation, first failing check wins.
 #[rstest]
-#[case::s01_v1_join_without_member_id(|r: &mut ConsumerGroupHeartbeatRequest| r.member_id.clear(), ErrorCode::InvalidRequest)]
+#[case::s01_v1_join_without_member_id(|r: &mut ConsumerGroupHeartbeatRequest| r.member_id = MemberId::empty(), ErrorCode::InvalidRequest)]
 #[case::s03_join_without_rebalance_timeout(|r: &mut ConsumerGroupHeartbeatRequest| r.rebalance_timeout_ms = -1, ErrorCode::InvalidRequest)]
 #[case::s03_join_with_null_partitions(|r: &mut ConsumerGroupHeartbeatRequest| r.topic_partitions = None, ErrorCode::InvalidRequest)]
 #[case::s03_join_owning_a_partition(|r: &mut ConsumerGroupHeartbeatRequest| r.topic_partitions = Some(vec![TopicIdPartitions::new(FOO, [0])]), ErrorCode::InvalidRequest)]
 #[case::s04_join_without_names_or_regex(|r: &mut ConsumerGroupHeartbeatRequest| r.subscribed_topic_names = None, ErrorCode::InvalidRequest)]
 #[case::s04_join_with_no_topics(|r: &mut ConsumerGroupHeartbeatRequest| r.subscribed_topic_names = Some(Vec::new()), ErrorCode::None)]
-#[case::s05_empty_instance_id(|r: &mut ConsumerGroupHeartbeatRequest| r.instance_id = Some(String::new()), ErrorCode::InvalidRequest)]
+#[case::s05_empty_instance_id(|r: &mut ConsumerGroupHeartbeatRequest| r.instance_id = Some(GroupInstanceId::empty()), ErrorCode::InvalidRequest)]
 #[case::s05_empty_rack(|r: &mut ConsumerGroupHeartbeatRequest| r.rack_id = Some(" ".into()), ErrorCode::InvalidRequest)]
 #[case::s05_blank_group(|r: &mut ConsumerGroupHeartbeatRequest| r.group_id = "  ".into(), ErrorCode::InvalidRequest)]
 #[case::s05_epoch_below_minus_two(|r: &mut ConsumerGroupHeartbeatRequest| r.member_epoch = -3, ErrorCode::InvalidRequest)]
@@ -795,7 +796,7 @@ fn s50_describe_errors() {
     let rid = sim.send(Request::OffsetCommit(simple));
     assert_eq!(sim.error_of(rid), ErrorCode::None, "a simple classic group");
     let rid = sim.send(Request::ConsumerGroupDescribe(group_types::ConsumerGroupDescribeRequest {
-        group_ids: vec!["g".into(), "missing".into(), "c".into(), String::new()],
+        group_ids: vec!["g".into(), "missing".into(), "c".into(), GroupId::empty()],
         api_version: 1,
         ..Default::default()
     }));
