@@ -164,6 +164,30 @@ fn s11_member_epoch_validation(
     assert_eq!(hb(&mut sim, r).error_code, expected);
 }
 
+/// Every answer to a member that sent its id shares the request's (a reference
+/// count, not a copy): the full path, the keep-alive and a leave.
+#[test]
+fn heartbeat_answers_share_the_requests_member_id() {
+    let mut sim = sim();
+    // From a `String`: the id keeps that allocation, so its address is the request's.
+    let sent = |mut r: ConsumerGroupHeartbeatRequest| {
+        r.member_id = MemberId::from("m1".to_owned());
+        let at = r.member_id.as_bytes().as_ptr();
+        (r, at)
+    };
+    let shared = |answer: &ConsumerGroupHeartbeatResponse| {
+        answer.member_id.as_ref().map(|m| (m.as_str().to_owned(), m.as_bytes().as_ptr()))
+    };
+    let (join, at) = sent(join("m1", &["foo"]));
+    assert_eq!(shared(&hb(&mut sim, join)), Some(("m1".to_owned(), at)));
+    let (beat_1, at) = sent(beat("m1", 1));
+    let answer = hb(&mut sim, beat_1);
+    assert_eq!((answer.error_code, answer.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(shared(&answer), Some(("m1".to_owned(), at)));
+    let (leave, at) = sent(beat("m1", -1));
+    assert_eq!(shared(&hb(&mut sim, leave)), Some(("m1".to_owned(), at)));
+}
+
 #[test]
 fn s26_leaving_member_bumps_the_group_epoch() {
     let mut sim = sim();
