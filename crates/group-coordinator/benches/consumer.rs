@@ -31,8 +31,8 @@ fn member_id(g: usize, m: usize) -> String {
 
 fn request(g: usize, member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
-        group_id: group_id(g),
-        member_id: member.to_owned(),
+        group_id: group_id(g).into(),
+        member_id: member.into(),
         member_epoch: epoch,
         client_id: "bench".into(),
         client_host: "/127.0.0.1".into(),

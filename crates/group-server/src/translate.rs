@@ -421,7 +421,7 @@ pub(crate) fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -
             .into_iter()
             .map(|g| {
                 kp::list_groups_response::ListedGroup::default()
-                    .with_group_id(sb(g.group_id).into())
+                    .with_group_id(wire_id(g.group_id).into())
                     .with_protocol_type(sb(g.protocol_type))
                     .with_group_state(if version >= 4 { sb(g.group_state) } else { StrBytes::default() })
                     .with_group_type(if version >= 5 { sb(g.group_type) } else { StrBytes::default() })
@@ -437,7 +437,7 @@ pub(crate) fn describe_groups_request(
     version: i16,
 ) -> gt::DescribeGroupsRequest {
     gt::DescribeGroupsRequest {
-        group_ids: req.groups.iter().map(|g| s(&g.0)).collect(),
+        group_ids: req.groups.iter().map(|g| id(&g.0)).collect(),
         api_version: version,
     }
 }
@@ -454,7 +454,7 @@ pub(crate) fn describe_groups_response(
                 r::DescribedGroup::default()
                     .with_error_code(g.error_code.code())
                     .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
-                    .with_group_id(sb(g.group_id).into())
+                    .with_group_id(wire_id(g.group_id).into())
                     .with_group_state(sb(g.group_state))
                     .with_protocol_type(sb(g.protocol_type))
                     .with_protocol_data(sb(g.protocol_data))
@@ -482,7 +482,7 @@ pub(crate) fn describe_groups_response(
 }
 
 pub(crate) fn delete_groups_request(req: &kp::DeleteGroupsRequest) -> gt::DeleteGroupsRequest {
-    gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| s(&g.0)).collect() }
+    gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| id(&g.0)).collect() }
 }
 
 pub(crate) fn delete_groups_response(resp: gt::DeleteGroupsResponse) -> kp::DeleteGroupsResponse {
@@ -491,7 +491,7 @@ pub(crate) fn delete_groups_response(resp: gt::DeleteGroupsResponse) -> kp::Dele
             .into_iter()
             .map(|g| {
                 kp::delete_groups_response::DeletableGroupResult::default()
-                    .with_group_id(sb(g.group_id).into())
+                    .with_group_id(wire_id(g.group_id).into())
                     .with_error_code(g.error_code.code())
             })
             .collect(),
@@ -559,10 +559,10 @@ pub(crate) fn consumer_group_heartbeat_request(
 ) -> gt::ConsumerGroupHeartbeatRequest {
     gt::ConsumerGroupHeartbeatRequest {
         api_version: version,
-        group_id: s(&req.group_id.0),
-        member_id: s(&req.member_id),
+        group_id: id(&req.group_id.0),
+        member_id: id(&req.member_id),
         member_epoch: req.member_epoch,
-        instance_id: opt(&req.instance_id),
+        instance_id: opt_id(&req.instance_id),
         rack_id: opt(&req.rack_id),
         rebalance_timeout_ms: req.rebalance_timeout_ms,
         subscribed_topic_names: req
@@ -602,7 +602,7 @@ pub(crate) fn consumer_group_heartbeat_response(
     kp::ConsumerGroupHeartbeatResponse::default()
         .with_error_code(resp.error_code.code())
         .with_error_message(osb(resp.error_message))
-        .with_member_id(osb(resp.member_id))
+        .with_member_id(resp.member_id.map(wire_id))
         .with_member_epoch(resp.member_epoch)
         .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
         .with_assignment(assignment)
@@ -614,7 +614,7 @@ pub(crate) fn consumer_group_describe_request(
 ) -> gt::ConsumerGroupDescribeRequest {
     gt::ConsumerGroupDescribeRequest {
         api_version: version,
-        group_ids: req.group_ids.iter().map(|g| s(&g.0)).collect(),
+        group_ids: req.group_ids.iter().map(|g| id(&g.0)).collect(),
         include_authorized_operations: req.include_authorized_operations,
     }
 }
@@ -648,7 +648,7 @@ pub(crate) fn consumer_group_describe_response(
                 .map(|m| {
                     r::Member::default()
                         .with_member_id(wire_id(m.member_id))
-                        .with_instance_id(osb(m.instance_id))
+                        .with_instance_id(m.instance_id.map(wire_id))
                         .with_rack_id(osb(m.rack_id))
                         .with_member_epoch(m.member_epoch)
                         .with_client_id(sb(m.client_id))
@@ -665,7 +665,7 @@ pub(crate) fn consumer_group_describe_response(
             r::DescribedGroup::default()
                 .with_error_code(g.error_code.code())
                 .with_error_message(osb(g.error_message))
-                .with_group_id(sb(g.group_id).into())
+                .with_group_id(wire_id(g.group_id).into())
                 .with_group_state(sb(g.group_state))
                 .with_group_epoch(g.group_epoch)
                 .with_assignment_epoch(g.assignment_epoch)

@@ -237,7 +237,7 @@ fn describe_requests_read_as_sent(#[case] version: i16) {
         got,
         gt::ConsumerGroupDescribeRequest {
             api_version: version,
-            group_ids: vec!["a".into(), String::new()],
+            group_ids: vec!["a".into(), gt::GroupId::empty()],
             include_authorized_operations: true,
         }
     );

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorCode, TopicId};
+use crate::{ErrorCode, GroupId, GroupInstanceId, MemberId, TopicId};
 
 /// Kafka's "authorized operations not requested" marker (`Integer.MIN_VALUE`).
 pub const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
@@ -14,7 +14,7 @@ pub struct ConsumerGroupDescribeRequest {
     /// The request's version (v1 adds the member type).
     pub api_version: i16,
     /// The groups.
-    pub group_ids: Vec<String>,
+    pub group_ids: Vec<GroupId>,
     /// Whether to report the caller's authorized operations.
     pub include_authorized_operations: bool,
 }
@@ -34,9 +34,9 @@ pub struct DescribedTopicPartitions {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DescribedConsumerMember {
     /// The member id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// The static instance id.
-    pub instance_id: Option<String>,
+    pub instance_id: Option<GroupInstanceId>,
     /// The rack.
     pub rack_id: Option<String>,
     /// The member epoch.
@@ -65,7 +65,7 @@ pub struct DescribedConsumerGroup {
     /// Detail for an error.
     pub error_message: Option<String>,
     /// The group id.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// `Empty`, `Assigning`, `Reconciling` or `Stable`; `""` on errors.
     pub group_state: String,
     /// The group epoch.
@@ -82,7 +82,7 @@ pub struct DescribedConsumerGroup {
 
 impl DescribedConsumerGroup {
     /// The answer for a group that cannot be described.
-    pub fn error(group_id: impl Into<String>, error_code: ErrorCode, message: Option<String>) -> Self {
+    pub fn error(group_id: impl Into<GroupId>, error_code: ErrorCode, message: Option<String>) -> Self {
         DescribedConsumerGroup {
             error_code,
             error_message: message,

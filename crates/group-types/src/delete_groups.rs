@@ -4,20 +4,20 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorCode, PartitionMap};
+use crate::{ErrorCode, GroupId, PartitionMap};
 
 /// A DeleteGroups request; duplicate ids collapse into one result.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DeleteGroupsRequest {
     /// The groups to delete.
-    pub group_ids: Vec<String>,
+    pub group_ids: Vec<GroupId>,
 }
 
 /// The outcome for one group of a DeleteGroups request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DeletedGroup {
     /// The group id.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The outcome.
     pub error_code: ErrorCode,
 }

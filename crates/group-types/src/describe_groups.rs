@@ -2,13 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ErrorCode;
+use crate::{ErrorCode, GroupId, GroupInstanceId, MemberId};
 
 /// A DescribeGroups request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DescribeGroupsRequest {
     /// The groups to describe; `""` is allowed.
-    pub group_ids: Vec<String>,
+    pub group_ids: Vec<GroupId>,
     /// The request's version: from v6 a consumer group is `GROUP_ID_NOT_FOUND`
     /// (0, the default, answers as the oldest versions do).
     #[serde(default)]
@@ -19,9 +19,9 @@ pub struct DescribeGroupsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DescribedMember {
     /// The member id.
-    pub member_id: String,
+    pub member_id: MemberId,
     /// Its static instance id (v4+).
-    pub group_instance_id: Option<String>,
+    pub group_instance_id: Option<GroupInstanceId>,
     /// Its client id.
     pub client_id: String,
     /// Its client host.
@@ -41,7 +41,7 @@ pub struct DescribedGroup {
     #[serde(default)]
     pub error_message: Option<String>,
     /// The group id.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The state name (`Dead` for a missing group, `""` on error).
     pub group_state: String,
     /// The protocol type, `""` if none.

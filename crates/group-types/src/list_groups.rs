@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ErrorCode;
+use crate::{ErrorCode, GroupId};
 
 /// A ListGroups request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -17,7 +17,7 @@ pub struct ListGroupsRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ListedGroup {
     /// The group id.
-    pub group_id: String,
+    pub group_id: GroupId,
     /// The protocol type, `""` if none.
     pub protocol_type: String,
     /// The state name (v4+).

@@ -3,8 +3,8 @@
 
 use group_types::{
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedGroup, DescribedMember, ErrorCode, GroupState, ListGroupsRequest, ListGroupsResponse,
-    ListedGroup,
+    DescribedGroup, DescribedMember, ErrorCode, GroupId, GroupInstanceId, GroupState, ListGroupsRequest,
+    ListGroupsResponse, ListedGroup, MemberId,
 };
 
 use crate::core::{
@@ -16,16 +16,19 @@ impl CoordinatorCore {
     /// From committed state: a group whose creation is not yet persisted is not
     /// there, one whose removal is not yet persisted still is.
     pub fn describe_group(&self, group_id: &str) -> DescribedGroup {
-        self.describe_group_at(group_id, 0)
+        self.describe_group_at(&GroupId::from(group_id), 0)
     }
 
     /// As [`describe_group`](Self::describe_group), answering as DescribeGroups
     /// version `api_version` does (a consumer group is an error from v6).
-    fn describe_group_at(&self, group_id: &str, api_version: i16) -> DescribedGroup {
+    ///
+    /// The answer shares the request's `group_id` (no copy): it lives no longer
+    /// than the request.
+    fn describe_group_at(&self, group_id: &GroupId, api_version: i16) -> DescribedGroup {
         let Some((g, _)) = self.committed_view(group_id) else {
             return DescribedGroup {
                 error_code: ErrorCode::None,
-                group_id: group_id.to_owned(),
+                group_id: group_id.clone(),
                 group_state: GroupState::Dead.as_str().to_owned(),
                 ..DescribedGroup::default()
             };
@@ -38,7 +41,7 @@ impl CoordinatorCore {
         DescribedGroup {
             error_code: ErrorCode::None,
             error_message: None,
-            group_id: group_id.to_owned(),
+            group_id: group_id.clone(),
             group_state: g.state.as_str().to_owned(),
             protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
             protocol_data: if stable { protocol.to_owned() } else { String::new() },
@@ -46,8 +49,8 @@ impl CoordinatorCore {
                 .members()
                 .iter()
                 .map(|m| DescribedMember {
-                    member_id: str::to_owned(&m.id),
-                    group_instance_id: m.instance().map(str::to_owned),
+                    member_id: MemberId::from(&*m.id),
+                    group_instance_id: m.instance().map(GroupInstanceId::from),
                     client_id: m.client_id().to_owned(),
                     client_host: m.client_host().to_owned(),
                     member_metadata: if stable { m.metadata(protocol).to_vec() } else { Vec::new() },
@@ -81,7 +84,7 @@ impl CoordinatorCore {
             .map(|g| match self.engine.timeline.committed_consumer(&g.id, g) {
                 Some(cg) => consumer::listed(&g.id, cg),
                 None => ListedGroup {
-                    group_id: str::to_owned(&g.id),
+                    group_id: GroupId::from(&*g.id),
                     protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
                     group_state: g.state.as_str().to_owned(),
                     group_type: "classic".to_owned(),

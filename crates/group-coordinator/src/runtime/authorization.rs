@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedConsumerGroup, DescribedGroup, ErrorCode, HeartbeatResponse, JoinGroupResponse,
+    DescribedConsumerGroup, DescribedGroup, ErrorCode, GroupId, HeartbeatResponse, JoinGroupResponse,
     LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitData,
     OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap,
     ProtocolName, SyncGroupResponse, TopicEntries,
@@ -172,12 +172,12 @@ pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
 
 /// A DescribeGroups entry for a group that failed with `code`: state `""` and
 /// everything else empty (`kafka-semantics.md` §2.8).
-fn described_error(group_id: &str, code: ErrorCode) -> DescribedGroup {
-    DescribedGroup { error_code: code, group_id: group_id.to_owned(), ..DescribedGroup::default() }
+fn described_error(group_id: &GroupId, code: ErrorCode) -> DescribedGroup {
+    DescribedGroup { error_code: code, group_id: group_id.clone(), ..DescribedGroup::default() }
 }
 
-fn deleted_error(group_id: &str, code: ErrorCode) -> DeletedGroup {
-    DeletedGroup { group_id: group_id.to_owned(), error_code: code }
+fn deleted_error(group_id: &GroupId, code: ErrorCode) -> DeletedGroup {
+    DeletedGroup { group_id: group_id.clone(), error_code: code }
 }
 
 impl Inner {
@@ -298,7 +298,7 @@ impl Inner {
             Request::ConsumerGroupHeartbeat(r) => (AclOperation::Read, r.group_id.as_str()),
             // Split per group by `Caller::consumer_group_describe`.
             Request::ConsumerGroupDescribe(r) => {
-                (AclOperation::Describe, r.group_ids.first().map_or("", String::as_str))
+                (AclOperation::Describe, r.group_ids.first().map_or("", GroupId::as_str))
             }
             Request::DescribeGroups(_) | Request::ListGroups(_) | Request::DeleteGroups(_) => {
                 return self.admit_admin(context, request);
@@ -372,7 +372,7 @@ impl Inner {
                 Admission::Admitted(request, Fixup::Describe(verdicts))
             }
             Request::DeleteGroups(r) => {
-                let mut distinct: Vec<String> = Vec::with_capacity(r.group_ids.len());
+                let mut distinct: Vec<GroupId> = Vec::with_capacity(r.group_ids.len());
                 for id in r.group_ids.drain(..) {
                     if !distinct.contains(&id) {
                         distinct.push(id);
@@ -699,7 +699,7 @@ impl Caller<'_> {
     /// at once, and the answer comes once every deletion is durable.
     pub fn delete_groups(&self, request: DeleteGroupsRequest) -> Pending<DeleteGroupsResponse> {
         let inner = &self.coordinator.inner;
-        let mut distinct: Vec<String> = Vec::with_capacity(request.group_ids.len());
+        let mut distinct: Vec<GroupId> = Vec::with_capacity(request.group_ids.len());
         for id in request.group_ids {
             if !distinct.contains(&id) {
                 distinct.push(id);

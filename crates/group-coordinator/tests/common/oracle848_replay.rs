@@ -30,9 +30,10 @@ use group_coordinator::{
 use group_offsets::ConsumerGroupRecord;
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest,
-    ErrorCode, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest, MemberAssignment,
-    MemberAssignmentData, MemberIdentity, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest,
-    ProtocolMetadata, Subscription, SyncGroupRequest, TopicId, TopicIdPartitions, TopicPartitions,
+    ErrorCode, GroupId, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest,
+    MemberAssignment, MemberAssignmentData, MemberIdentity, OffsetCommitData, OffsetCommitRequest,
+    OffsetFetchRequest, ProtocolMetadata, Subscription, SyncGroupRequest, TopicId, TopicIdPartitions,
+    TopicPartitions,
 };
 use serde_json::{Map, Value, json};
 
@@ -538,9 +539,9 @@ impl Replay<'_> {
         let request = ConsumerGroupHeartbeatRequest {
             api_version: version,
             group_id: group.into(),
-            member_id,
+            member_id: member_id.into(),
             member_epoch: epoch,
-            instance_id: text("instance"),
+            instance_id: text("instance").map(Into::into),
             rack_id: text("rack"),
             rebalance_timeout_ms,
             subscribed_topic_names: names,
@@ -573,10 +574,10 @@ impl Replay<'_> {
             .unwrap_or_default()
     }
 
-    fn groups_of(step: &Value, group: &str) -> Vec<String> {
+    fn groups_of(step: &Value, group: &str) -> Vec<GroupId> {
         match step.get("groups") {
-            Some(Value::Array(list)) => list.iter().map(|g| g.as_str().unwrap().to_owned()).collect(),
-            _ => vec![group.to_owned()],
+            Some(Value::Array(list)) => list.iter().map(|g| g.as_str().unwrap().into()).collect(),
+            _ => vec![group.into()],
         }
     }
 

@@ -491,8 +491,8 @@ impl<D: Driver> Replay<'_, D> {
             }
             "describe" | "delete" => {
                 let group_ids = match step.get("groups") {
-                    Some(Value::Array(list)) => list.iter().map(|g| g.as_str().unwrap().to_owned()).collect(),
-                    _ => vec![group.to_owned()],
+                    Some(Value::Array(list)) => list.iter().map(|g| g.as_str().unwrap().into()).collect(),
+                    _ => vec![group.into()],
                 };
                 if op == "describe" {
                     Request::DescribeGroups(DescribeGroupsRequest { group_ids, ..Default::default() })

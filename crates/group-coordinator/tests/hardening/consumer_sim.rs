@@ -297,7 +297,7 @@ impl Sim {
         let c = &self.clients[i];
         ConsumerGroupHeartbeatRequest {
             group_id: "g".into(),
-            member_id: c.member_id.clone(),
+            member_id: c.member_id.as_str().into(),
             member_epoch: c.epoch,
             client_id: "sim".into(),
             client_host: "/127.0.0.1".into(),

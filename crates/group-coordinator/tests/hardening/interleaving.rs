@@ -146,7 +146,7 @@ impl Late {
     fn listed(&mut self) -> Vec<String> {
         let rid = self.send(Request::ListGroups(ListGroupsRequest::default()));
         match self.answer(rid) {
-            Response::ListGroups(r) => r.groups.iter().map(|g| g.group_id.clone()).collect(),
+            Response::ListGroups(r) => r.groups.iter().map(|g| g.group_id.to_string()).collect(),
             other => panic!("not a ListGroups answer: {other:?}"),
         }
     }

@@ -321,7 +321,7 @@ fn list_groups_shows_only_describable_groups_without_cluster_describe() {
     f.stable("c");
     let names = |ctx: &RequestContext| -> Vec<String> {
         let listed = f.c.caller(ctx).handle_list_groups(ListGroupsRequest::default()).unwrap();
-        listed.groups.into_iter().map(|g| g.group_id).collect()
+        listed.groups.into_iter().map(|g| g.group_id.into()).collect()
     };
     // Cluster DESCRIBE lists every group, whatever the group ACLs.
     f.acls.deny("User:mallory", AclOperation::Describe, "group:b");

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use group_coordinator::{CoordinatorConfig, MetadataImage, Request, Response, TopicImage};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerGroupState, ConsumerMemberState,
-    ErrorCode, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, TopicId, TopicIdPartitions,
+    ErrorCode, GroupId, GroupInstanceId, MemberId, OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest,
+    TopicId, TopicIdPartitions,
 };
 use rstest::rstest;
 
@@ -161,6 +162,30 @@ fn s11_member_epoch_validation(
         r.topic_partitions = Some(vec![TopicIdPartitions::new(FOO, ps)]);
     }
     assert_eq!(hb(&mut sim, r).error_code, expected);
+}
+
+/// Every answer to a member that sent its id shares the request's (a reference
+/// count, not a copy): the full path, the keep-alive and a leave.
+#[test]
+fn heartbeat_answers_share_the_requests_member_id() {
+    let mut sim = sim();
+    // From a `String`: the id keeps that allocation, so its address is the request's.
+    let sent = |mut r: ConsumerGroupHeartbeatRequest| {
+        r.member_id = MemberId::from("m1".to_owned());
+        let at = r.member_id.as_bytes().as_ptr();
+        (r, at)
+    };
+    let shared = |answer: &ConsumerGroupHeartbeatResponse| {
+        answer.member_id.as_ref().map(|m| (m.as_str().to_owned(), m.as_bytes().as_ptr()))
+    };
+    let (join, at) = sent(join("m1", &["foo"]));
+    assert_eq!(shared(&hb(&mut sim, join)), Some(("m1".to_owned(), at)));
+    let (beat_1, at) = sent(beat("m1", 1));
+    let answer = hb(&mut sim, beat_1);
+    assert_eq!((answer.error_code, answer.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(shared(&answer), Some(("m1".to_owned(), at)));
+    let (leave, at) = sent(beat("m1", -1));
+    assert_eq!(shared(&hb(&mut sim, leave)), Some(("m1".to_owned(), at)));
 }
 
 #[test]
@@ -340,13 +365,13 @@ fn group(sim: &Sim) -> group_coordinator::ConsumerGroupSnapshot {
 
 /// §10 #1-#6: the service's validation, first failing check wins.
 #[rstest]
-#[case::s01_v1_join_without_member_id(|r: &mut ConsumerGroupHeartbeatRequest| r.member_id.clear(), ErrorCode::InvalidRequest)]
+#[case::s01_v1_join_without_member_id(|r: &mut ConsumerGroupHeartbeatRequest| r.member_id = MemberId::empty(), ErrorCode::InvalidRequest)]
 #[case::s03_join_without_rebalance_timeout(|r: &mut ConsumerGroupHeartbeatRequest| r.rebalance_timeout_ms = -1, ErrorCode::InvalidRequest)]
 #[case::s03_join_with_null_partitions(|r: &mut ConsumerGroupHeartbeatRequest| r.topic_partitions = None, ErrorCode::InvalidRequest)]
 #[case::s03_join_owning_a_partition(|r: &mut ConsumerGroupHeartbeatRequest| r.topic_partitions = Some(vec![TopicIdPartitions::new(FOO, [0])]), ErrorCode::InvalidRequest)]
 #[case::s04_join_without_names_or_regex(|r: &mut ConsumerGroupHeartbeatRequest| r.subscribed_topic_names = None, ErrorCode::InvalidRequest)]
 #[case::s04_join_with_no_topics(|r: &mut ConsumerGroupHeartbeatRequest| r.subscribed_topic_names = Some(Vec::new()), ErrorCode::None)]
-#[case::s05_empty_instance_id(|r: &mut ConsumerGroupHeartbeatRequest| r.instance_id = Some(String::new()), ErrorCode::InvalidRequest)]
+#[case::s05_empty_instance_id(|r: &mut ConsumerGroupHeartbeatRequest| r.instance_id = Some(GroupInstanceId::empty()), ErrorCode::InvalidRequest)]
 #[case::s05_empty_rack(|r: &mut ConsumerGroupHeartbeatRequest| r.rack_id = Some(" ".into()), ErrorCode::InvalidRequest)]
 #[case::s05_blank_group(|r: &mut ConsumerGroupHeartbeatRequest| r.group_id = "  ".into(), ErrorCode::InvalidRequest)]
 #[case::s05_epoch_below_minus_two(|r: &mut ConsumerGroupHeartbeatRequest| r.member_epoch = -3, ErrorCode::InvalidRequest)]
@@ -795,7 +820,7 @@ fn s50_describe_errors() {
     let rid = sim.send(Request::OffsetCommit(simple));
     assert_eq!(sim.error_of(rid), ErrorCode::None, "a simple classic group");
     let rid = sim.send(Request::ConsumerGroupDescribe(group_types::ConsumerGroupDescribeRequest {
-        group_ids: vec!["g".into(), "missing".into(), "c".into(), String::new()],
+        group_ids: vec!["g".into(), "missing".into(), "c".into(), GroupId::empty()],
         api_version: 1,
         ..Default::default()
     }));

@@ -95,12 +95,12 @@ fn populate(c: &GroupCoordinator, clock: &ManualClock) {
 
 fn describe_request() -> DescribeGroupsRequest {
     let ids = ["stable", "empty-a", "missing", "joining", "stable", ""];
-    DescribeGroupsRequest { group_ids: ids.iter().map(|g| (*g).to_owned()).collect(), ..Default::default() }
+    DescribeGroupsRequest { group_ids: ids.iter().map(|g| (*g).into()).collect(), ..Default::default() }
 }
 
 fn delete_request() -> DeleteGroupsRequest {
     let ids = ["empty-a", "stable", "missing", "empty-a", "empty-b", "joining"];
-    DeleteGroupsRequest { group_ids: ids.iter().map(|g| (*g).to_owned()).collect() }
+    DeleteGroupsRequest { group_ids: ids.iter().map(|g| (*g).into()).collect() }
 }
 
 #[rstest]
@@ -165,7 +165,7 @@ fn list_groups_keeps_its_meaning() {
         .unwrap()
         .groups
         .into_iter()
-        .map(|g| g.group_id)
+        .map(|g| g.group_id.into())
         .collect();
     assert_eq!(snapshots, vec!["empty-a", "empty-b", "joining", "stable"]);
     assert_eq!(listed, snapshots);
@@ -341,7 +341,8 @@ fn delete_groups_over_two_partitions_is_answered_once_both_deletions_are_durable
         c.handle_offset_commit(simple_commit(group, &[("t", 0)], 1)).unwrap();
     }
     storage.hold_appends(true);
-    let mut pending = c.delete_groups(DeleteGroupsRequest { group_ids: vec![first.clone(), second.clone()] });
+    let mut pending =
+        c.delete_groups(DeleteGroupsRequest { group_ids: vec![first.clone().into(), second.clone().into()] });
     until_held(&storage, 2);
     assert!(!pending.is_ready());
     assert!(storage.release_held(None, None));

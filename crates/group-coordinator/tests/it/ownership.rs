@@ -292,15 +292,16 @@ fn describe_and_delete_answer_each_group_by_its_own_partition() {
     c.load_partition(partition(&other), OwnerEpoch(1)).unwrap();
     let r = c
         .handle_describe_groups(DescribeGroupsRequest {
-            group_ids: vec!["g".into(), other.clone()],
+            group_ids: vec!["g".into(), other.clone().into()],
             ..Default::default()
         })
         .unwrap();
     let codes: Vec<_> = r.groups.iter().map(|g| (g.group_id.as_str(), g.error_code)).collect();
     assert_eq!(codes, vec![("g", ErrorCode::NotCoordinator), (other.as_str(), ErrorCode::None)]);
     assert_eq!(r.groups[0].group_state, "");
-    let r =
-        c.handle_delete_groups(DeleteGroupsRequest { group_ids: vec!["g".into(), other.clone()] }).unwrap();
+    let r = c
+        .handle_delete_groups(DeleteGroupsRequest { group_ids: vec!["g".into(), other.clone().into()] })
+        .unwrap();
     let codes: Vec<_> = r.results.iter().map(|g| (g.group_id.as_str(), g.error_code)).collect();
     assert_eq!(codes, vec![("g", ErrorCode::NotCoordinator), (other.as_str(), ErrorCode::GroupIdNotFound)]);
 }

@@ -3,8 +3,8 @@
 use group_coordinator::{CoordinatorConfig, Request, Response};
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, StoredGroups};
 use group_types::{
-    DescribeGroupsRequest, ErrorCode, GroupState, LeaveGroupRequest, ListGroupsRequest, MemberIdentity,
-    OffsetFetchRequest, ProtocolMetadata,
+    DescribeGroupsRequest, ErrorCode, GroupId, GroupState, LeaveGroupRequest, ListGroupsRequest,
+    MemberIdentity, OffsetFetchRequest, ProtocolMetadata,
 };
 
 use crate::support::{Sim, commit, heartbeat, join, subscription, sync, test_config};
@@ -229,13 +229,13 @@ fn group_id_empty_string_supports_offsets_describe_and_delete() {
     let fetch = sim.send(Request::OffsetFetch(OffsetFetchRequest::all("")));
     let Some(Response::OffsetFetch(f)) = sim.answer(fetch) else { panic!() };
     assert_eq!(f.get("t", 0).unwrap().offset, 3);
-    let d =
-        sim.send(Request::DeleteGroups(group_types::DeleteGroupsRequest { group_ids: vec![String::new()] }));
+    let d = sim
+        .send(Request::DeleteGroups(group_types::DeleteGroupsRequest { group_ids: vec![GroupId::empty()] }));
     assert!(
         matches!(sim.answer(d), Some(Response::DeleteGroups(r)) if r.results[0].error_code == ErrorCode::None)
     );
     let describe = sim.send(Request::DescribeGroups(DescribeGroupsRequest {
-        group_ids: vec![String::new()],
+        group_ids: vec![GroupId::empty()],
         ..Default::default()
     }));
     let Some(Response::DescribeGroups(r)) = sim.answer(describe) else { panic!() };

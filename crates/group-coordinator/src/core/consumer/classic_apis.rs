@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use group_offsets::{ConsumerGroupRecord, Record};
 use group_types::{
-    DescribedGroup, ErrorCode, GroupState, LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse,
-    ListedGroup, OffsetCommitRequest, OffsetFetchRequest,
+    DescribedGroup, ErrorCode, GroupId, GroupState, LeaveGroupRequest, LeaveGroupResponse,
+    LeaveMemberResponse, ListedGroup, OffsetCommitRequest, OffsetFetchRequest,
 };
 
 use super::{ConsumerGroup, subscribed_topic_names};
@@ -55,7 +55,7 @@ pub(crate) fn validate_offset_fetch(cg: &ConsumerGroup, req: &OffsetFetchRequest
 
 /// DescribeGroups on a consumer group (`GroupMetadataManager.describeGroups`): v6+
 /// `GROUP_ID_NOT_FOUND` "not a classic group", older versions no error; state Dead.
-pub(crate) fn described_as_classic(group_id: &str, api_version: i16) -> DescribedGroup {
+pub(crate) fn described_as_classic(group_id: &GroupId, api_version: i16) -> DescribedGroup {
     let (error_code, error_message) = if api_version >= 6 {
         (ErrorCode::GroupIdNotFound, Some(format!("Group {group_id} is not a classic group.")))
     } else {
@@ -64,7 +64,7 @@ pub(crate) fn described_as_classic(group_id: &str, api_version: i16) -> Describe
     DescribedGroup {
         error_code,
         error_message,
-        group_id: group_id.to_owned(),
+        group_id: group_id.clone(),
         group_state: GroupState::Dead.as_str().to_owned(),
         ..DescribedGroup::default()
     }
@@ -73,7 +73,7 @@ pub(crate) fn described_as_classic(group_id: &str, api_version: i16) -> Describe
 /// The ListGroups entry of a consumer group (§7.4).
 pub(crate) fn listed(group_id: &str, cg: &ConsumerGroup) -> ListedGroup {
     ListedGroup {
-        group_id: group_id.to_owned(),
+        group_id: GroupId::from(group_id),
         protocol_type: "consumer".to_owned(),
         group_state: cg.state().as_str().to_owned(),
         group_type: "consumer".to_owned(),

@@ -2,7 +2,8 @@
 
 use group_types::{
     AUTHORIZED_OPERATIONS_OMITTED, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
-    DescribedConsumerGroup, DescribedConsumerMember, DescribedTopicPartitions, ErrorCode,
+    DescribedConsumerGroup, DescribedConsumerMember, DescribedTopicPartitions, ErrorCode, GroupId,
+    GroupInstanceId, MemberId,
 };
 
 use super::assignment::{self, Assignment};
@@ -65,7 +66,7 @@ impl CoordinatorCore {
         self.engine.respond(rid, Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse { groups }));
     }
 
-    fn describe_one(&self, id: &str, cg: &ConsumerGroup) -> DescribedConsumerGroup {
+    fn describe_one(&self, id: &GroupId, cg: &ConsumerGroup) -> DescribedConsumerGroup {
         let image = &self.engine.image;
         let configured = &self.engine.config.consumer.assignors;
         let assignor = topics::preferred_assignor(cg.members.values(), configured)
@@ -73,7 +74,7 @@ impl CoordinatorCore {
         DescribedConsumerGroup {
             error_code: ErrorCode::None,
             error_message: None,
-            group_id: id.to_owned(),
+            group_id: id.clone(),
             group_state: cg.state().as_str().to_owned(),
             group_epoch: cg.group_epoch,
             assignment_epoch: cg.assignment_epoch,
@@ -82,8 +83,8 @@ impl CoordinatorCore {
                 .members
                 .values()
                 .map(|m| DescribedConsumerMember {
-                    member_id: m.id.to_string(),
-                    instance_id: m.meta.instance_id.clone(),
+                    member_id: MemberId::from(&*m.id),
+                    instance_id: m.meta.instance_id.as_deref().map(GroupInstanceId::from),
                     rack_id: m.meta.rack_id.clone(),
                     member_epoch: m.member_epoch,
                     client_id: m.meta.client_id.clone(),

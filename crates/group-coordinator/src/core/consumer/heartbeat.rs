@@ -6,7 +6,7 @@ use std::sync::Arc;
 use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue, Record};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerMemberState, ErrorCode,
-    JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH,
+    JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberId,
 };
 
 use super::assignment::{self, Assignment};
@@ -193,7 +193,12 @@ impl CoordinatorCore {
         let member_id: Arc<str> = if r.member_id.is_empty() {
             Arc::from(self.engine.ids.generate_uuid())
         } else {
-            Arc::from(r.member_id.as_str())
+            // A known member's id is shared from the group; only a new member's
+            // is copied out of the request frame, which state must not pin.
+            work.cg
+                .members
+                .get(r.member_id.as_str())
+                .map_or_else(|| Arc::from(r.member_id.as_str()), |m| m.id.clone())
         };
         // Step 4: the member, new, existing or replacing a static one.
         let (stored, replaced) = self.heartbeat_member(work, r, &member_id)?;
@@ -206,8 +211,11 @@ impl CoordinatorCore {
         let mut updated = stored.clone();
         updated.id = member_id.clone();
         let meta = &mut updated.meta;
-        if let Some(v) = &r.instance_id {
-            meta.instance_id = Some(v.clone());
+        // Compared first: a member that resends its instance id costs no copy.
+        if let Some(v) = &r.instance_id
+            && meta.instance_id.as_deref() != Some(v.as_str())
+        {
+            meta.instance_id = Some(v.as_str().to_owned());
         }
         if let Some(v) = &r.rack_id {
             meta.rack_id = Some(v.clone());
@@ -248,7 +256,13 @@ impl CoordinatorCore {
         Ok(ConsumerGroupHeartbeatResponse {
             error_code: ErrorCode::None,
             error_message: None,
-            member_id: Some(member_id.to_string()),
+            // The request's id is the member's (step 3): shared, not copied; only
+            // an id the coordinator chose is.
+            member_id: Some(if r.member_id.is_empty() {
+                MemberId::from(&*member_id)
+            } else {
+                r.member_id.clone()
+            }),
             member_epoch: member.member_epoch,
             heartbeat_interval_ms: self.consumer_heartbeat_interval(&group_id),
             assignment: send_assignment.then(|| assignment::to_wire(&member.assigned)),
@@ -335,7 +349,7 @@ impl CoordinatorCore {
                 )),
             };
         };
-        let holder = work.cg.static_members.get(instance).cloned();
+        let holder = work.cg.static_members.get(instance.as_str()).cloned();
         match holder {
             None if join => Ok((
                 work.cg
@@ -506,7 +520,7 @@ impl CoordinatorCore {
                     format!("Member {} is not a member of group {group_id}.", r.member_id),
                 )),
             },
-            Some(instance) => match work.cg.static_members.get(instance) {
+            Some(instance) => match work.cg.static_members.get(instance.as_str()) {
                 None => {
                     Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown.")))
                 }
@@ -527,12 +541,10 @@ impl CoordinatorCore {
                 return Err(refusal);
             }
         };
+        // Both branches above found the request's own id (a static member's
+        // holder is fenced unless it is the sender), so the answer shares it.
         let response = ConsumerGroupHeartbeatResponse {
-            member_id: Some(if r.instance_id.is_some() {
-                member_id.to_string()
-            } else {
-                r.member_id.clone()
-            }),
+            member_id: Some(r.member_id.clone()),
             member_epoch: r.member_epoch,
             ..ConsumerGroupHeartbeatResponse::default()
         };
