@@ -67,7 +67,7 @@ fn loaded_runtime(groups: usize, members: usize) -> GroupCoordinator {
     for record in stored(groups, members).groups {
         let partition = storage.partition_of(&record.group_id);
         storage
-            .append_blocking(partition, OwnerEpoch::default(), vec![Record::Group(record)])
+            .append_blocking(partition, OwnerEpoch::default(), vec![Record::Group(Box::new(record))])
             .expect("memory storage");
     }
     GroupCoordinator::with_clock(Arc::new(storage), config(), Arc::new(ManualClock::new(0)))

@@ -66,7 +66,7 @@ fn store(dir: &std::path::Path) -> Result<Arc<SledMetadataStore>, StorageError> 
         };
         let p = store.partition_of(&record.group_id);
         let epoch = store.owner_epoch(p)?;
-        store.append_blocking(p, epoch.max(OwnerEpoch(0)), vec![Record::Group(record)])?;
+        store.append_blocking(p, epoch.max(OwnerEpoch(0)), vec![Record::Group(Box::new(record))])?;
     }
     Ok(Arc::new(store))
 }

@@ -402,7 +402,7 @@ impl ModelPartition {
         for record in records {
             match record {
                 Record::Group(r) => {
-                    self.groups.insert(r.group_id.to_string(), r.clone());
+                    self.groups.insert(r.group_id.to_string(), (**r).clone());
                 }
                 Record::GroupTombstone { group_id } => {
                     self.groups.remove(&**group_id);

@@ -113,7 +113,7 @@ impl PartitionData {
                     Some((key, _)) => Arc::clone(key),
                     None => Arc::from(record.group_id.as_str()),
                 };
-                (key, Change::Record(record))
+                (key, Change::Record(*record))
             }
             Record::GroupTombstone { group_id } => (group_id, Change::RemoveRecord),
             Record::Offset { group_id, partition, offset } => (group_id, Change::Offset(partition, offset)),
@@ -168,7 +168,7 @@ enum Change {
 impl Change {
     fn of(record: Record) -> Change {
         match record {
-            Record::Group(record) => Change::Record(record),
+            Record::Group(record) => Change::Record(*record),
             Record::GroupTombstone { .. } => Change::RemoveRecord,
             Record::Offset { partition, offset, .. } => Change::Offset(partition, offset),
             Record::OffsetTombstone { partition, .. } => Change::RemoveOffset(partition),
@@ -222,7 +222,10 @@ mod tests {
             Record::OffsetTombstone { group_id: Arc::from("g"), partition: TopicPartition::new("t", 0) },
         ]);
         assert!(data.groups.is_empty(), "{data:?}");
-        data.apply(vec![Record::Group(GroupMetadataRecord { group_id: "g".into(), ..Default::default() })]);
+        data.apply(vec![Record::Group(Box::new(GroupMetadataRecord {
+            group_id: "g".into(),
+            ..Default::default()
+        }))]);
         data.apply(vec![Record::GroupTombstone { group_id: Arc::from("g") }]);
         assert!(data.groups.is_empty(), "{data:?}");
     }
@@ -231,11 +234,11 @@ mod tests {
     fn runs_of_groups_apply_in_order() {
         let mut data = PartitionData::default();
         let record = |id: &str, generation| {
-            Record::Group(GroupMetadataRecord {
+            Record::Group(Box::new(GroupMetadataRecord {
                 group_id: id.into(),
                 generation_id: generation,
                 ..Default::default()
-            })
+            }))
         };
         data.apply(vec![
             offset("a", "t", 0, 1),

@@ -259,7 +259,7 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
     fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
         let partition = self.store.partition_of(&record.group_id);
         let epoch = self.store.owner_epoch(partition)?;
-        self.store.append_blocking(partition, epoch, vec![Record::Group(record)])
+        self.store.append_blocking(partition, epoch, vec![Record::Group(Box::new(record))])
     }
 
     fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {

@@ -309,7 +309,7 @@ pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
                         assignment: r.bytes()?.to_vec().into(),
                     });
                 }
-                Record::Group(GroupMetadataRecord {
+                Record::Group(Box::new(GroupMetadataRecord {
                     group_id,
                     protocol_type,
                     generation_id,
@@ -317,7 +317,7 @@ pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
                     leader_id,
                     state_timestamp_ms,
                     members,
-                })
+                }))
             }
             RECORD_GROUP_TOMBSTONE => Record::GroupTombstone { group_id: group_arc(r.string()?) },
             RECORD_OFFSET => {
@@ -507,7 +507,7 @@ mod tests {
     fn sample() -> Vec<Record> {
         let g: Arc<str> = Arc::from("g\0\u{1F600}");
         vec![
-            Record::Group(GroupMetadataRecord {
+            Record::Group(Box::new(GroupMetadataRecord {
                 group_id: "g\0\u{1F600}".into(),
                 protocol_type: Some("consumer".into()),
                 generation_id: -3,
@@ -524,7 +524,7 @@ mod tests {
                     subscription: vec![0, 255].into(),
                     assignment: Vec::new().into(),
                 }],
-            }),
+            })),
             Record::Offset {
                 group_id: Arc::clone(&g),
                 partition: TopicPartition::new("t", -1),

@@ -845,7 +845,7 @@ fn apply(replay: &MemoryMetadataStore, records: Vec<Record>) {
 /// so a snapshot holds no tombstones).
 fn live_records(groups: StoredGroups) -> Vec<Record> {
     let mut records = Vec::with_capacity(groups.groups.len() + groups.consumer.len());
-    records.extend(groups.groups.into_iter().map(Record::Group));
+    records.extend(groups.groups.into_iter().map(|g| Record::Group(Box::new(g))));
     records.extend(groups.consumer.into_iter().map(Record::Consumer));
     for group in groups.offsets {
         let id: Arc<str> = Arc::from(group.group_id.as_str());

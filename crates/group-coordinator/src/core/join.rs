@@ -89,7 +89,7 @@ impl CoordinatorCore {
             let record = g.empty_record();
             eng.write_group(
                 g,
-                vec![Record::Group(record)],
+                vec![Record::Group(Box::new(record))],
                 PendingWrite::NewGroup { request: rid, answered },
             );
         }
@@ -323,7 +323,7 @@ impl Engine {
                     };
                     self.write_group(
                         g,
-                        vec![Record::Group(record)],
+                        vec![Record::Group(Box::new(record))],
                         PendingWrite::StaticReplace(Box::new(pending)),
                     );
                 } else {

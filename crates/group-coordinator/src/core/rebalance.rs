@@ -117,7 +117,7 @@ impl Engine {
         g.clear_pending_sync();
         if g.is(GroupState::Empty) {
             let record = g.record(None);
-            self.write_group(g, vec![Record::Group(record)], PendingWrite::Logged);
+            self.write_group(g, vec![Record::Group(Box::new(record))], PendingWrite::Logged);
             return;
         }
         let mut leader_members = Some(g.join_members());

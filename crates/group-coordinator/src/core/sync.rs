@@ -80,7 +80,7 @@ impl CoordinatorCore {
                         generation: g.generation,
                         assignments,
                     };
-                    eng.write_group(g, vec![Record::Group(record)], pending);
+                    eng.write_group(g, vec![Record::Group(Box::new(record))], pending);
                 }
             }
             GroupState::Stable => {

@@ -208,7 +208,7 @@ pub(super) fn consumer_records_leave_offsets_and_group_records_alone(store: &dyn
     let mut setup = vec![
         offset(&g, tp("t", 0), om(1, 1)),
         offset(&g, tp("t", 1), om(2, 1)),
-        Record::Group(record("g", 1)),
+        Record::Group(Box::new(record("g", 1))),
     ];
     setup.extend(every_kind("g", "m", 1));
     // Named like the group's members and topics, in another group.
@@ -232,7 +232,7 @@ pub(super) fn consumer_records_leave_offsets_and_group_records_alone(store: &dyn
     let mut mixed = vec![offset(&g, tp("t", 0), om(5, 5))];
     mixed.extend(every_kind("g", "m", 4));
     mixed.push(offset(&g, tp("t", 0), om(6, 6)));
-    mixed.push(Record::Group(record("g", 2)));
+    mixed.push(Record::Group(Box::new(record("g", 2))));
     model.append(store, p, E0, mixed, "an append mixing every record kind of one group");
     let fetched = expect_ok(store.fetch_group_offset("g", "t", 0), "fetch_group_offset");
     if store.partition_of("g") == p {

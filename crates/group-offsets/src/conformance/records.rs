@@ -90,7 +90,7 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
     let odd = ["", "\0", "a\0b", "🦀 ünïcödé 日本語", "\u{10FFFF}\u{FEFF}", long.as_str()];
     let mut records = Vec::new();
     for (i, group) in odd.iter().enumerate() {
-        records.push(Record::Group(GroupMetadataRecord {
+        records.push(Record::Group(Box::new(GroupMetadataRecord {
             protocol_type: Some("".into()),
             protocol_name: Some("\0".into()),
             leader_id: Some((*group).into()),
@@ -105,7 +105,7 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
                 MemberMetadataRecord::default(),
             ],
             ..record(group, i as i32)
-        }));
+        })));
         records.push(offset(&id(group), tp(group, i as i32), full(i as i64, None, group, 1, None)));
     }
     model.append(store, last, E0, records, "an append of records of awkward groups");
@@ -120,7 +120,13 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
             .collect(),
         ..record("big", i32::MAX)
     };
-    model.append(store, last, E0, vec![Record::Group(big)], "an append of a record with 100 members");
+    model.append(
+        store,
+        last,
+        E0,
+        vec![Record::Group(Box::new(big))],
+        "an append of a record with 100 members",
+    );
     model.check_all(store, "after appending awkward values (they must round-trip byte for byte)");
 }
 
@@ -149,7 +155,7 @@ pub(super) fn later_records_replace_earlier(store: &dyn MetadataStore) {
     assert_eq!(loaded_offset(store, p, "g", "t", 1), Some(om(2, 1)), "when one append named it twice");
     assert_eq!(loaded_offset(store, p, "g", "t", 0), Some(om(7, 1)), "after a batch replaced it");
 
-    model.append(store, p, E0, vec![Record::Group(record("g", 1))], "append a group record");
+    model.append(store, p, E0, vec![Record::Group(Box::new(record("g", 1)))], "append a group record");
     // Every field changes, including Some -> None and Some("") kept distinct from None.
     let replaced = GroupMetadataRecord {
         group_id: "g".into(),
@@ -160,9 +166,9 @@ pub(super) fn later_records_replace_earlier(store: &dyn MetadataStore) {
         state_timestamp_ms: None,
         members: Vec::new(),
     };
-    model.append(store, p, E0, vec![Record::Group(replaced.clone())], "replace the group record");
+    model.append(store, p, E0, vec![Record::Group(Box::new(replaced.clone()))], "replace the group record");
     assert_eq!(loaded_record(store, p, "g"), Some(replaced), "the group record after replacing it");
-    let batch = vec![Record::Group(record("g", 3)), Record::Group(record("g", 4))];
+    let batch = vec![Record::Group(Box::new(record("g", 3))), Record::Group(Box::new(record("g", 4)))];
     model.append(store, p, E0, batch, "an append of two records of one group");
     assert_eq!(loaded_record(store, p, "g"), Some(record("g", 4)), "when one append held two records of it");
     model.check_all(store, "after records replaced earlier ones");
@@ -177,7 +183,7 @@ pub(super) fn tombstones_remove(store: &dyn MetadataStore) {
         offset(&g, tp("t", 1), om(2, 1)),
         offset(&g, tp("u", 0), om(3, 1)),
         offset(&other, tp("t", 0), om(4, 1)),
-        Record::Group(record("g", 1)),
+        Record::Group(Box::new(record("g", 1))),
     ];
     model.append(store, p, E0, setup, "append");
     model.append(store, p, E0, vec![offset_tombstone(&g, tp("t", 0))], "append an offset tombstone");
@@ -214,10 +220,10 @@ pub(super) fn tombstones_remove(store: &dyn MetadataStore) {
         offset_tombstone(&h, tp("t", 5)),
         offset_tombstone(&h, tp("t", 6)),
         offset(&h, tp("t", 6), om(2, 1)),
-        Record::Group(record("h", 1)),
+        Record::Group(Box::new(record("h", 1))),
         group_tombstone("h"),
         group_tombstone("i"),
-        Record::Group(record("i", 1)),
+        Record::Group(Box::new(record("i", 1))),
     ];
     model.append(store, p, E0, batch, "an append of records and tombstones of the same keys");
     assert_eq!(loaded_offset(store, p, "h", "t", 5), None, "an offset stored then removed in one append");
@@ -242,7 +248,7 @@ pub(super) fn group_records_and_offsets_are_independent(store: &dyn MetadataStor
     let setup = vec![
         offset(&g, tp("t", 0), om(1, 1)),
         offset(&g, tp("t", 1), om(2, 1)),
-        Record::Group(record("g", 1)),
+        Record::Group(Box::new(record("g", 1))),
     ];
     model.append(store, p, E0, setup, "append");
     model.append(store, p, E0, vec![group_tombstone("g")], "a group tombstone");
@@ -251,7 +257,7 @@ pub(super) fn group_records_and_offsets_are_independent(store: &dyn MetadataStor
         Some(om(1, 1)),
         "an offset after its group's tombstone (offsets stay)"
     );
-    model.append(store, p, E0, vec![Record::Group(record("g", 2))], "a group record");
+    model.append(store, p, E0, vec![Record::Group(Box::new(record("g", 2)))], "a group record");
     let tombstones = vec![offset_tombstone(&g, tp("t", 0)), offset_tombstone(&g, tp("t", 1))];
     model.append(store, p, E0, tombstones, "tombstones of every offset of the group");
     assert_eq!(
@@ -274,7 +280,7 @@ pub(super) fn keys_that_prefix_each_other_stay_apart(store: &dyn MetadataStore) 
     let mut n = 0;
     for group in groups {
         let g = id(group);
-        let mut batch = vec![Record::Group(record(group, 1))];
+        let mut batch = vec![Record::Group(Box::new(record(group, 1)))];
         for topic in topics {
             for partition in [0, 1, 256, i32::MAX] {
                 n += 1;
@@ -311,9 +317,9 @@ pub(super) fn a_refused_append_applies_nothing(store: &dyn MetadataStore) {
     let (g, h) = (id("g"), id("h"));
     let mut setup: Vec<_> = (0..4).map(|i| offset(&g, tp("t", i), om(i64::from(i), 1))).collect();
     setup.extend([
-        Record::Group(record("g", 1)),
+        Record::Group(Box::new(record("g", 1))),
         offset(&h, tp("t", 0), om(5, 1)),
-        Record::Group(record("h", 1)),
+        Record::Group(Box::new(record("h", 1))),
     ]);
     setup.extend(every_kind("g", "m", 1));
     setup.extend(every_kind("h", "m", 1));
@@ -325,10 +331,10 @@ pub(super) fn a_refused_append_applies_nothing(store: &dyn MetadataStore) {
     let mut refused = vec![
         offset(&g, tp("t", 0), om(999, 2)),
         offset_tombstone(&g, tp("t", 1)),
-        Record::Group(record("g", 2)),
+        Record::Group(Box::new(record("g", 2))),
         group_tombstone("h"),
         offset_tombstone(&h, tp("t", 0)),
-        Record::Group(record("fresh", 1)),
+        Record::Group(Box::new(record("fresh", 1))),
     ];
     refused.extend((0..200).map(|i| offset(&fresh, tp("many", i), om(i64::from(i), 2))));
     refused.extend(every_kind("g", "m", 2));
@@ -369,7 +375,7 @@ pub(super) fn appends_of_a_partition_apply_in_call_order(store: &dyn MetadataSto
             records.push(offset(&g, tp("t", 0), om(i as i64, 1)));
         }
         if i % 7 == 0 {
-            records.push(Record::Group(record("g", i as i32)));
+            records.push(Record::Group(Box::new(record("g", i as i32))));
         }
         expected.push(model.partition(p).apply(epoch, &records));
         store.append(p, epoch, records, completions.completion(i));
@@ -414,7 +420,7 @@ pub(super) fn loads_are_scoped_to_their_partition(store: &dyn MetadataStore) {
     let (shared, only_a, only_b) = (id("shared"), id("only-a"), id("only-b"));
     let mut to_a = vec![
         offset(&shared, tp("t", 0), om(1, 1)),
-        Record::Group(record("shared", 1)),
+        Record::Group(Box::new(record("shared", 1))),
         offset(&only_a, tp("t", 0), om(2, 1)),
     ];
     to_a.extend(every_kind("shared", "m", 1));
@@ -422,9 +428,9 @@ pub(super) fn loads_are_scoped_to_their_partition(store: &dyn MetadataStore) {
     let mut to_b = vec![
         offset(&shared, tp("t", 0), om(10, 1)),
         offset(&shared, tp("t", 1), om(11, 1)),
-        Record::Group(record("shared", 2)),
+        Record::Group(Box::new(record("shared", 2))),
         offset(&only_b, tp("t", 0), om(12, 1)),
-        Record::Group(record("only-b", 1)),
+        Record::Group(Box::new(record("only-b", 1))),
     ];
     to_b.extend(every_kind("shared", "m", 2));
     to_b.extend(every_kind("only-b", "m", 2));
@@ -610,7 +616,7 @@ pub(super) fn seed_methods_agree_with_records(store: &dyn MetadataStore) {
     let records = vec![
         offset(&g, tp("t", 1), om(2, 2)),
         offset(&g, tp("u", 0), om(3, 3)),
-        Record::Group(record("seed", 1)),
+        Record::Group(Box::new(record("seed", 1))),
     ];
     model.append(store, p, OwnerEpoch(7), records, "an append to the group's partition at epoch 7");
     let expected = model.partition(p).loaded().groups.offsets.into_iter().find(|o| o.group_id == "seed");
@@ -664,7 +670,7 @@ pub(super) fn many_groups(store: &dyn MetadataStore) {
             .map(|i| offset(&g, tp(&format!("topic-{}", n % 7), i), om(n * 10 + i64::from(i), n)))
             .collect();
         if n % 10 == 0 {
-            records.push(Record::Group(record(&name, n as i32)));
+            records.push(Record::Group(Box::new(record(&name, n as i32))));
         }
         model.append(store, p, E0, records, "append");
     }
@@ -680,10 +686,10 @@ pub(super) fn load_all_is_every_partition(store: &dyn MetadataStore) {
         let (kept, gone) = (id(&format!("kept-{i}")), id(&format!("gone-{i}")));
         let records = vec![
             offset(&kept, tp("t", 0), om(1, 1)),
-            Record::Group(record(&kept, 1)),
-            Record::Group(record(&format!("record-only-{i}"), 1)),
+            Record::Group(Box::new(record(&kept, 1))),
+            Record::Group(Box::new(record(&format!("record-only-{i}"), 1))),
             offset(&gone, tp("t", 0), om(1, 1)),
-            Record::Group(record(&gone, 1)),
+            Record::Group(Box::new(record(&gone, 1))),
         ];
         model.append(store, p, OwnerEpoch(i as u64), records, "append");
         let removal = vec![offset_tombstone(&gone, tp("t", 0)), group_tombstone(&gone)];
@@ -719,7 +725,7 @@ pub(super) fn write_restart_fixture(store: &dyn MetadataStore) -> Model {
         store,
         first,
         e3,
-        vec![offset(&deleted, tp("t", 0), om(1, 1)), Record::Group(record("deleted", 1))],
+        vec![offset(&deleted, tp("t", 0), om(1, 1)), Record::Group(Box::new(record("deleted", 1)))],
         "append",
     );
     model.append(
@@ -729,22 +735,22 @@ pub(super) fn write_restart_fixture(store: &dyn MetadataStore) -> Model {
         vec![offset_tombstone(&deleted, tp("t", 0)), group_tombstone("deleted")],
         "remove a group",
     );
-    model.append(store, first, e3, vec![Record::Group(record("kept", 3))], "a group record");
+    model.append(store, first, e3, vec![Record::Group(Box::new(record("kept", 3)))], "a group record");
     let consumers = super::consumer_samples::awkward_records().into_iter().map(Record::Consumer).collect();
     model.append(store, first, e3, consumers, "awkward consumer records");
     model.append(store, first, e3, every_kind("kept", "m1", 1), "consumer records");
     model.append(store, first, e3, every_kind("kept", "m1", 2), "consumer records over them");
     model.append(store, first, e3, every_kind("kept", "m2", 1), "consumer records");
     model.append(store, first, e3, every_tombstone("kept", "m2"), "consumer tombstones");
-    model.append(store, first, e3, vec![Record::Group(record("replaced", 1))], "a group record");
-    model.append(store, first, e3, vec![Record::Group(record("replaced", 2))], "replace it");
+    model.append(store, first, e3, vec![Record::Group(Box::new(record("replaced", 1)))], "a group record");
+    model.append(store, first, e3, vec![Record::Group(Box::new(record("replaced", 2)))], "replace it");
     if last != first {
         let raised = id("raised");
         model.append(
             store,
             last,
             OwnerEpoch(7),
-            vec![offset(&raised, tp("t", 0), om(7, 7)), Record::Group(record("raised", 7))],
+            vec![offset(&raised, tp("t", 0), om(7, 7)), Record::Group(Box::new(record("raised", 7)))],
             "append at epoch 7",
         );
         model.append(

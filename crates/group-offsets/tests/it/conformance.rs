@@ -382,7 +382,8 @@ fn the_restart_suite_catches_a_store_that_forgets_epochs() {
             for p in 0..old.partition_count() {
                 let p = CoordinatorPartition(p);
                 let loaded = old.load(p).unwrap();
-                let mut records: Vec<Record> = loaded.groups.groups.into_iter().map(Record::Group).collect();
+                let mut records: Vec<Record> =
+                    loaded.groups.groups.into_iter().map(|g| Record::Group(Box::new(g))).collect();
                 records.extend(loaded.groups.consumer.into_iter().map(Record::Consumer));
                 for group in loaded.groups.offsets {
                     let id: Arc<str> = Arc::from(group.group_id.as_str());

@@ -213,11 +213,11 @@ fn record(r: &Rec) -> Record {
             offset: OffsetAndMetadata::new(*o, 1),
         },
         Rec::OffsetTombstone(g, p) => Record::OffsetTombstone { group_id: id(*g), partition: partition(*p) },
-        Rec::Group(g, n) => Record::Group(GroupMetadataRecord {
+        Rec::Group(g, n) => Record::Group(Box::new(GroupMetadataRecord {
             group_id: GROUPS[*g].into(),
             generation_id: *n,
             ..GroupMetadataRecord::default()
-        }),
+        })),
         Rec::GroupTombstone(g) => Record::GroupTombstone { group_id: id(*g) },
     }
 }

@@ -186,7 +186,7 @@ fn record(op: &Op) -> Record {
             group_id: Arc::from(group(g)),
             partition: TopicPartition::new(format!("t{topic}"), partition),
         },
-        Op::Group { group: g, generation } => Record::Group(GroupMetadataRecord {
+        Op::Group { group: g, generation } => Record::Group(Box::new(GroupMetadataRecord {
             group_id: group(g).into(),
             protocol_type: Some("consumer".into()),
             generation_id: generation,
@@ -198,7 +198,7 @@ fn record(op: &Op) -> Record {
                 subscription: vec![1, 2].into(),
                 ..Default::default()
             }],
-        }),
+        })),
         Op::GroupTombstone { group: g } => Record::GroupTombstone { group_id: Arc::from(group(g)) },
         Op::Consumer { group: g, kind, member, n } => {
             let (group_id, member_id): (Arc<str>, Arc<str>) =

@@ -152,8 +152,10 @@ fn commit_forever(
                 generation_id: *generation,
                 ..GroupMetadataRecord::default()
             };
-            let records =
-                vec![Record::Group(record), offset_record(&meta_id, "meta", 0, i64::from(*generation))];
+            let records = vec![
+                Record::Group(Box::new(record)),
+                offset_record(&meta_id, "meta", 0, i64::from(*generation)),
+            ];
             let p = store.partition_of(META_GROUP);
             append(store, p, *meta_epoch, records, &mut out, &mut meta_announced)?;
             writeln!(out, "G {META_GROUP} {generation}").map_err(|e| e.to_string())?;

@@ -37,11 +37,11 @@ fn one_append_holds_records_and_offsets_of_several_groups() {
     let store = SledMetadataStore::open(dir.db()).unwrap();
     let p = partition(7);
     let records = vec![
-        Record::Group(record("a", 1)),
+        Record::Group(Box::new(record("a", 1))),
         commit("a", "t", 0, offset(1)),
         commit("b", "t", 0, offset(2)),
         commit("a", "t", 0, offset(3)),
-        Record::Group(record("a", 2)),
+        Record::Group(Box::new(record("a", 2))),
     ];
     store.append_blocking(p, epoch(0), records).unwrap();
     let loaded = store.load(p).unwrap();
@@ -111,7 +111,7 @@ fn group_records_round_trip_replace_and_delete() {
     let store = SledMetadataStore::open(dir.db()).unwrap();
     assert_eq!(group_record(&store, "g"), None);
     for (g, generation) in [("g", 1), ("g", 2), ("h", 7), ("", 8), ("nul\0byte", 9)] {
-        append_to_group(&store, g, vec![Record::Group(record(g, generation))]).unwrap();
+        append_to_group(&store, g, vec![Record::Group(Box::new(record(g, generation)))]).unwrap();
     }
     assert_eq!(group_record(&store, ""), Some(record("", 8)));
     assert_eq!(group_record(&store, "nul\0byte"), Some(record("nul\0byte", 9)));
@@ -130,7 +130,7 @@ fn everything_comes_back_after_reopening() {
             &store,
             "stable",
             vec![
-                Record::Group(record("stable", 4)),
+                Record::Group(Box::new(record("stable", 4))),
                 commit("stable", "orders", 0, offset(10)),
                 commit("stable", "orders", 1, offset(11)),
             ],

@@ -112,8 +112,8 @@ fn a_bad_group_record_is_a_typed_error_for_its_partition_only() {
     let store = SledMetadataStore::from_db(db.clone()).unwrap();
     let (bad_p, good_p) = (partition(3), partition(4));
     let good = GroupMetadataRecord { group_id: "good".into(), generation_id: 2, ..Default::default() };
-    store.append_blocking(good_p, epoch(0), vec![Record::Group(good.clone())]).unwrap();
-    store.append_blocking(bad_p, epoch(0), vec![Record::Group(good.clone())]).unwrap();
+    store.append_blocking(good_p, epoch(0), vec![Record::Group(Box::new(good.clone()))]).unwrap();
+    store.append_blocking(bad_p, epoch(0), vec![Record::Group(Box::new(good.clone()))]).unwrap();
     let tree = db.open_tree(PARTITIONS_TREE).unwrap();
     tree.insert(group_key(bad_p, "bad"), &[1u8, 200][..]).unwrap();
     tree.insert(group_key(bad_p, "future"), &[2u8, 0][..]).unwrap();

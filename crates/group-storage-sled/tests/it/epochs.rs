@@ -28,7 +28,7 @@ fn an_append_is_checked_against_the_partition_epoch(#[case] next: u64, #[case] e
     let result = store.append_blocking(
         p,
         epoch(next),
-        vec![commit("g", "t", 0, offset(2)), Record::Group(record("g", 1))],
+        vec![commit("g", "t", 0, offset(2)), Record::Group(Box::new(record("g", 1)))],
     );
     let loaded = store.load(p).unwrap();
     match expected {

@@ -255,11 +255,11 @@ fn v2_keys_and_values_are_as_documented() {
         let store = SledMetadataStore::open_with_partitions(dir.db(), 300).unwrap();
         let records = vec![
             commit("g", "orders", 5, value(7)),
-            group_offsets::Record::Group(group_offsets::GroupMetadataRecord {
+            group_offsets::Record::Group(Box::new(group_offsets::GroupMetadataRecord {
                 group_id: "g".into(),
                 generation_id: 4,
                 ..Default::default()
-            }),
+            })),
         ];
         store.append_blocking(partition(0x0102), epoch(0x0a0b), records).unwrap();
     }

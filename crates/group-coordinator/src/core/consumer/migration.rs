@@ -231,7 +231,7 @@ impl CoordinatorCore {
         g.state = GroupState::Stable;
         g.previous_state = GroupState::Stable;
         g.subscribed_topics = g.compute_subscribed_topics();
-        records.push(Record::Group(g.record(None)));
+        records.push(Record::Group(Box::new(g.record(None))));
         self.remove_group(&group_id);
         let mut g2 = g;
         let sessions: Vec<(usize, i32)> = (0..g2.len()).map(|i| (i, g2.at(i).session_timeout_ms)).collect();
