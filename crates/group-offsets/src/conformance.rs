@@ -240,7 +240,7 @@ fn full(
     OffsetAndMetadata {
         offset,
         leader_epoch: epoch,
-        metadata: metadata.to_owned(),
+        metadata: metadata.into(),
         commit_time,
         expire_time: expire,
     }

@@ -102,7 +102,7 @@
 //!
 //! let manager = OffsetManager::new(PersistentOffsetStorage::new(store.clone()));
 //! let ok = OffsetAndMetadata::new(10, now);
-//! let too_long = OffsetAndMetadata { metadata: "x".repeat(5000), ..OffsetAndMetadata::new(20, now) };
+//! let too_long = OffsetAndMetadata { metadata: "x".repeat(5000).into(), ..OffsetAndMetadata::new(20, now) };
 //! let results = manager.commit_offsets(
 //!     "billing",
 //!     &[(TopicPartition::new("orders", 0), ok), (TopicPartition::new("orders", 1), too_long)],

@@ -37,7 +37,11 @@ impl GroupData {
         }
     }
 
-    fn insert(&mut self, partition: TopicPartition, offset: OffsetAndMetadata) {
+    /// Keeps `offset` with its metadata detached: whoever appended the record
+    /// may have cut the metadata from a request frame, which the store must
+    /// not keep alive.
+    fn insert(&mut self, partition: TopicPartition, mut offset: OffsetAndMetadata) {
+        offset.metadata = offset.metadata.detach();
         match self.offsets.get_mut(&*partition.topic) {
             Some(partitions) => {
                 partitions.insert(partition.partition, offset);
@@ -204,6 +208,8 @@ fn run(
 
 #[cfg(test)]
 mod tests {
+    use group_types::CommitMetadata;
+
     use super::*;
 
     fn offset(group: &str, topic: &str, partition: i32, n: i64) -> Record {
@@ -265,5 +271,24 @@ mod tests {
         data.apply(vec![offset("g", "t", 0, 1), offset("g", "t", 0, 2), offset("g", "u", 0, 3)]);
         assert_eq!(data.fetch("g", "t", 0).map(|o| o.offset), Some(2));
         assert_eq!(data.offset_count(), 2);
+    }
+
+    #[test]
+    fn kept_metadata_does_not_pin_the_frame_it_was_cut_from() {
+        let frame = bytes::Bytes::from(b"\x00\x0bcheckpoint-7\x00".to_vec());
+        let wire = frame.slice(2..14);
+        let metadata = CommitMetadata::from_utf8(wire.clone()).unwrap();
+        assert_eq!(metadata.as_bytes().as_ptr(), wire.as_ptr());
+        let mut data = PartitionData::default();
+        data.apply(vec![Record::Offset {
+            group_id: Arc::from("g"),
+            partition: TopicPartition::new("t", 0),
+            offset: OffsetAndMetadata { metadata, ..OffsetAndMetadata::new(1, 1) },
+        }]);
+        let kept = data.fetch("g", "t", 0).unwrap().metadata;
+        assert_eq!(kept, "checkpoint-7");
+        assert_ne!(kept.as_bytes().as_ptr(), wire.as_ptr());
+        drop(wire);
+        assert!(frame.is_unique(), "the store still holds the frame");
     }
 }

@@ -159,15 +159,23 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
         partition: &TopicPartition,
         offset: OffsetAndMetadata,
     ) -> Result<(), StorageError> {
+        // The cache outlives the caller's request: it keeps a detached copy,
+        // which the record shares. Without a cache the record takes the offset
+        // as it came (a store that keeps it detaches it itself).
+        let kept = self.cache.is_some().then(|| offset.detach());
         let record = Record::Offset {
             group_id: Arc::from(group_id),
             partition: partition.clone(),
-            offset: offset.clone(),
+            offset: kept.clone().unwrap_or(offset),
         };
         self.write(
             group_id,
             || self.append(group_id, vec![record]),
-            |cached| insert(cached, partition, offset),
+            |cached| {
+                if let Some(kept) = kept {
+                    insert(cached, partition, kept);
+                }
+            },
         )
     }
 
@@ -180,20 +188,27 @@ impl<M: MetadataStore> OffsetStorage for PersistentOffsetStorage<M> {
             return Ok(());
         }
         let id: Arc<str> = Arc::from(group_id);
+        // With a cache, one detached copy of each commit, shared by its record
+        // and the cache; without one, the records share the caller's offsets.
+        let kept: Vec<OffsetAndMetadata> = match self.cache {
+            Some(_) => offsets.iter().map(|(_, offset)| offset.detach()).collect(),
+            None => Vec::new(),
+        };
         let records = offsets
             .iter()
-            .map(|(tp, offset)| Record::Offset {
+            .enumerate()
+            .map(|(i, (tp, offset))| Record::Offset {
                 group_id: Arc::clone(&id),
                 partition: tp.clone(),
-                offset: offset.clone(),
+                offset: kept.get(i).unwrap_or(offset).clone(),
             })
             .collect();
         self.write(
             group_id,
             || self.append(group_id, records),
             |cached| {
-                for (tp, offset) in offsets {
-                    insert(cached, tp, offset.clone());
+                for ((tp, _), offset) in offsets.iter().zip(kept) {
+                    insert(cached, tp, offset);
                 }
             },
         )

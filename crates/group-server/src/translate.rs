@@ -19,8 +19,9 @@ fn opt(value: &Option<StrBytes>) -> Option<String> {
     value.as_ref().map(s)
 }
 
-/// An id from the wire, sharing the request frame's bytes instead of copying
-/// them. The coordinator copies what it keeps, so no frame outlives its request.
+/// An id (or commit metadata, a type of the same kind) from the wire, sharing
+/// the request frame's bytes instead of copying them. The coordinator copies
+/// what it keeps, so no frame outlives its request.
 fn id<T: TryFrom<Bytes> + for<'a> From<&'a str>>(value: &StrBytes) -> T {
     // `StrBytes` is UTF-8 already: the copy is never taken.
     T::try_from(Bytes::from(value.clone())).unwrap_or_else(|_| T::from(value.as_str()))
@@ -30,7 +31,7 @@ fn opt_id<T: TryFrom<Bytes> + for<'a> From<&'a str>>(value: &Option<StrBytes>) -
     value.as_ref().map(id)
 }
 
-/// An id for the wire: its bytes, not a copy.
+/// An id (or commit metadata) for the wire: its bytes, not a copy.
 fn wire_id(value: impl Into<Bytes>) -> StrBytes {
     let bytes = value.into();
     // Every id is UTF-8 (`group_types::ids`): the empty answer is never given.
@@ -194,7 +195,7 @@ pub(crate) fn offset_commit_request(req: &kp::OffsetCommitRequest, version: i16)
                     let data = gt::OffsetCommitData {
                         offset: p.committed_offset,
                         leader_epoch: epoch(p.committed_leader_epoch),
-                        metadata: opt(&p.committed_metadata),
+                        metadata: opt_id(&p.committed_metadata),
                         commit_timestamp: None,
                     };
                     (p.partition_index, data)
@@ -359,7 +360,7 @@ pub(crate) fn offset_fetch_response(
                                         .with_partition_index(p)
                                         .with_committed_offset(d.offset)
                                         .with_committed_leader_epoch(leader_epoch(&d))
-                                        .with_metadata(Some(sb(d.metadata)))
+                                        .with_metadata(Some(wire_id(d.metadata)))
                                         .with_error_code(d.error_code.code())
                                 })
                                 .collect(),
@@ -394,7 +395,7 @@ pub(crate) fn offset_fetch_response(
                             .with_partition_index(p)
                             .with_committed_offset(d.offset)
                             .with_committed_leader_epoch(leader_epoch(&d))
-                            .with_metadata(Some(sb(d.metadata)))
+                            .with_metadata(Some(wire_id(d.metadata)))
                             .with_error_code(code.code())
                     })
                     .collect(),

@@ -310,3 +310,41 @@ fn described_groups_read_back_with_the_member_type_of_the_version(
     assert_eq!(missing.error_message.as_deref(), Some("Group c not found."));
     assert!(missing.members.is_empty());
 }
+
+#[test]
+fn commit_metadata_shares_the_frame_in_and_the_store_out() {
+    use kp::offset_commit_request::{OffsetCommitRequestPartition, OffsetCommitRequestTopic};
+
+    let frame = bytes::Bytes::from_static(b"..checkpoint-7..");
+    let sent = StrBytes::from_utf8(frame.slice(2..14)).unwrap();
+    let partition = |metadata| {
+        OffsetCommitRequestPartition::default().with_committed_offset(5).with_committed_metadata(metadata)
+    };
+    let req = kp::OffsetCommitRequest::default().with_group_id(st("g").into()).with_topics(vec![
+        OffsetCommitRequestTopic::default()
+            .with_name(st("t").into())
+            .with_partitions(vec![partition(Some(sent.clone())), partition(None)]),
+    ]);
+    let commit = offset_commit_request(&req, 9);
+    let [(_, with), (_, null)] = &commit.offsets[0].partitions[..] else { panic!("{commit:?}") };
+    let taken = with.metadata.as_ref().unwrap();
+    assert_eq!((taken.as_str(), taken.as_bytes().as_ptr()), ("checkpoint-7", sent.as_ptr()));
+    assert_eq!(null.metadata, None);
+
+    // An OffsetFetch answer writes the stored bytes, not a copy of them.
+    let stored = gt::CommitMetadata::from("checkpoint-7");
+    let mut resp = gt::OffsetFetchResponse::default();
+    let data = gt::OffsetFetchData { offset: 5, metadata: stored.clone(), ..gt::OffsetFetchData::missing() };
+    resp.offsets.entry("t".to_owned()).or_default().insert(0, data);
+    let group = FetchGroup { request: gt::OffsetFetchRequest::all("g"), order: None };
+    for version in [7, 8] {
+        let out = offset_fetch_response(std::slice::from_ref(&group), vec![resp.clone()], version);
+        let answered = if version >= 8 {
+            out.groups[0].topics[0].partitions[0].metadata.clone()
+        } else {
+            out.topics[0].partitions[0].metadata.clone()
+        };
+        let answered = answered.unwrap();
+        assert_eq!((answered.as_str(), answered.as_ptr()), ("checkpoint-7", stored.as_bytes().as_ptr()));
+    }
+}

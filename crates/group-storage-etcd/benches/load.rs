@@ -13,7 +13,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
 use group_storage_etcd::testing::{EtcdCluster, unique_prefix};
 use group_storage_etcd::{EtcdConfig, EtcdStore};
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
 
 const GROUPS: usize = 100;
 const TOPICS: usize = 10;
@@ -32,7 +32,7 @@ fn group(g: usize) -> Vec<Record> {
                 offset: OffsetAndMetadata {
                     offset: 1_000_000 + i64::from(p),
                     leader_epoch: Some(12),
-                    metadata: String::new(),
+                    metadata: CommitMetadata::empty(),
                     commit_time: 1_700_000_000_000,
                     expire_time: None,
                 },

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, Record};
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
 
 mod consumer;
 
@@ -329,7 +329,8 @@ pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
                     Some(e) => Some(i32::try_from(e).map_err(|_| corrupt("leader epoch over i32"))?),
                     None => None,
                 };
-                let metadata = r.string()?;
+                // The decoded string is taken over, not copied.
+                let metadata = CommitMetadata::from(r.string()?);
                 let commit_time = r.ivarint()?;
                 let expire_time = r.opt_i64()?;
                 Record::Offset {

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record};
 use group_storage_sled::{Durability, SledMetadataStore, SledOptions};
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
 
 const CONCURRENCY: [usize; 3] = [1, 64, 256];
 
@@ -45,7 +45,7 @@ fn value(offset: i64) -> OffsetAndMetadata {
     OffsetAndMetadata {
         offset,
         leader_epoch: Some(5),
-        metadata: String::new(),
+        metadata: CommitMetadata::empty(),
         commit_time: 1_700_000_000_000,
         expire_time: None,
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use group_offsets::{MetadataStore, OwnerEpoch, Record};
 use group_storage_sled::SledMetadataStore;
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
 
 const GROUPS: usize = 1_000;
 const TOPICS: usize = 10;
@@ -31,7 +31,7 @@ fn populate(dir: &PathBuf) {
                     let offset = OffsetAndMetadata {
                         offset: 1_000_000 + i64::from(p),
                         leader_epoch: Some(12),
-                        metadata: String::new(),
+                        metadata: CommitMetadata::empty(),
                         commit_time: 1_700_000_000_000,
                         expire_time: None,
                     };

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use bincode::config::{Configuration, Limit, LittleEndian, Varint};
 use bytes::Bytes;
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
-use group_types::OffsetAndMetadata;
+use group_types::{CommitMetadata, OffsetAndMetadata};
 use serde::{Deserialize, Serialize};
 
 mod consumer;
@@ -103,7 +103,8 @@ pub(crate) fn decode_offset(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeErr
             Ok(OffsetAndMetadata {
                 offset: stored.offset,
                 leader_epoch: stored.leader_epoch,
-                metadata: stored.metadata.into_owned(),
+                // The decoded string is taken over, not copied.
+                metadata: CommitMetadata::from(stored.metadata.into_owned()),
                 commit_time: stored.commit_time,
                 expire_time: stored.expire_time,
             })
@@ -238,7 +239,7 @@ mod tests {
         OffsetAndMetadata {
             offset: 42,
             leader_epoch: Some(7),
-            metadata: "m".to_owned(),
+            metadata: "m".into(),
             commit_time: 1_700_000_000_000,
             expire_time: None,
         }
@@ -344,7 +345,7 @@ mod tests {
 
     #[test]
     fn a_value_too_big_to_read_back_is_refused() {
-        let value = OffsetAndMetadata { metadata: "x".repeat(MAX_VALUE_BYTES), ..sample_offset() };
+        let value = OffsetAndMetadata { metadata: "x".repeat(MAX_VALUE_BYTES).into(), ..sample_offset() };
         assert!(encode_offset(&value).unwrap_err().contains("more than"));
     }
 
@@ -366,7 +367,7 @@ mod tests {
             commit_time in any::<i64>(),
             expire_time in any::<Option<i64>>(),
         ) {
-            let value = OffsetAndMetadata { offset, leader_epoch, metadata, commit_time, expire_time };
+            let value = OffsetAndMetadata { offset, leader_epoch, metadata: metadata.into(), commit_time, expire_time };
             let bytes = encode_offset(&value).unwrap();
             prop_assert_eq!(bytes[0], OFFSET_FORMAT_V1);
             prop_assert_eq!(decode_offset(&bytes).unwrap(), value);

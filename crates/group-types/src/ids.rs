@@ -321,6 +321,11 @@ identifier! {
     ProtocolName;
 }
 
+identifier! {
+    /// The metadata string a client commits with an offset; `""` when it sent null.
+    CommitMetadata;
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -455,5 +460,20 @@ mod tests {
         by_instance.insert(instance.clone(), 1);
         assert_eq!(by_instance.get("host-a"), Some(&1));
         assert_eq!(serde_json::to_string(&instance).unwrap(), "\"host-a\"");
+    }
+
+    #[test]
+    fn commit_metadata_is_an_identifier_too() {
+        let frame = Bytes::from(b"\x00\x04ckpt".to_vec());
+        let metadata = CommitMetadata::from_utf8(frame.slice(2..)).unwrap();
+        assert_eq!(metadata.as_bytes().as_ptr(), frame[2..].as_ptr());
+        assert_eq!(metadata, "ckpt");
+        let detached = metadata.detach();
+        assert_ne!(detached.as_bytes().as_ptr(), metadata.as_bytes().as_ptr());
+        assert_eq!(detached, metadata);
+        assert_eq!(CommitMetadata::default(), "");
+        assert!(CommitMetadata::from_utf8(frame.slice(2..2)).unwrap().detach().is_empty());
+        assert_eq!(serde_json::to_string(&detached).unwrap(), "\"ckpt\"");
+        assert_eq!(serde_json::from_str::<CommitMetadata>("\"\"").unwrap(), CommitMetadata::empty());
     }
 }

@@ -20,7 +20,9 @@
 //! - [`GroupId`], [`MemberId`] and [`GroupInstanceId`] are the protocol's
 //!   identifiers: UTF-8 over `bytes::Bytes`, so a front end hands over what it
 //!   decoded from the wire without a copy, and a clone is a reference-count bump.
-//!   JoinGroup's protocol metadata and SyncGroup's assignments are `Bytes` too.
+//!   [`CommitMetadata`], the string a client commits with an offset, is one of
+//!   the same kind. JoinGroup's protocol metadata and SyncGroup's assignments are
+//!   `Bytes`.
 //! - OffsetCommit's partitions are [`TopicEntries`] lists in request order, as
 //!   on the wire; stored offsets and the other offset APIs use [`PartitionMap`].
 //! - [`TopicPartition`] is cheap to clone; [`MemberSubscription`] is what an
@@ -104,7 +106,9 @@ pub use crate::describe_groups::{
 };
 pub use crate::error_code::{ErrorCode, GroupError};
 pub use crate::heartbeat::{HeartbeatRequest, HeartbeatResponse};
-pub use crate::ids::{BadUtf8Id, GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType};
+pub use crate::ids::{
+    BadUtf8Id, CommitMetadata, GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType,
+};
 pub use crate::join_group::{JoinGroupMember, JoinGroupRequest, JoinGroupResponse, ProtocolMetadata};
 pub use crate::leave_group::{LeaveGroupRequest, LeaveGroupResponse, LeaveMemberResponse, MemberIdentity};
 pub use crate::list_groups::{ListGroupsRequest, ListGroupsResponse, ListedGroup};

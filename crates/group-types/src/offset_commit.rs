@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::ErrorCode;
-use crate::{GroupId, GroupInstanceId, MemberId};
+use crate::{CommitMetadata, GroupId, GroupInstanceId, MemberId};
 
 /// Per topic, per partition, sorted: the shape of stored offsets and of the
 /// offset requests whose order nobody relies on (OffsetFetch, OffsetDelete).
@@ -54,7 +54,7 @@ pub struct OffsetCommitData {
     /// The leader epoch of the record at `offset - 1` (v6+); `None` when unknown (-1 on the wire).
     pub leader_epoch: Option<i32>,
     /// Free-form client metadata, stored exactly as received; `None` is stored as `""`.
-    pub metadata: Option<String>,
+    pub metadata: Option<CommitMetadata>,
     /// v1 only: an explicit commit timestamp; `None` means "now".
     pub commit_timestamp: Option<i64>,
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::{CommitMetadata, GroupId, MemberId};
 use crate::{ErrorCode, PartitionMap};
-use crate::{GroupId, MemberId};
 
 /// An OffsetFetch request for one group (v8+ batch several; a front end splits them).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -43,7 +43,7 @@ pub struct OffsetFetchData {
     /// The committed leader epoch; `None` (-1 on the wire) when unknown.
     pub leader_epoch: Option<i32>,
     /// The committed metadata; `""` when nothing is committed.
-    pub metadata: String,
+    pub metadata: CommitMetadata,
     /// The outcome for this partition.
     pub error_code: ErrorCode,
 }
@@ -56,7 +56,7 @@ impl OffsetFetchData {
 
     /// A partition that could not be read: offset -1 with `error_code`.
     pub fn error(error_code: ErrorCode) -> OffsetFetchData {
-        OffsetFetchData { offset: -1, leader_epoch: None, metadata: String::new(), error_code }
+        OffsetFetchData { offset: -1, leader_epoch: None, metadata: CommitMetadata::empty(), error_code }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::PartitionMap;
+use crate::{CommitMetadata, PartitionMap};
 
 /// One committed position, as Kafka's offset record value holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -12,7 +12,7 @@ pub struct OffsetAndMetadata {
     /// Kafka's `i32` leader epoch; `None` when the client sent -1.
     pub leader_epoch: Option<i32>,
     /// The client's metadata, byte for byte (`""` when it sent null).
-    pub metadata: String,
+    pub metadata: CommitMetadata,
     /// When the commit was made, in milliseconds since the Unix epoch.
     pub commit_time: i64,
     /// An explicit expiry from a v2-4 commit with a retention time; `None` otherwise.
@@ -23,6 +23,13 @@ impl OffsetAndMetadata {
     /// A commit of `offset` at `commit_time` with no epoch, metadata or expiry.
     pub fn new(offset: i64, commit_time: i64) -> OffsetAndMetadata {
         OffsetAndMetadata { offset, commit_time, ..OffsetAndMetadata::default() }
+    }
+
+    /// The same commit with its metadata [`detach`](CommitMetadata::detach)ed:
+    /// the copy that state outliving the request keeps, so that it does not pin
+    /// the request frame the metadata was cut from.
+    pub fn detach(&self) -> OffsetAndMetadata {
+        OffsetAndMetadata { metadata: self.metadata.detach(), ..*self }
     }
 }
 
@@ -74,7 +81,7 @@ pub struct OffsetCommitLog {
     /// The committed leader epoch.
     pub leader_epoch: Option<i32>,
     /// The committed metadata.
-    pub metadata: String,
+    pub metadata: CommitMetadata,
     /// The commit time, in milliseconds since the Unix epoch.
     pub timestamp: i64,
     /// The explicit expiry, if the commit carried one.

@@ -106,13 +106,15 @@ impl<'a> IntoIterator for &'a OffsetCache {
 
 #[cfg(test)]
 mod tests {
+    use group_types::CommitMetadata;
+
     use super::*;
 
     fn offset(n: i64) -> OffsetAndMetadata {
         OffsetAndMetadata {
             offset: n,
             leader_epoch: None,
-            metadata: String::new(),
+            metadata: CommitMetadata::empty(),
             commit_time: 0,
             expire_time: None,
         }

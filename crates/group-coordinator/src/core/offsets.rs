@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_types::{
-    ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
-    OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse, TopicEntries,
-    TopicPartition,
+    CommitMetadata, ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse,
+    TopicEntries, TopicPartition,
 };
 
 use group_offsets::{RetentionGroup, metadata_length};
@@ -113,10 +113,15 @@ impl CoordinatorCore {
                     continue;
                 }
                 codes.push((partition, ErrorCode::None));
+                // The request's metadata is a slice of its frame, which the cache
+                // must not keep alive: one detached copy (none when empty) that the
+                // record shares.
+                let metadata =
+                    data.metadata.as_ref().map_or_else(CommitMetadata::empty, CommitMetadata::detach);
                 let offset = OffsetAndMetadata {
                     offset: data.offset,
                     leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
-                    metadata: data.metadata.unwrap_or_default(),
+                    metadata,
                     commit_time: data.commit_timestamp.filter(|t| *t != -1).unwrap_or(now),
                     expire_time,
                 };

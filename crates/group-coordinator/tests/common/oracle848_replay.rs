@@ -769,7 +769,7 @@ impl Replay<'_> {
                 for entry in step["offsets"].as_array().unwrap() {
                     let a = entry.as_array().unwrap();
                     let mut data = OffsetCommitData::new(a[2].as_i64().unwrap());
-                    data.metadata = Some(a.get(3).and_then(Value::as_str).unwrap_or("").to_owned());
+                    data.metadata = Some(a.get(3).and_then(Value::as_str).unwrap_or("").into());
                     req = req.with_offset(a[0].as_str().unwrap(), a[1].as_i64().unwrap() as i32, data);
                 }
                 (Request::OffsetCommit(req), Ctx { version: v }, None)

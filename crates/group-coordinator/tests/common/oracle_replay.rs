@@ -11,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 use group_coordinator::{CoordinatorConfig, GroupMetadata, Record, Request, Response};
 use group_types::{
-    DeleteGroupsRequest, DescribeGroupsRequest, ErrorCode, HeartbeatRequest, JoinGroupRequest,
-    LeaveGroupRequest, ListGroupsRequest, MemberAssignmentData, MemberIdentity, OffsetCommitData,
-    OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription, SyncGroupRequest,
+    CommitMetadata, DeleteGroupsRequest, DescribeGroupsRequest, ErrorCode, HeartbeatRequest,
+    JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest, MemberAssignmentData, MemberIdentity,
+    OffsetCommitData, OffsetCommitRequest, OffsetFetchRequest, ProtocolMetadata, Subscription,
+    SyncGroupRequest,
 };
 use serde_json::{Value, json};
 
@@ -438,7 +439,7 @@ impl<D: Driver> Replay<'_, D> {
                     let (topic, partition, data) = match entry {
                         Value::Array(a) => {
                             let mut data = OffsetCommitData::new(a[2].as_i64().unwrap());
-                            data.metadata = Some(a.get(3).and_then(Value::as_str).unwrap_or("").to_owned());
+                            data.metadata = Some(a.get(3).and_then(Value::as_str).unwrap_or("").into());
                             (a[0].as_str().unwrap().to_owned(), a[1].as_i64().unwrap() as i32, data)
                         }
                         Value::Object(o) => {
@@ -446,9 +447,9 @@ impl<D: Driver> Replay<'_, D> {
                             data.leader_epoch =
                                 o.get("leader_epoch").and_then(Value::as_i64).map(|e| e as i32);
                             data.metadata = match o.get("metadata") {
-                                None => Some(String::new()),
+                                None => Some(CommitMetadata::empty()),
                                 Some(Value::Null) => None,
-                                Some(v) => Some(v.as_str().unwrap().to_owned()),
+                                Some(v) => Some(v.as_str().unwrap().into()),
                             };
                             (
                                 o["topic"].as_str().unwrap().to_owned(),

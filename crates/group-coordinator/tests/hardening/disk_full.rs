@@ -67,7 +67,7 @@ fn request(n: i64) -> (OffsetCommitRequest, TopicPartition) {
     let tp = TopicPartition::new("orders", (n % 8) as i32);
     let mut request = commit(&format!("g{}", n % 5), "", None, -1, &[(tp.clone(), n)]);
     for (_, data) in request.offsets.iter_mut().flat_map(|t| t.partitions.iter_mut()) {
-        data.metadata = Some(format!("{n:>1000}"));
+        data.metadata = Some(format!("{n:>1000}").into());
     }
     (request, tp)
 }

@@ -1,10 +1,10 @@
 //! Scenarios of `kafka-semantics.md` §8 that the oracle scripts do not cover.
 
-use group_coordinator::{CoordinatorConfig, Request, Response};
+use group_coordinator::{CoordinatorConfig, Record, Request, Response};
 use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, StoredGroups};
 use group_types::{
-    DescribeGroupsRequest, ErrorCode, GroupId, GroupState, LeaveGroupRequest, ListGroupsRequest,
-    MemberIdentity, OffsetFetchRequest, ProtocolMetadata,
+    CommitMetadata, DescribeGroupsRequest, ErrorCode, GroupId, GroupState, LeaveGroupRequest,
+    ListGroupsRequest, MemberIdentity, OffsetCommitData, OffsetFetchRequest, ProtocolMetadata,
 };
 
 use crate::support::{Sim, commit, heartbeat, join, subscription, sync, test_config};
@@ -329,4 +329,37 @@ fn a_restarted_core_never_hands_out_the_id_of_a_loaded_member() {
     assert_eq!(answer.error_code, ErrorCode::MemberIdRequired);
     assert!(answer.member_id.starts_with("consumer-"), "{}", answer.member_id);
     assert_ne!(answer.member_id, taken, "a new member must not get a loaded member's id");
+}
+
+#[test]
+fn a_commit_keeps_one_detached_copy_of_its_metadata_shared_with_its_record() {
+    let mut sim = Sim::new(test_config());
+    // What the front end hands over: the metadata as a slice of the request frame.
+    let frame = bytes::Bytes::from(b"\x00\x0ccheckpoint-7".to_vec());
+    let wire = frame.slice(2..);
+    let data = OffsetCommitData {
+        metadata: Some(CommitMetadata::from_utf8(wire.clone()).unwrap()),
+        ..OffsetCommitData::new(5)
+    };
+    let request = commit("simple", "", -1, 0).with_offset("t", 1, data);
+    let fx = sim.core.handle(0, group_coordinator::RequestId(1), Request::OffsetCommit(request));
+    let [write] = &fx.writes[..] else { panic!("one write: {fx:?}") };
+    let recorded = write
+        .records
+        .iter()
+        .find_map(|r| match r {
+            Record::Offset { partition, offset, .. } if partition.partition == 1 => {
+                Some(offset.metadata.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let _ = sim.core.complete_write(0, write.id, Ok(()));
+    drop(fx);
+    let kept = sim.core.committed_offset("simple", "t", 1).unwrap().metadata;
+    assert_eq!(kept, "checkpoint-7");
+    assert_ne!(kept.as_bytes().as_ptr(), wire.as_ptr(), "the cache keeps a copy");
+    assert_eq!(kept.as_bytes().as_ptr(), recorded.as_bytes().as_ptr(), "the record shares it");
+    drop(wire);
+    assert!(frame.is_unique(), "nothing the core keeps holds the request frame");
 }

@@ -126,7 +126,7 @@ impl Broken {
                         group_id,
                         partition,
                         offset: OffsetAndMetadata {
-                            metadata: offset.metadata.split('\0').next().unwrap_or("").to_owned(),
+                            metadata: offset.metadata.split('\0').next().unwrap_or("").into(),
                             ..offset
                         },
                     })

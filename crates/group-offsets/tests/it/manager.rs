@@ -12,7 +12,7 @@ fn tp(topic: &str, partition: i32) -> TopicPartition {
 }
 
 fn with_metadata(offset: i64, metadata: &str) -> OffsetAndMetadata {
-    OffsetAndMetadata { metadata: metadata.to_owned(), ..OffsetAndMetadata::new(offset, 1_000) }
+    OffsetAndMetadata { metadata: metadata.into(), ..OffsetAndMetadata::new(offset, 1_000) }
 }
 
 #[test]

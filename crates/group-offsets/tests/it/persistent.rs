@@ -5,7 +5,7 @@ use group_offsets::{
     GroupMetadataRecord, MemoryMetadataStore, MemoryOffsetStorage, MetadataStore, OffsetStorage, OwnerEpoch,
     PersistentOffsetStorage, StorageError,
 };
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
 use rstest::rstest;
 
 fn tp(topic: &str, partition: i32) -> TopicPartition {
@@ -210,4 +210,23 @@ fn memory_offset_storage_is_persistent_storage_over_memory() {
     let over = MemoryOffsetStorage::over(storage.store().clone());
     assert_eq!(over.fetch_offset("g", &tp("t", 0)).unwrap().map(|o| o.offset), Some(5));
     assert_eq!(MemoryOffsetStorage::default().offset_count(), 0);
+}
+
+#[rstest]
+fn kept_offsets_do_not_pin_the_frame_their_metadata_was_cut_from(#[values(false, true)] cached: bool) {
+    let store = MemoryMetadataStore::new();
+    let storage = storage(cached, &store);
+    // Read first, so that a cached storage has the group in its cache when the writes land.
+    assert_eq!(storage.fetch_offsets("g").unwrap().len(), 0);
+    let frame = bytes::Bytes::from(b"\x00\x0ccheckpoint-7".to_vec());
+    let offset = |n| OffsetAndMetadata {
+        metadata: CommitMetadata::from_utf8(frame.slice(2..)).unwrap(),
+        ..OffsetAndMetadata::new(n, 0)
+    };
+    storage.store_offset("g", &tp("t", 0), offset(1)).unwrap();
+    storage.store_offsets("g", &[(tp("t", 1), offset(2)), (tp("u", 0), offset(3))]).unwrap();
+    assert!(frame.is_unique(), "a kept offset holds the frame");
+    let kept = storage.fetch_offsets("g").unwrap();
+    assert_eq!(kept.len(), 3);
+    assert!(kept.offsets.values().flat_map(|p| p.values()).all(|o| o.metadata == "checkpoint-7"));
 }

@@ -89,7 +89,7 @@ pub(crate) fn offset(group: &str, topic: &str, partition: i32, value: i64, metad
         group_id: Arc::from(group),
         partition: TopicPartition::new(topic, partition),
         offset: OffsetAndMetadata {
-            metadata: metadata.to_owned(),
+            metadata: metadata.into(),
             ..OffsetAndMetadata::new(value, 1_700_000_000_000)
         },
     }

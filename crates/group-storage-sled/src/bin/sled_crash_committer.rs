@@ -93,7 +93,7 @@ fn value(topic: &str, partition: i32, offset: i64) -> OffsetAndMetadata {
     OffsetAndMetadata {
         offset,
         leader_epoch: Some(1),
-        metadata: format!("{topic}/{partition}@{offset}"),
+        metadata: format!("{topic}/{partition}@{offset}").into(),
         commit_time: offset,
         expire_time: None,
     }

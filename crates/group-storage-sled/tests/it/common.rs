@@ -63,7 +63,7 @@ pub(crate) fn offset(offset: i64) -> OffsetAndMetadata {
     OffsetAndMetadata {
         offset,
         leader_epoch: Some(3),
-        metadata: format!("meta-{offset}"),
+        metadata: format!("meta-{offset}").into(),
         commit_time: 1_700_000_000_000 + offset,
         expire_time: (offset % 2 == 0).then_some(1_800_000_000_000),
     }

@@ -61,7 +61,7 @@ fn value(n: i64) -> OffsetAndMetadata {
     OffsetAndMetadata {
         offset: n,
         leader_epoch: Some(1),
-        metadata: format!("{n:>1024}"),
+        metadata: format!("{n:>1024}").into(),
         commit_time: n,
         expire_time: None,
     }

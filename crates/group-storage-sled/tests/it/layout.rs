@@ -97,7 +97,7 @@ fn value(n: i64) -> OffsetAndMetadata {
     OffsetAndMetadata {
         offset: n,
         leader_epoch: Some(2),
-        metadata: format!("m{n}"),
+        metadata: format!("m{n}").into(),
         commit_time: 1_700_000_000_000 + n,
         expire_time: None,
     }
