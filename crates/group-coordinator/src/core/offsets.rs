@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_types::{
-    CommitMetadata, ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse,
-    TopicEntries, TopicPartition,
+    CommitMetadata, ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitData, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest,
+    OffsetFetchResponse, TopicEntries, TopicPartition,
 };
 
 use group_offsets::{RetentionGroup, metadata_length};
@@ -93,10 +93,11 @@ impl CoordinatorCore {
         let now = eng.now;
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
         let max = eng.config.offset_metadata_max_bytes;
-        let mut response = OffsetCommitResponse { errors: Vec::with_capacity(req.offsets.len()) };
         let count = req.partition_count();
         let mut records = Vec::with_capacity(count);
-        for TopicEntries { topic, partitions } in req.offsets {
+        // Mapped in place: a topic's answer has the size of its request entry, so
+        // the answer's list reuses the request's allocation instead of its own.
+        let commit_topic = |TopicEntries { topic, partitions }: TopicEntries<OffsetCommitData>| {
             // The group's own cache usually knows the topic already.
             let topic_arc = match g.offsets.topic(&topic) {
                 Some(known) => known.clone(),
@@ -138,8 +139,9 @@ impl CoordinatorCore {
                 g.offsets.drop_if_empty(&topic_arc);
             }
             eng.offsets_changed(&g.id, &topic_arc, prev);
-            response.errors.push(TopicEntries { topic, partitions: codes });
-        }
+            TopicEntries { topic, partitions: codes }
+        };
+        let response = OffsetCommitResponse { errors: req.offsets.into_iter().map(commit_topic).collect() };
         if records.is_empty() {
             eng.respond(rid, Response::OffsetCommit(response));
             return;
