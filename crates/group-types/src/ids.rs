@@ -43,15 +43,8 @@ macro_rules! identifier {
         /// by this type be queried with a `&str` (through [`Borrow<str>`]); the
         /// serde form is a plain string, the same as the `String` it replaces.
         $(#[$extra])*
+        #[derive(Clone)]
         pub struct $name(ByteString);
-
-        impl Clone for $name {
-            /// A reference-count bump; the empty id (what most commits carry as
-            /// metadata) skips even that: `Bytes` clones through its vtable.
-            fn clone(&self) -> Self {
-                if self.0.is_empty() { Self::empty() } else { Self(self.0.clone()) }
-            }
-        }
 
         impl $name {
             /// The id `s`, pointing at the static string: no allocation, usable in
