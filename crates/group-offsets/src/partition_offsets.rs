@@ -55,16 +55,26 @@ impl Default for PartitionOffsets {
 
 impl PartitionOffsets {
     /// Stores `offset` for `partition`, returning the offset it replaces.
+    #[inline]
     pub fn insert(&mut self, partition: i32, offset: OffsetAndMetadata) -> Option<OffsetAndMetadata> {
+        // A commit of a partition already known, the common case, inlined into the
+        // caller's loop: a call per partition costs a fifth of the work.
+        if let Repr::Dense { slots, len } = &mut self.repr
+            && let Some(slot) = usize::try_from(partition).ok().and_then(|p| slots.get_mut(p))
+        {
+            let previous = slot.replace(offset);
+            if previous.is_none() {
+                *len += 1;
+            }
+            return previous;
+        }
+        self.insert_growing(partition, offset)
+    }
+
+    /// [`insert`](Self::insert) of a partition past the dense slots, or into the map.
+    fn insert_growing(&mut self, partition: i32, offset: OffsetAndMetadata) -> Option<OffsetAndMetadata> {
         match &mut self.repr {
             Repr::Dense { slots, len } => {
-                if let Some(slot) = usize::try_from(partition).ok().and_then(|p| slots.get_mut(p)) {
-                    let previous = slot.replace(offset);
-                    if previous.is_none() {
-                        *len += 1;
-                    }
-                    return previous;
-                }
                 match usize::try_from(partition) {
                     // Past the end, close enough that the slots stay at least half full.
                     Ok(p) if p < 2 * (*len + 1) + SLACK => {
