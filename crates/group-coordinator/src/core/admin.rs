@@ -75,7 +75,12 @@ impl CoordinatorCore {
         // change, and the ones an uncommitted change removed.
         let mut ids: Vec<&str> = self.groups.keys().map(|k| &**k).collect();
         ids.extend(
-            self.engine.timeline.dirty_groups().map(|k| &**k).filter(|k| !self.groups.contains_key(*k)),
+            self.engine
+                .timeline
+                .dirty_groups()
+                .into_iter()
+                .map(|k| &**k)
+                .filter(|k| !self.groups.contains_key(*k)),
         );
         let mut listed: Vec<ListedGroup> = ids
             .into_iter()

@@ -105,8 +105,17 @@ pub(crate) struct Timeline {
     /// no change in the log, and its live state is its committed state. Runs, not
     /// entries, so that a commit of many partitions of one group looks its group up
     /// once instead of once per partition, on the way in and on the way out.
+    /// Kept only once the log grows past [`SCANNED_ENTRIES`]: a shorter log (one
+    /// commit in flight, the common case) is scanned instead, and a commit then
+    /// hashes no group name at all.
     dirty: DirtyGroups,
+    /// True while `dirty` is kept (the log grew past [`SCANNED_ENTRIES`] since it
+    /// was last empty).
+    indexed: bool,
 }
+
+/// The longest log whose groups are found by scanning it rather than by `dirty`.
+const SCANNED_ENTRIES: usize = if cfg!(test) { 2 } else { 8 };
 
 /// Groups with changes in the log, each with its count of runs: a table that
 /// hashes a group's name once per update and keeps the log's own `Arc` of it.
@@ -174,14 +183,35 @@ impl Timeline {
     fn forget_all(&mut self) {
         self.base = self.end();
         self.log.clear();
-        self.dirty.table.clear();
+        self.unindex();
+    }
+
+    /// The log emptied: short logs are scanned again.
+    fn unindex(&mut self) {
+        if self.indexed {
+            self.dirty.table.clear();
+            self.indexed = false;
+        }
     }
 
     /// Records how to undo a change.
     pub(crate) fn push(&mut self, undo: Undo) {
-        let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));
-        if !continues_run {
-            self.dirty.add(undo.group_id());
+        if self.indexed {
+            let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));
+            if !continues_run {
+                self.dirty.add(undo.group_id());
+            }
+        } else if self.log.len() >= SCANNED_ENTRIES {
+            // Too long to scan from now on: count the runs so far, then this one.
+            self.indexed = true;
+            for i in 0..self.log.len() {
+                if i == 0 || !same_group(&self.log[i - 1], &self.log[i]) {
+                    self.dirty.add(self.log[i].group_id());
+                }
+            }
+            if self.log.back().is_none_or(|last| !same_group(last, &undo)) {
+                self.dirty.add(undo.group_id());
+            }
         }
         self.log.push_back(undo);
     }
@@ -220,6 +250,9 @@ impl Timeline {
                 self.forget(undo.group_id());
             }
         }
+        if self.log.is_empty() {
+            self.unindex();
+        }
     }
 
     /// `id` failed: removes it and every later outstanding write, and returns them
@@ -241,22 +274,42 @@ impl Timeline {
         for id in &ended {
             self.forget(id);
         }
+        if self.log.is_empty() {
+            self.unindex();
+        }
         Some((voided, undone))
     }
 
     /// One run of `id` left the log.
     fn forget(&mut self, id: &Arc<str>) {
-        self.dirty.remove(id);
+        if self.indexed {
+            self.dirty.remove(id);
+        }
     }
 
     /// True when `group` has a change in the log that may not be committed.
     pub(crate) fn is_dirty(&self, group: &str) -> bool {
-        self.dirty.contains(group)
+        if self.indexed {
+            self.dirty.contains(group)
+        } else {
+            self.log.iter().any(|undo| **undo.group_id() == *group)
+        }
     }
 
-    /// Groups with a change in the log (some may exist only in committed state).
-    pub(crate) fn dirty_groups(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.dirty.table.iter().map(|(g, _)| g)
+    /// Groups with a change in the log (some may exist only in committed state),
+    /// each once.
+    pub(crate) fn dirty_groups(&self) -> Vec<&Arc<str>> {
+        if self.indexed {
+            return self.dirty.table.iter().map(|(g, _)| g).collect();
+        }
+        let mut groups: Vec<&Arc<str>> = Vec::new();
+        for undo in &self.log {
+            let id = undo.group_id();
+            if !groups.iter().any(|g| **g == *id) {
+                groups.push(id);
+            }
+        }
+        groups
     }
 
     /// The uncommitted entries, oldest first.
