@@ -605,17 +605,23 @@ impl CoordinatorCore {
             Ok(()) => {
                 let Some(pending) = self.engine.pending_writes.remove(&id) else { return };
                 self.engine.timeline.committed(id);
-                self.release_barriers(&[id]);
-                let mut held = std::mem::take(&mut self.engine.deferred);
-                held.retain(|(write, request, response)| {
-                    if *write == id {
-                        self.engine.fx.responses.push((*request, response.clone()));
-                        false
-                    } else {
-                        true
-                    }
-                });
-                self.engine.deferred = held;
+                // An offset commit, the common write, holds no barrier and no
+                // answer of another request.
+                if !self.engine.barriers.is_empty() {
+                    self.release_barriers(&[id]);
+                }
+                if !self.engine.deferred.is_empty() {
+                    let mut held = std::mem::take(&mut self.engine.deferred);
+                    held.retain(|(write, request, response)| {
+                        if *write == id {
+                            self.engine.fx.responses.push((*request, response.clone()));
+                            false
+                        } else {
+                            true
+                        }
+                    });
+                    self.engine.deferred = held;
+                }
                 self.on_write_completed(pending, Ok(()));
             }
             Err(error) => {
