@@ -60,7 +60,7 @@ impl Driver {
     fn send(&mut self, r: ConsumerGroupHeartbeatRequest) -> Option<(i32, Option<Vec<TopicIdPartitions>>)> {
         self.next += 1;
         let rid = RequestId(self.next);
-        self.core.handle_into(1, rid, Request::ConsumerGroupHeartbeat(r), &mut self.out);
+        self.core.handle_into(1, rid, Request::from(r), &mut self.out);
         while let Some(w) = self.out.writes.pop() {
             let id = w.id;
             self.core.complete_write_into(1, id, Ok(()), &mut self.out);

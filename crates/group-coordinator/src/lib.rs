@@ -132,7 +132,7 @@
 //!     topic_partitions: Some(Vec::new()),
 //!     ..ConsumerGroupHeartbeatRequest::default()
 //! };
-//! let fx = core.handle(0, RequestId(1), Request::ConsumerGroupHeartbeat(join));
+//! let fx = core.handle(0, RequestId(1), Request::from(join));
 //! // The answer waits for the group's records.
 //! let fx = core.complete_write(0, fx.writes[0].id, Ok(()));
 //! let Response::ConsumerGroupHeartbeat(answer) = &fx.responses[0].1 else { unreachable!() };

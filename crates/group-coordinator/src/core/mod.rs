@@ -433,7 +433,7 @@ impl CoordinatorCore {
             Request::ListGroups(r) => self.list_groups(request_id, r),
             Request::DeleteGroups(r) => self.delete_groups(request_id, r),
             Request::OffsetDelete(r) => self.offset_delete(request_id, r),
-            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, r, visible),
+            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, *r, visible),
             Request::ConsumerGroupDescribe(r) => self.consumer_group_describe(request_id, r),
         }
     }

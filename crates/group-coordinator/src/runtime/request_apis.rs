@@ -24,7 +24,7 @@ macro_rules! group_requests {
             pub fn $pending(&self, request: $req) -> Pending<$resp> {
                 let inner = &self.coordinator.inner;
                 let shard = inner.shard_of(&request.group_id);
-                inner.pending_as(self.context, shard, Request::$variant(request))
+                inner.pending_as(self.context, shard, Request::from(request))
             }
 
             #[doc = concat!("[`", stringify!($pending), "`](Self::", stringify!($pending), "), blocking ", $waits, ".")]

@@ -603,7 +603,7 @@ impl Replay<'_> {
             "hb" => {
                 let (r, echo) = self.hb_request(step, group, &member);
                 let ctx = Ctx { version: r.api_version };
-                (Request::ConsumerGroupHeartbeat(r), ctx, Some(echo))
+                (Request::from(r), ctx, Some(echo))
             }
             "cg_describe" => {
                 let v = version(1);

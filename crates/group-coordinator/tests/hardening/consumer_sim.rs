@@ -289,7 +289,7 @@ impl Sim {
         ));
         self.clients[i].waiting = Some(rid);
         self.owner_of.insert(rid, i);
-        let fx = self.core.handle(self.now, rid, Request::ConsumerGroupHeartbeat(r));
+        let fx = self.core.handle(self.now, rid, Request::from(r));
         self.process(fx);
     }
 

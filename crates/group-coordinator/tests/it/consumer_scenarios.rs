@@ -64,7 +64,7 @@ fn owning(
 }
 
 fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
-    let rid = sim.send(Request::ConsumerGroupHeartbeat(r));
+    let rid = sim.send(Request::from(r));
     match sim.answer(rid) {
         Some(Response::ConsumerGroupHeartbeat(r)) => r.clone(),
         other => panic!("heartbeat answered {other:?}"),
