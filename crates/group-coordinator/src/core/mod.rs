@@ -53,7 +53,7 @@ pub(crate) enum PendingWrite {
     /// J's empty group record for a group a JoinGroup created (§10 #11): the
     /// requester's answer, if the join built one, waits for it.
     /// Boxed, as is `Respond`'s answer: an inline `Response` would make every
-    /// pending write (an offset commit's too) 176 bytes to move, not 64.
+    /// pending write (an offset commit's too) 176 bytes to move, not 56.
     NewGroup { request: RequestId, answered: Option<Box<Response>> },
     /// The leader's assignment (§2.2).
     /// `assignments` is indexed like the group's members.

@@ -162,6 +162,12 @@ fn same_group(a: &Undo, b: &Undo) -> bool {
     Arc::ptr_eq(a, b) || a == b
 }
 
+/// Positions, from `from` on, of the entries of `log` that begin a run (their
+/// group differs from the entry before).
+fn run_starts(log: &VecDeque<Undo>, from: usize) -> impl Iterator<Item = usize> + '_ {
+    (from..log.len()).filter(move |&i| i == 0 || !same_group(&log[i - 1], &log[i]))
+}
+
 impl Timeline {
     fn end(&self) -> u64 {
         self.base + self.log.len() as u64
@@ -204,10 +210,8 @@ impl Timeline {
         } else if self.log.len() >= SCANNED_ENTRIES {
             // Too long to scan from now on: count the runs so far, then this one.
             self.indexed = true;
-            for i in 0..self.log.len() {
-                if i == 0 || !same_group(&self.log[i - 1], &self.log[i]) {
-                    self.dirty.add(self.log[i].group_id());
-                }
+            for i in run_starts(&self.log, 0) {
+                self.dirty.add(self.log[i].group_id());
             }
             if self.log.back().is_none_or(|last| !same_group(last, &undo)) {
                 self.dirty.add(undo.group_id());
@@ -265,10 +269,8 @@ impl Timeline {
         let keep = usize::try_from(start.saturating_sub(self.base)).unwrap_or(usize::MAX).min(self.log.len());
         // A run that began before `keep` goes on in the log; every run that
         // begins in the undone part leaves with it.
-        let ended: Vec<Arc<str>> = (keep..self.log.len())
-            .filter(|&i| i == 0 || !same_group(&self.log[i - 1], &self.log[i]))
-            .map(|i| self.log[i].group_id().clone())
-            .collect();
+        let ended: Vec<Arc<str>> =
+            run_starts(&self.log, keep).map(|i| self.log[i].group_id().clone()).collect();
         let mut undone: Vec<Undo> = self.log.drain(keep..).collect();
         undone.reverse();
         for id in &ended {

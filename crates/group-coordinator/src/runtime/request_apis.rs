@@ -16,7 +16,7 @@ use crate::{CoordinatorError, Request};
 
 macro_rules! group_requests {
     ($(
-        $pending:ident, $blocking:ident: $req:ident => $variant:ident, $resp:ident;
+        $pending:ident, $blocking:ident: $req:ident => $resp:ident;
         $what:literal; acl $acl:literal; blocking $waits:literal;
     )*) => {
         impl Caller<'_> {$(
@@ -48,29 +48,29 @@ macro_rules! group_requests {
 }
 
 group_requests! {
-    join_group, handle_join_group: JoinGroupRequest => JoinGroup, JoinGroupResponse;
+    join_group, handle_join_group: JoinGroupRequest => JoinGroupResponse;
         "JoinGroup; the answer comes when the join barrier closes.";
         acl "READ on the group"; blocking "until answered";
-    sync_group, handle_sync_group: SyncGroupRequest => SyncGroup, SyncGroupResponse;
+    sync_group, handle_sync_group: SyncGroupRequest => SyncGroupResponse;
         "SyncGroup; a follower's answer comes with the leader's assignment.";
         acl "READ on the group"; blocking "until answered";
-    heartbeat, handle_heartbeat: HeartbeatRequest => Heartbeat, HeartbeatResponse;
+    heartbeat, handle_heartbeat: HeartbeatRequest => HeartbeatResponse;
         "Heartbeat.";
         acl "READ on the group"; blocking "until answered";
-    leave_group, handle_leave_group: LeaveGroupRequest => LeaveGroup, LeaveGroupResponse;
+    leave_group, handle_leave_group: LeaveGroupRequest => LeaveGroupResponse;
         "LeaveGroup.";
         acl "READ on the group"; blocking "until answered";
-    offset_commit, handle_offset_commit: OffsetCommitRequest => OffsetCommit, OffsetCommitResponse;
+    offset_commit, handle_offset_commit: OffsetCommitRequest => OffsetCommitResponse;
         "OffsetCommit (answered as v9+; see [`Request::OffsetCommit`]).";
         acl "READ on the group and on each topic"; blocking "until the offsets are in storage";
-    offset_fetch, handle_offset_fetch: OffsetFetchRequest => OffsetFetch, OffsetFetchResponse;
+    offset_fetch, handle_offset_fetch: OffsetFetchRequest => OffsetFetchResponse;
         "OffsetFetch.";
         acl "DESCRIBE on the group and on each topic"; blocking "until answered";
-    offset_delete, handle_offset_delete: OffsetDeleteRequest => OffsetDelete, OffsetDeleteResponse;
+    offset_delete, handle_offset_delete: OffsetDeleteRequest => OffsetDeleteResponse;
         "OffsetDelete.";
         acl "DELETE on the group and READ on each topic"; blocking "until the deletion is in storage";
     consumer_group_heartbeat, handle_consumer_group_heartbeat:
-        ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeat, ConsumerGroupHeartbeatResponse;
+        ConsumerGroupHeartbeatRequest => ConsumerGroupHeartbeatResponse;
         "ConsumerGroupHeartbeat (KIP-848); the answer comes once its records are durable.";
         acl "READ on the group and DESCRIBE on each subscribed topic name"; blocking "until answered";
 }
