@@ -112,6 +112,11 @@ fn build() -> Built {
     Built { node, service }
 }
 
+// The kept inputs as files, shared with the other crates' replay tests.
+#[cfg(test)]
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
+
 /// The kept crash inputs and the seeds, replayed on stable through [`FrameTarget`]; the
 /// seeds (the test samples at each API's oldest and newest version) are written by
 /// [`tests::seeds_are_current`].
@@ -123,7 +128,7 @@ mod tests {
     use kafka_protocol::messages::{ApiKey, RequestHeader};
     use kafka_protocol::protocol::{Encodable, StrBytes};
 
-    use group_types::fuzzing::{check_seeds, inputs};
+    use super::replay::{check_seeds, inputs};
 
     use super::FrameTarget;
     use crate::SUPPORTED_APIS;
@@ -207,7 +212,7 @@ mod sasl_tests {
     use std::path::{Path, PathBuf};
 
     use crate::sasl::fuzz_sasl;
-    use group_types::fuzzing::{check_seeds, inputs};
+    use super::replay::{check_seeds, inputs};
 
     const TARGET: &str = "sasl";
 

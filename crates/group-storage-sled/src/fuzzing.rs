@@ -115,6 +115,11 @@ fn check_key(key: &[u8], value: &[u8]) {
     drop(keys::display_raw_key(keys::PARTITIONS_TREE, key));
 }
 
+// The kept inputs as files, shared with the other crates' replay tests.
+#[cfg(test)]
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
+
 /// The kept crash inputs and the seeds, replayed on stable through the fuzz target's
 /// own function; the seeds are written by [`tests::seeds_are_current`].
 #[cfg(test)]
@@ -128,7 +133,7 @@ mod tests {
         CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch,
         RegularExpressionValue,
     };
-    use group_types::fuzzing::{check_seeds, inputs};
+    use super::replay::{check_seeds, inputs};
     use group_types::{ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions};
 
     use super::{CoordinatorPartition, join, record, split};

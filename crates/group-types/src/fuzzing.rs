@@ -1,12 +1,10 @@
 //! The consumer-protocol codec as a fuzz target: [`consumer_protocol`] decodes any bytes
 //! as a subscription and as an assignment and checks the round trip the codec promises.
 //!
-//! Not an API: it exists for `fuzz/fuzz_targets/consumer_protocol.rs` and for the stable
+//! Not an API, and compiled only with the `fuzzing` feature or for tests: it exists for `fuzz/fuzz_targets/consumer_protocol.rs` and for the stable
 //! test that replays the kept crash inputs and seeds (`fuzzing::tests`, below), so that both
 //! run exactly the same checks. A panic here is either a decoder bug (it must return a
 //! [`CodecError`](crate::CodecError)) or a broken round trip.
-
-use std::path::{Path, PathBuf};
 
 use crate::{MemberAssignment, Subscription};
 
@@ -52,33 +50,10 @@ fn assert_prefix(input: &[u8], encoded: &[u8]) {
     }
 }
 
-/// Every file of `dir` but its README, sorted; none when it does not exist: the kept
-/// crash inputs or the seeds of a target. Shared by every crate's replay tests.
-pub fn inputs(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_file() && p.file_name().is_some_and(|n| n != "README.md"))
-        .collect();
-    files.sort();
-    files.into_iter().map(|p| (p.clone(), std::fs::read(&p).expect("a readable input"))).collect()
-}
-
-/// Asserts that `dir` holds exactly `seeds` (by name), rewriting them first when
-/// `GROUP_FUZZ_WRITE_SEEDS` is set: the committed seeds stay what the code makes.
-pub fn check_seeds(dir: &Path, seeds: Vec<(String, Vec<u8>)>) {
-    let write = std::env::var_os("GROUP_FUZZ_WRITE_SEEDS").is_some();
-    for (name, bytes) in seeds {
-        let path = dir.join(&name);
-        if write {
-            std::fs::create_dir_all(dir).expect("seed dir");
-            std::fs::write(&path, &bytes).expect("seed written");
-        }
-        let committed = std::fs::read(&path).unwrap_or_default();
-        assert_eq!(committed, bytes, "{} is stale: rerun with GROUP_FUZZ_WRITE_SEEDS=1", path.display());
-    }
-}
+// The kept inputs as files, shared with the other crates' replay tests.
+#[cfg(test)]
+#[path = "../../../fuzz/replay.rs"]
+mod replay;
 
 /// The kept crash inputs and the seeds, replayed on stable through the fuzz target's
 /// own function; the seeds are written by [`tests::seeds_are_current`].
@@ -86,7 +61,9 @@ pub fn check_seeds(dir: &Path, seeds: Vec<(String, Vec<u8>)>) {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::{check_seeds, consumer_protocol, inputs};
+
+    use super::consumer_protocol;
+    use super::replay::{check_seeds, inputs};
     use crate::{MemberAssignment, Subscription, TopicPartitions};
 
     const TARGET: &str = "consumer_protocol";

@@ -69,6 +69,7 @@ mod consumer_protocol;
 mod delete_groups;
 mod describe_groups;
 mod error_code;
+#[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod hash;
