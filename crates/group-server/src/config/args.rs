@@ -50,7 +50,8 @@ impl Args {
         let matches = command().try_get_matches_from(argv).map_err(from_clap)?;
         let mut layer = Layer::default();
         for (&key, setting) in Key::ALL.iter().zip(SETTINGS) {
-            let raw = |value: &str, origin| Raw { value: value.to_owned(), name: setting.flag.to_owned(), origin };
+            let raw =
+                |value: &str, origin| Raw { value: value.to_owned(), name: setting.flag.to_owned(), origin };
             if setting.value.shape() == Shape::Switch {
                 if matches.get_flag(setting.long()) {
                     layer.set(key, raw("true", Origin::Switch));
@@ -85,25 +86,18 @@ fn command() -> Command {
             Shape::Repeated(name) => arg.value_name(name).action(ArgAction::Append),
         }
     });
+    let exit_on_stdin_close = Arg::new("exit-on-stdin-close").long("exit-on-stdin-close").help(
+        "Exit when standard input closes, so that a test harness that dies cannot leave the server running",
+    );
+    let verbose =
+        Arg::new("verbose").short('v').long("verbose").help("Log one line per connection to stderr");
     Command::new("group-server")
         .version(env!("CARGO_PKG_VERSION"))
         .about(ABOUT)
         .after_help(AFTER_HELP)
         .arg(config)
         .args(settings)
-        .arg(
-            Arg::new("exit-on-stdin-close").long("exit-on-stdin-close").action(ArgAction::SetTrue).help(
-                "Exit when standard input closes, so that a test harness that dies cannot leave the server \
-                 running",
-            ),
-        )
-        .arg(
-            Arg::new("verbose")
-                .short('v')
-                .long("verbose")
-                .action(ArgAction::SetTrue)
-                .help("Log one line per connection to stderr"),
-        )
+        .args([exit_on_stdin_close, verbose].map(|switch| switch.action(ArgAction::SetTrue)))
 }
 
 /// Turns clap's outcome into a `ConfigError`: help and version become texts to print,

@@ -67,7 +67,11 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, ConfigError> {
     for (line, logical) in logical_lines(text) {
         let at = |error| ConfigError::InFile { path: path.to_owned(), line, error: Box::new(error) };
         let (name, value) = split(&logical).map_err(|e| {
-            at(ConfigError::BadValue { setting: "this line".into(), value: logical.clone(), expected: e.to_string() })
+            at(ConfigError::BadValue {
+                setting: "this line".into(),
+                value: logical.clone(),
+                expected: e.to_string(),
+            })
         })?;
         let origin = Origin::File { path: path.to_owned(), line };
         let raw = Raw { value: value.trim_end().to_owned(), name: name.clone(), origin };

@@ -12,10 +12,10 @@ use group_storage_sled::SledOptions;
 
 use self::Property::{Kafka, Ours};
 use super::value::{
-    Draft, Int, MAX_LONG_MS, Parsed, Shape, Switch, Topics, Value, advertise, assignors, endpoints, hidden,
-    listen, mechanisms, optional_listen, optional_path, parse_as, prefix, rebalance_protocols, shown,
-    some_path, super_users,
+    Draft, Int, MAX_LONG_MS, Parsed, Shape, Switch, Topics, Value, advertise, assignors, endpoints, listen,
+    mechanisms, optional_listen, parse_as, path, prefix, rebalance_protocols, some_path, super_users,
 };
+use crate::StorageMode;
 
 /// Java's `Integer.MAX_VALUE`, the upper bound of Kafka's `int` settings.
 const INT_MAX: i64 = i32::MAX as i64;
@@ -77,18 +77,14 @@ settings! {
         flag: "--listen",
         property: Kafka("listeners"),
         about: "Address to listen on; a host name is resolved, port 0 picks a free port",
-        value: &Parsed { name: "HOST:PORT", field: |d| &mut d.config.listen, parse: listen, show: shown },
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.listen, listen).shown(),
     },
     Advertise: Setting {
         flag: "--advertise",
         property: Kafka("advertised.listeners"),
         about: "Address clients are told to connect to; needed when --listen is a wildcard (0.0.0.0 or ::)",
-        value: &Parsed {
-            name: "HOST:PORT",
-            field: |d| &mut d.config.advertise,
-            parse: advertise,
-            show: |_| Some("the listen address".to_owned()),
-        },
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.advertise, advertise)
+            .shown_as(|_| Some("the listen address".to_owned())),
     },
     Topics: Setting {
         flag: "--topic",
@@ -100,15 +96,11 @@ settings! {
         flag: "--data-dir",
         property: Ours("data.dir"),
         about: "Directory of the durable sled storage",
-        value: &Parsed {
-            name: "PATH",
-            field: |d| &mut d.config.storage,
-            parse: |raw| some_path(raw).map(crate::StorageMode::Sled),
-            show: |storage| match storage {
-                crate::StorageMode::Sled(dir) => Some(dir.display().to_string()),
-                crate::StorageMode::Memory | crate::StorageMode::Cluster(_) => None,
-            },
-        },
+        value: &Parsed::new("PATH", |d| &mut d.config.storage, |raw| some_path(raw).map(StorageMode::Sled))
+            .shown_as(|storage| match storage {
+                StorageMode::Sled(dir) => Some(dir.display().to_string()),
+                StorageMode::Memory | StorageMode::Cluster(_) => None,
+            }),
     },
     Memory: Setting {
         flag: "--memory",
@@ -126,7 +118,7 @@ settings! {
         flag: "--request-log",
         property: Ours("request.log"),
         about: "Append a JSON line per served request to this file",
-        value: &Parsed { name: "PATH", field: |d| &mut d.config.request_log, parse: optional_path, show: hidden },
+        value: &path(|d| &mut d.config.request_log),
     },
     InitialRebalanceDelayMs: Setting {
         flag: "--initial-rebalance-delay-ms",
@@ -158,12 +150,8 @@ settings! {
         about: "Group protocols served, comma-separated: classic (required) and consumer (KIP-848: \
                 ConsumerGroupHeartbeat and ConsumerGroupDescribe; without it they are answered \
                 UNSUPPORTED_VERSION)",
-        value: &Parsed {
-            name: "LIST",
-            field: |d| &mut d.config.coordinator.consumer.enabled,
-            parse: rebalance_protocols,
-            show: |&consumer| Some(if consumer { "classic,consumer" } else { "classic" }.to_owned()),
-        },
+        value: &Parsed::new("LIST", |d| &mut d.config.coordinator.consumer.enabled, rebalance_protocols)
+            .shown_as(|&consumer| Some(if consumer { "classic,consumer" } else { "classic" }.to_owned())),
     },
     // The KIP-848 settings keep Kafka's `GroupCoordinatorConfig` bounds: each at least 1
     // (the checks that relate them to each other are in `validate`).
@@ -216,24 +204,18 @@ settings! {
         property: Kafka("group.consumer.migration.policy"),
         about: "Which non-empty groups convert between the classic and consumer protocols: \
                 disabled, upgrade, downgrade or bidirectional",
-        value: &Parsed {
-            name: "POLICY",
-            field: |d| &mut d.config.coordinator.consumer.migration_policy,
-            parse: |raw| parse_as(raw, "disabled, upgrade, downgrade or bidirectional"),
-            show: shown,
-        },
+        value: &Parsed::new("POLICY", |d| &mut d.config.coordinator.consumer.migration_policy, |raw| {
+            parse_as(raw, "disabled, upgrade, downgrade or bidirectional")
+        })
+        .shown(),
     },
     ConsumerAssignors: Setting {
         flag: "--consumer-assignors",
         property: Kafka("group.consumer.assignors"),
         about: "Server-side assignors consumer-protocol members may ask for, comma-separated \
                 (uniform, range); the first is the default",
-        value: &Parsed {
-            name: "NAMES",
-            field: |d| &mut d.config.coordinator.consumer.assignors,
-            parse: assignors,
-            show: |names| Some(names.join(",")),
-        },
+        value: &Parsed::new("NAMES", |d| &mut d.config.coordinator.consumer.assignors, assignors)
+            .shown_as(|names| Some(names.join(","))),
     },
     ConsumerRegexRefreshIntervalMs: Setting {
         flag: "--consumer-regex-refresh-interval-ms",
@@ -256,7 +238,9 @@ settings! {
         flag: "--offsets-retention-check-interval-ms",
         property: Kafka("offsets.retention.check.interval.ms"),
         about: "Period of the job that removes expired offsets",
-        value: &Int::new("MS", 1, MAX_LONG_MS, |d| &mut d.config.coordinator.offsets_retention_check_interval_ms),
+        value: &Int::new("MS", 1, MAX_LONG_MS, |d| {
+            &mut d.config.coordinator.offsets_retention_check_interval_ms
+        }),
     },
     OffsetMetadataMaxBytes: Setting {
         flag: "--offset-metadata-max-bytes",
@@ -317,13 +301,13 @@ settings! {
         property: Ours("tls.cert.file"),
         about: "PEM certificate chain of the listener: clients connect with TLS 1.2 or 1.3 (SSL, or \
                 SASL_SSL with --sasl-mechanisms); needs --tls-key",
-        value: &Parsed { name: "PATH", field: |d| &mut d.parts.tls_cert, parse: optional_path, show: hidden },
+        value: &path(|d| &mut d.parts.tls_cert),
     },
     TlsKeyFile: Setting {
         flag: "--tls-key",
         property: Ours("tls.key.file"),
         about: "PEM private key of --tls-cert",
-        value: &Parsed { name: "PATH", field: |d| &mut d.parts.tls_key, parse: optional_path, show: hidden },
+        value: &path(|d| &mut d.parts.tls_key),
     },
     TlsClientCa: Setting {
         flag: "--tls-client-ca",
@@ -331,7 +315,7 @@ settings! {
         about: "PEM certificates of the authorities client certificates must chain to: every \
                 client must present one (ssl.client.auth=required), and without SASL it \
                 authenticates as User:<certificate subject>",
-        value: &Parsed { name: "PATH", field: |d| &mut d.parts.tls_client_ca, parse: optional_path, show: hidden },
+        value: &path(|d| &mut d.parts.tls_client_ca),
     },
     SaslMechanisms: Setting {
         flag: "--sasl-mechanisms",
@@ -339,14 +323,14 @@ settings! {
         about: "SASL mechanisms every client must authenticate with, comma-separated: PLAIN, \
                 SCRAM-SHA-256, SCRAM-SHA-512; needs --sasl-users. Re-authentication (KIP-368) is \
                 not supported",
-        value: &Parsed { name: "LIST", field: |d| &mut d.parts.sasl_mechanisms, parse: mechanisms, show: hidden },
+        value: &Parsed::new("LIST", |d| &mut d.parts.sasl_mechanisms, mechanisms),
     },
     SaslUsers: Setting {
         flag: "--sasl-users",
         property: Ours("sasl.users.file"),
         about: "Credentials file of the SASL users (salted, never plaintext), made by \
                 `group-server users add`",
-        value: &Parsed { name: "PATH", field: |d| &mut d.parts.sasl_users, parse: optional_path, show: hidden },
+        value: &path(|d| &mut d.parts.sasl_users),
     },
     FailedAuthenticationDelayMs: Setting {
         flag: "--failed-authentication-delay-ms",
@@ -359,47 +343,28 @@ settings! {
         property: Ours("acl.file"),
         about: "Kafka-style ACL file every request is authorized against, reloaded on SIGHUP; \
                 without it everything is allowed",
-        value: &Parsed {
-            name: "PATH",
-            field: |d| &mut d.config.security.acl_file,
-            parse: optional_path,
-            show: hidden,
-        },
+        value: &path(|d| &mut d.config.security.acl_file),
     },
     SuperUsers: Setting {
         flag: "--super-users",
         property: Kafka("super.users"),
         about: "Principals allowed everything whatever the ACLs say, semicolon-separated, e.g. \
                 User:admin;User:ops",
-        value: &Parsed {
-            name: "LIST",
-            field: |d| &mut d.config.security.super_users,
-            parse: super_users,
-            show: hidden,
-        },
+        value: &Parsed::new("LIST", |d| &mut d.config.security.super_users, super_users),
     },
     MetricsListen: Setting {
         flag: "--metrics-listen",
         property: Ours("metrics.listen"),
         about: "Address of the HTTP endpoint serving Prometheus metrics on /metrics",
-        value: &Parsed {
-            name: "HOST:PORT",
-            field: |d| &mut d.config.metrics_listen,
-            parse: optional_listen,
-            show: hidden,
-        },
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.metrics_listen, optional_listen),
     },
     LogFormat: Setting {
         flag: "--log-format",
         property: Ours("log.format"),
         about: "Log lines on stderr as human text or JSON (one object a line); the level comes \
                 from RUST_LOG",
-        value: &Parsed {
-            name: "FORMAT",
-            field: |d| &mut d.config.log_format,
-            parse: |raw| parse_as(raw, "human or json"),
-            show: shown,
-        },
+        value: &Parsed::new("FORMAT", |d| &mut d.config.log_format, |raw| parse_as(raw, "human or json"))
+            .shown(),
     },
     Cluster: Setting {
         flag: "--cluster",
@@ -414,18 +379,13 @@ settings! {
         property: Ours("etcd.endpoints"),
         about: "The etcd cluster's client endpoints, comma-separated, e.g. \
                 http://10.0.0.1:2379,http://10.0.0.2:2379",
-        value: &Parsed {
-            name: "ENDPOINTS",
-            field: |d| &mut d.parts.etcd.endpoints,
-            parse: endpoints,
-            show: hidden,
-        },
+        value: &Parsed::new("ENDPOINTS", |d| &mut d.parts.etcd.endpoints, endpoints),
     },
     ClusterPrefix: Setting {
         flag: "--cluster-prefix",
         property: Ours("cluster.prefix"),
         about: "The etcd key prefix of this cluster's keys (several clusters can share an etcd)",
-        value: &Parsed { name: "PREFIX", field: |d| &mut d.parts.etcd.prefix, parse: prefix, show: shown },
+        value: &Parsed::new("PREFIX", |d| &mut d.parts.etcd.prefix, prefix).shown(),
     },
     LeaseTtlSecs: Setting {
         flag: "--lease-ttl-secs",
@@ -476,9 +436,8 @@ impl Setting {
 /// The reference list of every setting, as a Markdown table (for the README and the
 /// operator's documentation): flag, property, default, accepted integers and what it does.
 pub(super) fn reference() -> String {
-    let mut out = String::from(
-        "| Flag | Property | Default | Range | What it sets |\n|---|---|---|---|---|\n",
-    );
+    let mut out =
+        String::from("| Flag | Property | Default | Range | What it sets |\n|---|---|---|---|---|\n");
     for setting in SETTINGS {
         let flag = match setting.value.shape() {
             Shape::Switch => setting.flag.to_owned(),

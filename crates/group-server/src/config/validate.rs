@@ -20,17 +20,22 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         return Err(layer.get(Key::Listen).map_or(error.clone(), |raw| raw.locate(error)));
     }
     storage(layer, &mut draft)?;
-    let co = &draft.config.coordinator;
-    if co.min_session_timeout_ms > co.max_session_timeout_ms {
-        return Err(conflict(
-            layer,
-            (Key::MinSessionTimeoutMs, co.min_session_timeout_ms),
-            (Key::MaxSessionTimeoutMs, co.max_session_timeout_ms),
-            "a minimum session timeout no larger than the maximum (otherwise every JoinGroup is \
-             refused with INVALID_SESSION_TIMEOUT)",
-        ));
+    for &(low, high, expected) in ORDERED {
+        if int(&mut draft, low) > int(&mut draft, high) {
+            return Err(conflict(layer, &mut draft, low, high, expected));
+        }
     }
-    consumer(layer, &draft.config.coordinator.consumer)?;
+    let (interval, session) = (Key::ConsumerHeartbeatIntervalMs, Key::ConsumerSessionTimeoutMs);
+    if int(&mut draft, interval) >= int(&mut draft, session) {
+        let expected = "a consumer heartbeat interval below the session timeout";
+        return Err(conflict(layer, &mut draft, interval, session, expected));
+    }
+    // The core's own checks of the KIP-848 settings, which the ones above imply.
+    draft.config.coordinator.consumer.validate().map_err(|e| ConfigError::Conflict {
+        first: "the consumer group settings".into(),
+        second: "each other".into(),
+        expected: e.0,
+    })?;
     security(layer, &mut draft)?;
     check_schemes(layer, &draft.config.security)?;
     Ok(draft.config)
@@ -87,78 +92,69 @@ fn storage(layer: &Layer, draft: &mut Draft) -> Result<(), ConfigError> {
     }
 }
 
-/// The KIP-848 settings together, as Kafka's `GroupCoordinatorConfig` checks them: each
-/// session timeout and heartbeat interval within its min and max, the interval below the
-/// session timeout.
-fn consumer(layer: &Layer, cg: &group_coordinator::ConsumerGroupConfig) -> Result<(), ConfigError> {
-    // Each pair must be in order (`low` <= `high`), as Kafka requires.
-    let ordered = [
-        (
-            (Key::ConsumerMinSessionTimeoutMs, cg.min_session_timeout_ms),
-            (Key::ConsumerMaxSessionTimeoutMs, cg.max_session_timeout_ms),
-            "a minimum consumer session timeout no larger than the maximum",
-        ),
-        (
-            (Key::ConsumerMinSessionTimeoutMs, cg.min_session_timeout_ms),
-            (Key::ConsumerSessionTimeoutMs, cg.session_timeout_ms),
-            "a consumer session timeout no smaller than its minimum",
-        ),
-        (
-            (Key::ConsumerSessionTimeoutMs, cg.session_timeout_ms),
-            (Key::ConsumerMaxSessionTimeoutMs, cg.max_session_timeout_ms),
-            "a consumer session timeout no larger than its maximum",
-        ),
-        (
-            (Key::ConsumerMinHeartbeatIntervalMs, cg.min_heartbeat_interval_ms),
-            (Key::ConsumerMaxHeartbeatIntervalMs, cg.max_heartbeat_interval_ms),
-            "a minimum consumer heartbeat interval no larger than the maximum",
-        ),
-        (
-            (Key::ConsumerMinHeartbeatIntervalMs, cg.min_heartbeat_interval_ms),
-            (Key::ConsumerHeartbeatIntervalMs, cg.heartbeat_interval_ms),
-            "a consumer heartbeat interval no smaller than its minimum",
-        ),
-        (
-            (Key::ConsumerHeartbeatIntervalMs, cg.heartbeat_interval_ms),
-            (Key::ConsumerMaxHeartbeatIntervalMs, cg.max_heartbeat_interval_ms),
-            "a consumer heartbeat interval no larger than its maximum",
-        ),
-    ];
-    for (low, high, expected) in ordered {
-        if low.1 > high.1 {
-            return Err(conflict(layer, low, high, expected));
-        }
-    }
-    if cg.heartbeat_interval_ms >= cg.session_timeout_ms {
-        return Err(conflict(
-            layer,
-            (Key::ConsumerHeartbeatIntervalMs, cg.heartbeat_interval_ms),
-            (Key::ConsumerSessionTimeoutMs, cg.session_timeout_ms),
-            "a consumer heartbeat interval below the session timeout",
-        ));
-    }
-    // The core's own checks, which the ones above imply.
-    cg.validate().map_err(|e| ConfigError::Conflict {
-        first: "the consumer group settings".into(),
-        second: "each other".into(),
-        expected: e.0,
-    })
+/// Integer settings whose values must be in order (`low` <= `high`), as Kafka's
+/// `GroupCoordinatorConfig` requires, with what a conflict expects.
+const ORDERED: &[(Key, Key, &str)] = &[
+    (
+        Key::MinSessionTimeoutMs,
+        Key::MaxSessionTimeoutMs,
+        "a minimum session timeout no larger than the maximum (otherwise every JoinGroup is refused \
+         with INVALID_SESSION_TIMEOUT)",
+    ),
+    (
+        Key::ConsumerMinSessionTimeoutMs,
+        Key::ConsumerMaxSessionTimeoutMs,
+        "a minimum consumer session timeout no larger than the maximum",
+    ),
+    (
+        Key::ConsumerMinSessionTimeoutMs,
+        Key::ConsumerSessionTimeoutMs,
+        "a consumer session timeout no smaller than its minimum",
+    ),
+    (
+        Key::ConsumerSessionTimeoutMs,
+        Key::ConsumerMaxSessionTimeoutMs,
+        "a consumer session timeout no larger than its maximum",
+    ),
+    (
+        Key::ConsumerMinHeartbeatIntervalMs,
+        Key::ConsumerMaxHeartbeatIntervalMs,
+        "a minimum consumer heartbeat interval no larger than the maximum",
+    ),
+    (
+        Key::ConsumerMinHeartbeatIntervalMs,
+        Key::ConsumerHeartbeatIntervalMs,
+        "a consumer heartbeat interval no smaller than its minimum",
+    ),
+    (
+        Key::ConsumerHeartbeatIntervalMs,
+        Key::ConsumerMaxHeartbeatIntervalMs,
+        "a consumer heartbeat interval no larger than its maximum",
+    ),
+];
+
+/// The value of the integer setting `key` in `draft`.
+fn int(draft: &mut Draft, key: Key) -> Option<i64> {
+    key.setting().value.int(draft)
 }
 
-/// Two settings out of order, each named as given or as its default.
-fn conflict(layer: &Layer, first: (Key, i32), second: (Key, i32), expected: &str) -> ConfigError {
+/// Two settings out of order, each named as given or as its value.
+fn conflict(layer: &Layer, draft: &mut Draft, first: Key, second: Key, expected: &str) -> ConfigError {
     ConfigError::Conflict {
-        first: label(layer, first.0, first.1),
-        second: label(layer, second.0, second.1),
+        first: label(layer, draft, first),
+        second: label(layer, draft, second),
         expected: expected.to_owned(),
     }
 }
 
 /// How a conflict names a setting: as given, or as its default when it was not.
-fn label(layer: &Layer, key: Key, value: impl std::fmt::Display) -> String {
+fn label(layer: &Layer, draft: &mut Draft, key: Key) -> String {
     match layer.get(key) {
         Some(raw) => raw.label(),
-        None => format!("the default {}={value}", key.setting().property.name()),
+        None => {
+            let value = key.setting().value.show(draft).unwrap_or_default();
+            format!("the default {}={value}", key.setting().property.name())
+        }
     }
 }
 
@@ -189,7 +185,9 @@ fn security(layer: &Layer, draft: &mut Draft) -> Result<(), ConfigError> {
         ));
     }
     security.sasl = match (&parts.sasl_mechanisms, &parts.sasl_users) {
-        (Some(mechanisms), Some(users)) => Some(SaslConfig { mechanisms: mechanisms.clone(), users: users.clone() }),
+        (Some(mechanisms), Some(users)) => {
+            Some(SaslConfig { mechanisms: mechanisms.clone(), users: users.clone() })
+        }
         (None, None) => None,
         (Some(_), None) => {
             return Err(needs(

@@ -90,13 +90,15 @@ pub(super) trait Value: fmt::Debug {
         None
     }
 
-    /// The field's value in `draft`, for tests comparing what two sources filled.
-    #[cfg(test)]
-    fn field_debug(&self, draft: &mut Draft) -> String;
+    /// The field's value in `draft`, for an integer setting.
+    fn int(&self, _: &mut Draft) -> Option<i64> {
+        None
+    }
 }
 
 /// An integer from `min` to `max`, stored in a field of type `T` (a [`Duration`] counts
 /// milliseconds).
+#[derive(Debug)]
 pub(super) struct Int<T: 'static> {
     /// How `--help` names the value (`MS`, `N`).
     name: &'static str,
@@ -109,19 +111,18 @@ pub(super) struct Int<T: 'static> {
 
 impl<T> Int<T> {
     /// An integer from `min` to `max`, stored as is in `field`.
-    pub(super) const fn new(name: &'static str, min: i64, max: i64, field: fn(&mut Draft) -> &mut T) -> Int<T> {
+    pub(super) const fn new(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        field: fn(&mut Draft) -> &mut T,
+    ) -> Int<T> {
         Int { name, min, max, scale: 1, field }
     }
 
     /// The same, stored multiplied by `scale`.
     pub(super) const fn scaled(self, scale: i64) -> Int<T> {
         Int { scale, ..self }
-    }
-}
-
-impl<T> fmt::Debug for Int<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Int({}..={}, x{})", self.min, self.max, self.scale)
     }
 }
 
@@ -176,16 +177,15 @@ impl<T: Integer> Value for Int<T> {
     }
 
     fn show(&self, draft: &mut Draft) -> Option<String> {
-        (self.field)(draft).to_i64().map(|n| (n / self.scale).to_string())
+        self.int(draft).map(|n| n.to_string())
     }
 
     fn bounds(&self) -> Option<(i64, i64)> {
         Some((self.min, self.max))
     }
 
-    #[cfg(test)]
-    fn field_debug(&self, draft: &mut Draft) -> String {
-        format!("{:?}", (self.field)(draft))
+    fn int(&self, draft: &mut Draft) -> Option<i64> {
+        (self.field)(draft).to_i64().map(|n| n / self.scale)
     }
 }
 
@@ -214,26 +214,44 @@ impl Value for Switch {
     fn show(&self, _: &mut Draft) -> Option<String> {
         None
     }
-
-    #[cfg(test)]
-    fn field_debug(&self, draft: &mut Draft) -> String {
-        format!("{:?}", (self.field)(draft))
-    }
 }
 
 /// Any other value: `parse` makes it from the text, `show` shows the default.
+#[derive(Debug)]
 pub(super) struct Parsed<T: 'static> {
     /// How `--help` names the value (`PATH`, `HOST:PORT`).
-    pub(super) name: &'static str,
-    pub(super) field: fn(&mut Draft) -> &mut T,
-    pub(super) parse: fn(&Raw) -> Result<T, ConfigError>,
-    pub(super) show: fn(&T) -> Option<String>,
+    name: &'static str,
+    field: fn(&mut Draft) -> &mut T,
+    parse: fn(&Raw) -> Result<T, ConfigError>,
+    show: fn(&T) -> Option<String>,
 }
 
-impl<T> fmt::Debug for Parsed<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Parsed({})", self.name)
+impl<T> Parsed<T> {
+    /// A value `parse` makes, stored in `field`, which is off or empty by default.
+    pub(super) const fn new(
+        name: &'static str,
+        field: fn(&mut Draft) -> &mut T,
+        parse: fn(&Raw) -> Result<T, ConfigError>,
+    ) -> Parsed<T> {
+        Parsed { name, field, parse, show: hidden }
     }
+
+    /// The same, with a default `--help` shows with `show`.
+    pub(super) const fn shown_as(self, show: fn(&T) -> Option<String>) -> Parsed<T> {
+        Parsed { show, ..self }
+    }
+}
+
+impl<T: fmt::Display> Parsed<T> {
+    /// The same, with a default `--help` shows as it displays.
+    pub(super) const fn shown(self) -> Parsed<T> {
+        self.shown_as(shown)
+    }
+}
+
+/// A path, which a setting has none of by default.
+pub(super) const fn path(field: fn(&mut Draft) -> &mut Option<PathBuf>) -> Parsed<Option<PathBuf>> {
+    Parsed::new("PATH", field, optional_path)
 }
 
 impl<T: fmt::Debug> Value for Parsed<T> {
@@ -248,11 +266,6 @@ impl<T: fmt::Debug> Value for Parsed<T> {
 
     fn show(&self, draft: &mut Draft) -> Option<String> {
         (self.show)((self.field)(draft))
-    }
-
-    #[cfg(test)]
-    fn field_debug(&self, draft: &mut Draft) -> String {
-        format!("{:?}", (self.field)(draft))
     }
 }
 
@@ -278,20 +291,15 @@ impl Value for Topics {
     fn show(&self, _: &mut Draft) -> Option<String> {
         None
     }
-
-    #[cfg(test)]
-    fn field_debug(&self, draft: &mut Draft) -> String {
-        format!("{:?}", draft.config.topics)
-    }
 }
 
 /// Shows a default as it displays.
-pub(super) fn shown<T: fmt::Display>(value: &T) -> Option<String> {
+fn shown<T: fmt::Display>(value: &T) -> Option<String> {
     Some(value.to_string())
 }
 
 /// Shows no default: the setting is off or empty unless given.
-pub(super) fn hidden<T>(_: &T) -> Option<String> {
+fn hidden<T>(_: &T) -> Option<String> {
     None
 }
 
@@ -309,7 +317,7 @@ pub(super) fn some_path(raw: &Raw) -> Result<PathBuf, ConfigError> {
 }
 
 /// A path for a setting that has none by default.
-pub(super) fn optional_path(raw: &Raw) -> Result<Option<PathBuf>, ConfigError> {
+fn optional_path(raw: &Raw) -> Result<Option<PathBuf>, ConfigError> {
     some_path(raw).map(Some)
 }
 
