@@ -82,8 +82,10 @@ pub(super) trait Value: fmt::Debug {
     fn apply(&self, raw: &Raw, draft: &mut Draft) -> Result<(), ConfigError>;
 
     /// The field's value in `draft` as `--help` shows a default; `None` for a setting that
-    /// is off or empty.
-    fn show(&self, draft: &mut Draft) -> Option<String>;
+    /// is off or empty by default.
+    fn show(&self, _: &mut Draft) -> Option<String> {
+        None
+    }
 
     /// The integers accepted, inclusive, for an integer setting.
     fn bounds(&self) -> Option<(i64, i64)> {
@@ -210,10 +212,6 @@ impl Value for Switch {
         *(self.field)(draft) = on;
         Ok(())
     }
-
-    fn show(&self, _: &mut Draft) -> Option<String> {
-        None
-    }
 }
 
 /// Any other value: `parse` makes it from the text, `show` shows the default.
@@ -286,10 +284,6 @@ impl Value for Topics {
         }
         topics.push(spec);
         Ok(())
-    }
-
-    fn show(&self, _: &mut Draft) -> Option<String> {
-        None
     }
 }
 
