@@ -185,6 +185,8 @@ impl fmt::Display for IoCause {
 
 impl std::error::Error for IoCause {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The I/O error is this error (its message is this one's): what it wraps, if
+        // anything, comes next.
         self.0.source()
     }
 }
