@@ -353,6 +353,13 @@ impl ServerConfig {
     /// Every setting as a Markdown table: its flag, its property (marked when it is
     /// Kafka's), its default, the integers it accepts and what it sets. It comes from the
     /// same declarations as `--help` and the parsers, for documentation to quote.
+    ///
+    /// ```
+    /// let reference = group_server::ServerConfig::settings_reference();
+    /// assert!(reference.contains(
+    ///     "| `--group-max-size N` | `group.max.size` (Kafka) | `2147483647` | 1 to 2147483647 |"
+    /// ));
+    /// ```
     pub fn settings_reference() -> String {
         settings::reference()
     }
