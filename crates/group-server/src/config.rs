@@ -1,18 +1,25 @@
 //! `ServerConfig`, and the command line and configuration file that build it.
 //!
-//! A file names each setting by Kafka's broker property where Kafka has one (`--help`
-//! shows the name beside each flag). Flags and file values go through the same checks,
-//! so that a value means the same and fails the same wherever it is given.
+//! Each setting is declared once, in `settings`: its flag, its property (Kafka's broker
+//! property where Kafka has one), its help, its bounds and the field it fills. The flag
+//! parser (`args`), the file reader (`file`), `--help` and the bounds checks (`value`) read
+//! that table, so a value means the same and fails the same wherever it is given;
+//! `validate` checks the settings that relate to each other.
 
 mod args;
 mod file;
+mod layer;
 mod security;
 mod settings;
 mod validate;
+mod value;
 
 use std::ffi::OsString;
+use std::fmt;
+use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use group_coordinator::CoordinatorConfig;
 
@@ -89,7 +96,8 @@ pub enum ConfigError {
         /// Its value.
         value: String,
         /// The resolver's answer.
-        reason: String,
+        #[source]
+        reason: IoCause,
     },
     /// A wildcard listen address (0.0.0.0 or ::) with no advertised address: clients would
     /// be told to connect to the wildcard, which reaches no remote host.
@@ -110,7 +118,8 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
         /// Why.
-        reason: String,
+        #[source]
+        reason: IoCause,
     },
     /// A property of the configuration file that this node does not know: a misspelt name
     /// must not fall back to a default unnoticed.
@@ -149,6 +158,46 @@ pub enum ConfigError {
 fn did_you_mean(suggestion: &Option<String>) -> String {
     suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default()
 }
+
+/// The I/O error behind a [`ConfigError`]: shared, so that the error stays `Clone`, and
+/// compared by kind and message, so that it stays `Eq`.
+#[derive(Debug, Clone)]
+pub struct IoCause(Arc<io::Error>);
+
+impl IoCause {
+    /// The error itself.
+    pub fn get_ref(&self) -> &io::Error {
+        &self.0
+    }
+}
+
+impl From<io::Error> for IoCause {
+    fn from(error: io::Error) -> IoCause {
+        IoCause(Arc::new(error))
+    }
+}
+
+impl fmt::Display for IoCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The I/O error is this error (its message is this one's): what it wraps, if
+        // anything, comes next.
+        self.0.source()
+    }
+}
+
+impl PartialEq for IoCause {
+    fn eq(&self, other: &IoCause) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoCause {}
 
 /// Where committed offsets and group records live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -284,7 +333,7 @@ impl ServerConfig {
             Some(path) => file::read(Path::new(path))?,
             None => file::Parsed::default(),
         };
-        let layer = parsed.layer.overridden_by(args.layer());
+        let layer = parsed.layer.overridden_by(args.layer);
         let mut config = validate::resolve(&layer)?;
         config.verbose = args.verbose;
         config.exit_on_stdin_close = args.exit_on_stdin_close;
@@ -299,5 +348,19 @@ impl ServerConfig {
             Err(ConfigError::Help(text)) => text,
             _ => String::new(),
         }
+    }
+
+    /// Every setting as a Markdown table: its flag, its property (marked when it is
+    /// Kafka's), its default, the integers it accepts and what it sets. It comes from the
+    /// same declarations as `--help` and the parsers, for documentation to quote.
+    ///
+    /// ```
+    /// let reference = group_server::ServerConfig::settings_reference();
+    /// assert!(reference.contains(
+    ///     "| `--group-max-size N` | `group.max.size` (Kafka) | `2147483647` | 1 to 2147483647 |"
+    /// ));
+    /// ```
+    pub fn settings_reference() -> String {
+        settings::reference()
     }
 }

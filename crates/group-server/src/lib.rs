@@ -130,8 +130,8 @@ mod users_command;
 
 pub use crate::acl::{AclAuthorizer, AclError};
 pub use crate::config::{
-    ClusterSettings, ConfigError, LogFormat, SaslConfig, SaslMechanism, SecurityConfig, ServerConfig,
-    StorageMode, TlsConfig,
+    ClusterSettings, ConfigError, IoCause, LogFormat, SaslConfig, SaslMechanism, SecurityConfig,
+    ServerConfig, StorageMode, TlsConfig,
 };
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;

@@ -1,13 +1,15 @@
-//! The command line, parsed by clap into raw values; `validate` checks them, so that a
-//! value is judged the same way whether it came from a flag or from a file.
+//! The command line, parsed by clap into raw values; `value` and `validate` check them, so
+//! that a value is judged the same way whether it came from a flag or from a file.
 
 use std::ffi::OsString;
 
-use clap::Parser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, Command};
 
 use super::ConfigError;
-use super::settings::{Key, Layer, Origin, Raw, describe};
+use super::layer::{Layer, Origin, Raw};
+use super::settings::{Key, SETTINGS};
+use super::value::Shape;
 
 const ABOUT: &str =
     "group-server: a Kafka consumer group coordinator node (not a broker: it stores no records)";
@@ -27,133 +29,17 @@ their order. -v and --exit-on-stdin-close are flags only. For example:
 SASL users are kept in the --sasl-users file, salted: `group-server users add --file PATH
 --user NAME` reads the password from standard input (see `group-server users --help`).";
 
-/// The flags. Values stay strings here: numbers and addresses are parsed by `validate`,
-/// whose errors say what is expected, for a file's values as for these.
-#[derive(Debug, Parser)]
-#[command(name = "group-server", version, about = ABOUT, after_help = AFTER_HELP)]
+/// The command line: `--config`, a flag per setting (as `settings` declares it), and the
+/// process-only switches. Values stay strings here: `value` parses them, with errors that
+/// say what is expected, for a file's values as for these.
+#[derive(Debug)]
 pub(super) struct Args {
-    /// Read settings from this Java-properties file (Kafka's property names); flags
-    /// override it.
-    #[arg(long, value_name = "FILE")]
+    /// `--config FILE`.
     pub(super) config: Option<String>,
-    #[arg(long, value_name = "HOST:PORT", help = describe(Key::Listen))]
-    listen: Option<String>,
-    #[arg(long, value_name = "HOST:PORT", help = describe(Key::Advertise))]
-    advertise: Option<String>,
-    #[arg(long = "topic", value_name = "NAME:PARTITIONS", help = describe(Key::Topics))]
-    topics: Vec<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::DataDir))]
-    data_dir: Option<String>,
-    #[arg(long, help = describe(Key::Memory))]
-    memory: bool,
-    #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::NodeId))]
-    node_id: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::RequestLog))]
-    request_log: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::InitialRebalanceDelayMs))]
-    initial_rebalance_delay_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::MinSessionTimeoutMs))]
-    min_session_timeout_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::MaxSessionTimeoutMs))]
-    max_session_timeout_ms: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::GroupMaxSize))]
-    group_max_size: Option<String>,
-    #[arg(long, value_name = "LIST", help = describe(Key::RebalanceProtocols))]
-    rebalance_protocols: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerSessionTimeoutMs))]
-    consumer_session_timeout_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerMinSessionTimeoutMs))]
-    consumer_min_session_timeout_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerMaxSessionTimeoutMs))]
-    consumer_max_session_timeout_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerHeartbeatIntervalMs))]
-    consumer_heartbeat_interval_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerMinHeartbeatIntervalMs))]
-    consumer_min_heartbeat_interval_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerMaxHeartbeatIntervalMs))]
-    consumer_max_heartbeat_interval_ms: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          help = describe(Key::ConsumerGroupMaxSize))]
-    consumer_group_max_size: Option<String>,
-    #[arg(long, value_name = "POLICY", help = describe(Key::ConsumerMigrationPolicy))]
-    consumer_migration_policy: Option<String>,
-    #[arg(long, value_name = "NAMES", help = describe(Key::ConsumerAssignors))]
-    consumer_assignors: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConsumerRegexRefreshIntervalMs))]
-    consumer_regex_refresh_interval_ms: Option<String>,
-    #[arg(long, value_name = "MINUTES", allow_negative_numbers = true,
-          help = describe(Key::OffsetsRetentionMinutes))]
-    offsets_retention_minutes: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::OffsetsRetentionCheckIntervalMs))]
-    offsets_retention_check_interval_ms: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          help = describe(Key::OffsetMetadataMaxBytes))]
-    offset_metadata_max_bytes: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          help = describe(Key::OffsetsTopicNumPartitions))]
-    offsets_topic_num_partitions: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::MaxConnections))]
-    max_connections: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          help = describe(Key::MaxConnectionsPerIp))]
-    max_connections_per_ip: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true,
-          help = describe(Key::MaxInFlightRequestsPerConnection))]
-    max_in_flight_requests_per_connection: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::ConnectionsMaxIdleMs))]
-    connections_max_idle_ms: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::RequestReadTimeoutMs))]
-    request_read_timeout_ms: Option<String>,
-    #[arg(long, value_name = "N", allow_negative_numbers = true, help = describe(Key::MaxFrameBytes))]
-    max_frame_bytes: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::TlsCert))]
-    tls_cert: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::TlsKeyFile))]
-    tls_key: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::TlsClientCa))]
-    tls_client_ca: Option<String>,
-    #[arg(long, value_name = "LIST", help = describe(Key::SaslMechanisms))]
-    sasl_mechanisms: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::SaslUsers))]
-    sasl_users: Option<String>,
-    #[arg(long, value_name = "MS", allow_negative_numbers = true,
-          help = describe(Key::FailedAuthenticationDelayMs))]
-    failed_authentication_delay_ms: Option<String>,
-    #[arg(long, value_name = "PATH", help = describe(Key::AclFile))]
-    acl_file: Option<String>,
-    #[arg(long, value_name = "LIST", help = describe(Key::SuperUsers))]
-    super_users: Option<String>,
-    #[arg(long, value_name = "HOST:PORT", help = describe(Key::MetricsListen))]
-    metrics_listen: Option<String>,
-    #[arg(long, value_name = "FORMAT", help = describe(Key::LogFormat))]
-    log_format: Option<String>,
-    #[arg(long, help = describe(Key::Cluster))]
-    cluster: bool,
-    #[arg(long, value_name = "ENDPOINTS", help = describe(Key::Etcd))]
-    etcd: Option<String>,
-    #[arg(long, value_name = "PREFIX", help = describe(Key::ClusterPrefix))]
-    cluster_prefix: Option<String>,
-    #[arg(long, value_name = "SECS", allow_negative_numbers = true, help = describe(Key::LeaseTtlSecs))]
-    lease_ttl_secs: Option<String>,
-    /// Exit when standard input closes, so that a test harness that dies cannot leave the
-    /// server running.
-    #[arg(long)]
+    /// The settings the flags give; those not given are absent, so that a file's value
+    /// for them stands.
+    pub(super) layer: Layer,
     pub(super) exit_on_stdin_close: bool,
-    /// Log one line per connection to stderr.
-    #[arg(short, long)]
     pub(super) verbose: bool,
 }
 
@@ -161,78 +47,57 @@ impl Args {
     /// Parses arguments without the program name.
     pub(super) fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Args, ConfigError> {
         let argv = std::iter::once(OsString::from("group-server")).chain(args);
-        Args::try_parse_from(argv).map_err(from_clap)
-    }
-
-    /// The settings the flags give; those not given are absent, so that a file's value
-    /// for them stands.
-    pub(super) fn layer(&self) -> Layer {
+        let matches = command().try_get_matches_from(argv).map_err(from_clap)?;
         let mut layer = Layer::default();
-        let valued = [
-            (Key::Listen, &self.listen),
-            (Key::Advertise, &self.advertise),
-            (Key::DataDir, &self.data_dir),
-            (Key::NodeId, &self.node_id),
-            (Key::RequestLog, &self.request_log),
-            (Key::InitialRebalanceDelayMs, &self.initial_rebalance_delay_ms),
-            (Key::MinSessionTimeoutMs, &self.min_session_timeout_ms),
-            (Key::MaxSessionTimeoutMs, &self.max_session_timeout_ms),
-            (Key::GroupMaxSize, &self.group_max_size),
-            (Key::RebalanceProtocols, &self.rebalance_protocols),
-            (Key::ConsumerSessionTimeoutMs, &self.consumer_session_timeout_ms),
-            (Key::ConsumerMinSessionTimeoutMs, &self.consumer_min_session_timeout_ms),
-            (Key::ConsumerMaxSessionTimeoutMs, &self.consumer_max_session_timeout_ms),
-            (Key::ConsumerHeartbeatIntervalMs, &self.consumer_heartbeat_interval_ms),
-            (Key::ConsumerMinHeartbeatIntervalMs, &self.consumer_min_heartbeat_interval_ms),
-            (Key::ConsumerMaxHeartbeatIntervalMs, &self.consumer_max_heartbeat_interval_ms),
-            (Key::ConsumerGroupMaxSize, &self.consumer_group_max_size),
-            (Key::ConsumerMigrationPolicy, &self.consumer_migration_policy),
-            (Key::ConsumerAssignors, &self.consumer_assignors),
-            (Key::ConsumerRegexRefreshIntervalMs, &self.consumer_regex_refresh_interval_ms),
-            (Key::OffsetsRetentionMinutes, &self.offsets_retention_minutes),
-            (Key::OffsetsRetentionCheckIntervalMs, &self.offsets_retention_check_interval_ms),
-            (Key::OffsetMetadataMaxBytes, &self.offset_metadata_max_bytes),
-            (Key::OffsetsTopicNumPartitions, &self.offsets_topic_num_partitions),
-            (Key::MaxConnections, &self.max_connections),
-            (Key::MaxConnectionsPerIp, &self.max_connections_per_ip),
-            (Key::MaxInFlightRequestsPerConnection, &self.max_in_flight_requests_per_connection),
-            (Key::ConnectionsMaxIdleMs, &self.connections_max_idle_ms),
-            (Key::RequestReadTimeoutMs, &self.request_read_timeout_ms),
-            (Key::MaxFrameBytes, &self.max_frame_bytes),
-            (Key::TlsCert, &self.tls_cert),
-            (Key::TlsKeyFile, &self.tls_key),
-            (Key::TlsClientCa, &self.tls_client_ca),
-            (Key::SaslMechanisms, &self.sasl_mechanisms),
-            (Key::SaslUsers, &self.sasl_users),
-            (Key::FailedAuthenticationDelayMs, &self.failed_authentication_delay_ms),
-            (Key::AclFile, &self.acl_file),
-            (Key::SuperUsers, &self.super_users),
-            (Key::MetricsListen, &self.metrics_listen),
-            (Key::LogFormat, &self.log_format),
-            (Key::Etcd, &self.etcd),
-            (Key::ClusterPrefix, &self.cluster_prefix),
-            (Key::LeaseTtlSecs, &self.lease_ttl_secs),
-        ];
-        for (key, value) in valued {
-            if let Some(value) = value {
-                layer.set(key, flag(key, value));
+        for (&key, setting) in Key::ALL.iter().zip(SETTINGS) {
+            let raw =
+                |value: &str, origin| Raw { value: value.to_owned(), name: setting.flag.to_owned(), origin };
+            if setting.value.shape() == Shape::Switch {
+                if matches.get_flag(setting.long()) {
+                    layer.set(key, raw("true", Origin::Switch));
+                }
+                continue;
+            }
+            for value in matches.get_many::<String>(setting.long()).into_iter().flatten() {
+                layer.push(key, raw(value, Origin::Flag));
             }
         }
-        for (on, key) in [(self.memory, Key::Memory), (self.cluster, Key::Cluster)] {
-            if on {
-                let name = key.setting().flag.to_owned();
-                layer.set(key, Raw { value: "true".into(), name, origin: Origin::Switch });
-            }
-        }
-        for topic in &self.topics {
-            layer.push_topic(flag(Key::Topics, topic));
-        }
-        layer
+        Ok(Args {
+            config: matches.get_one::<String>("config").cloned(),
+            layer,
+            exit_on_stdin_close: matches.get_flag("exit-on-stdin-close"),
+            verbose: matches.get_flag("verbose"),
+        })
     }
 }
 
-fn flag(key: Key, value: &str) -> Raw {
-    Raw { value: value.to_owned(), name: key.setting().flag.to_owned(), origin: Origin::Flag }
+/// The binary's flags: `--config`, then one per setting in the order they are declared,
+/// then the process-only switches.
+fn command() -> Command {
+    let config = Arg::new("config")
+        .long("config")
+        .value_name("FILE")
+        .help("Read settings from this Java-properties file (Kafka's property names); flags override it");
+    let settings = SETTINGS.iter().map(|setting| {
+        let arg = Arg::new(setting.long()).long(setting.long()).help(setting.help());
+        match setting.value.shape() {
+            Shape::Switch => arg.action(ArgAction::SetTrue),
+            Shape::One(name) => arg.value_name(name).allow_negative_numbers(setting.value.bounds().is_some()),
+            Shape::Repeated(name) => arg.value_name(name).action(ArgAction::Append),
+        }
+    });
+    let exit_on_stdin_close = Arg::new("exit-on-stdin-close").long("exit-on-stdin-close").help(
+        "Exit when standard input closes, so that a test harness that dies cannot leave the server running",
+    );
+    let verbose =
+        Arg::new("verbose").short('v').long("verbose").help("Log one line per connection to stderr");
+    Command::new("group-server")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(ABOUT)
+        .after_help(AFTER_HELP)
+        .arg(config)
+        .args(settings)
+        .args([exit_on_stdin_close, verbose].map(|switch| switch.action(ArgAction::SetTrue)))
 }
 
 /// Turns clap's outcome into a `ConfigError`: help and version become texts to print,
@@ -290,21 +155,16 @@ fn one_line(rendered: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
-    use crate::config::settings::SETTINGS;
 
     #[test]
     fn every_setting_has_its_flag() {
-        let command = Args::command();
+        let command = command();
         for setting in SETTINGS {
-            let long = setting.flag.trim_start_matches('-');
             assert!(
-                command.get_arguments().any(|a| a.get_long() == Some(long)),
-                "no flag {} for {:?}",
+                command.get_arguments().any(|a| a.get_long() == Some(setting.long())),
+                "no flag {} for {setting:?}",
                 setting.flag,
-                setting.key
             );
         }
         command.debug_assert();
@@ -324,9 +184,9 @@ mod tests {
     #[test]
     fn unset_flags_are_absent_from_the_layer() {
         let args = Args::parse(["--memory", "--topic", "a:1"].map(OsString::from)).expect("parses");
-        let layer = args.layer();
+        let layer = args.layer;
         assert_eq!(layer.get(Key::Listen), None);
         assert_eq!(layer.get(Key::Memory).map(|r| r.origin.clone()), Some(Origin::Switch));
-        assert_eq!(layer.topics().len(), 1);
+        assert_eq!(layer.all(Key::Topics).len(), 1);
     }
 }

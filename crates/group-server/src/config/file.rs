@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::ConfigError;
-use super::settings::{ALIASES, Key, Layer, Origin, Raw, SETTINGS};
+use super::layer::{Layer, Origin, Raw};
+use super::settings::{ALIASES, Key, SETTINGS};
+use super::value::Shape;
 
 /// What a file gives: its values, and a warning per property it sets that this node
 /// knowingly ignores.
@@ -23,7 +25,7 @@ pub(super) struct Parsed {
 
 /// Kafka broker properties accepted with a warning, so that a block copied from a broker's
 /// `server.properties` works; any other unknown name is an error.
-const IGNORED: &[(&str, &str)] = &[
+pub(super) const IGNORED: &[(&str, &str)] = &[
     ("log.dirs", "this node stores no records (its offsets and groups go to data.dir)"),
     ("log.dir", "this node stores no records (its offsets and groups go to data.dir)"),
     ("num.partitions", "this node stores no records"),
@@ -54,7 +56,7 @@ const IGNORED: &[(&str, &str)] = &[
 /// Reads and parses the file at `path`.
 pub(super) fn read(path: &Path) -> Result<Parsed, ConfigError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::ReadFile { path: path.to_owned(), reason: e.to_string() })?;
+        .map_err(|e| ConfigError::ReadFile { path: path.to_owned(), reason: e.into() })?;
     parse(path, &text)
 }
 
@@ -64,8 +66,12 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, ConfigError> {
     let mut seen: BTreeMap<Key, Raw> = BTreeMap::new();
     for (line, logical) in logical_lines(text) {
         let at = |error| ConfigError::InFile { path: path.to_owned(), line, error: Box::new(error) };
-        let (name, value) = split(&logical).map_err(|expected| {
-            at(ConfigError::BadValue { setting: "this line".into(), value: logical.clone(), expected })
+        let (name, value) = split(&logical).map_err(|e| {
+            at(ConfigError::BadValue {
+                setting: "this line".into(),
+                value: logical.clone(),
+                expected: e.to_string(),
+            })
         })?;
         let origin = Origin::File { path: path.to_owned(), line };
         let raw = Raw { value: value.trim_end().to_owned(), name: name.clone(), origin };
@@ -107,10 +113,10 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Parsed, ConfigError> {
             continue;
         }
         seen.insert(key, raw.clone());
-        if key == Key::Topics {
+        if let Shape::Repeated(_) = key.setting().value.shape() {
             // Kafka's list values are comma-separated, and empty entries are dropped.
             for entry in raw.value.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-                parsed.layer.push_topic(Raw { value: entry.to_owned(), ..raw.clone() });
+                parsed.layer.push(key, Raw { value: entry.to_owned(), ..raw.clone() });
             }
         } else {
             parsed.layer.set(key, raw);
@@ -126,8 +132,8 @@ enum Lookup {
 }
 
 fn lookup(name: &str) -> Lookup {
-    if let Some(setting) = SETTINGS.iter().find(|s| s.property == name) {
-        return Lookup::Known(setting.key);
+    if let Some((key, _)) = Key::ALL.iter().zip(SETTINGS).find(|(_, s)| s.property.name() == name) {
+        return Lookup::Known(*key);
     }
     if let Some((_, key)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
         return Lookup::Known(*key);
@@ -140,7 +146,7 @@ fn lookup(name: &str) -> Lookup {
 
 /// The known property closest to a misspelt one, if it is close enough to be the intent.
 fn closest(name: &str) -> Option<String> {
-    let known = SETTINGS.iter().map(|s| s.property).chain(ALIASES.iter().map(|(alias, _)| *alias));
+    let known = SETTINGS.iter().map(|s| s.property.name()).chain(ALIASES.iter().map(|(alias, _)| *alias));
     let limit = 1 + name.len() / 8;
     known
         .map(|candidate| (edit_distance(name, candidate), candidate))
@@ -188,9 +194,14 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
     lines
 }
 
+/// A `\u` escape not followed by four hexadecimal digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("name=value with \\u followed by 4 hex digits, not \\u{0}")]
+struct BadEscape(String);
+
 /// A logical line's name and value, unescaped; the name ends at the first unescaped `=`,
 /// `:` or white space, as in `java.util.Properties`.
-fn split(line: &str) -> Result<(String, String), String> {
+fn split(line: &str) -> Result<(String, String), BadEscape> {
     let mut escaped = false;
     let mut end = line.len();
     for (i, c) in line.char_indices() {
@@ -209,7 +220,7 @@ fn split(line: &str) -> Result<(String, String), String> {
     Ok((unescape(name)?, unescape(rest)?))
 }
 
-fn unescape(text: &str) -> Result<String, String> {
+fn unescape(text: &str) -> Result<String, BadEscape> {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -227,9 +238,7 @@ fn unescape(text: &str) -> Result<String, String> {
                 let code = u32::from_str_radix(&hex, 16).ok().filter(|_| hex.len() == 4);
                 match code.and_then(char::from_u32) {
                     Some(c) => out.push(c),
-                    None => {
-                        return Err(format!("name=value with \\u followed by 4 hex digits, not \\u{hex}"));
-                    }
+                    None => return Err(BadEscape(hex)),
                 }
             }
             Some(other) => out.push(other),
@@ -253,9 +262,9 @@ mod tests {
 
     fn values(text: &str) -> Vec<(String, String, usize)> {
         let parsed = parse(&test_path(), text).expect("parses");
-        let mut out: Vec<_> = SETTINGS
+        let mut out: Vec<_> = Key::ALL
             .iter()
-            .filter_map(|s| parsed.layer.get(s.key))
+            .filter_map(|&key| parsed.layer.get(key))
             .map(|raw| match raw.origin {
                 Origin::File { line, .. } => (raw.name.clone(), raw.value.clone(), line),
                 Origin::Flag | Origin::Switch => (raw.name.clone(), raw.value.clone(), 0),
@@ -308,7 +317,7 @@ mod tests {
     #[test]
     fn topics_split_on_commas() {
         let parsed = parse(&test_path(), "topics = orders:3, payments:1,,\n").expect("parses");
-        let topics: Vec<_> = parsed.layer.topics().iter().map(|r| r.value.as_str()).collect();
+        let topics: Vec<_> = parsed.layer.all(Key::Topics).iter().map(|r| r.value.as_str()).collect();
         assert_eq!(topics, ["orders:3", "payments:1"]);
     }
 

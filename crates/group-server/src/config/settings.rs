@@ -1,670 +1,466 @@
-//! The settings a command line or a configuration file may give: their flag, their
-//! property name, their help line, and the values given for them before they are checked.
+//! Every setting of the server, each declared once: its flag, its property (Kafka's broker
+//! property where Kafka has one), its help line, and the value it takes (kind, bounds and
+//! the field it fills, whose initial value is the default).
+//!
+//! The flag parser (`args`), the configuration file reader (`file`), `--help`, the bounds
+//! checks (`value`) and the reference list ([`reference`]) all read this table; the checks
+//! that relate several settings to each other are in `validate`.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::fmt::Write as _;
 
-use super::ConfigError;
-use crate::{ServerConfig, StorageMode};
+use group_storage_sled::SledOptions;
+
+use self::Property::{Kafka, Ours};
+use super::value::{
+    Draft, Int, MAX_LONG_MS, Parsed, Shape, Switch, Topics, Value, advertise, assignors, endpoints, listen,
+    mechanisms, optional_listen, parse_as, path, prefix, rebalance_protocols, some_path, super_users,
+};
+use crate::StorageMode;
+
+/// Java's `Integer.MAX_VALUE`, the upper bound of Kafka's `int` settings.
+const INT_MAX: i64 = i32::MAX as i64;
 
 /// One setting of the server (the process-only switches `-v` and `--exit-on-stdin-close`
 /// are not settings: a configuration file does not carry them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Key {
-    Listen,
-    Advertise,
-    Topics,
-    DataDir,
-    Memory,
-    NodeId,
-    RequestLog,
-    InitialRebalanceDelayMs,
-    MinSessionTimeoutMs,
-    MaxSessionTimeoutMs,
-    GroupMaxSize,
-    RebalanceProtocols,
-    ConsumerSessionTimeoutMs,
-    ConsumerMinSessionTimeoutMs,
-    ConsumerMaxSessionTimeoutMs,
-    ConsumerHeartbeatIntervalMs,
-    ConsumerMinHeartbeatIntervalMs,
-    ConsumerMaxHeartbeatIntervalMs,
-    ConsumerGroupMaxSize,
-    ConsumerMigrationPolicy,
-    ConsumerAssignors,
-    ConsumerRegexRefreshIntervalMs,
-    OffsetsRetentionMinutes,
-    OffsetsRetentionCheckIntervalMs,
-    OffsetMetadataMaxBytes,
-    OffsetsTopicNumPartitions,
-    MaxConnections,
-    MaxConnectionsPerIp,
-    MaxInFlightRequestsPerConnection,
-    ConnectionsMaxIdleMs,
-    RequestReadTimeoutMs,
-    MaxFrameBytes,
-    TlsCert,
-    TlsKeyFile,
-    TlsClientCa,
-    SaslMechanisms,
-    SaslUsers,
-    FailedAuthenticationDelayMs,
-    AclFile,
-    SuperUsers,
-    MetricsListen,
-    LogFormat,
-    Cluster,
-    Etcd,
-    ClusterPrefix,
-    LeaseTtlSecs,
-}
-
-/// How a setting is named on the command line and in a configuration file.
 #[derive(Debug)]
 pub(super) struct Setting {
-    pub(super) key: Key,
     /// The long flag, dashes included.
     pub(super) flag: &'static str,
-    /// The property of a configuration file.
-    pub(super) property: &'static str,
-    /// Whether `property` is Kafka's own broker property; otherwise Kafka has no name for
-    /// the setting and the name is ours.
-    pub(super) kafka: bool,
+    /// The name in a configuration file.
+    pub(super) property: Property,
+    /// What the setting does, as `--help` says it.
     about: &'static str,
+    /// The value it takes and where the value goes.
+    pub(super) value: &'static dyn Value,
 }
 
-/// Every setting, in the order of [`Key`] (so that [`Key::setting`] can index it).
-pub(super) const SETTINGS: &[Setting] = &[
-    Setting {
-        key: Key::Listen,
+/// The name of a setting in a configuration file.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Property {
+    /// Kafka's own broker property.
+    Kafka(&'static str),
+    /// Kafka has no name for the setting; the name is ours.
+    Ours(&'static str),
+}
+
+impl Property {
+    /// The name as a file writes it.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kafka(name) | Ours(name) => name,
+        }
+    }
+}
+
+/// Declares [`Key`], one variant per setting, and [`SETTINGS`] in the same order, so that
+/// the code that relates settings to each other can name them.
+macro_rules! settings {
+    ($($key:ident: $setting:expr,)*) => {
+        /// A setting, by name; [`Key::setting`] has its declaration.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        pub(super) enum Key {
+            $($key,)*
+        }
+
+        /// Every setting, in the order of [`Key`] (`--help` lists them in this order).
+        pub(super) const SETTINGS: &[Setting] = &[$($setting,)*];
+
+        impl Key {
+            /// Every key, in order.
+            pub(super) const ALL: &[Key] = &[$(Key::$key,)*];
+        }
+    };
+}
+
+settings! {
+    Listen: Setting {
         flag: "--listen",
-        property: "listeners",
-        kafka: true,
+        property: Kafka("listeners"),
         about: "Address to listen on; a host name is resolved, port 0 picks a free port",
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.listen, listen).shown(),
     },
-    Setting {
-        key: Key::Advertise,
+    Advertise: Setting {
         flag: "--advertise",
-        property: "advertised.listeners",
-        kafka: true,
+        property: Kafka("advertised.listeners"),
         about: "Address clients are told to connect to; needed when --listen is a wildcard (0.0.0.0 or ::)",
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.advertise, advertise)
+            .shown_as(|_| Some("the listen address".to_owned())),
     },
-    Setting {
-        key: Key::Topics,
+    Topics: Setting {
         flag: "--topic",
-        property: "topics",
-        kafka: false,
+        property: Ours("topics"),
         about: "A topic Metadata, ListOffsets and Fetch answer for, with empty partitions; repeatable",
+        value: &Topics,
     },
-    Setting {
-        key: Key::DataDir,
+    DataDir: Setting {
         flag: "--data-dir",
-        property: "data.dir",
-        kafka: false,
+        property: Ours("data.dir"),
         about: "Directory of the durable sled storage",
+        value: &Parsed::new("PATH", |d| &mut d.config.storage, |raw| some_path(raw).map(StorageMode::Sled))
+            .shown_as(|storage| match storage {
+                StorageMode::Sled(dir) => Some(dir.display().to_string()),
+                StorageMode::Memory | StorageMode::Cluster(_) => None,
+            }),
     },
-    Setting {
-        key: Key::Memory,
+    Memory: Setting {
         flag: "--memory",
-        property: "memory",
-        kafka: false,
+        property: Ours("memory"),
         about: "Keep offsets and groups in memory only, lost on exit; not with --data-dir",
+        value: &Switch { field: |d| &mut d.parts.memory },
     },
-    Setting {
-        key: Key::NodeId,
+    NodeId: Setting {
         flag: "--node-id",
-        property: "node.id",
-        kafka: true,
+        property: Kafka("node.id"),
         about: "This node's id in Metadata and FindCoordinator answers (broker.id in a file too)",
+        value: &Int::new("N", 0, INT_MAX, |d| &mut d.config.node_id),
     },
-    Setting {
-        key: Key::RequestLog,
+    RequestLog: Setting {
         flag: "--request-log",
-        property: "request.log",
-        kafka: false,
+        property: Ours("request.log"),
         about: "Append a JSON line per served request to this file",
+        value: &path(|d| &mut d.config.request_log),
     },
-    Setting {
-        key: Key::InitialRebalanceDelayMs,
+    InitialRebalanceDelayMs: Setting {
         flag: "--initial-rebalance-delay-ms",
-        property: "group.initial.rebalance.delay.ms",
-        kafka: true,
+        property: Kafka("group.initial.rebalance.delay.ms"),
         about: "How long the first rebalance of a new group waits for more members; 0 disables it",
+        value: &Int::new("MS", 0, INT_MAX, |d| &mut d.config.coordinator.initial_rebalance_delay_ms),
     },
-    Setting {
-        key: Key::MinSessionTimeoutMs,
+    MinSessionTimeoutMs: Setting {
         flag: "--min-session-timeout-ms",
-        property: "group.min.session.timeout.ms",
-        kafka: true,
+        property: Kafka("group.min.session.timeout.ms"),
         about: "Smallest session timeout a member may ask for",
+        value: &Int::new("MS", 0, INT_MAX, |d| &mut d.config.coordinator.min_session_timeout_ms),
     },
-    Setting {
-        key: Key::MaxSessionTimeoutMs,
+    MaxSessionTimeoutMs: Setting {
         flag: "--max-session-timeout-ms",
-        property: "group.max.session.timeout.ms",
-        kafka: true,
+        property: Kafka("group.max.session.timeout.ms"),
         about: "Largest session timeout a member may ask for",
+        value: &Int::new("MS", 0, INT_MAX, |d| &mut d.config.coordinator.max_session_timeout_ms),
     },
-    Setting {
-        key: Key::GroupMaxSize,
+    GroupMaxSize: Setting {
         flag: "--group-max-size",
-        property: "group.max.size",
-        kafka: true,
+        property: Kafka("group.max.size"),
         about: "Most members a classic group accepts",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.group_max_size),
     },
-    Setting {
-        key: Key::RebalanceProtocols,
+    RebalanceProtocols: Setting {
         flag: "--rebalance-protocols",
-        property: "group.coordinator.rebalance.protocols",
-        kafka: true,
+        property: Kafka("group.coordinator.rebalance.protocols"),
         about: "Group protocols served, comma-separated: classic (required) and consumer (KIP-848: \
                 ConsumerGroupHeartbeat and ConsumerGroupDescribe; without it they are answered \
                 UNSUPPORTED_VERSION)",
+        value: &Parsed::new("LIST", |d| &mut d.config.coordinator.consumer.enabled, rebalance_protocols)
+            .shown_as(|&consumer| Some(if consumer { "classic,consumer" } else { "classic" }.to_owned())),
     },
-    Setting {
-        key: Key::ConsumerSessionTimeoutMs,
+    // The KIP-848 settings keep Kafka's `GroupCoordinatorConfig` bounds: each at least 1
+    // (the checks that relate them to each other are in `validate`).
+    ConsumerSessionTimeoutMs: Setting {
         flag: "--consumer-session-timeout-ms",
-        property: "group.consumer.session.timeout.ms",
-        kafka: true,
+        property: Kafka("group.consumer.session.timeout.ms"),
         about: "How long a consumer-protocol member may go without a heartbeat before it is \
                 removed; between its min and max",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.session_timeout_ms),
     },
-    Setting {
-        key: Key::ConsumerMinSessionTimeoutMs,
+    ConsumerMinSessionTimeoutMs: Setting {
         flag: "--consumer-min-session-timeout-ms",
-        property: "group.consumer.min.session.timeout.ms",
-        kafka: true,
+        property: Kafka("group.consumer.min.session.timeout.ms"),
         about: "Smallest consumer-protocol session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.min_session_timeout_ms),
     },
-    Setting {
-        key: Key::ConsumerMaxSessionTimeoutMs,
+    ConsumerMaxSessionTimeoutMs: Setting {
         flag: "--consumer-max-session-timeout-ms",
-        property: "group.consumer.max.session.timeout.ms",
-        kafka: true,
+        property: Kafka("group.consumer.max.session.timeout.ms"),
         about: "Largest consumer-protocol session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.max_session_timeout_ms),
     },
-    Setting {
-        key: Key::ConsumerHeartbeatIntervalMs,
+    ConsumerHeartbeatIntervalMs: Setting {
         flag: "--consumer-heartbeat-interval-ms",
-        property: "group.consumer.heartbeat.interval.ms",
-        kafka: true,
+        property: Kafka("group.consumer.heartbeat.interval.ms"),
         about: "How often consumer-protocol members are told to heartbeat; between its min and \
                 max, below the session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.heartbeat_interval_ms),
     },
-    Setting {
-        key: Key::ConsumerMinHeartbeatIntervalMs,
+    ConsumerMinHeartbeatIntervalMs: Setting {
         flag: "--consumer-min-heartbeat-interval-ms",
-        property: "group.consumer.min.heartbeat.interval.ms",
-        kafka: true,
+        property: Kafka("group.consumer.min.heartbeat.interval.ms"),
         about: "Smallest consumer-protocol heartbeat interval",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.min_heartbeat_interval_ms),
     },
-    Setting {
-        key: Key::ConsumerMaxHeartbeatIntervalMs,
+    ConsumerMaxHeartbeatIntervalMs: Setting {
         flag: "--consumer-max-heartbeat-interval-ms",
-        property: "group.consumer.max.heartbeat.interval.ms",
-        kafka: true,
+        property: Kafka("group.consumer.max.heartbeat.interval.ms"),
         about: "Largest consumer-protocol heartbeat interval",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.max_heartbeat_interval_ms),
     },
-    Setting {
-        key: Key::ConsumerGroupMaxSize,
+    ConsumerGroupMaxSize: Setting {
         flag: "--consumer-group-max-size",
-        property: "group.consumer.max.size",
-        kafka: true,
+        property: Kafka("group.consumer.max.size"),
         about: "Most members a consumer-protocol group accepts",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.consumer.max_size),
     },
-    Setting {
-        key: Key::ConsumerMigrationPolicy,
+    ConsumerMigrationPolicy: Setting {
         flag: "--consumer-migration-policy",
-        property: "group.consumer.migration.policy",
-        kafka: true,
+        property: Kafka("group.consumer.migration.policy"),
         about: "Which non-empty groups convert between the classic and consumer protocols: \
                 disabled, upgrade, downgrade or bidirectional",
+        value: &Parsed::new("POLICY", |d| &mut d.config.coordinator.consumer.migration_policy, |raw| {
+            parse_as(raw, "disabled, upgrade, downgrade or bidirectional")
+        })
+        .shown(),
     },
-    Setting {
-        key: Key::ConsumerAssignors,
+    ConsumerAssignors: Setting {
         flag: "--consumer-assignors",
-        property: "group.consumer.assignors",
-        kafka: true,
+        property: Kafka("group.consumer.assignors"),
         about: "Server-side assignors consumer-protocol members may ask for, comma-separated \
                 (uniform, range); the first is the default",
+        value: &Parsed::new("NAMES", |d| &mut d.config.coordinator.consumer.assignors, assignors)
+            .shown_as(|names| Some(names.join(","))),
     },
-    Setting {
-        key: Key::ConsumerRegexRefreshIntervalMs,
+    ConsumerRegexRefreshIntervalMs: Setting {
         flag: "--consumer-regex-refresh-interval-ms",
-        property: "group.consumer.regex.refresh.interval.ms",
-        kafka: true,
+        property: Kafka("group.consumer.regex.refresh.interval.ms"),
         about: "How old a regex subscription's resolution may get before it is resolved again \
                 (at least 10000)",
+        value: &Int::new("MS", 10_000, MAX_LONG_MS, |d| {
+            &mut d.config.coordinator.consumer.regex_refresh_interval_ms
+        }),
     },
-    Setting {
-        key: Key::OffsetsRetentionMinutes,
+    OffsetsRetentionMinutes: Setting {
         flag: "--offsets-retention-minutes",
-        property: "offsets.retention.minutes",
-        kafka: true,
+        property: Kafka("offsets.retention.minutes"),
         about: "How long the committed offsets of a group are kept once it is empty (KIP-211)",
+        // Kept in milliseconds, as the coordinator counts.
+        value: &Int::new("MINUTES", 1, INT_MAX, |d| &mut d.config.coordinator.offset_retention_ms)
+            .scaled(60_000),
     },
-    Setting {
-        key: Key::OffsetsRetentionCheckIntervalMs,
+    OffsetsRetentionCheckIntervalMs: Setting {
         flag: "--offsets-retention-check-interval-ms",
-        property: "offsets.retention.check.interval.ms",
-        kafka: true,
+        property: Kafka("offsets.retention.check.interval.ms"),
         about: "Period of the job that removes expired offsets",
+        value: &Int::new("MS", 1, MAX_LONG_MS, |d| {
+            &mut d.config.coordinator.offsets_retention_check_interval_ms
+        }),
     },
-    Setting {
-        key: Key::OffsetMetadataMaxBytes,
+    OffsetMetadataMaxBytes: Setting {
         flag: "--offset-metadata-max-bytes",
-        property: "offset.metadata.max.bytes",
-        kafka: true,
+        property: Kafka("offset.metadata.max.bytes"),
         about: "Longest metadata string an offset commit may carry (in UTF-16 units, as Java counts)",
+        value: &Int::new("N", 0, INT_MAX, |d| &mut d.config.coordinator.offset_metadata_max_bytes),
     },
-    Setting {
-        key: Key::OffsetsTopicNumPartitions,
+    OffsetsTopicNumPartitions: Setting {
         flag: "--offsets-topic-num-partitions",
-        property: "offsets.topic.num.partitions",
-        kafka: true,
+        property: Kafka("offsets.topic.num.partitions"),
         about: "Coordinator partitions the groups are spread over; must not change for an \
                 existing data directory",
+        value: &Int::new("N", 1, SledOptions::MAX_PARTITIONS as i64, |d| &mut d.config.partitions),
     },
-    Setting {
-        key: Key::MaxConnections,
+    // Connection limits of 0 would refuse every client (Kafka needs per-listener
+    // overrides to make sense of them), so they start at 1.
+    MaxConnections: Setting {
         flag: "--max-connections",
-        property: "max.connections",
-        kafka: true,
+        property: Kafka("max.connections"),
         about: "Connections open at once; one more is closed on accept",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.limits.max_connections),
     },
-    Setting {
-        key: Key::MaxConnectionsPerIp,
+    MaxConnectionsPerIp: Setting {
         flag: "--max-connections-per-ip",
-        property: "max.connections.per.ip",
-        kafka: true,
+        property: Kafka("max.connections.per.ip"),
         about: "Connections open at once from one client address",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.limits.max_connections_per_ip),
     },
-    Setting {
-        key: Key::MaxInFlightRequestsPerConnection,
+    MaxInFlightRequestsPerConnection: Setting {
         flag: "--max-in-flight-requests-per-connection",
-        property: "max.in.flight.requests.per.connection",
-        kafka: false,
+        property: Ours("max.in.flight.requests.per.connection"),
         about: "Requests read from one connection whose responses are not written yet; the \
                 connection is not read further until one is",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.limits.max_in_flight_per_connection),
     },
-    Setting {
-        key: Key::ConnectionsMaxIdleMs,
+    ConnectionsMaxIdleMs: Setting {
         flag: "--connections-max-idle-ms",
-        property: "connections.max.idle.ms",
-        kafka: true,
+        property: Kafka("connections.max.idle.ms"),
         about: "A connection with nothing in flight and nothing read for this long is closed",
+        value: &Int::new("MS", 1, MAX_LONG_MS, |d| &mut d.config.limits.connections_max_idle),
     },
-    Setting {
-        key: Key::RequestReadTimeoutMs,
+    RequestReadTimeoutMs: Setting {
         flag: "--request-read-timeout-ms",
-        property: "request.read.timeout.ms",
-        kafka: false,
+        property: Ours("request.read.timeout.ms"),
         about: "A request that has begun to arrive must arrive whole within this time, or its \
                 connection is closed",
+        value: &Int::new("MS", 1, MAX_LONG_MS, |d| &mut d.config.limits.request_read_timeout),
     },
-    Setting {
-        key: Key::MaxFrameBytes,
+    MaxFrameBytes: Setting {
         flag: "--max-frame-bytes",
-        property: "socket.request.max.bytes",
-        kafka: true,
+        property: Kafka("socket.request.max.bytes"),
         about: "Largest request frame; a bigger one closes its connection",
+        // 64 bytes hold any request header; smaller frames would refuse every request.
+        value: &Int::new("N", 64, INT_MAX, |d| &mut d.config.limits.max_frame_bytes),
     },
-    Setting {
-        key: Key::TlsCert,
+    TlsCert: Setting {
         flag: "--tls-cert",
-        property: "tls.cert.file",
-        kafka: false,
+        property: Ours("tls.cert.file"),
         about: "PEM certificate chain of the listener: clients connect with TLS 1.2 or 1.3 (SSL, or \
                 SASL_SSL with --sasl-mechanisms); needs --tls-key",
+        value: &path(|d| &mut d.parts.tls_cert),
     },
-    Setting {
-        key: Key::TlsKeyFile,
+    TlsKeyFile: Setting {
         flag: "--tls-key",
-        property: "tls.key.file",
-        kafka: false,
+        property: Ours("tls.key.file"),
         about: "PEM private key of --tls-cert",
+        value: &path(|d| &mut d.parts.tls_key),
     },
-    Setting {
-        key: Key::TlsClientCa,
+    TlsClientCa: Setting {
         flag: "--tls-client-ca",
-        property: "tls.client.ca.file",
-        kafka: false,
+        property: Ours("tls.client.ca.file"),
         about: "PEM certificates of the authorities client certificates must chain to: every \
                 client must present one (ssl.client.auth=required), and without SASL it \
                 authenticates as User:<certificate subject>",
+        value: &path(|d| &mut d.parts.tls_client_ca),
     },
-    Setting {
-        key: Key::SaslMechanisms,
+    SaslMechanisms: Setting {
         flag: "--sasl-mechanisms",
-        property: "sasl.enabled.mechanisms",
-        kafka: true,
+        property: Kafka("sasl.enabled.mechanisms"),
         about: "SASL mechanisms every client must authenticate with, comma-separated: PLAIN, \
                 SCRAM-SHA-256, SCRAM-SHA-512; needs --sasl-users. Re-authentication (KIP-368) is \
                 not supported",
+        value: &Parsed::new("LIST", |d| &mut d.parts.sasl_mechanisms, mechanisms),
     },
-    Setting {
-        key: Key::SaslUsers,
+    SaslUsers: Setting {
         flag: "--sasl-users",
-        property: "sasl.users.file",
-        kafka: false,
+        property: Ours("sasl.users.file"),
         about: "Credentials file of the SASL users (salted, never plaintext), made by \
                 `group-server users add`",
+        value: &path(|d| &mut d.parts.sasl_users),
     },
-    Setting {
-        key: Key::FailedAuthenticationDelayMs,
+    FailedAuthenticationDelayMs: Setting {
         flag: "--failed-authentication-delay-ms",
-        property: "connection.failed.authentication.delay.ms",
-        kafka: true,
+        property: Kafka("connection.failed.authentication.delay.ms"),
         about: "How long the answer to a failed authentication is held before the connection closes",
+        value: &Int::new("MS", 0, INT_MAX, |d| &mut d.config.security.failed_authentication_delay),
     },
-    Setting {
-        key: Key::AclFile,
+    AclFile: Setting {
         flag: "--acl-file",
-        property: "acl.file",
-        kafka: false,
+        property: Ours("acl.file"),
         about: "Kafka-style ACL file every request is authorized against, reloaded on SIGHUP; \
                 without it everything is allowed",
+        value: &path(|d| &mut d.config.security.acl_file),
     },
-    Setting {
-        key: Key::SuperUsers,
+    SuperUsers: Setting {
         flag: "--super-users",
-        property: "super.users",
-        kafka: true,
+        property: Kafka("super.users"),
         about: "Principals allowed everything whatever the ACLs say, semicolon-separated, e.g. \
                 User:admin;User:ops",
+        value: &Parsed::new("LIST", |d| &mut d.config.security.super_users, super_users),
     },
-    Setting {
-        key: Key::MetricsListen,
+    MetricsListen: Setting {
         flag: "--metrics-listen",
-        property: "metrics.listen",
-        kafka: false,
+        property: Ours("metrics.listen"),
         about: "Address of the HTTP endpoint serving Prometheus metrics on /metrics",
+        value: &Parsed::new("HOST:PORT", |d| &mut d.config.metrics_listen, optional_listen),
     },
-    Setting {
-        key: Key::LogFormat,
+    LogFormat: Setting {
         flag: "--log-format",
-        property: "log.format",
-        kafka: false,
+        property: Ours("log.format"),
         about: "Log lines on stderr as human text or JSON (one object a line); the level comes \
                 from RUST_LOG",
+        value: &Parsed::new("FORMAT", |d| &mut d.config.log_format, |raw| parse_as(raw, "human or json"))
+            .shown(),
     },
-    Setting {
-        key: Key::Cluster,
+    Cluster: Setting {
         flag: "--cluster",
-        property: "cluster",
-        kafka: false,
+        property: Ours("cluster"),
         about: "Run as one node of a cluster over etcd (needs --etcd, a unique --node-id and an \
                 --advertise clients reach): groups are spread over the live nodes and a dead \
                 node's move to the others; not with --memory or --data-dir",
+        value: &Switch { field: |d| &mut d.parts.cluster },
     },
-    Setting {
-        key: Key::Etcd,
+    Etcd: Setting {
         flag: "--etcd",
-        property: "etcd.endpoints",
-        kafka: false,
+        property: Ours("etcd.endpoints"),
         about: "The etcd cluster's client endpoints, comma-separated, e.g. \
                 http://10.0.0.1:2379,http://10.0.0.2:2379",
+        value: &Parsed::new("ENDPOINTS", |d| &mut d.parts.etcd.endpoints, endpoints),
     },
-    Setting {
-        key: Key::ClusterPrefix,
+    ClusterPrefix: Setting {
         flag: "--cluster-prefix",
-        property: "cluster.prefix",
-        kafka: false,
+        property: Ours("cluster.prefix"),
         about: "The etcd key prefix of this cluster's keys (several clusters can share an etcd)",
+        value: &Parsed::new("PREFIX", |d| &mut d.parts.etcd.prefix, prefix).shown(),
     },
-    Setting {
-        key: Key::LeaseTtlSecs,
+    LeaseTtlSecs: Setting {
         flag: "--lease-ttl-secs",
-        property: "cluster.lease.ttl.secs",
-        kafka: false,
+        property: Ours("cluster.lease.ttl.secs"),
         about: "Seconds a node that stops renewing its etcd lease (killed, paused, cut off) keeps \
                 its groups before other nodes take them over",
+        value: &Int::new("SECS", 1, 3_600, |d| &mut d.parts.etcd.lease_ttl_secs),
     },
-];
+}
 
 /// Properties that name a setting under another name.
 pub(super) const ALIASES: &[(&str, Key)] = &[("broker.id", Key::NodeId)];
 
 impl Key {
-    /// The names and help of this setting.
+    /// The declaration of this setting.
     pub(super) fn setting(self) -> &'static Setting {
         &SETTINGS[self as usize]
     }
 }
 
-/// The help line of a setting: what it does, its name in a configuration file, and its
-/// default, all taken from the table and from [`ServerConfig::default`] so that `--help`
-/// cannot drift from the code.
-pub(super) fn describe(key: Key) -> String {
-    let setting = key.setting();
-    let name = if setting.kafka { "Kafka" } else { "property" };
-    let mut help = format!("{} [{name}: {}]", setting.about, setting.property);
-    if let Some(default) = default_text(key) {
-        help.push_str(&format!(" [default: {default}]"));
+impl Setting {
+    /// The flag without its dashes, which is also its clap id.
+    pub(super) fn long(&self) -> &'static str {
+        self.flag.trim_start_matches('-')
     }
-    help
-}
 
-/// The default of a setting as `--help` shows it; `None` for settings that are off or
-/// empty by default.
-pub(super) fn default_text(key: Key) -> Option<String> {
-    let d = ServerConfig::default();
-    let (co, limits) = (&d.coordinator, &d.limits);
-    Some(match key {
-        Key::Listen => d.listen.to_string(),
-        Key::Advertise => "the listen address".to_owned(),
-        Key::Topics
-        | Key::Memory
-        | Key::RequestLog
-        | Key::TlsCert
-        | Key::TlsKeyFile
-        | Key::TlsClientCa
-        | Key::SaslMechanisms
-        | Key::SaslUsers
-        | Key::AclFile
-        | Key::SuperUsers
-        | Key::MetricsListen
-        | Key::Cluster
-        | Key::Etcd => return None,
-        Key::ClusterPrefix => crate::ClusterSettings::DEFAULT_PREFIX.to_owned(),
-        Key::LeaseTtlSecs => crate::ClusterSettings::DEFAULT_LEASE_TTL_SECS.to_string(),
-        Key::FailedAuthenticationDelayMs => d.security.failed_authentication_delay.as_millis().to_string(),
-        Key::LogFormat => d.log_format.to_string(),
-        Key::DataDir => match &d.storage {
-            StorageMode::Sled(dir) => dir.display().to_string(),
-            StorageMode::Memory | StorageMode::Cluster(_) => return None,
-        },
-        Key::NodeId => d.node_id.to_string(),
-        Key::InitialRebalanceDelayMs => co.initial_rebalance_delay_ms.to_string(),
-        Key::MinSessionTimeoutMs => co.min_session_timeout_ms.to_string(),
-        Key::MaxSessionTimeoutMs => co.max_session_timeout_ms.to_string(),
-        Key::GroupMaxSize => co.group_max_size.to_string(),
-        Key::RebalanceProtocols => {
-            if co.consumer.enabled { "classic,consumer" } else { "classic" }.to_owned()
+    /// The default as `--help` shows it; `None` for settings that are off or empty by
+    /// default. It is read from the field the setting fills, so it cannot drift from the
+    /// code.
+    pub(super) fn default_text(&self) -> Option<String> {
+        self.value.show(&mut Draft::default())
+    }
+
+    /// The help line: what the setting does, its property and its default.
+    pub(super) fn help(&self) -> String {
+        let kind = match self.property {
+            Kafka(_) => "Kafka",
+            Ours(_) => "property",
+        };
+        let mut help = format!("{} [{kind}: {}]", self.about, self.property.name());
+        if let Some(default) = self.default_text() {
+            let _ = write!(help, " [default: {default}]");
         }
-        Key::ConsumerSessionTimeoutMs => co.consumer.session_timeout_ms.to_string(),
-        Key::ConsumerMinSessionTimeoutMs => co.consumer.min_session_timeout_ms.to_string(),
-        Key::ConsumerMaxSessionTimeoutMs => co.consumer.max_session_timeout_ms.to_string(),
-        Key::ConsumerHeartbeatIntervalMs => co.consumer.heartbeat_interval_ms.to_string(),
-        Key::ConsumerMinHeartbeatIntervalMs => co.consumer.min_heartbeat_interval_ms.to_string(),
-        Key::ConsumerMaxHeartbeatIntervalMs => co.consumer.max_heartbeat_interval_ms.to_string(),
-        Key::ConsumerGroupMaxSize => co.consumer.max_size.to_string(),
-        Key::ConsumerMigrationPolicy => co.consumer.migration_policy.to_string(),
-        Key::ConsumerAssignors => co.consumer.assignors.join(","),
-        Key::ConsumerRegexRefreshIntervalMs => co.consumer.regex_refresh_interval_ms.to_string(),
-        Key::OffsetsRetentionMinutes => (co.offset_retention_ms / 60_000).to_string(),
-        Key::OffsetsRetentionCheckIntervalMs => co.offsets_retention_check_interval_ms.to_string(),
-        Key::OffsetMetadataMaxBytes => co.offset_metadata_max_bytes.to_string(),
-        Key::OffsetsTopicNumPartitions => d.partitions.to_string(),
-        Key::MaxConnections => limits.max_connections.to_string(),
-        Key::MaxConnectionsPerIp => limits.max_connections_per_ip.to_string(),
-        Key::MaxInFlightRequestsPerConnection => limits.max_in_flight_per_connection.to_string(),
-        Key::ConnectionsMaxIdleMs => limits.connections_max_idle.as_millis().to_string(),
-        Key::RequestReadTimeoutMs => limits.request_read_timeout.as_millis().to_string(),
-        Key::MaxFrameBytes => limits.max_frame_bytes.to_string(),
-    })
-}
-
-/// Where a value was given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Origin {
-    /// A flag with a value.
-    Flag,
-    /// A flag without a value, such as `--memory` (its value is `true`).
-    Switch,
-    /// A line of a configuration file.
-    File { path: PathBuf, line: usize },
-}
-
-/// A value as given, before it is parsed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Raw {
-    pub(super) value: String,
-    /// The flag or property as the user wrote it (`broker.id` when the alias was used), so
-    /// that an error names what the user can find in what they wrote.
-    pub(super) name: String,
-    pub(super) origin: Origin,
-}
-
-impl Raw {
-    /// How an error message names this value, location included.
-    pub(super) fn label(&self) -> String {
-        match &self.origin {
-            Origin::Flag => format!("{} {}", self.name, self.value),
-            Origin::Switch => self.name.clone(),
-            Origin::File { path, line } => {
-                format!("{}={} ({}:{line})", self.name, self.value, path.display())
-            }
-        }
-    }
-
-    /// Places an error about this value where the user gave it.
-    pub(super) fn locate(&self, error: ConfigError) -> ConfigError {
-        match &self.origin {
-            Origin::Flag | Origin::Switch => error,
-            Origin::File { path, line } => {
-                ConfigError::InFile { path: path.clone(), line: *line, error: Box::new(error) }
-            }
-        }
-    }
-
-    /// A [`ConfigError::BadValue`] for this value, placed where the user gave it.
-    pub(super) fn bad(&self, expected: impl Into<String>) -> ConfigError {
-        self.locate(ConfigError::BadValue {
-            setting: self.name.clone(),
-            value: self.value.clone(),
-            expected: expected.into(),
-        })
+        help
     }
 }
 
-/// The values one source (the command line, or the file) gives.
-#[derive(Debug, Default)]
-pub(super) struct Layer {
-    values: BTreeMap<Key, Raw>,
-    /// Kept apart: `--topic` repeats, and a file's `topics` lists several.
-    topics: Vec<Raw>,
-}
-
-impl Layer {
-    pub(super) fn get(&self, key: Key) -> Option<&Raw> {
-        self.values.get(&key)
+/// The reference list of every setting, as a Markdown table (for the README and the
+/// operator's documentation): flag, property, default, accepted integers and what it does.
+pub(super) fn reference() -> String {
+    let mut out =
+        String::from("| Flag | Property | Default | Range | What it sets |\n|---|---|---|---|---|\n");
+    for setting in SETTINGS {
+        let flag = match setting.value.shape() {
+            Shape::Switch => setting.flag.to_owned(),
+            Shape::One(name) | Shape::Repeated(name) => format!("{} {name}", setting.flag),
+        };
+        let property = match setting.property {
+            Kafka(name) => format!("`{name}` (Kafka)"),
+            Ours(name) => format!("`{name}`"),
+        };
+        let default = setting.default_text().map_or_else(String::new, |d| format!("`{d}`"));
+        let range = setting.value.bounds().map_or_else(String::new, |(min, max)| format!("{min} to {max}"));
+        let _ = writeln!(out, "| `{flag}` | {property} | {default} | {range} | {} |", setting.about);
     }
-
-    pub(super) fn set(&mut self, key: Key, raw: Raw) {
-        self.values.insert(key, raw);
+    for (alias, key) in ALIASES {
+        let _ = writeln!(
+            out,
+            "\n`{alias}` is read as `{}` in a configuration file.",
+            key.setting().property.name()
+        );
     }
-
-    pub(super) fn push_topic(&mut self, raw: Raw) {
-        self.topics.push(raw);
-    }
-
-    pub(super) fn topics(&self) -> &[Raw] {
-        &self.topics
-    }
-
-    /// These values with `over`'s in place of their own, whatever order they came in.
-    ///
-    /// Topics are replaced as a whole list, not merged, so that the command line can say
-    /// exactly which topics there are; likewise `--memory` and `--data-dir` replace both of
-    /// the file's storage settings, since together they are one choice.
-    pub(super) fn overridden_by(mut self, over: Layer) -> Layer {
-        if !over.topics.is_empty() {
-            self.topics = over.topics;
-        }
-        if over.values.contains_key(&Key::Memory) || over.values.contains_key(&Key::DataDir) {
-            self.values.remove(&Key::Memory);
-            self.values.remove(&Key::DataDir);
-        }
-        self.values.extend(over.values);
-        self
-    }
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_table_is_in_key_order_with_distinct_names() {
-        for (i, setting) in SETTINGS.iter().enumerate() {
-            assert_eq!(setting.key as usize, i, "{setting:?} out of order");
-            assert!(setting.flag.starts_with("--"));
-        }
-        for (i, a) in SETTINGS.iter().enumerate() {
-            for b in &SETTINGS[i + 1..] {
-                assert_ne!(a.flag, b.flag);
-                assert_ne!(a.property, b.property);
-            }
-        }
-        assert_eq!(Key::MaxFrameBytes.setting().key, Key::MaxFrameBytes);
-    }
-
-    #[test]
-    fn help_lines_name_the_property_and_the_default() {
-        assert_eq!(
-            describe(Key::GroupMaxSize),
-            "Most members a classic group accepts [Kafka: group.max.size] [default: 2147483647]"
-        );
-        assert!(describe(Key::DataDir).ends_with("[property: data.dir] [default: ./data]"));
-        assert!(describe(Key::Memory).ends_with("[property: memory]"));
-    }
-
-    fn raw(value: &str, origin: Origin) -> Raw {
-        Raw { value: value.into(), name: "x.y".into(), origin }
-    }
-
-    #[test]
-    fn labels_and_errors_say_where_a_value_came_from() {
-        let file = Origin::File { path: PathBuf::from("a.properties"), line: 3 };
-        assert_eq!(raw("5", file.clone()).label(), "x.y=5 (a.properties:3)");
-        assert_eq!(raw("5", Origin::Flag).label(), "x.y 5");
-        assert_eq!(raw("true", Origin::Switch).label(), "x.y");
-        let bad = ConfigError::BadValue { setting: "x.y".into(), value: "5".into(), expected: "6".into() };
-        assert_eq!(raw("5", Origin::Flag).bad("6"), bad);
-        assert_eq!(
-            raw("5", file).bad("6"),
-            ConfigError::InFile { path: PathBuf::from("a.properties"), line: 3, error: Box::new(bad) }
-        );
-    }
-
-    #[test]
-    fn the_command_line_overrides_the_file_whole_lists_and_storage_included() {
-        let mut file = Layer::default();
-        file.set(Key::NodeId, raw("1", Origin::Flag));
-        file.set(Key::DataDir, raw("d", Origin::Flag));
-        file.set(Key::GroupMaxSize, raw("9", Origin::Flag));
-        file.push_topic(raw("a:1", Origin::Flag));
-        file.push_topic(raw("b:1", Origin::Flag));
-        let mut cli = Layer::default();
-        cli.set(Key::NodeId, raw("2", Origin::Flag));
-        cli.set(Key::Memory, raw("true", Origin::Switch));
-        cli.push_topic(raw("c:1", Origin::Flag));
-        let merged = file.overridden_by(cli);
-        assert_eq!(merged.get(Key::NodeId).map(|r| r.value.as_str()), Some("2"));
-        assert_eq!(merged.get(Key::GroupMaxSize).map(|r| r.value.as_str()), Some("9"));
-        assert_eq!(merged.get(Key::DataDir), None);
-        assert!(merged.get(Key::Memory).is_some());
-        assert_eq!(merged.topics().iter().map(|r| r.value.as_str()).collect::<Vec<_>>(), ["c:1"]);
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

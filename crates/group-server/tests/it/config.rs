@@ -301,6 +301,17 @@ fn bad_command_lines_are_typed_errors(
 }
 
 #[test]
+fn an_unreadable_file_keeps_its_io_error_as_the_source() {
+    let err = parse(&["--config", "/nonexistent/group-server.properties"]).expect_err("refused");
+    let ConfigError::ReadFile { path, reason } = &err else { panic!("{err:?}") };
+    assert_eq!(path, &PathBuf::from("/nonexistent/group-server.properties"));
+    assert_eq!(reason.get_ref().kind(), std::io::ErrorKind::NotFound);
+    let source = std::error::Error::source(&err).expect("a source");
+    assert_eq!(source.to_string(), reason.get_ref().to_string());
+    assert!(err.to_string().ends_with(&format!(": {}", reason.get_ref())), "{err}");
+}
+
+#[test]
 fn a_bad_value_names_the_flag_the_value_and_what_is_expected() {
     let err = parse(&["--group-max-size", "0"]).expect_err("refused");
     assert_eq!(
