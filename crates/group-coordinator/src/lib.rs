@@ -140,6 +140,7 @@
 //! assert_eq!(answer.assignment.as_ref().unwrap()[0].partitions, [0, 1, 2]);
 //! ```
 
+mod api;
 mod authorizer;
 mod config;
 mod consumer_config;
@@ -152,6 +153,7 @@ mod runtime;
 mod snapshot;
 mod topic_metadata;
 
+pub use crate::api::{Api, GroupApi, Routing, Waits};
 pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
 pub use crate::config::CoordinatorConfig;
 pub use crate::consumer_config::{
