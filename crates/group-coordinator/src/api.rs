@@ -326,6 +326,11 @@ macro_rules! coordinator_apis {
         }
 
         impl Response {
+            /// The API this answer belongs to.
+            pub fn api(&self) -> Api {
+                match self {$(Response::$api(_) => Api::$api,)*}
+            }
+
             /// The same kind of answer carrying only `error` (an answer held for a
             /// write that then failed).
             pub fn with_error(&self, error: ErrorCode) -> Response {
@@ -588,3 +593,151 @@ macro_rules! group_api_table {
 }
 
 group_api_table!(coordinator_apis);
+
+#[cfg(test)]
+mod tests {
+    use group_types::{ErrorCode, GroupId, MemberId};
+    use rstest::rstest;
+
+    use super::*;
+
+    /// A request of `api` naming group `group` (among its groups, for one that names several).
+    fn request(api: Api, group: &str) -> Request {
+        let id = GroupId::from(group);
+        let ids = vec![id.clone()];
+        match api {
+            Api::OffsetCommit => OffsetCommitRequest { group_id: id, ..Default::default() }
+                .with_offset("t", 0, group_types::OffsetCommitData::new(1))
+                .into(),
+            Api::OffsetFetch => OffsetFetchRequest { group_id: id, ..Default::default() }.into(),
+            Api::JoinGroup => {
+                JoinGroupRequest { group_id: id, member_id: MemberId::from("m"), ..Default::default() }.into()
+            }
+            Api::Heartbeat => HeartbeatRequest { group_id: id, ..Default::default() }.into(),
+            Api::LeaveGroup => LeaveGroupRequest { group_id: id, ..Default::default() }.into(),
+            Api::SyncGroup => SyncGroupRequest { group_id: id, ..Default::default() }.into(),
+            Api::DescribeGroups => DescribeGroupsRequest { group_ids: ids, ..Default::default() }.into(),
+            Api::ListGroups => ListGroupsRequest::default().into(),
+            Api::DeleteGroups => DeleteGroupsRequest { group_ids: ids }.into(),
+            Api::OffsetDelete => OffsetDeleteRequest { group_id: group.into(), ..Default::default() }.into(),
+            Api::ConsumerGroupHeartbeat => {
+                ConsumerGroupHeartbeatRequest { group_id: id, ..Default::default() }.into()
+            }
+            Api::ConsumerGroupDescribe => {
+                ConsumerGroupDescribeRequest { group_ids: ids, ..Default::default() }.into()
+            }
+        }
+    }
+
+    /// Every error code an answer carries, wherever its API puts them.
+    fn codes(response: &Response) -> Vec<ErrorCode> {
+        match response {
+            Response::OffsetCommit(r) => r.iter().map(|(_, _, code)| code).collect(),
+            Response::OffsetFetch(r) => vec![r.error_code],
+            Response::JoinGroup(r) => vec![r.error_code],
+            Response::Heartbeat(r) => vec![r.error_code],
+            Response::LeaveGroup(r) => vec![r.error_code],
+            Response::SyncGroup(r) => vec![r.error_code],
+            Response::DescribeGroups(r) => r.groups.iter().map(|g| g.error_code).collect(),
+            Response::ListGroups(r) => vec![r.error_code],
+            Response::DeleteGroups(r) => r.results.iter().map(|g| g.error_code).collect(),
+            Response::OffsetDelete(r) => vec![r.error_code],
+            Response::ConsumerGroupHeartbeat(r) => vec![r.error_code],
+            Response::ConsumerGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
+        }
+    }
+
+    #[test]
+    fn the_table_is_in_key_order_with_one_row_per_key() {
+        let keys: Vec<i16> = Api::ALL.iter().map(|a| a.key()).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys out of order or repeated: {keys:?}");
+        for api in Api::ALL {
+            let (min, max) = api.versions();
+            assert!(0 <= min && min <= max, "{}: versions {min}..={max}", api.name());
+        }
+    }
+
+    #[rstest]
+    fn a_request_and_its_answers_name_their_api(
+        #[values(ErrorCode::NotCoordinator, ErrorCode::GroupAuthorizationFailed)] code: ErrorCode,
+    ) {
+        for &api in Api::ALL {
+            let request = request(api, "g");
+            assert_eq!(request.api(), api);
+            let refused = request.refused(code);
+            assert_eq!(refused.api(), api);
+            assert_eq!(refused.with_error(ErrorCode::NotCoordinator).api(), api);
+        }
+    }
+
+    /// The refusal carries the code in every place the API has one (DescribeGroups
+    /// and the multi-group APIs: per group).
+    #[rstest]
+    fn a_refusal_carries_its_code(
+        #[values(
+            ErrorCode::NotCoordinator,
+            ErrorCode::CoordinatorLoadInProgress,
+            ErrorCode::GroupAuthorizationFailed
+        )]
+        code: ErrorCode,
+    ) {
+        for &api in Api::ALL {
+            let refused = request(api, "g").refused(code);
+            let found = codes(&refused);
+            assert!(!found.is_empty() && found.iter().all(|c| *c == code), "{}: {found:?}", api.name());
+        }
+    }
+
+    /// A held answer whose write failed carries the write's error, except a
+    /// description (DescribeGroups answers from committed state, whatever came after).
+    #[test]
+    fn a_failed_write_carries_its_error_except_in_a_description() {
+        for &api in Api::ALL {
+            let held = request(api, "g").refused(ErrorCode::None);
+            let failed = held.with_error(ErrorCode::NotCoordinator);
+            let found = codes(&failed);
+            if api == Api::DescribeGroups {
+                assert_eq!(failed, held);
+            } else {
+                assert!(found.iter().all(|c| *c == ErrorCode::NotCoordinator), "{}: {found:?}", api.name());
+            }
+        }
+    }
+
+    #[test]
+    fn only_barrier_rows_wait_for_their_group() {
+        for &api in Api::ALL {
+            let request = request(api, "g");
+            let expected = (api.waits() == Waits::Barrier).then_some("g");
+            assert_eq!(request.barrier_group(), expected, "{}", api.name());
+        }
+    }
+
+    #[test]
+    fn the_acl_is_asked_on_the_group_unless_the_request_names_none() {
+        for &api in Api::ALL {
+            let request = request(api, "g");
+            let expected = (api.routing() != Routing::AllPartitions).then_some((api.acl(), "g"));
+            assert_eq!(request.group_acl(), expected, "{}", api.name());
+        }
+    }
+
+    /// Kafka's service refuses an empty group id before it looks for the partition,
+    /// for the APIs that check it (`isGroupIdNotEmpty`); an id is never checked first.
+    #[test]
+    fn an_empty_group_id_goes_to_the_core_first_where_kafka_checks_it() {
+        let config = CoordinatorConfig::default();
+        let checked = [Api::JoinGroup, Api::Heartbeat, Api::LeaveGroup, Api::SyncGroup, Api::OffsetDelete];
+        for &api in Api::ALL {
+            assert_eq!(
+                request(api, "").core_first(&config),
+                checked.contains(&api) || api == Api::ConsumerGroupHeartbeat,
+                "{} with an empty id",
+                api.name()
+            );
+        }
+        for api in checked {
+            assert!(!request(api, "g").core_first(&config), "{} with an id", api.name());
+        }
+    }
+}
