@@ -99,6 +99,7 @@ macro_rules! payload {
     ($req:ident boxed) => { Box<$req> };
 }
 
+/// A request as [`Request`] keeps it (see `payload!`).
 macro_rules! wrap {
     ($r:ident) => {
         $r
@@ -108,8 +109,8 @@ macro_rules! wrap {
     };
 }
 
-/// A reference to the request (through its box), for the row's code; the
-/// caller's `&**` then makes it `&Request`.
+/// A double reference to the request kept in [`Request`] (through its box, if
+/// boxed), which the caller's `&**` turns into a reference to the API's request.
 macro_rules! unbox {
     ($r:ident) => {
         &$r
@@ -119,6 +120,8 @@ macro_rules! unbox {
     };
 }
 
+/// What a row's `route` means: its [`Routing`], the group its ACL is asked on,
+/// and how the runtime submits it.
 macro_rules! route {
     (@kind one_group) => {
         Routing::OneGroup
@@ -152,6 +155,8 @@ macro_rules! route {
     };
 }
 
+/// What a row's `waits` means: its [`Waits`], the group whose barrier the core
+/// holds its answer behind, and the sentence of its methods' docs.
 macro_rules! waits {
     (@kind barrier) => {
         Waits::Barrier

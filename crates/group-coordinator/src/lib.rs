@@ -17,6 +17,11 @@
 //!   from several parts is merged by whoever takes it), and a blocking `handle_*`
 //!   twin. Kafka's ListGroups is [`GroupCoordinator::list_groups_matching`]:
 //!   [`GroupCoordinator::list_groups`] returns the groups' snapshots.
+//! - [`group_api_table!`]: every group API declared once (Kafka key, versions,
+//!   request and response, routing, ACL, what the answer waits for, the runtime's
+//!   methods, the answers of a refused request); [`Request`], [`Response`], [`Api`]
+//!   and the runtime's per-API methods come from it, and `group-server` expands it
+//!   into its wire dispatch and ApiVersions.
 //! - The core's call contract (what may arrive while writes are outstanding, the
 //!   order completions come back in, what a failed write reverts) is written in
 //!   [`CoordinatorCore`]'s docs and summed up in `docs/ARCHITECTURE.md`.

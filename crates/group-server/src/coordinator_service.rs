@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use group_coordinator::{Authorizer, GroupCoordinator, TopicMetadata};
-use group_offsets::{MemoryMetadataStore, MetadataStore};
+use group_offsets::{MemoryMetadataStore, MetadataStore, StorageError};
 use group_storage_sled::{SledMetadataStore, SledOptions};
 
 use crate::topics::{SharedTopics, Topics};
@@ -80,8 +80,7 @@ impl CoordinatorService {
                 let options =
                     SledOptions::new().partitions(config.partitions).lock_wait(std::time::Duration::ZERO);
                 let store = SledMetadataStore::open_with_options(dir, options).map_err(|e| {
-                    let held = e.to_string().contains("in use by another process");
-                    if held {
+                    if matches!(e, StorageError::Locked { .. }) {
                         ServerError::Storage(format!(
                             "{} is in use by another group-server (or another program holds its lock)",
                             dir.display()
