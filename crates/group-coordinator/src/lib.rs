@@ -17,6 +17,11 @@
 //!   from several parts is merged by whoever takes it), and a blocking `handle_*`
 //!   twin. Kafka's ListGroups is [`GroupCoordinator::list_groups_matching`]:
 //!   [`GroupCoordinator::list_groups`] returns the groups' snapshots.
+//! - [`group_api_table!`]: every group API declared once (Kafka key, versions,
+//!   request and response, routing, ACL, what the answer waits for, the runtime's
+//!   methods, the answers of a refused request); [`Request`], [`Response`], [`Api`]
+//!   and the runtime's per-API methods come from it, and `group-server` expands it
+//!   into its wire dispatch and ApiVersions.
 //! - The core's call contract (what may arrive while writes are outstanding, the
 //!   order completions come back in, what a failed write reverts) is written in
 //!   [`CoordinatorCore`]'s docs and summed up in `docs/ARCHITECTURE.md`.
@@ -140,6 +145,7 @@
 //! assert_eq!(answer.assignment.as_ref().unwrap()[0].partitions, [0, 1, 2]);
 //! ```
 
+mod api;
 mod authorizer;
 mod config;
 mod consumer_config;
@@ -152,6 +158,7 @@ mod runtime;
 mod snapshot;
 mod topic_metadata;
 
+pub use crate::api::{Api, GroupApi, Routing, Waits};
 pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
 pub use crate::config::CoordinatorConfig;
 pub use crate::consumer_config::{

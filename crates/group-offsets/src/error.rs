@@ -37,6 +37,13 @@ pub enum StorageError {
         /// The version byte found.
         version: u8,
     },
+    /// The store's directory is locked by another process (or another handle in
+    /// this one): a second server on the same data directory.
+    #[error("storage locked: {message}")]
+    Locked {
+        /// What the engine said.
+        message: String,
+    },
     /// The store is closed or not yet open.
     #[error("storage unavailable: {message}")]
     Unavailable {

@@ -1,34 +1,25 @@
-//! `CoordinatorService`: the [`GroupService`] over `group_coordinator::GroupCoordinator`,
-//! with its storage (sled or memory) chosen by the [`ServerConfig`].
+//! `CoordinatorService`: the node's `group_coordinator::GroupCoordinator`, with its
+//! storage (sled or memory) chosen by the [`ServerConfig`], its ACLs, its topics and
+//! (`--cluster`) its membership. The node hands group requests to the coordinator
+//! and awaits its `Pending` answers directly (`crate::node::WireApi`).
 
 use std::sync::Arc;
 
-use group_coordinator::{
-    Authorizer, CoordinatorError, GroupCoordinator, Pending, RequestContext, ResponseKind, TopicMetadata,
-};
-use group_offsets::{MemoryMetadataStore, MetadataStore};
+use group_coordinator::{Authorizer, GroupCoordinator, TopicMetadata};
+use group_offsets::{MemoryMetadataStore, MetadataStore, StorageError};
 use group_storage_sled::{SledMetadataStore, SledOptions};
-use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DescribeGroupsRequest,
-    DescribeGroupsResponse, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-    SyncGroupRequest, SyncGroupResponse,
-};
 
-use crate::service::{Deferred, GroupService, ServiceError};
 use crate::topics::{SharedTopics, Topics};
 use crate::{AclAuthorizer, GroupServer, ServerConfig, ServerError, StorageMode, TopicSpec};
 
-/// The group coordinator of this workspace behind the wire front end.
+/// The group coordinator behind the wire front end, with what it was opened with.
 #[derive(Debug)]
 pub struct CoordinatorService {
     coordinator: Arc<GroupCoordinator>,
     /// The ACLs the coordinator checks, when `--acl-file` is given.
     acl: Option<Arc<AclAuthorizer>>,
     /// The topics OffsetCommit and OffsetDelete may name (the coordinator's
-    /// `TopicMetadata`), replaced by [`GroupService::topics_changed`].
+    /// `TopicMetadata`), replaced by [`CoordinatorService::topics_changed`].
     topics: Arc<SharedTopics>,
     /// The version of the last metadata image handed to the coordinator.
     image_version: std::sync::atomic::AtomicI64,
@@ -89,8 +80,7 @@ impl CoordinatorService {
                 let options =
                     SledOptions::new().partitions(config.partitions).lock_wait(std::time::Duration::ZERO);
                 let store = SledMetadataStore::open_with_options(dir, options).map_err(|e| {
-                    let held = e.to_string().contains("in use by another process");
-                    if held {
+                    if matches!(e, StorageError::Locked { .. }) {
                         ServerError::Storage(format!(
                             "{} is in use by another group-server (or another program holds its lock)",
                             dir.display()
@@ -123,7 +113,7 @@ impl CoordinatorService {
                 .on_partition_lost(wakeup.listener())
                 .serving_lease(serving.clone());
         }
-        let coordinator = Arc::new(builder.open().map_err(|e| ServerError::Coordinator(e.to_string()))?);
+        let coordinator = Arc::new(builder.open().map_err(ServerError::Coordinator)?);
         if !clustered {
             let groups = coordinator.list_groups().len();
             tracing::info!(
@@ -177,106 +167,10 @@ impl CoordinatorService {
     pub fn acl_authorizer(&self) -> Option<&Arc<AclAuthorizer>> {
         self.acl.as_ref()
     }
-}
 
-fn failed(e: CoordinatorError) -> ServiceError {
-    ServiceError(e.to_string())
-}
-
-fn deferred<T: ResponseKind + Send + 'static>(mut pending: Pending<T>) -> Deferred<T> {
-    // Most answers (a heartbeat, a fetch) are ready at once: no allocation for them.
-    match pending.try_get() {
-        Some(answer) => Deferred::ready(answer.map_err(failed)),
-        None => Deferred::new(async move { pending.await.map_err(failed) }),
-    }
-}
-
-impl GroupService for CoordinatorService {
-    fn join_group(&self, caller: &RequestContext, request: JoinGroupRequest) -> Deferred<JoinGroupResponse> {
-        deferred(self.coordinator.caller(caller).join_group(request))
-    }
-
-    fn sync_group(&self, caller: &RequestContext, request: SyncGroupRequest) -> Deferred<SyncGroupResponse> {
-        deferred(self.coordinator.caller(caller).sync_group(request))
-    }
-
-    fn heartbeat(&self, caller: &RequestContext, request: HeartbeatRequest) -> Deferred<HeartbeatResponse> {
-        deferred(self.coordinator.caller(caller).heartbeat(request))
-    }
-
-    fn leave_group(
-        &self,
-        caller: &RequestContext,
-        request: LeaveGroupRequest,
-    ) -> Deferred<LeaveGroupResponse> {
-        deferred(self.coordinator.caller(caller).leave_group(request))
-    }
-
-    fn offset_commit(
-        &self,
-        caller: &RequestContext,
-        request: OffsetCommitRequest,
-    ) -> Deferred<OffsetCommitResponse> {
-        deferred(self.coordinator.caller(caller).offset_commit(request))
-    }
-
-    fn offset_fetch(
-        &self,
-        caller: &RequestContext,
-        request: OffsetFetchRequest,
-    ) -> Deferred<OffsetFetchResponse> {
-        deferred(self.coordinator.caller(caller).offset_fetch(request))
-    }
-
-    fn describe_groups(
-        &self,
-        caller: &RequestContext,
-        request: DescribeGroupsRequest,
-    ) -> Deferred<DescribeGroupsResponse> {
-        deferred(self.coordinator.caller(caller).describe_groups(request))
-    }
-
-    fn list_groups(
-        &self,
-        caller: &RequestContext,
-        request: ListGroupsRequest,
-    ) -> Deferred<ListGroupsResponse> {
-        deferred(self.coordinator.caller(caller).list_groups_matching(request))
-    }
-
-    fn delete_groups(
-        &self,
-        caller: &RequestContext,
-        request: DeleteGroupsRequest,
-    ) -> Deferred<DeleteGroupsResponse> {
-        deferred(self.coordinator.caller(caller).delete_groups(request))
-    }
-
-    fn offset_delete(
-        &self,
-        caller: &RequestContext,
-        request: OffsetDeleteRequest,
-    ) -> Deferred<OffsetDeleteResponse> {
-        deferred(self.coordinator.caller(caller).offset_delete(request))
-    }
-
-    fn consumer_group_heartbeat(
-        &self,
-        caller: &RequestContext,
-        request: ConsumerGroupHeartbeatRequest,
-    ) -> Deferred<ConsumerGroupHeartbeatResponse> {
-        deferred(self.coordinator.caller(caller).consumer_group_heartbeat(request))
-    }
-
-    fn consumer_group_describe(
-        &self,
-        caller: &RequestContext,
-        request: ConsumerGroupDescribeRequest,
-    ) -> Deferred<ConsumerGroupDescribeResponse> {
-        deferred(self.coordinator.caller(caller).consumer_group_describe(request))
-    }
-
-    fn topics_changed(&self, topics: &[TopicSpec]) {
+    /// The node's topics changed (CreateTopics added one): `topics` is all of them
+    /// now. KIP-848 groups see them as the coordinator's new metadata image.
+    pub fn topics_changed(&self, topics: &[TopicSpec]) {
         // The node makes one change at a time (see `Node::create_topics`), so each
         // image is newer than the last and holds every topic.
         let version = self.image_version.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
@@ -284,7 +178,8 @@ impl GroupService for CoordinatorService {
         self.coordinator.update_metadata_image(Topics::new(topics).image(version));
     }
 
-    fn stop(&self) {
+    /// Stops the coordinator: parked requests complete (with an error) and timers stop.
+    pub fn stop(&self) {
         // A cluster node first gives its partitions back (unloaded, lease revoked), so
         // that the other nodes take them over at once rather than after the lease.
         #[cfg(feature = "cluster")]
@@ -294,8 +189,9 @@ impl GroupService for CoordinatorService {
         self.coordinator.stop();
     }
 
-    fn metrics(&self) -> Option<group_coordinator::CoordinatorMetrics> {
-        Some(self.coordinator.metrics())
+    /// The coordinator's gauges and counters (the `kafka_group_*` metrics).
+    pub fn metrics(&self) -> group_coordinator::CoordinatorMetrics {
+        self.coordinator.metrics()
     }
 }
 

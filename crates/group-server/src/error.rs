@@ -14,7 +14,7 @@ pub enum ServerError {
     Storage(String),
     /// The coordinator could not start.
     #[error("cannot start the group coordinator: {0}")]
-    Coordinator(String),
+    Coordinator(#[source] group_coordinator::CoordinatorError),
     /// The request log could not be opened.
     #[error("cannot open the request log: {0}")]
     RequestLog(String),

@@ -22,8 +22,9 @@
 //!   the frame size limit; each refuses only the offending connection, with a log line.
 //! - [`ServerConfig`]: address, topics ([`TopicSpec`]), storage ([`StorageMode`]), frame
 //!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
-//! - [`GroupService`]: what the front end needs from a coordinator; [`CoordinatorService`]
-//!   implements it over `group_coordinator::GroupCoordinator`.
+//! - [`CoordinatorService`]: the node's `group_coordinator::GroupCoordinator` with its
+//!   storage, ACLs and topics; each group request is handed to it and its `Pending`
+//!   answer awaited (the group APIs are `group_coordinator::group_api_table!`'s).
 //! - [`AclAuthorizer`]: with `--acl-file`, every request is authorized against a
 //!   Kafka-style ACL file (the format is documented on [`AclAuthorizer`]), reread on
 //!   SIGHUP or [`GroupServer::reload_acls`].
@@ -119,7 +120,6 @@ mod request_log;
 pub mod sasl;
 mod schema;
 mod server;
-mod service;
 mod session;
 #[cfg(test)]
 mod test_samples;
@@ -140,6 +140,5 @@ pub use crate::node::{RequestError, SUPPORTED_APIS};
 pub use crate::sasl::{Users, UsersError};
 pub use crate::schema::SchemaError;
 pub use crate::server::GroupServer;
-pub use crate::service::{Deferred, GroupService, ServiceError};
 pub use crate::topics::{TopicSpec, topic_id_for};
 pub use crate::users_command::users_command;

@@ -29,8 +29,8 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
+use crate::CoordinatorService;
 use crate::node::SUPPORTED_APIS;
-use crate::service::GroupService;
 
 /// API keys with a slot of their own are below this (ConsumerGroupDescribe is 69).
 const KEY_TABLE: usize = 72;
@@ -179,8 +179,8 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 
 impl Exporter {
     /// An exporter of `server`'s counts and of what `service` reports
-    /// ([`GroupService::metrics`]).
-    pub(crate) fn new(server: Arc<ServerMetrics>, service: Arc<dyn GroupService>) -> Exporter {
+    /// ([`CoordinatorService::metrics`]).
+    pub(crate) fn new(server: Arc<ServerMetrics>, service: Arc<CoordinatorService>) -> Exporter {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(NodeCollector { server, service }));
         Exporter { registry }
@@ -199,7 +199,7 @@ impl Exporter {
 /// Reads every count at scrape time.
 struct NodeCollector {
     server: Arc<ServerMetrics>,
-    service: Arc<dyn GroupService>,
+    service: Arc<CoordinatorService>,
 }
 
 impl fmt::Debug for NodeCollector {
@@ -297,10 +297,7 @@ impl Collector for NodeCollector {
             "Bytes of the response frames written, length prefixes included.",
             s.bytes_out.load(Ordering::Relaxed),
         )?;
-        if let Some(m) = self.service.metrics() {
-            encode_coordinator(&mut enc, &m)?;
-        }
-        Ok(())
+        encode_coordinator(&mut enc, &self.service.metrics())
     }
 }
 

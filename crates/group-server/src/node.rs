@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use group_coordinator::{AclOperation, Authorizer, RequestContext, Resource};
+use group_coordinator::{
+    AclOperation, Authorizer, CoordinatorError, GroupApi, Pending, RequestContext, Resource, ResponseKind,
+};
 use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
@@ -16,10 +18,8 @@ use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_r
 use crate::brokers::Broker;
 use crate::request_log::RequestLog;
 use crate::schema::{self, SchemaError};
-use crate::service::{Deferred, GroupService, ServiceError};
 use crate::session::Session;
 use crate::topics::{SharedTopics, Topics};
-use crate::translate as tr;
 
 /// Why a request frame could not be served: the connection is closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,49 +74,21 @@ pub(crate) enum Reply {
     Nothing,
 }
 
-/// The APIs this node serves, with the versions `kafka-protocol` decodes: what ApiVersions
-/// advertises (real-clients.md section 4: exactly the crate's ranges, Produce included,
-/// nothing that is not implemented).
-pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
+/// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
+const BROKER_APIS: [(ApiKey, i16, i16); 9] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
     (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
     (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
     (ApiKey::Metadata, kp::MetadataRequest::VERSIONS.min, kp::MetadataRequest::VERSIONS.max),
-    (ApiKey::OffsetCommit, kp::OffsetCommitRequest::VERSIONS.min, kp::OffsetCommitRequest::VERSIONS.max),
-    (ApiKey::OffsetFetch, kp::OffsetFetchRequest::VERSIONS.min, kp::OffsetFetchRequest::VERSIONS.max),
     (
         ApiKey::FindCoordinator,
         kp::FindCoordinatorRequest::VERSIONS.min,
         kp::FindCoordinatorRequest::VERSIONS.max,
     ),
-    (ApiKey::JoinGroup, kp::JoinGroupRequest::VERSIONS.min, kp::JoinGroupRequest::VERSIONS.max),
-    (ApiKey::Heartbeat, kp::HeartbeatRequest::VERSIONS.min, kp::HeartbeatRequest::VERSIONS.max),
-    (ApiKey::LeaveGroup, kp::LeaveGroupRequest::VERSIONS.min, kp::LeaveGroupRequest::VERSIONS.max),
-    (ApiKey::SyncGroup, kp::SyncGroupRequest::VERSIONS.min, kp::SyncGroupRequest::VERSIONS.max),
-    (
-        ApiKey::DescribeGroups,
-        kp::DescribeGroupsRequest::VERSIONS.min,
-        kp::DescribeGroupsRequest::VERSIONS.max,
-    ),
-    (ApiKey::ListGroups, kp::ListGroupsRequest::VERSIONS.min, kp::ListGroupsRequest::VERSIONS.max),
     (ApiKey::ApiVersions, kp::ApiVersionsRequest::VERSIONS.min, kp::ApiVersionsRequest::VERSIONS.max),
-    (ApiKey::DeleteGroups, kp::DeleteGroupsRequest::VERSIONS.min, kp::DeleteGroupsRequest::VERSIONS.max),
-    (ApiKey::OffsetDelete, kp::OffsetDeleteRequest::VERSIONS.min, kp::OffsetDeleteRequest::VERSIONS.max),
     // What a test creates topics with (a regex subscription picking one up); kept in
     // memory only, and refused by a cluster node.
     (ApiKey::CreateTopics, kp::CreateTopicsRequest::VERSIONS.min, kp::CreateTopicsRequest::VERSIONS.max),
-    // KIP-848's consumer protocol (`group.protocol=consumer`); answered UNSUPPORTED_VERSION
-    // without `consumer` in `--rebalance-protocols`, as Kafka does.
-    (
-        ApiKey::ConsumerGroupHeartbeat,
-        kp::ConsumerGroupHeartbeatRequest::VERSIONS.min,
-        kp::ConsumerGroupHeartbeatRequest::VERSIONS.max,
-    ),
-    (
-        ApiKey::ConsumerGroupDescribe,
-        kp::ConsumerGroupDescribeRequest::VERSIONS.min,
-        kp::ConsumerGroupDescribeRequest::VERSIONS.max,
-    ),
     // Advertised on every listener, as Kafka does; answered here only where no SASL
     // exchange is due (`authenticate` serves them before authentication).
     (ApiKey::SaslHandshake, kp::SaslHandshakeRequest::VERSIONS.min, kp::SaslHandshakeRequest::VERSIONS.max),
@@ -126,6 +98,88 @@ pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] = &[
         kp::SaslAuthenticateRequest::VERSIONS.max,
     ),
 ];
+
+/// How the node serves one group API from the wire: implemented in `translate.rs`
+/// for the request type of each row of `group_coordinator::group_api_table!`.
+pub(crate) trait WireApi: GroupApi {
+    /// The request as `kafka-protocol` decodes it.
+    type Wire: Decodable;
+
+    /// Serves the decoded request: translated, handed to the coordinator as the
+    /// caller ([`Node::submit`]), its answer translated back (see [`Ctx::later`]).
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError>;
+}
+
+/// Expands the coordinator's table of group APIs into the node's dispatch and the
+/// group APIs' part of ApiVersions.
+macro_rules! serve_group_apis {
+    ($(
+        $(#[doc = $doc:literal])*
+        $api:ident {
+            key: $key:literal, versions: $min:literal ..= $max:literal,
+            request: $req:ident $(($boxed:ident))?,
+            $($rest:tt)*
+        }
+    )*) => {
+        /// The group APIs, with the versions the coordinator's table serves.
+        const GROUP_APIS: [(ApiKey, i16, i16); [$($key),*].len()] = [$((ApiKey::$api, $min, $max)),*];
+
+        // The table's keys are `kafka-protocol`'s, and its versions the codec's ranges
+        // (real-clients.md section 4: what ApiVersions advertises is exactly those).
+        $(const _: () = assert!(
+            ApiKey::$api as i16 == $key
+                && kp::$req::VERSIONS.min == $min
+                && kp::$req::VERSIONS.max == $max
+        );)*
+
+        impl Node {
+            /// Serves a group API (any other key is refused).
+            fn dispatch_group(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
+                match ctx.api {
+                    $(ApiKey::$api => self.serve_group::<gt::$req>(ctx, body),)*
+                    other => Err(RequestError::UnsupportedApi(other as i16)),
+                }
+            }
+        }
+    };
+}
+
+group_coordinator::group_api_table!(serve_group_apis);
+
+/// Both lists, in key order, as Kafka lists them.
+const fn supported_apis<const N: usize>() -> [(ApiKey, i16, i16); N] {
+    let mut all = [(ApiKey::Produce, 0, 0); N];
+    let mut n = 0;
+    while n < BROKER_APIS.len() {
+        all[n] = BROKER_APIS[n];
+        n += 1;
+    }
+    while n < N {
+        all[n] = GROUP_APIS[n - BROKER_APIS.len()];
+        n += 1;
+    }
+    // Insertion sort: a const fn has no `sort`.
+    let mut i = 1;
+    while i < N {
+        let mut j = i;
+        while j > 0 && (all[j - 1].0 as i16) > (all[j].0 as i16) {
+            let swap = all[j - 1];
+            all[j - 1] = all[j];
+            all[j] = swap;
+            j -= 1;
+        }
+        i += 1;
+    }
+    all
+}
+
+/// The APIs this node serves, with the versions `kafka-protocol` decodes: what ApiVersions
+/// advertises (real-clients.md section 4: exactly the crate's ranges, Produce included,
+/// nothing that is not implemented). The group APIs come from the coordinator's table
+/// (`group_coordinator::group_api_table!`); KIP-848's are answered UNSUPPORTED_VERSION
+/// without `consumer` in `--rebalance-protocols`, as Kafka does.
+pub const SUPPORTED_APIS: &[(ApiKey, i16, i16)] =
+    &supported_apis::<{ BROKER_APIS.len() + GROUP_APIS.len() }>();
 
 /// ILLEGAL_SASL_STATE (not a group error code, so spelled here).
 const ILLEGAL_SASL_STATE: i16 = 34;
@@ -152,7 +206,8 @@ pub(crate) struct Node {
     /// With an ACL file, who may create topics: its super users only (the ACL
     /// operations have no CREATE).
     pub(crate) topic_creators: Option<Arc<crate::AclAuthorizer>>,
-    pub(crate) service: Arc<dyn GroupService>,
+    /// The coordinator the group APIs go to.
+    pub(crate) service: Arc<crate::CoordinatorService>,
     pub(crate) log: Option<Arc<RequestLog>>,
     /// Checks the APIs this node answers itself, as the coordinator checks the group
     /// APIs (the same ACLs; `AllowAll` without an ACL file).
@@ -195,8 +250,9 @@ fn sb(value: impl Into<String>) -> StrBytes {
     StrBytes::from_string(value.into())
 }
 
-/// COORDINATOR_NOT_AVAILABLE for a failed coordinator: clients look it up again and retry.
-fn unavailable(error: &ServiceError) -> ErrorCode {
+/// COORDINATOR_NOT_AVAILABLE for a failed coordinator (stopped, storage down): clients
+/// look it up again and retry.
+pub(crate) fn unavailable(error: &CoordinatorError) -> ErrorCode {
     crate::log::log!("answering COORDINATOR_NOT_AVAILABLE: {error}");
     ErrorCode::CoordinatorNotAvailable
 }
@@ -229,12 +285,6 @@ impl Node {
         session.set_client_id(header.client_id.as_ref().map_or("", |c| c.as_str()));
         let ctx = Ctx { correlation_id, api, version, caller: &session.context };
         self.dispatch(&ctx, &mut frame)
-    }
-
-    fn record(&self, line: impl FnOnce() -> String) {
-        if let Some(log) = &self.log {
-            log.write(&line());
-        }
     }
 
     fn dispatch(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
@@ -323,234 +373,21 @@ impl Node {
         }
     }
 
-    fn dispatch_group(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
-        let (api, v) = (ctx.api, ctx.version);
-        let service = &self.service;
-        match api {
-            ApiKey::JoinGroup => {
-                let req: kp::JoinGroupRequest = decode(body, api, v)?;
-                let req = tr::join_group_request(&req, v, &ctx.caller.client_id, &ctx.caller.client_host);
-                self.record(|| {
-                    ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id))
-                });
-                // The response line's prefix is formatted only when there is a log to write.
-                let log = self.log.clone().map(|log| (log, ctx.line("")));
-                Ok(ctx.later(service.join_group(ctx.caller, req), move |r, v| {
-                    let r = r.unwrap_or_else(|e| gt::JoinGroupResponse::error(unavailable(&e), ""));
-                    if let Some((log, line)) = log {
-                        log.write(&format!(
-                            "{line},\"response\":true,\"error\":{},\"generation\":{},\"member\":{:?},\"leader\":{:?}",
-                            r.error_code.code(),
-                            r.generation_id,
-                            r.member_id,
-                            r.leader_id
-                        ));
-                    }
-                    tr::join_group_response(r, v)
-                }))
-            }
-            ApiKey::SyncGroup => {
-                let req: kp::SyncGroupRequest = decode(body, api, v)?;
-                let req = tr::sync_group_request(&req);
-                self.record(|| {
-                    ctx.line(&format!(
-                        ",\"group\":{:?},\"member\":{:?},\"generation\":{},\"assignments\":{}",
-                        req.group_id,
-                        req.member_id,
-                        req.generation_id,
-                        req.assignments.len()
-                    ))
-                });
-                Ok(ctx.later(service.sync_group(ctx.caller, req), |r, v| {
-                    tr::sync_group_response(
-                        r.unwrap_or_else(|e| gt::SyncGroupResponse::error(unavailable(&e))),
-                        v,
-                    )
-                }))
-            }
-            ApiKey::Heartbeat => {
-                let req: kp::HeartbeatRequest = decode(body, api, v)?;
-                let req = tr::heartbeat_request(&req);
-                // Formatted only when there is a log: the line costs more than the
-                // coordinator's own work for a heartbeat.
-                let log = self.log.clone().map(|log| {
-                    let line = ctx
-                        .line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
-                    (log, line)
-                });
-                Ok(ctx.later(service.heartbeat(ctx.caller, req), move |r, _| {
-                    let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
-                    if let Some((log, line)) = log {
-                        log.write(&format!("{line},\"error\":{}", r.error_code.code()));
-                    }
-                    tr::heartbeat_response(r)
-                }))
-            }
-            ApiKey::LeaveGroup => {
-                let req: kp::LeaveGroupRequest = decode(body, api, v)?;
-                let req = tr::leave_group_request(&req, v);
-                self.record(|| {
-                    ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len()))
-                });
-                Ok(ctx.later(service.leave_group(ctx.caller, req), |r, v| {
-                    let r = r.unwrap_or_else(|e| gt::LeaveGroupResponse {
-                        error_code: unavailable(&e),
-                        members: Vec::new(),
-                    });
-                    tr::leave_group_response(r, v)
-                }))
-            }
-            ApiKey::OffsetCommit => {
-                let wire: kp::OffsetCommitRequest = decode(body, api, v)?;
-                let req = tr::offset_commit_request(&wire, v);
-                self.record(|| {
-                    ctx.line(&format!(
-                        ",\"group\":{:?},\"generation\":{},\"member\":{:?},\"partitions\":{}",
-                        req.group_id,
-                        req.generation_id,
-                        req.member_id,
-                        req.partition_count()
-                    ))
-                });
-                Ok(ctx.later(service.offset_commit(ctx.caller, req), move |r, _| match r {
-                    Ok(resp) => tr::offset_commit_response(resp),
-                    Err(e) => tr::offset_commit_failed(&wire, unavailable(&e)),
-                }))
-            }
-            ApiKey::OffsetFetch => {
-                let wire: kp::OffsetFetchRequest = decode(body, api, v)?;
-                let groups = tr::offset_fetch_groups(&wire, v);
-                self.record(|| ctx.line(""));
-                let pending: Vec<_> =
-                    groups.iter().map(|g| service.offset_fetch(ctx.caller, g.request.clone())).collect();
-                let all = join_all(pending);
-                Ok(ctx.later(all, move |r, v| {
-                    let responses = r
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|r| {
-                            r.unwrap_or_else(|e| gt::OffsetFetchResponse {
-                                error_code: unavailable(&e),
-                                ..Default::default()
-                            })
-                        })
-                        .collect();
-                    tr::offset_fetch_response(&groups, responses, v)
-                }))
-            }
-            ApiKey::ListGroups => {
-                let req: kp::ListGroupsRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
-                Ok(ctx.later(service.list_groups(ctx.caller, tr::list_groups_request(&req)), |r, v| {
-                    let r = r.unwrap_or_else(|e| gt::ListGroupsResponse {
-                        error_code: unavailable(&e),
-                        groups: Vec::new(),
-                    });
-                    tr::list_groups_response(r, v)
-                }))
-            }
-            ApiKey::DescribeGroups => {
-                let req: kp::DescribeGroupsRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
-                let gt_req = tr::describe_groups_request(&req, v);
-                let ids = gt_req.group_ids.clone();
-                Ok(ctx.later(service.describe_groups(ctx.caller, gt_req), move |r, v| {
-                    let r = r.unwrap_or_else(|e| {
-                        let groups = ids
-                            .into_iter()
-                            .map(|group_id| gt::DescribedGroup {
-                                error_code: unavailable(&e),
-                                group_id,
-                                ..Default::default()
-                            })
-                            .collect();
-                        gt::DescribeGroupsResponse { groups }
-                    });
-                    tr::describe_groups_response(r, v)
-                }))
-            }
-            ApiKey::DeleteGroups => {
-                let req: kp::DeleteGroupsRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
-                let gt_req = tr::delete_groups_request(&req);
-                let ids = gt_req.group_ids.clone();
-                Ok(ctx.later(service.delete_groups(ctx.caller, gt_req), move |r, _| {
-                    let r = r.unwrap_or_else(|e| {
-                        let results = ids
-                            .into_iter()
-                            .map(|group_id| gt::DeletedGroup { group_id, error_code: unavailable(&e) })
-                            .collect();
-                        gt::DeleteGroupsResponse { results }
-                    });
-                    tr::delete_groups_response(r)
-                }))
-            }
-            ApiKey::OffsetDelete => {
-                let wire: kp::OffsetDeleteRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
-                Ok(ctx.later(
-                    service.offset_delete(ctx.caller, tr::offset_delete_request(&wire)),
-                    move |r, _| {
-                        let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
-                            error_code: unavailable(&e),
-                            ..Default::default()
-                        });
-                        tr::offset_delete_response(&wire, &r)
-                    },
-                ))
-            }
-            ApiKey::ConsumerGroupHeartbeat => {
-                let req: kp::ConsumerGroupHeartbeatRequest = decode(body, api, v)?;
-                let req = tr::consumer_group_heartbeat_request(
-                    &req,
-                    v,
-                    &ctx.caller.client_id,
-                    &ctx.caller.client_host,
-                );
-                let (group, member, epoch) = (req.group_id.clone(), req.member_id.clone(), req.member_epoch);
-                let log = self.log.clone().map(|log| {
-                    let line =
-                        ctx.line(&format!(",\"group\":{group:?},\"member\":{member:?},\"epoch\":{epoch}"));
-                    (log, line)
-                });
-                Ok(ctx.later(service.consumer_group_heartbeat(ctx.caller, req), move |r, _| {
-                    let r = r.unwrap_or_else(|e| {
-                        gt::ConsumerGroupHeartbeatResponse::error(unavailable(&e), Some(e.to_string()))
-                    });
-                    if let Some((log, line)) = log {
-                        log.write(&format!(
-                            "{line},\"response\":true,\"error\":{},\"member_epoch\":{},\"assignment\":{}",
-                            r.error_code.code(),
-                            r.member_epoch,
-                            r.assignment
-                                .as_ref()
-                                .map_or(-1, |a| a.iter().map(|t| t.partitions.len() as i64).sum())
-                        ));
-                    }
-                    if !r.error_code.is_ok() {
-                        heartbeat_rejected(&group, &member, epoch, &r);
-                    }
-                    tr::consumer_group_heartbeat_response(r)
-                }))
-            }
-            ApiKey::ConsumerGroupDescribe => {
-                let req: kp::ConsumerGroupDescribeRequest = decode(body, api, v)?;
-                self.record(|| ctx.line(""));
-                let gt_req = tr::consumer_group_describe_request(&req, v);
-                let ids = gt_req.group_ids.clone();
-                Ok(ctx.later(service.consumer_group_describe(ctx.caller, gt_req), move |r, v| {
-                    let r = r.unwrap_or_else(|e| {
-                        let code = unavailable(&e);
-                        let groups = ids
-                            .into_iter()
-                            .map(|id| gt::DescribedConsumerGroup::error(id, code, None))
-                            .collect();
-                        gt::ConsumerGroupDescribeResponse { groups }
-                    });
-                    tr::consumer_group_describe_response(r, v)
-                }))
-            }
-            other => Err(RequestError::UnsupportedApi(other as i16)),
+    /// Serves a group API: `A::serve` with the request decoded.
+    fn serve_group<A: WireApi>(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
+        let wire: A::Wire = decode(body, ctx.api, ctx.version)?;
+        A::serve(self, ctx, wire)
+    }
+
+    /// Hands `request` to the coordinator as the request's caller.
+    pub(crate) fn submit<R: GroupApi>(&self, ctx: &Ctx<'_>, request: R) -> Pending<R::Response> {
+        request.submit(&self.service.coordinator().caller(ctx.caller))
+    }
+
+    /// Writes a line to the request log, if there is one.
+    pub(crate) fn record(&self, line: impl FnOnce() -> String) {
+        if let Some(log) = &self.log {
+            log.write(&line());
         }
     }
 
@@ -1009,7 +846,12 @@ fn check_new_topic(
 /// A ConsumerGroupHeartbeat answered with an error, as a log line: at info what a member
 /// or operator acts on (fenced, unknown, refused), at debug what a client retries by
 /// itself (the coordinator moving or loading).
-fn heartbeat_rejected(group: &str, member: &str, epoch: i32, r: &gt::ConsumerGroupHeartbeatResponse) {
+pub(crate) fn heartbeat_rejected(
+    group: &str,
+    member: &str,
+    epoch: i32,
+    r: &gt::ConsumerGroupHeartbeatResponse,
+) {
     let error = r.error_code;
     let message = r.error_message.as_deref().unwrap_or("");
     if matches!(
@@ -1045,16 +887,17 @@ fn api_versions(error: ErrorCode) -> kp::ApiVersionsResponse {
 }
 
 /// The request being served.
-struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     correlation_id: i32,
-    api: ApiKey,
-    version: i16,
+    pub(crate) api: ApiKey,
+    pub(crate) version: i16,
     /// Who asks: group requests run as this caller.
-    caller: &'a RequestContext,
+    pub(crate) caller: &'a RequestContext,
 }
 
 impl Ctx<'_> {
-    fn line(&self, extra: &str) -> String {
+    /// A request-log line: the request's API, version and caller, then `extra`.
+    pub(crate) fn line(&self, extra: &str) -> String {
         format!(
             "\"api\":\"{:?}\",\"version\":{},\"client_id\":{:?},\"principal\":\"{}:{}\"{extra}",
             self.api,
@@ -1065,46 +908,57 @@ impl Ctx<'_> {
         )
     }
 
-    fn later<T: Send + 'static, R: Encodable + 'static>(
+    /// The reply to the coordinator's answer `pending`, `encode`d with the
+    /// request's version: at once when the answer is in (a heartbeat, a fetch of
+    /// committed offsets: no future is allocated), else awaited in order by the
+    /// connection.
+    pub(crate) fn later<T: ResponseKind + Send + 'static, R: Encodable + 'static>(
         &self,
-        pending: Deferred<T>,
-        encode: impl FnOnce(Result<T, ServiceError>, i16) -> R + Send + 'static,
+        mut pending: Pending<T>,
+        encode: impl FnOnce(Result<T, CoordinatorError>, i16) -> R + Send + 'static,
     ) -> Reply {
         let (correlation_id, api, version) = (self.correlation_id, self.api, self.version);
-        match pending.into_ready() {
-            // Answered at once (a heartbeat, a fetch of committed offsets): no future.
-            Ok(answer) => match encode_frame(correlation_id, api, version, &encode(answer, version)) {
+        match pending.try_get() {
+            Some(answer) => match encode_frame(correlation_id, api, version, &encode(answer, version)) {
                 Ok(frame) => Reply::Now(frame),
                 Err(e) => Reply::Later(Box::pin(std::future::ready(Err(e)))),
             },
-            Err(pending) => Reply::Later(Box::pin(async move {
+            None => Reply::Later(Box::pin(async move {
                 let resp = encode(pending.await, version);
                 encode_frame(correlation_id, api, version, &resp)
             })),
         }
     }
-}
 
-/// The answers of several groups (an OffsetFetch of many), in order; ready at once
-/// when each of them is.
-fn join_all<T: Send + 'static>(pending: Vec<Deferred<T>>) -> Deferred<Vec<Result<T, ServiceError>>> {
-    let mut ready = Vec::with_capacity(pending.len());
-    let mut rest = pending.into_iter();
-    for next in rest.by_ref() {
-        match next.into_ready() {
-            Ok(answer) => ready.push(answer),
-            Err(waiting) => {
-                let rest: Vec<_> = std::iter::once(waiting).chain(rest).collect();
-                return Deferred::new(async move {
-                    for next in rest {
-                        ready.push(next.await);
-                    }
-                    Ok(ready)
-                });
+    /// [`later`](Self::later) for the answers of several requests (an OffsetFetch
+    /// of many groups), in order.
+    pub(crate) fn later_all<T: ResponseKind + Send + 'static, R: Encodable + 'static>(
+        &self,
+        pending: Vec<Pending<T>>,
+        encode: impl FnOnce(Vec<Result<T, CoordinatorError>>, i16) -> R + Send + 'static,
+    ) -> Reply {
+        let (correlation_id, api, version) = (self.correlation_id, self.api, self.version);
+        let mut answers = Vec::with_capacity(pending.len());
+        let mut rest = pending.into_iter();
+        while let Some(mut next) = rest.next() {
+            match next.try_get() {
+                Some(answer) => answers.push(answer),
+                None => {
+                    return Reply::Later(Box::pin(async move {
+                        answers.push(next.await);
+                        for next in rest {
+                            answers.push(next.await);
+                        }
+                        encode_frame(correlation_id, api, version, &encode(answers, version))
+                    }));
+                }
             }
         }
+        match encode_frame(correlation_id, api, version, &encode(answers, version)) {
+            Ok(frame) => Reply::Now(frame),
+            Err(e) => Reply::Later(Box::pin(std::future::ready(Err(e)))),
+        }
     }
-    Deferred::ready(Ok(ready))
 }
 
 /// Object-safe encoding of any response, for the `now` helper.

@@ -93,6 +93,40 @@ fn every_sample_of_every_version_is_answered() {
     }
 }
 
+/// ApiVersions lists every API once, in key order as Kafka does: the node's own, and
+/// each group API of the coordinator's table with the table's versions.
+#[test]
+fn supported_apis_are_the_nodes_and_the_tables_in_key_order() {
+    let keys: Vec<i16> = SUPPORTED_APIS.iter().map(|&(k, _, _)| k as i16).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{keys:?}");
+    assert_eq!(SUPPORTED_APIS.len(), super::BROKER_APIS.len() + group_coordinator::Api::ALL.len());
+    for api in group_coordinator::Api::ALL {
+        let (min, max) = api.versions();
+        assert!(
+            SUPPORTED_APIS.contains(&(ApiKey::try_from(api.key()).expect("a Kafka key"), min, max)),
+            "{} v{min}-v{max} is not advertised",
+            api.name()
+        );
+    }
+    for (api, _, _) in super::BROKER_APIS {
+        assert!(SUPPORTED_APIS.iter().any(|&(k, _, _)| k == api), "{api:?} is not advertised");
+    }
+}
+
+/// A coordinator that stopped answers each group API with COORDINATOR_NOT_AVAILABLE in
+/// the API's shape (the client looks the coordinator up again), never an error frame.
+#[test]
+fn a_stopped_coordinator_is_not_available() {
+    let node = node();
+    node.service.stop();
+    let v = 4;
+    let reply = node.handle(frame(ApiKey::Heartbeat, v, 9, &sample(ApiKey::Heartbeat, v)), &mut session());
+    let mut body = body_of(reply.expect("answered")).freeze();
+    let _ = ResponseHeader::decode(&mut body, ApiKey::Heartbeat.response_header_version(v)).expect("header");
+    let resp = kafka_protocol::messages::HeartbeatResponse::decode(&mut body, v).expect("body");
+    assert_eq!(resp.error_code, group_types::ErrorCode::CoordinatorNotAvailable.code());
+}
+
 #[test]
 fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     let reply = node().handle(frame(ApiKey::ApiVersions, 9, 3, &[]), &mut session()).expect("answered");

@@ -17,9 +17,8 @@ use crate::connection;
 use crate::log::warning;
 use crate::node::Node;
 use crate::request_log::RequestLog;
-use crate::service::GroupService;
 use crate::topics::SharedTopics;
-use crate::{AclAuthorizer, AclError, ConnectionLimits, ServerConfig, ServerError};
+use crate::{AclAuthorizer, AclError, ConnectionLimits, CoordinatorService, ServerConfig, ServerError};
 
 /// How long a stop waits for replies to requests already read before it stops the
 /// coordinator (which answers parked JoinGroup and SyncGroup requests with an error).
@@ -50,7 +49,7 @@ pub struct GroupServer {
     runtime: Option<Runtime>,
     stopping: watch::Sender<bool>,
     connections: Arc<Connections>,
-    service: Arc<dyn GroupService>,
+    service: Arc<CoordinatorService>,
     /// The ACLs in force, reloaded on SIGHUP and by [`GroupServer::reload_acls`].
     acl: Option<Arc<AclAuthorizer>>,
     stopped: Arc<(Mutex<bool>, Condvar)>,
@@ -68,25 +67,12 @@ impl std::fmt::Debug for GroupServer {
 }
 
 impl GroupServer {
-    /// Binds `config.listen` and serves the group APIs from `service`. An ACL file
-    /// in `config` authorizes the APIs the node answers itself (Metadata,
-    /// FindCoordinator, ListOffsets, Fetch, Produce); the group APIs are `service`'s.
-    pub fn with_service(
-        config: &ServerConfig,
-        service: Arc<dyn GroupService>,
-    ) -> Result<GroupServer, ServerError> {
-        let listeners = bind(config)?;
-        let acl = AclAuthorizer::from_config(&config.security)?;
-        let security = Security::from_config(&config.security)?;
-        GroupServer::serve(config, listeners, service, acl, security, None)
-    }
-
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
     /// it opens storage, so that a port in use leaves no data directory behind).
     pub(crate) fn serve(
         config: &ServerConfig,
         listeners: Listeners,
-        service: Arc<dyn GroupService>,
+        service: Arc<CoordinatorService>,
         acl: Option<Arc<AclAuthorizer>>,
         security: Security,
         brokers: Option<crate::brokers::Brokers>,

@@ -11,6 +11,8 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
 
+use crate::node::{Ctx, Node, Reply, RequestError, WireApi, heartbeat_rejected, unavailable};
+
 fn s(value: &StrBytes) -> String {
     value.as_str().to_owned()
 }
@@ -681,3 +683,269 @@ pub(crate) fn consumer_group_describe_response(
 #[cfg(test)]
 #[path = "translate_tests.rs"]
 mod tests;
+
+// Serving each group API: the wire request translated, handed to the coordinator, its
+// answer translated back (`crate::node::WireApi`). A coordinator that failed (stopped,
+// storage down) is answered COORDINATOR_NOT_AVAILABLE in the API's shape.
+
+impl WireApi for gt::JoinGroupRequest {
+    type Wire = kp::JoinGroupRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::JoinGroupRequest) -> Result<Reply, RequestError> {
+        let req = join_group_request(&wire, ctx.version, &ctx.caller.client_id, &ctx.caller.client_host);
+        node.record(|| ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id)));
+        // The response line's prefix is formatted only when there is a log to write.
+        let log = node.log.clone().map(|log| (log, ctx.line("")));
+        Ok(ctx.later(node.submit(ctx, req), move |r, v| {
+            let r = r.unwrap_or_else(|e| gt::JoinGroupResponse::error(unavailable(&e), ""));
+            if let Some((log, line)) = log {
+                log.write(&format!(
+                    "{line},\"response\":true,\"error\":{},\"generation\":{},\"member\":{:?},\"leader\":{:?}",
+                    r.error_code.code(),
+                    r.generation_id,
+                    r.member_id,
+                    r.leader_id
+                ));
+            }
+            join_group_response(r, v)
+        }))
+    }
+}
+
+impl WireApi for gt::SyncGroupRequest {
+    type Wire = kp::SyncGroupRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::SyncGroupRequest) -> Result<Reply, RequestError> {
+        let req = sync_group_request(&wire);
+        node.record(|| {
+            ctx.line(&format!(
+                ",\"group\":{:?},\"member\":{:?},\"generation\":{},\"assignments\":{}",
+                req.group_id,
+                req.member_id,
+                req.generation_id,
+                req.assignments.len()
+            ))
+        });
+        Ok(ctx.later(node.submit(ctx, req), |r, v| {
+            sync_group_response(r.unwrap_or_else(|e| gt::SyncGroupResponse::error(unavailable(&e))), v)
+        }))
+    }
+}
+
+impl WireApi for gt::HeartbeatRequest {
+    type Wire = kp::HeartbeatRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::HeartbeatRequest) -> Result<Reply, RequestError> {
+        let req = heartbeat_request(&wire);
+        // Formatted only when there is a log: the line costs more than the
+        // coordinator's own work for a heartbeat.
+        let log = node.log.clone().map(|log| {
+            let line =
+                ctx.line(&format!(",\"group\":{:?},\"generation\":{}", req.group_id, req.generation_id));
+            (log, line)
+        });
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
+            if let Some((log, line)) = log {
+                log.write(&format!("{line},\"error\":{}", r.error_code.code()));
+            }
+            heartbeat_response(r)
+        }))
+    }
+}
+
+impl WireApi for gt::LeaveGroupRequest {
+    type Wire = kp::LeaveGroupRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::LeaveGroupRequest) -> Result<Reply, RequestError> {
+        let req = leave_group_request(&wire, ctx.version);
+        node.record(|| ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len())));
+        Ok(ctx.later(node.submit(ctx, req), |r, v| {
+            let r = r.unwrap_or_else(|e| gt::LeaveGroupResponse {
+                error_code: unavailable(&e),
+                members: Vec::new(),
+            });
+            leave_group_response(r, v)
+        }))
+    }
+}
+
+impl WireApi for gt::OffsetCommitRequest {
+    type Wire = kp::OffsetCommitRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetCommitRequest) -> Result<Reply, RequestError> {
+        let req = offset_commit_request(&wire, ctx.version);
+        node.record(|| {
+            ctx.line(&format!(
+                ",\"group\":{:?},\"generation\":{},\"member\":{:?},\"partitions\":{}",
+                req.group_id,
+                req.generation_id,
+                req.member_id,
+                req.partition_count()
+            ))
+        });
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| match r {
+            Ok(resp) => offset_commit_response(resp),
+            Err(e) => offset_commit_failed(&wire, unavailable(&e)),
+        }))
+    }
+}
+
+impl WireApi for gt::OffsetFetchRequest {
+    type Wire = kp::OffsetFetchRequest;
+
+    /// One coordinator request per group of the wire request (v8+ names several).
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetFetchRequest) -> Result<Reply, RequestError> {
+        let groups = offset_fetch_groups(&wire, ctx.version);
+        node.record(|| ctx.line(""));
+        let pending = groups.iter().map(|g| node.submit(ctx, g.request.clone())).collect();
+        Ok(ctx.later_all(pending, move |answers, v| {
+            let responses = answers
+                .into_iter()
+                .map(|r| {
+                    r.unwrap_or_else(|e| gt::OffsetFetchResponse {
+                        error_code: unavailable(&e),
+                        ..Default::default()
+                    })
+                })
+                .collect();
+            offset_fetch_response(&groups, responses, v)
+        }))
+    }
+}
+
+impl WireApi for gt::ListGroupsRequest {
+    type Wire = kp::ListGroupsRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::ListGroupsRequest) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        Ok(ctx.later(node.submit(ctx, list_groups_request(&wire)), |r, v| {
+            let r = r.unwrap_or_else(|e| gt::ListGroupsResponse {
+                error_code: unavailable(&e),
+                groups: Vec::new(),
+            });
+            list_groups_response(r, v)
+        }))
+    }
+}
+
+impl WireApi for gt::DescribeGroupsRequest {
+    type Wire = kp::DescribeGroupsRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::DescribeGroupsRequest) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let req = describe_groups_request(&wire, ctx.version);
+        let ids = req.group_ids.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, v| {
+            let r = r.unwrap_or_else(|e| {
+                let groups = ids
+                    .into_iter()
+                    .map(|group_id| gt::DescribedGroup {
+                        error_code: unavailable(&e),
+                        group_id,
+                        ..Default::default()
+                    })
+                    .collect();
+                gt::DescribeGroupsResponse { groups }
+            });
+            describe_groups_response(r, v)
+        }))
+    }
+}
+
+impl WireApi for gt::DeleteGroupsRequest {
+    type Wire = kp::DeleteGroupsRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::DeleteGroupsRequest) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let req = delete_groups_request(&wire);
+        let ids = req.group_ids.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            let r = r.unwrap_or_else(|e| {
+                let results = ids
+                    .into_iter()
+                    .map(|group_id| gt::DeletedGroup { group_id, error_code: unavailable(&e) })
+                    .collect();
+                gt::DeleteGroupsResponse { results }
+            });
+            delete_groups_response(r)
+        }))
+    }
+}
+
+impl WireApi for gt::OffsetDeleteRequest {
+    type Wire = kp::OffsetDeleteRequest;
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetDeleteRequest) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        Ok(ctx.later(node.submit(ctx, offset_delete_request(&wire)), move |r, _| {
+            let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
+                error_code: unavailable(&e),
+                ..Default::default()
+            });
+            offset_delete_response(&wire, &r)
+        }))
+    }
+}
+
+impl WireApi for gt::ConsumerGroupHeartbeatRequest {
+    type Wire = kp::ConsumerGroupHeartbeatRequest;
+
+    fn serve(
+        node: &Node,
+        ctx: &Ctx<'_>,
+        wire: kp::ConsumerGroupHeartbeatRequest,
+    ) -> Result<Reply, RequestError> {
+        let req = consumer_group_heartbeat_request(
+            &wire,
+            ctx.version,
+            &ctx.caller.client_id,
+            &ctx.caller.client_host,
+        );
+        let (group, member, epoch) = (req.group_id.clone(), req.member_id.clone(), req.member_epoch);
+        let log = node.log.clone().map(|log| {
+            let line = ctx.line(&format!(",\"group\":{group:?},\"member\":{member:?},\"epoch\":{epoch}"));
+            (log, line)
+        });
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            let r = r.unwrap_or_else(|e| {
+                gt::ConsumerGroupHeartbeatResponse::error(unavailable(&e), Some(e.to_string()))
+            });
+            if let Some((log, line)) = log {
+                log.write(&format!(
+                    "{line},\"response\":true,\"error\":{},\"member_epoch\":{},\"assignment\":{}",
+                    r.error_code.code(),
+                    r.member_epoch,
+                    r.assignment.as_ref().map_or(-1, |a| a.iter().map(|t| t.partitions.len() as i64).sum())
+                ));
+            }
+            if !r.error_code.is_ok() {
+                heartbeat_rejected(&group, &member, epoch, &r);
+            }
+            consumer_group_heartbeat_response(r)
+        }))
+    }
+}
+
+impl WireApi for gt::ConsumerGroupDescribeRequest {
+    type Wire = kp::ConsumerGroupDescribeRequest;
+
+    fn serve(
+        node: &Node,
+        ctx: &Ctx<'_>,
+        wire: kp::ConsumerGroupDescribeRequest,
+    ) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let req = consumer_group_describe_request(&wire, ctx.version);
+        let ids = req.group_ids.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, v| {
+            let r = r.unwrap_or_else(|e| {
+                let code = unavailable(&e);
+                let groups =
+                    ids.into_iter().map(|id| gt::DescribedConsumerGroup::error(id, code, None)).collect();
+                gt::ConsumerGroupDescribeResponse { groups }
+            });
+            consumer_group_describe_response(r, v)
+        }))
+    }
+}

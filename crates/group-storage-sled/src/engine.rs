@@ -529,7 +529,7 @@ impl Shared {
 /// put the store in the failed state and count as failed appends; false for
 /// refusals of the append itself.
 pub(crate) fn is_failure(e: &StorageError) -> bool {
-    matches!(e, StorageError::Io { .. } | StorageError::Unavailable { .. })
+    matches!(e, StorageError::Io { .. } | StorageError::Unavailable { .. } | StorageError::Locked { .. })
 }
 
 /// An append's records as writes to `partition`'s keys; bad input writes nothing.

@@ -134,7 +134,8 @@ impl SledMetadataStore {
         options.check()?;
         let path = path.as_ref();
         let unavailable = |e: StorageError| match e {
-            StorageError::InvalidInput { .. } => e,
+            // Kept as they are: the caller's mistake, and a directory another process holds.
+            StorageError::InvalidInput { .. } | StorageError::Locked { .. } => e,
             e => StorageError::Unavailable {
                 message: format!("cannot open the sled database at {}: {e}", path.display()),
             },
@@ -331,9 +332,11 @@ pub(crate) fn open_db(path: &Path, lock_wait: Duration) -> Result<sled::Db, Stor
             Ok(Ok(db)) => return Ok(db),
             Ok(Err(sled::Error::Io(e))) if e.to_string().contains("could not acquire lock") => {
                 if start.elapsed() >= lock_wait {
-                    return Err(StorageError::io(format!(
-                        "the directory is in use by another process or handle (sled's lock on it is held): {e}"
-                    )));
+                    return Err(StorageError::Locked {
+                        message: format!(
+                            "the directory is in use by another process or handle (sled's lock on it is held): {e}"
+                        ),
+                    });
                 }
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));

@@ -420,24 +420,6 @@ impl CoordinatorCore {
         out
     }
 
-    /// Runs one request, appending what it produces to the engine's effects.
-    fn dispatch(&mut self, request_id: RequestId, request: Request, visible: &dyn Fn(&str) -> bool) {
-        match request {
-            Request::JoinGroup(r) => self.join_group(request_id, r, visible),
-            Request::SyncGroup(r) => self.sync_group(request_id, r),
-            Request::Heartbeat(r) => self.heartbeat(request_id, r),
-            Request::LeaveGroup(r) => self.leave_group(request_id, r),
-            Request::OffsetCommit(r) => self.offset_commit(request_id, r),
-            Request::OffsetFetch(r) => self.offset_fetch(request_id, r),
-            Request::DescribeGroups(r) => self.describe_groups(request_id, r),
-            Request::ListGroups(r) => self.list_groups(request_id, r),
-            Request::DeleteGroups(r) => self.delete_groups(request_id, r),
-            Request::OffsetDelete(r) => self.offset_delete(request_id, r),
-            Request::ConsumerGroupHeartbeat(r) => self.consumer_group_heartbeat(request_id, *r, visible),
-            Request::ConsumerGroupDescribe(r) => self.consumer_group_describe(request_id, r),
-        }
-    }
-
     /// The outstanding metadata write of `group` that answers about it must wait
     /// for, if any (reads answer from committed state and wait for nothing).
     fn barrier(&self, group: &str) -> Option<WriteId> {
@@ -476,21 +458,14 @@ impl CoordinatorCore {
         out: &mut Effects,
         visible: &dyn Fn(&str) -> bool,
     ) {
-        let barrier = match &request {
-            Request::JoinGroup(r) => self.barrier(&r.group_id),
-            Request::SyncGroup(r) => self.barrier(&r.group_id),
-            Request::Heartbeat(r) => self.barrier(&r.group_id),
-            Request::LeaveGroup(r) => self.barrier(&r.group_id),
-            Request::OffsetCommit(r) => self.barrier(&r.group_id),
-            Request::ConsumerGroupHeartbeat(r) => self.barrier(&r.group_id),
-            _ => None,
-        };
+        let barrier = request.barrier_group().and_then(|group| self.barrier(group));
         // The engine's own effects are empty between calls: lend it `out` to append
         // to, then hand it back (two swaps, nothing moved or dropped).
         std::mem::swap(&mut self.engine.fx, out);
         let from = self.engine.fx.responses.len();
         self.begin(now_ms);
-        self.dispatch(request_id, request, visible);
+        // The table row's handler (`crate::api`).
+        request.run(self, request_id, visible);
         self.defer_from(from, barrier);
         self.end();
         std::mem::swap(&mut self.engine.fx, out);

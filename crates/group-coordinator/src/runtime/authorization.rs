@@ -15,16 +15,16 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse,
-    DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedConsumerGroup, DescribedGroup, ErrorCode, GroupId, HeartbeatResponse, JoinGroupResponse,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitData,
-    OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchData, OffsetFetchResponse, PartitionMap,
-    ProtocolName, SyncGroupResponse, TopicEntries,
+    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, ErrorCode, GroupId,
+    ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
+    PartitionMap, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
-use crate::{AclOperation, Authorizer, CoordinatorError, Request, RequestContext, Resource, Response};
+use crate::{
+    AclOperation, Authorizer, CoordinatorError, GroupApi, Request, RequestContext, Resource, Response,
+};
 
 /// Topics and their partitions, as a request names them.
 type Partitions = Vec<(String, Vec<i32>)>;
@@ -85,10 +85,6 @@ enum Fixup {
     FetchAll,
     /// OffsetDelete partitions answered without the core, as for a commit.
     OffsetDelete(PartitionMap<ErrorCode>),
-    /// DescribeGroups: per requested id, the denial (or `None` for the core's entry).
-    Describe(Vec<Option<DescribedGroup>>),
-    /// DeleteGroups: per distinct id, the denial (or `None` for the core's result).
-    Delete(Vec<Option<DeletedGroup>>),
 }
 
 fn operation_name(operation: AclOperation) -> &'static str {
@@ -106,78 +102,6 @@ fn resource_name(resource: Resource<'_>) -> &str {
         Resource::Group(name) | Resource::Topic(name) => name,
         Resource::Cluster => "kafka-cluster",
     }
-}
-
-/// The answer to `request` when the whole of it fails with `code`, in its API's
-/// own shape: one copy of the rule for every error decided before a group's core
-/// (a denied group ACL, a partition this node does not own or is still loading).
-///
-/// JoinGroup follows who answers in Kafka: a denial comes from `KafkaApis`
-/// through `JoinGroupRequest.getErrorResponse` (member id `""`), every other
-/// error from `GroupCoordinatorService.joinGroup`'s `handleOperationException`,
-/// which echoes the request's member id. Both leave the generation at -1 and
-/// the protocol name null from v7, `""` before (`JoinGroupResponse`'s
-/// constructor fills it in for old versions). DescribeGroups and DeleteGroups
-/// answer every group of the request with `code`; ListGroups and the other
-/// group APIs carry it once, at the top.
-pub(super) fn error_response(request: &Request, code: ErrorCode) -> Response {
-    match request {
-        Request::JoinGroup(r) => {
-            let protocol_name = (r.api_version < 7).then(ProtocolName::empty);
-            // The request's own id, shared: every JoinGroup that may wait builds
-            // this answer in advance (`ownership::Lost`), so it must not copy.
-            let member_id = if code == ErrorCode::GroupAuthorizationFailed {
-                MemberId::empty()
-            } else {
-                r.member_id.clone()
-            };
-            Response::JoinGroup(JoinGroupResponse {
-                protocol_name,
-                ..JoinGroupResponse::error(code, member_id)
-            })
-        }
-        Request::SyncGroup(_) => Response::SyncGroup(SyncGroupResponse::error(code)),
-        Request::Heartbeat(_) => Response::Heartbeat(HeartbeatResponse { error_code: code }),
-        Request::LeaveGroup(_) => {
-            Response::LeaveGroup(LeaveGroupResponse { error_code: code, members: Vec::new() })
-        }
-        Request::OffsetCommit(r) => Response::OffsetCommit(OffsetCommitResponse::uniform(r, code)),
-        Request::OffsetFetch(_) => {
-            Response::OffsetFetch(OffsetFetchResponse { error_code: code, offsets: BTreeMap::new() })
-        }
-        Request::OffsetDelete(_) => {
-            Response::OffsetDelete(OffsetDeleteResponse { error_code: code, partitions: BTreeMap::new() })
-        }
-        Request::DescribeGroups(r) => Response::DescribeGroups(DescribeGroupsResponse {
-            groups: r.group_ids.iter().map(|id| described_error(id, code)).collect(),
-        }),
-        Request::ListGroups(_) => {
-            Response::ListGroups(ListGroupsResponse { error_code: code, groups: Vec::new() })
-        }
-        Request::DeleteGroups(r) => Response::DeleteGroups(DeleteGroupsResponse {
-            results: r.group_ids.iter().map(|id| deleted_error(id, code)).collect(),
-        }),
-        Request::ConsumerGroupHeartbeat(_) => {
-            Response::ConsumerGroupHeartbeat(ConsumerGroupHeartbeatResponse::error(code, None))
-        }
-        Request::ConsumerGroupDescribe(r) => Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse {
-            groups: r
-                .group_ids
-                .iter()
-                .map(|id| DescribedConsumerGroup::error(id.clone(), code, None))
-                .collect(),
-        }),
-    }
-}
-
-/// A DescribeGroups entry for a group that failed with `code`: state `""` and
-/// everything else empty (`kafka-semantics.md` §2.8).
-fn described_error(group_id: &GroupId, code: ErrorCode) -> DescribedGroup {
-    DescribedGroup { error_code: code, group_id: group_id.clone(), ..DescribedGroup::default() }
-}
-
-fn deleted_error(group_id: &GroupId, code: ErrorCode) -> DeletedGroup {
-    DeletedGroup { group_id: group_id.clone(), error_code: code }
 }
 
 impl Inner {
@@ -287,25 +211,12 @@ impl Inner {
     }
 
     fn admit(&self, context: &RequestContext, mut request: Request) -> Admission {
-        let (operation, group) = match &request {
-            Request::JoinGroup(r) => (AclOperation::Read, r.group_id.as_str()),
-            Request::SyncGroup(r) => (AclOperation::Read, r.group_id.as_str()),
-            Request::Heartbeat(r) => (AclOperation::Read, r.group_id.as_str()),
-            Request::LeaveGroup(r) => (AclOperation::Read, r.group_id.as_str()),
-            Request::OffsetCommit(r) => (AclOperation::Read, r.group_id.as_str()),
-            Request::OffsetFetch(r) => (AclOperation::Describe, r.group_id.as_str()),
-            Request::OffsetDelete(r) => (AclOperation::Delete, r.group_id.as_str()),
-            Request::ConsumerGroupHeartbeat(r) => (AclOperation::Read, r.group_id.as_str()),
-            // Split per group by `Caller::consumer_group_describe`.
-            Request::ConsumerGroupDescribe(r) => {
-                (AclOperation::Describe, r.group_ids.first().map_or("", GroupId::as_str))
-            }
-            Request::DescribeGroups(_) | Request::ListGroups(_) | Request::DeleteGroups(_) => {
-                return self.admit_admin(context, request);
-            }
+        // A request that names several groups reaches this split, one group each.
+        let Some((operation, group)) = request.group_acl() else {
+            return Admission::Admitted(request, Fixup::Nothing);
         };
         if !self.allowed(context, operation, Resource::Group(group), true) {
-            return Admission::Answered(error_response(&request, ErrorCode::GroupAuthorizationFailed));
+            return Admission::Answered(request.refused(ErrorCode::GroupAuthorizationFailed));
         }
         // KAFKA-18813: a subscription to a topic the caller may not describe
         // fails the whole heartbeat (§2.1 step 3).
@@ -313,7 +224,7 @@ impl Inner {
             && let Some(names) = &r.subscribed_topic_names
             && names.iter().any(|t| !self.allowed(context, AclOperation::Describe, Resource::Topic(t), true))
         {
-            return Admission::Answered(error_response(&request, ErrorCode::TopicAuthorizationFailed));
+            return Admission::Answered(request.refused(ErrorCode::TopicAuthorizationFailed));
         }
         let fixup = match &mut request {
             Request::OffsetCommit(r) => {
@@ -347,59 +258,6 @@ impl Inner {
             _ => Fixup::Nothing,
         };
         Admission::Admitted(request, fixup)
-    }
-
-    fn admit_admin(&self, context: &RequestContext, mut request: Request) -> Admission {
-        match &mut request {
-            Request::DescribeGroups(r) => {
-                let verdicts: Vec<Option<DescribedGroup>> = r
-                    .group_ids
-                    .iter()
-                    .map(|id| {
-                        let ok = self.allowed(context, AclOperation::Describe, Resource::Group(id), true);
-                        (!ok).then(|| described_error(id, ErrorCode::GroupAuthorizationFailed))
-                    })
-                    .collect();
-                if verdicts.iter().all(Option::is_none) {
-                    return Admission::Admitted(request, Fixup::Nothing);
-                }
-                let mut allowed = verdicts.iter().map(Option::is_none);
-                r.group_ids.retain(|_| allowed.next().unwrap_or(false));
-                if r.group_ids.is_empty() {
-                    let groups = verdicts.into_iter().flatten().collect();
-                    return Admission::Answered(Response::DescribeGroups(DescribeGroupsResponse { groups }));
-                }
-                Admission::Admitted(request, Fixup::Describe(verdicts))
-            }
-            Request::DeleteGroups(r) => {
-                let mut distinct: Vec<GroupId> = Vec::with_capacity(r.group_ids.len());
-                for id in r.group_ids.drain(..) {
-                    if !distinct.contains(&id) {
-                        distinct.push(id);
-                    }
-                }
-                let verdicts: Vec<Option<DeletedGroup>> = distinct
-                    .iter()
-                    .map(|id| {
-                        let ok = self.allowed(context, AclOperation::Delete, Resource::Group(id), true);
-                        (!ok).then(|| deleted_error(id, ErrorCode::GroupAuthorizationFailed))
-                    })
-                    .collect();
-                let mut allowed = verdicts.iter().map(Option::is_none);
-                distinct.retain(|_| allowed.next().unwrap_or(false));
-                r.group_ids = distinct;
-                if verdicts.iter().all(Option::is_none) {
-                    return Admission::Admitted(request, Fixup::Nothing);
-                }
-                if r.group_ids.is_empty() {
-                    let results = verdicts.into_iter().flatten().collect();
-                    return Admission::Answered(Response::DeleteGroups(DeleteGroupsResponse { results }));
-                }
-                Admission::Admitted(request, Fixup::Delete(verdicts))
-            }
-            // ListGroups through one core: filtered like `Caller::handle_list_groups`.
-            _ => Admission::Admitted(request, Fixup::Nothing),
-        }
     }
 
     /// [`Inner::submit`] as `context`: authorized and trimmed first, the core's
@@ -486,16 +344,6 @@ impl Fixup {
                 }
                 Response::OffsetDelete(r)
             }
-            (Fixup::Describe(verdicts), Response::DescribeGroups(r)) => {
-                let mut answered = r.groups.into_iter();
-                let groups = verdicts.into_iter().filter_map(|v| v.or_else(|| answered.next())).collect();
-                Response::DescribeGroups(DescribeGroupsResponse { groups })
-            }
-            (Fixup::Delete(verdicts), Response::DeleteGroups(r)) => {
-                let mut answered = r.results.into_iter();
-                let results = verdicts.into_iter().filter_map(|v| v.or_else(|| answered.next())).collect();
-                Response::DeleteGroups(DeleteGroupsResponse { results })
-            }
             (_, response) => response,
         }
     }
@@ -569,94 +417,46 @@ impl Caller<'_> {
         self.context
     }
 
-    /// ConsumerGroupDescribe (DESCRIBE on each group), each group asked in its own
-    /// coordinator partition; an empty group id is answered first, as Kafka does.
-    pub fn consumer_group_describe(
+    /// The coordinator partition of `group_id`.
+    pub(crate) fn shard_of(&self, group_id: &str) -> usize {
+        self.coordinator.inner.shard_of(group_id)
+    }
+
+    /// Hands `request` (of one group, in partition `shard`) to its core as this caller.
+    pub(crate) fn submit_to<T: ResponseKind>(&self, shard: usize, request: Request) -> Pending<T> {
+        self.coordinator.inner.pending_as(self.context, shard, request)
+    }
+
+    /// Each part (of one group) in its group's partition, at once; the answer is
+    /// `merge`d from theirs, in order, once all have come.
+    fn fan_out<R: EachGroup>(
         &self,
-        request: ConsumerGroupDescribeRequest,
-    ) -> Pending<ConsumerGroupDescribeResponse> {
+        parts: Vec<R>,
+        merge: impl FnOnce(Vec<R::Response>) -> R::Response + Send + Sync + 'static,
+    ) -> Pending<R::Response> {
         let inner = &self.coordinator.inner;
-        let (version, include) = (request.api_version, request.include_authorized_operations);
-        let mut ids = request.group_ids;
-        // Stable: empty ids first, the rest in request order.
-        ids.sort_by_key(|id| !id.is_empty());
-        let parts = ids
+        let parts = parts
             .into_iter()
-            .map(|id| {
-                let shard = inner.shard_of(&id);
-                let one = ConsumerGroupDescribeRequest {
-                    api_version: version,
-                    group_ids: vec![id],
-                    include_authorized_operations: include,
-                };
-                inner.submit_as(self.context, shard, Request::ConsumerGroupDescribe(one))
+            .map(|part| {
+                let shard = inner.shard_of(part.group());
+                inner.submit_as(self.context, shard, part.into())
             })
             .collect();
-        let authorizer = inner.authorizer.clone();
-        let context = self.context.clone();
         Pending::combined(
             parts,
             Box::new(move |outcomes| {
-                let mut groups = Vec::with_capacity(outcomes.len());
-                for outcome in outcomes {
-                    groups.extend(Pending::<ConsumerGroupDescribeResponse>::decode(outcome)?.groups);
-                }
-                for g in &mut groups {
-                    authorize_described(&*authorizer, &context, g, include);
-                }
-                Ok(Response::ConsumerGroupDescribe(ConsumerGroupDescribeResponse { groups }))
+                let answers = outcomes
+                    .into_iter()
+                    .map(Pending::<R::Response>::decode)
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(merge(answers).into_response())
             }),
         )
     }
 
-    /// ConsumerGroupDescribe, blocking (never for long: describing writes nothing).
-    pub fn handle_consumer_group_describe(
-        &self,
-        request: ConsumerGroupDescribeRequest,
-    ) -> Result<ConsumerGroupDescribeResponse, CoordinatorError> {
-        self.consumer_group_describe(request).wait()
-    }
-
-    /// DescribeGroups (DESCRIBE on each group), in request order; each group is
-    /// asked in its own coordinator partition, and the answer comes once all have.
-    pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
-        let inner = &self.coordinator.inner;
-        let version = request.api_version;
-        let parts = request
-            .group_ids
-            .into_iter()
-            .map(|id| {
-                let shard = inner.shard_of(&id);
-                let one = DescribeGroupsRequest { group_ids: vec![id], api_version: version };
-                inner.submit_as(self.context, shard, Request::DescribeGroups(one))
-            })
-            .collect();
-        Pending::combined(
-            parts,
-            Box::new(|outcomes| {
-                let mut groups = Vec::with_capacity(outcomes.len());
-                for outcome in outcomes {
-                    groups.extend(Pending::<DescribeGroupsResponse>::decode(outcome)?.groups);
-                }
-                Ok(Response::DescribeGroups(DescribeGroupsResponse { groups }))
-            }),
-        )
-    }
-
-    /// DescribeGroups, blocking (never for long: describing writes nothing).
-    pub fn handle_describe_groups(
-        &self,
-        request: DescribeGroupsRequest,
-    ) -> Result<DescribeGroupsResponse, CoordinatorError> {
-        self.describe_groups(request).wait()
-    }
-
-    /// ListGroups: every group matching the request's state and type filters,
-    /// ordered by group id; with DESCRIBE on the cluster every such group, else only
-    /// the groups the caller may describe. Answered at once (from each partition's
-    /// committed state). Not named `list_groups`: that name is
-    /// [`GroupCoordinator::list_groups`]'s, which returns snapshots.
-    pub fn list_groups_matching(&self, request: ListGroupsRequest) -> Pending<ListGroupsResponse> {
+    /// ListGroups over every partition this node serves (the table's
+    /// `all_partitions`): answered at once, from each partition's committed state.
+    pub(crate) fn list_all(&self, request: &ListGroupsRequest) -> Pending<ListGroupsResponse> {
         let inner = &self.coordinator.inner;
         if inner.stopped.load(Ordering::Acquire) {
             return Pending::ready(Err(CoordinatorError::Stopped));
@@ -671,7 +471,7 @@ impl Caller<'_> {
         for shard in inner.shards.iter().filter(|_| serving) {
             let shard = lock(shard);
             match shard.state {
-                PartitionState::Owned(_) => groups.extend(shard.core.listed_groups(&request)),
+                PartitionState::Owned(_) => groups.extend(shard.core.listed_groups(request)),
                 PartitionState::Loading => loading = true,
                 PartitionState::Unowned => {}
             }
@@ -685,51 +485,86 @@ impl Caller<'_> {
         let error_code = if loading { ErrorCode::CoordinatorLoadInProgress } else { ErrorCode::None };
         Pending::ready(Ok(Response::ListGroups(ListGroupsResponse { error_code, groups })))
     }
+}
 
-    /// ListGroups, blocking (never: see [`list_groups_matching`](Self::list_groups_matching)).
-    pub fn handle_list_groups(
-        &self,
-        request: ListGroupsRequest,
-    ) -> Result<ListGroupsResponse, CoordinatorError> {
-        self.list_groups_matching(request).wait()
+/// A request that names several groups (the table's `each_group`): split into
+/// one request per group, each asked in its group's coordinator partition, the
+/// answers merged.
+pub(crate) trait EachGroup: GroupApi {
+    /// The group of a part.
+    fn group(&self) -> &str;
+
+    /// Splits the request and answers it from its parts'.
+    fn answer(self, caller: &Caller<'_>) -> Pending<Self::Response>;
+}
+
+impl EachGroup for DescribeGroupsRequest {
+    fn group(&self) -> &str {
+        self.group_ids.first().map_or("", GroupId::as_str)
     }
 
-    /// DeleteGroups (DELETE on each group): one result per distinct group, in
-    /// request order. Each group is deleted in its own coordinator partition, all
-    /// at once, and the answer comes once every deletion is durable.
-    pub fn delete_groups(&self, request: DeleteGroupsRequest) -> Pending<DeleteGroupsResponse> {
-        let inner = &self.coordinator.inner;
-        let mut distinct: Vec<GroupId> = Vec::with_capacity(request.group_ids.len());
-        for id in request.group_ids {
+    /// Every group asked, in request order.
+    fn answer(self, caller: &Caller<'_>) -> Pending<DescribeGroupsResponse> {
+        let version = self.api_version;
+        let parts = self
+            .group_ids
+            .into_iter()
+            .map(|id| DescribeGroupsRequest { group_ids: vec![id], api_version: version })
+            .collect();
+        caller.fan_out(parts, |answers: Vec<DescribeGroupsResponse>| DescribeGroupsResponse {
+            groups: answers.into_iter().flat_map(|a| a.groups).collect(),
+        })
+    }
+}
+
+impl EachGroup for DeleteGroupsRequest {
+    fn group(&self) -> &str {
+        self.group_ids.first().map_or("", GroupId::as_str)
+    }
+
+    /// One result per distinct group, in request order.
+    fn answer(self, caller: &Caller<'_>) -> Pending<DeleteGroupsResponse> {
+        let mut distinct: Vec<GroupId> = Vec::with_capacity(self.group_ids.len());
+        for id in self.group_ids {
             if !distinct.contains(&id) {
                 distinct.push(id);
             }
         }
-        let parts = distinct
-            .into_iter()
-            .map(|id| {
-                let shard = inner.shard_of(&id);
-                let one = DeleteGroupsRequest { group_ids: vec![id] };
-                inner.submit_as(self.context, shard, Request::DeleteGroups(one))
-            })
-            .collect();
-        Pending::combined(
-            parts,
-            Box::new(|outcomes| {
-                let mut results = Vec::with_capacity(outcomes.len());
-                for outcome in outcomes {
-                    results.extend(Pending::<DeleteGroupsResponse>::decode(outcome)?.results);
-                }
-                Ok(Response::DeleteGroups(DeleteGroupsResponse { results }))
-            }),
-        )
+        let parts = distinct.into_iter().map(|id| DeleteGroupsRequest { group_ids: vec![id] }).collect();
+        caller.fan_out(parts, |answers: Vec<DeleteGroupsResponse>| DeleteGroupsResponse {
+            results: answers.into_iter().flat_map(|a| a.results).collect(),
+        })
+    }
+}
+
+impl EachGroup for ConsumerGroupDescribeRequest {
+    fn group(&self) -> &str {
+        self.group_ids.first().map_or("", GroupId::as_str)
     }
 
-    /// DeleteGroups, blocking until every deletion is durable.
-    pub fn handle_delete_groups(
-        &self,
-        request: DeleteGroupsRequest,
-    ) -> Result<DeleteGroupsResponse, CoordinatorError> {
-        self.delete_groups(request).wait()
+    /// An empty group id is answered first, as Kafka does; then each group's
+    /// answer passes `KafkaApis`'s checks after the coordinator.
+    fn answer(self, caller: &Caller<'_>) -> Pending<ConsumerGroupDescribeResponse> {
+        let (version, include) = (self.api_version, self.include_authorized_operations);
+        let mut ids = self.group_ids;
+        // Stable: empty ids first, the rest in request order.
+        ids.sort_by_key(|id| !id.is_empty());
+        let parts = ids
+            .into_iter()
+            .map(|id| ConsumerGroupDescribeRequest {
+                api_version: version,
+                group_ids: vec![id],
+                include_authorized_operations: include,
+            })
+            .collect();
+        let authorizer = caller.coordinator.inner.authorizer.clone();
+        let context = caller.context.clone();
+        caller.fan_out(parts, move |answers: Vec<ConsumerGroupDescribeResponse>| {
+            let mut groups: Vec<_> = answers.into_iter().flat_map(|a| a.groups).collect();
+            for g in &mut groups {
+                authorize_described(&*authorizer, &context, g, include);
+            }
+            ConsumerGroupDescribeResponse { groups }
+        })
     }
 }

@@ -31,7 +31,6 @@ mod builder;
 mod clock;
 mod ownership;
 mod pending;
-mod request_apis;
 mod serving_lease;
 mod storage_stage;
 mod timers;
@@ -43,12 +42,9 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use group_offsets::{CoordinatorPartition, MetadataStore, OwnerEpoch, Record, StorageError};
-use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
-    DescribeGroupsRequest, DescribeGroupsResponse, ListGroupsRequest, ListGroupsResponse,
-};
 
 pub use self::authorization::Caller;
+pub(crate) use self::authorization::EachGroup;
 pub use self::builder::GroupCoordinatorBuilder;
 pub use self::clock::{Clock, ManualClock, SystemClock, TimerDriver};
 pub use self::ownership::PartitionState;
@@ -615,22 +611,6 @@ impl GroupCoordinator {
         &self.inner.config
     }
 
-    /// ConsumerGroupDescribe, each group in its shard.
-    pub fn consumer_group_describe(
-        &self,
-        request: ConsumerGroupDescribeRequest,
-    ) -> Pending<ConsumerGroupDescribeResponse> {
-        self.anonymous().consumer_group_describe(request)
-    }
-
-    /// ConsumerGroupDescribe, blocking (never for long: describing writes nothing).
-    pub fn handle_consumer_group_describe(
-        &self,
-        request: ConsumerGroupDescribeRequest,
-    ) -> Result<ConsumerGroupDescribeResponse, CoordinatorError> {
-        self.consumer_group_describe(request).wait()
-    }
-
     /// Replaces the metadata image every coordinator partition's consumer groups
     /// see (see [`CoordinatorCore::update_metadata_image`]).
     pub fn update_metadata_image(&self, image: MetadataImage) {
@@ -662,51 +642,9 @@ impl GroupCoordinator {
         lock(&self.inner.shards[shard]).core.set_group_config(group_id, overrides)
     }
 
-    /// DescribeGroups, each group in its shard, in request order.
-    pub fn describe_groups(&self, request: DescribeGroupsRequest) -> Pending<DescribeGroupsResponse> {
-        self.anonymous().describe_groups(request)
-    }
-
-    /// DescribeGroups, blocking (never for long: describing writes nothing).
-    pub fn handle_describe_groups(
-        &self,
-        request: DescribeGroupsRequest,
-    ) -> Result<DescribeGroupsResponse, CoordinatorError> {
-        self.describe_groups(request).wait()
-    }
-
-    /// ListGroups over every shard, ordered by group id; answered at once. Kafka's
-    /// ListGroups request, under another name than [`list_groups`](Self::list_groups),
-    /// which returns the groups' snapshots.
-    pub fn list_groups_matching(&self, request: ListGroupsRequest) -> Pending<ListGroupsResponse> {
-        self.anonymous().list_groups_matching(request)
-    }
-
-    /// ListGroups over every shard, ordered by group id.
-    pub fn handle_list_groups(
-        &self,
-        request: ListGroupsRequest,
-    ) -> Result<ListGroupsResponse, CoordinatorError> {
-        self.list_groups_matching(request).wait()
-    }
-
-    /// DeleteGroups, each group in its shard, results in request order; the answer
-    /// comes once every deletion is durable.
-    pub fn delete_groups(&self, request: DeleteGroupsRequest) -> Pending<DeleteGroupsResponse> {
-        self.anonymous().delete_groups(request)
-    }
-
-    /// DeleteGroups, blocking until every deletion is durable.
-    pub fn handle_delete_groups(
-        &self,
-        request: DeleteGroupsRequest,
-    ) -> Result<DeleteGroupsResponse, CoordinatorError> {
-        self.delete_groups(request).wait()
-    }
-
     /// The coordinator as the anonymous principal sees it (the methods without a
     /// [`RequestContext`](crate::RequestContext)).
-    fn anonymous(&self) -> Caller<'_> {
+    pub(crate) fn anonymous(&self) -> Caller<'_> {
         self.caller(&crate::authorizer::ANONYMOUS_CONTEXT)
     }
 

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use group_offsets::{CoordinatorPartition, OwnerEpoch, StorageError};
 use group_types::{ErrorCode, HeartbeatResponse};
 
-use super::authorization::error_response;
 use super::pending::Slot;
 use super::{Delivery, GroupCoordinator, Inner, Shard, fill, lock, timers};
 use crate::{CoordinatorError, Effects, Request, Response};
@@ -81,7 +80,7 @@ impl Lost {
     pub(super) fn of(request: &crate::Request) -> Lost {
         match request {
             crate::Request::OffsetCommit(_) => Lost::HeldCommit,
-            other => Lost::Answer(super::authorization::error_response(other, ErrorCode::NotCoordinator)),
+            other => Lost::Answer(other.refused(ErrorCode::NotCoordinator)),
         }
     }
 }
@@ -90,10 +89,10 @@ impl Lost {
 /// the request goes to the partition's core.
 ///
 /// Kafka's order (`GroupCoordinatorService`, then `CoordinatorRuntime`): ACLs were
-/// checked before this, in `KafkaApis` (here, `Inner::admit`); an empty group id
-/// is `INVALID_GROUP_ID` whatever the partition's state, for the APIs that refuse
-/// one (`isGroupIdNotEmpty`), so those go to the core, which is empty while the
-/// partition is not owned and answers just that; then a loading partition answers
+/// checked before this, in `KafkaApis` (here, `Inner::admit`); a request Kafka's
+/// service validates first (an empty group id is `INVALID_GROUP_ID` whatever the
+/// partition's state, `isGroupIdNotEmpty`: the table's `core_first`) goes to the
+/// core, which is empty while the partition is not owned and answers just that; then a loading partition answers
 /// `COORDINATOR_LOAD_IN_PROGRESS` and an unowned one `NOT_COORDINATOR`, the whole
 /// request at once (DescribeGroups and DeleteGroups reach this one group at a
 /// time, so each group gets its own partition's answer). A Heartbeat during the
@@ -110,26 +109,13 @@ pub(super) fn refusal(
         PartitionState::Unowned => ErrorCode::NotCoordinator,
         PartitionState::Loading => ErrorCode::CoordinatorLoadInProgress,
     };
-    let empty_id_refused = match request {
-        Request::JoinGroup(r) => r.group_id.is_empty(),
-        Request::SyncGroup(r) => r.group_id.is_empty(),
-        Request::Heartbeat(r) => r.group_id.is_empty(),
-        Request::LeaveGroup(r) => r.group_id.is_empty(),
-        Request::OffsetDelete(r) => r.group_id.is_empty(),
-        // Kafka's service validates a heartbeat before it looks for the partition (§2.2).
-        Request::ConsumerGroupHeartbeat(r) => {
-            !config.consumer.enabled
-                || crate::core::consumer::validate_heartbeat(r, &config.consumer.assignors).is_err()
-        }
-        _ => false,
-    };
-    if empty_id_refused {
+    if request.core_first(config) {
         return None;
     }
     if code == ErrorCode::CoordinatorLoadInProgress && matches!(request, Request::Heartbeat(_)) {
         return Some(Response::Heartbeat(HeartbeatResponse { error_code: ErrorCode::None }));
     }
-    Some(error_response(request, code))
+    Some(request.refused(code))
 }
 
 impl Inner {

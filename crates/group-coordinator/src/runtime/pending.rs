@@ -9,55 +9,29 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use group_types::{
-    ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatResponse, DeleteGroupsResponse,
-    DescribeGroupsResponse, HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, ListGroupsResponse,
-    OffsetCommitResponse, OffsetDeleteResponse, OffsetFetchResponse, SyncGroupResponse,
-};
-
 use crate::{CoordinatorError, Response};
 
 /// What a pending request resolves to: the core's response, or a coordinator failure.
 pub type Outcome = Result<Response, CoordinatorError>;
 
-/// A response type that can be taken out of a [`Response`].
+/// A response type that can be taken out of a [`Response`] (each API's, from
+/// [`group_api_table!`](crate::group_api_table)).
 pub trait ResponseKind: Sized {
     /// The typed response, if `response` is of this kind.
     fn from_response(response: Response) -> Option<Self>;
-}
 
-macro_rules! kinds {
-    ($($ty:ident => $variant:ident,)*) => {$(
-        impl ResponseKind for $ty {
-            fn from_response(response: Response) -> Option<Self> {
-                match response {
-                    Response::$variant(r) => Some(r),
-                    _ => None,
-                }
-            }
-        }
-    )*};
+    /// The response as a [`Response`].
+    fn into_response(self) -> Response;
 }
 
 impl ResponseKind for Response {
     fn from_response(response: Response) -> Option<Self> {
         Some(response)
     }
-}
 
-kinds! {
-    JoinGroupResponse => JoinGroup,
-    SyncGroupResponse => SyncGroup,
-    HeartbeatResponse => Heartbeat,
-    LeaveGroupResponse => LeaveGroup,
-    OffsetCommitResponse => OffsetCommit,
-    OffsetFetchResponse => OffsetFetch,
-    DescribeGroupsResponse => DescribeGroups,
-    ListGroupsResponse => ListGroups,
-    DeleteGroupsResponse => DeleteGroups,
-    OffsetDeleteResponse => OffsetDelete,
-    ConsumerGroupHeartbeatResponse => ConsumerGroupHeartbeat,
-    ConsumerGroupDescribeResponse => ConsumerGroupDescribe,
+    fn into_response(self) -> Response {
+        self
+    }
 }
 
 /// Where the runtime puts an answer that was not ready when the request was

@@ -200,13 +200,14 @@ fn from_db_uses_a_database_opened_by_the_caller() {
     assert_eq!(db.get(b"someone else's key").unwrap().as_deref(), Some(b"untouched".as_slice()));
 }
 
+/// A second opener gets an error, not a panic: `Locked`, which a front end tells
+/// apart (another server on the same data directory) without reading the message.
 #[test]
-fn a_locked_directory_is_unavailable() {
+fn a_locked_directory_is_refused_as_locked() {
     let dir = ScratchDir::new("locked");
     let _first = SledMetadataStore::open(dir.db()).unwrap();
-    // sled locks its files; a second opener must get an error, not a panic.
     let err = SledMetadataStore::open(dir.db()).unwrap_err();
-    assert!(matches!(err, StorageError::Unavailable { .. }), "{err:?}");
+    assert!(matches!(err, StorageError::Locked { .. }), "{err:?}");
 }
 
 #[derive(Debug, Clone)]
