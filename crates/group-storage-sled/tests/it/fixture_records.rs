@@ -9,7 +9,9 @@ use group_offsets::{
     CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, Record, RegularExpressionValue,
     StoredGroups,
 };
-use group_types::{ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition};
+use group_types::{
+    ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
+};
 
 /// The fixture store's partition count.
 pub(crate) const FIXTURE_PARTITIONS: u32 = 4;
@@ -89,14 +91,22 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
             })),
         },
         ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(n) },
-        ConsumerGroupRecord::TargetAssignmentMember { group_id: g.clone(), member_id: m.clone(), value: Some(topics(n)) },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: g.clone(),
+            member_id: m.clone(),
+            value: Some(topics(n)),
+        },
         ConsumerGroupRecord::CurrentMemberAssignment {
             group_id: g.clone(),
             member_id: m,
             value: Some(CurrentMemberAssignmentValue {
                 member_epoch: n,
                 previous_member_epoch: n - 1,
-                state: if n % 2 == 0 { ConsumerMemberState::Stable } else { ConsumerMemberState::UnrevokedPartitions },
+                state: if n % 2 == 0 {
+                    ConsumerMemberState::Stable
+                } else {
+                    ConsumerMemberState::UnrevokedPartitions
+                },
                 assigned: topics(n),
                 pending_revocation: topics(n + 1)[..1].to_vec(),
             }),
@@ -123,22 +133,50 @@ pub(crate) fn fixture_appends() -> Vec<(&'static str, u64, Vec<Record>)> {
         Record::Consumer(kind(Arc::from("kip848"), Arc::from("member-b")))
     };
     vec![
-        ("alpha", 1, vec![group("alpha", 1, 2), offset("alpha", "orders", 0, 10), offset("alpha", "orders", 1, 11)]),
+        (
+            "alpha",
+            1,
+            vec![group("alpha", 1, 2), offset("alpha", "orders", 0, 10), offset("alpha", "orders", 1, 11)],
+        ),
         ("alpha", 1, vec![offset("alpha", "orders", 2, 12), offset("alpha", "payments", -1, 13)]),
-        ("alpha", 3, vec![group("alpha", 2, 3), offset("alpha", "orders", 1, 21), uncommit("alpha", "orders", 2)]),
+        (
+            "alpha",
+            3,
+            vec![group("alpha", 2, 3), offset("alpha", "orders", 1, 21), uncommit("alpha", "orders", 2)],
+        ),
         ("beta", 1, vec![group("beta", 5, 1), offset("beta", "orders", 0, 30)]),
         ("beta", 2, vec![Record::GroupTombstone { group_id: Arc::from("beta") }]),
         ("", 1, vec![offset("", "t", 0, 40), group("", 0, 0)]),
-        ("nul\0group-α", 1, vec![offset("nul\0group-α", "topic\0é", 7, 50), offset("nul\0group-α", "", i32::MAX, 51)]),
+        (
+            "nul\0group-α",
+            1,
+            vec![offset("nul\0group-α", "topic\0é", 7, 50), offset("nul\0group-α", "", i32::MAX, 51)],
+        ),
         ("gone", 1, vec![offset("gone", "orders", 0, 60), group("gone", 1, 1)]),
-        ("gone", 1, vec![uncommit("gone", "orders", 0), Record::GroupTombstone { group_id: Arc::from("gone") }]),
+        (
+            "gone",
+            1,
+            vec![uncommit("gone", "orders", 0), Record::GroupTombstone { group_id: Arc::from("gone") }],
+        ),
         ("kip848", 1, consumer("kip848", "member-a", 1)),
         ("kip848", 2, consumer("kip848", "member-b", 2)),
         ("kip848", 2, {
             let mut records = consumer("kip848", "member-a", 3);
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::MemberMetadata { group_id, member_id, value: None }));
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::TargetAssignmentMember { group_id, member_id, value: None }));
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::CurrentMemberAssignment { group_id, member_id, value: None }));
+            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::MemberMetadata {
+                group_id,
+                member_id,
+                value: None,
+            }));
+            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::TargetAssignmentMember {
+                group_id,
+                member_id,
+                value: None,
+            }));
+            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::CurrentMemberAssignment {
+                group_id,
+                member_id,
+                value: None,
+            }));
             records.push(offset("kip848", "orders", 0, 70));
             records
         }),
