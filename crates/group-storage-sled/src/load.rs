@@ -43,7 +43,7 @@ pub(crate) fn read_epoch(
     match tree.get(keys::epoch_key(partition)).map_err(from_sled)? {
         None => Ok(OwnerEpoch(0)),
         Some(value) => codec::decode_epoch(&value)
-            .map_err(|e| decode_error(e, String::new(), keys::display_epoch_key(partition))),
+            .map_err(|e| decode_error(&e, String::new(), keys::display_epoch_key(partition))),
     }
 }
 
@@ -313,7 +313,8 @@ fn split_points(
 
 /// Decodes an offset value, naming its key in the error.
 pub(crate) fn decode_offset(key: &OffsetKey<'_>, value: &[u8]) -> Result<OffsetAndMetadata, StorageError> {
-    codec::decode_offset(value).map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
+    codec::decode_offset(key.group_id, key.topic, key.partition, value)
+        .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 
 /// Decodes a group record value, checking that it names the group of its key.
@@ -322,16 +323,8 @@ pub(crate) fn decode_group(
     group_id: &str,
     value: &[u8],
 ) -> Result<GroupMetadataRecord, StorageError> {
-    let key = || keys::display_group_key(partition, group_id);
-    let record = codec::decode_group(value).map_err(|e| decode_error(e, group_id.to_owned(), key()))?;
-    if record.group_id != group_id {
-        return Err(StorageError::Corrupt {
-            group_id: group_id.to_owned(),
-            key: key(),
-            reason: format!("the record names group {:?}", record.group_id),
-        });
-    }
-    Ok(record)
+    codec::decode_group(group_id, value)
+        .map_err(|e| decode_error(&e, group_id.to_owned(), keys::display_group_key(partition, group_id)))
 }
 
 /// Decodes a consumer-group record value, naming its key in the error.
@@ -341,13 +334,15 @@ pub(crate) fn decode_consumer(
     value: &[u8],
 ) -> Result<ConsumerGroupRecord, StorageError> {
     codec::decode_consumer(key.record_type, group_id, key.sub_key, value)
-        .map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
+        .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 
-fn decode_error(e: DecodeError, group_id: String, key: String) -> StorageError {
-    match e {
-        DecodeError::UnknownVersion(version) => StorageError::UnknownFormatVersion { group_id, key, version },
-        DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id, key, reason },
+/// A value's error as a `StorageError` naming its key: the version found when
+/// it is one this build does not know, else the error and its causes.
+fn decode_error(e: &DecodeError, group_id: String, key: String) -> StorageError {
+    match e.unknown_version() {
+        Some(version) => StorageError::UnknownFormatVersion { group_id, key, version },
+        None => StorageError::Corrupt { group_id, key, reason: codec::describe(e) },
     }
 }
 
@@ -390,11 +385,14 @@ mod tests {
     #[test]
     fn a_group_cut_by_a_boundary_is_merged() {
         let tree = tree();
-        let value = codec::encode_offset(&OffsetAndMetadata::new(5, 1)).unwrap();
         for topic in ["a", "b"] {
             for partition in 0..50 {
-                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value.as_slice())
-                    .unwrap();
+                let value = codec::encode_record(&Record::Offset {
+                    group_id: Arc::from("only"),
+                    partition: TopicPartition::new(topic, partition),
+                    offset: OffsetAndMetadata::new(5, 1),
+                });
+                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value).unwrap();
             }
         }
         let cut = keys::offset_key(P, "only", "a", 30).unwrap();
