@@ -1,9 +1,19 @@
 //! The one record codec: how a [`Record`] is stored, by every engine
-//! (`group-storage-sled` one record per key, `group-storage-etcd` batches in
-//! its log and snapshots). A value is one byte of format version, then the
-//! body; the body is hand-written and compact: varints for integers (zigzag
-//! for signed ones), a varint length before every string and byte string,
-//! one tag byte per record, KIP-848 consumer-group records as the `consumer` module describes.
+//! (`group-storage-etcd` batches of records in its log and snapshots,
+//! `group-storage-sled` one record's value per key). A value is one byte of
+//! format version, then the body; the body is hand-written and compact:
+//! varints for integers (zigzag for signed ones), a varint length before
+//! every string and byte string, one tag byte per record, KIP-848
+//! consumer-group records as the `consumer` module describes.
+//!
+//! A record is its key's fields, then its value's: an engine whose own keys
+//! name the group and topic partition, or the record type and sub-key,
+//! stores only the value ([`encode_value`], [`decode_offset_value`],
+//! [`decode_group_value`], [`decode_consumer_value`]): the version byte, then
+//! the fields after the key in the table below (after `present` for tag 4).
+//! A group record's value keeps its `group_id` (one value per group, so it
+//! costs little), and decoding checks it against the key's: a value copied
+//! under another group's key is an error, not that group's record.
 //!
 //! Decoding is bounds-checked: every length is checked against the bytes left
 //! before anything is allocated, so corrupt bytes give a [`DecodeError`],
@@ -31,9 +41,9 @@
 
 use std::sync::Arc;
 
-use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
+use group_types::{CommitMetadata, GroupId, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, MemberMetadataRecord, Record};
+use crate::{ConsumerGroupRecord, GroupMetadataRecord, MemberMetadataRecord, Record};
 
 mod consumer;
 
@@ -95,6 +105,14 @@ pub enum DecodeError {
     /// A group-level consumer-group record type with a sub-key (no build writes one).
     #[error("record type {0} is keyed by the group alone, but has a sub-key")]
     SubKeyOnGroupRecord(i16),
+    /// A group record's value names another group than its key.
+    #[error("the record names group {found:?}, not {expected:?}")]
+    OtherGroup {
+        /// The key's group.
+        expected: String,
+        /// The value's.
+        found: String,
+    },
     /// A consumer-group record's value is bad: names its key.
     #[error("consumer record (type {record_type}, group {group_id:?}, sub-key {sub_key:?}): {source}")]
     InConsumerRecord {
@@ -125,6 +143,64 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, DecodeError> {
     let record = take_record(&mut r, &mut |s: String| Arc::from(s))?;
     r.end()?;
     Ok(record)
+}
+
+/// A live record's value without its key, for an engine whose keys already
+/// name the group and topic partition, or the record type and sub-key:
+/// [`FORMAT_V2`], then the record's fields after its key. `None` for a
+/// tombstone, which has no value.
+pub fn encode_value(record: &Record) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(32);
+    out.push(FORMAT_V2);
+    match record {
+        Record::Group(g) => {
+            put_str(&mut out, &g.group_id);
+            put_group_value(&mut out, g);
+        }
+        Record::Offset { offset, .. } => put_offset_value(&mut out, offset),
+        Record::Consumer(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c),
+        Record::GroupTombstone { .. } | Record::OffsetTombstone { .. } | Record::Consumer(_) => return None,
+    }
+    Some(out)
+}
+
+/// The offset of a value written by [`encode_value`] for an offset record.
+pub fn decode_offset_value(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeError> {
+    decode_value(bytes, take_offset_value)
+}
+
+/// The group record of `group_id` from a value written by [`encode_value`],
+/// which must name that group.
+pub fn decode_group_value(group_id: &str, bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeError> {
+    decode_value(bytes, |r| {
+        let found = r.string()?;
+        if found != group_id {
+            return Err(DecodeError::OtherGroup { expected: group_id.to_owned(), found });
+        }
+        take_group_value(r, GroupId::from(found))
+    })
+}
+
+/// The consumer-group record keyed by `record_type`, `group_id` and `sub_key`
+/// from a value written by [`encode_value`].
+pub fn decode_consumer_value(
+    record_type: i16,
+    group_id: Arc<str>,
+    sub_key: &str,
+    bytes: &[u8],
+) -> Result<ConsumerGroupRecord, DecodeError> {
+    decode_value(bytes, |r| consumer::take_named_value(r, record_type, group_id, sub_key, true))
+}
+
+fn decode_value<T>(
+    bytes: &[u8],
+    take: impl FnOnce(&mut Reader<'_>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    let mut r = Reader::new(bytes);
+    check_version(r.u8().map_err(|_| DecodeError::Empty)?)?;
+    let value = take(&mut r)?;
+    r.end()?;
+    Ok(value)
 }
 
 /// A batch of records as a value: [`FORMAT_V2`], a count, then each record.
@@ -187,22 +263,7 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
         Record::Group(g) => {
             out.push(RECORD_GROUP);
             put_str(out, &g.group_id);
-            put_opt_str(out, g.protocol_type.as_deref());
-            put_ivarint(out, i64::from(g.generation_id));
-            put_opt_str(out, g.protocol_name.as_deref());
-            put_opt_str(out, g.leader_id.as_deref());
-            put_opt_i64(out, g.state_timestamp_ms);
-            put_uvarint(out, g.members.len() as u64);
-            for m in &g.members {
-                put_str(out, &m.member_id);
-                put_opt_str(out, m.group_instance_id.as_deref());
-                put_str(out, &m.client_id);
-                put_str(out, &m.client_host);
-                put_ivarint(out, i64::from(m.rebalance_timeout_ms));
-                put_ivarint(out, i64::from(m.session_timeout_ms));
-                put_bytes(out, &m.subscription);
-                put_bytes(out, &m.assignment);
-            }
+            put_group_value(out, g);
         }
         Record::GroupTombstone { group_id } => {
             out.push(RECORD_GROUP_TOMBSTONE);
@@ -213,11 +274,7 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
             put_str(out, group_id);
             put_str(out, &partition.topic);
             put_ivarint(out, i64::from(partition.partition));
-            put_ivarint(out, offset.offset);
-            put_opt_i64(out, offset.leader_epoch.map(i64::from));
-            put_str(out, &offset.metadata);
-            put_ivarint(out, offset.commit_time);
-            put_opt_i64(out, offset.expire_time);
+            put_offset_value(out, offset);
         }
         Record::OffsetTombstone { group_id, partition } => {
             out.push(RECORD_OFFSET_TOMBSTONE);
@@ -232,6 +289,35 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
     }
 }
 
+/// A group record's fields after its group id.
+fn put_group_value(out: &mut Vec<u8>, g: &GroupMetadataRecord) {
+    put_opt_str(out, g.protocol_type.as_deref());
+    put_ivarint(out, i64::from(g.generation_id));
+    put_opt_str(out, g.protocol_name.as_deref());
+    put_opt_str(out, g.leader_id.as_deref());
+    put_opt_i64(out, g.state_timestamp_ms);
+    put_uvarint(out, g.members.len() as u64);
+    for m in &g.members {
+        put_str(out, &m.member_id);
+        put_opt_str(out, m.group_instance_id.as_deref());
+        put_str(out, &m.client_id);
+        put_str(out, &m.client_host);
+        put_ivarint(out, i64::from(m.rebalance_timeout_ms));
+        put_ivarint(out, i64::from(m.session_timeout_ms));
+        put_bytes(out, &m.subscription);
+        put_bytes(out, &m.assignment);
+    }
+}
+
+/// An offset record's fields after its group, topic and partition.
+fn put_offset_value(out: &mut Vec<u8>, offset: &OffsetAndMetadata) {
+    put_ivarint(out, offset.offset);
+    put_opt_i64(out, offset.leader_epoch.map(i64::from));
+    put_str(out, &offset.metadata);
+    put_ivarint(out, offset.commit_time);
+    put_opt_i64(out, offset.expire_time);
+}
+
 /// One record (its tag, then its fields), its group id through `group`.
 fn take_record(
     r: &mut Reader<'_>,
@@ -240,55 +326,15 @@ fn take_record(
     Ok(match r.u8()? {
         RECORD_GROUP => {
             let group_id = r.string()?.into();
-            let protocol_type = r.opt_string()?.map(Into::into);
-            let generation_id = r.i32()?;
-            let protocol_name = r.opt_string()?.map(Into::into);
-            let leader_id = r.opt_string()?.map(Into::into);
-            let state_timestamp_ms = r.opt_i64()?;
-            let n = r.uvarint()?;
-            let mut members =
-                Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 8));
-            for _ in 0..n {
-                members.push(MemberMetadataRecord {
-                    member_id: r.string()?.into(),
-                    group_instance_id: r.opt_string()?.map(Into::into),
-                    client_id: r.string()?,
-                    client_host: r.string()?,
-                    rebalance_timeout_ms: r.i32()?,
-                    session_timeout_ms: r.i32()?,
-                    subscription: r.bytes()?.to_vec().into(),
-                    assignment: r.bytes()?.to_vec().into(),
-                });
-            }
-            Record::Group(Box::new(GroupMetadataRecord {
-                group_id,
-                protocol_type,
-                generation_id,
-                protocol_name,
-                leader_id,
-                state_timestamp_ms,
-                members,
-            }))
+            Record::Group(Box::new(take_group_value(r, group_id)?))
         }
         RECORD_GROUP_TOMBSTONE => Record::GroupTombstone { group_id: group_arc(r.string()?) },
         RECORD_OFFSET => {
             let group_id = group_arc(r.string()?);
             let topic = r.string()?;
             let partition = r.i32()?;
-            let offset = r.ivarint()?;
-            let leader_epoch = match r.opt_i64()? {
-                Some(e) => Some(i32::try_from(e).map_err(|_| out_of_range("leader epoch", e))?),
-                None => None,
-            };
-            // The decoded string is taken over, not copied.
-            let metadata = CommitMetadata::from(r.string()?);
-            let commit_time = r.ivarint()?;
-            let expire_time = r.opt_i64()?;
-            Record::Offset {
-                group_id,
-                partition: TopicPartition::new(topic, partition),
-                offset: OffsetAndMetadata { offset, leader_epoch, metadata, commit_time, expire_time },
-            }
+            let offset = take_offset_value(r)?;
+            Record::Offset { group_id, partition: TopicPartition::new(topic, partition), offset }
         }
         RECORD_OFFSET_TOMBSTONE => {
             let group_id = group_arc(r.string()?);
@@ -299,6 +345,52 @@ fn take_record(
         RECORD_CONSUMER => Record::Consumer(consumer::take_consumer(r, group_arc)?),
         other => return Err(DecodeError::UnknownKind(other)),
     })
+}
+
+/// A group record's fields after its group id.
+fn take_group_value(r: &mut Reader<'_>, group_id: GroupId) -> Result<GroupMetadataRecord, DecodeError> {
+    let protocol_type = r.opt_string()?.map(Into::into);
+    let generation_id = r.i32()?;
+    let protocol_name = r.opt_string()?.map(Into::into);
+    let leader_id = r.opt_string()?.map(Into::into);
+    let state_timestamp_ms = r.opt_i64()?;
+    let n = r.uvarint()?;
+    let mut members = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 8));
+    for _ in 0..n {
+        members.push(MemberMetadataRecord {
+            member_id: r.string()?.into(),
+            group_instance_id: r.opt_string()?.map(Into::into),
+            client_id: r.string()?,
+            client_host: r.string()?,
+            rebalance_timeout_ms: r.i32()?,
+            session_timeout_ms: r.i32()?,
+            subscription: r.bytes()?.to_vec().into(),
+            assignment: r.bytes()?.to_vec().into(),
+        });
+    }
+    Ok(GroupMetadataRecord {
+        group_id,
+        protocol_type,
+        generation_id,
+        protocol_name,
+        leader_id,
+        state_timestamp_ms,
+        members,
+    })
+}
+
+/// An offset record's fields after its group, topic and partition.
+fn take_offset_value(r: &mut Reader<'_>) -> Result<OffsetAndMetadata, DecodeError> {
+    let offset = r.ivarint()?;
+    let leader_epoch = match r.opt_i64()? {
+        Some(e) => Some(i32::try_from(e).map_err(|_| out_of_range("leader epoch", e))?),
+        None => None,
+    };
+    // The decoded string is taken over, not copied.
+    let metadata = CommitMetadata::from(r.string()?);
+    let commit_time = r.ivarint()?;
+    let expire_time = r.opt_i64()?;
+    Ok(OffsetAndMetadata { offset, leader_epoch, metadata, commit_time, expire_time })
 }
 
 fn out_of_range(what: &'static str, value: impl Into<i128>) -> DecodeError {

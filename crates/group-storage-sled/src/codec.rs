@@ -1,13 +1,12 @@
 //! The value format of the partitions tree.
 //!
 //! A group record, an offset or a consumer-group record is stored as the
-//! shared record codec of `group-offsets` writes it (`group_offsets::codec`:
-//! its format version, 2, then the whole record), although the record's key
-//! already names its group and topic partition, or its record type and
-//! sub-key: one encoding for every engine, and a value that names the key it
-//! belongs to (a value under another key's name is an error, not another
-//! group's data). Values written before the shared codec carry version 1 and
-//! are read by [`legacy`]; nothing writes them any more.
+//! shared record codec of `group-offsets` writes a record's value
+//! (`group_offsets::codec::encode_value`: its format version, 2, then the
+//! record's fields after its key), since the key already names its group and
+//! topic partition, or its record type and sub-key. Values written before
+//! the shared codec carry version 1 and are read by [`legacy`]; nothing
+//! writes them any more.
 //!
 //! An owner epoch is a version byte of its own ([`EPOCH_FORMAT_V1`]), then
 //! the epoch as a `u64` big-endian: nine bytes, hand-encoded.
@@ -32,15 +31,9 @@ pub(crate) enum DecodeError {
     /// Not a legacy (version 1) value.
     #[error(transparent)]
     Legacy(#[from] legacy::DecodeError),
-    /// A value of another kind of record than its key's.
-    #[error("the value is not a {expected} record")]
-    OtherKind {
-        /// The kind its key names.
-        expected: &'static str,
-    },
-    /// A record of another key: names the record's own key.
-    #[error("the record names {0}")]
-    OtherKey(String),
+    /// A legacy group record stored under another group's key.
+    #[error("the record names group {0:?}")]
+    OtherGroup(String),
     /// An epoch value of the wrong length.
     #[error("an epoch is 8 bytes, found {0}")]
     EpochLength(usize),
@@ -66,48 +59,28 @@ fn is_legacy(bytes: &[u8]) -> bool {
     bytes.first() == Some(&legacy::OFFSET_FORMAT_V1)
 }
 
-/// The value of a live record (not a tombstone): the shared codec's.
-pub(crate) fn encode_record(record: &Record) -> Vec<u8> {
-    records::encode_record(record)
+/// The value of a record, `None` for a tombstone (its key is removed).
+pub(crate) fn encode_value(record: &Record) -> Option<Vec<u8>> {
+    records::encode_value(record)
 }
 
-/// Decodes the offset stored under the key of `group_id`, `topic` and `partition`.
-pub(crate) fn decode_offset(
-    group_id: &str,
-    topic: &str,
-    partition: i32,
-    bytes: &[u8],
-) -> Result<OffsetAndMetadata, DecodeError> {
+/// Decodes an offset value.
+pub(crate) fn decode_offset(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeError> {
     if is_legacy(bytes) {
         return Ok(legacy::decode_offset(bytes)?);
     }
-    match records::decode_record(bytes)? {
-        Record::Offset { group_id: g, partition: tp, offset }
-            if *g == *group_id && *tp.topic == *topic && tp.partition == partition =>
-        {
-            Ok(offset)
-        }
-        Record::Offset { group_id, partition, .. } => Err(DecodeError::OtherKey(format!(
-            "the offset of group {group_id:?}, topic {:?}, partition {}",
-            partition.topic(),
-            partition.partition
-        ))),
-        _ => Err(DecodeError::OtherKind { expected: "offset" }),
-    }
+    Ok(records::decode_offset_value(bytes)?)
 }
 
 /// Decodes the group record stored under the key of `group_id`.
 pub(crate) fn decode_group(group_id: &str, bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeError> {
-    let record = if is_legacy(bytes) {
-        legacy::decode_group(bytes)?
-    } else {
-        match records::decode_record(bytes)? {
-            Record::Group(record) => *record,
-            _ => return Err(DecodeError::OtherKind { expected: "group" }),
-        }
-    };
+    if !is_legacy(bytes) {
+        return Ok(records::decode_group_value(group_id, bytes)?);
+    }
+    // A legacy value repeats its group id: it must be its key's.
+    let record = legacy::decode_group(bytes)?;
     if record.group_id != group_id {
-        return Err(DecodeError::OtherKey(format!("group {:?}", record.group_id)));
+        return Err(DecodeError::OtherGroup(record.group_id.to_string()));
     }
     Ok(record)
 }
@@ -123,22 +96,7 @@ pub(crate) fn decode_consumer(
     if is_legacy(bytes) {
         return Ok(legacy::decode_consumer(record_type, group_id, sub_key, bytes)?);
     }
-    match records::decode_record(bytes)? {
-        Record::Consumer(record)
-            if record.record_type() == record_type
-                && **record.group_id() == *group_id
-                && record.sub_key() == sub_key =>
-        {
-            Ok(record)
-        }
-        Record::Consumer(record) => Err(DecodeError::OtherKey(format!(
-            "the consumer record (type {}, group {:?}, sub-key {:?})",
-            record.record_type(),
-            record.group_id(),
-            record.sub_key()
-        ))),
-        _ => Err(DecodeError::OtherKind { expected: "consumer-group" }),
-    }
+    Ok(records::decode_consumer_value(record_type, group_id, sub_key, bytes)?)
 }
 
 /// Encodes a partition's owner epoch.

@@ -533,32 +533,27 @@ pub(crate) fn is_failure(e: &StorageError) -> bool {
 }
 
 /// An append's records as writes to `partition`'s keys (a live record's
-/// value is the record itself, in the shared codec; a tombstone removes its
-/// key); bad input writes nothing.
+/// value in the shared codec; a tombstone removes its key); bad input writes
+/// nothing.
 fn encode_records(partition: CoordinatorPartition, records: Vec<Record>) -> Result<Writes, StorageError> {
     let mut writes = Writes::new();
     for record in records {
-        let (key, live) = match &record {
-            Record::Group(group) => (keys::group_key(partition, &group.group_id), true),
-            Record::GroupTombstone { group_id } => (keys::group_key(partition, group_id), false),
-            Record::Offset { group_id, partition: tp, .. } => {
-                (keys::offset_key(partition, group_id, tp.topic(), tp.partition)?, true)
-            }
-            Record::OffsetTombstone { group_id, partition: tp } => {
-                (keys::offset_key(partition, group_id, tp.topic(), tp.partition)?, false)
+        let key = match &record {
+            Record::Group(group) => keys::group_key(partition, &group.group_id),
+            Record::GroupTombstone { group_id } => keys::group_key(partition, group_id),
+            Record::Offset { group_id, partition: tp, .. }
+            | Record::OffsetTombstone { group_id, partition: tp } => {
+                keys::offset_key(partition, group_id, tp.topic(), tp.partition)?
             }
             // A group whose consumer records are all removed leaves no key behind.
-            Record::Consumer(c) => (
-                keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
-                !c.is_tombstone(),
-            ),
+            Record::Consumer(c) => keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
             other => {
                 return Err(StorageError::InvalidInput {
                     message: format!("a record kind this store cannot hold: {other:?}"),
                 });
             }
         };
-        writes.insert(key, live.then(|| codec::encode_record(&record)));
+        writes.insert(key, codec::encode_value(&record));
     }
     Ok(writes)
 }

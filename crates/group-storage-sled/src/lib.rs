@@ -119,11 +119,13 @@
 //! # Value format
 //!
 //! A group record, an offset or a consumer-group record is stored as the
-//! record codec every engine shares writes it, `group_offsets::codec`: its
-//! format version (`2`), then the whole record (tag, group id, and the
-//! record's fields; see that module for the table), so a value names the key
-//! it belongs to and loading refuses one stored under another key (`Corrupt`).
-//! A tombstone removes its key. An owner epoch is `1`, then the epoch as a
+//! record codec every engine shares writes a record's value
+//! (`group_offsets::codec::encode_value`): its format version (`2`), then the
+//! record's fields after its key (the key holds the group and topic
+//! partition, or the record type and sub-key; see that module for the
+//! table). A group record's value keeps its group id, and loading refuses
+//! one stored under another group's key (`Corrupt`). A tombstone removes its
+//! key. An owner epoch is `1`, then the epoch as a
 //! `u64` big-endian (9 bytes in all).
 //!
 //! Values written by builds before the shared codec carry version `1` and are

@@ -313,8 +313,7 @@ fn split_points(
 
 /// Decodes an offset value, naming its key in the error.
 pub(crate) fn decode_offset(key: &OffsetKey<'_>, value: &[u8]) -> Result<OffsetAndMetadata, StorageError> {
-    codec::decode_offset(key.group_id, key.topic, key.partition, value)
-        .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
+    codec::decode_offset(value).map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 
 /// Decodes a group record value, checking that it names the group of its key.
@@ -387,12 +386,12 @@ mod tests {
         let tree = tree();
         for topic in ["a", "b"] {
             for partition in 0..50 {
-                let value = codec::encode_record(&Record::Offset {
+                let value = codec::encode_value(&Record::Offset {
                     group_id: Arc::from("only"),
                     partition: TopicPartition::new(topic, partition),
                     offset: OffsetAndMetadata::new(5, 1),
                 });
-                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value).unwrap();
+                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value.unwrap()).unwrap();
             }
         }
         let cut = keys::offset_key(P, "only", "a", 30).unwrap();

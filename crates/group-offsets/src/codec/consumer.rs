@@ -24,12 +24,17 @@ use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartiti
 
 use super::{DecodeError, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
 
-/// Writes `record` (after its tag byte).
+/// Writes `record` (after its tag byte): its key, a presence flag, its value.
 pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
     put_ivarint(out, i64::from(record.record_type()));
     put_str(out, record.group_id());
     put_str(out, record.sub_key());
     out.push(u8::from(!record.is_tombstone()));
+    put_consumer_value(out, record);
+}
+
+/// Writes the value of `record` (nothing for a tombstone).
+pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
     match record {
         ConsumerGroupRecord::GroupMetadata { value: Some(m), .. } => {
             put_ivarint(out, i64::from(m.epoch));
@@ -110,16 +115,28 @@ pub(crate) fn take_consumer(
     let group_id = group(r.string()?);
     let sub = r.string()?;
     let present = r.flag()?;
+    take_named_value(r, t, group_id, &sub, present)
+}
+
+/// Reads the value of the record keyed by `t`, `group_id` and `sub` (a
+/// tombstone unless `present`); a failure names the key.
+pub(crate) fn take_named_value(
+    r: &mut Reader<'_>,
+    t: i16,
+    group_id: Arc<str>,
+    sub: &str,
+    present: bool,
+) -> Result<ConsumerGroupRecord, DecodeError> {
     let named = |e: DecodeError| match e {
         DecodeError::SubKeyOnGroupRecord(_) | DecodeError::UnknownRecordType(_) => e,
         other => DecodeError::InConsumerRecord {
             record_type: t,
             group_id: group_id.to_string(),
-            sub_key: sub.clone(),
+            sub_key: sub.to_owned(),
             source: Box::new(other),
         },
     };
-    take_value(r, t, Arc::clone(&group_id), &sub, present).map_err(named)
+    take_value(r, t, Arc::clone(&group_id), sub, present).map_err(named)
 }
 
 fn take_value(

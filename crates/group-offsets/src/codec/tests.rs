@@ -78,6 +78,37 @@ fn record_bytes_are_pinned() {
 }
 
 #[test]
+fn value_bytes_are_the_records_fields_after_its_key() {
+    let offset = encode_value(&offset_record()).unwrap();
+    // Version, then what follows tag, group, topic and partition in the record.
+    assert_eq!(offset, [2, 10, 0, 1, b'm', 2, 1, 1]);
+    let Record::Offset { offset: expected, .. } = offset_record() else { unreachable!() };
+    assert_eq!(decode_offset_value(&offset), Ok(expected));
+    let group = encode_value(&group_record()).unwrap();
+    assert_eq!(group[1..], encode_record(&group_record())[2..], "the record after version and tag");
+    let Record::Group(expected) = group_record() else { unreachable!() };
+    assert_eq!(decode_group_value("g", &group), Ok(*expected));
+    assert_eq!(
+        decode_group_value("h", &group),
+        Err(DecodeError::OtherGroup { expected: "h".into(), found: "g".into() })
+    );
+    let consumer = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(7) };
+    let value = encode_value(&Record::Consumer(consumer.clone())).unwrap();
+    assert_eq!(value, [2, 14]);
+    assert_eq!(decode_consumer_value(6, Arc::from("g"), "", &value), Ok(consumer));
+    let tombstone = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
+    assert_eq!(encode_value(&Record::Consumer(tombstone)), None);
+    assert_eq!(encode_value(&Record::GroupTombstone { group_id: Arc::from("g") }), None);
+    // The key decides the kind: a group-level type with a sub-key is refused.
+    assert_eq!(
+        decode_consumer_value(6, Arc::from("g"), "m", &value),
+        Err(DecodeError::SubKeyOnGroupRecord(6))
+    );
+    assert_eq!(decode_offset_value(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
+    assert_eq!(decode_offset_value(&[]), Err(DecodeError::Empty));
+}
+
+#[test]
 fn batch_bytes_are_pinned() {
     let records: Vec<Record> = golden().into_iter().map(|(r, _)| r).collect();
     let mut expected = vec![FORMAT_V2, records.len() as u8];
@@ -141,6 +172,40 @@ proptest! {
         let bytes = encode_record(&record);
         prop_assert_eq!(bytes[0], FORMAT_V2);
         prop_assert_eq!(decode_record(&bytes), Ok(record));
+    }
+
+    #[test]
+    fn every_value_round_trips_under_its_key(record in record()) {
+        let Some(value) = encode_value(&record) else {
+            let tombstone = match &record {
+                Record::Consumer(c) => c.is_tombstone(),
+                other => matches!(other, Record::GroupTombstone { .. } | Record::OffsetTombstone { .. }),
+            };
+            prop_assert!(tombstone, "only tombstones have no value");
+            return Ok(());
+        };
+        prop_assert_eq!(value[0], FORMAT_V2);
+        match record {
+            Record::Offset { offset, .. } => prop_assert_eq!(decode_offset_value(&value), Ok(offset)),
+            Record::Group(g) => prop_assert_eq!(decode_group_value(g.group_id.as_str(), &value), Ok(*g)),
+            Record::Consumer(c) => {
+                let decoded = decode_consumer_value(c.record_type(), Arc::clone(c.group_id()), c.sub_key(), &value);
+                prop_assert_eq!(decoded, Ok(c));
+            }
+            other => prop_assert!(false, "{other:?} has a value"),
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        let _ = decode_offset_value(&bytes);
+        let _ = decode_group_value("g", &bytes);
+        for t in [3, 5, 6, 7, 8, 16] {
+            let sub = if matches!(t, 3 | 6) { "" } else { "m" };
+            if let Ok(record) = decode_consumer_value(t, Arc::from("g"), sub, &bytes) {
+                prop_assert_eq!(record.record_type(), t);
+            }
+        }
     }
 
     #[test]

@@ -272,7 +272,7 @@ fn v2_keys_and_values_are_as_documented() {
     let expected = vec![
         (vec![0, 0, 1, 2, 0], vec![1, 0, 0, 0, 0, 0, 0, 0x0a, 0x0b]),
         ([&[0u8, 0, 1, 2, 1][..], b"g"].concat(), shared_group_value("g", 4)),
-        (v2_offset_key(0x0102, "g", "orders", 5), shared_offset_value("g", "orders", 5, &value(7))),
+        (v2_offset_key(0x0102, "g", "orders", 5), shared_offset_value(&value(7))),
     ];
     assert_eq!(entries, expected);
     // Values the landed build wrote (format 1) still read, beside them.
@@ -306,9 +306,10 @@ fn shared_string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
-/// A group record with no protocol, leader or members in the shared codec, by hand.
+/// The value of a group record with no protocol, leader or members in the
+/// shared codec (its group id, then its fields), by hand.
 fn shared_group_value(group_id: &str, generation: i32) -> Vec<u8> {
-    let mut out = vec![2, 0]; // version, tag
+    let mut out = vec![2]; // version
     shared_string(&mut out, group_id);
     out.push(0); // protocol_type
     shared_zigzag(&mut out, generation.into());
@@ -316,12 +317,10 @@ fn shared_group_value(group_id: &str, generation: i32) -> Vec<u8> {
     out
 }
 
-/// An offset record in the shared codec, by hand.
-fn shared_offset_value(group: &str, topic: &str, partition: i32, o: &OffsetAndMetadata) -> Vec<u8> {
-    let mut out = vec![2, 2]; // version, tag
-    shared_string(&mut out, group);
-    shared_string(&mut out, topic);
-    shared_zigzag(&mut out, partition.into());
+/// The value of an offset record in the shared codec (the fields after
+/// group, topic and partition), by hand.
+fn shared_offset_value(o: &OffsetAndMetadata) -> Vec<u8> {
+    let mut out = vec![2]; // version
     shared_zigzag(&mut out, o.offset);
     match o.leader_epoch {
         Some(e) => {
