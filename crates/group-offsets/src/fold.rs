@@ -123,6 +123,29 @@ impl Fold {
         }
     }
 
+    /// Folds an offset record for each of `offsets`, all of `group_id` and
+    /// `topic`: what [`apply`](Self::apply) would make of them, without a
+    /// record per offset (an engine loading a million offsets key by key).
+    pub fn apply_offsets(&mut self, group_id: &Arc<str>, topic: &Arc<str>, offsets: PartitionOffsets) {
+        if offsets.is_empty() {
+            return;
+        }
+        let group = match self.groups.get_mut(&**group_id) {
+            Some(group) => group,
+            None => self.groups.entry(Arc::clone(group_id)).or_default(),
+        };
+        match group.offsets.get_mut(&**topic) {
+            Some(partitions) => {
+                for (p, offset) in offsets {
+                    partitions.insert(p, offset);
+                }
+            }
+            None => {
+                group.offsets.insert(Arc::clone(topic), offsets);
+            }
+        }
+    }
+
     /// Folds the live records of `later` after this fold's: exact when the
     /// two were folded from logs with no key in common (disjoint key ranges),
     /// and otherwise what folding `later`'s live records would give.

@@ -88,6 +88,27 @@ proptest! {
     }
 
     #[test]
+    fn applying_offsets_in_bulk_equals_their_records(records in records(40)) {
+        let mut bulk = Fold::new();
+        let mut one = Fold::new();
+        for record in records {
+            match record {
+                Record::Offset { group_id, partition, offset } => {
+                    let mut offsets = PartitionOffsets::default();
+                    offsets.insert(partition.partition, offset.clone());
+                    bulk.apply_offsets(&group_id, &partition.topic, offsets);
+                    one.push(Record::Offset { group_id, partition, offset });
+                }
+                other => {
+                    bulk.push(other.clone());
+                    one.push(other);
+                }
+            }
+        }
+        prop_assert_eq!(bulk.into_stored(), one.into_stored());
+    }
+
+    #[test]
     fn merging_folds_of_disjoint_groups_equals_one_pass(records in records(40)) {
         // Records of group "a" on one side, the others on the other: no key in common.
         let (a, others): (Vec<Record>, Vec<Record>) = records.iter().cloned().partition(|r| r.group_id() == "a");

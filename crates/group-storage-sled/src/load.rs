@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use group_offsets::{
     ConsumerGroupRecord, CoordinatorPartition, Fold, GroupMetadataRecord, LoadedPartition, OwnerEpoch,
-    Record, StorageError, StoredGroups,
+    PartitionOffsets, Record, StorageError, StoredGroups,
 };
-use group_types::{OffsetAndMetadata, TopicPartition};
+use group_types::OffsetAndMetadata;
 
 use crate::codec::{self, DecodeError};
 use crate::keys::{self, ConsumerKey, OffsetKey, PARTITIONS_TREE};
@@ -225,11 +225,10 @@ pub(crate) fn load_range(
     let mut fold = Fold::new();
     let mut problems = Vec::new();
     // Keys of one group are contiguous, and within it those of one topic:
-    // consecutive records share their group's and topic's `Arc`, and are
-    // folded in runs of one group.
+    // a topic's offsets are gathered and folded together when it ends.
     let mut group: Arc<str> = Arc::from("");
     let mut topic: Arc<str> = Arc::from("");
-    let mut run = Vec::new();
+    let mut partitions = PartitionOffsets::default();
     for entry in tree.range::<&[u8], _>(range) {
         let (key, value) = entry.map_err(from_sled)?;
         let decoded = keys::parse_offset_key(&key)
@@ -247,20 +246,16 @@ pub(crate) fn load_range(
                 continue;
             }
         };
-        if *group != *parsed.group_id {
-            fold.apply(run.drain(..));
-            group = Arc::from(parsed.group_id);
-        }
-        if *topic != *parsed.topic {
+        if *group != *parsed.group_id || *topic != *parsed.topic {
+            fold.apply_offsets(&group, &topic, std::mem::take(&mut partitions));
+            if *group != *parsed.group_id {
+                group = Arc::from(parsed.group_id);
+            }
             topic = Arc::from(parsed.topic);
         }
-        run.push(Record::Offset {
-            group_id: Arc::clone(&group),
-            partition: TopicPartition::new(Arc::clone(&topic), parsed.partition),
-            offset,
-        });
+        partitions.insert(parsed.partition, offset);
     }
-    fold.apply(run);
+    fold.apply_offsets(&group, &topic, partitions);
     Ok((fold, problems))
 }
 
@@ -347,6 +342,8 @@ fn decode_error(e: &DecodeError, group_id: String, key: String) -> StorageError 
 
 #[cfg(test)]
 mod tests {
+    use group_types::TopicPartition;
+
     use super::*;
 
     const P: CoordinatorPartition = CoordinatorPartition(3);
