@@ -30,6 +30,11 @@
 //!   UTF-16 code units as Kafka does.
 //! - [`GroupMetadataRecord`] is what is persisted about a group;
 //!   [`StorageError`] is a failure of storage itself.
+//! - [`Fold`] (and [`fold`]) is the one fold of records into what a partition
+//!   holds ([`StoredGroups`]): later records win, tombstones remove. The
+//!   memory store keeps one per partition and every engine folds what it
+//!   reads back. [`codec`] is the one record encoding (a version byte, then
+//!   the record) every engine stores.
 //! - With the `conformance` feature, [`conformance`](crate#conformance) holds
 //!   the checks every `MetadataStore` and `OffsetStorage` must pass.
 //!
@@ -120,8 +125,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod codec;
 mod consumer_records;
 mod error;
+mod fold;
 mod manager;
 mod memory;
 mod memory_store;
@@ -133,6 +140,8 @@ mod records;
 mod retention;
 mod shards;
 mod storage;
+#[cfg(test)]
+mod test_records;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -142,6 +151,7 @@ pub use crate::consumer_records::{
     CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
 };
 pub use crate::error::{OffsetError, StorageError};
+pub use crate::fold::{Fold, fold};
 pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offset};
 pub use crate::memory::MemoryOffsetStorage;
 pub use crate::memory_store::MemoryMetadataStore;

@@ -165,6 +165,22 @@ impl PartitionOffsets {
     }
 }
 
+/// Every `(partition, offset)`, in partition order, taken over.
+impl IntoIterator for PartitionOffsets {
+    type Item = (i32, OffsetAndMetadata);
+    type IntoIter = std::vec::IntoIter<(i32, OffsetAndMetadata)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let entries: Vec<(i32, OffsetAndMetadata)> = match self.repr {
+            Repr::Dense { slots, .. } => {
+                slots.into_iter().enumerate().filter_map(|(p, o)| Some((p as i32, o?))).collect()
+            }
+            Repr::Sparse(map) => map.into_iter().collect(),
+        };
+        entries.into_iter()
+    }
+}
+
 /// Dense slots as a map. Slot numbers fit in `i32`: only a non-negative `i32`
 /// partition ever made a slot.
 fn sparse(slots: Vec<Option<OffsetAndMetadata>>) -> BTreeMap<i32, OffsetAndMetadata> {

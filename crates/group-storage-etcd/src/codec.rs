@@ -1,51 +1,82 @@
 //! The value formats: log entries (an inline batch of records, a manifest of
-//! staged chunks, a void, a revocation), snapshot metadata, and the records
-//! themselves (KIP-848 consumer-group records in [`consumer`]), in a compact
-//! hand-written binary encoding.
+//! staged chunks, a void, a revocation) and snapshot metadata. The records
+//! themselves are `group_offsets::codec`'s, the record codec every engine
+//! shares; this module frames them.
 //!
-//! Why not sled's codec: sled stores one offset or one group per key (the key
-//! carries the group, topic and partition), so it has no encoding of a whole
-//! [`Record`], and moving it into `group-offsets` would make that crate name
-//! `bincode`. This format is small and owned here: varints for integers
-//! (zigzag for signed ones), a varint length before every string and byte
-//! string, one tag byte per record. Every length is checked against the bytes
-//! left before anything is allocated, so corrupt bytes give a [`DecodeError`],
-//! never a panic or a huge allocation.
+//! A log entry or a snapshot starts with its format version: [`FORMAT_V1`]
+//! when its records hold no consumer-group record, [`FORMAT_V2`] otherwise
+//! (the shared codec's version), so a build that knows only format 1 refuses
+//! exactly the values it cannot read. The records' body is the same in both.
+//! Every length is checked against the bytes left before anything is
+//! allocated, so corrupt bytes give a [`DecodeError`], never a panic.
 
-use std::sync::Arc;
+use group_offsets::Record;
+use group_offsets::codec::{self as records_codec, Reader, put_uvarint};
 
-use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, Record};
-use group_types::{CommitMetadata, OffsetAndMetadata, TopicPartition};
-
-mod consumer;
+#[cfg(test)]
+mod fixture;
 
 /// The format version of every value that holds no consumer-group record.
 pub(crate) const FORMAT_V1: u8 = 1;
 
-/// Format 1 plus consumer-group records (record tag 4). Written only for log
-/// entries and snapshots whose records include one ([`records_format`]), so a
-/// build that knows only format 1 refuses exactly those values, with
-/// `UnknownFormatVersion`, and still reads every other.
-pub(crate) const FORMAT_V2: u8 = 2;
+/// Format 1 plus consumer-group records: the shared codec's version.
+pub(crate) const FORMAT_V2: u8 = records_codec::FORMAT_V2;
 
 const ENTRY_BATCH: u8 = 0;
 const ENTRY_MANIFEST: u8 = 1;
 const ENTRY_VOID: u8 = 2;
 const ENTRY_REVOKE: u8 = 3;
 
-const RECORD_GROUP: u8 = 0;
-const RECORD_GROUP_TOMBSTONE: u8 = 1;
-const RECORD_OFFSET: u8 = 2;
-const RECORD_OFFSET_TOMBSTONE: u8 = 3;
-const RECORD_CONSUMER: u8 = 4;
-
 /// Why a stored value could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum DecodeError {
-    /// The version byte names a format this build does not know.
-    UnknownVersion(u8),
-    /// The bytes are not a valid value of the format.
-    Corrupt(String),
+    /// The bytes are not a value of the record codec (or its framing).
+    #[error(transparent)]
+    Codec(#[from] records_codec::DecodeError),
+    /// A log entry of a kind this build does not know.
+    #[error("unknown entry kind {0}")]
+    UnknownEntryKind(u8),
+    /// A chunk count over `u32`.
+    #[error("chunk count {0} over u32")]
+    ChunkCount(u64),
+    /// An epoch value that is not 20 decimal digits of a `u64` (what it holds, lossily).
+    #[error("an epoch is 20 decimal digits of a u64, found {0:?}")]
+    Epoch(String),
+    /// A key under the log prefix that names no sequence number.
+    #[error("not a log key")]
+    NotLogKey,
+    /// Chunks that do not match their manifest.
+    #[error("chunks under {dir}: {problem}")]
+    Chunks {
+        /// The chunks' directory.
+        dir: String,
+        /// What does not match.
+        problem: ChunkProblem,
+    },
+}
+
+/// How chunks fail to match their manifest.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ChunkProblem {
+    /// Chunks missing or extra.
+    #[error("{found} chunks found, {expected} expected")]
+    Count { found: usize, expected: u32 },
+    /// Their length.
+    #[error("the chunks hold {found} bytes, {expected} expected")]
+    Length { found: usize, expected: u64 },
+    /// Their checksum.
+    #[error("the chunks' checksum does not match")]
+    Checksum,
+}
+
+impl DecodeError {
+    /// The version byte found, when the value names a format this build does not know.
+    pub(crate) fn unknown_version(&self) -> Option<u8> {
+        match self {
+            DecodeError::Codec(records_codec::DecodeError::UnknownVersion(v)) => Some(*v),
+            _ => None,
+        }
+    }
 }
 
 /// One log entry, as stored under `log/{seq}`. Every entry carries the nonce
@@ -119,7 +150,7 @@ pub(crate) fn records_format(records: &[Record]) -> u8 {
 fn check_format(version: u8) -> Result<u8, DecodeError> {
     match version {
         FORMAT_V1 | FORMAT_V2 => Ok(version),
-        other => Err(DecodeError::UnknownVersion(other)),
+        other => Err(records_codec::DecodeError::UnknownVersion(other).into()),
     }
 }
 
@@ -158,7 +189,7 @@ pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
     let body = match tag {
         ENTRY_BATCH => EntryBody::Batch(r.rest().to_vec()),
         ENTRY_MANIFEST => {
-            let chunks = u32::try_from(r.uvarint()?).map_err(|_| corrupt("chunk count over u32"))?;
+            let chunks = chunk_count_of(r.uvarint()?)?;
             let len = r.uvarint()?;
             let checksum = r.u64_be()?;
             r.end()?;
@@ -173,7 +204,7 @@ pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
             r.end()?;
             EntryBody::Revoke(seq)
         }
-        other => return Err(corrupt(format!("unknown entry kind {other}"))),
+        other => return Err(DecodeError::UnknownEntryKind(other)),
     };
     Ok(Entry { format, nonce, body })
 }
@@ -195,315 +226,117 @@ pub(crate) fn decode_snapshot_meta(bytes: &[u8]) -> Result<SnapshotMeta, DecodeE
     let format = check_format(r.u8()?)?;
     let covered = r.uvarint()?;
     let nonce = r.u64_be()?;
-    let chunks = u32::try_from(r.uvarint()?).map_err(|_| corrupt("chunk count over u32"))?;
+    let chunks = chunk_count_of(r.uvarint()?)?;
     let len = r.uvarint()?;
     let checksum = r.u64_be()?;
     r.end()?;
     Ok(SnapshotMeta { format, covered, nonce, chunks, len, checksum })
 }
 
-/// Encodes a batch of records: a count, then each record. Fails only for a
-/// record kind this build does not know (`Record` is non-exhaustive).
-pub(crate) fn encode_records(records: &[Record]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(8 + records.len() * 48);
-    put_uvarint(&mut out, records.len() as u64);
-    for record in records {
-        encode_record(&mut out, record)?;
-    }
-    Ok(out)
-}
-
-fn encode_record(out: &mut Vec<u8>, record: &Record) -> Result<(), String> {
-    match record {
-        Record::Group(g) => {
-            out.push(RECORD_GROUP);
-            put_str(out, &g.group_id);
-            put_opt_str(out, g.protocol_type.as_deref());
-            put_ivarint(out, i64::from(g.generation_id));
-            put_opt_str(out, g.protocol_name.as_deref());
-            put_opt_str(out, g.leader_id.as_deref());
-            put_opt_i64(out, g.state_timestamp_ms);
-            put_uvarint(out, g.members.len() as u64);
-            for m in &g.members {
-                put_str(out, &m.member_id);
-                put_opt_str(out, m.group_instance_id.as_deref());
-                put_str(out, &m.client_id);
-                put_str(out, &m.client_host);
-                put_ivarint(out, i64::from(m.rebalance_timeout_ms));
-                put_ivarint(out, i64::from(m.session_timeout_ms));
-                put_bytes(out, &m.subscription);
-                put_bytes(out, &m.assignment);
-            }
-        }
-        Record::GroupTombstone { group_id } => {
-            out.push(RECORD_GROUP_TOMBSTONE);
-            put_str(out, group_id);
-        }
-        Record::Offset { group_id, partition, offset } => {
-            out.push(RECORD_OFFSET);
-            put_str(out, group_id);
-            put_str(out, &partition.topic);
-            put_ivarint(out, i64::from(partition.partition));
-            put_ivarint(out, offset.offset);
-            put_opt_i64(out, offset.leader_epoch.map(i64::from));
-            put_str(out, &offset.metadata);
-            put_ivarint(out, offset.commit_time);
-            put_opt_i64(out, offset.expire_time);
-        }
-        Record::OffsetTombstone { group_id, partition } => {
-            out.push(RECORD_OFFSET_TOMBSTONE);
-            put_str(out, group_id);
-            put_str(out, &partition.topic);
-            put_ivarint(out, i64::from(partition.partition));
-        }
-        Record::Consumer(record) => {
-            out.push(RECORD_CONSUMER);
-            consumer::put_consumer(out, record);
-        }
-        // `Record` is non-exhaustive: a record kind added upstream must get a
-        // tag here before it can be stored.
-        #[allow(unreachable_patterns)]
-        other => return Err(format!("group-storage-etcd cannot encode this record kind: {other:?}")),
-    }
-    Ok(())
+/// Encodes a batch of records (the shared codec's body: a count, then each record).
+pub(crate) fn encode_records(records: &[Record]) -> Vec<u8> {
+    let mut out = Vec::new();
+    records_codec::write_records(&mut out, records);
+    out
 }
 
 /// Decodes a batch of records.
 pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
-    let mut r = Reader::new(bytes);
-    let count = r.uvarint()?;
-    // Every record takes at least two bytes: never trust the count further.
-    let mut records = Vec::with_capacity((count as usize).min(r.remaining() / 2));
-    // Group ids repeat within a batch (a commit of many partitions): share one `Arc`.
-    let mut last_group: Option<Arc<str>> = None;
-    let mut group_arc = |s: String| -> Arc<str> {
-        match &last_group {
-            Some(g) if **g == *s => Arc::clone(g),
-            _ => {
-                let g: Arc<str> = Arc::from(s);
-                last_group = Some(Arc::clone(&g));
-                g
-            }
-        }
-    };
-    for _ in 0..count {
-        let record = match r.u8()? {
-            RECORD_GROUP => {
-                let group_id = r.string()?.into();
-                let protocol_type = r.opt_string()?.map(Into::into);
-                let generation_id = r.i32()?;
-                let protocol_name = r.opt_string()?.map(Into::into);
-                let leader_id = r.opt_string()?.map(Into::into);
-                let state_timestamp_ms = r.opt_i64()?;
-                let n = r.uvarint()?;
-                let mut members = Vec::with_capacity((n as usize).min(r.remaining() / 8));
-                for _ in 0..n {
-                    members.push(MemberMetadataRecord {
-                        member_id: r.string()?.into(),
-                        group_instance_id: r.opt_string()?.map(Into::into),
-                        client_id: r.string()?,
-                        client_host: r.string()?,
-                        rebalance_timeout_ms: r.i32()?,
-                        session_timeout_ms: r.i32()?,
-                        subscription: r.bytes()?.to_vec().into(),
-                        assignment: r.bytes()?.to_vec().into(),
-                    });
-                }
-                Record::Group(Box::new(GroupMetadataRecord {
-                    group_id,
-                    protocol_type,
-                    generation_id,
-                    protocol_name,
-                    leader_id,
-                    state_timestamp_ms,
-                    members,
-                }))
-            }
-            RECORD_GROUP_TOMBSTONE => Record::GroupTombstone { group_id: group_arc(r.string()?) },
-            RECORD_OFFSET => {
-                let group_id = group_arc(r.string()?);
-                let topic = r.string()?;
-                let partition = r.i32()?;
-                let offset = r.ivarint()?;
-                let leader_epoch = match r.opt_i64()? {
-                    Some(e) => Some(i32::try_from(e).map_err(|_| corrupt("leader epoch over i32"))?),
-                    None => None,
-                };
-                // The decoded string is taken over, not copied.
-                let metadata = CommitMetadata::from(r.string()?);
-                let commit_time = r.ivarint()?;
-                let expire_time = r.opt_i64()?;
-                Record::Offset {
-                    group_id,
-                    partition: TopicPartition::new(topic, partition),
-                    offset: OffsetAndMetadata { offset, leader_epoch, metadata, commit_time, expire_time },
-                }
-            }
-            RECORD_OFFSET_TOMBSTONE => {
-                let group_id = group_arc(r.string()?);
-                let topic = r.string()?;
-                let partition = r.i32()?;
-                Record::OffsetTombstone { group_id, partition: TopicPartition::new(topic, partition) }
-            }
-            RECORD_CONSUMER => Record::Consumer(consumer::take_consumer(&mut r, &mut group_arc)?),
-            other => return Err(corrupt(format!("unknown record kind {other}"))),
-        };
-        records.push(record);
-    }
-    r.end()?;
-    Ok(records)
+    Ok(records_codec::read_records(bytes)?)
 }
 
-fn corrupt(reason: impl Into<String>) -> DecodeError {
-    DecodeError::Corrupt(reason.into())
-}
-
-fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_ivarint(out: &mut Vec<u8>, v: i64) {
-    put_uvarint(out, ((v << 1) ^ (v >> 63)) as u64);
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_uvarint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    put_bytes(out, s.as_bytes());
-}
-
-fn put_opt_str(out: &mut Vec<u8>, s: Option<&str>) {
-    match s {
-        Some(s) => {
-            out.push(1);
-            put_str(out, s);
-        }
-        None => out.push(0),
-    }
-}
-
-fn put_opt_i64(out: &mut Vec<u8>, v: Option<i64>) {
-    match v {
-        Some(v) => {
-            out.push(1);
-            put_ivarint(out, v);
-        }
-        None => out.push(0),
-    }
-}
-
-/// A cursor over a value's bytes; every read is bounds-checked.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, pos: 0 }
-    }
-
-    fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
-
-    fn rest(&mut self) -> &'a [u8] {
-        let rest = &self.bytes[self.pos..];
-        self.pos = self.bytes.len();
-        rest
-    }
-
-    fn end(&self) -> Result<(), DecodeError> {
-        match self.remaining() {
-            0 => Ok(()),
-            n => Err(corrupt(format!("{n} trailing bytes after the value"))),
-        }
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
-        if n > self.remaining() {
-            return Err(corrupt(format!(
-                "truncated: {n} bytes wanted at byte {}, {} left",
-                self.pos,
-                self.remaining()
-            )));
-        }
-        let out = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(out)
-    }
-
-    fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.take(1)?[0])
-    }
-
-    fn u64_be(&mut self) -> Result<u64, DecodeError> {
-        let b: [u8; 8] = self.take(8)?.try_into().map_err(|_| corrupt("short u64"))?;
-        Ok(u64::from_be_bytes(b))
-    }
-
-    fn uvarint(&mut self) -> Result<u64, DecodeError> {
-        let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8()?;
-            if shift == 63 && b > 1 {
-                return Err(corrupt("varint overflows u64"));
-            }
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(corrupt("varint longer than 10 bytes"))
-    }
-
-    fn ivarint(&mut self) -> Result<i64, DecodeError> {
-        let u = self.uvarint()?;
-        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
-    }
-
-    fn i32(&mut self) -> Result<i32, DecodeError> {
-        i32::try_from(self.ivarint()?).map_err(|_| corrupt("integer over i32"))
-    }
-
-    fn bytes(&mut self) -> Result<&'a [u8], DecodeError> {
-        let len = self.uvarint()?;
-        let len = usize::try_from(len).map_err(|_| corrupt("length over usize"))?;
-        self.take(len)
-    }
-
-    fn string(&mut self) -> Result<String, DecodeError> {
-        let b = self.bytes()?;
-        String::from_utf8(b.to_vec()).map_err(|e| corrupt(format!("a string is not UTF-8: {e}")))
-    }
-
-    fn flag(&mut self) -> Result<bool, DecodeError> {
-        match self.u8()? {
-            0 => Ok(false),
-            1 => Ok(true),
-            other => Err(corrupt(format!("an option flag is {other}"))),
-        }
-    }
-
-    fn opt_string(&mut self) -> Result<Option<String>, DecodeError> {
-        if self.flag()? { self.string().map(Some) } else { Ok(None) }
-    }
-
-    fn opt_i64(&mut self) -> Result<Option<i64>, DecodeError> {
-        if self.flag()? { self.ivarint().map(Some) } else { Ok(None) }
-    }
+fn chunk_count_of(n: u64) -> Result<u32, DecodeError> {
+    u32::try_from(n).map_err(|_| DecodeError::ChunkCount(n))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use group_offsets::{GroupMetadataRecord, MemberMetadataRecord};
+    use group_types::{OffsetAndMetadata, TopicPartition};
+
     use super::*;
+
+    /// A fixture file of `tests/fixtures`, written by the build before the
+    /// shared record codec (`fixture` has the records it holds).
+    fn fixture_file(name: &str) -> Vec<u8> {
+        let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn legacy_fixture_entries_read_as_written() {
+        let classic = fixture::classic_batch();
+        let consumer = fixture::consumer_batch();
+        let entry = decode_entry(&fixture_file("entry-batch-v1.bin")).unwrap();
+        assert_eq!((entry.format, entry.nonce), (FORMAT_V1, 0x0102_0304_0506_0708));
+        let EntryBody::Batch(bytes) = entry.body else { panic!("{:?}", entry.body) };
+        assert_eq!(decode_records(&bytes).unwrap(), classic);
+        let entry = decode_entry(&fixture_file("entry-batch-v2.bin")).unwrap();
+        assert_eq!((entry.format, entry.nonce), (FORMAT_V2, 9));
+        let EntryBody::Batch(bytes) = entry.body else { panic!("{:?}", entry.body) };
+        assert_eq!(decode_records(&bytes).unwrap(), consumer);
+
+        let records = fixture_file("records-v2.bin");
+        assert_eq!(decode_records(&records).unwrap(), consumer);
+        assert_eq!(decode_records(&fixture_file("records-v1.bin")).unwrap(), classic);
+        let manifest =
+            EntryBody::Manifest { chunks: 3, len: records.len() as u64, checksum: checksum(&records) };
+        assert_eq!(
+            decode_entry(&fixture_file("entry-manifest-v2.bin")),
+            Ok(Entry { format: FORMAT_V2, nonce: 10, body: manifest })
+        );
+        assert_eq!(
+            decode_entry(&fixture_file("entry-void-v1.bin")),
+            Ok(Entry { format: FORMAT_V1, nonce: 11, body: EntryBody::Void })
+        );
+        assert_eq!(
+            decode_entry(&fixture_file("entry-revoke-v1.bin")),
+            Ok(Entry { format: FORMAT_V1, nonce: 12, body: EntryBody::Revoke(300) })
+        );
+        let meta = SnapshotMeta {
+            format: FORMAT_V2,
+            covered: 77,
+            nonce: 13,
+            chunks: 1,
+            len: records.len() as u64,
+            checksum: checksum(&records),
+        };
+        assert_eq!(decode_snapshot_meta(&fixture_file("snapshot-meta-v2.bin")), Ok(meta));
+    }
+
+    #[test]
+    fn new_writes_are_the_bytes_the_landed_build_wrote() {
+        // The records' body did not change: the landed build reads what this one writes.
+        assert_eq!(encode_records(&fixture::classic_batch()), fixture_file("records-v1.bin"));
+        assert_eq!(encode_records(&fixture::consumer_batch()), fixture_file("records-v2.bin"));
+        let entry = Entry {
+            format: records_format(&fixture::consumer_batch()),
+            nonce: 9,
+            body: EntryBody::Batch(fixture_file("records-v2.bin")),
+        };
+        assert_eq!(encode_entry(&entry), fixture_file("entry-batch-v2.bin"));
+    }
+
+    #[test]
+    fn legacy_fixture_snapshot_folds_to_its_records() {
+        // A snapshot's records fold to what a load returns.
+        let records = decode_records(&fixture_file("records-v2.bin")).unwrap();
+        let stored = group_offsets::fold(records);
+        assert_eq!(stored.consumer.len(), 6, "the tombstone removed nothing live");
+        assert_eq!(stored.offsets.len(), 1);
+        assert_eq!(group_offsets::fold(stored.clone().into_records()), stored);
+    }
+
+    #[test]
+    fn only_values_with_consumer_records_take_format_2() {
+        let tombstone = Record::GroupTombstone { group_id: Arc::from("g") };
+        assert_eq!(records_format(&[]), FORMAT_V1);
+        assert_eq!(records_format(std::slice::from_ref(&tombstone)), FORMAT_V1);
+        assert_eq!(records_format(&fixture::classic_batch()), FORMAT_V1);
+        assert_eq!(records_format(&fixture::consumer_batch()), FORMAT_V2);
+    }
 
     fn sample() -> Vec<Record> {
         let g: Arc<str> = Arc::from("g\0\u{1F600}");
@@ -544,20 +377,20 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let bytes = encode_records(&sample()).unwrap();
+        let bytes = encode_records(&sample());
         assert_eq!(decode_records(&bytes).unwrap(), sample());
-        assert_eq!(decode_records(&encode_records(&[]).unwrap()).unwrap(), vec![]);
+        assert_eq!(decode_records(&encode_records(&[])).unwrap(), vec![]);
     }
 
     #[test]
     fn every_prefix_of_a_batch_is_corrupt() {
-        let bytes = encode_records(&sample()).unwrap();
+        let bytes = encode_records(&sample());
         for len in 0..bytes.len() {
-            assert!(matches!(decode_records(&bytes[..len]), Err(DecodeError::Corrupt(_))), "prefix {len}");
+            assert!(matches!(decode_records(&bytes[..len]), Err(DecodeError::Codec(_))), "prefix {len}");
         }
         let mut padded = bytes;
         padded.push(0);
-        assert!(matches!(decode_records(&padded), Err(DecodeError::Corrupt(_))));
+        assert_eq!(decode_records(&padded), Err(records_codec::DecodeError::Trailing(1).into()));
     }
 
     #[test]
@@ -577,17 +410,21 @@ mod tests {
             let entry = Entry { format, nonce: 7, body: EntryBody::Batch(vec![0]) };
             assert_eq!(decode_entry(&encode_entry(&entry)).unwrap(), entry);
         }
-        assert_eq!(decode_snapshot_meta(&[3]), Err(DecodeError::UnknownVersion(3)));
-        assert_eq!(decode_entry(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
+        assert_eq!(decode_snapshot_meta(&[3]).unwrap_err().unknown_version(), Some(3));
+        assert_eq!(decode_entry(&[9, 0]).unwrap_err().unknown_version(), Some(9));
+        assert_eq!(decode_entry(&[1, 7, 0, 0, 0, 0, 0, 0, 0, 0]), Err(DecodeError::UnknownEntryKind(7)));
     }
 
     #[test]
     fn a_huge_count_or_length_is_corrupt_not_an_allocation() {
         let huge = [255, 255, 255, 255, 255, 255, 255, 255, 255, 1];
-        assert!(matches!(decode_records(&huge), Err(DecodeError::Corrupt(_))));
-        let mut bytes = vec![1, RECORD_GROUP_TOMBSTONE];
+        assert!(matches!(decode_records(&huge), Err(DecodeError::Codec(_))));
+        let mut bytes = vec![1, 1]; // One group tombstone.
         bytes.extend_from_slice(&huge);
-        assert!(matches!(decode_records(&bytes), Err(DecodeError::Corrupt(_))));
-        assert!(matches!(decode_records(&[255; 11]), Err(DecodeError::Corrupt(_))));
+        assert!(matches!(decode_records(&bytes), Err(DecodeError::Codec(_))));
+        assert!(matches!(decode_records(&[255; 11]), Err(DecodeError::Codec(_))));
+        let mut manifest = vec![1, ENTRY_MANIFEST, 0, 0, 0, 0, 0, 0, 0, 0];
+        put_uvarint(&mut manifest, u64::from(u32::MAX) + 1);
+        assert_eq!(decode_entry(&manifest), Err(DecodeError::ChunkCount(u64::from(u32::MAX) + 1)));
     }
 }

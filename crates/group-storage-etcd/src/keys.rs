@@ -13,6 +13,8 @@
 
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 
+use crate::codec::DecodeError;
+
 /// The key whose `create_revision` is the owner epoch of `partition` when
 /// stores fence with owner keys ([`EtcdConfig::fence_with_owner_keys`]): the
 /// owning node creates `{prefix}/owners/{partition:05}`, value its node id,
@@ -55,15 +57,12 @@ pub(crate) fn encode_epoch(epoch: OwnerEpoch) -> String {
 }
 
 /// Parses an epoch value written by [`encode_epoch`].
-pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, String> {
+pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, DecodeError> {
+    let bad = || DecodeError::Epoch(String::from_utf8_lossy(bytes).into_owned());
     if bytes.len() != 20 || !bytes.iter().all(u8::is_ascii_digit) {
-        return Err(format!("an epoch is 20 decimal digits, found {:?}", String::from_utf8_lossy(bytes)));
+        return Err(bad());
     }
-    std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok())
-        .map(OwnerEpoch)
-        .ok_or_else(|| format!("epoch {:?} is over u64", String::from_utf8_lossy(bytes)))
+    std::str::from_utf8(bytes).ok().and_then(|s| s.parse::<u64>().ok()).map(OwnerEpoch).ok_or_else(bad)
 }
 
 /// The keys of one partition.

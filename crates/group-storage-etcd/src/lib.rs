@@ -28,9 +28,12 @@
 //! Values carry a format version: 2 for log entries and snapshots that hold
 //! KIP-848 consumer-group records, 1 for everything else, so a build that
 //! knows only format 1 refuses exactly the values it could not read (with
-//! `StorageError::UnknownFormatVersion`). A snapshot keeps one record per
-//! live key: the last group record, offset and consumer-group record of
-//! each, no tombstones.
+//! `StorageError::UnknownFormatVersion`). The records inside are encoded by
+//! `group_offsets::codec`, the record codec every engine shares (its body is
+//! what this crate wrote before, byte for byte), and a load folds the
+//! snapshot and then the log with `group_offsets::Fold`. A snapshot keeps one
+//! record per live key (`StoredGroups::into_records`): the last group record,
+//! offset and consumer-group record of each, no tombstones.
 //!
 //! # Who should depend on this crate
 //!

@@ -12,12 +12,11 @@ use etcd_client::{
     TxnOpResponse, TxnResponse,
 };
 use group_offsets::{
-    CoordinatorPartition, LoadedPartition, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record,
-    StorageError, StoredGroups,
+    CoordinatorPartition, Fold, LoadedPartition, OwnerEpoch, Record, StorageError, StoredGroups,
 };
 use tokio::sync::mpsc;
 
-use crate::codec::{self, DecodeError, Entry, EntryBody, SnapshotMeta};
+use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMeta};
 use crate::keys::{self, PartitionKeys};
 use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
 
@@ -143,11 +142,9 @@ impl Worker {
 
     fn corrupt(&self, key: &[u8], error: DecodeError) -> StorageError {
         let key = String::from_utf8_lossy(key).into_owned();
-        match error {
-            DecodeError::UnknownVersion(version) => {
-                StorageError::UnknownFormatVersion { group_id: String::new(), key, version }
-            }
-            DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id: String::new(), key, reason },
+        match error.unknown_version() {
+            Some(version) => StorageError::UnknownFormatVersion { group_id: String::new(), key, version },
+            None => StorageError::Corrupt { group_id: String::new(), key, reason: error.to_string() },
         }
     }
 
@@ -237,9 +234,10 @@ impl Worker {
         let (last_seq, count) = match ops.get(2) {
             Some(TxnOpResponse::Get(get)) => {
                 let last = match get.kvs().first() {
-                    Some(kv) => self.keys.log_seq(kv.key()).ok_or_else(|| {
-                        self.corrupt(kv.key(), DecodeError::Corrupt("not a log key".into()))
-                    })?,
+                    Some(kv) => self
+                        .keys
+                        .log_seq(kv.key())
+                        .ok_or_else(|| self.corrupt(kv.key(), DecodeError::NotLogKey))?,
                     None => 0,
                 };
                 (last, get.count().max(0) as u64)
@@ -258,7 +256,7 @@ impl Worker {
     }
 
     fn parse_epoch(&self, kv: &KeyValue) -> Result<OwnerEpoch, StorageError> {
-        keys::decode_epoch(kv.value()).map_err(|reason| self.corrupt(kv.key(), DecodeError::Corrupt(reason)))
+        keys::decode_epoch(kv.value()).map_err(|e| self.corrupt(kv.key(), e))
     }
 
     /// The compares every write of the partition makes: the stored epoch is
@@ -330,8 +328,7 @@ impl Worker {
     async fn append(&mut self, epoch: OwnerEpoch, records: Vec<Record>) -> Result<(), StorageError> {
         let deadline = Instant::now() + self.timeout();
         self.resolve(deadline).await?;
-        let batch =
-            codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        let batch = codec::encode_records(&records);
         let format = codec::records_format(&records);
         drop(records);
         let nonce = self.shared.nonce();
@@ -588,7 +585,7 @@ impl Worker {
             Some(kv) => self.parse_epoch(kv)?,
             None => OwnerEpoch(0),
         };
-        let replay = MemoryMetadataStore::with_partitions(1);
+        let mut replay = Fold::new();
         let (meta_revision, covered) = match first_kv(&ops, 1) {
             Some(kv) => {
                 let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
@@ -597,7 +594,7 @@ impl Worker {
                     .read_chunks(kv.key(), &dir, (meta.chunks, meta.len, meta.checksum), revision, deadline)
                     .await?;
                 let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(dir.as_bytes(), e))?;
-                apply(&replay, records);
+                replay.apply(records);
                 (kv.mod_revision(), meta.covered)
             }
             None => (0, 0),
@@ -614,10 +611,8 @@ impl Worker {
         let mut batches = Vec::with_capacity(entries.len());
         let mut revoked = HashSet::new();
         for kv in &entries {
-            let seq = self
-                .keys
-                .log_seq(kv.key())
-                .ok_or_else(|| self.corrupt(kv.key(), DecodeError::Corrupt("not a log key".into())))?;
+            let seq =
+                self.keys.log_seq(kv.key()).ok_or_else(|| self.corrupt(kv.key(), DecodeError::NotLogKey))?;
             last_seq = last_seq.max(seq);
             let entry = codec::decode_entry(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
             let bytes = match entry.body {
@@ -637,10 +632,10 @@ impl Worker {
         }
         for (seq, records) in batches {
             if !revoked.contains(&seq) {
-                apply(&replay, records);
+                replay.apply(records);
             }
         }
-        let groups = replay.load(CoordinatorPartition(0)).map_err(ReadError::Storage)?.groups;
+        let groups = replay.into_stored();
         Ok(Read { epoch, groups, revision, meta_revision, covered, last_seq })
     }
 
@@ -655,24 +650,22 @@ impl Worker {
         deadline: Instant,
     ) -> Result<Vec<u8>, ReadError> {
         let kvs = self.range(dir.as_bytes().to_vec(), keys::prefix_end(dir), revision, deadline).await?;
-        let bad = |reason: String| {
-            ReadError::Storage(
-                self.corrupt(named_by, DecodeError::Corrupt(format!("chunks under {dir}: {reason}"))),
-            )
+        let bad = |problem: ChunkProblem| {
+            ReadError::Storage(self.corrupt(named_by, DecodeError::Chunks { dir: dir.to_owned(), problem }))
         };
         if kvs.len() != chunks as usize {
-            return Err(bad(format!("{} chunks found, {chunks} expected", kvs.len())));
+            return Err(bad(ChunkProblem::Count { found: kvs.len(), expected: chunks }));
         }
         let total: usize = kvs.iter().map(|kv| kv.value().len()).sum();
         if total as u64 != len {
-            return Err(bad(format!("the chunks hold {total} bytes, {len} expected")));
+            return Err(bad(ChunkProblem::Length { found: total, expected: len }));
         }
         let mut bytes = Vec::with_capacity(total);
         for kv in &kvs {
             bytes.extend_from_slice(kv.value());
         }
         if codec::checksum(&bytes) != checksum {
-            return Err(bad("the chunks' checksum does not match".into()));
+            return Err(bad(ChunkProblem::Checksum));
         }
         Ok(bytes)
     }
@@ -751,9 +744,8 @@ impl Worker {
             return Ok(());
         }
         let covered = read.last_seq;
-        let records = live_records(read.groups);
-        let bytes =
-            codec::encode_records(&records).map_err(|message| StorageError::InvalidInput { message })?;
+        let records = read.groups.into_records();
+        let bytes = codec::encode_records(&records);
         let format = codec::records_format(&records);
         drop(records);
         let nonce = self.shared.nonce();
@@ -829,38 +821,6 @@ impl From<StorageError> for ReadError {
     fn from(e: StorageError) -> ReadError {
         ReadError::Storage(e)
     }
-}
-
-/// Applies records with the memory store's own rules (later records of a key
-/// replace earlier ones, tombstones remove), so a load here equals the memory
-/// store's by construction.
-fn apply(replay: &MemoryMetadataStore, records: Vec<Record>) {
-    // Epoch 0 on a fresh one-partition store: never fenced, never failing.
-    let _ = replay.append_blocking(CoordinatorPartition(0), OwnerEpoch(0), records);
-}
-
-/// A partition's live state as records: one group record per group, one
-/// offset record per committed offset, one consumer-group record per live key
-/// (the last one written; a key whose last record was a tombstone is gone,
-/// so a snapshot holds no tombstones).
-fn live_records(groups: StoredGroups) -> Vec<Record> {
-    let mut records = Vec::with_capacity(groups.groups.len() + groups.consumer.len());
-    records.extend(groups.groups.into_iter().map(|g| Record::Group(Box::new(g))));
-    records.extend(groups.consumer.into_iter().map(Record::Consumer));
-    for group in groups.offsets {
-        let id: Arc<str> = Arc::from(group.group_id.as_str());
-        for (topic, partitions) in group.offsets {
-            let topic: Arc<str> = Arc::from(topic.as_str());
-            for (partition, offset) in partitions {
-                records.push(Record::Offset {
-                    group_id: Arc::clone(&id),
-                    partition: group_types::TopicPartition::new(Arc::clone(&topic), partition),
-                    offset,
-                });
-            }
-        }
-    }
-    records
 }
 
 fn chunk_count(len: usize, chunk: usize) -> u32 {

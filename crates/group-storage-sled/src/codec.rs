@@ -1,184 +1,105 @@
-//! The value format: one version byte, then bincode 2.0.1 (serde path) with
-//! the one configuration in [`CONFIG`] (offsets, group records and, in
-//! [`consumer`], KIP-848 consumer-group records), or a fixed-width big-endian
-//! `u64` (owner epochs).
+//! The value format of the partitions tree.
 //!
-//! The stored shapes are this module's own structs, not the public types, so a
-//! field added to `OffsetAndMetadata` or `GroupMetadataRecord` cannot change
-//! what is on disk without a new format version here; the golden-bytes tests
-//! below pin today's bytes.
+//! A group record, an offset or a consumer-group record is stored as the
+//! shared record codec of `group-offsets` writes a record's value
+//! (`group_offsets::codec::encode_value`: its format version, 2, then the
+//! record's fields after its key), since the key already names its group and
+//! topic partition, or its record type and sub-key. Values written before
+//! the shared codec carry version 1 and are read by [`legacy`]; nothing
+//! writes them any more.
+//!
+//! An owner epoch is a version byte of its own ([`EPOCH_FORMAT_V1`]), then
+//! the epoch as a `u64` big-endian: nine bytes, hand-encoded.
 
-use std::borrow::Cow;
+use std::sync::Arc;
 
-use bincode::config::{Configuration, Limit, LittleEndian, Varint};
-use bytes::Bytes;
-use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
-use group_types::{CommitMetadata, OffsetAndMetadata};
-use serde::{Deserialize, Serialize};
+use group_offsets::codec as records;
+use group_offsets::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, Record};
+use group_types::OffsetAndMetadata;
 
-mod consumer;
-
-pub(crate) use self::consumer::{decode_consumer, encode_consumer};
-
-/// The format version of offset values written today.
-pub(crate) const OFFSET_FORMAT_V1: u8 = 1;
-
-/// The format version of group metadata values written today.
-pub(crate) const GROUP_FORMAT_V1: u8 = 1;
+pub(crate) mod legacy;
 
 /// The format version of owner epoch values written today.
 pub(crate) const EPOCH_FORMAT_V1: u8 = 1;
 
-/// Bounds what a (possibly corrupt) length prefix may make the decoder read.
-const MAX_VALUE_BYTES: usize = 64 * 1024 * 1024;
-
-/// The one bincode configuration: little-endian, varint integers, bounded.
-/// Changing it changes the format of every stored value.
-const CONFIG: Configuration<LittleEndian, Varint, Limit<MAX_VALUE_BYTES>> =
-    bincode::config::standard().with_limit::<MAX_VALUE_BYTES>();
-
 /// Why a stored value could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum DecodeError {
-    /// The version byte names a format this build does not know.
-    UnknownVersion(u8),
-    /// The bytes are not a valid value of the format.
-    Corrupt(String),
+    /// Not a value of the shared record codec.
+    #[error(transparent)]
+    Record(#[from] records::DecodeError),
+    /// Not a legacy (version 1) value.
+    #[error(transparent)]
+    Legacy(#[from] legacy::DecodeError),
+    /// A legacy group record stored under another group's key.
+    #[error("the record names group {0:?}")]
+    OtherGroup(String),
+    /// An epoch value of the wrong length.
+    #[error("an epoch is 8 bytes, found {0}")]
+    EpochLength(usize),
+    /// An epoch value of an unknown version.
+    #[error("unknown format version {0}")]
+    EpochVersion(u8),
 }
 
-/// The stored shape of an offset, format version 1.
-#[derive(Serialize, Deserialize)]
-struct OffsetV1<'a> {
-    offset: i64,
-    leader_epoch: Option<i32>,
-    metadata: Cow<'a, str>,
-    commit_time: i64,
-    expire_time: Option<i64>,
+impl DecodeError {
+    /// The version byte found, when the value names a format this build does not know.
+    pub(crate) fn unknown_version(&self) -> Option<u8> {
+        match self {
+            DecodeError::Record(records::DecodeError::UnknownVersion(v))
+            | DecodeError::Legacy(legacy::DecodeError::UnknownVersion(v))
+            | DecodeError::EpochVersion(v) => Some(*v),
+            _ => None,
+        }
+    }
 }
 
-/// The stored shape of a group record, format version 1. Borrowed to encode
-/// (the record's ids and payloads are written where they are), owned once decoded.
-#[derive(Serialize, Deserialize)]
-struct GroupV1<'a> {
-    group_id: Cow<'a, str>,
-    protocol_type: Option<Cow<'a, str>>,
-    generation_id: i32,
-    protocol_name: Option<Cow<'a, str>>,
-    leader_id: Option<Cow<'a, str>>,
-    state_timestamp_ms: Option<i64>,
-    members: Vec<MemberV1<'a>>,
+/// True for a value of the legacy format (version 1).
+fn is_legacy(bytes: &[u8]) -> bool {
+    bytes.first() == Some(&legacy::OFFSET_FORMAT_V1)
 }
 
-/// The stored shape of a member, format version 1.
-#[derive(Serialize, Deserialize)]
-struct MemberV1<'a> {
-    member_id: Cow<'a, str>,
-    group_instance_id: Option<Cow<'a, str>>,
-    client_id: Cow<'a, str>,
-    client_host: Cow<'a, str>,
-    rebalance_timeout_ms: i32,
-    session_timeout_ms: i32,
-    subscription: Cow<'a, [u8]>,
-    assignment: Cow<'a, [u8]>,
-}
-
-/// Encodes an offset value.
-pub(crate) fn encode_offset(offset: &OffsetAndMetadata) -> Result<Vec<u8>, String> {
-    let stored = OffsetV1 {
-        offset: offset.offset,
-        leader_epoch: offset.leader_epoch,
-        metadata: Cow::Borrowed(&offset.metadata),
-        commit_time: offset.commit_time,
-        expire_time: offset.expire_time,
-    };
-    encode(OFFSET_FORMAT_V1, &stored)
+/// The value of a record, `None` for a tombstone (its key is removed).
+pub(crate) fn encode_value(record: &Record) -> Option<Vec<u8>> {
+    records::encode_value(record)
 }
 
 /// Decodes an offset value.
 pub(crate) fn decode_offset(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeError> {
-    let (version, body) = split_version(bytes)?;
-    match version {
-        OFFSET_FORMAT_V1 => {
-            let stored: OffsetV1<'_> = decode(body)?;
-            Ok(OffsetAndMetadata {
-                offset: stored.offset,
-                leader_epoch: stored.leader_epoch,
-                // The decoded string is taken over, not copied.
-                metadata: CommitMetadata::from(stored.metadata.into_owned()),
-                commit_time: stored.commit_time,
-                expire_time: stored.expire_time,
-            })
-        }
-        other => Err(DecodeError::UnknownVersion(other)),
+    if is_legacy(bytes) {
+        return Ok(legacy::decode_offset(bytes)?);
     }
+    Ok(records::decode_offset_value(bytes)?)
 }
 
-/// Encodes a group metadata value.
-pub(crate) fn encode_group(record: &GroupMetadataRecord) -> Result<Vec<u8>, String> {
-    let stored = GroupV1 {
-        group_id: Cow::Borrowed(&record.group_id),
-        protocol_type: record.protocol_type.as_deref().map(Cow::Borrowed),
-        generation_id: record.generation_id,
-        protocol_name: record.protocol_name.as_deref().map(Cow::Borrowed),
-        leader_id: record.leader_id.as_deref().map(Cow::Borrowed),
-        state_timestamp_ms: record.state_timestamp_ms,
-        members: record
-            .members
-            .iter()
-            .map(|m| MemberV1 {
-                member_id: Cow::Borrowed(&m.member_id),
-                group_instance_id: m.group_instance_id.as_deref().map(Cow::Borrowed),
-                client_id: Cow::Borrowed(&m.client_id),
-                client_host: Cow::Borrowed(&m.client_host),
-                rebalance_timeout_ms: m.rebalance_timeout_ms,
-                session_timeout_ms: m.session_timeout_ms,
-                subscription: Cow::Borrowed(&m.subscription),
-                assignment: Cow::Borrowed(&m.assignment),
-            })
-            .collect(),
-    };
-    encode(GROUP_FORMAT_V1, &stored)
+/// Decodes the group record stored under the key of `group_id`.
+pub(crate) fn decode_group(group_id: &str, bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeError> {
+    if !is_legacy(bytes) {
+        return Ok(records::decode_group_value(group_id, bytes)?);
+    }
+    // A legacy value repeats its group id: it must be its key's.
+    let record = legacy::decode_group(bytes)?;
+    if record.group_id != group_id {
+        return Err(DecodeError::OtherGroup(record.group_id.to_string()));
+    }
+    Ok(record)
 }
 
-/// Decodes a group metadata value. The decoder's strings and byte vectors
-/// become the record's ids and payloads without another copy.
-pub(crate) fn decode_group(bytes: &[u8]) -> Result<GroupMetadataRecord, DecodeError> {
-    fn owned<T: From<String>>(s: Cow<'_, str>) -> T {
-        T::from(s.into_owned())
+/// Decodes the consumer-group record stored under the key of `record_type`,
+/// `group_id` and `sub_key`.
+pub(crate) fn decode_consumer(
+    record_type: i16,
+    group_id: Arc<str>,
+    sub_key: &str,
+    bytes: &[u8],
+) -> Result<ConsumerGroupRecord, DecodeError> {
+    if is_legacy(bytes) {
+        return Ok(legacy::decode_consumer(record_type, group_id, sub_key, bytes)?);
     }
-    let (version, body) = split_version(bytes)?;
-    match version {
-        GROUP_FORMAT_V1 => {
-            let stored: GroupV1<'_> = decode(body)?;
-            Ok(GroupMetadataRecord {
-                group_id: owned(stored.group_id),
-                protocol_type: stored.protocol_type.map(owned),
-                generation_id: stored.generation_id,
-                protocol_name: stored.protocol_name.map(owned),
-                leader_id: stored.leader_id.map(owned),
-                state_timestamp_ms: stored.state_timestamp_ms,
-                members: stored
-                    .members
-                    .into_iter()
-                    .map(|m| MemberMetadataRecord {
-                        member_id: owned(m.member_id),
-                        group_instance_id: m.group_instance_id.map(owned),
-                        client_id: m.client_id.into_owned(),
-                        client_host: m.client_host.into_owned(),
-                        rebalance_timeout_ms: m.rebalance_timeout_ms,
-                        session_timeout_ms: m.session_timeout_ms,
-                        subscription: Bytes::from(m.subscription.into_owned()),
-                        assignment: Bytes::from(m.assignment.into_owned()),
-                    })
-                    .collect(),
-            })
-        }
-        other => Err(DecodeError::UnknownVersion(other)),
-    }
+    Ok(records::decode_consumer_value(record_type, group_id, sub_key, bytes)?)
 }
 
-/// Encodes a partition's owner epoch: the version byte, then the epoch as a
-/// `u64` big-endian (fixed width, hand-encoded: nine bytes, never through bincode).
+/// Encodes a partition's owner epoch.
 pub(crate) fn encode_epoch(epoch: OwnerEpoch) -> [u8; 9] {
     let mut out = [0u8; 9];
     out[0] = EPOCH_FORMAT_V1;
@@ -188,200 +109,31 @@ pub(crate) fn encode_epoch(epoch: OwnerEpoch) -> [u8; 9] {
 
 /// Decodes a partition's owner epoch.
 pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, DecodeError> {
-    let (version, body) = split_version(bytes)?;
-    match version {
-        EPOCH_FORMAT_V1 => {
-            let body: [u8; 8] = body
-                .try_into()
-                .map_err(|_| DecodeError::Corrupt(format!("an epoch is 8 bytes, found {}", body.len())))?;
+    match bytes.split_first() {
+        Some((&EPOCH_FORMAT_V1, body)) => {
+            let body: [u8; 8] = body.try_into().map_err(|_| DecodeError::EpochLength(body.len()))?;
             Ok(OwnerEpoch(u64::from_be_bytes(body)))
         }
-        other => Err(DecodeError::UnknownVersion(other)),
+        Some((&version, _)) => Err(DecodeError::EpochVersion(version)),
+        None => Err(DecodeError::EpochLength(0)),
     }
 }
 
-fn encode<T: Serialize>(version: u8, value: &T) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(32);
-    out.push(version);
-    bincode::serde::encode_into_std_write(value, &mut out, CONFIG).map_err(|e| e.to_string())?;
-    // The limit in CONFIG only guards decoding: refuse what could not be read back.
-    if out.len() - 1 > MAX_VALUE_BYTES {
-        return Err(format!(
-            "the value is {} bytes, more than the {MAX_VALUE_BYTES} a value may hold",
-            out.len()
-        ));
+/// `error` and its sources, as one line: what a `StorageError` keeps of it.
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let text = e.to_string();
+        // Variants that print their source already (`{0}`) add nothing.
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = e.source();
     }
-    Ok(out)
-}
-
-fn split_version(bytes: &[u8]) -> Result<(u8, &[u8]), DecodeError> {
-    bytes
-        .split_first()
-        .map(|(v, body)| (*v, body))
-        .ok_or_else(|| DecodeError::Corrupt("empty value".to_owned()))
-}
-
-fn decode<'de, T: Deserialize<'de>>(body: &'de [u8]) -> Result<T, DecodeError> {
-    let (value, read) = bincode::serde::borrow_decode_from_slice(body, CONFIG)
-        .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
-    if read != body.len() {
-        return Err(DecodeError::Corrupt(format!("{} trailing bytes after the value", body.len() - read)));
-    }
-    Ok(value)
+    out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn sample_offset() -> OffsetAndMetadata {
-        OffsetAndMetadata {
-            offset: 42,
-            leader_epoch: Some(7),
-            metadata: "m".into(),
-            commit_time: 1_700_000_000_000,
-            expire_time: None,
-        }
-    }
-
-    fn sample_group() -> GroupMetadataRecord {
-        GroupMetadataRecord {
-            group_id: "g".into(),
-            protocol_type: Some("consumer".into()),
-            generation_id: 3,
-            protocol_name: Some("range".into()),
-            leader_id: Some("m1".into()),
-            state_timestamp_ms: Some(-1),
-            members: vec![MemberMetadataRecord {
-                member_id: "m1".into(),
-                group_instance_id: None,
-                client_id: "c".to_owned(),
-                client_host: "/h".to_owned(),
-                rebalance_timeout_ms: 300_000,
-                session_timeout_ms: 45_000,
-                subscription: vec![0, 1].into(),
-                assignment: Bytes::new(),
-            }],
-        }
-    }
-
-    // Golden bytes: if either of these fails, the on-disk format changed.
-    // Add a new format version instead of editing the expected bytes.
-    const OFFSET_V1_GOLDEN: &[u8] = &[
-        1,  // format version
-        84, // offset 42, zigzag varint
-        1, 14, // Some(7), zigzag varint
-        1, b'm', // metadata: length 1, "m"
-        253, 0, 208, 202, 159, 23, 3, 0, 0, // commit_time 1.7e12, zigzag 3.4e12: u64 marker, then LE
-        0, // expire_time None
-    ];
-
-    const GROUP_V1_GOLDEN: &[u8] = &[
-        1, // format version
-        1, b'g', // group_id
-        1, 8, b'c', b'o', b'n', b's', b'u', b'm', b'e', b'r', // protocol_type Some("consumer")
-        6,    // generation_id 3
-        1, 5, b'r', b'a', b'n', b'g', b'e', // protocol_name Some("range")
-        1, 2, b'm', b'1', // leader_id Some("m1")
-        1, 1, // state_timestamp_ms Some(-1)
-        1, // one member
-        2, b'm', b'1', // member_id
-        0,    // group_instance_id None
-        1, b'c', // client_id
-        2, b'/', b'h', // client_host
-        252, 192, 39, 9, 0, // rebalance_timeout_ms 300_000, zigzag 600_000: u32 marker, then LE
-        252, 144, 95, 1, 0, // session_timeout_ms 45_000, zigzag 90_000
-        2, 0, 1, // subscription: length 2, bytes
-        0, // assignment: empty
-    ];
-
-    #[test]
-    fn offset_v1_bytes_are_pinned() {
-        assert_eq!(encode_offset(&sample_offset()).unwrap(), OFFSET_V1_GOLDEN);
-        assert_eq!(decode_offset(OFFSET_V1_GOLDEN).unwrap(), sample_offset());
-    }
-
-    #[test]
-    fn group_v1_bytes_are_pinned() {
-        assert_eq!(encode_group(&sample_group()).unwrap(), GROUP_V1_GOLDEN);
-        assert_eq!(decode_group(GROUP_V1_GOLDEN).unwrap(), sample_group());
-    }
-
-    #[test]
-    fn epoch_v1_bytes_are_pinned() {
-        let golden = [1, 0, 0, 0, 0, 0, 0, 1, 2];
-        assert_eq!(encode_epoch(OwnerEpoch(258)), golden);
-        assert_eq!(decode_epoch(&golden), Ok(OwnerEpoch(258)));
-        assert_eq!(decode_epoch(&encode_epoch(OwnerEpoch(u64::MAX))), Ok(OwnerEpoch(u64::MAX)));
-        assert_eq!(decode_epoch(&[2, 0, 0, 0, 0, 0, 0, 0, 0]), Err(DecodeError::UnknownVersion(2)));
-        assert!(matches!(decode_epoch(&golden[..8]), Err(DecodeError::Corrupt(_))));
-        assert!(matches!(decode_epoch(&[]), Err(DecodeError::Corrupt(_))));
-    }
-
-    #[test]
-    fn unknown_versions_are_reported() {
-        let mut bytes = OFFSET_V1_GOLDEN.to_vec();
-        bytes[0] = 2;
-        assert_eq!(decode_offset(&bytes), Err(DecodeError::UnknownVersion(2)));
-        let mut bytes = GROUP_V1_GOLDEN.to_vec();
-        bytes[0] = 0;
-        assert_eq!(decode_group(&bytes), Err(DecodeError::UnknownVersion(0)));
-    }
-
-    #[test]
-    fn truncated_and_padded_values_are_corrupt() {
-        assert!(matches!(decode_offset(&[]), Err(DecodeError::Corrupt(_))));
-        for len in 1..OFFSET_V1_GOLDEN.len() {
-            assert!(
-                matches!(decode_offset(&OFFSET_V1_GOLDEN[..len]), Err(DecodeError::Corrupt(_))),
-                "prefix of {len} bytes decoded"
-            );
-        }
-        let mut padded = OFFSET_V1_GOLDEN.to_vec();
-        padded.push(0);
-        assert!(matches!(decode_offset(&padded), Err(DecodeError::Corrupt(_))));
-    }
-
-    #[test]
-    fn a_value_too_big_to_read_back_is_refused() {
-        let value = OffsetAndMetadata { metadata: "x".repeat(MAX_VALUE_BYTES).into(), ..sample_offset() };
-        assert!(encode_offset(&value).unwrap_err().contains("more than"));
-    }
-
-    #[test]
-    fn a_huge_length_prefix_is_corrupt_not_an_allocation() {
-        // Version, offset 0, no epoch, then a metadata length of u64::MAX.
-        let bytes = [1, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255, 255];
-        assert!(matches!(decode_offset(&bytes), Err(DecodeError::Corrupt(_))));
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(256))]
-
-        #[test]
-        fn offsets_round_trip(
-            offset in any::<i64>(),
-            leader_epoch in any::<Option<i32>>(),
-            metadata in ".{0,40}",
-            commit_time in any::<i64>(),
-            expire_time in any::<Option<i64>>(),
-        ) {
-            let value = OffsetAndMetadata { offset, leader_epoch, metadata: metadata.into(), commit_time, expire_time };
-            let bytes = encode_offset(&value).unwrap();
-            prop_assert_eq!(bytes[0], OFFSET_FORMAT_V1);
-            prop_assert_eq!(decode_offset(&bytes).unwrap(), value);
-        }
-
-        #[test]
-        fn arbitrary_bytes_give_a_value_or_a_typed_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            for result in [decode_offset(&bytes).map(|_| ()), decode_group(&bytes).map(|_| ())] {
-                match result {
-                    Ok(()) => prop_assert_eq!(bytes[0], 1),
-                    Err(DecodeError::UnknownVersion(v)) => prop_assert!(v != 1 && v == bytes[0]),
-                    Err(DecodeError::Corrupt(reason)) => prop_assert!(!reason.is_empty()),
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -532,58 +532,28 @@ pub(crate) fn is_failure(e: &StorageError) -> bool {
     matches!(e, StorageError::Io { .. } | StorageError::Unavailable { .. } | StorageError::Locked { .. })
 }
 
-/// An append's records as writes to `partition`'s keys; bad input writes nothing.
+/// An append's records as writes to `partition`'s keys (a live record's
+/// value in the shared codec; a tombstone removes its key); bad input writes
+/// nothing.
 fn encode_records(partition: CoordinatorPartition, records: Vec<Record>) -> Result<Writes, StorageError> {
     let mut writes = Writes::new();
     for record in records {
-        match record {
-            Record::Group(group) => {
-                let value = codec::encode_group(&group).map_err(|reason| StorageError::InvalidInput {
-                    message: format!("group {:?} cannot be encoded: {reason}", group.group_id),
-                })?;
-                writes.insert(keys::group_key(partition, &group.group_id), Some(value));
+        let key = match &record {
+            Record::Group(group) => keys::group_key(partition, &group.group_id),
+            Record::GroupTombstone { group_id } => keys::group_key(partition, group_id),
+            Record::Offset { group_id, partition: tp, .. }
+            | Record::OffsetTombstone { group_id, partition: tp } => {
+                keys::offset_key(partition, group_id, tp.topic(), tp.partition)?
             }
-            Record::GroupTombstone { group_id } => {
-                writes.insert(keys::group_key(partition, &group_id), None);
-            }
-            Record::Offset { group_id, partition: tp, offset } => {
-                let key = keys::offset_key(partition, &group_id, tp.topic(), tp.partition)?;
-                let value = codec::encode_offset(&offset).map_err(|reason| StorageError::InvalidInput {
-                    message: format!(
-                        "offset {} cannot be encoded: {reason}",
-                        keys::display_offset_key(partition, &group_id, tp.topic(), tp.partition)
-                    ),
-                })?;
-                writes.insert(key, Some(value));
-            }
-            Record::OffsetTombstone { group_id, partition: tp } => {
-                writes.insert(keys::offset_key(partition, &group_id, tp.topic(), tp.partition)?, None);
-            }
-            // A tombstone is the key's removal: a group whose records are all
-            // removed leaves no key behind.
-            Record::Consumer(record) => {
-                let key =
-                    keys::consumer_key(partition, record.group_id(), record.record_type(), record.sub_key())?;
-                let value = codec::encode_consumer(&record).map_err(|reason| StorageError::InvalidInput {
-                    message: format!(
-                        "consumer record {} cannot be encoded: {reason}",
-                        keys::ConsumerKey {
-                            coordinator: partition,
-                            group_id: record.group_id(),
-                            record_type: record.record_type(),
-                            sub_key: record.sub_key(),
-                        }
-                        .display()
-                    ),
-                })?;
-                writes.insert(key, value);
-            }
+            // A group whose consumer records are all removed leaves no key behind.
+            Record::Consumer(c) => keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
             other => {
                 return Err(StorageError::InvalidInput {
                     message: format!("a record kind this store cannot hold: {other:?}"),
                 });
             }
-        }
+        };
+        writes.insert(key, codec::encode_value(&record));
     }
     Ok(writes)
 }

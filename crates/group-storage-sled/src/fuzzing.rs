@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use group_offsets::CoordinatorPartition;
 
-use crate::{codec, keys, load};
+use crate::codec::{self, legacy};
+use crate::{keys, load};
 
 /// Splits `input` into a key and a value and decodes both; see [`split`] for the layout.
 ///
@@ -20,10 +21,10 @@ use crate::{codec, keys, load};
 /// - a parsed offset, group or consumer-group record key re-encodes to the same bytes
 ///   (keys are hand-encoded and have one encoding), and so does a parsed layout v1
 ///   offset key;
-/// - an offset, group, epoch or consumer-group record value (read as each kind) decodes
-///   to the same value after re-encoding (decode ∘ encode ∘ decode = decode: bincode's
-///   varints may accept more than one encoding, so the bytes need not match), and an
-///   epoch re-encodes to its bytes;
+/// - an offset value of the shared codec, and a legacy offset, group or consumer-group
+///   record value (read as each kind), decodes to the same value after re-encoding
+///   (decode ∘ encode ∘ decode = decode: varints may accept more than one encoding, so
+///   the bytes need not match), and an epoch re-encodes to its bytes;
 /// - the value is also decoded as the key's kind says, through the loader's functions
 ///   that name the key in their errors.
 ///
@@ -31,24 +32,33 @@ use crate::{codec, keys, load};
 pub fn record(input: &[u8]) {
     let (key, value) = split(input);
     check_key(key, value);
-    if let Ok(offset) = codec::decode_offset(value) {
-        let encoded = codec::encode_offset(&offset).expect("a decoded offset encodes");
-        assert_eq!(codec::decode_offset(&encoded), Ok(offset), "offset round trip");
+    if let Ok(offset) = group_offsets::codec::decode_offset_value(value) {
+        let record = group_offsets::Record::Offset {
+            group_id: Arc::from("g"),
+            partition: group_types::TopicPartition::new("t", 0),
+            offset: offset.clone(),
+        };
+        let encoded = codec::encode_value(&record).expect("an offset has a value");
+        assert_eq!(codec::decode_offset(&encoded).ok(), Some(offset), "offset value round trip");
     }
-    if let Ok(group) = codec::decode_group(value) {
-        let encoded = codec::encode_group(&group).expect("a decoded group record encodes");
-        assert_eq!(codec::decode_group(&encoded), Ok(group), "group record round trip");
+    if let Ok(offset) = legacy::decode_offset(value) {
+        let encoded = legacy::encode_offset(&offset).expect("a decoded offset encodes");
+        assert_eq!(legacy::decode_offset(&encoded).ok(), Some(offset), "offset round trip");
+    }
+    if let Ok(group) = legacy::decode_group(value) {
+        let encoded = legacy::encode_group(&group).expect("a decoded group record encodes");
+        assert_eq!(legacy::decode_group(&encoded).ok(), Some(group), "group record round trip");
     }
     if let Ok(epoch) = codec::decode_epoch(value) {
         assert_eq!(codec::encode_epoch(epoch).as_slice(), value, "epoch round trip");
     }
     for record_type in CONSUMER_RECORD_TYPES {
         let sub = if matches!(record_type, 3 | 6) { "" } else { "m" };
-        if let Ok(record) = codec::decode_consumer(record_type, Arc::from("g"), sub, value) {
-            let encoded = codec::encode_consumer(&record).expect("a decoded consumer record encodes");
+        if let Ok(record) = legacy::decode_consumer(record_type, Arc::from("g"), sub, value) {
+            let encoded = legacy::encode_consumer(&record).expect("a decoded consumer record encodes");
             let encoded = encoded.expect("a decoded consumer record is no tombstone");
-            let again = codec::decode_consumer(record_type, Arc::from("g"), sub, &encoded);
-            assert_eq!(again, Ok(record), "consumer record round trip");
+            let again = legacy::decode_consumer(record_type, Arc::from("g"), sub, &encoded);
+            assert_eq!(again.ok(), Some(record), "consumer record round trip");
         }
     }
 }
@@ -234,7 +244,7 @@ mod tests {
             commit_time: 1_700_000_000_000,
             expire_time: Some(1_700_000_600_000),
         };
-        let offset_value = codec::encode_offset(&offset).expect("encodes");
+        let offset_value = codec::legacy::encode_offset(&offset).expect("encodes");
         let group = GroupMetadataRecord {
             group_id: "g".into(),
             protocol_type: Some("consumer".into()),
@@ -259,19 +269,22 @@ mod tests {
         let offset_key = keys::offset_key(p, "g", "t1", 0).expect("a key");
         let consumer = consumer_seeds().into_iter().map(|(name, r)| {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
-            let value = codec::encode_consumer(&r).expect("encodes").expect("a value");
+            let value = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
             (name.to_owned(), join(&key, &value))
         });
         let mut seeds = vec![
             ("offset".into(), join(&offset_key, &offset_value)),
-            ("group".into(), join(&keys::group_key(p, "g"), &codec::encode_group(&group).expect("encodes"))),
+            (
+                "group".into(),
+                join(&keys::group_key(p, "g"), &codec::legacy::encode_group(&group).expect("encodes")),
+            ),
             ("epoch".into(), join(&keys::epoch_key(p), &codec::encode_epoch(OwnerEpoch(5)))),
             ("offset-layout-v1".into(), join(&offset_key[5..], &offset_value)),
             (
                 "group-empty".into(),
                 join(
                     &keys::group_key(p, ""),
-                    &codec::encode_group(&GroupMetadataRecord::default()).expect("encodes"),
+                    &codec::legacy::encode_group(&GroupMetadataRecord::default()).expect("encodes"),
                 ),
             ),
         ];

@@ -49,6 +49,31 @@ pub(crate) const INTENT_FORMAT_V1: u8 = 1;
 const SET: u8 = 0x00;
 const REMOVE: u8 = 0xFF;
 
+/// Why an intent value cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum IntentError {
+    /// No version byte.
+    #[error("empty intent")]
+    Empty,
+    /// A format this build does not know.
+    #[error("unknown intent format {0}")]
+    UnknownFormat(u8),
+    /// The value ends inside a field.
+    #[error("truncated intent: {left} bytes left, {needed} needed")]
+    Truncated {
+        /// The bytes left.
+        left: usize,
+        /// The bytes the field needs.
+        needed: usize,
+    },
+    /// A write that is neither a set nor a removal.
+    #[error("unknown write kind {0}")]
+    UnknownWriteKind(u8),
+    /// Bytes after the last write.
+    #[error("{0} bytes after the last write")]
+    Trailing(usize),
+}
+
 /// The intent key of `partition`.
 fn intent_key(partition: CoordinatorPartition) -> [u8; 4] {
     partition.0.to_be_bytes()
@@ -126,25 +151,25 @@ pub(crate) fn encode(writes: &Writes) -> Vec<u8> {
 }
 
 /// The writes of an intent value.
-pub(crate) fn decode(bytes: &[u8]) -> Result<Writes, String> {
-    let Some((&version, mut rest)) = bytes.split_first() else { return Err("empty intent".into()) };
+pub(crate) fn decode(bytes: &[u8]) -> Result<Writes, IntentError> {
+    let Some((&version, mut rest)) = bytes.split_first() else { return Err(IntentError::Empty) };
     if version != INTENT_FORMAT_V1 {
-        return Err(format!("unknown intent format {version}"));
+        return Err(IntentError::UnknownFormat(version));
     }
     let count = take(&mut rest, 4)?;
     let count = u32::from_be_bytes([count[0], count[1], count[2], count[3]]);
     let mut writes = Writes::new();
     for _ in 0..count {
         let key = take_bytes(&mut rest)?;
-        let value = match take(&mut rest, 1)? {
-            [SET] => Some(take_bytes(&mut rest)?),
-            [REMOVE] => None,
-            other => return Err(format!("unknown write kind {other:?}")),
+        let value = match take(&mut rest, 1)?[0] {
+            SET => Some(take_bytes(&mut rest)?),
+            REMOVE => None,
+            other => return Err(IntentError::UnknownWriteKind(other)),
         };
         writes.insert(key, value);
     }
     if !rest.is_empty() {
-        return Err(format!("{} bytes after the last write", rest.len()));
+        return Err(IntentError::Trailing(rest.len()));
     }
     Ok(writes)
 }
@@ -156,16 +181,16 @@ fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-fn take<'a>(rest: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+fn take<'a>(rest: &mut &'a [u8], n: usize) -> Result<&'a [u8], IntentError> {
     if rest.len() < n {
-        return Err(format!("truncated intent: {} bytes left, {n} needed", rest.len()));
+        return Err(IntentError::Truncated { left: rest.len(), needed: n });
     }
     let (head, tail) = rest.split_at(n);
     *rest = tail;
     Ok(head)
 }
 
-fn take_bytes(rest: &mut &[u8]) -> Result<Vec<u8>, String> {
+fn take_bytes(rest: &mut &[u8]) -> Result<Vec<u8>, IntentError> {
     let len = take(rest, 4)?;
     let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
     Ok(take(rest, len)?.to_vec())
@@ -207,8 +232,12 @@ mod tests {
 
     #[test]
     fn unknown_versions_and_kinds_are_refused() {
-        assert!(decode(&[]).is_err());
-        assert!(decode(&[2]).unwrap_err().contains("format 2"));
-        assert!(decode(&[INTENT_FORMAT_V1, 0, 0, 0, 1, 0, 0, 0, 1, b'k', 7]).unwrap_err().contains("kind"));
+        assert_eq!(decode(&[]), Err(IntentError::Empty));
+        assert_eq!(decode(&[2]), Err(IntentError::UnknownFormat(2)));
+        assert_eq!(
+            decode(&[INTENT_FORMAT_V1, 0, 0, 0, 1, 0, 0, 0, 1, b'k', 7]),
+            Err(IntentError::UnknownWriteKind(7))
+        );
+        assert_eq!(decode(&[INTENT_FORMAT_V1, 0, 0]), Err(IntentError::Truncated { left: 2, needed: 4 }));
     }
 }

@@ -42,6 +42,50 @@ const KIND_OFFSET: u8 = 2;
 /// The kind byte of consumer-group record keys.
 const KIND_CONSUMER: u8 = 3;
 
+/// Why bytes are not a key of the layout.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum KeyError {
+    /// Fewer than the four bytes of a partition.
+    #[error("shorter than a partition prefix")]
+    NoPartition,
+    /// Nothing after the partition.
+    #[error("no kind byte")]
+    NoKind,
+    /// The kind byte of another kind of key.
+    #[error("kind byte {found} is not {expected}")]
+    OtherKind {
+        /// The kind byte found.
+        found: u8,
+        /// The kind of key expected.
+        expected: &'static str,
+    },
+    /// The key ends before a field.
+    #[error("truncated before the {0}")]
+    TruncatedBefore(&'static str),
+    /// A string's length runs past the key.
+    #[error("{what} claims {len} bytes but {left} remain")]
+    ShortString {
+        /// The field.
+        what: &'static str,
+        /// The length it claims.
+        len: usize,
+        /// The bytes left.
+        left: usize,
+    },
+    /// A string is not UTF-8.
+    #[error("{what} is not UTF-8")]
+    NotUtf8 {
+        /// The field.
+        what: &'static str,
+        /// Where the bytes stop being UTF-8.
+        #[source]
+        source: std::str::Utf8Error,
+    },
+    /// An offset key's partition is not 4 bytes.
+    #[error("expected a 4-byte partition, found {0} bytes")]
+    PartitionLength(usize),
+}
+
 /// Flipping the sign bit turns two's complement order into unsigned byte order.
 const SIGN_FLIP: u32 = 0x8000_0000;
 
@@ -137,17 +181,18 @@ impl ConsumerKey<'_> {
 /// Splits a consumer-group record key (of any partition) into its parts;
 /// `Err` says why it is malformed. The record type is not checked here: the
 /// value's decoder knows which types exist.
-pub(crate) fn parse_consumer_key(key: &[u8]) -> Result<ConsumerKey<'_>, String> {
-    let (prefix, rest) = key.split_first_chunk::<4>().ok_or("shorter than a partition prefix")?;
+pub(crate) fn parse_consumer_key(key: &[u8]) -> Result<ConsumerKey<'_>, KeyError> {
+    let (prefix, rest) = key.split_first_chunk::<4>().ok_or(KeyError::NoPartition)?;
     let coordinator = CoordinatorPartition(u32::from_be_bytes(*prefix));
     let rest = match rest.split_first() {
         Some((&KIND_CONSUMER, rest)) => rest,
-        Some((kind, _)) => return Err(format!("kind byte {kind} is not a consumer record's")),
-        None => return Err("no kind byte".to_owned()),
+        Some((&found, _)) => return Err(KeyError::OtherKind { found, expected: "a consumer record's" }),
+        None => return Err(KeyError::NoKind),
     };
     let (group_id, rest) = take_string(rest, "group id")?;
-    let (record_type, sub_key) = rest.split_first_chunk::<2>().ok_or("truncated before the record type")?;
-    let sub_key = std::str::from_utf8(sub_key).map_err(|e| format!("sub-key is not UTF-8: {e}"))?;
+    let (record_type, sub_key) =
+        rest.split_first_chunk::<2>().ok_or(KeyError::TruncatedBefore("record type"))?;
+    let sub_key = utf8(sub_key, "sub-key")?;
     Ok(ConsumerKey { coordinator, group_id, record_type: i16::from_be_bytes(*record_type), sub_key })
 }
 
@@ -232,32 +277,35 @@ pub(crate) fn display_raw_key(tree: &str, key: &[u8]) -> String {
 
 /// Splits an offset key (of any partition) into its parts; `Err` says why it
 /// is malformed.
-pub(crate) fn parse_offset_key(key: &[u8]) -> Result<OffsetKey<'_>, String> {
-    let (prefix, rest) = key.split_first_chunk::<4>().ok_or("shorter than a partition prefix")?;
+pub(crate) fn parse_offset_key(key: &[u8]) -> Result<OffsetKey<'_>, KeyError> {
+    let (prefix, rest) = key.split_first_chunk::<4>().ok_or(KeyError::NoPartition)?;
     let coordinator = CoordinatorPartition(u32::from_be_bytes(*prefix));
     match rest.split_first() {
         Some((&KIND_OFFSET, rest)) => {
             let (group_id, topic, partition) = parse_offset_suffix(rest)?;
             Ok(OffsetKey { coordinator, group_id, topic, partition })
         }
-        Some((kind, _)) => Err(format!("kind byte {kind} is not an offset's")),
-        None => Err("no kind byte".to_owned()),
+        Some((&found, _)) => Err(KeyError::OtherKind { found, expected: "an offset's" }),
+        None => Err(KeyError::NoKind),
     }
 }
 
 /// The group id of a group record key whose 5-byte prefix was already matched.
-pub(crate) fn parse_group_key(key: &[u8]) -> Result<&str, String> {
-    let group = key.get(5..).ok_or("shorter than a group key prefix")?;
-    std::str::from_utf8(group).map_err(|e| format!("group id is not UTF-8: {e}"))
+pub(crate) fn parse_group_key(key: &[u8]) -> Result<&str, KeyError> {
+    let group = key.get(5..).ok_or(KeyError::TruncatedBefore("group id"))?;
+    utf8(group, "group id")
 }
 
 /// `u16 BE len(group)` · group · `u16 BE len(topic)` · topic · `u32 BE partition'`.
-fn parse_offset_suffix(bytes: &[u8]) -> Result<(&str, &str, i32), String> {
+fn parse_offset_suffix(bytes: &[u8]) -> Result<(&str, &str, i32), KeyError> {
     let (group_id, rest) = take_string(bytes, "group id")?;
     let (topic, rest) = take_string(rest, "topic")?;
-    let partition: [u8; 4] =
-        rest.try_into().map_err(|_| format!("expected a 4-byte partition, found {} bytes", rest.len()))?;
+    let partition: [u8; 4] = rest.try_into().map_err(|_| KeyError::PartitionLength(rest.len()))?;
     Ok((group_id, topic, (u32::from_be_bytes(partition) ^ SIGN_FLIP) as i32))
+}
+
+fn utf8<'a>(bytes: &'a [u8], what: &'static str) -> Result<&'a str, KeyError> {
+    std::str::from_utf8(bytes).map_err(|source| KeyError::NotUtf8 { what, source })
 }
 
 fn push_string(key: &mut Vec<u8>, what: &str, s: &str) -> Result<(), StorageError> {
@@ -269,15 +317,14 @@ fn push_string(key: &mut Vec<u8>, what: &str, s: &str) -> Result<(), StorageErro
     Ok(())
 }
 
-fn take_string<'a>(bytes: &'a [u8], what: &str) -> Result<(&'a str, &'a [u8]), String> {
-    let (len, rest) = bytes.split_first_chunk::<2>().ok_or_else(|| format!("truncated before the {what}"))?;
+fn take_string<'a>(bytes: &'a [u8], what: &'static str) -> Result<(&'a str, &'a [u8]), KeyError> {
+    let (len, rest) = bytes.split_first_chunk::<2>().ok_or(KeyError::TruncatedBefore(what))?;
     let len = usize::from(u16::from_be_bytes(*len));
     if rest.len() < len {
-        return Err(format!("{what} claims {len} bytes but {} remain", rest.len()));
+        return Err(KeyError::ShortString { what, len, left: rest.len() });
     }
     let (s, rest) = rest.split_at(len);
-    let s = std::str::from_utf8(s).map_err(|e| format!("{what} is not UTF-8: {e}"))?;
-    Ok((s, rest))
+    Ok((utf8(s, what)?, rest))
 }
 
 /// Layout v1, read only by the migration to v2: two trees, no partitions.
@@ -294,7 +341,7 @@ pub(crate) mod v1 {
     pub(crate) const GROUPS_TREE: &str = "group_metadata";
 
     /// A v1 offset key's group, topic and partition.
-    pub(crate) fn parse_offset_key(key: &[u8]) -> Result<(&str, &str, i32), String> {
+    pub(crate) fn parse_offset_key(key: &[u8]) -> Result<(&str, &str, i32), super::KeyError> {
         super::parse_offset_suffix(key)
     }
 }
@@ -369,10 +416,22 @@ mod tests {
     fn malformed_consumer_keys_are_rejected() {
         assert!(parse_consumer_key(&[]).is_err());
         assert!(parse_consumer_key(&[0, 0, 0, 1]).is_err());
-        assert!(parse_consumer_key(&[0, 0, 0, 1, 2, 0, 0, 0, 5]).is_err(), "an offset key's kind");
+        assert!(
+            matches!(
+                parse_consumer_key(&[0, 0, 0, 1, 2, 0, 0, 0, 5]),
+                Err(KeyError::OtherKind { found: 2, .. })
+            ),
+            "an offset key's kind"
+        );
         assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 5, b'a']).is_err(), "a group cut short");
         assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, b'g', 0]).is_err(), "a record type cut short");
-        assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, 0xff, 0, 5]).is_err(), "a group not UTF-8");
+        assert!(
+            matches!(
+                parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, 0xff, 0, 5]),
+                Err(KeyError::NotUtf8 { what: "group id", .. })
+            ),
+            "a group not UTF-8"
+        );
         assert!(parse_consumer_key(&[0, 0, 0, 1, 3, 0, 1, b'g', 0, 5, 0xff]).is_err(), "a sub-key not UTF-8");
         let long = "x".repeat(usize::from(u16::MAX) + 1);
         assert!(matches!(consumer_key(P7, &long, 5, "m"), Err(StorageError::InvalidInput { .. })));
@@ -433,11 +492,17 @@ mod tests {
 
     #[test]
     fn malformed_keys_are_rejected() {
-        assert!(parse_offset_key(&[]).is_err());
-        assert!(parse_offset_key(&[0, 0, 0, 1]).is_err());
+        assert_eq!(parse_offset_key(&[]), Err(KeyError::NoPartition));
+        assert_eq!(parse_offset_key(&[0, 0, 0, 1]), Err(KeyError::NoKind));
         assert!(parse_offset_key(&[0, 0, 0, 1, 1, 0, 0]).is_err());
-        assert!(parse_offset_key(&[0, 0, 0, 1, 2, 0, 5, b'a']).is_err());
-        assert!(parse_offset_key(&[0, 0, 0, 1, 2, 0, 1, b'g', 0, 1, b't', 0, 0]).is_err());
+        assert_eq!(
+            parse_offset_key(&[0, 0, 0, 1, 2, 0, 5, b'a']),
+            Err(KeyError::ShortString { what: "group id", len: 5, left: 1 })
+        );
+        assert_eq!(
+            parse_offset_key(&[0, 0, 0, 1, 2, 0, 1, b'g', 0, 1, b't', 0, 0]),
+            Err(KeyError::PartitionLength(2))
+        );
         assert!(parse_offset_key(&[0, 0, 0, 1, 2, 0, 1, 0xff, 0, 0, 0, 0, 0, 0]).is_err());
         assert!(parse_group_key(&[0, 0, 0, 1, 1, 0xff]).is_err());
     }

@@ -118,10 +118,21 @@
 //!
 //! # Value format
 //!
-//! Every value is one format-version byte (today `1` everywhere). Offsets and
-//! group records follow it with bincode 2.0.1 (serde path) in one fixed
-//! configuration: little-endian, varint integers, at most 64 MiB. Fields are
-//! in this order:
+//! A group record, an offset or a consumer-group record is stored as the
+//! record codec every engine shares writes a record's value
+//! (`group_offsets::codec::encode_value`): its format version (`2`), then the
+//! record's fields after its key (the key holds the group and topic
+//! partition, or the record type and sub-key; see that module for the
+//! table). A group record's value keeps its group id, and loading refuses
+//! one stored under another group's key (`Corrupt`). A tombstone removes its
+//! key. An owner epoch is `1`, then the epoch as a
+//! `u64` big-endian (9 bytes in all).
+//!
+//! Values written by builds before the shared codec carry version `1` and are
+//! still read (and are rewritten in the shared codec when their key is next
+//! written): offsets and group records in bincode 2.0.1 (serde path), one
+//! fixed configuration (little-endian, varint integers, at most 64 MiB), in
+//! this field order:
 //!
 //! - offset v1: `offset: i64`, `leader_epoch: Option<i32>`, `metadata: String`,
 //!   `commit_time: i64`, `expire_time: Option<i64>`;
@@ -131,7 +142,6 @@
 //!   `group_instance_id: Option<String>`, `client_id`, `client_host`,
 //!   `rebalance_timeout_ms: i32`, `session_timeout_ms: i32`, `subscription: bytes`,
 //!   `assignment: bytes`;
-//! - epoch v1: the epoch as a `u64` big-endian (9 bytes in all);
 //! - consumer-group records v1, by the key's record type (the key names the
 //!   group and member or regex, so values do not repeat them; topic ids are
 //!   their 16 bytes, topic partitions `topic_id`, `partitions: [i32]`):
@@ -149,7 +159,12 @@
 //!   - 16 `ConsumerGroupRegularExpression`: `topics: [String]`, `version: i64`,
 //!     `timestamp_ms: i64`.
 //!
-//! Golden-bytes tests pin every one; a change needs a new version byte.
+//! A build before the shared codec refuses a value of version `2` with
+//! `UnknownFormatVersion`. A fixture store written by that build
+//! (`tests/fixtures/store-v3`) is loaded by the tests.
+//!
+//! Golden-bytes tests pin every one (the legacy ones as read-only); a change
+//! needs a new version byte.
 //!
 //! # Recovery
 //!

@@ -4,16 +4,15 @@
 //! would spend over a second on 1,000,000 offsets), and every partition for
 //! `load_all`, partitions spread over a few threads.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use group_offsets::{
-    ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, OwnerEpoch,
-    StorageError, StoredGroups,
+    ConsumerGroupRecord, CoordinatorPartition, Fold, GroupMetadataRecord, LoadedPartition, OwnerEpoch,
+    PartitionOffsets, Record, StorageError, StoredGroups,
 };
-use group_types::{GroupOffsets, OffsetAndMetadata};
+use group_types::OffsetAndMetadata;
 
 use crate::codec::{self, DecodeError};
 use crate::keys::{self, ConsumerKey, OffsetKey, PARTITIONS_TREE};
@@ -44,7 +43,7 @@ pub(crate) fn read_epoch(
     match tree.get(keys::epoch_key(partition)).map_err(from_sled)? {
         None => Ok(OwnerEpoch(0)),
         Some(value) => codec::decode_epoch(&value)
-            .map_err(|e| decode_error(e, String::new(), keys::display_epoch_key(partition))),
+            .map_err(|e| decode_error(&e, String::new(), keys::display_epoch_key(partition))),
     }
 }
 
@@ -66,13 +65,17 @@ pub(crate) fn load_partition(
             OwnerEpoch(0)
         }
     };
+    // Every key holds the last record of its key (a tombstone removed it), so
+    // folding them in any order gives the partition's state.
+    let (mut fold, offset_problems) = load_offsets(tree, partition, mode, parts)?;
+    problems.extend(offset_problems);
     let (groups, group_problems) = load_records(tree, partition, mode)?;
     problems.extend(group_problems);
-    let (offsets, offset_problems) = load_offsets(tree, partition, mode, parts)?;
-    problems.extend(offset_problems);
+    fold.apply(groups.into_iter().map(|g| Record::Group(Box::new(g))));
     let (consumer, consumer_problems) = load_consumer(tree, partition, mode)?;
     problems.extend(consumer_problems);
-    Ok((LoadedPartition { epoch, groups: StoredGroups { groups, offsets, consumer } }, problems))
+    fold.apply(consumer.into_iter().map(Record::Consumer));
+    Ok((LoadedPartition { epoch, groups: fold.into_stored() }, problems))
 }
 
 /// Every partition below `partitions`, each read whole by `load_one` on one
@@ -177,14 +180,13 @@ fn load_consumer(
     Ok((records, problems))
 }
 
-/// The offsets of `partition`, grouped, in group id order, read in up to
-/// `parts` key ranges at once.
+/// The fold of the offsets of `partition`, read in up to `parts` key ranges at once.
 fn load_offsets(
     tree: &sled::Tree,
     partition: CoordinatorPartition,
     mode: Unreadable,
     parts: usize,
-) -> Result<(Vec<GroupOffsets>, Vec<StorageError>), StorageError> {
+) -> Result<(Fold, Vec<StorageError>), StorageError> {
     let (start, end) = (keys::offsets_prefix(partition), keys::offsets_end(partition));
     let mut bounds = vec![Some(start.to_vec())];
     bounds.extend(split_points(tree, &start, &end, parts)?.into_iter().map(Some));
@@ -202,42 +204,31 @@ fn load_offsets(
     });
 
     let mut problems = Vec::new();
-    let mut all: Vec<GroupOffsets> = Vec::new();
+    let mut all = Fold::new();
     for part in loaded {
         let (part, part_problems) = part?;
         problems.extend(part_problems);
-        for group in part {
-            match all.last_mut() {
-                // A group cut in two by a range boundary.
-                Some(last) if last.group_id == group.group_id => {
-                    for (topic, partitions) in group.offsets {
-                        last.offsets.entry(topic).or_default().extend(partitions);
-                    }
-                }
-                _ => all.push(group),
-            }
-        }
+        // Ranges share no key (a group cut by a boundary has half its offsets in each).
+        all.merge(part);
     }
-    // The key layout orders groups by id length first; callers get id order.
-    all.sort_unstable_by(|a, b| a.group_id.cmp(&b.group_id));
     Ok((all, problems))
 }
 
-/// The offsets with keys in `[lo, hi)`, grouped, in key order.
+/// The fold of the offsets with keys in `[lo, hi)`.
 pub(crate) fn load_range(
     tree: &sled::Tree,
     lo: Option<&[u8]>,
     hi: Option<&[u8]>,
     mode: Unreadable,
-) -> Result<(Vec<GroupOffsets>, Vec<StorageError>), StorageError> {
+) -> Result<(Fold, Vec<StorageError>), StorageError> {
     let range = (lo.map_or(Bound::Unbounded, Bound::Included), hi.map_or(Bound::Unbounded, Bound::Excluded));
-    let mut out = Vec::new();
+    let mut fold = Fold::new();
     let mut problems = Vec::new();
     // Keys of one group are contiguous, and within it those of one topic:
-    // gather a topic's partitions and hand them over when the topic changes.
-    let mut current: Option<GroupOffsets> = None;
-    let mut topic = String::new();
-    let mut partitions = BTreeMap::new();
+    // a topic's offsets are gathered and folded together when it ends.
+    let mut group: Arc<str> = Arc::from("");
+    let mut topic: Arc<str> = Arc::from("");
+    let mut partitions = PartitionOffsets::default();
     for entry in tree.range::<&[u8], _>(range) {
         let (key, value) = entry.map_err(from_sled)?;
         let decoded = keys::parse_offset_key(&key)
@@ -255,35 +246,17 @@ pub(crate) fn load_range(
                 continue;
             }
         };
-        if current.as_ref().is_none_or(|g| g.group_id != parsed.group_id) {
-            finish_topic(&mut current, &mut topic, &mut partitions);
-            out.extend(current.take());
-            current = Some(GroupOffsets::new(parsed.group_id));
-        }
-        if topic != parsed.topic {
-            finish_topic(&mut current, &mut topic, &mut partitions);
-            parsed.topic.clone_into(&mut topic);
+        if *group != *parsed.group_id || *topic != *parsed.topic {
+            fold.apply_offsets(&group, &topic, std::mem::take(&mut partitions));
+            if *group != *parsed.group_id {
+                group = Arc::from(parsed.group_id);
+            }
+            topic = Arc::from(parsed.topic);
         }
         partitions.insert(parsed.partition, offset);
     }
-    finish_topic(&mut current, &mut topic, &mut partitions);
-    out.extend(current.take());
-    Ok((out, problems))
-}
-
-/// Moves the partitions gathered for `topic` into the current group.
-fn finish_topic(
-    current: &mut Option<GroupOffsets>,
-    topic: &mut String,
-    partitions: &mut BTreeMap<i32, OffsetAndMetadata>,
-) {
-    if partitions.is_empty() {
-        return;
-    }
-    let partitions = std::mem::take(partitions);
-    if let Some(group) = current.as_mut() {
-        group.offsets.entry(std::mem::take(topic)).or_default().extend(partitions);
-    }
+    fold.apply_offsets(&group, &topic, partitions);
+    Ok((fold, problems))
 }
 
 /// Up to `parts - 1` increasing keys cutting the keys of `[start, end)` into
@@ -335,7 +308,7 @@ fn split_points(
 
 /// Decodes an offset value, naming its key in the error.
 pub(crate) fn decode_offset(key: &OffsetKey<'_>, value: &[u8]) -> Result<OffsetAndMetadata, StorageError> {
-    codec::decode_offset(value).map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
+    codec::decode_offset(value).map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 
 /// Decodes a group record value, checking that it names the group of its key.
@@ -344,16 +317,8 @@ pub(crate) fn decode_group(
     group_id: &str,
     value: &[u8],
 ) -> Result<GroupMetadataRecord, StorageError> {
-    let key = || keys::display_group_key(partition, group_id);
-    let record = codec::decode_group(value).map_err(|e| decode_error(e, group_id.to_owned(), key()))?;
-    if record.group_id != group_id {
-        return Err(StorageError::Corrupt {
-            group_id: group_id.to_owned(),
-            key: key(),
-            reason: format!("the record names group {:?}", record.group_id),
-        });
-    }
-    Ok(record)
+    codec::decode_group(group_id, value)
+        .map_err(|e| decode_error(&e, group_id.to_owned(), keys::display_group_key(partition, group_id)))
 }
 
 /// Decodes a consumer-group record value, naming its key in the error.
@@ -363,18 +328,22 @@ pub(crate) fn decode_consumer(
     value: &[u8],
 ) -> Result<ConsumerGroupRecord, StorageError> {
     codec::decode_consumer(key.record_type, group_id, key.sub_key, value)
-        .map_err(|e| decode_error(e, key.group_id.to_owned(), key.display()))
+        .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 
-fn decode_error(e: DecodeError, group_id: String, key: String) -> StorageError {
-    match e {
-        DecodeError::UnknownVersion(version) => StorageError::UnknownFormatVersion { group_id, key, version },
-        DecodeError::Corrupt(reason) => StorageError::Corrupt { group_id, key, reason },
+/// A value's error as a `StorageError` naming its key: the version found when
+/// it is one this build does not know, else the error and its causes.
+fn decode_error(e: &DecodeError, group_id: String, key: String) -> StorageError {
+    match e.unknown_version() {
+        Some(version) => StorageError::UnknownFormatVersion { group_id, key, version },
+        None => StorageError::Corrupt { group_id, key, reason: codec::describe(e) },
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use group_types::TopicPartition;
+
     use super::*;
 
     const P: CoordinatorPartition = CoordinatorPartition(3);
@@ -412,17 +381,20 @@ mod tests {
     #[test]
     fn a_group_cut_by_a_boundary_is_merged() {
         let tree = tree();
-        let value = codec::encode_offset(&OffsetAndMetadata::new(5, 1)).unwrap();
         for topic in ["a", "b"] {
             for partition in 0..50 {
-                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value.as_slice())
-                    .unwrap();
+                let value = codec::encode_value(&Record::Offset {
+                    group_id: Arc::from("only"),
+                    partition: TopicPartition::new(topic, partition),
+                    offset: OffsetAndMetadata::new(5, 1),
+                });
+                tree.insert(keys::offset_key(P, "only", topic, partition).unwrap(), value.unwrap()).unwrap();
             }
         }
         let cut = keys::offset_key(P, "only", "a", 30).unwrap();
         let (first, _) = load_range(&tree, None, Some(&cut), Unreadable::Fail).unwrap();
         let (second, _) = load_range(&tree, Some(&cut), None, Unreadable::Fail).unwrap();
-        assert_eq!((first[0].len(), second[0].len()), (30, 70));
+        assert_eq!((first.offset_count(), second.offset_count()), (30, 70));
         for parts in [1, 3, 8] {
             let (loaded, problems) = load_partition(&tree, P, Unreadable::Fail, parts).unwrap();
             assert!(problems.is_empty());

@@ -116,7 +116,7 @@ fn a_bad_group_record_is_a_typed_error_for_its_partition_only() {
     store.append_blocking(bad_p, epoch(0), vec![Record::Group(Box::new(good.clone()))]).unwrap();
     let tree = db.open_tree(PARTITIONS_TREE).unwrap();
     tree.insert(group_key(bad_p, "bad"), &[1u8, 200][..]).unwrap();
-    tree.insert(group_key(bad_p, "future"), &[2u8, 0][..]).unwrap();
+    tree.insert(group_key(bad_p, "future"), &[9u8, 0][..]).unwrap();
     // A valid record stored under another group's key.
     tree.insert(group_key(bad_p, "moved"), tree.get(group_key(good_p, "good")).unwrap().unwrap()).unwrap();
 
@@ -132,7 +132,7 @@ fn a_bad_group_record_is_a_typed_error_for_its_partition_only() {
     assert!(problems.contains(&StorageError::UnknownFormatVersion {
         group_id: "future".to_owned(),
         key: "coordinator_partitions/3/groups/future".to_owned(),
-        version: 2
+        version: 9
     }));
     assert!(
         problems

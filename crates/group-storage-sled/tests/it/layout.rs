@@ -1,5 +1,6 @@
-//! The on-disk layout: v2 keys and records as documented (built here
-//! independently of the crate), the partition count a store keeps, and the
+//! The on-disk layout: v2 keys and values as documented (built here
+//! independently of the crate, values in the shared record codec, and
+//! legacy values beside them), the partition count a store keeps, and the
 //! migration of a layout v1 database, written by a minimal v1 writer below,
 //! including migrations a crash interrupted.
 
@@ -270,10 +271,74 @@ fn v2_keys_and_values_are_as_documented() {
         tree.iter().map(|e| e.unwrap()).map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
     let expected = vec![
         (vec![0, 0, 1, 2, 0], vec![1, 0, 0, 0, 0, 0, 0, 0x0a, 0x0b]),
-        ([&[0u8, 0, 1, 2, 1][..], b"g"].concat(), v1_group_value("g", 4)),
-        (v2_offset_key(0x0102, "g", "orders", 5), v1_offset_value(&value(7))),
+        ([&[0u8, 0, 1, 2, 1][..], b"g"].concat(), shared_group_value("g", 4)),
+        (v2_offset_key(0x0102, "g", "orders", 5), shared_offset_value(&value(7))),
     ];
     assert_eq!(entries, expected);
+    // Values the landed build wrote (format 1) still read, beside them.
+    tree.insert(v2_offset_key(0x0102, "g", "orders", 6), v1_offset_value(&value(8))).unwrap();
+    tree.insert([&[0u8, 0, 1, 2, 1][..], b"h"].concat(), v1_group_value("h", 2)).unwrap();
+    drop((tree, db));
+    let store = SledMetadataStore::open_with_partitions(dir.db(), 300).unwrap();
+    let loaded = store.load(partition(0x0102)).unwrap().groups;
+    let generations: Vec<(&str, i32)> =
+        loaded.groups.iter().map(|g| (g.group_id.as_str(), g.generation_id)).collect();
+    assert_eq!(generations, [("g", 4), ("h", 2)]);
+    assert_eq!(loaded.offsets[0].get("orders", 6), Some(&value(8)));
+    assert_eq!(loaded.offsets[0].get("orders", 5), Some(&value(7)));
+}
+
+/// The shared record codec's varint (LEB128), as `group_offsets::codec` documents it.
+fn leb128(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn shared_zigzag(out: &mut Vec<u8>, v: i64) {
+    leb128(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+fn shared_string(out: &mut Vec<u8>, s: &str) {
+    leb128(out, s.len() as u64);
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// The value of a group record with no protocol, leader or members in the
+/// shared codec (its group id, then its fields), by hand.
+fn shared_group_value(group_id: &str, generation: i32) -> Vec<u8> {
+    let mut out = vec![2]; // version
+    shared_string(&mut out, group_id);
+    out.push(0); // protocol_type
+    shared_zigzag(&mut out, generation.into());
+    out.extend_from_slice(&[0, 0, 0, 0]); // protocol_name, leader_id, state_timestamp_ms, no members
+    out
+}
+
+/// The value of an offset record in the shared codec (the fields after
+/// group, topic and partition), by hand.
+fn shared_offset_value(o: &OffsetAndMetadata) -> Vec<u8> {
+    let mut out = vec![2]; // version
+    shared_zigzag(&mut out, o.offset);
+    match o.leader_epoch {
+        Some(e) => {
+            out.push(1);
+            shared_zigzag(&mut out, e.into());
+        }
+        None => out.push(0),
+    }
+    shared_string(&mut out, &o.metadata);
+    shared_zigzag(&mut out, o.commit_time);
+    match o.expire_time {
+        Some(t) => {
+            out.push(1);
+            shared_zigzag(&mut out, t);
+        }
+        None => out.push(0),
+    }
+    out
 }
 
 #[rstest]

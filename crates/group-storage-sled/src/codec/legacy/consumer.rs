@@ -1,5 +1,6 @@
-//! The value format of KIP-848 consumer-group records: the version byte, then
-//! the kind's stored shape in bincode (the configuration of the parent module).
+//! The legacy value format of KIP-848 consumer-group records: the version
+//! byte, then the kind's stored shape in bincode (the configuration of the
+//! parent module).
 //!
 //! The key already names the record type, the group and the member id or
 //! regex (`keys::consumer_key`), so a value holds only the record's value,
@@ -17,9 +18,9 @@ use group_offsets::{
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 use serde::{Deserialize, Serialize};
 
-use super::{DecodeError, decode, encode, split_version};
+use super::{DecodeError, EncodeError, decode, encode, split_version};
 
-/// The format version of consumer-group record values written today (every kind).
+/// The format version of legacy consumer-group record values (every kind).
 pub(crate) const CONSUMER_FORMAT_V1: u8 = 1;
 
 /// `ConsumerGroupMetadata`, format version 1.
@@ -96,7 +97,7 @@ struct TopicPartitionsV1 {
 }
 
 /// Encodes a consumer-group record's value; `None` for a tombstone.
-pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec<u8>>, String> {
+pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec<u8>>, EncodeError> {
     let v = CONSUMER_FORMAT_V1;
     match record {
         ConsumerGroupRecord::GroupMetadata { value, .. } => value
@@ -146,7 +147,7 @@ pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec
 /// Decodes the value stored under a consumer-group record key of
 /// `record_type`, `group_id` and `sub_key` into the record. A record type
 /// this build does not know, or a group-level type with a sub-key, is
-/// `Corrupt`: no version of this crate writes such a key.
+/// an error: no version of this crate writes such a key.
 pub(crate) fn decode_consumer(
     record_type: i16,
     group_id: Arc<str>,
@@ -156,9 +157,7 @@ pub(crate) fn decode_consumer(
     let group_level =
         matches!(record_type, record_type::GROUP_METADATA | record_type::TARGET_ASSIGNMENT_METADATA);
     if group_level && !sub_key.is_empty() {
-        return Err(DecodeError::Corrupt(format!(
-            "record type {record_type} is keyed by the group alone, but the key has the sub-key {sub_key:?}"
-        )));
+        return Err(DecodeError::SubKeyOnGroupRecord { record_type, sub_key: sub_key.to_owned() });
     }
     // Before the version: a key no build writes is the finding, whatever its value.
     if !group_level && !is_member_level(record_type) {
@@ -215,7 +214,7 @@ pub(crate) fn decode_consumer(
 }
 
 fn unknown_type(record_type: i16) -> DecodeError {
-    DecodeError::Corrupt(format!("unknown consumer-group record type {record_type}"))
+    DecodeError::UnknownRecordType(record_type)
 }
 
 /// The record types keyed by group and member id or regex.

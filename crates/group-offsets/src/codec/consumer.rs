@@ -1,5 +1,4 @@
-//! KIP-848 consumer-group records in a batch (record tag 4, value formats
-//! 2 and up): the key as Kafka's (record type, group, member id or regex),
+//! KIP-848 consumer-group records (record tag 4): the key as Kafka's (record type, group, member id or regex),
 //! then a presence flag (0 for a tombstone) and the kind's fields, in the
 //! parent module's primitives (zigzag varints, length-prefixed strings).
 //!
@@ -17,20 +16,25 @@
 
 use std::sync::Arc;
 
-use group_offsets::{
+use crate::{
     ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
 };
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 
-use super::{DecodeError, Reader, corrupt, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
+use super::{DecodeError, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
 
-/// Writes `record` (after its tag byte).
-pub(super) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
+/// Writes `record` (after its tag byte): its key, a presence flag, its value.
+pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
     put_ivarint(out, i64::from(record.record_type()));
     put_str(out, record.group_id());
     put_str(out, record.sub_key());
     out.push(u8::from(!record.is_tombstone()));
+    put_consumer_value(out, record);
+}
+
+/// Writes the value of `record` (nothing for a tombstone).
+pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
     match record {
         ConsumerGroupRecord::GroupMetadata { value: Some(m), .. } => {
             put_ivarint(out, i64::from(m.epoch));
@@ -102,22 +106,37 @@ fn put_topics(out: &mut Vec<u8>, topics: &[TopicIdPartitions]) {
 /// Reads a record (after its tag byte), its group id through `group` (which
 /// shares one `Arc` among a batch's records of one group). A failure after
 /// the key names the key in its reason.
-pub(super) fn take_consumer(
+pub(crate) fn take_consumer(
     r: &mut Reader<'_>,
     group: impl FnOnce(String) -> Arc<str>,
 ) -> Result<ConsumerGroupRecord, DecodeError> {
-    let t = i16::try_from(r.ivarint()?).map_err(|_| corrupt("a consumer record type over i16"))?;
+    let t = r.ivarint()?;
+    let t = i16::try_from(t).map_err(|_| out_of_range("a consumer record type", t))?;
     let group_id = group(r.string()?);
     let sub = r.string()?;
     let present = r.flag()?;
+    take_named_value(r, t, group_id, &sub, present)
+}
+
+/// Reads the value of the record keyed by `t`, `group_id` and `sub` (a
+/// tombstone unless `present`); a failure names the key.
+pub(crate) fn take_named_value(
+    r: &mut Reader<'_>,
+    t: i16,
+    group_id: Arc<str>,
+    sub: &str,
+    present: bool,
+) -> Result<ConsumerGroupRecord, DecodeError> {
     let named = |e: DecodeError| match e {
-        DecodeError::Corrupt(reason) => DecodeError::Corrupt(format!(
-            "consumer record (type {t}, group {:?}, sub-key {sub:?}): {reason}",
-            &*group_id
-        )),
-        other => other,
+        DecodeError::SubKeyOnGroupRecord(_) | DecodeError::UnknownRecordType(_) => e,
+        other => DecodeError::InConsumerRecord {
+            record_type: t,
+            group_id: group_id.to_string(),
+            sub_key: sub.to_owned(),
+            source: Box::new(other),
+        },
     };
-    take_value(r, t, Arc::clone(&group_id), &sub, present).map_err(named)
+    take_value(r, t, Arc::clone(&group_id), sub, present).map_err(named)
 }
 
 fn take_value(
@@ -129,7 +148,7 @@ fn take_value(
 ) -> Result<ConsumerGroupRecord, DecodeError> {
     let group_level = matches!(t, record_type::GROUP_METADATA | record_type::TARGET_ASSIGNMENT_METADATA);
     if group_level && !sub.is_empty() {
-        return Err(corrupt(format!("record type {t} is keyed by the group alone, but has a sub-key")));
+        return Err(DecodeError::SubKeyOnGroupRecord(t));
     }
     let sub = || Arc::from(sub);
     Ok(match t {
@@ -182,7 +201,7 @@ fn take_value(
                 .transpose()?;
             ConsumerGroupRecord::RegularExpression { group_id, regex: sub(), value }
         }
-        other => return Err(corrupt(format!("unknown consumer-group record type {other}"))),
+        other => return Err(DecodeError::UnknownRecordType(other)),
     })
 }
 
@@ -200,7 +219,8 @@ fn take_member(r: &mut Reader<'_>) -> Result<ConsumerMemberMetadataValue, Decode
             let session_timeout_ms = r.i32()?;
             let n = r.uvarint()?;
             // Every protocol takes at least two bytes: never trust the count further.
-            let mut supported_protocols = Vec::with_capacity((n as usize).min(r.remaining() / 2));
+            let mut supported_protocols =
+                Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 2));
             for _ in 0..n {
                 supported_protocols.push(ProtocolMetadata {
                     name: r.string()?.into(),
@@ -216,7 +236,7 @@ fn take_member(r: &mut Reader<'_>) -> Result<ConsumerMemberMetadataValue, Decode
 
 fn take_strs(r: &mut Reader<'_>) -> Result<Vec<String>, DecodeError> {
     let n = r.uvarint()?;
-    let mut out = Vec::with_capacity((n as usize).min(r.remaining()));
+    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining()));
     for _ in 0..n {
         out.push(r.string()?);
     }
@@ -226,11 +246,12 @@ fn take_strs(r: &mut Reader<'_>) -> Result<Vec<String>, DecodeError> {
 fn take_topics(r: &mut Reader<'_>) -> Result<Vec<TopicIdPartitions>, DecodeError> {
     let n = r.uvarint()?;
     // A topic takes at least 17 bytes, a partition at least one.
-    let mut topics = Vec::with_capacity((n as usize).min(r.remaining() / 17));
+    let mut topics = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 17));
     for _ in 0..n {
-        let id: [u8; 16] = r.take(16)?.try_into().map_err(|_| corrupt("short topic id"))?;
+        let id: [u8; 16] = r.array()?;
         let count = r.uvarint()?;
-        let mut partitions = Vec::with_capacity((count as usize).min(r.remaining()));
+        let mut partitions =
+            Vec::with_capacity(usize::try_from(count).unwrap_or(usize::MAX).min(r.remaining()));
         for _ in 0..count {
             partitions.push(r.i32()?);
         }

@@ -1,0 +1,125 @@
+//! The records and values of the fixture files under `tests/fixtures`,
+//! written by the build before the shared record codec (`codec::tests::
+//! legacy_fixtures_*` read them back).
+
+use std::sync::Arc;
+
+use group_offsets::{
+    ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, Record, RegularExpressionValue,
+};
+use group_types::{
+    ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
+};
+
+/// A batch without consumer-group records (written in format 1).
+pub(crate) fn classic_batch() -> Vec<Record> {
+    let g: Arc<str> = Arc::from("billing\0é");
+    vec![
+        Record::Group(Box::new(GroupMetadataRecord {
+            group_id: "billing\0é".into(),
+            protocol_type: Some("consumer".into()),
+            generation_id: 7,
+            protocol_name: Some("range".into()),
+            leader_id: Some("m-1".into()),
+            state_timestamp_ms: Some(1_700_000_000_000),
+            members: vec![MemberMetadataRecord {
+                member_id: "m-1".into(),
+                group_instance_id: Some("i-1".into()),
+                client_id: "client".to_owned(),
+                client_host: "/10.0.0.1".to_owned(),
+                rebalance_timeout_ms: 300_000,
+                session_timeout_ms: 45_000,
+                subscription: vec![0, 3, 1, 2].into(),
+                assignment: vec![9; 5].into(),
+            }],
+        })),
+        Record::Offset {
+            group_id: Arc::clone(&g),
+            partition: TopicPartition::new("orders", 3),
+            offset: OffsetAndMetadata {
+                offset: 1234,
+                leader_epoch: Some(5),
+                metadata: "checkpoint".into(),
+                commit_time: 1_700_000_000_123,
+                expire_time: Some(1_800_000_000_000),
+            },
+        },
+        Record::Offset {
+            group_id: Arc::clone(&g),
+            partition: TopicPartition::new("payments", -1),
+            offset: OffsetAndMetadata::new(0, 1),
+        },
+        Record::OffsetTombstone { group_id: Arc::clone(&g), partition: TopicPartition::new("orders", 2) },
+        Record::GroupTombstone { group_id: Arc::from("old") },
+    ]
+}
+
+/// A batch with a consumer-group record of every kind and a tombstone (format 2).
+pub(crate) fn consumer_batch() -> Vec<Record> {
+    let g: Arc<str> = Arc::from("kip848");
+    let m: Arc<str> = Arc::from("member-a");
+    let topics = vec![TopicIdPartitions::new(TopicId::from_u128(0xabcd), [0, 4])];
+    let records = vec![
+        ConsumerGroupRecord::GroupMetadata {
+            group_id: g.clone(),
+            value: Some(ConsumerGroupMetadataValue { epoch: 3, metadata_hash: 0xfeed }),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g.clone(),
+            member_id: m.clone(),
+            value: Some(Box::new(ConsumerMemberMetadataValue {
+                instance_id: Some("instance".to_owned()),
+                rack_id: None,
+                client_id: "client".to_owned(),
+                client_host: "/10.0.0.2".to_owned(),
+                subscribed_topic_names: vec!["orders".to_owned()],
+                subscribed_topic_regex: Some("^o.*".to_owned()),
+                rebalance_timeout_ms: 60_000,
+                server_assignor: Some("uniform".to_owned()),
+                classic: Some(group_offsets::ClassicMemberMetadata {
+                    session_timeout_ms: 45_000,
+                    supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 3])],
+                }),
+            })),
+        },
+        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(3) },
+        ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: g.clone(),
+            member_id: m.clone(),
+            value: Some(topics.clone()),
+        },
+        ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: g.clone(),
+            member_id: m,
+            value: Some(CurrentMemberAssignmentValue {
+                member_epoch: 3,
+                previous_member_epoch: 2,
+                state: ConsumerMemberState::UnrevokedPartitions,
+                assigned: topics.clone(),
+                pending_revocation: topics,
+            }),
+        },
+        ConsumerGroupRecord::RegularExpression {
+            group_id: g.clone(),
+            regex: Arc::from("^o.*"),
+            value: Some(RegularExpressionValue {
+                topics: vec!["orders".to_owned()],
+                version: 12,
+                timestamp_ms: 1_700_000_000_000,
+            }),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g.clone(),
+            member_id: Arc::from("member-b"),
+            value: None,
+        },
+    ];
+    let mut batch: Vec<Record> = records.into_iter().map(Record::Consumer).collect();
+    batch.push(Record::Offset {
+        group_id: g,
+        partition: TopicPartition::new("orders", 0),
+        offset: OffsetAndMetadata::new(42, 7),
+    });
+    batch
+}
