@@ -385,14 +385,14 @@ impl Connections {
     }
 
     /// Counts a new connection, or says which limit refuses it.
-    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Admitted, String> {
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Admitted, Refused> {
         let mut state = self.lock();
         if state.open >= self.limits.max_connections {
-            return Err(format!("{} connections open (max.connections)", state.open));
+            return Err(Refused::Total { open: state.open });
         }
         let from_ip = state.per_ip.get(&ip).copied().unwrap_or(0);
         if from_ip >= self.limits.max_connections_per_ip {
-            return Err(format!("{from_ip} connections open from {ip} (max.connections.per.ip)"));
+            return Err(Refused::PerIp { open: from_ip, ip });
         }
         state.open += 1;
         *state.per_ip.entry(ip).or_default() += 1;
@@ -413,6 +413,17 @@ impl Connections {
         }
         true
     }
+}
+
+/// Which connection limit refused a connection.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    /// Kafka's `max.connections`.
+    #[error("{open} connections open (max.connections)")]
+    Total { open: usize },
+    /// Kafka's `max.connections.per.ip`.
+    #[error("{open} connections open from {ip} (max.connections.per.ip)")]
+    PerIp { open: usize, ip: IpAddr },
 }
 
 /// One admitted connection; counted until dropped.
