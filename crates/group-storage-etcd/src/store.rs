@@ -24,11 +24,15 @@ use crate::partition::Worker;
 pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Connects an etcd client to `config.endpoints` the way the store wants it
-/// (request and connect timeouts from `config`, keep-alive pings, and
-/// "require leader", so that a member cut off from its quorum refuses at
-/// once instead of holding a request until it times out), and checks that
-/// the cluster answers a linearizable read (so a quorum is up), retrying
+/// (request and connect timeouts from `config`, keep-alive pings), and checks
+/// that the cluster answers a linearizable read (so a quorum is up), retrying
 /// until [`EtcdConfig::connect_timeout`] has passed.
+///
+/// The client does not ask etcd to "require a leader": a request to a member
+/// that lost its leader waits for the next one instead of failing at once. The
+/// store bounds every attempt itself (a quarter of the request timeout, then
+/// another member), and a cluster member's lease renewal, on the same client,
+/// then completes the moment an election ends rather than racing it.
 ///
 /// The client is the caller's: hand it (or a clone, which shares the
 /// connection) to [`EtcdStore::new`] and to anything else of the process
@@ -45,8 +49,7 @@ pub async fn connect(config: &EtcdConfig) -> Result<Client, StorageError> {
     let options = ConnectOptions::new()
         .with_timeout(config.request_timeout)
         .with_connect_timeout(config.connect_timeout)
-        .with_keep_alive(Duration::from_secs(1), config.request_timeout)
-        .with_require_leader(true);
+        .with_keep_alive(Duration::from_secs(1), config.request_timeout);
     let unavailable = |what: String| StorageError::Unavailable {
         message: format!(
             "etcd at {:?} {what} (connect timeout {:?})",
