@@ -5,8 +5,6 @@ use std::time::Duration;
 /// The settings of one cluster node ([`ClusterMember::start`](crate::ClusterMember::start)).
 #[derive(Debug, Clone)]
 pub struct ClusterConfig {
-    /// The etcd cluster's client endpoints (`http://127.0.0.1:2379`, ...).
-    pub endpoints: Vec<String>,
     /// The key prefix every key of this cluster lives under; the same as the
     /// etcd store's, so that the store's owner-key fence sees the keys made here.
     pub prefix: String,
@@ -27,14 +25,9 @@ pub struct ClusterConfig {
 
 impl ClusterConfig {
     /// A node with the default timings: a 3 s lease, a 200 ms tick, 2 s requests.
-    pub fn new(
-        endpoints: Vec<String>,
-        prefix: impl Into<String>,
-        node_id: i32,
-        advertise: impl Into<String>,
-    ) -> Self {
+    /// Which etcd it joins is the client's ([`ClusterMember::start`](crate::ClusterMember::start)).
+    pub fn new(prefix: impl Into<String>, node_id: i32, advertise: impl Into<String>) -> Self {
         ClusterConfig {
-            endpoints,
             prefix: prefix.into(),
             node_id,
             advertise: advertise.into(),

@@ -1,7 +1,7 @@
 //! The coordinator side of ownership: what the driver asks of the node that serves
 //! the partitions ([`GroupCoordinator`] in production, a model in the simulation).
 
-use group_coordinator::{GroupCoordinator, PartitionState};
+use group_coordinator::{CoordinatorError, GroupCoordinator, PartitionState};
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 
 use crate::plan::Hosting;
@@ -12,7 +12,7 @@ pub trait PartitionHost: Send + Sync {
     fn partition_count(&self) -> u32;
     /// Starts serving `partition` as its owner at `epoch` (fencing older owners
     /// first); blocking. `Err` leaves it unloaded.
-    fn load(&self, partition: CoordinatorPartition, epoch: OwnerEpoch) -> Result<(), String>;
+    fn load(&self, partition: CoordinatorPartition, epoch: OwnerEpoch) -> Result<(), CoordinatorError>;
     /// Stops serving `partition` at once.
     fn unload(&self, partition: CoordinatorPartition);
     /// Where `partition` stands.
@@ -24,8 +24,8 @@ impl PartitionHost for GroupCoordinator {
         GroupCoordinator::partition_count(self)
     }
 
-    fn load(&self, partition: CoordinatorPartition, epoch: OwnerEpoch) -> Result<(), String> {
-        self.load_partition(partition, epoch).map_err(|e| e.to_string())
+    fn load(&self, partition: CoordinatorPartition, epoch: OwnerEpoch) -> Result<(), CoordinatorError> {
+        self.load_partition(partition, epoch)
     }
 
     fn unload(&self, partition: CoordinatorPartition) {

@@ -14,6 +14,12 @@
 //! ([`ServingLease`](group_coordinator::ServingLease)), so it answers no read from
 //! memory either before the driver has unloaded its partitions.
 //!
+//! The crate starts no runtime and keeps no etcd client of its own:
+//! [`ClusterMember::start`] spawns its driver on the caller's tokio runtime, over
+//! the caller's etcd client, the one the node's
+//! [`EtcdStore`](group_storage_etcd::EtcdStore) runs on (see
+//! `examples/embed_in_broker.rs` for a broker doing this inside its own runtime).
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use group_cluster::{ClusterConfig, ClusterMember, Wakeup};
@@ -21,10 +27,12 @@
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let endpoints = vec!["http://127.0.0.1:2379".to_owned()];
-//! let mut store = EtcdConfig::new(endpoints.clone());
+//! // The program's own runtime, and one etcd client for the store and the membership.
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let mut store = EtcdConfig::new(["http://127.0.0.1:2379"]);
 //! store.fence_with_owner_keys = true;
-//! let store = Arc::new(EtcdStore::connect(store)?);
+//! let client = runtime.block_on(group_storage_etcd::connect(&store))?;
+//! let store = Arc::new(EtcdStore::new(store, client.clone(), runtime.handle())?);
 //! let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
 //! let coordinator = Arc::new(
 //!     GroupCoordinator::builder(store, CoordinatorConfig::default())
@@ -33,8 +41,8 @@
 //!         .serving_lease(serving.clone())
 //!         .open()?,
 //! );
-//! let config = ClusterConfig::new(endpoints, "/group-coordinator", 1, "127.0.0.1:9092");
-//! let member = ClusterMember::start(config, coordinator.clone(), wakeup, serving)?;
+//! let config = ClusterConfig::new("/group-coordinator", 1, "127.0.0.1:9092");
+//! let member = ClusterMember::start(config, client, runtime.handle(), coordinator.clone(), wakeup, serving)?;
 //! println!("live nodes: {:?}", member.view().nodes());
 //! member.shutdown();
 //! # Ok(())

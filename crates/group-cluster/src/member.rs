@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
-};
+use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
 use group_coordinator::ServingLease;
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::Notify;
 
 use crate::host::PartitionHost;
@@ -36,14 +35,21 @@ impl Wakeup {
 }
 
 /// This node's place in the cluster; stops (releasing its partitions) when
-/// [`shutdown`](Self::shutdown) is called or it is dropped.
+/// [`leave`](Self::leave) or [`shutdown`](Self::shutdown) is called, or it is
+/// dropped.
+///
+/// It starts no runtime and keeps no etcd client of its own: its driver is a
+/// task on the caller's runtime, over the caller's client (the one the
+/// etcd store runs on, so one process keeps one connection to etcd).
 #[derive(Debug)]
 pub struct ClusterMember {
     view: ClusterView,
-    runtime: Option<tokio::runtime::Runtime>,
     stop: Arc<Notify>,
     stopping: Arc<AtomicBool>,
     driver: Option<tokio::task::JoinHandle<()>>,
+    /// Told when the driver has left the cluster (dropped unsent when its task
+    /// is dropped with the runtime): what a blocking stop waits for.
+    left: Option<std::sync::mpsc::Receiver<()>>,
 }
 
 struct Lease {
@@ -64,35 +70,26 @@ struct Driver {
 }
 
 impl ClusterMember {
-    /// Connects to etcd, registers the node under a lease and starts taking its
-    /// share of partitions from `host` (a coordinator built with managed ownership,
-    /// `on_partition_lost(wakeup.listener())` and `serving_lease(serving)`).
-    /// Returns once connected; partitions are claimed in the background.
+    /// Registers the node under a lease and starts taking its share of
+    /// partitions from `host` (a coordinator built with managed ownership,
+    /// `on_partition_lost(wakeup.listener())` and `serving_lease(serving)`), in a
+    /// task on `runtime` over `client` (`group_storage_etcd::connect` makes one;
+    /// share it with the node's `EtcdStore`).
+    ///
+    /// Returns at once, blocking nowhere (it may be called from async code);
+    /// registering and claiming happen in the task, which retries each tick
+    /// until etcd answers. Fails only for an unusable `config`.
     pub fn start(
         config: ClusterConfig,
+        client: Client,
+        runtime: &Handle,
         host: Arc<dyn PartitionHost>,
         wakeup: Wakeup,
         serving: Arc<ServingLease>,
     ) -> Result<ClusterMember, ClusterError> {
-        if config.endpoints.is_empty() {
-            return Err(ClusterError::Config("no etcd endpoints".into()));
-        }
         if config.lease_ttl_secs < 1 {
-            return Err(ClusterError::Config(format!("lease TTL {} s is below 1 s", config.lease_ttl_secs)));
+            return Err(ClusterError::LeaseTtlTooShort { lease_ttl_secs: config.lease_ttl_secs });
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("group-cluster")
-            .enable_all()
-            .build()
-            .map_err(|e| ClusterError::Runtime(e.to_string()))?;
-        let options = ConnectOptions::new()
-            .with_connect_timeout(config.request_timeout)
-            .with_timeout(config.request_timeout)
-            .with_keep_alive(Duration::from_secs(1), config.request_timeout);
-        let client = runtime
-            .block_on(Client::connect(config.endpoints.clone(), Some(options)))
-            .map_err(|e| ClusterError::Etcd(format!("connecting to {:?}: {e}", config.endpoints)))?;
         let view = ClusterView::default();
         let stop = Arc::new(Notify::new());
         let stopping = Arc::new(AtomicBool::new(false));
@@ -100,6 +97,7 @@ impl ClusterMember {
         let mut driver =
             Driver { config, client, host, view: view.clone(), lease: None, serving, owners_prefix };
         let (stop2, stopping2) = (stop.clone(), stopping.clone());
+        let (left_tx, left) = std::sync::mpsc::sync_channel(1);
         let task = runtime.spawn(async move {
             let tick = driver.config.tick;
             loop {
@@ -114,8 +112,9 @@ impl ClusterMember {
                 }
             }
             driver.leave().await;
+            let _ = left_tx.send(());
         });
-        Ok(ClusterMember { view, runtime: Some(runtime), stop, stopping, driver: Some(task) })
+        Ok(ClusterMember { view, stop, stopping, driver: Some(task), left: Some(left) })
     }
 
     /// What the node knows of the cluster.
@@ -125,40 +124,64 @@ impl ClusterMember {
 
     /// Leaves the cluster: unloads every partition and revokes the lease, so that
     /// the other nodes take the partitions over at once instead of after the TTL.
-    pub fn shutdown(mut self) {
-        self.stop_now();
+    /// What async code calls; completes once the node has left.
+    pub async fn leave(mut self) {
+        self.signal_stop();
+        self.left = None;
+        if let Some(driver) = self.driver.take() {
+            // A driver that panicked or was cancelled has nothing left to do.
+            let _ = driver.await;
+        }
     }
 
-    fn stop_now(&mut self) {
+    /// [`leave`](Self::leave), blocking until the node has left: for a thread
+    /// that is not running async code. On a worker of a multi-thread runtime it
+    /// steps out of the worker to wait; on a current-thread runtime's own thread
+    /// it cannot wait (the driver runs there), so it returns once the leave is
+    /// asked for and the driver leaves in the background.
+    pub fn shutdown(mut self) {
+        self.stop_and_wait();
+    }
+
+    fn signal_stop(&self) {
         self.stopping.store(true, Ordering::Release);
         self.stop.notify_one();
-        if let (Some(runtime), Some(task)) = (self.runtime.take(), self.driver.take()) {
-            let _ = runtime.block_on(task);
-            runtime.shutdown_timeout(Duration::from_secs(1));
+    }
+
+    fn stop_and_wait(&mut self) {
+        self.signal_stop();
+        self.driver = None;
+        let Some(left) = self.left.take() else { return };
+        match Handle::try_current().map(|h| h.runtime_flavor()) {
+            Ok(RuntimeFlavor::MultiThread) => {
+                let _ = tokio::task::block_in_place(|| left.recv());
+            }
+            Ok(_) => {
+                tracing::debug!(target: "group_cluster", "stopped from a current-thread runtime: leaving in the background");
+            }
+            Err(_) => {
+                let _ = left.recv();
+            }
         }
     }
 }
 
 impl Drop for ClusterMember {
     fn drop(&mut self) {
-        self.stop_now();
+        self.stop_and_wait();
     }
 }
 
-fn etcd(context: &str, e: impl std::fmt::Display) -> String {
-    format!("{context}: {e}")
-}
-
 impl Driver {
-    async fn timed<T, E: std::fmt::Display>(
+    async fn timed<T>(
         &self,
-        what: &str,
-        f: impl std::future::Future<Output = Result<T, E>>,
-    ) -> Result<T, String> {
+        what: &'static str,
+        f: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+    ) -> Result<T, ClusterError> {
         match tokio::time::timeout(self.config.request_timeout, f).await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(etcd(what, e)),
-            Err(_) => Err(format!("{what}: no answer within {:?}", self.config.request_timeout)),
+            Ok(Err(source)) => Err(ClusterError::Etcd { what, source }),
+            Err(_) => Err(ClusterError::Timeout { what, timeout: self.config.request_timeout }),
         }
     }
 
@@ -231,7 +254,7 @@ impl Driver {
     }
 
     /// Grants a lease, registers the node under it and starts renewing it.
-    async fn register(&mut self) -> Result<(), String> {
+    async fn register(&mut self) -> Result<(), ClusterError> {
         let ttl = self.config.lease_ttl_secs;
         let asked = Instant::now();
         let mut client = self.client.clone();
@@ -246,11 +269,7 @@ impl Driver {
         let registered = self.timed("node registration", client.txn(txn)).await?;
         if !registered.succeeded() {
             let _ = self.timed("lease revoke", client.lease_revoke(id)).await;
-            return Err(format!(
-                "node id {} is registered under another live lease: another process runs with this \
-                 --node-id, or this node's previous run has not expired yet (at most {ttl} s); retrying",
-                self.config.node_id
-            ));
+            return Err(ClusterError::NodeIdTaken { node_id: self.config.node_id, lease_ttl_secs: ttl });
         }
         // Counted from before the grant: etcd started the TTL no earlier.
         self.serving.extend(asked, Duration::from_secs(granted.ttl().max(0) as u64));
@@ -262,19 +281,20 @@ impl Driver {
     }
 
     /// Every node and owner key, read at one revision.
-    async fn observe(&self) -> Result<Observation, String> {
+    async fn observe(&self) -> Result<Observation, ClusterError> {
         let mut client = self.client.clone();
         let txn = Txn::new().and_then([
             TxnOp::get(self.config.nodes_prefix(), Some(GetOptions::new().with_prefix())),
             TxnOp::get(self.owners_prefix.clone(), Some(GetOptions::new().with_prefix())),
         ]);
-        let response = self.timed("reading the cluster", client.txn(txn)).await?;
+        const WHAT: &str = "reading the cluster";
+        let response = self.timed(WHAT, client.txn(txn)).await?;
         let mut gets = response.op_responses().into_iter().filter_map(|r| match r {
             TxnOpResponse::Get(g) => Some(g),
             _ => None,
         });
         let (Some(nodes), Some(owners)) = (gets.next(), gets.next()) else {
-            return Err("reading the cluster: etcd answered without the two ranges".into());
+            return Err(ClusterError::UnexpectedAnswer { what: WHAT });
         };
         let mut observed = Observation::default();
         let nodes_prefix = self.config.nodes_prefix();

@@ -20,18 +20,29 @@ use group_types::{ErrorCode, OffsetCommitData, OffsetCommitRequest};
 const PARTITIONS: u32 = 12;
 const DEADLINE: Duration = Duration::from_secs(30);
 
+/// One node, as one process would run it: its own runtime, one etcd client shared
+/// by its store and its membership.
 struct Node {
     coordinator: Arc<GroupCoordinator>,
     member: Option<ClusterMember>,
+    /// Dropped last: the store's and the member's tasks run on it.
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl Node {
     fn start(endpoints: &[String], prefix: &str, node_id: i32) -> Node {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("the node's runtime starts");
         let mut store = EtcdConfig::new(endpoints.to_vec());
         store.prefix = prefix.to_owned();
         store.partitions = PARTITIONS;
         store.fence_with_owner_keys = true;
-        let store = Arc::new(EtcdStore::connect(store).expect("the store connects"));
+        let client = runtime.block_on(group_storage_etcd::connect(&store)).expect("etcd answers");
+        let store =
+            Arc::new(EtcdStore::new(store, client.clone(), runtime.handle()).expect("the store opens"));
         let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
         let coordinator = Arc::new(
             GroupCoordinator::builder(store, CoordinatorConfig::default())
@@ -41,13 +52,13 @@ impl Node {
                 .open()
                 .expect("the coordinator opens"),
         );
-        let mut config =
-            ClusterConfig::new(endpoints.to_vec(), prefix, node_id, format!("127.0.0.1:{}", 9000 + node_id));
+        let mut config = ClusterConfig::new(prefix, node_id, format!("127.0.0.1:{}", 9000 + node_id));
         config.lease_ttl_secs = 2;
         config.tick = Duration::from_millis(100);
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
-        let member = ClusterMember::start(config, host, wakeup, serving).expect("the member starts");
-        Node { coordinator, member: Some(member) }
+        let member = ClusterMember::start(config, client, runtime.handle(), host, wakeup, serving)
+            .expect("the member starts");
+        Node { coordinator, member: Some(member), _runtime: runtime }
     }
 
     fn owned(&self) -> BTreeSet<u32> {
@@ -178,4 +189,56 @@ fn a_second_process_with_a_live_node_id_waits_until_the_first_is_gone() {
     assert_eq!(first.owned().len(), PARTITIONS as usize);
     first.leave();
     wait_until("the second takes over once the id is free", || second.owned().len() == PARTITIONS as usize);
+}
+
+/// The example's broker, run as a test: its `main` is not used here.
+#[allow(dead_code)]
+#[path = "../examples/embed_in_broker.rs"]
+mod embed_in_broker;
+
+#[test]
+fn a_broker_embeds_the_store_and_the_membership_in_its_own_runtime() {
+    let etcd = EtcdCluster::start(1).expect("etcd starts");
+    let prefix = unique_prefix("embed-in-broker");
+    // The broker's runtime, with its own name: the embedding adds no runtime of its own.
+    let broker = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("broker")
+        .enable_all()
+        .build()
+        .expect("the broker's runtime starts");
+    let config = embed_in_broker::store_config(etcd.endpoints(), &prefix);
+    let summary = broker
+        .block_on(async {
+            let client = group_storage_etcd::connect(&config).await?;
+            embed_in_broker::embed(config.clone(), client).await
+        })
+        .unwrap_or_else(|e| panic!("the broker's embedding failed: {e}"));
+    let partitions = embed_in_broker::TOPIC_PARTITIONS as usize * embed_in_broker::GROUPS;
+    assert_eq!(
+        summary,
+        embed_in_broker::Summary {
+            owned: embed_in_broker::PARTITIONS as usize,
+            nodes: 1,
+            committed: partitions,
+            fetched: partitions,
+        }
+    );
+    // Durable in etcd: a store opened afresh (on the same runtime) loads every commit.
+    let store = broker
+        .block_on(group_storage_etcd::connect(&config))
+        .map(|client| EtcdStore::new(config.clone(), client, broker.handle()).expect("the store opens"))
+        .expect("etcd answers");
+    let offsets: usize = (0..embed_in_broker::PARTITIONS)
+        .map(|p| {
+            let loaded = group_offsets::MetadataStore::load(&store, CoordinatorPartition(p)).expect("loads");
+            loaded
+                .groups
+                .offsets
+                .iter()
+                .map(|g| g.offsets.values().map(|o| o.len()).sum::<usize>())
+                .sum::<usize>()
+        })
+        .sum();
+    assert_eq!(offsets, partitions, "every acknowledged commit is in etcd");
 }

@@ -7,23 +7,56 @@ use std::sync::{Arc, Mutex, PoisonError};
 use group_cluster::{ClusterConfig, ClusterMember, ClusterView, Wakeup};
 use group_coordinator::{GroupCoordinator, ServingLease};
 use group_offsets::MetadataStore;
+use group_storage_etcd::etcd_client::Client;
 use group_storage_etcd::{EtcdConfig, EtcdStore};
+use tokio::runtime::{Handle, RuntimeFlavor};
 
 use crate::brokers::{Broker, Brokers, ClusterBrokers};
 use crate::{ClusterSettings, ServerConfig, ServerError};
 
-/// The etcd store, fenced by the owner keys the cluster members write.
+/// The node's one etcd client, on the server's runtime: the store runs on it,
+/// and the membership is handed it when it joins.
+pub(crate) struct Etcd {
+    client: Client,
+    runtime: Handle,
+}
+
+/// Connects to etcd (waiting until it answers, at most the store's connect
+/// timeout) and opens the etcd store over that client, fenced by the owner keys
+/// the cluster members write. Called from the thread that starts the server.
 pub(crate) fn open_store(
     settings: &ClusterSettings,
     partitions: u32,
-) -> Result<Arc<dyn MetadataStore>, ServerError> {
+    runtime: &Handle,
+) -> Result<(Arc<dyn MetadataStore>, Etcd), ServerError> {
     let mut config = EtcdConfig::new(settings.endpoints.clone());
     config.prefix = settings.prefix.clone();
     config.partitions = partitions;
     config.fence_with_owner_keys = true;
-    let store = EtcdStore::connect(config)
-        .map_err(|e| ServerError::Storage(format!("etcd {:?}: {e}", settings.endpoints)))?;
-    Ok(Arc::new(store))
+    let failed = |source| ServerError::Etcd { endpoints: settings.endpoints.clone(), source };
+    let connecting = config.clone();
+    let client = wait_on(runtime, async move { group_storage_etcd::connect(&connecting).await })
+        .ok_or_else(|| {
+            failed(group_offsets::StorageError::Unavailable { message: "the runtime stopped".into() })
+        })?
+        .map_err(failed)?;
+    let store = EtcdStore::new(config, client.clone(), runtime).map_err(failed)?;
+    Ok((Arc::new(store), Etcd { client, runtime: runtime.clone() }))
+}
+
+/// Runs `work` on `runtime` and waits for it on this thread (`None` when the
+/// runtime stopped first). The wait is never a `block_on` on a worker: on a
+/// multi-thread runtime's worker (a server started from async code) it steps out
+/// of the worker first.
+fn wait_on<T: Send + 'static>(runtime: &Handle, work: impl Future<Output = T> + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime.spawn(async move {
+        let _ = tx.send(work.await);
+    });
+    match Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => tokio::task::block_in_place(|| rx.recv()).ok(),
+        _ => rx.recv().ok(),
+    }
 }
 
 /// This node's membership, and what it tells the front end.
@@ -36,7 +69,8 @@ pub(crate) struct Membership {
 }
 
 impl Membership {
-    /// Registers the node and starts taking its share of partitions.
+    /// Registers the node and starts taking its share of partitions, over the
+    /// store's etcd client, in a task on the server's runtime.
     pub(crate) fn join(
         settings: &ClusterSettings,
         config: &ServerConfig,
@@ -44,18 +78,18 @@ impl Membership {
         coordinator: &Arc<GroupCoordinator>,
         wakeup: Wakeup,
         serving: Arc<ServingLease>,
+        etcd: Etcd,
     ) -> Result<Membership, ServerError> {
         let address = if advertised.0.contains(':') {
             format!("[{}]:{}", advertised.0, advertised.1)
         } else {
             format!("{}:{}", advertised.0, advertised.1)
         };
-        let mut cluster =
-            ClusterConfig::new(settings.endpoints.clone(), settings.prefix.clone(), config.node_id, address);
+        let mut cluster = ClusterConfig::new(settings.prefix.clone(), config.node_id, address);
         cluster.lease_ttl_secs = settings.lease_ttl_secs;
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
-        let member = ClusterMember::start(cluster, host, wakeup, serving)
-            .map_err(|e| ServerError::Cluster(e.to_string()))?;
+        let member = ClusterMember::start(cluster, etcd.client, &etcd.runtime, host, wakeup, serving)
+            .map_err(ServerError::Cluster)?;
         tracing::info!(
             target: "group_server",
             node_id = config.node_id,
@@ -77,7 +111,8 @@ impl Membership {
         Arc::new(ClusterBrokers { view: self.view.clone(), partitions: self.partitions, me: self.me.clone() })
     }
 
-    /// Leaves the cluster (once): partitions unloaded, lease revoked.
+    /// Leaves the cluster (once): partitions unloaded, lease revoked. Blocks until
+    /// done; the server calls it while stopping, off the runtime's workers.
     pub(crate) fn leave(&self) {
         let member = self.member.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(member) = member {

@@ -43,36 +43,39 @@ impl CoordinatorService {
 
     /// Opens the configured storage and starts a coordinator on it, resuming what it
     /// holds; with an ACL file, the coordinator authorizes every request against it.
-    /// A cluster node (`--cluster`) advertises the listen address unless told
-    /// otherwise; [`GroupServer::start`] passes the bound one.
+    /// A cluster node (`--cluster`) runs its etcd store and membership on the
+    /// server's runtime: start it with [`GroupServer::start`] (here it is refused
+    /// with [`ServerError::NoRuntime`]).
     pub fn open(config: &ServerConfig) -> Result<CoordinatorService, ServerError> {
         let advertised = config
             .advertise
             .clone()
             .unwrap_or_else(|| (config.listen.ip().to_string(), config.listen.port()));
-        CoordinatorService::open_advertised(config, &advertised)
+        CoordinatorService::open_advertised(config, &advertised, None)
     }
 
     fn open_advertised(
         config: &ServerConfig,
         advertised: &(String, u16),
+        runtime: Option<&tokio::runtime::Handle>,
     ) -> Result<CoordinatorService, ServerError> {
         // Read before the storage opens: a bad file fails fast and touches nothing.
         let acl = AclAuthorizer::from_config(&config.security)?;
         #[cfg(feature = "cluster")]
         let (wakeup, serving) =
             (group_cluster::Wakeup::new(), Arc::new(group_coordinator::ServingLease::new()));
+        #[cfg(feature = "cluster")]
+        let mut etcd = None;
         let storage: Arc<dyn MetadataStore> = match &config.storage {
             #[cfg(feature = "cluster")]
-            StorageMode::Cluster(settings) => crate::cluster::open_store(settings, config.partitions)?,
-            #[cfg(not(feature = "cluster"))]
-            StorageMode::Cluster(_) => {
-                return Err(ServerError::Cluster(
-                    "this group-server was built without the `cluster` feature \
-                     (cargo build --release -p group-server --features cluster)"
-                        .into(),
-                ));
+            StorageMode::Cluster(settings) => {
+                let runtime = runtime.ok_or(ServerError::NoRuntime)?;
+                let (store, client) = crate::cluster::open_store(settings, config.partitions, runtime)?;
+                etcd = Some(client);
+                store
             }
+            #[cfg(not(feature = "cluster"))]
+            StorageMode::Cluster(_) => return Err(ServerError::ClusterNotBuilt),
             StorageMode::Memory => Arc::new(MemoryMetadataStore::with_partitions(config.partitions)),
             StorageMode::Sled(dir) => {
                 // This process owns its directory: a lock held is another process's,
@@ -125,19 +128,20 @@ impl CoordinatorService {
             );
         }
         #[cfg(feature = "cluster")]
-        let cluster = match &config.storage {
-            StorageMode::Cluster(settings) => Some(crate::cluster::Membership::join(
+        let cluster = match (&config.storage, etcd) {
+            (StorageMode::Cluster(settings), Some(etcd)) => Some(crate::cluster::Membership::join(
                 settings,
                 config,
                 advertised,
                 &coordinator,
                 wakeup,
                 serving,
+                etcd,
             )?),
             _ => None,
         };
         #[cfg(not(feature = "cluster"))]
-        let _ = advertised;
+        let _ = (advertised, runtime);
         Ok(CoordinatorService {
             coordinator,
             acl,
@@ -196,19 +200,41 @@ impl CoordinatorService {
 }
 
 impl GroupServer {
-    /// Binds the listening socket, opens storage, starts the coordinator and serves:
-    /// what the `group-server` binary runs. The socket comes first, so that a port in
-    /// use fails before a data directory is created.
+    /// Binds the listening socket, opens storage, starts the coordinator and serves,
+    /// on a runtime of its own ([`GroupServer::runtime`]).
     pub fn start(config: &ServerConfig) -> Result<GroupServer, ServerError> {
-        let listeners = crate::server::bind(config)?;
-        // Before storage is opened: a bad certificate or users file leaves nothing behind.
-        let security = crate::authenticate::Security::from_config(&config.security)?;
-        let local =
-            listeners.kafka.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
-        let advertised = config.advertise.clone().unwrap_or_else(|| (local.ip().to_string(), local.port()));
-        let service = CoordinatorService::open_advertised(config, &advertised)?;
+        GroupServer::start_on(config, GroupServer::runtime(config)?)
+    }
+
+    /// [`start`](Self::start) on `runtime` (built by [`GroupServer::runtime`]), the
+    /// process's one runtime: what the `group-server` binary runs, after it put its
+    /// signal handlers on it. The socket comes first, so that a port in use fails
+    /// before a data directory is created.
+    pub fn start_on(
+        config: &ServerConfig,
+        runtime: tokio::runtime::Runtime,
+    ) -> Result<GroupServer, ServerError> {
+        let opened = (|| {
+            let listeners = crate::server::bind(config)?;
+            // Before storage is opened: a bad certificate or users file leaves nothing behind.
+            let security = crate::authenticate::Security::from_config(&config.security)?;
+            let local =
+                listeners.kafka.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+            let advertised =
+                config.advertise.clone().unwrap_or_else(|| (local.ip().to_string(), local.port()));
+            let service = CoordinatorService::open_advertised(config, &advertised, Some(runtime.handle()))?;
+            Ok((listeners, security, service))
+        })();
+        let (listeners, security, service) = match opened {
+            Ok(opened) => opened,
+            Err(e) => {
+                // Without blocking: the caller may be async code.
+                runtime.shutdown_background();
+                return Err(e);
+            }
+        };
         let acl = service.acl_authorizer().cloned();
         let brokers = service.brokers();
-        GroupServer::serve(config, listeners, Arc::new(service), acl, security, brokers)
+        GroupServer::serve(config, runtime, listeners, Arc::new(service), acl, security, brokers)
     }
 }

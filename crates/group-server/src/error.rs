@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 
 /// Why a [`GroupServer`](crate::GroupServer) could not start.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
     /// The listening socket could not be bound.
@@ -30,8 +30,28 @@ pub enum ServerError {
     /// A thread could not be spawned.
     #[error("cannot start a thread: {0}")]
     Thread(String),
-    /// The node could not join its cluster (etcd unreachable, a bad setting), or
-    /// `--cluster` was given to a binary built without the `cluster` feature.
+    /// `--cluster`: etcd did not answer at start (or refused the store's
+    /// settings).
+    #[error("cannot open storage: etcd at {endpoints:?}: {source}")]
+    Etcd {
+        /// The `--etcd` endpoints.
+        endpoints: Vec<String>,
+        /// What the etcd store reported.
+        #[source]
+        source: group_offsets::StorageError,
+    },
+    /// The node could not join its cluster (a bad setting).
+    #[cfg(feature = "cluster")]
     #[error("cannot join the cluster: {0}")]
-    Cluster(String),
+    Cluster(#[source] group_cluster::ClusterError),
+    /// A `--cluster` node was opened without the server's runtime
+    /// (`CoordinatorService::open`): its etcd store and membership run there.
+    #[error("a --cluster node runs on the server's runtime: start it with GroupServer::start")]
+    NoRuntime,
+    /// `--cluster` was given to a binary built without the `cluster` feature.
+    #[error(
+        "cannot join the cluster: this group-server was built without the `cluster` feature \
+         (cargo build --release -p group-server --features cluster)"
+    )]
+    ClusterNotBuilt,
 }

@@ -211,8 +211,8 @@ mod tests {
 mod sasl_tests {
     use std::path::{Path, PathBuf};
 
-    use crate::sasl::fuzz_sasl;
     use super::replay::{check_seeds, inputs};
+    use crate::sasl::fuzz_sasl;
 
     const TARGET: &str = "sasl";
 

@@ -42,14 +42,23 @@ fn main() -> ExitCode {
         say(config.log_format, Severity::Warning, warning);
     }
     raise_open_file_limit();
+    // The process's one runtime: the server's connections, a cluster node's etcd
+    // store and membership, and the signal handlers all run on it.
+    let runtime = match GroupServer::runtime(&config) {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            say(config.log_format, Severity::Fatal, &e.to_string());
+            return ExitCode::FAILURE;
+        }
+    };
     let (stop_tx, stop_rx) = mpsc::channel();
     // Signals are watched before anything starts, so that a Ctrl-C during a long
     // load is not lost.
-    if let Err(e) = watch_signals(stop_tx.clone()) {
+    if let Err(e) = watch_signals(runtime.handle(), stop_tx.clone()) {
         say(config.log_format, Severity::Fatal, &format!("cannot watch for signals: {e}"));
         return ExitCode::FAILURE;
     }
-    let server = match GroupServer::start(&config) {
+    let server = match GroupServer::start_on(&config, runtime) {
         Ok(server) => server,
         Err(e) => {
             say(config.log_format, Severity::Fatal, &e.to_string());
@@ -152,30 +161,31 @@ fn raise_open_file_limit() {
     }
 }
 
-/// SIGTERM and Ctrl-C stop the server gracefully; a second one exits at once.
-fn watch_signals(stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_io().build()?;
-    let mut terminate = {
+/// SIGTERM and Ctrl-C stop the server gracefully; a second one exits at once. The
+/// handlers are installed now, and served by a task on the server's runtime.
+fn watch_signals(runtime: &tokio::runtime::Handle, stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (mut terminate, mut interrupt) = {
         let _entered = runtime.enter();
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?
+        (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
     };
-    std::thread::Builder::new().name("group-server-signals".into()).spawn(move || {
-        runtime.block_on(async move {
-            let mut first = true;
-            loop {
-                let name = tokio::select! {
-                    _ = terminate.recv() => "SIGTERM",
-                    _ = tokio::signal::ctrl_c() => "SIGINT",
-                };
-                if !first {
-                    eprintln!("group-server: {name} again: exiting at once");
-                    std::process::exit(1);
-                }
-                first = false;
-                let _ = stop.send(StopReason::Signal(name));
+    runtime.spawn(async move {
+        let mut first = true;
+        loop {
+            let name = tokio::select! {
+                Some(()) = terminate.recv() => "SIGTERM",
+                Some(()) = interrupt.recv() => "SIGINT",
+                // The runtime is shutting down: the server has stopped.
+                else => return,
+            };
+            if !first {
+                eprintln!("group-server: {name} again: exiting at once");
+                std::process::exit(1);
             }
-        });
-    })?;
+            first = false;
+            let _ = stop.send(StopReason::Signal(name));
+        }
+    });
     Ok(())
 }
 

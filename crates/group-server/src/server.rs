@@ -40,9 +40,11 @@ const LISTEN_BACKLOG: i32 = 4096;
 /// A running coordinator node: accepts connections until [`GroupServer::stop`].
 ///
 /// Connections are tasks on a multi-threaded tokio runtime with one thread per core
-/// (threads `group-server-io`), whatever their number; the group coordinator behind
-/// them is shared by all. With an ACL file, a SIGHUP to the process rereads it
-/// (see [`GroupServer::reload_acls`]).
+/// (threads `group-server-io`, see [`GroupServer::runtime`]), whatever their number;
+/// the group coordinator behind them is shared by all. It is the process's one
+/// runtime: a `--cluster` node's etcd store and cluster membership run on it too,
+/// over one etcd client, and the binary's signal handlers. With an ACL file, a
+/// SIGHUP to the process rereads it (see [`GroupServer::reload_acls`]).
 pub struct GroupServer {
     local_addr: SocketAddr,
     advertised: (String, u16),
@@ -67,10 +69,59 @@ impl std::fmt::Debug for GroupServer {
 }
 
 impl GroupServer {
+    /// The tokio runtime a server for `config` runs on: one worker per core (at
+    /// most 16), threads named `group-server-io`. [`GroupServer::start`] builds it;
+    /// a program that wants its own tasks on it (the binary's signal handlers) builds
+    /// it first and hands it to [`GroupServer::start_on`].
+    pub fn runtime(config: &ServerConfig) -> Result<Runtime, ServerError> {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 16);
+        // A cluster node loads the partitions it comes to own all at once, each on
+        // a blocking thread (they exit when idle); otherwise blocking work is rare
+        // (an ACL reload).
+        let blocking = match config.storage {
+            crate::StorageMode::Cluster(_) => (config.partitions as usize).clamp(2, 64),
+            _ => 2,
+        };
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .max_blocking_threads(blocking)
+            .thread_name("group-server-io")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| ServerError::Thread(e.to_string()))
+    }
+
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
-    /// it opens storage, so that a port in use leaves no data directory behind).
+    /// it opens storage, so that a port in use leaves no data directory behind), on
+    /// `runtime`, which is shut down without blocking if serving cannot start (the
+    /// caller may be async code, where dropping a runtime panics).
     pub(crate) fn serve(
         config: &ServerConfig,
+        runtime: Runtime,
+        listeners: Listeners,
+        service: Arc<CoordinatorService>,
+        acl: Option<Arc<AclAuthorizer>>,
+        security: Security,
+        brokers: Option<crate::brokers::Brokers>,
+    ) -> Result<GroupServer, ServerError> {
+        let serving = GroupServer::serve_on(config, &runtime, listeners, service, acl, security, brokers);
+        match serving {
+            Ok(mut server) => {
+                server.runtime = Some(runtime);
+                Ok(server)
+            }
+            Err(e) => {
+                runtime.shutdown_background();
+                Err(e)
+            }
+        }
+    }
+
+    /// [`serve`](Self::serve)'s work; the server it returns has no runtime yet.
+    fn serve_on(
+        config: &ServerConfig,
+        runtime: &Runtime,
         listeners: Listeners,
         service: Arc<CoordinatorService>,
         acl: Option<Arc<AclAuthorizer>>,
@@ -109,15 +160,6 @@ impl GroupServer {
             },
             metrics: Arc::clone(&metrics),
         });
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get).clamp(1, 16);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(threads)
-            .max_blocking_threads(2)
-            .thread_name("group-server-io")
-            .enable_io()
-            .enable_time()
-            .build()
-            .map_err(|e| ServerError::Thread(e.to_string()))?;
         listener.set_nonblocking(true).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
         let listener = {
             let _entered = runtime.enter();
@@ -142,14 +184,14 @@ impl GroupServer {
         let metrics_addr = match metrics_listener {
             Some(listener) => {
                 let exporter = crate::metrics::Exporter::new(metrics, Arc::clone(&service));
-                Some(crate::metrics_http::spawn(&runtime, listener, exporter, stopping.subscribe())?)
+                Some(crate::metrics_http::spawn(runtime, listener, exporter, stopping.subscribe())?)
             }
             None => None,
         };
         Ok(GroupServer {
             local_addr,
             advertised,
-            runtime: Some(runtime),
+            runtime: None,
             stopping,
             connections,
             service,
@@ -328,14 +370,14 @@ impl Connections {
     }
 
     /// Counts a new connection, or says which limit refuses it.
-    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Admitted, String> {
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<Admitted, Refused> {
         let mut state = self.lock();
         if state.open >= self.limits.max_connections {
-            return Err(format!("{} connections open (max.connections)", state.open));
+            return Err(Refused::Total { open: state.open });
         }
         let from_ip = state.per_ip.get(&ip).copied().unwrap_or(0);
         if from_ip >= self.limits.max_connections_per_ip {
-            return Err(format!("{from_ip} connections open from {ip} (max.connections.per.ip)"));
+            return Err(Refused::PerIp { open: from_ip, ip });
         }
         state.open += 1;
         *state.per_ip.entry(ip).or_default() += 1;
@@ -356,6 +398,17 @@ impl Connections {
         }
         true
     }
+}
+
+/// Which connection limit refused a connection.
+#[derive(Debug, thiserror::Error)]
+enum Refused {
+    /// Kafka's `max.connections`.
+    #[error("{open} connections open (max.connections)")]
+    Total { open: usize },
+    /// Kafka's `max.connections.per.ip`.
+    #[error("{open} connections open from {ip} (max.connections.per.ip)")]
+    PerIp { open: usize, ip: IpAddr },
 }
 
 /// One admitted connection; counted until dropped.

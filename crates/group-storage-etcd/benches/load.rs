@@ -51,7 +51,13 @@ fn load(c: &mut Criterion) {
         compact_after_bytes: u64::MAX,
         ..EtcdConfig::new(cluster.endpoints())
     };
-    let store = EtcdStore::connect(config.clone()).expect("connect");
+    // The bench's own runtime, as an embedding program's: the store runs its tasks there.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let open = |config: EtcdConfig| {
+        let client = runtime.block_on(group_storage_etcd::connect(&config)).expect("connect");
+        EtcdStore::new(config, client, runtime.handle()).expect("open")
+    };
+    let store = open(config.clone());
     for g in 0..GROUPS {
         store.append_blocking(P, OwnerEpoch(1), group(g)).expect("append");
     }
@@ -72,7 +78,7 @@ fn load(c: &mut Criterion) {
     bench.bench_function("100k_offsets_from_100_log_entries", |b| b.iter(|| store.load(P).expect("load")));
 
     // A store that snapshots after one more (empty) append.
-    let eager = EtcdStore::connect(EtcdConfig { compact_after_entries: 1, ..config }).expect("connect");
+    let eager = open(EtcdConfig { compact_after_entries: 1, ..config });
     eager.append_blocking(P, OwnerEpoch(1), vec![]).expect("append");
     assert_eq!(offsets(&eager), GROUPS * TOPICS * PARTITIONS as usize);
     bench.bench_function("100k_offsets_from_a_snapshot", |b| b.iter(|| eager.load(P).expect("load")));

@@ -39,9 +39,9 @@ pub(crate) enum DecodeError {
     /// A chunk count over `u32`.
     #[error("chunk count {0} over u32")]
     ChunkCount(u64),
-    /// An epoch value that is not 20 decimal digits of a `u64` (what it holds, lossily).
-    #[error("an epoch is 20 decimal digits of a u64, found {0:?}")]
-    Epoch(String),
+    /// An epoch value that is not 20 decimal digits of a `u64`.
+    #[error(transparent)]
+    Epoch(#[from] crate::keys::EpochError),
     /// A key under the log prefix that names no sequence number.
     #[error("not a log key")]
     NotLogKey,

@@ -35,8 +35,8 @@ pub struct EtcdConfig {
     /// not answer within it, with retries, completes with
     /// `StorageError::Unavailable` after about this long.
     pub request_timeout: Duration,
-    /// How long [`EtcdStore::connect`](crate::EtcdStore::connect) waits for a
-    /// first answer from the cluster.
+    /// How long [`connect`](crate::connect) waits for a first answer from
+    /// the cluster.
     pub connect_timeout: Duration,
     /// The largest request the store sends. etcd refuses requests over its
     /// `--max-request-bytes` (1.5 MiB by default); the default here leaves

@@ -13,8 +13,6 @@
 
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 
-use crate::codec::DecodeError;
-
 /// The key whose `create_revision` is the owner epoch of `partition` when
 /// stores fence with owner keys ([`EtcdConfig::fence_with_owner_keys`]): the
 /// owning node creates `{prefix}/owners/{partition:05}`, value its node id,
@@ -56,13 +54,34 @@ pub(crate) fn encode_epoch(epoch: OwnerEpoch) -> String {
     format!("{:020}", epoch.0)
 }
 
+/// Why a stored epoch value does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum EpochError {
+    /// Not 20 ASCII digits.
+    #[error("an epoch is 20 decimal digits, found {found:?}")]
+    NotTwentyDigits {
+        /// The value, lossily as text.
+        found: String,
+    },
+    /// 20 digits, but above `u64::MAX`.
+    #[error("epoch {found:?} is over u64")]
+    Overflow {
+        /// The value.
+        found: String,
+    },
+}
+
 /// Parses an epoch value written by [`encode_epoch`].
-pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, DecodeError> {
-    let bad = || DecodeError::Epoch(String::from_utf8_lossy(bytes).into_owned());
+pub(crate) fn decode_epoch(bytes: &[u8]) -> Result<OwnerEpoch, EpochError> {
+    let found = || String::from_utf8_lossy(bytes).into_owned();
     if bytes.len() != 20 || !bytes.iter().all(u8::is_ascii_digit) {
-        return Err(bad());
+        return Err(EpochError::NotTwentyDigits { found: found() });
     }
-    std::str::from_utf8(bytes).ok().and_then(|s| s.parse::<u64>().ok()).map(OwnerEpoch).ok_or_else(bad)
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(OwnerEpoch)
+        .ok_or_else(|| EpochError::Overflow { found: found() })
 }
 
 /// The keys of one partition.
@@ -161,9 +180,9 @@ mod tests {
         for e in epochs {
             assert_eq!(decode_epoch(encode_epoch(OwnerEpoch(e)).as_bytes()), Ok(OwnerEpoch(e)));
         }
-        assert!(decode_epoch(b"1").is_err());
-        assert!(decode_epoch(b"99999999999999999999").is_err());
-        assert!(decode_epoch(b"0000000000000000000x").is_err());
+        assert!(matches!(decode_epoch(b"1"), Err(EpochError::NotTwentyDigits { .. })));
+        assert!(matches!(decode_epoch(b"99999999999999999999"), Err(EpochError::Overflow { .. })));
+        assert!(matches!(decode_epoch(b"0000000000000000000x"), Err(EpochError::NotTwentyDigits { .. })));
     }
 
     #[test]

@@ -10,8 +10,12 @@
 //!   [`EtcdConfig::fence_with_owner_keys`], by the partition's owner key);
 //!   appends of a partition complete in call order, partitions proceed
 //!   concurrently; oversized batches are staged in chunks and stay atomic;
-//!   the log is folded into chunked snapshots. The API is blocking (the store
-//!   owns a small tokio runtime): use it from plain threads.
+//!   the log is folded into chunked snapshots. The store starts no runtime
+//!   and keeps no client of its own: its tasks run on the caller's tokio
+//!   runtime ([`EtcdStore::new`] takes a `Handle`) over the caller's etcd
+//!   client, which [`connect`] makes and which the cluster layer shares.
+//!   `append` never blocks; `load` waits, from a thread that is not a
+//!   runtime worker.
 //! - [`EtcdConfig`] says where etcd is and how the keys are laid out.
 //! - [`owner_key`] is the one definition of a partition's owner key, shared
 //!   with the cluster layer that creates those keys.
@@ -57,7 +61,12 @@
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //! use group_types::{OffsetAndMetadata, TopicPartition};
 //!
-//! let store = EtcdStore::connect(EtcdConfig::new(["http://127.0.0.1:2379"]))?;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The program's own runtime: the store only spawns its tasks on it.
+//! let runtime = tokio::runtime::Runtime::new()?;
+//! let config = EtcdConfig::new(["http://127.0.0.1:2379"]);
+//! let client = runtime.block_on(group_storage_etcd::connect(&config))?;
+//! let store = EtcdStore::new(config, client, runtime.handle())?;
 //! let p = CoordinatorPartition(7);
 //! // A new owner first fences older ones with an empty append, then loads.
 //! store.append_blocking(p, OwnerEpoch(3), vec![])?;
@@ -74,7 +83,8 @@
 //! )?;
 //! // An older owner is refused.
 //! assert!(store.append_blocking(p, OwnerEpoch(2), vec![]).is_err());
-//! # Ok::<(), group_offsets::StorageError>(())
+//! # Ok(())
+//! # }
 //! ```
 
 mod codec;
@@ -88,4 +98,7 @@ pub mod testing;
 
 pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, EtcdConfig};
 pub use crate::keys::{owner_key, owners_prefix};
-pub use crate::store::EtcdStore;
+pub use crate::store::{EtcdStore, connect};
+/// The etcd client crate the store's API names ([`connect`] returns its
+/// `Client`), so that callers use the very version the store was built with.
+pub use etcd_client;

@@ -98,8 +98,9 @@ impl Worker {
                 Command::Append { epoch, records, completion } => {
                     let result = self.append(epoch, records).await;
                     let committed = result.is_ok();
-                    // The receiver lives as long as the runtime does.
-                    let _ = self.shared.completions.send((completion, result));
+                    // Here, in order: the partition's completions keep the
+                    // order of its appends without a thread of their own.
+                    completion.complete(result);
                     // After completing, so the append does not wait for it;
                     // only after a success, so a fenced owner never tries.
                     if committed {
@@ -256,7 +257,7 @@ impl Worker {
     }
 
     fn parse_epoch(&self, kv: &KeyValue) -> Result<OwnerEpoch, StorageError> {
-        keys::decode_epoch(kv.value()).map_err(|e| self.corrupt(kv.key(), e))
+        keys::decode_epoch(kv.value()).map_err(|e| self.corrupt(kv.key(), e.into()))
     }
 
     /// The compares every write of the partition makes: the stored epoch is

@@ -1,5 +1,6 @@
-//! `EtcdStore`: the `MetadataStore` handle, its internal runtime, one task per
-//! coordinator partition, and the thread that runs completions.
+//! `EtcdStore`: the `MetadataStore` handle, one task per coordinator
+//! partition on the caller's runtime, and [`connect`], the etcd client the
+//! store (and the cluster layer beside it) runs on.
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher};
@@ -11,8 +12,9 @@ use etcd_client::{Client, ConnectOptions, GetOptions, KvClient};
 use group_offsets::{
     AppendCompletion, CoordinatorPartition, LoadedPartition, MetadataStore, OwnerEpoch, Record, StorageError,
 };
-use tokio::runtime::Runtime;
+use tokio::runtime::{Handle, RuntimeFlavor};
 use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
 
 use crate::EtcdConfig;
 use crate::partition::Worker;
@@ -21,26 +23,95 @@ use crate::partition::Worker;
 /// range reads are paged to stay well under it.
 pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
+/// Connects an etcd client to `config.endpoints` the way the store wants it
+/// (request and connect timeouts from `config`, keep-alive pings), and checks
+/// that the cluster answers a linearizable read (so a quorum is up), retrying
+/// until [`EtcdConfig::connect_timeout`] has passed.
+///
+/// The client does not ask etcd to "require a leader": a request to a member
+/// that lost its leader waits for the next one instead of failing at once. The
+/// store bounds every attempt itself (a quarter of the request timeout, then
+/// another member), and a cluster member's lease renewal, on the same client,
+/// then completes the moment an election ends rather than racing it.
+///
+/// The client is the caller's: hand it (or a clone, which shares the
+/// connection) to [`EtcdStore::new`] and to anything else of the process
+/// that talks to the same etcd, such as `group-cluster`'s `ClusterMember`.
+/// Await it on the runtime the store will run on: the client's connection
+/// tasks live there.
+///
+/// Fails with [`StorageError::InvalidInput`] when `config` names no endpoint
+/// and with [`StorageError::Unavailable`] when the cluster does not answer.
+pub async fn connect(config: &EtcdConfig) -> Result<Client, StorageError> {
+    if config.endpoints.is_empty() {
+        return Err(StorageError::InvalidInput { message: "no etcd endpoints given".into() });
+    }
+    let options = ConnectOptions::new()
+        .with_timeout(config.request_timeout)
+        .with_connect_timeout(config.connect_timeout)
+        .with_keep_alive(Duration::from_secs(1), config.request_timeout);
+    let unavailable = |what: String| StorageError::Unavailable {
+        message: format!(
+            "etcd at {:?} {what} (connect timeout {:?})",
+            config.endpoints, config.connect_timeout
+        ),
+    };
+    let client =
+        tokio::time::timeout(config.connect_timeout, Client::connect(&config.endpoints, Some(options)))
+            .await
+            .map_err(|_| unavailable("did not accept a connection".into()))?
+            .map_err(|e| unavailable(format!("refused the connection: {e}")))?;
+    let mut kv = client.kv_client();
+    // Retried until the deadline: the cluster may be electing a leader.
+    let deadline = Instant::now() + config.connect_timeout;
+    loop {
+        let probe = kv.get(format!("{}/", config.prefix), Some(GetOptions::new().with_count_only()));
+        match tokio::time::timeout(config.request_timeout, probe).await {
+            Ok(Ok(_)) => return Ok(client),
+            Ok(Err(e)) if Instant::now() >= deadline => {
+                return Err(unavailable(format!("did not answer a read: {e}")));
+            }
+            Err(_) if Instant::now() >= deadline => return Err(unavailable("did not answer a read".into())),
+            _ => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
 /// A [`MetadataStore`] over an etcd v3 cluster, shared by every coordinator
 /// node: each append is one etcd transaction fenced by the partition's epoch
 /// (and, with [`EtcdConfig::fence_with_owner_keys`], by its owner key).
 ///
-/// Cheap to clone (clones share one connection, runtime and per-partition
-/// queues); every method may be called from many threads. The store owns a
-/// small tokio runtime (two worker threads) and one thread that runs append
-/// completions, so callers need no async runtime, and a completion may call
-/// back into the store.
+/// Cheap to clone (clones share one client and the per-partition queues);
+/// every method may be called from many threads. The store starts no runtime
+/// and no thread of its own: its tasks run on the tokio runtime whose
+/// [`Handle`] [`EtcdStore::new`] is given, over the caller's etcd
+/// [`Client`] (see [`connect`]), so a program that already runs tokio embeds
+/// it without a second runtime or a second connection.
+///
+/// # Threads
+///
+/// [`append`](MetadataStore::append) never blocks: it queues the append for
+/// the partition's task and returns, from any thread, runtime or not. The
+/// completion then runs on a worker thread of the runtime, in the partition's
+/// task: it must not block (a send on a channel, as the coordinator does)
+/// and must not wait for another call to this store. [`load`](MetadataStore::load),
+/// [`owner_epoch`](MetadataStore::owner_epoch) and
+/// [`append_blocking`](MetadataStore::append_blocking) wait for their answer:
+/// call them from a thread that is not the runtime's (a coordinator's
+/// storage stage, a `spawn_blocking` task); on a worker of a multi-thread
+/// runtime they step out of the worker (`block_in_place`) first, and on a
+/// current-thread runtime's own thread they would wait forever.
 ///
 /// # Appends
 ///
-/// [`append`](MetadataStore::append) returns at once. Each partition has a
-/// queue served by one task, so appends of a partition are applied and
-/// completed in call order, and partitions proceed concurrently. An append is
-/// one transaction: compare the stored epoch (at most the append's), the
-/// owner key when configured, that the entry's sequence number is free and
-/// that no snapshot was taken meanwhile; then raise the epoch and put the log
-/// entry. A batch over [`EtcdConfig::max_request_bytes`] is staged in chunks
-/// first and committed by a manifest entry, so it is atomic too.
+/// Each partition has a queue served by one task, so appends of a partition
+/// are applied and completed in call order, and partitions proceed
+/// concurrently. An append is one transaction: compare the stored epoch (at
+/// most the append's), the owner key when configured, that the entry's
+/// sequence number is free and that no snapshot was taken meanwhile; then
+/// raise the epoch and put the log entry. A batch over
+/// [`EtcdConfig::max_request_bytes`] is staged in chunks first and committed
+/// by a manifest entry, so it is atomic too.
 ///
 /// # Failures
 ///
@@ -66,6 +137,12 @@ pub(crate) const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 /// covers. A crash before the switch leaves unused chunks, which a later
 /// switch deletes. Every [`EtcdConfig::mvcc_compaction_interval`] the store
 /// compacts etcd's history.
+///
+/// # Shutdown
+///
+/// Dropping the last clone cancels the store's tasks: appends still queued
+/// or in flight complete with [`StorageError::Unavailable`]
+/// ([`AppendCompletion`]'s own drop), as they do when the runtime shuts down.
 pub struct EtcdStore {
     inner: Arc<Inner>,
 }
@@ -79,17 +156,15 @@ impl Clone for EtcdStore {
 struct Inner {
     config: EtcdConfig,
     queues: Box<[mpsc::UnboundedSender<Command>]>,
-    /// Taken in `drop`: a runtime dropped on one of its own threads (the last
-    /// clone dropped in a task) must shut down without blocking.
-    runtime: Option<Runtime>,
+    /// The partition tasks and the history compaction, cancelled on drop:
+    /// they run on the caller's runtime, which outlives the store.
+    tasks: Vec<AbortHandle>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            // Queued appends are dropped with their tasks: their completions
-            // answer `Unavailable` (AppendCompletion's own drop).
-            runtime.shutdown_background();
+        for task in &self.tasks {
+            task.abort();
         }
     }
 }
@@ -105,8 +180,6 @@ pub(crate) enum Command {
 pub(crate) struct Shared {
     pub(crate) config: EtcdConfig,
     pub(crate) kv: KvClient,
-    /// Completed appends go to the completion thread, in order.
-    pub(crate) completions: std::sync::mpsc::Sender<(AppendCompletion, Result<(), StorageError>)>,
     nonce_base: u64,
     nonce_counter: AtomicU64,
 }
@@ -120,18 +193,13 @@ impl Shared {
 }
 
 impl EtcdStore {
-    /// Connects to the cluster of `config.endpoints` and checks that it
-    /// answers (a linearizable read, so a quorum must be up), waiting at most
-    /// [`EtcdConfig::connect_timeout`]. Blocks; call it from a plain thread,
-    /// not from inside an async runtime.
+    /// A store over `client` (see [`connect`]) whose tasks run on `runtime`.
+    /// Returns at once: it does no I/O and blocks nowhere, so it may be
+    /// called from async code too.
     ///
-    /// Fails with [`StorageError::InvalidInput`] for a bad configuration (no
-    /// endpoints, zero partitions, a tiny `max_request_bytes`) and with
-    /// [`StorageError::Unavailable`] when the cluster does not answer.
-    pub fn connect(config: EtcdConfig) -> Result<EtcdStore, StorageError> {
-        if config.endpoints.is_empty() {
-            return Err(StorageError::InvalidInput { message: "no etcd endpoints given".into() });
-        }
+    /// Fails with [`StorageError::InvalidInput`] for a bad configuration
+    /// (zero partitions, a tiny `max_request_bytes`).
+    pub fn new(config: EtcdConfig, client: Client, runtime: &Handle) -> Result<EtcdStore, StorageError> {
         if config.partitions == 0 {
             return Err(StorageError::InvalidInput { message: "partitions must be at least 1".into() });
         }
@@ -140,66 +208,10 @@ impl EtcdStore {
                 message: format!("max_request_bytes {} is below the 4096 minimum", config.max_request_bytes),
             });
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("group-storage-etcd")
-            .enable_all()
-            .build()
-            .map_err(|e| StorageError::io(format!("could not start the etcd store's runtime: {e}")))?;
-        let options = ConnectOptions::new()
-            .with_timeout(config.request_timeout)
-            .with_connect_timeout(config.connect_timeout)
-            .with_keep_alive(Duration::from_secs(1), config.request_timeout)
-            // A member cut off from its quorum refuses at once ("no leader")
-            // instead of holding the request until it times out.
-            .with_require_leader(true);
-        let endpoints = config.endpoints.clone();
-        let unavailable = |what: String| StorageError::Unavailable {
-            message: format!("etcd at {endpoints:?} {what} (connect timeout {:?})", config.connect_timeout),
-        };
-        let kv = runtime.block_on(async {
-            let client = tokio::time::timeout(
-                config.connect_timeout,
-                Client::connect(&config.endpoints, Some(options)),
-            )
-            .await
-            .map_err(|_| unavailable("did not accept a connection".into()))?
-            .map_err(|e| unavailable(format!("refused the connection: {e}")))?;
-            let mut kv = client
-                .kv_client()
-                .max_decoding_message_size(MAX_RESPONSE_BYTES)
-                .max_encoding_message_size(MAX_RESPONSE_BYTES);
-            // Retried until the deadline: the cluster may be electing a leader.
-            let deadline = Instant::now() + config.connect_timeout;
-            loop {
-                let probe = kv.get(format!("{}/", config.prefix), Some(GetOptions::new().with_count_only()));
-                match tokio::time::timeout(config.request_timeout, probe).await {
-                    Ok(Ok(_)) => break Ok(kv),
-                    Ok(Err(e)) if Instant::now() >= deadline => {
-                        break Err(unavailable(format!("did not answer a read: {e}")));
-                    }
-                    Err(_) if Instant::now() >= deadline => {
-                        break Err(unavailable("did not answer a read".into()));
-                    }
-                    _ => tokio::time::sleep(Duration::from_millis(100)).await,
-                }
-            }
-        })?;
-
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<(AppendCompletion, Result<(), StorageError>)>();
-        // Completions run here, not on the runtime: a callback may block or
-        // call back into the store (even into the partition that completed
-        // it) without stalling a partition task. One thread keeps each
-        // partition's completions in order. It ends when the tasks are gone.
-        std::thread::Builder::new()
-            .name("group-storage-etcd-completions".into())
-            .spawn(move || {
-                for (completion, result) in done_rx {
-                    completion.complete(result);
-                }
-            })
-            .map_err(|e| StorageError::io(format!("could not start the completion thread: {e}")))?;
-
+        let kv = client
+            .kv_client()
+            .max_decoding_message_size(MAX_RESPONSE_BYTES)
+            .max_encoding_message_size(MAX_RESPONSE_BYTES);
         let seed = std::collections::hash_map::RandomState::new();
         let mut hasher = seed.build_hasher();
         hasher.write_u128(
@@ -209,25 +221,25 @@ impl EtcdStore {
         let shared = Arc::new(Shared {
             config: config.clone(),
             kv,
-            completions: done_tx,
             nonce_base: hasher.finish(),
             nonce_counter: AtomicU64::new(0),
         });
+        let mut tasks = Vec::with_capacity(config.partitions as usize + 1);
         let queues = (0..config.partitions)
             .map(|p| {
                 let (tx, rx) = mpsc::unbounded_channel();
-                runtime.spawn(Worker::new(Arc::clone(&shared), CoordinatorPartition(p)).run(rx));
+                let worker = Worker::new(Arc::clone(&shared), CoordinatorPartition(p));
+                tasks.push(runtime.spawn(worker.run(rx)).abort_handle());
                 tx
             })
             .collect();
         if let Some(interval) = config.mvcc_compaction_interval {
-            runtime.spawn(compact_history(Arc::clone(&shared), interval));
+            tasks.push(runtime.spawn(compact_history(Arc::clone(&shared), interval)).abort_handle());
         }
-        drop(shared);
-        Ok(EtcdStore { inner: Arc::new(Inner { config, queues, runtime: Some(runtime) }) })
+        Ok(EtcdStore { inner: Arc::new(Inner { config, queues, tasks }) })
     }
 
-    /// The configuration the store was connected with.
+    /// The configuration the store was made with.
     pub fn config(&self) -> &EtcdConfig {
         &self.inner.config
     }
@@ -251,7 +263,18 @@ impl EtcdStore {
     ) -> Result<T, StorageError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.queue(partition)?.send(command(tx)).map_err(|_| closed())?;
-        rx.recv().unwrap_or_else(|_| Err(closed()))
+        wait(|| rx.recv()).unwrap_or_else(|_| Err(closed()))
+    }
+}
+
+/// Runs `f`, which waits for one of the store's tasks, on this thread. On a
+/// worker of a multi-thread runtime the wait first hands the worker's other
+/// tasks (the store's own among them) to another thread, so that it cannot
+/// starve what it waits for.
+fn wait<R>(f: impl FnOnce() -> R) -> R {
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
     }
 }
 
@@ -298,6 +321,20 @@ impl MetadataStore for EtcdStore {
 
     fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {
         self.ask(partition, |reply| Command::Epoch { reply })
+    }
+
+    fn append_blocking(
+        &self,
+        partition: CoordinatorPartition,
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+    ) -> Result<(), StorageError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let completion = AppendCompletion::new(move |result| {
+            let _ = tx.send(result);
+        });
+        self.append(partition, epoch, records, completion);
+        wait(|| rx.recv()).unwrap_or_else(|_| Err(closed()))
     }
 }
 

@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,57 @@ use std::time::{Duration, Instant};
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+/// Why the test harness could not start or restart etcd.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarnessError {
+    /// No etcd binary was found where the harness looks.
+    #[error(
+        "no etcd binary: set GROUP_ETCD_BIN, or run `cargo xtask ci` or `xtask/tools/cluster-tools.sh target/tools` \
+         (which unpacks it to {}), or put etcd on PATH",
+        tools.display()
+    )]
+    NoBinary {
+        /// Where `cluster-tools.sh` unpacks it.
+        tools: PathBuf,
+    },
+    /// `GROUP_ETCD_BIN` names something that is not a file.
+    #[error("GROUP_ETCD_BIN is {}, which is not a file", .0.display())]
+    NotAFile(PathBuf),
+    /// A file, directory, port or process could not be set up.
+    #[error("{what}: {source}")]
+    Io {
+        /// What the harness was doing.
+        what: String,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A member exited while starting.
+    #[error("etcd member {member} exited with {status} at start; see {}", log.display())]
+    Exited {
+        /// The member's index.
+        member: usize,
+        /// How it exited.
+        status: ExitStatus,
+        /// Its log file.
+        log: PathBuf,
+    },
+    /// A member did not report itself healthy in time.
+    #[error("etcd member {member} did not become healthy within {timeout:?}")]
+    Unhealthy {
+        /// The member's index.
+        member: usize,
+        /// How long the harness waited.
+        timeout: Duration,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> HarnessError {
+    let what = what.into();
+    move |source| HarnessError::Io { what, source }
+}
 
 /// A key prefix no other test (of this process or another) uses:
 /// `/test/{tag}/{pid}-{n}-{nanos}`.
@@ -42,7 +93,7 @@ fn unique() -> String {
 /// let endpoints = cluster.endpoints();
 /// cluster.kill(0);     // SIGKILL: the other two keep a quorum
 /// cluster.restart(0)?; // same data directory: it rejoins
-/// # Ok::<(), String>(())
+/// # Ok::<(), group_storage_etcd::testing::HarnessError>(())
 /// ```
 #[derive(Debug)]
 pub struct EtcdCluster {
@@ -66,20 +117,20 @@ impl EtcdCluster {
     /// fast elections (50 ms heartbeats, 500 ms election timeout), data under
     /// `<workspace>/target/etcd-test/<unique>`, and waits until every member
     /// answers, at most [`START_TIMEOUT`].
-    pub fn start(members: usize) -> Result<EtcdCluster, String> {
+    pub fn start(members: usize) -> Result<EtcdCluster, HarnessError> {
         let binary = etcd_binary()?;
         let dir = target_dir().join("etcd-test").join(unique());
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(io(format!("cannot create {}", dir.display())))?;
         // Ports held until all are chosen, so no two members get the same one.
         let listeners: Vec<TcpListener> = (0..members.max(1) * 2)
             .map(|_| TcpListener::bind("127.0.0.1:0"))
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("no free loopback port: {e}"))?;
+            .map_err(io("no free loopback port"))?;
         let ports: Vec<u16> = listeners
             .iter()
             .map(|l| l.local_addr().map(|a| a.port()))
             .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
+            .map_err(io("no address of a loopback port"))?;
         drop(listeners);
         let members: Vec<Member> = (0..members.max(1))
             .map(|i| Member {
@@ -122,7 +173,7 @@ impl EtcdCluster {
 
     /// Starts member `i` again on its data directory (it rejoins the
     /// cluster) and waits until it answers.
-    pub fn restart(&mut self, i: usize) -> Result<(), String> {
+    pub fn restart(&mut self, i: usize) -> Result<(), HarnessError> {
         self.kill(i);
         self.spawn(i)?;
         self.wait_healthy(i)
@@ -136,7 +187,7 @@ impl EtcdCluster {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 
-    fn spawn(&mut self, i: usize) -> Result<(), String> {
+    fn spawn(&mut self, i: usize) -> Result<(), HarnessError> {
         let m = &self.members[i];
         let data = self.dir.join(&m.name);
         let client = format!("http://127.0.0.1:{}", m.client_port);
@@ -145,8 +196,8 @@ impl EtcdCluster {
             .create(true)
             .append(true)
             .open(self.dir.join(format!("{}.log", m.name)))
-            .map_err(|e| format!("cannot create the log of {}: {e}", m.name))?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+            .map_err(io(format!("cannot create the log of {}", m.name)))?;
+        let log2 = log.try_clone().map_err(io(format!("cannot share the log of {}", m.name)))?;
         let child = Command::new(&self.binary)
             .arg("--name")
             .arg(&m.name)
@@ -163,29 +214,30 @@ impl EtcdCluster {
             .stdout(log)
             .stderr(log2)
             .spawn()
-            .map_err(|e| format!("cannot run {}: {e}", self.binary.display()))?;
+            .map_err(io(format!("cannot run {}", self.binary.display())))?;
         self.members[i].child = Some(child);
         Ok(())
     }
 
     /// Polls the member's `/health` (true once the cluster has a leader).
-    fn wait_healthy(&mut self, i: usize) -> Result<(), String> {
+    fn wait_healthy(&mut self, i: usize) -> Result<(), HarnessError> {
         let deadline = Instant::now() + START_TIMEOUT;
         let port = self.members[i].client_port;
         loop {
             if let Some(child) = self.members[i].child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
-                return Err(format!(
-                    "etcd member {i} exited with {status} at start; see {}",
-                    self.dir.join(format!("m{i}.log")).display()
-                ));
+                return Err(HarnessError::Exited {
+                    member: i,
+                    status,
+                    log: self.dir.join(format!("m{i}.log")),
+                });
             }
             if healthy(port) {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(format!("etcd member {i} did not become healthy within {START_TIMEOUT:?}"));
+                return Err(HarnessError::Unhealthy { member: i, timeout: START_TIMEOUT });
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -227,14 +279,10 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn etcd_binary() -> Result<PathBuf, String> {
+fn etcd_binary() -> Result<PathBuf, HarnessError> {
     if let Some(bin) = std::env::var_os("GROUP_ETCD_BIN") {
         let bin = PathBuf::from(bin);
-        return if bin.is_file() {
-            Ok(bin)
-        } else {
-            Err(format!("GROUP_ETCD_BIN is {}, which is not a file", bin.display()))
-        };
+        return if bin.is_file() { Ok(bin) } else { Err(HarnessError::NotAFile(bin)) };
     }
     let tools = workspace_root().join("target/tools/bin/etcd");
     if tools.is_file() {
@@ -248,9 +296,5 @@ fn etcd_binary() -> Result<PathBuf, String> {
             }
         }
     }
-    Err(format!(
-        "no etcd binary: set GROUP_ETCD_BIN, or run `cargo xtask ci` or `xtask/tools/cluster-tools.sh target/tools` \
-         (which unpacks it to {}), or put etcd on PATH",
-        tools.display()
-    ))
+    Err(HarnessError::NoBinary { tools })
 }

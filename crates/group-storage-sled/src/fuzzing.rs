@@ -138,12 +138,12 @@ mod tests {
 
     use std::sync::Arc;
 
+    use super::replay::{check_seeds, inputs};
     use group_offsets::{
         ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
         CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch,
         RegularExpressionValue,
     };
-    use super::replay::{check_seeds, inputs};
     use group_types::{ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions};
 
     use super::{CoordinatorPartition, join, record, split};

@@ -61,7 +61,6 @@ mod replay;
 mod tests {
     use std::path::{Path, PathBuf};
 
-
     use super::consumer_protocol;
     use super::replay::{check_seeds, inputs};
     use crate::{MemberAssignment, Subscription, TopicPartitions};

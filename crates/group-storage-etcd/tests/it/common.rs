@@ -1,6 +1,6 @@
 //! Helpers shared by the tests: one etcd per test, stores on fresh prefixes.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use group_offsets::{ConsumerGroupRecord, LoadedPartition, Record};
@@ -25,8 +25,23 @@ pub(crate) fn config(cluster: &EtcdCluster, tag: &str) -> EtcdConfig {
     }
 }
 
+/// The tests' tokio runtime, as a program embedding the store would have
+/// one: every store and raw client of the test binary runs on it.
+pub(crate) static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("etcd-tests")
+        .enable_all()
+        .build()
+        .expect("the tests' runtime starts")
+});
+
+/// A store over its own client on [`RUNTIME`].
 pub(crate) fn connect(config: EtcdConfig) -> EtcdStore {
-    EtcdStore::connect(config).unwrap_or_else(|e| panic!("cannot connect: {e}"))
+    let client = RUNTIME
+        .block_on(group_storage_etcd::connect(&config))
+        .unwrap_or_else(|e| panic!("cannot connect: {e}"));
+    EtcdStore::new(config, client, RUNTIME.handle()).unwrap_or_else(|e| panic!("cannot open the store: {e}"))
 }
 
 /// A loaded partition in a canonical order (loads list groups, and
@@ -40,15 +55,15 @@ pub(crate) fn normalise(mut loaded: LoadedPartition) -> LoadedPartition {
 }
 
 /// A plain etcd client for what the store does not do itself (owner keys,
-/// leases, looking at raw keys), with the runtime to drive it.
+/// leases, looking at raw keys), on [`RUNTIME`].
 pub(crate) struct Raw {
-    pub(crate) runtime: tokio::runtime::Runtime,
+    pub(crate) runtime: &'static tokio::runtime::Runtime,
     pub(crate) client: etcd_client::Client,
 }
 
 impl Raw {
     pub(crate) fn connect(cluster: &EtcdCluster) -> Raw {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        let runtime = &*RUNTIME;
         let client = runtime
             .block_on(etcd_client::Client::connect(cluster.endpoints(), None))
             .expect("connect to etcd");
