@@ -63,6 +63,22 @@ pub(crate) enum Committed<'a> {
 }
 
 impl<'a> Committed<'a> {
+    /// True when the group is gone (a classic group marked Dead).
+    pub(crate) fn is_dead(&self) -> bool {
+        matches!(self, Committed::Classic(g) if g.is(group_types::GroupState::Dead))
+    }
+
+    /// OffsetFetch's check of the group (a consumer group checks the member).
+    pub(crate) fn validate_offset_fetch(
+        &self,
+        req: &group_types::OffsetFetchRequest,
+    ) -> Result<(), ErrorCode> {
+        match self {
+            Committed::Classic(_) => Ok(()),
+            Committed::Consumer(cg) => crate::core::consumer::validate_offset_fetch(cg, req),
+        }
+    }
+
     fn of(kind: &'a GroupKind) -> Committed<'a> {
         match kind {
             GroupKind::Classic(g) => Committed::Classic(g),
@@ -232,6 +248,28 @@ impl CoordinatorCore {
     /// the group does not exist in committed state.
     pub(crate) fn committed_view(&self, id: &str) -> Option<Committed<'_>> {
         committed_group(&self.engine.timeline, id, self.groups.get(id))
+    }
+
+    /// Consumer group `id` as committed state holds it: `None` when no group
+    /// has the id, `Some(None)` when the group is of another kind.
+    pub(crate) fn committed_consumer_group(&self, id: &str) -> Option<Option<Cow<'_, ConsumerGroup>>> {
+        match self.committed_view(id)? {
+            Committed::Consumer(cg) => Some(Some(cg)),
+            Committed::Classic(_) => Some(None),
+        }
+    }
+
+    /// What one request's records changed in consumer group `group`, to undo
+    /// if its write fails.
+    pub(crate) fn consumer_changed(&mut self, group: &Arc<str>, changes: Vec<Change>) {
+        if !changes.is_empty() {
+            self.engine.timeline.push(Undo::Consumer { group: group.clone(), changes });
+        }
+    }
+
+    /// Partitions of group `id` with a change not yet committed.
+    pub(crate) fn pending_partitions(&self, id: &str) -> Vec<TopicPartition> {
+        pending_partitions(&self.engine.timeline, id)
     }
 
     /// The committed offsets of group `id`: a base and the partitions whose

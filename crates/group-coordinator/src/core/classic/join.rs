@@ -7,8 +7,8 @@ use std::sync::Arc;
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse, MemberId};
 
 use crate::core::{
-    CoordinatorCore, Engine, Group, GroupKind, Member, PendingWrite, RebalanceReason, Record, Response,
-    StaticReplace, TimerKey, join_error, join_validation_error, validate_member_at,
+    CoordinatorCore, Engine, Group, Member, PendingWrite, RebalanceReason, Record, Response, StaticReplace,
+    TimerKey, join_error, join_validation_error, validate_member_at,
 };
 
 impl CoordinatorCore {
@@ -35,7 +35,7 @@ impl CoordinatorCore {
         // case, then finds it once more to change it.
         let exists = match self.groups.get(req.group_id.as_str()) {
             None => false,
-            Some(g) => match g.consumer() {
+            Some(_) => match self.consumer_group_ref(&req.group_id) {
                 None => true,
                 Some(cg) if !cg.modern.members.is_empty() => {
                     self.consumer_group_classic_join(rid, req, visible);
@@ -61,7 +61,7 @@ impl CoordinatorCore {
             self.create_group(&req.group_id);
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(GroupKind::classic_mut) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             return;
         };
         let writes_before = eng.fx.writes.len();

@@ -7,7 +7,7 @@ use group_types::{
     LeaveMemberResponse,
 };
 
-use crate::core::{CoordinatorCore, GroupKind, RebalanceReason, RequestId, Response, validate_member};
+use crate::core::{CoordinatorCore, RebalanceReason, RequestId, Response, validate_member};
 
 impl CoordinatorCore {
     pub(crate) fn heartbeat(&mut self, rid: RequestId, req: HeartbeatRequest) {
@@ -23,7 +23,7 @@ impl CoordinatorCore {
         if req.group_id.is_empty() {
             return ErrorCode::InvalidGroupId;
         }
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(GroupKind::classic_mut) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             return ErrorCode::UnknownMemberId;
         };
         if g.is(GroupState::Dead) {
@@ -73,7 +73,7 @@ impl CoordinatorCore {
             return;
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(GroupKind::classic_mut) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
             eng.respond(
                 rid,

@@ -3,8 +3,8 @@
 //! SyncGroup, Heartbeat and LeaveGroup with the rebalance machinery behind them
 //! (Kafka's `ClassicGroup` and the classic half of `GroupMetadataManager`).
 //!
-//! A classic group is one kind of [`GroupKind`](crate::core::GroupKind); its
-//! offsets live beside it in the partition's [`OffsetStore`](crate::core::OffsetStore).
+//! A classic group is one kind of group (`GroupKind::Classic`); its offsets
+//! live beside it, in the partition's offsets store (`core/offsets/`).
 
 mod group;
 mod join;
@@ -16,7 +16,7 @@ mod sync;
 
 use std::sync::Arc;
 
-use group_types::ErrorCode;
+use group_types::{ErrorCode, GroupState, OffsetCommitRequest};
 
 pub(crate) use self::group::{Group, JoinTimer, Member};
 use crate::core::Engine;
@@ -79,4 +79,46 @@ impl Engine {
     pub(crate) fn cancel_session(&mut self, g: &Group, member_id: &Arc<str>) {
         self.cancel(TimerKey::Session(g.id.clone(), member_id.clone()));
     }
+}
+
+/// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
+/// `position` is where `req.member_id` sits in the group, if it is a member.
+fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
+    if g.is(GroupState::Dead) {
+        return Err(ErrorCode::CoordinatorNotAvailable);
+    }
+    if req.generation_id < 0 && g.is(GroupState::Empty) {
+        return Ok(());
+    }
+    if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
+        validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position)?;
+        if req.generation_id != g.generation {
+            return Err(ErrorCode::IllegalGeneration);
+        }
+    } else if !g.is(GroupState::Empty) {
+        return Err(ErrorCode::UnknownMemberId);
+    }
+    if g.is(GroupState::CompletingRebalance) {
+        return Err(ErrorCode::RebalanceInProgress);
+    }
+    Ok(())
+}
+
+/// An OffsetCommit to classic group `g` (`ClassicGroup.validateOffsetCommit`):
+/// a member's commit also keeps its session alive, as Kafka's does.
+pub(crate) fn validate_offset_commit(
+    g: &mut Group,
+    req: &OffsetCommitRequest,
+    eng: &mut Engine,
+) -> Result<(), ErrorCode> {
+    // One lookup locates the member for validation and for its session.
+    let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
+    validate_commit(g, req, position)?;
+    if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
+        && let Some(i) = position
+    {
+        let timeout = g.at(i).session_timeout_ms;
+        eng.arm_session(g, i, timeout);
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use group_types::{ErrorCode, GroupState, SyncGroupRequest, SyncGroupResponse};
 
 use crate::core::{
-    CoordinatorCore, Engine, Group, GroupKind, PendingWrite, Record, RequestId, Response, validate_member_at,
+    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, validate_member_at,
 };
 
 fn inconsistent(given: Option<&str>, current: Option<&str>) -> bool {
@@ -25,7 +25,7 @@ impl CoordinatorCore {
             return;
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(GroupKind::classic_mut) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             eng.respond(rid, error(ErrorCode::UnknownMemberId));
             return;
         };

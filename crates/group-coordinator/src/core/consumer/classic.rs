@@ -311,12 +311,7 @@ impl CoordinatorCore {
     }
 
     fn rearm_classic_session(&mut self, group_id: &Arc<str>, member: &Arc<str>, deadline: i64) {
-        if let Some(m) = self
-            .groups
-            .get_mut(&**group_id)
-            .and_then(crate::core::GroupKind::consumer_mut)
-            .and_then(|cg| cg.modern.members.get_mut(member))
-        {
+        if let Some(m) = self.consumer_group_mut(group_id).and_then(|cg| cg.modern.members.get_mut(member)) {
             m.session_deadline = Some(deadline);
         }
         self.engine.arm(TimerKey::ConsumerSession(group_id.clone(), member.clone()), deadline);

@@ -9,7 +9,6 @@ use group_types::{
 use super::group::ConsumerGroup;
 use super::topics;
 use crate::core::modern::assignment::{self, Assignment};
-use crate::core::undo::Committed;
 use crate::core::{CoordinatorCore, RequestId, Response};
 use crate::snapshot::{ConsumerGroupSnapshot, ConsumerMemberSnapshot};
 use crate::{MetadataImage, TopicImage};
@@ -46,18 +45,18 @@ impl CoordinatorCore {
                 if id.is_empty() {
                     return DescribedConsumerGroup::error("", ErrorCode::InvalidGroupId, None);
                 }
-                match self.committed_view(id) {
+                match self.committed_consumer_group(id) {
                     None => DescribedConsumerGroup::error(
                         id.clone(),
                         ErrorCode::GroupIdNotFound,
                         Some(format!("Group {id} not found.")),
                     ),
-                    Some(Committed::Classic(_)) => DescribedConsumerGroup::error(
+                    Some(None) => DescribedConsumerGroup::error(
                         id.clone(),
                         ErrorCode::GroupIdNotFound,
                         Some(format!("Group {id} is not a consumer group.")),
                     ),
-                    Some(Committed::Consumer(cg)) => self.describe_one(id, &cg),
+                    Some(Some(cg)) => self.describe_one(id, &cg),
                 }
             })
             .collect();

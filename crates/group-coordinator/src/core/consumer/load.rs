@@ -7,8 +7,7 @@ use std::sync::Arc;
 use group_offsets::ConsumerGroupRecord;
 use group_types::ConsumerMemberState;
 
-use super::ConsumerGroup;
-use crate::core::{CoordinatorCore, Group, GroupKind, TimerKey};
+use crate::core::{CoordinatorCore, TimerKey};
 
 /// Replay order within a group: the group's epoch and members first, then
 /// targets, then where each member stands.
@@ -30,23 +29,17 @@ impl CoordinatorCore {
         let mut loaded: Vec<Arc<str>> = Vec::new();
         for record in records.into_iter().filter(|r| !r.is_tombstone()) {
             let id = record.group_id().clone();
-            let kind = self
-                .groups
-                .entry(id.clone())
-                .or_insert_with(|| GroupKind::Classic(Group::new(id.clone(), now)));
-            if kind.consumer().is_none() {
-                // A consumer group replaced whatever classic record this id had
-                // (its offsets, beside it, stay).
-                *kind = GroupKind::Consumer(Box::new(ConsumerGroup::new(now)));
+            // A consumer group replaces whatever classic record this id had
+            // (its offsets, beside it, stay).
+            let Some((cg, new)) = self.loaded_consumer_group(&id) else { continue };
+            cg.replay(&record, None);
+            if new {
                 loaded.push(id);
-            }
-            if let GroupKind::Consumer(cg) = kind {
-                cg.replay(&record, None);
             }
         }
         for id in loaded {
             let session = i64::from(self.consumer_session_timeout(&id));
-            let Some(GroupKind::Consumer(cg)) = self.groups.get_mut(&id) else { continue };
+            let Some(cg) = self.consumer_group_mut(&id) else { continue };
             cg.refresh_needed = true;
             let mut arm = Vec::new();
             for m in cg.modern.members.values_mut() {

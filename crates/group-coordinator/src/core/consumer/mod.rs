@@ -2,7 +2,7 @@
 //! ConsumerGroupDescribe, server-side target assignment and incremental
 //! reconciliation (`kip848-semantics.md`).
 //!
-//! A consumer group is one kind of group ([`GroupKind::Consumer`]), a peer of
+//! A consumer group is one kind of group (`GroupKind::Consumer`), a peer of
 //! the classic kind; its offsets live beside it in the partition's offsets
 //! store, as every group's do. Its handlers are Kafka's: each produces records, the records
 //! change the group through [`ConsumerGroup::replay`] (so loading is replaying),
@@ -37,8 +37,7 @@ pub(crate) use self::classic_apis::{
 };
 pub(crate) use self::group::{Change, ConsumerGroup, ConsumerMember};
 pub(crate) use self::validate::validate_heartbeat;
-use crate::core::undo::Undo;
-use crate::core::{CoordinatorCore, GroupKind, PendingWrite, RequestId, Response, TimerKey, TimerOp};
+use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp};
 
 /// Where the group a request works on comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,8 +136,7 @@ impl CoordinatorCore {
     /// (`commit_work` or `abandon` puts it back). `None` when `id` is not a
     /// consumer group.
     fn take_consumer(&mut self, id: &str) -> Option<Work> {
-        self.groups.get(id)?.consumer()?;
-        let (group_id, GroupKind::Consumer(cg)) = self.groups.remove_entry(id)? else { return None };
+        let (group_id, cg) = self.take_consumer_group(id)?;
         Some(Work {
             group_id,
             cg,
@@ -173,7 +171,7 @@ impl CoordinatorCore {
         }
         let mut work = work;
         work.rewind();
-        self.groups.insert(work.group_id, GroupKind::Consumer(work.cg));
+        self.put_consumer_group(work.group_id, work.cg);
     }
 
     /// The request succeeded: the group goes back (or in), its records are written,
@@ -187,27 +185,17 @@ impl CoordinatorCore {
         for op in timers {
             self.engine.fx.timers.push(op);
         }
-        let deleted =
-            records.iter().any(|r| matches!(r, ConsumerGroupRecord::GroupMetadata { value: None, .. }));
         match origin {
             Origin::Existing => {
-                if !changes.is_empty() {
-                    self.engine.timeline.push(Undo::Consumer { group: group_id.clone(), changes });
-                }
-                let kind = if deleted {
-                    // What a deleted consumer group leaves: an empty group.
-                    GroupKind::Classic(crate::core::Group::new(group_id.clone(), self.engine.now))
-                } else {
-                    GroupKind::Consumer(cg)
-                };
-                self.groups.insert(group_id.clone(), kind);
+                self.consumer_changed(&group_id, changes);
+                self.put_consumer_group(group_id.clone(), cg);
             }
             Origin::New if records.is_empty() => {}
-            Origin::New => self.put_group(group_id.clone(), GroupKind::Consumer(cg)),
+            Origin::New => self.create_consumer_group(group_id.clone(), cg),
             Origin::ReplacesClassic => {
                 // The classic group goes (its timers with it); its offsets stay.
                 self.remove_group(&group_id);
-                self.put_group(group_id.clone(), GroupKind::Consumer(cg));
+                self.create_consumer_group(group_id.clone(), cg);
             }
         }
         if records.is_empty() && prefix.is_empty() {
@@ -219,19 +207,7 @@ impl CoordinatorCore {
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Consumer));
         let pending = pending_for(answer, retry);
-        match self.groups.get_mut(&*group_id) {
-            Some(g) => {
-                self.engine.write_group_barrier(group_id.clone(), g.barrier_mut(), all, pending);
-            }
-            None => {
-                self.engine.write(all, pending);
-            }
-        }
-    }
-
-    /// The live consumer group `id`, if it is one.
-    pub(crate) fn consumer_group_ref(&self, id: &str) -> Option<&ConsumerGroup> {
-        self.groups.get(id).and_then(GroupKind::consumer)
+        self.write_group_records(&group_id, all, pending);
     }
 }
 

@@ -5,18 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_types::{
-    CommitMetadata, ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitData, OffsetCommitRequest,
+    CommitMetadata, ErrorCode, OffsetAndMetadata, OffsetCommitData, OffsetCommitRequest,
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest,
     OffsetFetchResponse, TopicEntries, TopicPartition,
 };
 
-use group_offsets::{RetentionGroup, metadata_length};
+use group_offsets::metadata_length;
 
-use crate::core::undo::{Committed, pending_partitions};
-use crate::core::{
-    CoordinatorCore, Group, GroupKind, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey,
-    consumer, validate_member_at,
-};
+use crate::core::{CoordinatorCore, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey};
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
     OffsetFetchData {
@@ -25,29 +21,6 @@ fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
         metadata: offset.metadata.clone(),
         error_code: ErrorCode::None,
     }
-}
-
-/// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
-/// `position` is where `req.member_id` sits in the group, if it is a member.
-fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
-    if g.is(GroupState::Dead) {
-        return Err(ErrorCode::CoordinatorNotAvailable);
-    }
-    if req.generation_id < 0 && g.is(GroupState::Empty) {
-        return Ok(());
-    }
-    if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-        validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position)?;
-        if req.generation_id != g.generation {
-            return Err(ErrorCode::IllegalGeneration);
-        }
-    } else if !g.is(GroupState::Empty) {
-        return Err(ErrorCode::UnknownMemberId);
-    }
-    if g.is(GroupState::CompletingRebalance) {
-        return Err(ErrorCode::RebalanceInProgress);
-    }
-    Ok(())
 }
 
 impl CoordinatorCore {
@@ -76,34 +49,17 @@ impl CoordinatorCore {
             }
         };
         // The group's kind validates the commit; the offsets go to the store.
-        let group_id = match kind {
-            GroupKind::Consumer(cg) => {
-                if let Err(code) = consumer::validate_offset_commit(cg, &req) {
-                    eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
-                    return;
-                }
-                None
-            }
-            GroupKind::Classic(g) => {
-                // One lookup locates the member for validation and for its session.
-                let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
-                if let Err(code) = validate_commit(g, &req, position) {
-                    eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
-                    return;
-                }
-                if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
-                    && let Some(i) = position
-                {
-                    let timeout = g.at(i).session_timeout_ms;
-                    eng.arm_session(g, i, timeout);
-                }
-                Some(g.id.clone())
-            }
-        };
-        let Some(group_id) =
-            group_id.or_else(|| self.groups.get_key_value(req.group_id.as_str()).map(|(id, _)| id.clone()))
-        else {
+        if let Err(code) = kind.validate_offset_commit(&req, eng) {
+            eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
+        }
+        // A classic group names itself; another kind is named by its key.
+        let group_id = match kind.id() {
+            Some(id) => id.clone(),
+            None => match self.groups.get_key_value(req.group_id.as_str()) {
+                Some((id, _)) => id.clone(),
+                None => return,
+            },
         };
         let offsets = self.offsets.entry(&group_id);
         let now = eng.now;
@@ -168,12 +124,8 @@ impl CoordinatorCore {
     /// Answers from committed state: an offset whose write is in flight is not
     /// shown until it commits (Kafka reads at the last committed offset).
     pub(crate) fn offset_fetch(&mut self, rid: RequestId, req: OffsetFetchRequest) {
-        let view = self
-            .committed_view(req.group_id.as_str())
-            .filter(|g| !matches!(g, Committed::Classic(g) if g.is(GroupState::Dead)));
-        if let Some(Committed::Consumer(cg)) = &view
-            && let Err(error_code) = consumer::validate_offset_fetch(cg, &req)
-        {
+        let view = self.committed_view(req.group_id.as_str()).filter(|g| !g.is_dead());
+        if let Some(Err(error_code)) = view.as_ref().map(|g| g.validate_offset_fetch(&req)) {
             let response = OffsetFetchResponse { error_code, ..OffsetFetchResponse::default() };
             self.engine.respond(rid, Response::OffsetFetch(response));
             return;
@@ -233,20 +185,13 @@ impl CoordinatorCore {
             eng.respond(rid, top(ErrorCode::InvalidGroupId));
             return;
         }
-        let dead = |g: &GroupKind| g.classic().is_some_and(|g| g.is(GroupState::Dead));
         let Some((group_id, kind)) =
-            self.groups.get_key_value(req.group_id.as_str()).filter(|(_, g)| !dead(g))
+            self.groups.get_key_value(req.group_id.as_str()).filter(|(_, g)| !g.is_dead())
         else {
             eng.respond(rid, top(ErrorCode::GroupIdNotFound));
             return;
         };
-        let consumer = kind.consumer();
-        let classic = kind.classic();
-        let empty = match kind {
-            GroupKind::Consumer(cg) => cg.modern.members.is_empty(),
-            GroupKind::Classic(g) => g.is(GroupState::Empty),
-        };
-        if !empty && classic.is_some_and(|g| g.protocol_type.as_deref() != Some("consumer")) {
+        if kind.refuses_offset_delete() {
             eng.respond(rid, top(ErrorCode::NonEmptyGroup));
             return;
         }
@@ -256,11 +201,7 @@ impl CoordinatorCore {
         let mut records = Vec::new();
         for (topic, list) in &req.topics {
             // A consumer group refuses subscribed topics in any state (§7.4).
-            let subscribed = match (consumer, classic) {
-                (Some(cg), _) => consumer::subscribes_to(cg, topic),
-                (None, Some(g)) => !empty && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic)),
-                (None, None) => false,
-            };
+            let subscribed = kind.subscribes_to(topic);
             let out = response.partitions.entry(topic.clone()).or_default();
             for &partition in list {
                 if subscribed {
@@ -300,32 +241,10 @@ impl CoordinatorCore {
         let mut removals = Vec::new();
         let mut records = Vec::new();
         for id in ids {
-            let pending = pending_partitions(&self.engine.timeline, &id);
+            let pending = self.pending_partitions(&id);
             let Some(kind) = self.groups.get(&id) else { continue };
-            // A consumer group's offsets expire from their commit time once the
-            // group no longer subscribes to their topic (`offsetExpirationCondition`).
-            let mut retention_group = match kind {
-                GroupKind::Classic(g) => {
-                    let mut group = RetentionGroup::new(g.state, Some(g.state_ts)).with_pending(&pending);
-                    if let Some(protocol_type) = g.protocol_type.as_deref() {
-                        group = group.with_protocol_type(protocol_type);
-                    }
-                    group
-                }
-                GroupKind::Consumer(cg) => {
-                    let state =
-                        if cg.modern.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
-                    RetentionGroup::new(state, Some(cg.created_ms))
-                        .with_pending(&pending)
-                        .with_protocol_type("consumer")
-                }
-            };
-            let consumer_topics = kind.consumer().map(consumer::subscribed_topic_names);
-            if let Some(topics) =
-                consumer_topics.as_ref().or(kind.classic().and_then(|g| g.subscribed_topics.as_ref()))
-            {
-                retention_group = retention_group.with_subscribed_topics(topics);
-            }
+            let consumer_topics = kind.consumer_topics();
+            let retention_group = kind.retention(&pending, consumer_topics.as_ref());
             let rule = retention_group.expiration_rule();
             let mut expired = Vec::new();
             let held = self.offsets.get(&id);
@@ -335,11 +254,11 @@ impl CoordinatorCore {
                 }
             }
             let all_expired = expired.len() == held.map_or(0, |o| o.len());
-            let empty = match kind {
-                GroupKind::Classic(g) => g.is(GroupState::Empty) && g.len() == 0,
-                GroupKind::Consumer(cg) => cg.modern.members.is_empty(),
-            };
-            let delete_group = all_expired && pending.is_empty() && empty && kind.barrier().is_none();
+            let delete_group = all_expired
+                && pending.is_empty()
+                && kind.is_empty()
+                && !kind.has_members()
+                && kind.barrier().is_none();
             if expired.is_empty() && !delete_group {
                 continue;
             }
@@ -347,10 +266,7 @@ impl CoordinatorCore {
                 records.push(Record::OffsetTombstone { group_id: id.clone(), partition: tp.clone() });
             }
             if delete_group {
-                match kind {
-                    GroupKind::Consumer(cg) => records.extend(consumer::deletion_records(&id, cg)),
-                    GroupKind::Classic(_) => records.push(Record::GroupTombstone { group_id: id.clone() }),
-                }
+                records.extend(kind.deletion_records(&id));
             }
             for tp in &expired {
                 self.engine.remove_offset(&mut self.offsets, &id, tp);
