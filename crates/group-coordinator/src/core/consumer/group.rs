@@ -417,3 +417,158 @@ fn log(undo: &mut Option<&mut Vec<Change>>, make: impl FnOnce() -> Change) {
         undo.push(make());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use group_offsets::{ConsumerGroupMetadataValue, RegularExpressionValue};
+    use group_types::TopicIdPartitions;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Everything a replay can change, in an order that does not depend on
+    /// hashing (the partition owners are a hash map).
+    fn fingerprint(cg: &ConsumerGroup) -> String {
+        let mut owners: Vec<_> = cg.partition_epochs.iter().map(|(k, v)| (k.0.0, k.1, *v)).collect();
+        owners.sort_unstable();
+        format!(
+            "{:?} {:?} {} {:?} {} {} {:?}",
+            cg.modern,
+            cg.regexes,
+            cg.regex_subscribers,
+            owners,
+            cg.refresh_needed,
+            cg.regex_refresh_due,
+            cg.barrier
+        )
+    }
+
+    fn parts(spec: &[(u8, i32)]) -> Vec<TopicIdPartitions> {
+        spec.iter()
+            .map(|(t, p)| TopicIdPartitions { topic_id: TopicId([*t; 16]), partitions: vec![*p] })
+            .collect()
+    }
+
+    /// One record over a small world: 3 members, 2 instance ids, 2 regexes,
+    /// 2 topics of 2 partitions; tombstones included.
+    fn record() -> impl Strategy<Value = ConsumerGroupRecord> {
+        let g: Arc<str> = Arc::from("g");
+        let member = (0..3u8).prop_map(|m| Arc::<str>::from(format!("m{m}")));
+        let partition = (1..3u8, 0..2i32);
+        let g1 = g.clone();
+        let g2 = g.clone();
+        let g3 = g.clone();
+        let g4 = g.clone();
+        let g5 = g.clone();
+        prop_oneof![
+            (0..5i32, any::<u64>()).prop_map(move |(epoch, metadata_hash)| {
+                ConsumerGroupRecord::GroupMetadata {
+                    group_id: g.clone(),
+                    value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash }),
+                }
+            }),
+            (
+                member.clone(),
+                proptest::option::of((proptest::option::of(0..2u8), proptest::option::of(0..2u8)))
+            )
+                .prop_map(move |(member_id, value)| ConsumerGroupRecord::MemberMetadata {
+                    group_id: g1.clone(),
+                    member_id,
+                    value: value.map(|(instance, regex)| {
+                        Box::new(ConsumerMemberMetadataValue {
+                            instance_id: instance.map(|i| format!("i{i}")),
+                            subscribed_topic_regex: regex.map(|r| format!("r{r}")),
+                            ..ConsumerMemberMetadataValue::default()
+                        })
+                    }),
+                }),
+            proptest::option::of(0..5i32).prop_map(move |value| {
+                ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g2.clone(), value }
+            }),
+            (member.clone(), proptest::option::of(proptest::collection::vec(partition.clone(), 0..3)))
+                .prop_map(move |(member_id, value)| ConsumerGroupRecord::TargetAssignmentMember {
+                    group_id: g3.clone(),
+                    member_id,
+                    value: value.map(|v| parts(&v)),
+                }),
+            (
+                member,
+                proptest::option::of((
+                    -2..5i32,
+                    proptest::collection::vec(partition.clone(), 0..3),
+                    proptest::collection::vec(partition, 0..2)
+                ))
+            )
+                .prop_map(move |(member_id, value)| {
+                    ConsumerGroupRecord::CurrentMemberAssignment {
+                        group_id: g4.clone(),
+                        member_id,
+                        value: value.map(|(epoch, assigned, pending)| CurrentMemberAssignmentValue {
+                            member_epoch: epoch,
+                            previous_member_epoch: epoch - 1,
+                            state: ConsumerMemberState::Stable,
+                            assigned: parts(&assigned),
+                            pending_revocation: parts(&pending),
+                        }),
+                    }
+                }),
+            ((0..2u8), proptest::option::of(0..3i64)).prop_map(move |(r, value)| {
+                ConsumerGroupRecord::RegularExpression {
+                    group_id: g5.clone(),
+                    regex: Arc::from(format!("r{r}")),
+                    value: value.map(|v| RegularExpressionValue {
+                        topics: vec![format!("t{v}")],
+                        version: v,
+                        timestamp_ms: v,
+                    }),
+                }
+            }),
+        ]
+    }
+
+    proptest! {
+        /// Whatever a group went through, undoing what a run of records logged
+        /// gives back exactly the group before that run: no copy of the group
+        /// is needed to revert a failed write.
+        #[test]
+        fn undoing_the_logged_changes_restores_the_group_exactly(
+            history in proptest::collection::vec(record(), 0..25),
+            change in proptest::collection::vec(record(), 1..25),
+            flags in (any::<bool>(), any::<bool>()),
+        ) {
+            let mut cg = ConsumerGroup::new(0);
+            for r in &history {
+                cg.replay(r, None);
+            }
+            let before = fingerprint(&cg);
+            let mut undo = Vec::new();
+            for r in &change {
+                cg.replay(r, Some(&mut undo));
+            }
+            cg.set_flags(Some(&mut undo), flags.0, flags.1);
+            if let Some(id) = cg.modern.members.keys().next().cloned()
+                && let Some(m) = cg.member_mut(Some(&mut undo), &id)
+            {
+                m.session_deadline = Some(42);
+            }
+            cg.undo(undo);
+            prop_assert_eq!(fingerprint(&cg), before);
+        }
+
+        /// Replaying with or without a log changes the group the same way.
+        #[test]
+        fn logging_changes_nothing_but_the_log(records in proptest::collection::vec(record(), 0..30)) {
+            let mut plain = ConsumerGroup::new(0);
+            let mut logged = ConsumerGroup::new(0);
+            let mut undo = Vec::new();
+            for r in &records {
+                plain.replay(r, None);
+                logged.replay(r, Some(&mut undo));
+            }
+            prop_assert_eq!(fingerprint(&plain), fingerprint(&logged));
+            prop_assert_eq!(undo.is_empty(), records.is_empty() || records.iter().all(|r| matches!(
+                r, ConsumerGroupRecord::GroupMetadata { value: None, .. }
+            )));
+        }
+    }
+}
