@@ -202,23 +202,26 @@ impl CoordinatorCore {
         self.groups.get_mut(id).and_then(GroupKind::consumer_mut)
     }
 
-    /// Takes consumer group `id` out of the map for a request to work on
+    /// Takes consumer group `id` out for a request to work on
     /// ([`put_consumer_group`](Self::put_consumer_group) puts it back); `None`
-    /// when `id` is not a consumer group.
-    pub(crate) fn take_consumer_group(&mut self, id: &str) -> Option<(Arc<str>, Box<ConsumerGroup>)> {
-        self.groups.get(id)?.consumer()?;
-        match self.groups.remove_entry(id)? {
-            (id, GroupKind::Consumer(cg)) => Some((id, cg)),
-            (id, kind) => {
-                self.groups.insert(id, kind);
-                None
-            }
-        }
+    /// when `id` is not a consumer group. Its slot keeps an empty group
+    /// meanwhile: the map's entry stays, as removing and inserting it again on
+    /// every heartbeat would wear the table (deleted slots pile up until it
+    /// rehashes every group).
+    pub(crate) fn take_consumer_group(&mut self, id: &str) -> Option<Box<ConsumerGroup>> {
+        let GroupKind::Consumer(slot) = self.groups.get_mut(id)? else { return None };
+        let empty = self.spare_consumer.take().unwrap_or_default();
+        Some(std::mem::replace(slot, empty))
     }
 
     /// Puts back a consumer group a request took out (not a change: nothing to undo).
     pub(crate) fn put_consumer_group(&mut self, id: Arc<str>, cg: Box<ConsumerGroup>) {
-        self.groups.insert(id, GroupKind::Consumer(cg));
+        match self.groups.get_mut(&*id) {
+            Some(GroupKind::Consumer(slot)) => self.spare_consumer = Some(std::mem::replace(slot, cg)),
+            _ => {
+                self.groups.insert(id, GroupKind::Consumer(cg));
+            }
+        }
     }
 
     /// Creates consumer group `id`, remembering what the id held before.
@@ -231,7 +234,7 @@ impl CoordinatorCore {
     pub(crate) fn loaded_consumer_group(&mut self, id: &Arc<str>) -> Option<(&mut ConsumerGroup, bool)> {
         let new = self.consumer_group_ref(id).is_none();
         if new {
-            let cg = Box::new(ConsumerGroup::new(self.engine.now));
+            let cg = Box::new(ConsumerGroup::new(id.clone(), self.engine.now));
             self.groups.insert(id.clone(), GroupKind::Consumer(cg));
         }
         self.consumer_group_mut(id).map(|cg| (cg, new))

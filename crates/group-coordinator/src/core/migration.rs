@@ -188,7 +188,7 @@ impl CoordinatorCore {
         let mut work = work;
         work.rewind();
         let now = self.engine.now;
-        self.groups.insert(group_id.clone(), GroupKind::Consumer(work.cg));
+        self.put_consumer_group(group_id.clone(), work.cg);
         let Some(GroupKind::Consumer(cg)) = self.groups.get(&*group_id) else { return };
         let mut records = deletion_records(&group_id, cg);
         let mut g = Group::new(group_id.clone(), now);

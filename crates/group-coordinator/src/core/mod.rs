@@ -308,6 +308,9 @@ pub struct CoordinatorCore {
     pub(crate) groups: ClientMap<Arc<str>, GroupKind>,
     /// Every group's committed offsets, beside the groups.
     pub(crate) offsets: OffsetStore,
+    /// An empty consumer group that holds a consumer group's slot while a
+    /// request works on it (`kind.rs`), kept to spare an allocation each time.
+    pub(crate) spare_consumer: Option<Box<consumer::ConsumerGroup>>,
     pub(crate) engine: Engine,
     started: bool,
 }
@@ -319,6 +322,7 @@ impl CoordinatorCore {
         CoordinatorCore {
             groups: ClientMap::default(),
             offsets: OffsetStore::default(),
+            spare_consumer: None,
             engine: Engine {
                 config,
                 now: 0,

@@ -1,5 +1,5 @@
-//! Snapshot-and-revert of the state that records describe: which groups exist and
-//! their committed offsets.
+//! The undo log of one coordinator partition: per change, how to undo it, kept
+//! until the write that carries the change commits.
 //!
 //! The core applies a change at once and remembers how to undo it; the writes of a
 //! coordinator partition complete in the order they were issued, so the state at
@@ -11,8 +11,8 @@
 //! state (OffsetFetch, DescribeGroups, ListGroups) look through the uncommitted
 //! part of the log instead of at the live values.
 //!
-//! Only what records carry is kept here. The rest of a classic group (members,
-//! parked requests, timers) lives outside the timeline, as in Kafka's
+//! Only what records carry is undone this way. The rest of a classic group
+//! (members, parked requests, timers) lives outside the timeline, as in Kafka's
 //! `ClassicGroup`; its reactions to a failed write are Kafka's own (§2.2, §2.1.2).
 //!
 //! The log knows nothing of what its entries undo: an entry only names its group

@@ -96,6 +96,8 @@ pub(crate) enum Change {
 /// A KIP-848 consumer group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConsumerGroup {
+    /// The group's id.
+    pub(crate) id: Arc<str>,
     /// What every modern kind of group holds.
     pub(crate) modern: ModernGroup<ConsumerMember>,
     /// Per partition, the epoch of the member that owns it (assigned or pending
@@ -129,8 +131,8 @@ impl ModernMember for ConsumerMember {
 }
 
 impl ConsumerGroup {
-    pub(crate) fn new(now_ms: i64) -> ConsumerGroup {
-        ConsumerGroup { refresh_needed: true, created_ms: now_ms, ..ConsumerGroup::default() }
+    pub(crate) fn new(id: Arc<str>, now_ms: i64) -> ConsumerGroup {
+        ConsumerGroup { id, refresh_needed: true, created_ms: now_ms, ..ConsumerGroup::default() }
     }
 
     /// `ConsumerGroup.maybeUpdateGroupState`.
@@ -299,9 +301,12 @@ impl ConsumerGroup {
         undo: Option<&mut Vec<Change>>,
         id: &Arc<str>,
     ) -> Option<&mut ConsumerMember> {
-        let mut undo = undo;
-        if self.modern.members.contains_key(id) {
-            self.log_member(&mut undo, id);
+        // Looked up twice only when the change is logged: a heartbeat that
+        // writes nothing (the common one) pays one lookup.
+        if let Some(undo) = undo
+            && let Some(member) = self.modern.members.get(id)
+        {
+            undo.push(Change::Member { id: id.clone(), prev: Some(Box::new(member.clone())) });
         }
         self.modern.members.get_mut(id)
     }
@@ -536,7 +541,7 @@ mod tests {
             change in proptest::collection::vec(record(), 1..25),
             flags in (any::<bool>(), any::<bool>()),
         ) {
-            let mut cg = ConsumerGroup::new(0);
+            let mut cg = ConsumerGroup::new(Arc::from("g"), 0);
             for r in &history {
                 cg.replay(r, None);
             }
@@ -558,8 +563,8 @@ mod tests {
         /// Replaying with or without a log changes the group the same way.
         #[test]
         fn logging_changes_nothing_but_the_log(records in proptest::collection::vec(record(), 0..30)) {
-            let mut plain = ConsumerGroup::new(0);
-            let mut logged = ConsumerGroup::new(0);
+            let mut plain = ConsumerGroup::new(Arc::from("g"), 0);
+            let mut logged = ConsumerGroup::new(Arc::from("g"), 0);
             let mut undo = Vec::new();
             for r in &records {
                 plain.replay(r, None);

@@ -136,9 +136,9 @@ impl CoordinatorCore {
     /// (`commit_work` or `abandon` puts it back). `None` when `id` is not a
     /// consumer group.
     fn take_consumer(&mut self, id: &str) -> Option<Work> {
-        let (group_id, cg) = self.take_consumer_group(id)?;
+        let cg = self.take_consumer_group(id)?;
         Some(Work {
-            group_id,
+            group_id: cg.id.clone(),
             cg,
             origin: Origin::Existing,
             changes: Vec::new(),
@@ -151,9 +151,10 @@ impl CoordinatorCore {
     }
 
     pub(crate) fn new_work(&self, id: &str, origin: Origin) -> Work {
+        let group_id: Arc<str> = Arc::from(id);
         Work {
-            group_id: Arc::from(id),
-            cg: Box::new(ConsumerGroup::new(self.engine.now)),
+            cg: Box::new(ConsumerGroup::new(group_id.clone(), self.engine.now)),
+            group_id,
             origin,
             changes: Vec::new(),
             records: Vec::new(),
