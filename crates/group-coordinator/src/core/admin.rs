@@ -7,8 +7,9 @@ use group_types::{
     ListGroupsResponse, ListedGroup, MemberId,
 };
 
+use crate::core::undo::Committed;
 use crate::core::{
-    CoordinatorCore, Engine, Group, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
+    CoordinatorCore, Engine, Group, GroupKind, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
 };
 
 impl CoordinatorCore {
@@ -25,17 +26,18 @@ impl CoordinatorCore {
     /// The answer shares the request's `group_id` (no copy): it lives no longer
     /// than the request.
     fn describe_group_at(&self, group_id: &GroupId, api_version: i16) -> DescribedGroup {
-        let Some((g, _)) = self.committed_view(group_id) else {
-            return DescribedGroup {
-                error_code: ErrorCode::None,
-                group_id: group_id.clone(),
-                group_state: GroupState::Dead.as_str().to_owned(),
-                ..DescribedGroup::default()
-            };
+        let g = match self.committed_view(group_id) {
+            None => {
+                return DescribedGroup {
+                    error_code: ErrorCode::None,
+                    group_id: group_id.clone(),
+                    group_state: GroupState::Dead.as_str().to_owned(),
+                    ..DescribedGroup::default()
+                };
+            }
+            Some(Committed::Consumer(_)) => return consumer::described_as_classic(group_id, api_version),
+            Some(Committed::Classic(g)) => g,
         };
-        if self.engine.timeline.committed_consumer(group_id, g).is_some() {
-            return consumer::described_as_classic(group_id, api_version);
-        }
         let stable = g.is(GroupState::Stable);
         let protocol = g.protocol_name.as_deref().unwrap_or("");
         DescribedGroup {
@@ -84,16 +86,16 @@ impl CoordinatorCore {
         );
         let mut listed: Vec<ListedGroup> = ids
             .into_iter()
-            .filter_map(|id| self.committed_view(id).map(|(g, _)| g))
-            .filter(|g| !g.is(GroupState::Dead))
-            .map(|g| match self.engine.timeline.committed_consumer(&g.id, g) {
-                Some(cg) => consumer::listed(&g.id, cg),
-                None => ListedGroup {
+            .filter_map(|id| self.committed_view(id).map(|g| (id, g)))
+            .filter_map(|(id, g)| match g {
+                Committed::Consumer(cg) => Some(consumer::listed(id, &cg)),
+                Committed::Classic(g) if g.is(GroupState::Dead) => None,
+                Committed::Classic(g) => Some(ListedGroup {
                     group_id: GroupId::from(&*g.id),
                     protocol_type: g.protocol_type.as_deref().unwrap_or_default().to_owned(),
                     group_state: g.state.as_str().to_owned(),
                     group_type: "classic".to_owned(),
-                },
+                }),
             })
             .filter(|l| type_ok(&l.group_type))
             .filter(|l| {
@@ -119,33 +121,28 @@ impl CoordinatorCore {
             if response.results.iter().any(|r| r.group_id == *id) {
                 continue;
             }
-            let code = match self.groups.get(id.as_str()) {
+            let code = match self.groups.get_key_value(id.as_str()) {
                 None => ErrorCode::GroupIdNotFound,
-                Some(g) if g.is(GroupState::Dead) => ErrorCode::GroupIdNotFound,
-                Some(g) if !g.is(GroupState::Empty) => ErrorCode::NonEmptyGroup,
-                Some(g) if g.consumer.as_deref().is_some_and(|cg| !cg.members.is_empty()) => {
+                Some((_, GroupKind::Classic(g))) if g.is(GroupState::Dead) => ErrorCode::GroupIdNotFound,
+                Some((_, GroupKind::Classic(g))) if !g.is(GroupState::Empty) => ErrorCode::NonEmptyGroup,
+                Some((_, GroupKind::Consumer(cg))) if !cg.modern.members.is_empty() => {
                     ErrorCode::NonEmptyGroup
                 }
-                Some(g) if g.consumer.is_some() => {
-                    for tp in g.offsets.keys() {
-                        records
-                            .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
+                Some((gid, kind)) => {
+                    let gid = gid.clone();
+                    let offsets = self.offsets.get(&gid);
+                    for tp in offsets.iter().flat_map(|o| o.keys()) {
+                        records.push(Record::OffsetTombstone { group_id: gid.clone(), partition: tp });
                     }
-                    if let Some(cg) = g.consumer.as_deref() {
-                        records.extend(consumer::deletion_records(&g.id, cg));
+                    match kind {
+                        GroupKind::Consumer(cg) => records.extend(consumer::deletion_records(&gid, cg)),
+                        GroupKind::Classic(_) => {
+                            records.push(Record::GroupTombstone { group_id: gid.clone() })
+                        }
                     }
-                    deleted.push((g.id.clone(), g.offsets.len()));
-                    self.remove_group(id);
-                    ErrorCode::None
-                }
-                Some(g) => {
-                    for tp in g.offsets.keys() {
-                        records
-                            .push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
-                    }
-                    records.push(Record::GroupTombstone { group_id: g.id.clone() });
-                    deleted.push((g.id.clone(), g.offsets.len()));
-                    self.remove_group(id);
+                    deleted.push((gid.clone(), offsets.map_or(0, |o| o.len())));
+                    self.remove_group(&gid);
+                    self.remove_offsets(&gid);
                     ErrorCode::None
                 }
             };
@@ -171,13 +168,13 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::LeaderSync { group, generation, assignments } => {
-                if let Some(g) = self.groups.get_mut(&group) {
+                if let Some(g) = self.groups.get_mut(&group).and_then(GroupKind::classic_mut) {
                     self.engine.finish_leader_sync(g, generation, assignments, result);
                 }
             }
             PendingWrite::StaticReplace(p) => {
                 // A group a revert removed answered the parked join itself.
-                if let Some(g) = self.groups.get_mut(&p.group) {
+                if let Some(g) = self.groups.get_mut(&p.group).and_then(GroupKind::classic_mut) {
                     self.engine.finish_static_replace(g, *p, result);
                 }
             }

@@ -372,7 +372,12 @@ impl crate::CoordinatorCore {
     /// Adds this core's groups (per state) and members to `metrics`.
     pub(crate) fn count_groups(&self, metrics: &mut crate::CoordinatorMetrics) {
         for g in self.groups.values() {
-            metrics.count_group(g.state, g.len());
+            match g {
+                crate::core::GroupKind::Classic(g) => metrics.count_group(g.state, g.len()),
+                // Counted as the empty group that holds its offsets, as before
+                // consumer groups had metrics of their own.
+                crate::core::GroupKind::Consumer(_) => metrics.count_group(group_types::GroupState::Empty, 0),
+            }
         }
     }
 }

@@ -4,24 +4,20 @@
 //! The call contract is written on [`CoordinatorCore`].
 
 mod admin;
+pub(crate) mod classic;
 pub(crate) mod consumer;
 mod events;
-mod group;
 mod ids;
-mod join;
-mod member_index;
-mod member_payload;
-mod membership;
-mod offset_cache;
-mod offsets;
-mod rebalance;
-mod sync;
+mod kind;
+mod migration;
+pub(crate) mod modern;
+pub(crate) mod offsets;
 mod timeline;
 mod timer_queue;
 mod types;
+mod undo;
 
-use crate::core::member_payload::MemberPayload;
-use crate::core::types::Deadline;
+use crate::core::classic::member_payload::MemberPayload;
 use std::sync::Arc;
 
 use group_offsets::StoredGroups;
@@ -30,16 +26,20 @@ use group_types::{ErrorCode, GroupState, JoinGroupResponse, OffsetAndMetadata, T
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
 
+pub(crate) use self::classic::{Group, JoinTimer, Member, validate_member, validate_member_at};
 pub(crate) use self::events::RebalanceReason;
 pub use self::events::{ExpirationReason, GroupEvent};
-pub(crate) use self::group::{Group, JoinTimer, Member};
 use self::ids::MemberIdGenerator;
-use self::timeline::{OffsetChanges, Timeline, Undo};
+pub(crate) use self::kind::GroupKind;
+use self::offsets::OffsetChanges;
+pub(crate) use self::offsets::OffsetStore;
+use self::timeline::Timeline;
 pub use self::timer_queue::TimerQueue;
 pub use self::types::{
     Effects, Request, RequestId, Response, TimerKey, TimerOp, Write, WriteId, map_append_error,
     map_operation_error,
 };
+use self::undo::Undo;
 pub use group_offsets::Record;
 use group_types::hash::{ClientMap, ClientSet, FastMap};
 
@@ -94,7 +94,7 @@ pub(crate) struct StaticReplace {
     pub(crate) generation: i32,
     pub(crate) old_id: Arc<str>,
     pub(crate) new_id: Arc<str>,
-    pub(crate) old_protocols: member_payload::MemberPayload,
+    pub(crate) old_protocols: MemberPayload,
     pub(crate) old_rebalance_timeout_ms: i32,
     pub(crate) old_session_timeout_ms: i32,
     pub(crate) current_leader: Option<Arc<str>>,
@@ -110,8 +110,8 @@ pub(crate) struct Engine {
     ids: MemberIdGenerator,
     next_write: u64,
     pub(crate) pending_writes: FastMap<WriteId, PendingWrite>,
-    /// Undo log of what records describe (`timeline.rs`).
-    pub(crate) timeline: Timeline,
+    /// Undo log of what records describe (`timeline.rs`, `undo.rs`).
+    pub(crate) timeline: Timeline<Undo>,
     /// Group metadata writes outstanding, with their group: until one commits,
     /// answers about its group wait for it (`Group::barrier`).
     barriers: Vec<(WriteId, Arc<str>)>,
@@ -160,9 +160,21 @@ impl Engine {
         records: Vec<Record>,
         pending: PendingWrite,
     ) -> WriteId {
+        let group = g.id.clone();
+        self.write_group_barrier(group, &mut g.barrier, records, pending)
+    }
+
+    /// A write of group `group`'s metadata, whose barrier is kept in `barrier`.
+    pub(crate) fn write_group_barrier(
+        &mut self,
+        group: Arc<str>,
+        barrier: &mut Option<WriteId>,
+        records: Vec<Record>,
+        pending: PendingWrite,
+    ) -> WriteId {
         let id = self.write(records, pending);
-        g.barrier = Some(id);
-        self.barriers.push((id, g.id.clone()));
+        *barrier = Some(id);
+        self.barriers.push((id, group));
         id
     }
 
@@ -174,12 +186,17 @@ impl Engine {
         }
     }
 
-    /// Removes a committed offset, remembering it.
-    pub(crate) fn remove_offset(&mut self, g: &mut Group, partition: &TopicPartition) {
-        if let Some(prev) = g.offsets.remove(partition) {
+    /// Removes a committed offset of group `group`, remembering it.
+    pub(crate) fn remove_offset(
+        &mut self,
+        store: &mut OffsetStore,
+        group: &Arc<str>,
+        partition: &TopicPartition,
+    ) {
+        if let Some(prev) = store.get_mut(group).and_then(|o| o.remove(partition)) {
             let mut changes = OffsetChanges::default();
             changes.push(partition.partition, Some(prev));
-            self.offsets_changed(&g.id, &partition.topic, changes);
+            self.offsets_changed(group, &partition.topic, changes);
         }
     }
 
@@ -199,34 +216,6 @@ impl Engine {
 
     pub(crate) fn generate_member_id(&mut self, prefix: &str) -> Arc<str> {
         Arc::from(self.ids.generate(prefix))
-    }
-
-    /// Arms member `i`'s session deadline `timeout_ms` from now.
-    ///
-    /// Lazily: a heartbeat moves the deadline later on every call, so while an entry for
-    /// an earlier (or the same) time is queued, only the member's deadline changes; when
-    /// that entry fires, `fire_session` finds the later deadline and queues it then.
-    pub(crate) fn arm_session(&mut self, g: &mut Group, i: usize, timeout_ms: i32) {
-        let deadline = self.now + i64::from(timeout_ms);
-        let member = g.at_mut(i);
-        member.session_deadline = Deadline::at(deadline);
-        if member.session_armed.get().is_some_and(|armed| armed <= deadline) {
-            return;
-        }
-        self.queue_session(g, i, deadline);
-    }
-
-    /// Queues member `i`'s session timer for `deadline`.
-    pub(crate) fn queue_session(&mut self, g: &mut Group, i: usize, deadline: i64) {
-        let group = g.id.clone();
-        let member = g.at_mut(i);
-        member.session_armed = Deadline::at(deadline);
-        let key = TimerKey::Session(group, member.id.clone());
-        self.arm(key, deadline);
-    }
-
-    pub(crate) fn cancel_session(&mut self, g: &Group, member_id: &Arc<str>) {
-        self.cancel(TimerKey::Session(g.id.clone(), member_id.clone()));
     }
 }
 
@@ -250,35 +239,6 @@ pub(crate) fn join_validation_error(
     member_id: impl Into<group_types::MemberId>,
 ) -> JoinGroupResponse {
     JoinGroupResponse { error_code, member_id: member_id.into(), ..JoinGroupResponse::default() }
-}
-
-/// `validate_member` (§2.0).
-/// [`validate_member`] for a caller that already looked the member up: `position`
-/// is where `member_id` sits in the group, if it is a member, so a dynamic member
-/// costs no second lookup.
-pub(crate) fn validate_member_at(
-    g: &Group,
-    member_id: &str,
-    instance: Option<&str>,
-    position: Option<usize>,
-) -> Result<(), ErrorCode> {
-    match instance {
-        None if position.is_none() => Err(ErrorCode::UnknownMemberId),
-        None => Ok(()),
-        instance => validate_member(g, member_id, instance),
-    }
-}
-
-pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>) -> Result<(), ErrorCode> {
-    match instance {
-        Some(instance) => match g.static_member_id(instance) {
-            None => Err(ErrorCode::UnknownMemberId),
-            Some(id) if **id != *member_id => Err(ErrorCode::FencedInstanceId),
-            Some(_) => Ok(()),
-        },
-        None if g.has_member(member_id) => Ok(()),
-        None => Err(ErrorCode::UnknownMemberId),
-    }
 }
 
 /// The classic group coordinator as a pure state machine over many groups.
@@ -344,7 +304,13 @@ pub(crate) fn validate_member(g: &Group, member_id: &str, instance: Option<&str>
 /// from two threads at once (it is `Send`, not `Sync`: lock it).
 #[derive(Debug)]
 pub struct CoordinatorCore {
-    pub(crate) groups: ClientMap<Arc<str>, Group>,
+    /// Every group of the partition, of whatever kind (one id namespace).
+    pub(crate) groups: ClientMap<Arc<str>, GroupKind>,
+    /// Every group's committed offsets, beside the groups.
+    pub(crate) offsets: OffsetStore,
+    /// An empty consumer group that holds a consumer group's slot while a
+    /// request works on it (`kind.rs`), kept to spare an allocation each time.
+    pub(crate) spare_consumer: Option<Box<consumer::ConsumerGroup>>,
     pub(crate) engine: Engine,
     started: bool,
 }
@@ -355,6 +321,8 @@ impl CoordinatorCore {
         let ids = MemberIdGenerator::new(config.member_id_seed);
         CoordinatorCore {
             groups: ClientMap::default(),
+            offsets: OffsetStore::default(),
+            spare_consumer: None,
             engine: Engine {
                 config,
                 now: 0,
@@ -426,7 +394,7 @@ impl CoordinatorCore {
         if !self.engine.timeline.has_outstanding() {
             return None;
         }
-        self.groups.get(group).and_then(|g| g.barrier)
+        self.groups.get(group).and_then(GroupKind::barrier)
     }
 
     /// Holds the answers produced since `from` until `barrier` commits.
@@ -640,77 +608,12 @@ impl CoordinatorCore {
                 return true;
             }
             if let Some(g) = groups.get_mut(group)
-                && g.barrier == Some(*write)
+                && g.barrier() == Some(*write)
             {
-                g.barrier = None;
+                *g.barrier_mut() = None;
             }
             false
         });
-    }
-
-    /// Applies one undo entry. A group that disappears answers every request it
-    /// parked: nothing parked is ever left unanswered.
-    fn undo(&mut self, undo: Undo, error: ErrorCode) {
-        match undo {
-            Undo::Group { id, prev } => {
-                if let Some(g) = self.groups.remove(&id) {
-                    self.engine.drop_group(g, map_operation_error(error));
-                }
-                if let Some(g) = prev {
-                    self.engine.rearm_group(&g);
-                    if let Some(cg) = g.consumer.as_deref() {
-                        self.engine.rearm_consumer_group(&id, cg);
-                    }
-                    self.groups.insert(id, *g);
-                }
-            }
-            Undo::Consumer { group, prev } => {
-                self.engine.rearm_consumer_group(&group, &prev);
-                if let Some(g) = self.groups.get_mut(&group) {
-                    g.consumer = Some(prev);
-                }
-            }
-            Undo::Offsets { group, topic, prev } => {
-                if let Some(g) = self.groups.get_mut(&group) {
-                    // Newest change first, as the whole log is undone.
-                    for (partition, prev) in prev.into_newest_first() {
-                        let tp = TopicPartition { topic: topic.clone(), partition };
-                        match prev {
-                            Some(offset) => {
-                                g.offsets.insert(tp, offset);
-                            }
-                            None => {
-                                g.offsets.remove(&tp);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Creates group `id`, remembering that it did not exist.
-    pub(crate) fn create_group(&mut self, id: &str) -> &mut Group {
-        let id: Arc<str> = Arc::from(id);
-        self.engine.timeline.push(Undo::Group { id: id.clone(), prev: None });
-        self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, self.engine.now))
-    }
-
-    /// Removes group `id`, remembering it whole.
-    pub(crate) fn remove_group(&mut self, id: &str) {
-        if let Some((key, g)) = self.groups.remove_entry(id) {
-            self.engine.cancel_group_timers(&g);
-            self.engine.timeline.push(Undo::Group { id: key, prev: Some(Box::new(g)) });
-        }
-    }
-
-    /// The committed version of a group (what reads answer from) and the
-    /// committed values of offsets changed since, `None` when the group does not
-    /// exist in committed state.
-    pub(crate) fn committed_view(&self, id: &str) -> Option<(&Group, timeline::OffsetOverrides)> {
-        let live = self.groups.get(id);
-        let g = self.engine.timeline.committed_group(id, live)?;
-        Some((g, self.engine.timeline.committed_offset_overrides(id)))
     }
 
     /// Restores what storage holds (coordinator restart): groups with members come
@@ -755,25 +658,35 @@ impl CoordinatorCore {
                 }
             }
             g.subscribed_topics = g.compute_subscribed_topics();
-            self.groups.insert(id, g);
+            self.groups.insert(id, GroupKind::Classic(g));
         }
         for offsets in stored.offsets {
             let id: Arc<str> = Arc::from(offsets.group_id.as_str());
-            let g = self.groups.entry(id.clone()).or_insert_with(|| Group::new(id, now_ms));
+            // Offsets of a group with no record of its own: a simple group
+            // (Kafka's `getOrMaybeCreateClassicGroup` on replay of an offset).
+            if !self.groups.contains_key(&id) {
+                self.groups.insert(id.clone(), GroupKind::Classic(Group::new(id.clone(), now_ms)));
+            }
+            let cache = self.offsets.entry(&id);
             for (topic, partitions) in offsets.offsets {
                 let topic: Arc<str> = Arc::from(topic.as_str());
                 for (partition, offset) in partitions {
-                    g.offsets.insert(TopicPartition { topic: topic.clone(), partition }, offset);
+                    cache.insert(TopicPartition { topic: topic.clone(), partition }, offset);
                 }
             }
         }
         self.load_consumer_groups(stored.consumer);
         let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
-        let mut oversized: Vec<Arc<str>> =
-            self.groups.values().filter(|g| g.len() > max).map(|g| g.id.clone()).collect();
+        let mut oversized: Vec<Arc<str>> = self
+            .groups
+            .values()
+            .filter_map(GroupKind::classic)
+            .filter(|g| g.len() > max)
+            .map(|g| g.id.clone())
+            .collect();
         oversized.sort();
         for id in oversized {
-            if let Some(g) = self.groups.get_mut(&id) {
+            if let Some(g) = self.groups.get_mut(&id).and_then(GroupKind::classic_mut) {
                 let reason = RebalanceReason::LoadedOverCapacity {
                     group_id: id.clone(),
                     members: g.len(),
@@ -796,7 +709,7 @@ impl CoordinatorCore {
         }
         if !changed.is_empty() {
             for g in self.groups.values_mut() {
-                if let Some(cg) = g.consumer.as_deref_mut() {
+                if let GroupKind::Consumer(cg) = g {
                     // Names and resolved regex topics; new topics a regex may match
                     // are its refresh's business (`groupsSubscribedToTopic`).
                     let names = consumer::subscribed_topic_names(cg);
@@ -844,12 +757,14 @@ impl CoordinatorCore {
 
     /// A read-only snapshot of one group, sharing nothing with the live group.
     pub fn group(&self, group_id: &str) -> Option<GroupMetadata> {
-        self.groups.get(group_id).map(snapshot)
+        let (id, kind) = self.groups.get_key_value(group_id)?;
+        Some(snapshot(id, kind, self.offsets.get(group_id)))
     }
 
     /// Snapshots of every group, ordered by group id.
     pub fn groups(&self) -> Vec<GroupMetadata> {
-        let mut all: Vec<GroupMetadata> = self.groups.values().map(snapshot).collect();
+        let mut all: Vec<GroupMetadata> =
+            self.groups.iter().map(|(id, kind)| snapshot(id, kind, self.offsets.get(id))).collect();
         all.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         all
     }
@@ -857,10 +772,11 @@ impl CoordinatorCore {
     /// The committed offset of one partition: what OffsetFetch answers, never a
     /// value whose write has not completed.
     pub fn committed_offset(&self, group_id: &str, topic: &str, partition: i32) -> Option<OffsetAndMetadata> {
-        let (g, overrides) = self.committed_view(group_id)?;
+        self.committed_view(group_id)?;
+        let (base, overrides) = self.committed_offsets(group_id);
         match overrides.into_iter().find(|(tp, _)| &*tp.topic == topic && tp.partition == partition) {
             Some((_, value)) => value,
-            None => g.offsets.get_partition(topic, partition).cloned(),
+            None => base?.get_partition(topic, partition).cloned(),
         }
     }
 
@@ -870,7 +786,17 @@ impl CoordinatorCore {
     }
 }
 
-fn snapshot(g: &Group) -> GroupMetadata {
+/// A group as [`GroupMetadata`] shows it: a consumer group shows as an empty
+/// group with its offsets (its own view is `consumer_group`).
+fn snapshot(id: &Arc<str>, kind: &GroupKind, offsets: Option<&offsets::OffsetCache>) -> GroupMetadata {
+    let shell;
+    let g = match kind {
+        GroupKind::Classic(g) => g,
+        GroupKind::Consumer(cg) => {
+            shell = Group::new(id.clone(), cg.created_ms);
+            &shell
+        }
+    };
     let protocol = g.protocol_name.as_deref().unwrap_or("");
     GroupMetadata {
         group_id: str::to_owned(&g.id),
@@ -903,6 +829,6 @@ fn snapshot(g: &Group) -> GroupMetadata {
         pending_members: g.pending_join.keys().map(|k| str::to_owned(k)).collect(),
         join_deadline_ms: g.join_timer.map(|(d, _)| d),
         sync_deadline_ms: g.sync_timer.map(|(d, _)| d),
-        offsets: g.offsets.iter().map(|(tp, o)| (tp.clone(), o.clone())).collect(),
+        offsets: offsets.into_iter().flat_map(|o| o.iter()).map(|(tp, o)| (tp, o.clone())).collect(),
     }
 }

@@ -1,5 +1,5 @@
-//! Snapshot-and-revert of the state that records describe: which groups exist and
-//! their committed offsets.
+//! The undo log of one coordinator partition: per change, how to undo it, kept
+//! until the write that carries the change commits.
 //!
 //! The core applies a change at once and remembers how to undo it; the writes of a
 //! coordinator partition complete in the order they were issued, so the state at
@@ -11,90 +11,34 @@
 //! state (OffsetFetch, DescribeGroups, ListGroups) look through the uncommitted
 //! part of the log instead of at the live values.
 //!
-//! Only what records carry is kept here. The rest of a classic group (members,
-//! parked requests, timers) lives outside the timeline, as in Kafka's
+//! Only what records carry is undone this way. The rest of a classic group
+//! (members, parked requests, timers) lives outside the timeline, as in Kafka's
 //! `ClassicGroup`; its reactions to a failed write are Kafka's own (§2.2, §2.1.2).
+//!
+//! The log knows nothing of what its entries undo: an entry only names its group
+//! ([`Entry`]). The core's `undo.rs` says what an entry holds, how it is applied
+//! and how committed state is read through the log.
 
 use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use group_types::hash::ClientState;
-use group_types::{OffsetAndMetadata, TopicPartition};
-use hashbrown::hash_table::{Entry, HashTable};
+use hashbrown::hash_table::{Entry as Slot, HashTable};
 
-use crate::core::Group;
 use crate::core::types::WriteId;
 
-/// Committed values of offsets changed since: `None` where none was committed.
-pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>)>;
-
-/// How to undo one change.
-#[derive(Debug)]
-pub(crate) enum Undo {
-    /// The group `id` was `prev` before the change (`None`: it did not exist).
-    Group { id: Arc<str>, prev: Option<Box<Group>> },
-    /// Offsets of one topic of group `group` changed: each `(partition, prev)`
-    /// is a partition's offset before its change, in the order of the changes.
-    /// One entry per topic of a commit, not per partition: a 100-partition
-    /// commit logs one entry and shares the group's and topic's names once.
-    Offsets { group: Arc<str>, topic: Arc<str>, prev: OffsetChanges },
-    /// Consumer group `group` was `prev` before the change (`consumer/`).
-    Consumer { group: Arc<str>, prev: Box<crate::core::consumer::ConsumerGroup> },
-}
-
-/// One topic's changed partitions, each with its offset before the change, in
-/// the order of the changes. The first is held inline: a 1-partition commit
-/// allocates nothing for its undo.
-#[derive(Debug, Default)]
-pub(crate) struct OffsetChanges {
-    first: Option<(i32, Option<OffsetAndMetadata>)>,
-    rest: Vec<(i32, Option<OffsetAndMetadata>)>,
-}
-
-impl OffsetChanges {
-    /// Room for `n` changes.
-    pub(crate) fn with_capacity(n: usize) -> OffsetChanges {
-        OffsetChanges { first: None, rest: Vec::with_capacity(n.saturating_sub(1)) }
-    }
-
-    /// `partition` changed from `prev`.
-    pub(crate) fn push(&mut self, partition: i32, prev: Option<OffsetAndMetadata>) {
-        match self.first {
-            None => self.first = Some((partition, prev)),
-            Some(_) => self.rest.push((partition, prev)),
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.first.is_none()
-    }
-
-    /// The changes, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &(i32, Option<OffsetAndMetadata>)> {
-        self.first.iter().chain(&self.rest)
-    }
-
-    /// The changes, newest first: the order to undo them in.
-    pub(crate) fn into_newest_first(self) -> impl Iterator<Item = (i32, Option<OffsetAndMetadata>)> {
-        self.rest.into_iter().rev().chain(self.first)
-    }
-}
-
-impl Undo {
-    fn group_id(&self) -> &Arc<str> {
-        match self {
-            Undo::Group { id, .. } => id,
-            Undo::Offsets { group, .. } | Undo::Consumer { group, .. } => group,
-        }
-    }
+/// One undo entry, as the log sees it: the group whose change it undoes.
+pub(crate) trait Entry {
+    /// The group whose change this entry undoes.
+    fn group_id(&self) -> &Arc<str>;
 }
 
 /// The undo log of one coordinator partition and its outstanding writes.
-#[derive(Debug, Default)]
-pub(crate) struct Timeline {
+#[derive(Debug)]
+pub(crate) struct Timeline<E> {
     /// Undo entries, oldest first; `log[0]` has the absolute index `base`.
-    log: VecDeque<Undo>,
+    log: VecDeque<E>,
     base: u64,
     /// Writes issued and not yet completed, in issue order, each with the absolute
     /// index of the log at the start of the step that issued it.
@@ -131,8 +75,8 @@ impl DirtyGroups {
         let state = &self.state;
         let hash = state.hash_one(&**id);
         match self.table.entry(hash, |(g, _)| **g == **id, |(g, _)| state.hash_one(&**g)) {
-            Entry::Occupied(mut runs) => runs.get_mut().1 += 1,
-            Entry::Vacant(slot) => {
+            Slot::Occupied(mut runs) => runs.get_mut().1 += 1,
+            Slot::Vacant(slot) => {
                 slot.insert((id.clone(), 1));
             }
         }
@@ -157,18 +101,31 @@ impl DirtyGroups {
 /// Whether two entries belong to one group (one run). Entries of a group share
 /// its `Arc`, so the pointer nearly always decides; names are compared only for
 /// entries of different groups, or of a group removed and created again.
-fn same_group(a: &Undo, b: &Undo) -> bool {
+fn same_group<E: Entry>(a: &E, b: &E) -> bool {
     let (a, b) = (a.group_id(), b.group_id());
     Arc::ptr_eq(a, b) || a == b
 }
 
 /// Positions, from `from` on, of the entries of `log` that begin a run (their
 /// group differs from the entry before).
-fn run_starts(log: &VecDeque<Undo>, from: usize) -> impl Iterator<Item = usize> + '_ {
+fn run_starts<E: Entry>(log: &VecDeque<E>, from: usize) -> impl Iterator<Item = usize> + '_ {
     (from..log.len()).filter(move |&i| i == 0 || !same_group(&log[i - 1], &log[i]))
 }
 
-impl Timeline {
+impl<E> Default for Timeline<E> {
+    fn default() -> Self {
+        Timeline {
+            log: VecDeque::new(),
+            base: 0,
+            outstanding: VecDeque::new(),
+            step_start: 0,
+            dirty: DirtyGroups::default(),
+            indexed: false,
+        }
+    }
+}
+
+impl<E: Entry> Timeline<E> {
     fn end(&self) -> u64 {
         self.base + self.log.len() as u64
     }
@@ -201,7 +158,7 @@ impl Timeline {
     }
 
     /// Records how to undo a change.
-    pub(crate) fn push(&mut self, undo: Undo) {
+    pub(crate) fn push(&mut self, undo: E) {
         if self.indexed {
             let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));
             if !continues_run {
@@ -262,7 +219,7 @@ impl Timeline {
     /// `id` failed: removes it and every later outstanding write, and returns them
     /// (in issue order) with the undo entries to apply, newest first. `None` when
     /// `id` is not outstanding (already voided by an earlier failure).
-    pub(crate) fn fail(&mut self, id: WriteId) -> Option<(Vec<WriteId>, Vec<Undo>)> {
+    pub(crate) fn fail(&mut self, id: WriteId) -> Option<(Vec<WriteId>, Vec<E>)> {
         let at = self.outstanding.iter().position(|(w, _)| *w == id)?;
         let start = self.outstanding[at].1;
         let voided: Vec<WriteId> = self.outstanding.drain(at..).map(|(w, _)| w).collect();
@@ -271,7 +228,7 @@ impl Timeline {
         // begins in the undone part leaves with it.
         let ended: Vec<Arc<str>> =
             run_starts(&self.log, keep).map(|i| self.log[i].group_id().clone()).collect();
-        let mut undone: Vec<Undo> = self.log.drain(keep..).collect();
+        let mut undone: Vec<E> = self.log.drain(keep..).collect();
         undone.reverse();
         for id in &ended {
             self.forget(id);
@@ -315,98 +272,10 @@ impl Timeline {
     }
 
     /// The uncommitted entries, oldest first.
-    fn uncommitted(&self) -> impl Iterator<Item = &Undo> {
+    pub(crate) fn uncommitted(&self) -> impl Iterator<Item = &E> {
         let start = self.outstanding.front().map_or(self.end(), |(_, start)| *start);
         let skip = usize::try_from(start.saturating_sub(self.base)).unwrap_or(usize::MAX);
         self.log.iter().skip(skip)
-    }
-
-    /// The committed version of `group`, given its live version: `None` when the
-    /// group does not exist in committed state.
-    pub(crate) fn committed_group<'a>(&'a self, id: &str, live: Option<&'a Group>) -> Option<&'a Group> {
-        if !self.is_dirty(id) {
-            return live;
-        }
-        for undo in self.uncommitted() {
-            if let Undo::Group { id: changed, prev } = undo
-                && **changed == *id
-            {
-                return prev.as_deref();
-            }
-        }
-        live
-    }
-
-    /// The committed version of consumer group `id`, given its committed shell.
-    pub(crate) fn committed_consumer<'a>(
-        &'a self,
-        id: &str,
-        committed: &'a Group,
-    ) -> Option<&'a crate::core::consumer::ConsumerGroup> {
-        if self.is_dirty(id) {
-            for undo in self.uncommitted() {
-                match undo {
-                    Undo::Group { id: changed, .. } if **changed == *id => break,
-                    Undo::Consumer { group, prev } if **group == *id => return Some(prev),
-                    _ => {}
-                }
-            }
-        }
-        committed.consumer.as_deref()
-    }
-
-    /// The committed offsets of `group` that differ from `base` (the committed
-    /// group): each partition's value before its first uncommitted change, up to
-    /// the group's first uncommitted creation or removal.
-    pub(crate) fn committed_offset_overrides(
-        &self,
-        id: &str,
-    ) -> Vec<(TopicPartition, Option<OffsetAndMetadata>)> {
-        let mut overrides: Vec<(TopicPartition, Option<OffsetAndMetadata>)> = Vec::new();
-        if !self.is_dirty(id) {
-            return overrides;
-        }
-        for undo in self.uncommitted() {
-            match undo {
-                Undo::Group { id: changed, .. } if **changed == *id => break,
-                Undo::Offsets { group, topic, prev } if **group == *id => {
-                    for (partition, prev) in prev.iter() {
-                        let seen =
-                            overrides.iter().any(|(tp, _)| tp.partition == *partition && tp.topic == *topic);
-                        if !seen {
-                            overrides.push((
-                                TopicPartition { topic: topic.clone(), partition: *partition },
-                                prev.clone(),
-                            ));
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        overrides
-    }
-
-    /// Partitions of `group` with a change not yet committed (Kafka's
-    /// `pendingOffsetCommits`): the retention job leaves them alone.
-    pub(crate) fn pending_partitions(&self, id: &str) -> Vec<TopicPartition> {
-        let mut pending = Vec::new();
-        if !self.is_dirty(id) {
-            return pending;
-        }
-        for undo in self.uncommitted() {
-            if let Undo::Offsets { group, topic, prev } = undo
-                && **group == *id
-            {
-                for (partition, _) in prev.iter() {
-                    let tp = TopicPartition { topic: topic.clone(), partition: *partition };
-                    if !pending.contains(&tp) {
-                        pending.push(tp);
-                    }
-                }
-            }
-        }
-        pending
     }
 }
 
@@ -414,60 +283,13 @@ impl Timeline {
 mod tests {
     use super::*;
 
-    fn changes(partition: i32, prev: Option<OffsetAndMetadata>) -> OffsetChanges {
-        let mut changes = OffsetChanges::default();
-        changes.push(partition, prev);
-        changes
-    }
+    /// A change to one group, as the log sees it.
+    struct Change(Arc<str>);
 
-    #[test]
-    fn changes_come_back_oldest_first_and_are_undone_newest_first() {
-        let mut c = OffsetChanges::with_capacity(3);
-        assert!(c.is_empty());
-        for (p, o) in [(0, None), (1, Some(10)), (0, Some(20))] {
-            c.push(p, o.map(|o| OffsetAndMetadata::new(o, 0)));
+    impl Entry for Change {
+        fn group_id(&self) -> &Arc<str> {
+            &self.0
         }
-        let oldest: Vec<(i32, Option<i64>)> =
-            c.iter().map(|(p, o)| (*p, o.as_ref().map(|o| o.offset))).collect();
-        assert_eq!(oldest, [(0, None), (1, Some(10)), (0, Some(20))]);
-        let newest: Vec<(i32, Option<i64>)> =
-            c.into_newest_first().map(|(p, o)| (p, o.map(|o| o.offset))).collect();
-        assert_eq!(newest, [(0, Some(20)), (1, Some(10)), (0, None)]);
-    }
-
-    fn offset(group: &str, p: i32, prev: Option<i64>) -> Undo {
-        Undo::Offsets {
-            group: Arc::from(group),
-            topic: Arc::from("t"),
-            prev: changes(p, prev.map(|o| OffsetAndMetadata::new(o, 0))),
-        }
-    }
-
-    #[test]
-    fn a_failed_write_voids_later_ones_and_returns_their_undo_newest_first() {
-        let mut t = Timeline::default();
-        t.begin_step();
-        t.push(offset("g", 0, None));
-        t.issued(WriteId(1));
-        t.end_step();
-        t.begin_step();
-        t.push(offset("g", 0, Some(1)));
-        t.issued(WriteId(2));
-        t.end_step();
-        let (voided, undone) = t.fail(WriteId(1)).expect("outstanding");
-        assert_eq!(voided, vec![WriteId(1), WriteId(2)]);
-        let prevs: Vec<Option<i64>> = undone
-            .iter()
-            .map(|u| match u {
-                Undo::Offsets { prev, .. } => {
-                    prev.iter().next().and_then(|(_, o)| o.as_ref()).map(|o| o.offset)
-                }
-                Undo::Group { .. } | Undo::Consumer { .. } => None,
-            })
-            .collect();
-        assert_eq!(prevs, vec![Some(1), None]);
-        assert!(!t.is_dirty("g"));
-        assert!(t.fail(WriteId(2)).is_none(), "a voided write is no longer outstanding");
     }
 
     proptest::proptest! {
@@ -487,11 +309,7 @@ mod tests {
             for (op, k) in ops {
                 match op {
                     // The group's shared name, or a fresh `Arc` of it (a group created again).
-                    0 => t.push(Undo::Offsets {
-                        group: if next % 2 == 0 { shared[k].clone() } else { Arc::from(groups[k]) },
-                        topic: Arc::from("t"),
-                        prev: changes(0, None),
-                    }),
+                    0 => t.push(Change(if next % 2 == 0 { shared[k].clone() } else { Arc::from(groups[k]) })),
                     1 => {
                         next += 1;
                         t.issued(WriteId(next));
@@ -521,24 +339,5 @@ mod tests {
                 proptest::prop_assert!(t.dirty.table.iter().all(|(_, runs)| *runs > 0));
             }
         }
-    }
-
-    #[test]
-    fn committing_in_order_makes_changes_final_and_reads_see_the_committed_value() {
-        let mut t = Timeline::default();
-        t.begin_step();
-        t.push(offset("g", 0, Some(5)));
-        t.issued(WriteId(1));
-        t.begin_step();
-        t.push(offset("g", 0, Some(6)));
-        t.issued(WriteId(2));
-        let first = t.committed_offset_overrides("g");
-        assert_eq!(first[0].1.as_ref().map(|o| o.offset), Some(5));
-        t.committed(WriteId(1));
-        let second = t.committed_offset_overrides("g");
-        assert_eq!(second[0].1.as_ref().map(|o| o.offset), Some(6));
-        t.committed(WriteId(2));
-        assert!(t.committed_offset_overrides("g").is_empty());
-        assert!(!t.is_dirty("g"));
     }
 }

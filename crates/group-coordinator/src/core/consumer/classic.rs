@@ -16,9 +16,9 @@ use group_types::{
 };
 
 use super::Work;
-use super::assignment::{self, Assignment};
 use super::group::{ConsumerGroup, ConsumerMember};
 use crate::MetadataImage;
+use crate::core::modern::assignment::{self, Assignment};
 use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
 
 /// Names to ids; topics missing from the image are dropped (`Utils.toTopicPartitions`).
@@ -92,14 +92,15 @@ impl CoordinatorCore {
         let group_id = work.group_id.clone();
         let refuse = |code| Err((code, req.member_id.to_string()));
         let max = usize::try_from(self.engine.config.consumer.max_size).unwrap_or(usize::MAX);
-        let known = !req.member_id.is_empty() && work.cg.members.contains_key(req.member_id.as_str());
-        if work.cg.members.len() >= max && !known {
+        let known = !req.member_id.is_empty() && work.cg.modern.members.contains_key(req.member_id.as_str());
+        if work.cg.modern.members.len() >= max && !known {
             return refuse(ErrorCode::GroupMaxSizeReached);
         }
         // Every classic member must share one protocol with the newcomer.
         let names: Vec<&str> = req.protocols.iter().map(|p| p.name.as_str()).collect();
         let shared = work
             .cg
+            .modern
             .members
             .values()
             .filter_map(|m| m.meta.classic.as_ref())
@@ -117,36 +118,42 @@ impl CoordinatorCore {
             Arc::from(req.member_id.as_str())
         };
         let mut replaced = None;
-        let stored =
-            match req.group_instance_id.as_deref().and_then(|i| work.cg.static_members.get(i).cloned()) {
-                Some(holder) if holder != member_id => {
-                    if !req.member_id.is_empty() {
-                        return refuse(ErrorCode::FencedInstanceId);
-                    }
-                    let old = work
-                        .cg
-                        .members
-                        .get(&holder)
-                        .cloned()
-                        .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
-                    self.replace_static_member(work, &old, &member_id);
-                    replaced = Some(holder);
-                    work.cg
-                        .members
-                        .get(&member_id)
-                        .cloned()
-                        .unwrap_or_else(|| ConsumerMember::new(member_id.clone()))
+        let stored = match req
+            .group_instance_id
+            .as_deref()
+            .and_then(|i| work.cg.modern.static_members.get(i).cloned())
+        {
+            Some(holder) if holder != member_id => {
+                if !req.member_id.is_empty() {
+                    return refuse(ErrorCode::FencedInstanceId);
                 }
-                // An id handed out with MEMBER_ID_REQUIRED is not remembered: an
-                // id not in the group joins as a new member.
-                _ => work
+                let old = work
                     .cg
+                    .modern
+                    .members
+                    .get(&holder)
+                    .cloned()
+                    .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
+                self.replace_static_member(work, &old, &member_id);
+                replaced = Some(holder);
+                work.cg
+                    .modern
                     .members
                     .get(&member_id)
                     .cloned()
-                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
-            };
-        let is_new = replaced.is_none() && !work.cg.members.contains_key(&member_id);
+                    .unwrap_or_else(|| ConsumerMember::new(member_id.clone()))
+            }
+            // An id handed out with MEMBER_ID_REQUIRED is not remembered: an
+            // id not in the group joins as a new member.
+            _ => work
+                .cg
+                .modern
+                .members
+                .get(&member_id)
+                .cloned()
+                .unwrap_or_else(|| ConsumerMember::new(member_id.clone())),
+        };
+        let is_new = replaced.is_none() && !work.cg.modern.members.contains_key(&member_id);
         let image = self.engine.image.clone();
         let subscription = Subscription::decode(&req.protocols[0].metadata).unwrap_or_default();
         let owned = to_ids(&subscription.owned_partitions, &image);
@@ -171,14 +178,14 @@ impl CoordinatorCore {
             .map_err(|(code, _)| (code, req.member_id.to_string()))?;
         let now = self.engine.now;
         let session = now + i64::from(req.session_timeout_ms);
-        if let Some(m) = work.cg.members.get_mut(&member_id) {
+        if let Some(m) = work.member_mut(&member_id) {
             m.session_deadline = Some(session);
         }
         work.arm(TimerKey::ConsumerSession(group_id.clone(), member_id.clone()), session);
         work.cancel(TimerKey::ConsumerClassicJoin(group_id.clone(), member_id.clone()));
         let sync = now + i64::from(req.rebalance_timeout_ms);
         work.arm(TimerKey::ConsumerClassicSync(group_id, member_id.clone()), sync);
-        let epoch = work.cg.members.get(&member_id).map_or(0, |m| m.member_epoch);
+        let epoch = work.cg.modern.members.get(&member_id).map_or(0, |m| m.member_epoch);
         Ok(JoinGroupResponse {
             error_code: ErrorCode::None,
             generation_id: epoch,
@@ -199,9 +206,9 @@ impl CoordinatorCore {
         generation: i32,
     ) -> Result<&'a ConsumerMember, ErrorCode> {
         let member =
-            cg.members.get(member_id).filter(|m| m.is_classic()).ok_or(ErrorCode::UnknownMemberId)?;
+            cg.modern.members.get(member_id).filter(|m| m.is_classic()).ok_or(ErrorCode::UnknownMemberId)?;
         if let Some(instance) = instance
-            && cg.static_members.get(instance).is_some_and(|holder| **holder != *member_id)
+            && cg.modern.static_members.get(instance).is_some_and(|holder| **holder != *member_id)
         {
             return Err(ErrorCode::FencedInstanceId);
         }
@@ -241,8 +248,8 @@ impl CoordinatorCore {
         if !type_ok || !name_ok {
             return SyncGroupResponse::error(ErrorCode::InconsistentGroupProtocol);
         }
-        let rebalancing =
-            cg.group_epoch > member.member_epoch && member.state != ConsumerMemberState::UnrevokedPartitions;
+        let rebalancing = cg.modern.group_epoch > member.member_epoch
+            && member.state != ConsumerMemberState::UnrevokedPartitions;
         let assignment = MemberAssignment {
             version: protocol_version(member),
             partitions: to_names(&member.assigned, &image),
@@ -286,7 +293,7 @@ impl CoordinatorCore {
             Ok(m) => m,
             Err(code) => return code,
         };
-        let rejoin = cg.group_epoch > member.member_epoch
+        let rejoin = cg.modern.group_epoch > member.member_epoch
             || member.state == ConsumerMemberState::UnrevokedPartitions
             || (member.state == ConsumerMemberState::UnreleasedPartitions
                 && !waiting_on_unreleased(cg, member));
@@ -304,12 +311,7 @@ impl CoordinatorCore {
     }
 
     fn rearm_classic_session(&mut self, group_id: &Arc<str>, member: &Arc<str>, deadline: i64) {
-        if let Some(m) = self
-            .groups
-            .get_mut(&**group_id)
-            .and_then(|g| g.consumer.as_deref_mut())
-            .and_then(|cg| cg.members.get_mut(member))
-        {
+        if let Some(m) = self.consumer_group_mut(group_id).and_then(|cg| cg.modern.members.get_mut(member)) {
             m.session_deadline = Some(deadline);
         }
         self.engine.arm(TimerKey::ConsumerSession(group_id.clone(), member.clone()), deadline);
@@ -317,7 +319,7 @@ impl CoordinatorCore {
 
     /// A classic member's join or sync deadline passed: it is fenced.
     pub(crate) fn fire_consumer_classic_deadline(&mut self, key: &TimerKey, group: &str, member: &Arc<str>) {
-        let present = self.consumer_group_ref(group).is_some_and(|cg| cg.members.contains_key(member));
+        let present = self.consumer_group_ref(group).is_some_and(|cg| cg.modern.members.contains_key(member));
         if present {
             self.fence_by_timer(group, member, key.clone());
         }

@@ -15,10 +15,10 @@ use crate::core::{CoordinatorCore, RequestId, Response};
 
 /// `ConsumerGroup.validateOffsetCommit` (§7.1).
 pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, req: &OffsetCommitRequest) -> Result<(), ErrorCode> {
-    if req.generation_id < 0 && cg.members.is_empty() {
+    if req.generation_id < 0 && cg.modern.members.is_empty() {
         return Ok(());
     }
-    let member = cg.members.get(req.member_id.as_str()).ok_or(ErrorCode::UnknownMemberId)?;
+    let member = cg.modern.members.get(req.member_id.as_str()).ok_or(ErrorCode::UnknownMemberId)?;
     if !member.is_classic() && req.api_version < 9 {
         return Err(ErrorCode::UnsupportedVersion);
     }
@@ -42,7 +42,7 @@ pub(crate) fn validate_offset_fetch(cg: &ConsumerGroup, req: &OffsetFetchRequest
     if epoch < 0 && member_id.is_empty() {
         return Ok(());
     }
-    let member = cg.members.get(member_id).ok_or(ErrorCode::UnknownMemberId)?;
+    let member = cg.modern.members.get(member_id).ok_or(ErrorCode::UnknownMemberId)?;
     if epoch != member.member_epoch {
         return Err(if member.is_classic() {
             ErrorCode::IllegalGeneration
@@ -90,14 +90,14 @@ pub(crate) fn subscribes_to(cg: &ConsumerGroup, topic: &str) -> bool {
 pub(crate) fn deletion_records(group_id: &Arc<str>, cg: &ConsumerGroup) -> Vec<Record> {
     let mut out = Vec::new();
     let id = || group_id.clone();
-    for m in cg.members.keys() {
+    for m in cg.modern.members.keys() {
         out.push(ConsumerGroupRecord::CurrentMemberAssignment {
             group_id: id(),
             member_id: m.clone(),
             value: None,
         });
     }
-    for m in cg.targets.keys() {
+    for m in cg.modern.targets.keys() {
         out.push(ConsumerGroupRecord::TargetAssignmentMember {
             group_id: id(),
             member_id: m.clone(),
@@ -105,7 +105,7 @@ pub(crate) fn deletion_records(group_id: &Arc<str>, cg: &ConsumerGroup) -> Vec<R
         });
     }
     out.push(ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id(), value: None });
-    for m in cg.members.keys() {
+    for m in cg.modern.members.keys() {
         out.push(ConsumerGroupRecord::MemberMetadata { group_id: id(), member_id: m.clone(), value: None });
     }
     for r in cg.regexes.keys() {
@@ -127,11 +127,12 @@ impl CoordinatorCore {
             let found = match identity.group_instance_id.as_deref() {
                 None => work
                     .cg
+                    .modern
                     .members
                     .get(identity.member_id.as_str())
                     .map(|m| m.id.clone())
                     .ok_or(ErrorCode::UnknownMemberId),
-                Some(instance) => match work.cg.static_members.get(instance) {
+                Some(instance) => match work.cg.modern.static_members.get(instance) {
                     None => Err(ErrorCode::UnknownMemberId),
                     Some(holder) if !identity.member_id.is_empty() && **holder != *identity.member_id => {
                         Err(ErrorCode::FencedInstanceId)

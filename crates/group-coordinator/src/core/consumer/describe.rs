@@ -6,9 +6,9 @@ use group_types::{
     GroupInstanceId, MemberId,
 };
 
-use super::assignment::{self, Assignment};
 use super::group::ConsumerGroup;
 use super::topics;
+use crate::core::modern::assignment::{self, Assignment};
 use crate::core::{CoordinatorCore, RequestId, Response};
 use crate::snapshot::{ConsumerGroupSnapshot, ConsumerMemberSnapshot};
 use crate::{MetadataImage, TopicImage};
@@ -45,21 +45,18 @@ impl CoordinatorCore {
                 if id.is_empty() {
                     return DescribedConsumerGroup::error("", ErrorCode::InvalidGroupId, None);
                 }
-                let committed = self.committed_view(id).map(|(g, _)| g);
-                match committed {
+                match self.committed_consumer_group(id) {
                     None => DescribedConsumerGroup::error(
                         id.clone(),
                         ErrorCode::GroupIdNotFound,
                         Some(format!("Group {id} not found.")),
                     ),
-                    Some(g) => match self.engine.timeline.committed_consumer(id, g) {
-                        None => DescribedConsumerGroup::error(
-                            id.clone(),
-                            ErrorCode::GroupIdNotFound,
-                            Some(format!("Group {id} is not a consumer group.")),
-                        ),
-                        Some(cg) => self.describe_one(id, cg),
-                    },
+                    Some(None) => DescribedConsumerGroup::error(
+                        id.clone(),
+                        ErrorCode::GroupIdNotFound,
+                        Some(format!("Group {id} is not a consumer group.")),
+                    ),
+                    Some(Some(cg)) => self.describe_one(id, &cg),
                 }
             })
             .collect();
@@ -69,17 +66,18 @@ impl CoordinatorCore {
     fn describe_one(&self, id: &GroupId, cg: &ConsumerGroup) -> DescribedConsumerGroup {
         let image = &self.engine.image;
         let configured = &self.engine.config.consumer.assignors;
-        let assignor = topics::preferred_assignor(cg.members.values(), configured)
+        let assignor = topics::preferred_assignor(cg.modern.members.values(), configured)
             .unwrap_or_else(|| configured[0].clone());
         DescribedConsumerGroup {
             error_code: ErrorCode::None,
             error_message: None,
             group_id: id.clone(),
             group_state: cg.state().as_str().to_owned(),
-            group_epoch: cg.group_epoch,
-            assignment_epoch: cg.assignment_epoch,
+            group_epoch: cg.modern.group_epoch,
+            assignment_epoch: cg.modern.assignment_epoch,
             assignor_name: assignor,
             members: cg
+                .modern
                 .members
                 .values()
                 .map(|m| DescribedConsumerMember {
@@ -106,15 +104,16 @@ impl CoordinatorCore {
         Some(ConsumerGroupSnapshot {
             group_id: group_id.to_owned(),
             state: cg.state(),
-            group_epoch: cg.group_epoch,
-            assignment_epoch: cg.assignment_epoch,
-            metadata_hash: cg.metadata_hash,
+            group_epoch: cg.modern.group_epoch,
+            assignment_epoch: cg.modern.assignment_epoch,
+            metadata_hash: cg.modern.metadata_hash,
             preferred_assignor: topics::preferred_assignor(
-                cg.members.values(),
+                cg.modern.members.values(),
                 &self.engine.config.consumer.assignors,
             ),
             subscription_type: cg.subscription_type(),
             members: cg
+                .modern
                 .members
                 .values()
                 .map(|m| ConsumerMemberSnapshot {
@@ -125,11 +124,16 @@ impl CoordinatorCore {
                     metadata: m.meta.clone(),
                     assigned: assignment::to_wire(&m.assigned),
                     pending_revocation: assignment::to_wire(&m.pending_revocation),
-                    target: cg.targets.get(&m.id).map(assignment::to_wire),
+                    target: cg.modern.targets.get(&m.id).map(assignment::to_wire),
                     session_deadline_ms: m.session_deadline,
                 })
                 .collect(),
-            static_members: cg.static_members.iter().map(|(i, m)| (i.clone(), m.to_string())).collect(),
+            static_members: cg
+                .modern
+                .static_members
+                .iter()
+                .map(|(i, m)| (i.clone(), m.to_string()))
+                .collect(),
             regexes: cg.regexes.iter().map(|(r, v)| (r.to_string(), v.topics.clone())).collect(),
         })
     }

@@ -9,11 +9,11 @@ use group_types::{
     JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberId,
 };
 
-use super::assignment::{self, Assignment};
 use super::group::ConsumerMember;
 use super::reconcile::{self, Inputs};
 use super::regex::RegexChange;
 use super::{Origin, Work, topics, validate};
+use crate::core::modern::assignment::{self, Assignment};
 use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
 
 type Refusal = (ErrorCode, Option<String>);
@@ -62,7 +62,7 @@ impl CoordinatorCore {
         match self.groups.get(group_id) {
             None if epoch == JOIN_GROUP_MEMBER_EPOCH => Ok(self.new_work(group_id, Origin::New)),
             None => Err(refuse(ErrorCode::GroupIdNotFound, format!("Consumer group {group_id} not found."))),
-            Some(g) if epoch == JOIN_GROUP_MEMBER_EPOCH && g.len() == 0 => {
+            Some(g) if epoch == JOIN_GROUP_MEMBER_EPOCH && !g.has_members() => {
                 // Offline migration: an empty classic group is replaced, its
                 // offsets kept (§8.1), whatever the migration policy says.
                 let mut work = self.new_work(group_id, Origin::ReplacesClassic);
@@ -136,13 +136,13 @@ impl CoordinatorCore {
         if !sends_nothing
             || cg.refresh_needed
             || cg.regex_subscribers > 0
-            || cg.group_epoch != cg.assignment_epoch
+            || cg.modern.group_epoch != cg.modern.assignment_epoch
         {
             return None;
         }
-        let m = cg.members.get(r.member_id.as_str())?;
+        let m = cg.modern.members.get(r.member_id.as_str())?;
         let settled = m.member_epoch == r.member_epoch
-            && m.member_epoch == cg.assignment_epoch
+            && m.member_epoch == cg.modern.assignment_epoch
             && m.state == ConsumerMemberState::Stable
             && !m.is_classic()
             && m.meta.client_id == r.client_id
@@ -153,7 +153,7 @@ impl CoordinatorCore {
         let epoch = m.member_epoch;
         let deadline = self.engine.now + i64::from(self.consumer_session_timeout(&work.group_id));
         let member_id = m.id.clone();
-        if let Some(m) = work.cg.members.get_mut(&member_id) {
+        if let Some(m) = work.member_mut(&member_id) {
             m.session_deadline = Some(deadline);
         }
         work.arm(TimerKey::ConsumerSession(work.group_id.clone(), member_id), deadline);
@@ -180,9 +180,9 @@ impl CoordinatorCore {
         let now = self.engine.now;
         let max = self.engine.config.consumer.max_size;
         // Step 2: size, before a static replacement is considered.
-        let members = work.cg.members.len();
+        let members = work.cg.modern.members.len();
         if members >= usize::try_from(max).unwrap_or(usize::MAX)
-            && (r.member_id.is_empty() || !work.cg.members.contains_key(r.member_id.as_str()))
+            && (r.member_id.is_empty() || !work.cg.modern.members.contains_key(r.member_id.as_str()))
         {
             return Err(refuse(
                 ErrorCode::GroupMaxSizeReached,
@@ -196,6 +196,7 @@ impl CoordinatorCore {
             // A known member's id is shared from the group; only a new member's
             // is copied out of the request frame, which state must not pin.
             work.cg
+                .modern
                 .members
                 .get(r.member_id.as_str())
                 .map_or_else(|| Arc::from(r.member_id.as_str()), |m| m.id.clone())
@@ -203,7 +204,7 @@ impl CoordinatorCore {
         // Step 4: the member, new, existing or replacing a static one.
         let (stored, replaced) = self.heartbeat_member(work, r, &member_id)?;
         let owned = r.topic_partitions.as_deref().map(assignment::from_wire);
-        let is_new = replaced.is_none() && !work.cg.members.contains_key(&member_id);
+        let is_new = replaced.is_none() && !work.cg.modern.members.contains_key(&member_id);
         if replaced.is_none() && !is_new {
             check_epoch(&stored, r.member_epoch, owned.as_ref())?;
         }
@@ -242,12 +243,12 @@ impl CoordinatorCore {
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), owned.as_ref())?;
         // Step 13: the session.
         let deadline = now + i64::from(self.consumer_session_timeout(&group_id));
-        if let Some(m) = work.cg.members.get_mut(&member_id) {
+        if let Some(m) = work.member_mut(&member_id) {
             m.session_deadline = Some(deadline);
         }
         work.arm(TimerKey::ConsumerSession(group_id.clone(), member_id.clone()), deadline);
         // Step 14: the answer.
-        let member = work.cg.members.get(&member_id).cloned().unwrap_or(updated);
+        let member = work.cg.modern.members.get(&member_id).cloned().unwrap_or(updated);
         let full = r.rebalance_timeout_ms != -1
             && (r.subscribed_topic_names.is_some() || r.subscribed_topic_regex.is_some())
             && r.topic_partitions.is_some();
@@ -297,31 +298,32 @@ impl CoordinatorCore {
         // Step 8: regex bookkeeping.
         let regex_change = self.update_regexes(work, stored, updated)?;
         // Step 9: whether the group epoch moves.
-        let mut bump =
-            work.cg.group_epoch == 0 || names_changed || regex_change == RegexChange::UpdatedAndResolved;
+        let mut bump = work.cg.modern.group_epoch == 0
+            || names_changed
+            || regex_change == RegexChange::UpdatedAndResolved;
         // Step 10: the metadata refresh, which may bump too.
-        let mut hash = work.cg.metadata_hash;
+        let mut hash = work.cg.modern.metadata_hash;
         if bump || work.cg.refresh_needed {
             let (changed, new_hash) = self.refresh_subscription(work);
             bump = bump || changed;
             hash = new_hash;
         }
         if bump {
-            let epoch = work.cg.group_epoch + 1;
+            let epoch = work.cg.modern.group_epoch + 1;
             work.emit(ConsumerGroupRecord::GroupMetadata {
                 group_id: group_id.clone(),
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });
         }
         // Step 11: the target assignment.
-        if work.cg.group_epoch > work.cg.assignment_epoch {
+        if work.cg.modern.group_epoch > work.cg.modern.assignment_epoch {
             self.update_target_assignment(work, replaced)?;
         }
         // Step 12: reconciliation.
-        let member = work.cg.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+        let member = work.cg.modern.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
         let subscription_changed = names_changed || regex_changed;
         let skip = member.state == ConsumerMemberState::Stable
-            && member.member_epoch == work.cg.assignment_epoch
+            && member.member_epoch == work.cg.modern.assignment_epoch
             && !subscription_changed;
         if !skip {
             self.reconcile_member(work, &member, owned, subscription_changed)?;
@@ -340,7 +342,7 @@ impl CoordinatorCore {
         let group_id = work.group_id.clone();
         let join = r.member_epoch == JOIN_GROUP_MEMBER_EPOCH;
         let Some(instance) = &r.instance_id else {
-            return match work.cg.members.get(member_id) {
+            return match work.cg.modern.members.get(member_id) {
                 Some(m) => Ok((m.clone(), None)),
                 None if join => Ok((ConsumerMember::new(member_id.clone()), None)),
                 None => Err(refuse(
@@ -349,10 +351,11 @@ impl CoordinatorCore {
                 )),
             };
         };
-        let holder = work.cg.static_members.get(instance.as_str()).cloned();
+        let holder = work.cg.modern.static_members.get(instance.as_str()).cloned();
         match holder {
             None if join => Ok((
                 work.cg
+                    .modern
                     .members
                     .get(member_id)
                     .cloned()
@@ -363,6 +366,7 @@ impl CoordinatorCore {
             Some(holder) if join => {
                 let old = work
                     .cg
+                    .modern
                     .members
                     .get(&holder)
                     .cloned()
@@ -379,6 +383,7 @@ impl CoordinatorCore {
                 self.replace_static_member(work, &old, member_id);
                 let new = work
                     .cg
+                    .modern
                     .members
                     .get(member_id)
                     .cloned()
@@ -391,7 +396,7 @@ impl CoordinatorCore {
                     "Static member {member_id} with instance id {instance} was fenced by member {holder}."
                 ),
             )),
-            Some(holder) => match work.cg.members.get(&holder) {
+            Some(holder) => match work.cg.modern.members.get(&holder) {
                 Some(m) => Ok((m.clone(), None)),
                 None => {
                     Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown.")))
@@ -457,7 +462,7 @@ impl CoordinatorCore {
         let target = work.cg.target(&member.id).clone();
         let inputs = Inputs {
             group: &work.cg,
-            target_epoch: work.cg.assignment_epoch,
+            target_epoch: work.cg.modern.assignment_epoch,
             target: &target,
             owned,
             subscription_changed,
@@ -482,7 +487,7 @@ impl CoordinatorCore {
         });
         let key = TimerKey::ConsumerRebalance(group_id, member.id.clone());
         let is_classic = member.is_classic();
-        if let Some(m) = work.cg.members.get_mut(&member.id) {
+        if let Some(m) = work.member_mut(&member.id) {
             if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
                 m.rebalance_timer_epoch = Some(next.member_epoch);
                 let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
@@ -513,14 +518,14 @@ impl CoordinatorCore {
             return Err(refuse(ErrorCode::GroupIdNotFound, message));
         };
         let found = match &r.instance_id {
-            None => match work.cg.members.get(r.member_id.as_str()) {
+            None => match work.cg.modern.members.get(r.member_id.as_str()) {
                 Some(m) => Ok(m.id.clone()),
                 None => Err(refuse(
                     ErrorCode::UnknownMemberId,
                     format!("Member {} is not a member of group {group_id}.", r.member_id),
                 )),
             },
-            Some(instance) => match work.cg.static_members.get(instance.as_str()) {
+            Some(instance) => match work.cg.modern.static_members.get(instance.as_str()) {
                 None => {
                     Err(refuse(ErrorCode::UnknownMemberId, format!("Instance id {instance} is unknown.")))
                 }
@@ -551,7 +556,7 @@ impl CoordinatorCore {
         if r.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH {
             // A temporary leave keeps the partitions reserved for the replacement:
             // no bump, and the session keeps running from the last heartbeat.
-            if let Some(m) = work.cg.members.get(&member_id).cloned() {
+            if let Some(m) = work.cg.modern.members.get(&member_id).cloned() {
                 let mut value = m.assignment_value();
                 // Only the epoch changes (the previous epoch stays).
                 value.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
@@ -576,7 +581,7 @@ impl CoordinatorCore {
         let mut regexes: Vec<Arc<str>> = Vec::new();
         for id in ids {
             self.cancel_member_timers(work, id);
-            if let Some(regex) = work.cg.members.get(id).and_then(|m| m.regex())
+            if let Some(regex) = work.cg.modern.members.get(id).and_then(|m| m.regex())
                 && !regexes.iter().any(|r| **r == *regex)
             {
                 regexes.push(Arc::from(regex));
@@ -599,7 +604,7 @@ impl CoordinatorCore {
         }
         // `maybeDeleteResolvedRegularExpressions`: the regexes nobody left uses.
         for regex in regexes {
-            if !work.cg.members.values().any(|m| m.regex() == Some(&*regex)) {
+            if !work.cg.modern.members.values().any(|m| m.regex() == Some(&*regex)) {
                 work.emit(ConsumerGroupRecord::RegularExpression {
                     group_id: group_id.clone(),
                     regex,
@@ -608,7 +613,7 @@ impl CoordinatorCore {
             }
         }
         let (_, hash) = self.refresh_subscription(work);
-        let epoch = work.cg.group_epoch + 1;
+        let epoch = work.cg.modern.group_epoch + 1;
         work.emit(ConsumerGroupRecord::GroupMetadata {
             group_id,
             value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use group_offsets::ConsumerGroupRecord;
 use group_types::ConsumerMemberState;
 
-use super::ConsumerGroup;
-use crate::core::{CoordinatorCore, Group, TimerKey};
+use crate::core::{CoordinatorCore, TimerKey};
 
 /// Replay order within a group: the group's epoch and members first, then
 /// targets, then where each member stands.
@@ -30,25 +29,20 @@ impl CoordinatorCore {
         let mut loaded: Vec<Arc<str>> = Vec::new();
         for record in records.into_iter().filter(|r| !r.is_tombstone()) {
             let id = record.group_id().clone();
-            let g = self.groups.entry(id.clone()).or_insert_with(|| Group::new(id.clone(), now));
-            if g.consumer.is_none() {
-                // A consumer group replaced whatever classic record this id had.
-                let offsets = std::mem::take(&mut g.offsets);
-                *g = Group::new(id.clone(), now);
-                g.offsets = offsets;
-                g.consumer = Some(Box::new(ConsumerGroup::new()));
+            // A consumer group replaces whatever classic record this id had
+            // (its offsets, beside it, stay).
+            let Some((cg, new)) = self.loaded_consumer_group(&id) else { continue };
+            cg.replay(&record, None);
+            if new {
                 loaded.push(id);
-            }
-            if let Some(cg) = g.consumer.as_deref_mut() {
-                cg.replay(&record);
             }
         }
         for id in loaded {
             let session = i64::from(self.consumer_session_timeout(&id));
-            let Some(cg) = self.groups.get_mut(&id).and_then(|g| g.consumer.as_deref_mut()) else { continue };
+            let Some(cg) = self.consumer_group_mut(&id) else { continue };
             cg.refresh_needed = true;
             let mut arm = Vec::new();
-            for m in cg.members.values_mut() {
+            for m in cg.modern.members.values_mut() {
                 let deadline = now + session;
                 m.session_deadline = Some(deadline);
                 arm.push((TimerKey::ConsumerSession(id.clone(), m.id.clone()), deadline));

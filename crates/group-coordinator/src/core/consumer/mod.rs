@@ -2,22 +2,23 @@
 //! ConsumerGroupDescribe, server-side target assignment and incremental
 //! reconciliation (`kip848-semantics.md`).
 //!
-//! A consumer group lives in the classic [`Group`] that holds its offsets, as
-//! `Group::consumer`. Its handlers are Kafka's: each produces records, the records
+//! A consumer group is one kind of group (`GroupKind::Consumer`), a peer of
+//! the classic kind; its offsets live beside it in the partition's offsets
+//! store, as every group's do. Its handlers are Kafka's: each produces records, the records
 //! change the group through [`ConsumerGroup::replay`] (so loading is replaying),
 //! and the answer is released once the records are durable. A failed write, or
 //! an error found after records were produced (an assignor failure), puts the
-//! group back as it was before the request: a copy taken before its first record
-//! (`Undo::Consumer` in the timeline for writes that fail later).
+//! group back as it was before the request's first record: each record's replay
+//! logs how to undo what it changed ([`Change`]), and a failure undoes those
+//! changes, newest first (`Undo::Consumer` in the timeline for writes that fail
+//! later). No request copies the group.
 
-mod assignment;
 mod classic;
 mod classic_apis;
 mod describe;
 mod group;
 mod heartbeat;
 mod load;
-mod migration;
 mod reconcile;
 mod regex;
 mod target;
@@ -29,17 +30,18 @@ use std::sync::Arc;
 
 use group_offsets::{ConsumerGroupRecord, Record};
 
+pub(crate) use self::classic::{to_ids, to_names};
 pub(crate) use self::classic_apis::{
     deletion_records, described_as_classic, listed, subscribes_to, validate_offset_commit,
     validate_offset_fetch,
 };
-pub(crate) use self::group::ConsumerGroup;
+pub(crate) use self::group::{Change, ConsumerGroup, ConsumerMember};
 pub(crate) use self::validate::validate_heartbeat;
-use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp, Undo};
+use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp};
 
 /// Where the group a request works on comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Origin {
+pub(crate) enum Origin {
     /// A consumer group that exists.
     Existing,
     /// A group that does not exist yet.
@@ -49,23 +51,25 @@ enum Origin {
 }
 
 /// One request's work on a consumer group: the group as it changes, the records
-/// that change it, a copy of it from before the first record, and the timers to
-/// arm if the request succeeds.
+/// that change it, how to undo what they changed, and the timers to arm if the
+/// request succeeds.
 #[derive(Debug)]
 pub(crate) struct Work {
-    group_id: Arc<str>,
-    cg: Box<ConsumerGroup>,
-    origin: Origin,
-    before: Option<Box<ConsumerGroup>>,
+    pub(crate) group_id: Arc<str>,
+    pub(crate) cg: Box<ConsumerGroup>,
+    pub(crate) origin: Origin,
+    /// How to undo what the records changed, oldest first (kept for a group
+    /// that existed before the request; a new one is removed whole).
+    pub(crate) changes: Vec<Change>,
     records: Vec<ConsumerGroupRecord>,
     /// Classic records that come first (the tombstone of a replaced classic group).
-    prefix: Vec<Record>,
-    timers: Vec<TimerOp>,
+    pub(crate) prefix: Vec<Record>,
+    pub(crate) timers: Vec<TimerOp>,
     /// Set when the request turns the group back into a classic one (§8.4):
     /// the members that left.
-    downgrade: Option<Vec<Arc<str>>>,
+    pub(crate) downgrade: Option<Vec<Arc<str>>>,
     /// The deadline this work runs for, armed again if its write fails.
-    retry: Option<TimerKey>,
+    pub(crate) retry: Option<TimerKey>,
 }
 
 /// How long a deadline whose write failed waits before it fires again (Kafka's
@@ -74,7 +78,7 @@ pub(crate) const TIMER_RETRY_BACKOFF_MS: i64 = 500;
 
 /// What a work's write releases once durable: a request's answer, or nothing
 /// (a deadline's work is retried if the write fails).
-fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -> PendingWrite {
+pub(crate) fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -> PendingWrite {
     match (answer, retry) {
         (Some((request, response)), _) => PendingWrite::Respond { request, response: Box::new(response) },
         (None, Some(key)) => PendingWrite::RetryTimer { key },
@@ -84,34 +88,60 @@ fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<TimerKey>) -
 
 impl Work {
     /// Emits one record: applies it to the group and keeps it for the write.
-    fn emit(&mut self, record: ConsumerGroupRecord) {
-        if self.before.is_none() && self.origin == Origin::Existing {
-            self.before = Some(self.cg.clone());
-        }
-        self.cg.replay(&record);
+    pub(crate) fn emit(&mut self, record: ConsumerGroupRecord) {
+        let undo = (self.origin == Origin::Existing).then_some(&mut self.changes);
+        self.cg.replay(&record, undo);
         self.records.push(record);
     }
 
-    fn arm(&mut self, key: TimerKey, deadline_ms: i64) {
+    /// Member `id`, to change what records do not carry (its deadlines).
+    /// Such changes are logged from the request's first record on: a failure
+    /// reverts them with the records' (before it, nothing is written and
+    /// nothing is reverted).
+    pub(crate) fn member_mut(&mut self, id: &Arc<str>) -> Option<&mut ConsumerMember> {
+        let undo = (self.origin == Origin::Existing && !self.records.is_empty()).then_some(&mut self.changes);
+        self.cg.member_mut(undo, id)
+    }
+
+    /// Sets whether the group's metadata must be refreshed at its next heartbeat.
+    pub(crate) fn set_refresh_needed(&mut self, refresh_needed: bool) {
+        let due = self.cg.regex_refresh_due;
+        let undo = (self.origin == Origin::Existing && !self.records.is_empty()).then_some(&mut self.changes);
+        self.cg.set_flags(undo, refresh_needed, due)
+    }
+
+    /// Sets whether the group's regexes are resolved after this request's write.
+    pub(crate) fn set_regex_refresh_due(&mut self, regex_refresh_due: bool) {
+        let refresh = self.cg.refresh_needed;
+        let undo = (self.origin == Origin::Existing && !self.records.is_empty()).then_some(&mut self.changes);
+        self.cg.set_flags(undo, refresh, regex_refresh_due)
+    }
+
+    /// Undoes every logged change: the group is as it was before the first record.
+    pub(crate) fn rewind(&mut self) {
+        self.cg.undo(std::mem::take(&mut self.changes));
+    }
+
+    pub(crate) fn arm(&mut self, key: TimerKey, deadline_ms: i64) {
         self.timers.push(TimerOp::Arm { key, deadline_ms });
     }
 
-    fn cancel(&mut self, key: TimerKey) {
+    pub(crate) fn cancel(&mut self, key: TimerKey) {
         self.timers.push(TimerOp::Cancel { key });
     }
 }
 
 impl CoordinatorCore {
-    /// Takes consumer group `id` out of its classic shell for a request to work on.
-    /// `None` when `id` is not a consumer group.
+    /// Takes consumer group `id` out of the groups for a request to work on
+    /// (`commit_work` or `abandon` puts it back). `None` when `id` is not a
+    /// consumer group.
     fn take_consumer(&mut self, id: &str) -> Option<Work> {
-        let g = self.groups.get_mut(id)?;
-        let cg = g.consumer.take()?;
+        let cg = self.take_consumer_group(id)?;
         Some(Work {
-            group_id: g.id.clone(),
+            group_id: cg.id.clone(),
             cg,
             origin: Origin::Existing,
-            before: None,
+            changes: Vec::new(),
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
@@ -120,12 +150,13 @@ impl CoordinatorCore {
         })
     }
 
-    fn new_work(&self, id: &str, origin: Origin) -> Work {
+    pub(crate) fn new_work(&self, id: &str, origin: Origin) -> Work {
+        let group_id: Arc<str> = Arc::from(id);
         Work {
-            group_id: Arc::from(id),
-            cg: Box::new(ConsumerGroup::new()),
+            cg: Box::new(ConsumerGroup::new(group_id.clone(), self.engine.now)),
+            group_id,
             origin,
-            before: None,
+            changes: Vec::new(),
             records: Vec::new(),
             prefix: Vec::new(),
             timers: Vec::new(),
@@ -139,10 +170,9 @@ impl CoordinatorCore {
         if work.origin != Origin::Existing {
             return;
         }
-        let cg = work.before.unwrap_or(work.cg);
-        if let Some(g) = self.groups.get_mut(&*work.group_id) {
-            g.consumer = Some(cg);
-        }
+        let mut work = work;
+        work.rewind();
+        self.put_consumer_group(work.group_id, work.cg);
     }
 
     /// The request succeeded: the group goes back (or in), its records are written,
@@ -152,32 +182,21 @@ impl CoordinatorCore {
             self.finish_downgrade(work, &left, answer);
             return;
         }
-        let Work { group_id, cg, origin, before, records, prefix, timers, retry, .. } = work;
+        let Work { group_id, cg, origin, changes, records, prefix, timers, retry, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
-        let deleted =
-            records.iter().any(|r| matches!(r, ConsumerGroupRecord::GroupMetadata { value: None, .. }));
         match origin {
             Origin::Existing => {
-                if let Some(before) = before {
-                    self.engine.timeline.push(Undo::Consumer { group: group_id.clone(), prev: before });
-                }
-                if let Some(g) = self.groups.get_mut(&*group_id) {
-                    g.consumer = (!deleted).then_some(cg);
-                }
+                self.consumer_changed(&group_id, changes);
+                self.put_consumer_group(group_id.clone(), cg);
             }
             Origin::New if records.is_empty() => {}
-            Origin::New => {
-                let g = self.create_group(&group_id);
-                g.consumer = Some(cg);
-            }
+            Origin::New => self.create_consumer_group(group_id.clone(), cg),
             Origin::ReplacesClassic => {
-                let offsets = self.groups.get(&*group_id).map(|g| g.offsets.clone()).unwrap_or_default();
+                // The classic group goes (its timers with it); its offsets stay.
                 self.remove_group(&group_id);
-                let g = self.create_group(&group_id);
-                g.offsets = offsets;
-                g.consumer = Some(cg);
+                self.create_consumer_group(group_id.clone(), cg);
             }
         }
         if records.is_empty() && prefix.is_empty() {
@@ -189,23 +208,17 @@ impl CoordinatorCore {
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Consumer));
         let pending = pending_for(answer, retry);
-        match self.groups.get_mut(&*group_id) {
-            Some(g) => {
-                self.engine.write_group(g, all, pending);
-            }
-            None => {
-                self.engine.write(all, pending);
-            }
-        }
-    }
-
-    /// The live consumer group `id`, if it is one.
-    pub(crate) fn consumer_group_ref(&self, id: &str) -> Option<&ConsumerGroup> {
-        self.groups.get(id).and_then(|g| g.consumer.as_deref())
+        self.write_group_records(&group_id, all, pending);
     }
 }
 
 /// Every topic name some member of `cg` subscribes to.
 pub(crate) fn subscribed_topic_names(cg: &ConsumerGroup) -> std::collections::BTreeSet<String> {
-    topics::group_names(cg.members.values(), cg).into_iter().map(str::to_owned).collect()
+    topics::group_names(cg.modern.members.values(), cg).into_iter().map(str::to_owned).collect()
+}
+
+/// The metadata hash of the topics `cg`'s members subscribe to.
+pub(crate) fn subscription_hash(cg: &ConsumerGroup, image: &crate::MetadataImage) -> u64 {
+    let names = topics::group_names(cg.modern.members.values(), cg);
+    topics::metadata_hash(&names, image)
 }

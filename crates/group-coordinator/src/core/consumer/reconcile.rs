@@ -7,8 +7,8 @@
 
 use group_types::{ConsumerMemberState, ErrorCode, TopicId};
 
-use super::assignment::{self, Assignment};
 use super::group::{ConsumerGroup, ConsumerMember};
+use crate::core::modern::assignment::{self, Assignment};
 
 /// Where a member's reconciliation stands after a heartbeat.
 #[derive(Debug, Clone, PartialEq, Eq)]

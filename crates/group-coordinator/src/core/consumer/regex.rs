@@ -89,7 +89,8 @@ impl CoordinatorCore {
     ) -> Result<RegexChange, (ErrorCode, Option<String>)> {
         let (old, new) = (stored.regex(), updated.regex());
         if old == new {
-            work.cg.regex_refresh_due = self.regex_refresh_due(&work.cg, false);
+            let due = self.regex_refresh_due(&work.cg, false);
+            work.set_regex_refresh_due(due);
             return Ok(RegexChange::NoChange);
         }
         let introduced = new.is_some_and(|new| work.cg.regex_unused_by_others(new, &updated.id));
@@ -102,7 +103,8 @@ impl CoordinatorCore {
                 Some(format!("SubscribedTopicRegex `{new}` is not a valid regular expression: {reason}.")),
             ));
         }
-        work.cg.regex_refresh_due = self.regex_refresh_due(&work.cg, introduced);
+        let due = self.regex_refresh_due(&work.cg, introduced);
+        work.set_regex_refresh_due(due);
         // Kafka writes the tombstone whether the regex was resolved or not.
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
@@ -190,7 +192,7 @@ impl CoordinatorCore {
         }
         let (hash_changed, hash) = self.refresh_subscription(&mut work);
         if changed || hash_changed {
-            let epoch = work.cg.group_epoch + 1;
+            let epoch = work.cg.modern.group_epoch + 1;
             work.emit(ConsumerGroupRecord::GroupMetadata {
                 group_id: work.group_id.clone(),
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
@@ -202,7 +204,7 @@ impl CoordinatorCore {
 
 /// The regexes the members of `cg` subscribe to, sorted, once each.
 fn subscribed_regexes(cg: &ConsumerGroup) -> Vec<&str> {
-    let mut subscribed: Vec<&str> = cg.members.values().filter_map(ConsumerMember::regex).collect();
+    let mut subscribed: Vec<&str> = cg.modern.members.values().filter_map(ConsumerMember::regex).collect();
     subscribed.sort_unstable();
     subscribed.dedup();
     subscribed

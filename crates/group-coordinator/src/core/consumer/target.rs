@@ -8,9 +8,10 @@ use group_offsets::ConsumerGroupRecord;
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
-use super::{Work, assignment, topics};
+use super::{Work, topics};
 use crate::MetadataImage;
 use crate::core::CoordinatorCore;
+use crate::core::modern::assignment;
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -28,10 +29,10 @@ impl CoordinatorCore {
     /// from the group's, and the new hash.
     pub(crate) fn refresh_subscription(&mut self, work: &mut Work) -> (bool, u64) {
         let image = self.engine.image.clone();
-        let names = topics::group_names(work.cg.members.values(), &work.cg);
+        let names = topics::group_names(work.cg.modern.members.values(), &work.cg);
         let hash = topics::metadata_hash(&names, &image);
-        work.cg.refresh_needed = false;
-        (hash != work.cg.metadata_hash, hash)
+        work.set_refresh_needed(false);
+        (hash != work.cg.modern.metadata_hash, hash)
     }
 
     /// `updateTargetAssignment`: runs the group's assignor over every member and
@@ -44,7 +45,7 @@ impl CoordinatorCore {
     ) -> Result<(), Refusal> {
         let image = self.engine.image.clone();
         let configured = &self.engine.config.consumer.assignors;
-        let name = topics::preferred_assignor(work.cg.members.values(), configured)
+        let name = topics::preferred_assignor(work.cg.modern.members.values(), configured)
             .unwrap_or_else(|| configured[0].clone());
         let Some(assignor) = self.server_assignor(&name) else {
             return Err((ErrorCode::UnknownServerError, None));
@@ -53,8 +54,8 @@ impl CoordinatorCore {
         // assignors recognise equal subscriptions by the list's address.
         let mut lists: Vec<Vec<TopicId>> = Vec::new();
         let mut known: ClientMap<(&[String], Option<&str>), usize> = ClientMap::default();
-        let mut ids: Vec<(Arc<str>, usize)> = Vec::with_capacity(work.cg.members.len());
-        for m in work.cg.members.values().filter(|m| replaced != Some(&*m.id)) {
+        let mut ids: Vec<(Arc<str>, usize)> = Vec::with_capacity(work.cg.modern.members.len());
+        for m in work.cg.modern.members.values().filter(|m| replaced != Some(&*m.id)) {
             let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
             let at = *known.entry(key).or_insert_with(|| {
                 lists.push(topics::subscribed_ids(m, &work.cg, &image));
@@ -67,14 +68,14 @@ impl CoordinatorCore {
             members: ids
                 .iter()
                 .map(|(id, list)| {
-                    let m = &work.cg.members[id];
+                    let m = &work.cg.modern.members[id];
                     let subscribed = &lists[*list];
                     MemberSpec {
                         member_id: id,
                         instance_id: m.meta.instance_id.as_deref(),
                         rack_id: m.meta.rack_id.as_deref(),
                         subscribed_topics: subscribed,
-                        current: work.cg.targets.get(id).unwrap_or(&empty),
+                        current: work.cg.modern.targets.get(id).unwrap_or(&empty),
                     }
                 })
                 .collect(),
@@ -98,7 +99,7 @@ impl CoordinatorCore {
         let group_id = work.group_id.clone();
         for ((id, _), target) in ids.iter().zip(targets.members) {
             let target = assignment::from_sorted(target.topics);
-            if work.cg.targets.get(id) != Some(&target) {
+            if work.cg.modern.targets.get(id) != Some(&target) {
                 work.emit(ConsumerGroupRecord::TargetAssignmentMember {
                     group_id: group_id.clone(),
                     member_id: id.clone(),
@@ -106,7 +107,7 @@ impl CoordinatorCore {
                 });
             }
         }
-        let epoch = work.cg.group_epoch;
+        let epoch = work.cg.modern.group_epoch;
         work.emit(ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
         Ok(())
     }

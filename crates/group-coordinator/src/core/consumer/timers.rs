@@ -12,7 +12,7 @@ impl CoordinatorCore {
         let now = self.engine.now;
         let due = self
             .consumer_group_ref(group)
-            .and_then(|cg| cg.members.get(member))
+            .and_then(|cg| cg.modern.members.get(member))
             .is_some_and(|m| m.session_deadline.is_some_and(|d| d <= now));
         if due {
             self.fence_by_timer(group, member, TimerKey::ConsumerSession(Arc::from(group), member.clone()));
@@ -22,7 +22,7 @@ impl CoordinatorCore {
     pub(crate) fn fire_consumer_rebalance(&mut self, group: &str, member: &Arc<str>) {
         let due = self
             .consumer_group_ref(group)
-            .and_then(|cg| cg.members.get(member))
+            .and_then(|cg| cg.modern.members.get(member))
             .is_some_and(|m| m.rebalance_timer_epoch == Some(m.member_epoch));
         if due {
             self.fence_by_timer(group, member, TimerKey::ConsumerRebalance(Arc::from(group), member.clone()));
@@ -41,7 +41,7 @@ impl crate::core::Engine {
     /// Arms again the deadlines of a consumer group a revert brings back: the
     /// reverted request may have cancelled them (a leave whose write failed).
     pub(crate) fn rearm_consumer_group(&mut self, group: &Arc<str>, cg: &super::ConsumerGroup) {
-        for m in cg.members.values() {
+        for m in cg.modern.members.values() {
             if let Some(deadline) = m.session_deadline {
                 self.arm(TimerKey::ConsumerSession(group.clone(), m.id.clone()), deadline);
             }

@@ -1,7 +1,7 @@
 //! JoinGroup (`kafka-semantics.md` §2.1): the KIP-394 two-step join, static
 //! membership, capacity, protocol checks and the parked join barrier.
 
-use crate::core::member_payload::MemberPayload;
+use crate::core::classic::member_payload::MemberPayload;
 use std::sync::Arc;
 
 use group_types::{ErrorCode, GroupState, JoinGroupRequest, JoinGroupResponse, MemberId};
@@ -35,9 +35,9 @@ impl CoordinatorCore {
         // case, then finds it once more to change it.
         let exists = match self.groups.get(req.group_id.as_str()) {
             None => false,
-            Some(g) => match g.consumer.as_deref() {
+            Some(_) => match self.consumer_group_ref(&req.group_id) {
                 None => true,
-                Some(cg) if !cg.members.is_empty() => {
+                Some(cg) if !cg.modern.members.is_empty() => {
                     self.consumer_group_classic_join(rid, req, visible);
                     return;
                 }
@@ -61,7 +61,9 @@ impl CoordinatorCore {
             self.create_group(&req.group_id);
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return };
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
+            return;
+        };
         let writes_before = eng.fx.writes.len();
         if !accept_joining_member(g, &req.member_id, eng.config.group_max_size) {
             if g.has_member(&req.member_id) {

@@ -12,7 +12,7 @@ use std::hash::BuildHasher;
 use group_types::hash::ClientState;
 use hashbrown::HashTable;
 
-use crate::core::group::Member;
+use crate::core::classic::Member;
 
 /// Positions in a member list, by the members' ids.
 #[derive(Debug, Clone, Default)]

@@ -13,12 +13,11 @@ use group_offsets::{
 };
 use group_types::{ConsumerMemberState, ErrorCode, GroupState, MemberAssignment, Subscription};
 
-use super::classic::{to_ids, to_names};
-use super::group::ConsumerMember;
-use super::{Origin, Work, assignment, deletion_records, topics};
+use crate::core::classic::member_payload::MemberPayload;
+use crate::core::consumer::{ConsumerMember, Origin, Work, deletion_records, pending_for, to_ids, to_names};
 use crate::core::events::RebalanceReason;
-use crate::core::member_payload::MemberPayload;
-use crate::core::{CoordinatorCore, Group, Member, PendingWrite, TimerKey};
+use crate::core::modern::assignment;
+use crate::core::{CoordinatorCore, Group, GroupKind, Member, PendingWrite, TimerKey};
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -41,7 +40,7 @@ impl CoordinatorCore {
             return refused("online upgrade is disabled.");
         }
         let image = self.engine.image.clone();
-        let Some(g) = self.groups.get(group_id) else { return not_consumer() };
+        let Some(g) = self.groups.get(group_id).and_then(GroupKind::classic) else { return not_consumer() };
         if g.protocol_type.as_deref() != Some("consumer") {
             return not_consumer();
         }
@@ -105,8 +104,7 @@ impl CoordinatorCore {
                 value: Some(Box::new(meta.clone())),
             });
         }
-        let names = topics::group_names(work.cg.members.values(), &work.cg);
-        let hash = topics::metadata_hash(&names, &image);
+        let hash = crate::core::consumer::subscription_hash(&work.cg, &image);
         work.emit(ConsumerGroupRecord::GroupMetadata {
             group_id: id.clone(),
             value: Some(ConsumerGroupMetadataValue { epoch: generation, metadata_hash: hash }),
@@ -136,12 +134,12 @@ impl CoordinatorCore {
                 }),
             });
             let deadline = now + i64::from(*session);
-            if let Some(m) = work.cg.members.get_mut(member) {
+            if let Some(m) = work.member_mut(member) {
                 m.session_deadline = Some(deadline);
             }
             work.arm(TimerKey::ConsumerSession(id.clone(), member.clone()), deadline);
         }
-        work.cg.refresh_needed = false;
+        work.set_refresh_needed(false);
         Ok(work)
     }
 
@@ -150,7 +148,7 @@ impl CoordinatorCore {
     /// classic one and starts a rebalance there (§8.4, `convertToClassicGroup`).
     pub(crate) fn fence_or_downgrade(&mut self, work: &mut Work, ids: &[Arc<str>]) {
         let remaining: Vec<&ConsumerMember> =
-            work.cg.members.values().filter(|m| !ids.contains(&m.id)).collect();
+            work.cg.modern.members.values().filter(|m| !ids.contains(&m.id)).collect();
         let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
         let downgrade = !remaining.is_empty()
             && remaining.iter().all(|m| m.is_classic())
@@ -161,7 +159,7 @@ impl CoordinatorCore {
             self.fence_members(work, ids);
             return;
         }
-        for id in work.cg.members.keys().cloned().collect::<Vec<_>>() {
+        for id in work.cg.modern.members.keys().cloned().collect::<Vec<_>>() {
             work.cancel(TimerKey::ConsumerSession(work.group_id.clone(), id.clone()));
             work.cancel(TimerKey::ConsumerRebalance(work.group_id.clone(), id.clone()));
             work.cancel(TimerKey::ConsumerClassicJoin(work.group_id.clone(), id.clone()));
@@ -185,20 +183,17 @@ impl CoordinatorCore {
         for op in &work.timers {
             self.engine.fx.timers.push(op.clone());
         }
-        // The shell gets its consumer group back first, so that a failed write
-        // restores exactly the group as it was before this request.
-        let cg = work.before.unwrap_or(work.cg);
+        // The consumer group goes back first, as it was before this request, so
+        // that its removal below remembers exactly that (a failed write restores it).
+        let mut work = work;
+        work.rewind();
         let now = self.engine.now;
-        let offsets = self.groups.get(&*group_id).map(|g| g.offsets.clone()).unwrap_or_default();
-        if let Some(shell) = self.groups.get_mut(&*group_id) {
-            shell.consumer = Some(cg.clone());
-        }
-        let cg = &*cg;
+        self.put_consumer_group(group_id.clone(), work.cg);
+        let Some(GroupKind::Consumer(cg)) = self.groups.get(&*group_id) else { return };
         let mut records = deletion_records(&group_id, cg);
         let mut g = Group::new(group_id.clone(), now);
-        g.offsets = offsets;
-        g.generation = cg.group_epoch;
-        for m in cg.members.values().filter(|m| !left.contains(&m.id)) {
+        g.generation = cg.modern.group_epoch;
+        for m in cg.modern.members.values().filter(|m| !left.contains(&m.id)) {
             let Some(classic) = m.meta.classic.as_ref() else { continue };
             let version = classic
                 .supported_protocols
@@ -211,7 +206,7 @@ impl CoordinatorCore {
             // rejoin, the upgrade turns these assignments back into owned partitions,
             // and only what they truly may own keeps those from being handed to
             // another member while they still consume them.
-            let owned = super::assignment::union(&m.assigned, &m.pending_revocation);
+            let owned = assignment::union(&m.assigned, &m.pending_revocation);
             let target = MemberAssignment { version, partitions: to_names(&owned, &image), user_data: None };
             let payload = MemberPayload::joining(&classic.supported_protocols)
                 .with_assignment(&target.encode().unwrap_or_default());
@@ -238,10 +233,9 @@ impl CoordinatorCore {
         for (i, timeout) in sessions {
             self.engine.arm_session(&mut g2, i, timeout);
         }
-        self.engine.timeline.push(crate::core::Undo::Group { id: group_id.clone(), prev: None });
-        self.groups.insert(group_id.clone(), g2);
-        let Some(g) = self.groups.get_mut(&*group_id) else { return };
-        self.engine.write_group(g, records, super::pending_for(answer, work.retry));
+        self.put_group(group_id.clone(), GroupKind::Classic(g2));
+        let Some(g) = self.groups.get_mut(&*group_id).and_then(GroupKind::classic_mut) else { return };
+        self.engine.write_group(g, records, pending_for(answer, work.retry));
         let reason = RebalanceReason::Downgraded { members: left.to_vec() };
         self.engine.prepare_rebalance(g, reason);
     }
@@ -249,7 +243,7 @@ impl CoordinatorCore {
     /// Answers every JoinGroup and SyncGroup parked in classic group `group_id`
     /// with `error`, as a conversion that replaces the group must.
     fn answer_parked(&mut self, group_id: &str, error: ErrorCode) {
-        let Some(g) = self.groups.get_mut(group_id) else { return };
+        let Some(g) = self.groups.get_mut(group_id).and_then(GroupKind::classic_mut) else { return };
         for i in 0..g.len() {
             if let Some(join) = g.set_awaiting_join(i, None) {
                 let id = g.at(i).id.to_string();
@@ -266,15 +260,12 @@ impl CoordinatorCore {
     /// An empty consumer group a classic JoinGroup finds is deleted, offsets kept,
     /// and the join proceeds on a new classic group (§8.1).
     pub(crate) fn replace_empty_consumer_group(&mut self, group_id: &str) {
-        let Some(g) = self.groups.get(group_id) else { return };
-        let Some(cg) = g.consumer.as_deref() else { return };
-        let id = g.id.clone();
-        let records = deletion_records(&id, cg);
-        let offsets = g.offsets.clone();
+        let Some((id, GroupKind::Consumer(cg))) = self.groups.get_key_value(group_id) else { return };
+        let records = deletion_records(id, cg);
+        // The consumer group goes; its offsets, beside it, stay.
         self.remove_group(group_id);
-        let g = self.create_group(group_id);
-        g.offsets = offsets;
-        let Some(g) = self.groups.get_mut(group_id) else { return };
+        self.create_group(group_id);
+        let Some(g) = self.groups.get_mut(group_id).and_then(GroupKind::classic_mut) else { return };
         self.engine.write_group(g, records, PendingWrite::Logged);
     }
 }

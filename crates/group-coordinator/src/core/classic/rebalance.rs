@@ -233,7 +233,7 @@ impl Engine {
 
 impl CoordinatorCore {
     pub(crate) fn fire_join(&mut self, group: &str) {
-        let Some(g) = self.groups.get_mut(group) else { return };
+        let Some(g) = self.groups.get_mut(group).and_then(|g| g.classic_mut()) else { return };
         let now = self.engine.now;
         let Some((deadline, kind)) = g.join_timer else { return };
         if deadline > now {
@@ -252,7 +252,7 @@ impl CoordinatorCore {
     }
 
     pub(crate) fn fire_sync(&mut self, group: &str) {
-        let Some(g) = self.groups.get_mut(group) else { return };
+        let Some(g) = self.groups.get_mut(group).and_then(|g| g.classic_mut()) else { return };
         let Some((deadline, generation)) = g.sync_timer else { return };
         if deadline > self.engine.now {
             return;
@@ -275,7 +275,7 @@ impl CoordinatorCore {
     }
 
     pub(crate) fn fire_session(&mut self, group: &str, member: &str) {
-        let Some(g) = self.groups.get_mut(group) else { return };
+        let Some(g) = self.groups.get_mut(group).and_then(|g| g.classic_mut()) else { return };
         let now = self.engine.now;
         if let Some((id, &deadline)) = g.pending_join.get_key_value(member) {
             if deadline <= now {

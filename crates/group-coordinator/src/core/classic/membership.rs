@@ -23,7 +23,9 @@ impl CoordinatorCore {
         if req.group_id.is_empty() {
             return ErrorCode::InvalidGroupId;
         }
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return ErrorCode::UnknownMemberId };
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
+            return ErrorCode::UnknownMemberId;
+        };
         if g.is(GroupState::Dead) {
             return ErrorCode::CoordinatorNotAvailable;
         }
@@ -71,7 +73,7 @@ impl CoordinatorCore {
             return;
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             let members = req.members.iter().map(|m| echo(m, ErrorCode::UnknownMemberId)).collect();
             eng.respond(
                 rid,

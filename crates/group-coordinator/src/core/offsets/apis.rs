@@ -5,17 +5,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_types::{
-    CommitMetadata, ErrorCode, GroupState, OffsetAndMetadata, OffsetCommitData, OffsetCommitRequest,
+    CommitMetadata, ErrorCode, OffsetAndMetadata, OffsetCommitData, OffsetCommitRequest,
     OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchData, OffsetFetchRequest,
     OffsetFetchResponse, TopicEntries, TopicPartition,
 };
 
-use group_offsets::{RetentionGroup, metadata_length};
+use group_offsets::metadata_length;
 
-use crate::core::{
-    CoordinatorCore, Group, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
-    validate_member_at,
-};
+use crate::core::{CoordinatorCore, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey};
 
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
     OffsetFetchData {
@@ -24,29 +21,6 @@ fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
         metadata: offset.metadata.clone(),
         error_code: ErrorCode::None,
     }
-}
-
-/// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
-/// `position` is where `req.member_id` sits in the group, if it is a member.
-fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
-    if g.is(GroupState::Dead) {
-        return Err(ErrorCode::CoordinatorNotAvailable);
-    }
-    if req.generation_id < 0 && g.is(GroupState::Empty) {
-        return Ok(());
-    }
-    if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-        validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position)?;
-        if req.generation_id != g.generation {
-            return Err(ErrorCode::IllegalGeneration);
-        }
-    } else if !g.is(GroupState::Empty) {
-        return Err(ErrorCode::UnknownMemberId);
-    }
-    if g.is(GroupState::CompletingRebalance) {
-        return Err(ErrorCode::RebalanceInProgress);
-    }
-    Ok(())
 }
 
 impl CoordinatorCore {
@@ -59,8 +33,8 @@ impl CoordinatorCore {
             self.create_group(&req.group_id);
         }
         let eng = &mut self.engine;
-        let g = match self.groups.get_mut(req.group_id.as_str()) {
-            Some(g) => g,
+        let kind = match self.groups.get_mut(req.group_id.as_str()) {
+            Some(kind) => kind,
             None => {
                 // Kafka's Java coordinator: v9+ learns the group is gone; older
                 // clients only understand a stale generation (spec §10 #2).
@@ -74,22 +48,20 @@ impl CoordinatorCore {
                 return;
             }
         };
-        // One lookup locates the member for validation and for its session.
-        let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
-        let validation = match g.consumer.as_deref() {
-            Some(cg) => consumer::validate_offset_commit(cg, &req),
-            None => validate_commit(g, &req, position),
-        };
-        if let Err(code) = validation {
+        // The group's kind validates the commit; the offsets go to the store.
+        if let Err(code) = kind.validate_offset_commit(&req, eng) {
             eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
         }
-        if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
-            && let Some(i) = position
-        {
-            let timeout = g.at(i).session_timeout_ms;
-            eng.arm_session(g, i, timeout);
-        }
+        // A classic group names itself; another kind is named by its key.
+        let group_id = match kind.id() {
+            Some(id) => id.clone(),
+            None => match self.groups.get_key_value(req.group_id.as_str()) {
+                Some((id, _)) => id.clone(),
+                None => return,
+            },
+        };
+        let offsets = self.offsets.entry(&group_id);
         let now = eng.now;
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
         let max = eng.config.offset_metadata_max_bytes;
@@ -99,13 +71,13 @@ impl CoordinatorCore {
         // the answer's list reuses the request's allocation instead of its own.
         let commit_topic = |TopicEntries { topic, partitions }: TopicEntries<OffsetCommitData>| {
             // The group's own cache usually knows the topic already.
-            let topic_arc = match g.offsets.topic(&topic) {
+            let topic_arc = match offsets.topic(&topic) {
                 Some(known) => known.clone(),
                 None => eng.topic(&topic),
             };
             let mut codes = Vec::with_capacity(partitions.len());
             let mut prev = OffsetChanges::with_capacity(partitions.len());
-            let topic_offsets = g.offsets.topic_mut(&topic_arc);
+            let topic_offsets = offsets.topic_mut(&topic_arc);
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
@@ -127,7 +99,7 @@ impl CoordinatorCore {
                     expire_time,
                 };
                 records.push(Record::Offset {
-                    group_id: g.id.clone(),
+                    group_id: group_id.clone(),
                     partition: TopicPartition { topic: topic_arc.clone(), partition },
                     offset: offset.clone(),
                 });
@@ -136,9 +108,9 @@ impl CoordinatorCore {
             }
             if prev.is_empty() {
                 // A topic whose every partition was refused keeps no empty entry.
-                g.offsets.drop_if_empty(&topic_arc);
+                offsets.drop_if_empty(&topic_arc);
             }
-            eng.offsets_changed(&g.id, &topic_arc, prev);
+            eng.offsets_changed(&group_id, &topic_arc, prev);
             TopicEntries { topic, partitions: codes }
         };
         let response = OffsetCommitResponse { errors: req.offsets.into_iter().map(commit_topic).collect() };
@@ -152,21 +124,19 @@ impl CoordinatorCore {
     /// Answers from committed state: an offset whose write is in flight is not
     /// shown until it commits (Kafka reads at the last committed offset).
     pub(crate) fn offset_fetch(&mut self, rid: RequestId, req: OffsetFetchRequest) {
-        let view = self.committed_view(req.group_id.as_str()).filter(|(g, _)| !g.is(GroupState::Dead));
-        if let Some((g, _)) = &view
-            && let Some(cg) = self.engine.timeline.committed_consumer(&req.group_id, g)
-            && let Err(error_code) = consumer::validate_offset_fetch(cg, &req)
-        {
+        let view = self.committed_view(req.group_id.as_str()).filter(|g| !g.is_dead());
+        if let Some(Err(error_code)) = view.as_ref().map(|g| g.validate_offset_fetch(&req)) {
             let response = OffsetFetchResponse { error_code, ..OffsetFetchResponse::default() };
             self.engine.respond(rid, Response::OffsetFetch(response));
             return;
         }
+        let committed = view.is_some().then(|| self.committed_offsets(req.group_id.as_str()));
         let mut response = OffsetFetchResponse::default();
         let lookup = |topic: &str, partition: i32| -> Option<&OffsetAndMetadata> {
-            let (g, overrides) = view.as_ref()?;
+            let (base, overrides) = committed.as_ref()?;
             match overrides.iter().find(|(tp, _)| &*tp.topic == topic && tp.partition == partition) {
                 Some((_, value)) => value.as_ref(),
-                None => g.offsets.get_partition(topic, partition),
+                None => base.as_ref()?.get_partition(topic, partition),
             }
         };
         match &req.topics {
@@ -180,8 +150,9 @@ impl CoordinatorCore {
                 }
             }
             None => {
-                if let Some((g, overrides)) = &view {
-                    let mut all: BTreeMap<TopicPartition, &OffsetAndMetadata> = g.offsets.iter().collect();
+                if let Some((base, overrides)) = &committed {
+                    let mut all: BTreeMap<TopicPartition, &OffsetAndMetadata> =
+                        base.iter().flat_map(|o| o.iter()).collect();
                     for (tp, value) in overrides {
                         match value {
                             Some(offset) => {
@@ -214,25 +185,23 @@ impl CoordinatorCore {
             eng.respond(rid, top(ErrorCode::InvalidGroupId));
             return;
         }
-        let Some(g) = self.groups.get(req.group_id.as_str()).filter(|g| !g.is(GroupState::Dead)) else {
+        let Some((group_id, kind)) =
+            self.groups.get_key_value(req.group_id.as_str()).filter(|(_, g)| !g.is_dead())
+        else {
             eng.respond(rid, top(ErrorCode::GroupIdNotFound));
             return;
         };
-        let consumer = g.consumer.as_deref();
-        let empty = g.is(GroupState::Empty) && consumer.is_none_or(|cg| cg.members.is_empty());
-        if !empty && consumer.is_none() && g.protocol_type.as_deref() != Some("consumer") {
+        if kind.refuses_offset_delete() {
             eng.respond(rid, top(ErrorCode::NonEmptyGroup));
             return;
         }
+        let held = self.offsets.get(group_id);
         let mut response = OffsetDeleteResponse::default();
         let mut partitions: Vec<TopicPartition> = Vec::new();
         let mut records = Vec::new();
         for (topic, list) in &req.topics {
             // A consumer group refuses subscribed topics in any state (§7.4).
-            let subscribed = match consumer {
-                Some(cg) => consumer::subscribes_to(cg, topic),
-                None => !empty && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic)),
-            };
+            let subscribed = kind.subscribes_to(topic);
             let out = response.partitions.entry(topic.clone()).or_default();
             for &partition in list {
                 if subscribed {
@@ -241,8 +210,9 @@ impl CoordinatorCore {
                 }
                 out.insert(partition, ErrorCode::None);
                 let tp = TopicPartition::new(topic.as_str(), partition);
-                if g.offsets.contains_key(&tp) {
-                    records.push(Record::OffsetTombstone { group_id: g.id.clone(), partition: tp.clone() });
+                if held.is_some_and(|o| o.contains_key(&tp)) {
+                    records
+                        .push(Record::OffsetTombstone { group_id: group_id.clone(), partition: tp.clone() });
                     partitions.push(tp);
                 }
             }
@@ -251,9 +221,9 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetDelete(response));
             return;
         }
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else { return };
+        let group_id = group_id.clone();
         for tp in &partitions {
-            eng.remove_offset(g, tp);
+            eng.remove_offset(&mut self.offsets, &group_id, tp);
         }
         eng.write(records, PendingWrite::OffsetDelete { request: rid, response });
     }
@@ -271,53 +241,39 @@ impl CoordinatorCore {
         let mut removals = Vec::new();
         let mut records = Vec::new();
         for id in ids {
-            let pending = self.engine.timeline.pending_partitions(&id);
-            let Some(g) = self.groups.get_mut(&id) else { continue };
-            // A consumer group's offsets expire from their commit time once the
-            // group no longer subscribes to their topic (`offsetExpirationCondition`).
-            let consumer_topics = g.consumer.as_deref().map(consumer::subscribed_topic_names);
-            let consumer_members = g.consumer.as_deref().map(|cg| cg.members.len());
-            let state = match consumer_members {
-                Some(n) if n > 0 => GroupState::Stable,
-                _ => g.state,
-            };
-            let mut retention_group = RetentionGroup::new(state, Some(g.state_ts)).with_pending(&pending);
-            if let Some(protocol_type) = g.protocol_type.as_deref() {
-                retention_group = retention_group.with_protocol_type(protocol_type);
-            }
-            if consumer_topics.is_some() {
-                retention_group = retention_group.with_protocol_type("consumer");
-            }
-            if let Some(topics) = consumer_topics.as_ref().or(g.subscribed_topics.as_ref()) {
-                retention_group = retention_group.with_subscribed_topics(topics);
-            }
+            let pending = self.pending_partitions(&id);
+            let Some(kind) = self.groups.get(&id) else { continue };
+            let consumer_topics = kind.consumer_topics();
+            let retention_group = kind.retention(&pending, consumer_topics.as_ref());
             let rule = retention_group.expiration_rule();
             let mut expired = Vec::new();
-            for (tp, offset) in g.offsets.iter() {
+            let held = self.offsets.get(&id);
+            for (tp, offset) in held.iter().flat_map(|o| o.iter()) {
                 if retention_group.offset_expired(rule, &tp.topic, tp.partition, offset, now, retention) {
                     expired.push(tp);
                 }
             }
-            let all_expired = expired.len() == g.offsets.len();
+            let all_expired = expired.len() == held.map_or(0, |o| o.len());
             let delete_group = all_expired
                 && pending.is_empty()
-                && g.is(GroupState::Empty)
-                && g.len() == 0
-                && consumer_members.unwrap_or(0) == 0
-                && g.barrier.is_none();
+                && kind.is_empty()
+                && !kind.has_members()
+                && kind.barrier().is_none();
             if expired.is_empty() && !delete_group {
                 continue;
             }
             for tp in &expired {
                 records.push(Record::OffsetTombstone { group_id: id.clone(), partition: tp.clone() });
-                self.engine.remove_offset(g, tp);
             }
             if delete_group {
-                match g.consumer.as_deref() {
-                    Some(cg) => records.extend(consumer::deletion_records(&id, cg)),
-                    None => records.push(Record::GroupTombstone { group_id: id.clone() }),
-                }
+                records.extend(kind.deletion_records(&id));
+            }
+            for tp in &expired {
+                self.engine.remove_offset(&mut self.offsets, &id, tp);
+            }
+            if delete_group {
                 self.remove_group(&id);
+                self.remove_offsets(&id);
             }
             removals.push((id, expired.len(), delete_group));
         }

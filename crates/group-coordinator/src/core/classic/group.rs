@@ -1,4 +1,5 @@
-//! The in-memory model of one classic group and its members (`kafka-semantics.md` §0).
+//! The in-memory model of one classic group and its members (`kafka-semantics.md` §0,
+//! Kafka's `ClassicGroup`). Its offsets are not here: see `core/offsets/`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -10,9 +11,8 @@ use group_types::{
     ProtocolType, Subscription,
 };
 
-use crate::core::member_index::MemberIndex;
-use crate::core::member_payload::MemberPayload;
-use crate::core::offset_cache::OffsetCache;
+use crate::core::classic::member_index::MemberIndex;
+use crate::core::classic::member_payload::MemberPayload;
 use crate::core::types::{Deadline, RequestId, WriteId};
 use group_types::hash::ClientMap;
 
@@ -187,13 +187,9 @@ pub(crate) struct Group {
     pub(crate) subscribed_topics: Option<BTreeSet<String>>,
     pub(crate) join_timer: Option<(i64, JoinTimer)>,
     pub(crate) sync_timer: Option<(i64, i32)>,
-    pub(crate) offsets: OffsetCache,
     /// The outstanding write of this group's metadata, if any: answers about the
     /// group are held until it commits (they could reveal what it wrote).
     pub(crate) barrier: Option<WriteId>,
-    /// Set when the group is a KIP-848 consumer group (`consumer/`): this shell
-    /// then only holds its offsets and barrier.
-    pub(crate) consumer: Option<Box<crate::core::consumer::ConsumerGroup>>,
 }
 
 impl Group {
@@ -219,9 +215,7 @@ impl Group {
             subscribed_topics: None,
             join_timer: None,
             sync_timer: None,
-            offsets: OffsetCache::default(),
             barrier: None,
-            consumer: None,
         }
     }
 

@@ -25,7 +25,7 @@ impl CoordinatorCore {
             return;
         }
         let eng = &mut self.engine;
-        let Some(g) = self.groups.get_mut(req.group_id.as_str()) else {
+        let Some(g) = self.groups.get_mut(req.group_id.as_str()).and_then(|g| g.classic_mut()) else {
             eng.respond(rid, error(ErrorCode::UnknownMemberId));
             return;
         };

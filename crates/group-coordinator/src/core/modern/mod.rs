@@ -1,0 +1,142 @@
+//! What the modern kinds of group (KIP-848 consumer groups today; share and
+//! streams groups later) have in common, as Kafka's `ModernGroup`: member
+//! epochs, target assignments and the assignment epoch, kept in records.
+//! A kind's folder builds on this one; this folder imports no kind.
+
+pub(crate) mod assignment;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use self::assignment::Assignment;
+
+/// What a member of any modern group has (Kafka's `ModernGroupMember`): an
+/// epoch, and whether it has reconciled its assignment.
+pub(crate) trait ModernMember {
+    /// The member's epoch.
+    fn member_epoch(&self) -> i32;
+    /// True when the member is Stable (nothing to revoke or to wait for).
+    fn is_stable(&self) -> bool;
+}
+
+/// The state of a modern group, from its epochs and members
+/// (`ConsumerGroup.maybeUpdateGroupState`, the same rule for every modern kind).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ModernState {
+    /// No member.
+    Empty,
+    /// The group epoch is ahead of the target assignment's.
+    Assigning,
+    /// Some member has not reached the target assignment yet.
+    Reconciling,
+    /// Every member is at the target assignment.
+    Stable,
+}
+
+/// What every modern kind of group holds (Kafka's `ModernGroup`), as its
+/// records describe it: the group epoch with the metadata hash it was bumped
+/// for, the members, their targets and the target assignment's epoch.
+#[derive(Debug, Clone)]
+pub(crate) struct ModernGroup<M> {
+    pub(crate) group_epoch: i32,
+    pub(crate) metadata_hash: u64,
+    pub(crate) assignment_epoch: i32,
+    /// By member id: the order the assignors see members in.
+    pub(crate) members: BTreeMap<Arc<str>, M>,
+    /// Target assignments by member id (entries of ids that left may linger until
+    /// their tombstone).
+    pub(crate) targets: BTreeMap<Arc<str>, Assignment>,
+    /// Instance id to member id.
+    pub(crate) static_members: BTreeMap<String, Arc<str>>,
+}
+
+impl<M> Default for ModernGroup<M> {
+    fn default() -> Self {
+        ModernGroup {
+            group_epoch: 0,
+            metadata_hash: 0,
+            assignment_epoch: 0,
+            members: BTreeMap::new(),
+            targets: BTreeMap::new(),
+            static_members: BTreeMap::new(),
+        }
+    }
+}
+
+/// How to undo one change to a [`ModernGroup`]'s group-level records.
+#[derive(Debug, Clone)]
+pub(crate) enum ModernChange {
+    /// The group epoch and metadata hash were these.
+    GroupEpoch { epoch: i32, metadata_hash: u64 },
+    /// The target assignment's epoch was this.
+    AssignmentEpoch(i32),
+    /// Member `member`'s target was `prev` (`None`: it had none).
+    Target { member: Arc<str>, prev: Option<Assignment> },
+}
+
+impl<M: ModernMember> ModernGroup<M> {
+    /// The group's state.
+    pub(crate) fn state(&self) -> ModernState {
+        if self.members.is_empty() {
+            ModernState::Empty
+        } else if self.group_epoch > self.assignment_epoch {
+            ModernState::Assigning
+        } else if self.members.values().any(|m| !m.is_stable() || m.member_epoch() != self.assignment_epoch) {
+            ModernState::Reconciling
+        } else {
+            ModernState::Stable
+        }
+    }
+}
+
+impl<M> ModernGroup<M> {
+    /// The member's target, empty when none is recorded.
+    pub(crate) fn target(&self, member: &str) -> &Assignment {
+        static EMPTY: Assignment = Assignment { topics: Vec::new() };
+        self.targets.get(member).unwrap_or(&EMPTY)
+    }
+
+    /// Replays a group epoch record (`GroupMetadata` of any modern kind),
+    /// returning how to undo it.
+    pub(crate) fn replay_group_epoch(&mut self, epoch: i32, metadata_hash: u64) -> ModernChange {
+        let undo = ModernChange::GroupEpoch { epoch: self.group_epoch, metadata_hash: self.metadata_hash };
+        self.group_epoch = epoch;
+        self.metadata_hash = metadata_hash;
+        undo
+    }
+
+    /// Replays a target assignment epoch record (`-1` for its tombstone).
+    pub(crate) fn replay_assignment_epoch(&mut self, epoch: i32) -> ModernChange {
+        let undo = ModernChange::AssignmentEpoch(self.assignment_epoch);
+        self.assignment_epoch = epoch;
+        undo
+    }
+
+    /// Replays one member's target assignment record (`None`: its tombstone).
+    pub(crate) fn replay_target(&mut self, member: &Arc<str>, target: Option<Assignment>) -> ModernChange {
+        let prev = match target {
+            Some(target) => self.targets.insert(member.clone(), target),
+            None => self.targets.remove(member),
+        };
+        ModernChange::Target { member: member.clone(), prev }
+    }
+
+    /// Undoes one change.
+    pub(crate) fn undo(&mut self, change: ModernChange) {
+        match change {
+            ModernChange::GroupEpoch { epoch, metadata_hash } => {
+                self.group_epoch = epoch;
+                self.metadata_hash = metadata_hash;
+            }
+            ModernChange::AssignmentEpoch(epoch) => self.assignment_epoch = epoch,
+            ModernChange::Target { member, prev } => match prev {
+                Some(target) => {
+                    self.targets.insert(member, target);
+                }
+                None => {
+                    self.targets.remove(&member);
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Committed offsets, beside the groups (Kafka's `OffsetMetadataManager`): one
+//! [`OffsetStore`] per coordinator partition holds every group's offsets,
+//! whatever the group's kind, and the handlers of OffsetCommit, OffsetFetch,
+//! OffsetDelete and the retention job (`apis.rs`) work on it. A group's kind
+//! only validates a commit or a fetch and says which topics it subscribes to.
+
+mod apis;
+pub(crate) mod cache;
+
+use std::sync::Arc;
+
+use group_types::hash::ClientMap;
+use group_types::{OffsetAndMetadata, TopicPartition};
+
+pub(crate) use self::cache::OffsetCache;
+
+/// Every group's committed offsets in one coordinator partition.
+#[derive(Debug, Default)]
+pub(crate) struct OffsetStore {
+    groups: ClientMap<Arc<str>, OffsetCache>,
+}
+
+impl OffsetStore {
+    /// The offsets of group `id`, `None` when it has none.
+    pub(crate) fn get(&self, id: &str) -> Option<&OffsetCache> {
+        self.groups.get(id)
+    }
+
+    /// The offsets of group `id`, created empty if it has none.
+    pub(crate) fn entry(&mut self, id: &Arc<str>) -> &mut OffsetCache {
+        self.groups.entry(id.clone()).or_default()
+    }
+
+    /// The offsets of group `id`, if it has any, to change.
+    pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut OffsetCache> {
+        self.groups.get_mut(id)
+    }
+
+    /// Takes every offset of group `id` out.
+    pub(crate) fn remove(&mut self, id: &str) -> Option<OffsetCache> {
+        self.groups.remove(id)
+    }
+
+    /// Puts back `offsets` as group `id`'s (an undo).
+    pub(crate) fn restore(&mut self, id: Arc<str>, offsets: Option<OffsetCache>) {
+        match offsets {
+            Some(offsets) => {
+                self.groups.insert(id, offsets);
+            }
+            None => {
+                self.groups.remove(&*id);
+            }
+        }
+    }
+
+    /// Sets (`Some`) or removes (`None`) one partition's offset, without undo.
+    pub(crate) fn set(&mut self, id: &Arc<str>, tp: TopicPartition, offset: Option<OffsetAndMetadata>) {
+        match offset {
+            Some(offset) => {
+                self.entry(id).insert(tp, offset);
+            }
+            None => {
+                if let Some(cache) = self.groups.get_mut(&**id) {
+                    cache.remove(&tp);
+                }
+            }
+        }
+    }
+}
+
+/// One topic's changed partitions, each with its offset before the change, in
+/// the order of the changes. The first is held inline: a 1-partition commit
+/// allocates nothing for its undo.
+#[derive(Debug, Default)]
+pub(crate) struct OffsetChanges {
+    first: Option<(i32, Option<OffsetAndMetadata>)>,
+    rest: Vec<(i32, Option<OffsetAndMetadata>)>,
+}
+
+impl OffsetChanges {
+    /// Room for `n` changes.
+    pub(crate) fn with_capacity(n: usize) -> OffsetChanges {
+        OffsetChanges { first: None, rest: Vec::with_capacity(n.saturating_sub(1)) }
+    }
+
+    /// `partition` changed from `prev`.
+    pub(crate) fn push(&mut self, partition: i32, prev: Option<OffsetAndMetadata>) {
+        match self.first {
+            None => self.first = Some((partition, prev)),
+            Some(_) => self.rest.push((partition, prev)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// The changes, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(i32, Option<OffsetAndMetadata>)> {
+        self.first.iter().chain(&self.rest)
+    }
+
+    /// The changes, newest first: the order to undo them in.
+    pub(crate) fn into_newest_first(self) -> impl Iterator<Item = (i32, Option<OffsetAndMetadata>)> {
+        self.rest.into_iter().rev().chain(self.first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_come_back_oldest_first_and_are_undone_newest_first() {
+        let mut c = OffsetChanges::with_capacity(3);
+        assert!(c.is_empty());
+        for (p, o) in [(0, None), (1, Some(10)), (0, Some(20))] {
+            c.push(p, o.map(|o| OffsetAndMetadata::new(o, 0)));
+        }
+        let oldest: Vec<(i32, Option<i64>)> =
+            c.iter().map(|(p, o)| (*p, o.as_ref().map(|o| o.offset))).collect();
+        assert_eq!(oldest, [(0, None), (1, Some(10)), (0, Some(20))]);
+        let newest: Vec<(i32, Option<i64>)> =
+            c.into_newest_first().map(|(p, o)| (p, o.map(|o| o.offset))).collect();
+        assert_eq!(newest, [(0, Some(20)), (1, Some(10)), (0, None)]);
+    }
+
+    #[test]
+    fn a_group_s_offsets_are_set_removed_and_restored_whole() {
+        let mut store = OffsetStore::default();
+        let g: Arc<str> = Arc::from("g");
+        let tp = TopicPartition::new("t", 0);
+        store.set(&g, tp.clone(), Some(OffsetAndMetadata::new(5, 0)));
+        assert_eq!(store.get("g").map_or(0, OffsetCache::len), 1);
+        let taken = store.remove("g");
+        assert_eq!(store.get("g").map_or(0, OffsetCache::len), 0);
+        store.restore(g.clone(), taken);
+        assert_eq!(store.get("g").and_then(|o| o.get(&tp)).map(|o| o.offset), Some(5));
+        store.set(&g, tp.clone(), None);
+        assert_eq!(store.get("g").map_or(0, OffsetCache::len), 0);
+    }
+}
