@@ -5,6 +5,7 @@
 //! `cargo xtask fuzz` runs a fuzz target (nightly and cargo-fuzz; never part of `ci`).
 
 mod fuzz;
+mod layers;
 mod release;
 mod tidy;
 

@@ -1,6 +1,7 @@
 //! Tidy checks: every Rust file (in crates/, xtask/ and the fuzz targets in
 //! fuzz/) opens with a `//!` line, and delivered code holds no `todo!`, `dbg!`
-//! or `unimplemented!`.
+//! or `unimplemented!`; and the invariants of `docs/ARCHITECTURE.md` that a
+//! grep can check (`layers.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,7 +12,7 @@ pub(crate) fn run(root: &Path) -> Result<(), String> {
     for dir in ["crates", "xtask", "fuzz"] {
         collect_rust_files(&root.join(dir), &mut files);
     }
-    let mut problems = Vec::new();
+    let mut problems = crate::layers::check(root, &files)?;
     for file in &files {
         let text = fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         problems.extend(check_file(&text).into_iter().map(|p| format!("{}: {p}", file.display())));

@@ -76,7 +76,7 @@ impl Security {
         let client_auth = config.tls.as_ref().is_some_and(|t| t.client_ca.is_some());
         let sasl = match &config.sasl {
             Some(sasl) => {
-                let users = Users::load(&sasl.users).map_err(|e| ServerError::Users(e.to_string()))?;
+                let users = Users::load(&sasl.users).map_err(ServerError::Users)?;
                 if users.is_empty() {
                     warning!("the users file {} has no users: every login fails", sasl.users.display());
                 }

@@ -82,14 +82,12 @@ impl CoordinatorService {
                 // reported at once rather than after the store's wait for a closing handle.
                 let options =
                     SledOptions::new().partitions(config.partitions).lock_wait(std::time::Duration::ZERO);
-                let store = SledMetadataStore::open_with_options(dir, options).map_err(|e| {
-                    if matches!(e, StorageError::Locked { .. }) {
-                        ServerError::Storage(format!(
-                            "{} is in use by another group-server (or another program holds its lock)",
-                            dir.display()
-                        ))
+                let store = SledMetadataStore::open_with_options(dir, options).map_err(|source| {
+                    let dir = dir.clone();
+                    if matches!(source, StorageError::Locked { .. }) {
+                        ServerError::DataDirLocked { dir, source }
                     } else {
-                        ServerError::Storage(format!("{}: {e}", dir.display()))
+                        ServerError::Storage { dir, source }
                     }
                 })?;
                 Arc::new(store)
@@ -218,8 +216,7 @@ impl GroupServer {
             let listeners = crate::server::bind(config)?;
             // Before storage is opened: a bad certificate or users file leaves nothing behind.
             let security = crate::authenticate::Security::from_config(&config.security)?;
-            let local =
-                listeners.kafka.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+            let local = listeners.kafka.local_addr().map_err(|e| crate::server::bind_error(config, e))?;
             let advertised =
                 config.advertise.clone().unwrap_or_else(|| (local.ip().to_string(), local.port()));
             let service = CoordinatorService::open_advertised(config, &advertised, Some(runtime.handle()))?;

@@ -140,5 +140,6 @@ pub use crate::node::{RequestError, SUPPORTED_APIS};
 pub use crate::sasl::{Users, UsersError};
 pub use crate::schema::SchemaError;
 pub use crate::server::GroupServer;
+pub use crate::tls::TlsError;
 pub use crate::topics::{TopicSpec, topic_id_for};
 pub use crate::users_command::users_command;

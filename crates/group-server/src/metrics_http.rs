@@ -43,14 +43,14 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// start cleanly).
 /// Returns the listener with its address (the real port for port 0).
 pub(crate) fn bind(addr: SocketAddr) -> Result<(StdListener, SocketAddr), ServerError> {
-    let listener = StdListener::bind(addr).map_err(|e| bind_error(addr, &e))?;
-    listener.set_nonblocking(true).map_err(|e| bind_error(addr, &e))?;
-    let local = listener.local_addr().map_err(|e| bind_error(addr, &e))?;
+    let listener = StdListener::bind(addr).map_err(|e| bind_error(addr, e))?;
+    listener.set_nonblocking(true).map_err(|e| bind_error(addr, e))?;
+    let local = listener.local_addr().map_err(|e| bind_error(addr, e))?;
     Ok((listener, local))
 }
 
-fn bind_error(addr: SocketAddr, e: &io::Error) -> ServerError {
-    ServerError::Bind(addr, format!("--metrics-listen: {e}"))
+fn bind_error(addr: SocketAddr, source: io::Error) -> ServerError {
+    ServerError::Bind { addr, what: "--metrics-listen: ", hint: "", source }
 }
 
 /// Serves scrapes on `listener` (from [`bind`]) on `runtime` until `stopping`
@@ -63,7 +63,7 @@ pub(crate) fn spawn(
 ) -> Result<SocketAddr, ServerError> {
     let listener = {
         let _entered = runtime.enter();
-        TcpListener::from_std(listener).map_err(|e| bind_error(local, &e))?
+        TcpListener::from_std(listener).map_err(|e| bind_error(local, e))?
     };
     runtime.spawn(accept_loop(listener, Arc::new(exporter), stopping));
     Ok(local)

@@ -89,7 +89,7 @@ impl GroupServer {
             .enable_io()
             .enable_time()
             .build()
-            .map_err(|e| ServerError::Thread(e.to_string()))
+            .map_err(ServerError::Runtime)
     }
 
     /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
@@ -129,12 +129,12 @@ impl GroupServer {
         brokers: Option<crate::brokers::Brokers>,
     ) -> Result<GroupServer, ServerError> {
         let Listeners { kafka: listener, metrics: metrics_listener } = listeners;
-        let local_addr =
-            listener.local_addr().map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        let local_addr = listener.local_addr().map_err(|e| bind_error(config, e))?;
         let log_file = match &config.request_log {
-            Some(path) => {
-                Some(Arc::new(RequestLog::create(path).map_err(|e| ServerError::RequestLog(e.to_string()))?))
-            }
+            Some(path) => Some(Arc::new(
+                RequestLog::create(path)
+                    .map_err(|source| ServerError::RequestLog { path: path.clone(), source })?,
+            )),
             None => None,
         };
         let advertised =
@@ -160,10 +160,10 @@ impl GroupServer {
             },
             metrics: Arc::clone(&metrics),
         });
-        listener.set_nonblocking(true).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+        listener.set_nonblocking(true).map_err(|e| bind_error(config, e))?;
         let listener = {
             let _entered = runtime.enter();
-            TcpListener::from_std(listener).map_err(|e| ServerError::Bind(config.listen, e.to_string()))?
+            TcpListener::from_std(listener).map_err(|e| bind_error(config, e))?
         };
         let (stopping, stop_rx) = watch::channel(false);
         let connections = Arc::new(Connections::new(config.limits));
@@ -291,8 +291,7 @@ fn reload_on_hangup(
     acl: Arc<AclAuthorizer>,
     mut stopping: watch::Receiver<bool>,
 ) -> Result<impl Future<Output = ()> + Send + 'static, ServerError> {
-    let mut hangup = signal(SignalKind::hangup())
-        .map_err(|e| ServerError::Thread(format!("cannot watch for SIGHUP: {e}")))?;
+    let mut hangup = signal(SignalKind::hangup()).map_err(ServerError::Signal)?;
     Ok(async move {
         loop {
             tokio::select! {
@@ -334,13 +333,16 @@ fn bind_kafka(config: &ServerConfig) -> Result<StdListener, ServerError> {
             std::io::ErrorKind::PermissionDenied => " (ports below 1024 need privileges)",
             _ => "",
         };
-        ServerError::Bind(config.listen, format!("{e}{hint}"))
+        ServerError::Bind { addr: config.listen, what: "", hint, source: e }
     })?;
     // Listening again only changes the backlog (Kafka's `socket.listen.backlog.size`).
-    socket2::SockRef::from(&listener)
-        .listen(LISTEN_BACKLOG)
-        .map_err(|e| ServerError::Bind(config.listen, e.to_string()))?;
+    socket2::SockRef::from(&listener).listen(LISTEN_BACKLOG).map_err(|e| bind_error(config, e))?;
     Ok(listener)
+}
+
+/// The Kafka listener's socket failed to set up.
+pub(crate) fn bind_error(config: &ServerConfig, source: std::io::Error) -> ServerError {
+    ServerError::Bind { addr: config.listen, what: "", hint: "", source }
 }
 
 /// Open connections, in total and per client address.

@@ -9,7 +9,7 @@
 //! relative names last-first, no spaces, the RFC 2253 keywords `CN`, `C`, `L`, `ST`,
 //! `O`, `OU`, `STREET`, `DC` and `UID`, other attributes as `OID=#hex` of their DER).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::pki_types::pem::PemObject;
@@ -21,52 +21,105 @@ use x509_parser::prelude::{FromDer, X509Certificate};
 
 use crate::{ServerError, TlsConfig};
 
+/// Why the TLS acceptor could not be built from its files.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsError {
+    /// A PEM file could not be read or holds a bad block.
+    #[error("cannot read {what} from {}: {source}", path.display())]
+    Pem {
+        /// What was looked for: certificates or a private key.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the PEM reader said.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+    /// A certificate file holds no CERTIFICATE block.
+    #[error("cannot read certificates from {}: no CERTIFICATE block in the file", path.display())]
+    NoCertificate {
+        /// The file.
+        path: PathBuf,
+    },
+    /// rustls refused the protocol versions asked for.
+    #[error("{0}")]
+    Versions(#[source] rustls::Error),
+    /// A client CA certificate is not one rustls accepts as a root.
+    #[error("bad client CA certificate in {}: {source}", path.display())]
+    ClientCa {
+        /// The `--ssl-client-ca` file.
+        path: PathBuf,
+        /// Why rustls refused it.
+        #[source]
+        source: rustls::Error,
+    },
+    /// The client certificate verifier could not be built from the client CA.
+    #[error("client CA {}: {source}", path.display())]
+    Verifier {
+        /// The `--ssl-client-ca` file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: rustls::server::VerifierBuilderError,
+    },
+    /// The certificate chain and the key do not make an identity.
+    #[error("the certificate {} and key {} do not make a TLS identity: {source}", cert.display(), key.display())]
+    Identity {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+        /// Why rustls refused them.
+        #[source]
+        source: rustls::Error,
+    },
+}
+
 /// The acceptor the listener's connections handshake with.
 pub(crate) fn acceptor(config: &TlsConfig) -> Result<TlsAcceptor, ServerError> {
+    build(config).map_err(ServerError::Tls)
+}
+
+fn build(config: &TlsConfig) -> Result<TlsAcceptor, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs = certificates(&config.cert)?;
-    let key = PrivateKeyDer::from_pem_file(&config.key).map_err(|e| {
-        ServerError::Tls(format!("cannot read a private key from {}: {e}", config.key.display()))
+    let key = PrivateKeyDer::from_pem_file(&config.key).map_err(|source| TlsError::Pem {
+        what: "a private key",
+        path: config.key.clone(),
+        source,
     })?;
     let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-        .map_err(|e| ServerError::Tls(e.to_string()))?;
+        .map_err(TlsError::Versions)?;
     let builder = match &config.client_ca {
         Some(ca) => {
             let mut roots = rustls::RootCertStore::empty();
             for cert in certificates(ca)? {
-                roots.add(cert).map_err(|e| {
-                    ServerError::Tls(format!("bad client CA certificate in {}: {e}", ca.display()))
-                })?;
+                roots.add(cert).map_err(|source| TlsError::ClientCa { path: ca.clone(), source })?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|e| ServerError::Tls(format!("client CA {}: {e}", ca.display())))?;
+                .map_err(|source| TlsError::Verifier { path: ca.clone(), source })?;
             builder.with_client_cert_verifier(verifier)
         }
         None => builder.with_no_client_auth(),
     };
-    let server = builder.with_single_cert(certs, key).map_err(|e| {
-        ServerError::Tls(format!(
-            "the certificate {} and key {} do not make a TLS identity: {e}",
-            config.cert.display(),
-            config.key.display()
-        ))
+    let server = builder.with_single_cert(certs, key).map_err(|source| TlsError::Identity {
+        cert: config.cert.clone(),
+        key: config.key.clone(),
+        source,
     })?;
     Ok(TlsAcceptor::from(Arc::new(server)))
 }
 
 /// Every certificate of a PEM file; at least one.
-fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, ServerError> {
-    let bad = |e: &dyn std::fmt::Display| {
-        ServerError::Tls(format!("cannot read certificates from {}: {e}", path.display()))
-    };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| bad(&e))?
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(&e))?;
+fn certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let bad = |source| TlsError::Pem { what: "certificates", path: path.to_owned(), source };
+    let certs =
+        CertificateDer::pem_file_iter(path).map_err(bad)?.collect::<Result<Vec<_>, _>>().map_err(bad)?;
     if certs.is_empty() {
-        return Err(bad(&"no CERTIFICATE block in the file"));
+        return Err(TlsError::NoCertificate { path: path.to_owned() });
     }
     Ok(certs)
 }

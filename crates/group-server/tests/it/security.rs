@@ -455,11 +455,12 @@ fn bad_certificate_files_stop_the_server_at_startup() {
     ];
     for (cert, key, expected) in cases {
         let err = start_error(&setup, &["--tls-cert", arg(cert), "--tls-key", arg(key)]);
-        let ServerError::Tls(message) = &err else { panic!("{err:?}") };
+        let ServerError::Tls(source) = &err else { panic!("{err:?}") };
+        let message = source.to_string();
         assert!(message.contains(expected), "{message}");
     }
     let err = start_error(&setup, &[&setup.tls_flags()[..], &["--tls-client-ca", arg(&garbage)]].concat());
-    assert!(matches!(&err, ServerError::Tls(m) if m.contains("garbage.pem")), "{err:?}");
+    assert!(matches!(&err, ServerError::Tls(m) if m.to_string().contains("garbage.pem")), "{err:?}");
 }
 
 #[test]

@@ -34,8 +34,9 @@ pub(crate) enum RegexChange {
 }
 
 /// The whole-name matcher for `source`, or why it is not a regex, in RE2/J's
-/// words (`PatternSyntaxException.getDescription`).
-pub(crate) fn compile(source: &str) -> Result<regex::Regex, String> {
+/// words (`PatternSyntaxException.getDescription`): the message a client is
+/// answered with, not a failure of ours, so it stays text.
+fn compile(source: &str) -> Result<regex::Regex, String> {
     if source.len() > MAX_REGEX_LEN {
         return Err(format!("longer than {MAX_REGEX_LEN} bytes"));
     }
