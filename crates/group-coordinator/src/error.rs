@@ -1,6 +1,6 @@
 //! `CoordinatorError`: failures of the coordinator itself (not protocol outcomes).
 
-use group_offsets::{CoordinatorPartition, OwnerEpoch, StorageError};
+use group_offsets::{CoordinatorPartition, IoCause, OwnerEpoch, StorageError};
 
 /// A failure of the coordinator itself. Protocol outcomes (unknown member, stale
 /// generation, rebalance in progress) are never errors: they are the `error_code`
@@ -49,7 +49,7 @@ pub enum CoordinatorError {
     },
     /// An invariant of the coordinator broke (a bug): the message says which.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(&'static str),
     /// `load_partition` could not fence older owners or read the partition
     /// (`source` is [`StorageError::Fenced`] when a node with an epoch at least as
     /// high owns it): the partition is unowned again.
@@ -83,7 +83,7 @@ pub enum CoordinatorError {
     },
     /// The coordinator's timer thread could not be started.
     #[error("could not start the timer thread: {0}")]
-    Thread(String),
+    Thread(#[source] IoCause),
     /// A consumer-group setting breaks Kafka's bounds (`ConsumerGroupConfig::validate`).
     #[error(transparent)]
     InvalidConfig(#[from] crate::BadConsumerGroupConfig),

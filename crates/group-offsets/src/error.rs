@@ -1,6 +1,9 @@
 //! `StorageError` (why a storage call failed) and `OffsetError` (why the offset
 //! manager refused or failed a call).
 
+use std::sync::Arc;
+use std::{fmt, io};
+
 use group_types::{ErrorCode, TopicPartition};
 
 /// A failure of offset or group-metadata storage.
@@ -154,3 +157,44 @@ impl OffsetError {
         }
     }
 }
+
+/// An I/O error as the source of an error that is `Clone` and `Eq` (this crate's,
+/// the coordinator's, the server's configuration errors): shared, so that the error
+/// stays `Clone`, and compared by kind and message, so that it stays `Eq`.
+#[derive(Debug, Clone)]
+pub struct IoCause(Arc<io::Error>);
+
+impl IoCause {
+    /// The error itself.
+    pub fn get_ref(&self) -> &io::Error {
+        &self.0
+    }
+}
+
+impl From<io::Error> for IoCause {
+    fn from(error: io::Error) -> IoCause {
+        IoCause(Arc::new(error))
+    }
+}
+
+impl fmt::Display for IoCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for IoCause {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The I/O error is this error (its message is this one's): what it wraps, if
+        // anything, comes next.
+        self.0.source()
+    }
+}
+
+impl PartialEq for IoCause {
+    fn eq(&self, other: &IoCause) -> bool {
+        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for IoCause {}

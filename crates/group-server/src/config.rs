@@ -15,16 +15,14 @@ mod validate;
 mod value;
 
 use std::ffi::OsString;
-use std::fmt;
-use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use group_coordinator::CoordinatorConfig;
 
 pub use self::security::{LogFormat, SaslConfig, SaslMechanism, SecurityConfig, TlsConfig};
 use crate::{ConnectionLimits, TopicSpec};
+pub use group_offsets::IoCause;
 
 /// A bad command line or configuration file, or a request for help or the version.
 ///
@@ -158,46 +156,6 @@ pub enum ConfigError {
 fn did_you_mean(suggestion: &Option<String>) -> String {
     suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default()
 }
-
-/// The I/O error behind a [`ConfigError`]: shared, so that the error stays `Clone`, and
-/// compared by kind and message, so that it stays `Eq`.
-#[derive(Debug, Clone)]
-pub struct IoCause(Arc<io::Error>);
-
-impl IoCause {
-    /// The error itself.
-    pub fn get_ref(&self) -> &io::Error {
-        &self.0
-    }
-}
-
-impl From<io::Error> for IoCause {
-    fn from(error: io::Error) -> IoCause {
-        IoCause(Arc::new(error))
-    }
-}
-
-impl fmt::Display for IoCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl std::error::Error for IoCause {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        // The I/O error is this error (its message is this one's): what it wraps, if
-        // anything, comes next.
-        self.0.source()
-    }
-}
-
-impl PartialEq for IoCause {
-    fn eq(&self, other: &IoCause) -> bool {
-        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
-    }
-}
-
-impl Eq for IoCause {}
 
 /// Where committed offsets and group records live.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -571,7 +571,7 @@ impl GroupCoordinator {
             let handle = std::thread::Builder::new()
                 .name(format!("group-coordinator-storage-{i}"))
                 .spawn(move || storage_stage::run(weak, rx, tx))
-                .map_err(|e| CoordinatorError::Thread(e.to_string()))?;
+                .map_err(|e| CoordinatorError::Thread(e.into()))?;
             stage_threads.push(handle);
         }
         for (i, fx) in loaded.into_iter().enumerate() {
@@ -592,7 +592,7 @@ impl GroupCoordinator {
             let handle = std::thread::Builder::new()
                 .name("group-coordinator-timer".into())
                 .spawn(move || timer_loop(weak, control_rx, max_sleep))
-                .map_err(|e| CoordinatorError::Thread(e.to_string()))?;
+                .map_err(|e| CoordinatorError::Thread(e.into()))?;
             Some(handle)
         } else {
             let weak: Weak<Inner> = Arc::downgrade(&inner);

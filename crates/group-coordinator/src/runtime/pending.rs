@@ -184,7 +184,7 @@ impl Combined {
             .into_iter()
             .map(|part| match part {
                 Part::Done(outcome) => outcome,
-                Part::Waiting(_) => Err(CoordinatorError::Internal("a part was not answered".into())),
+                Part::Waiting(_) => Err(CoordinatorError::Internal("a part was not answered")),
             })
             .collect();
         combine(outcomes)
@@ -224,7 +224,7 @@ impl<T> fmt::Debug for Pending<T> {
 }
 
 fn taken() -> CoordinatorError {
-    CoordinatorError::Internal("the answer was already taken".into())
+    CoordinatorError::Internal("the answer was already taken")
 }
 
 impl<T> Pending<T> {
@@ -251,7 +251,7 @@ impl<T> Pending<T> {
     /// This answer, mapped by `map` when it comes.
     pub(crate) fn map(self, map: impl FnOnce(Outcome) -> Outcome + Send + Sync + 'static) -> Pending<T> {
         let combine: Combine = Box::new(move |mut outcomes: Vec<Outcome>| {
-            map(outcomes.pop().unwrap_or_else(|| Err(CoordinatorError::Internal("no answer".into()))))
+            map(outcomes.pop().unwrap_or_else(|| Err(CoordinatorError::Internal("no answer"))))
         });
         match self.state {
             State::Ready(Some(outcome)) => Pending::ready(combine(vec![outcome])),
@@ -297,8 +297,7 @@ impl<T: ResponseKind> Pending<T> {
     /// Turns an outcome into the typed answer.
     pub fn decode(outcome: Outcome) -> Result<T, CoordinatorError> {
         let response = outcome?;
-        T::from_response(response)
-            .ok_or_else(|| CoordinatorError::Internal("response of another kind".into()))
+        T::from_response(response).ok_or(CoordinatorError::Internal("response of another kind"))
     }
 
     /// True once the answer has come (and was not taken yet).
