@@ -64,6 +64,8 @@ use crate::{
 
 mod consumer;
 mod consumer_samples;
+#[doc(hidden)]
+pub use consumer_samples::{awkward_records, consumer_tombstones, pinned_records};
 mod offsets;
 mod records;
 
