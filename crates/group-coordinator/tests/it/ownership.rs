@@ -114,6 +114,22 @@ fn load_on_a_thread(
     std::thread::spawn(move || c.load_partition(p, OwnerEpoch(epoch)))
 }
 
+/// The partitions a coordinator reported lost, with their epochs.
+type Lost = Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>>;
+
+/// A managed coordinator over `store` on `clock`, and what it reports lost.
+fn managed_telling_losses(store: &MemoryMetadataStore, clock: Arc<ManualClock>) -> (GroupCoordinator, Lost) {
+    let lost = Lost::default();
+    let reported = Arc::clone(&lost);
+    let c = GroupCoordinator::builder(Arc::new(store.clone()), test_config())
+        .clock(clock)
+        .managed_ownership()
+        .on_partition_lost(Arc::new(move |p, e| reported.lock().unwrap().push((p, e))))
+        .open()
+        .unwrap();
+    (c, lost)
+}
+
 fn managed(store: impl MetadataStore + 'static) -> GroupCoordinator {
     GroupCoordinator::builder(Arc::new(store), test_config())
         .clock(Arc::new(ManualClock::new(1_000)))
@@ -335,16 +351,7 @@ fn list_groups_lists_only_owned_partitions() {
 #[test]
 fn a_node_taking_a_partition_over_serves_what_the_previous_owner_wrote_and_fences_it() {
     let store = MemoryMetadataStore::new();
-    let lost: Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>> = Arc::default();
-    let a = {
-        let lost = lost.clone();
-        GroupCoordinator::builder(Arc::new(store.clone()), test_config())
-            .clock(Arc::new(ManualClock::new(1_000)))
-            .managed_ownership()
-            .on_partition_lost(Arc::new(move |p, e| lost.lock().unwrap().push((p, e))))
-            .open()
-            .unwrap()
-    };
+    let (a, lost) = managed_telling_losses(&store, Arc::new(ManualClock::new(1_000)));
     let b = managed(store.clone());
     let p = partition("g");
     a.load_partition(p, OwnerEpoch(1)).unwrap();
@@ -371,17 +378,8 @@ fn a_node_taking_a_partition_over_serves_what_the_previous_owner_wrote_and_fence
 #[test]
 fn a_fenced_append_unloads_the_partition_and_tells_the_listener() {
     let store = MemoryMetadataStore::new();
-    let lost: Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>> = Arc::default();
     let clock = Arc::new(ManualClock::new(1_000));
-    let a = {
-        let lost = lost.clone();
-        GroupCoordinator::builder(Arc::new(store.clone()), test_config())
-            .clock(clock.clone())
-            .managed_ownership()
-            .on_partition_lost(Arc::new(move |p, e| lost.lock().unwrap().push((p, e))))
-            .open()
-            .unwrap()
-    };
+    let (a, lost) = managed_telling_losses(&store, clock.clone());
     let b = managed(store.clone());
     let p = partition("g");
     a.load_partition(p, OwnerEpoch(1)).unwrap();
