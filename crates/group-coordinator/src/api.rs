@@ -185,6 +185,16 @@ macro_rules! waits {
     };
 }
 
+/// A row's `failed_write`, or its `refused` where the row names none.
+macro_rules! failed_or_refused {
+    (, $refused:expr) => {
+        $refused
+    };
+    ($failed:expr, $refused:expr) => {
+        $failed
+    };
+}
+
 /// Expands the table for the coordinator.
 macro_rules! coordinator_apis {
     ($(
@@ -196,7 +206,7 @@ macro_rules! coordinator_apis {
             methods: $pending:ident, $blocking:ident,
             core: $core:expr,
             refused: $refused:expr,
-            failed_write: $failed:expr,
+            $(failed_write: $failed:expr,)?
             core_first: $core_first:expr $(,)?
         }
     )*) => {
@@ -339,7 +349,7 @@ macro_rules! coordinator_apis {
             /// The same kind of answer carrying only `error` (an answer held for a
             /// write that then failed).
             pub fn with_error(&self, error: ErrorCode) -> Response {
-                match self {$(Response::$api(r) => Response::$api(shape($failed, r, error)),)*}
+                match self {$(Response::$api(r) => Response::$api(shape(failed_or_refused!($($failed)?, $refused), r, error)),)*}
             }
         }
 
@@ -392,7 +402,8 @@ macro_rules! coordinator_apis {
 /// - `methods`: the runtime's method returning a [`Pending`] and its blocking twin;
 /// - `core`: the core's handler;
 /// - `refused`: the answer when the whole request fails before the core;
-/// - `failed_write`: an answer held for a write that failed, given the error;
+/// - `failed_write`: an answer held for a write that failed, given the error
+///   (left out where it is `refused`'s);
 /// - `core_first`: true when the core answers even where the partition is not
 ///   served here (Kafka's request validation comes before the partition).
 #[macro_export]
@@ -458,7 +469,6 @@ macro_rules! group_api_table {
                 methods: heartbeat, handle_heartbeat,
                 core: |core, id, r, _| core.heartbeat(id, r),
                 refused: |_, code| HeartbeatResponse { error_code: code },
-                failed_write: |_, code| HeartbeatResponse { error_code: code },
                 core_first: |r, _| r.group_id.is_empty(),
             }
             /// LeaveGroup.
@@ -480,7 +490,6 @@ macro_rules! group_api_table {
                 methods: sync_group, handle_sync_group,
                 core: |core, id, r, _| core.sync_group(id, r),
                 refused: |_, code| SyncGroupResponse::error(code),
-                failed_write: |_, code| SyncGroupResponse::error(code),
                 core_first: |r, _| r.group_id.is_empty(),
             }
             /// DescribeGroups, in request order; a group that fails is described with
@@ -514,7 +523,6 @@ macro_rules! group_api_table {
                 methods: list_groups_matching, handle_list_groups,
                 core: |core, id, r, _| core.list_groups(id, r),
                 refused: |_, code| ListGroupsResponse { error_code: code, groups: Vec::new() },
-                failed_write: |_, code| ListGroupsResponse { error_code: code, groups: Vec::new() },
                 core_first: |_, _| false,
             }
             /// DeleteGroups: one result per distinct group, in request order, once
@@ -548,7 +556,6 @@ macro_rules! group_api_table {
                 methods: offset_delete, handle_offset_delete,
                 core: |core, id, r, _| core.offset_delete(id, r),
                 refused: |_, code| OffsetDeleteResponse { error_code: code, partitions: Default::default() },
-                failed_write: |_, code| OffsetDeleteResponse { error_code: code, partitions: Default::default() },
                 core_first: |r, _| r.group_id.is_empty(),
             }
             /// ConsumerGroupHeartbeat (KIP-848); the answer comes once its records are
@@ -562,7 +569,6 @@ macro_rules! group_api_table {
                 methods: consumer_group_heartbeat, handle_consumer_group_heartbeat,
                 core: |core, id, r, visible| core.consumer_group_heartbeat(id, *r, visible),
                 refused: |_, code| ConsumerGroupHeartbeatResponse::error(code, None),
-                failed_write: |_, code| ConsumerGroupHeartbeatResponse::error(code, None),
                 // Kafka's service validates a heartbeat before it looks for the
                 // partition (`kip848-semantics.md` §2.2).
                 core_first: |r, config| {

@@ -195,19 +195,14 @@ impl ShardCounters {
                     "rebalance started"
                 );
             }
-            GroupEvent::RebalanceCompleted { group_id, generation_id, members, leader_id, protocol_name } => {
-                self.rebalances_completed += 1;
-                tracing::info!(
-                    target: "group_coordinator",
-                    group_id = %group_id,
-                    generation_id,
-                    members,
-                    leader_id = leader_id.as_deref().unwrap_or(""),
-                    protocol_name = protocol_name.as_deref().unwrap_or(""),
+            GroupEvent::RebalanceCompleted { group_id, generation_id, members, leader_id, protocol_name }
+            | GroupEvent::GenerationStable { group_id, generation_id, members, leader_id, protocol_name } => {
+                let what = if matches!(event, GroupEvent::RebalanceCompleted { .. }) {
+                    self.rebalances_completed += 1;
                     "rebalance completed"
-                );
-            }
-            GroupEvent::GenerationStable { group_id, generation_id, members, leader_id, protocol_name } => {
+                } else {
+                    "generation stable"
+                };
                 tracing::info!(
                     target: "group_coordinator",
                     group_id = %group_id,
@@ -215,7 +210,7 @@ impl ShardCounters {
                     members,
                     leader_id = leader_id.as_deref().unwrap_or(""),
                     protocol_name = protocol_name.as_deref().unwrap_or(""),
-                    "generation stable"
+                    "{what}"
                 );
             }
             GroupEvent::MemberLeft { group_id, member_id, group_instance_id, reason } => {

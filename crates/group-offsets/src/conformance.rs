@@ -64,6 +64,8 @@ use crate::{
 
 mod consumer;
 mod consumer_samples;
+#[doc(hidden)]
+pub use consumer_samples::{awkward_records, consumer_tombstones, pinned_records};
 mod offsets;
 mod records;
 
@@ -284,6 +286,35 @@ fn assert_stored_eq(actual: StoredGroups, expected: StoredGroups, what: &str) {
         "{what}: the keys (group, record type, sub-key) of the live consumer records differ"
     );
     assert_eq!(actual.consumer, expected.consumer, "{what}: consumer records differ");
+}
+
+/// A Stable classic group record with one member `m-1` whose assignment is
+/// `assignment_len` bytes of 9: the record the storage engines' fixtures and
+/// tests write (the etcd codec's fixture files hold it, so it must not change).
+#[doc(hidden)]
+pub fn one_member_group_record(
+    group_id: &str,
+    generation_id: i32,
+    assignment_len: usize,
+) -> GroupMetadataRecord {
+    GroupMetadataRecord {
+        group_id: group_id.into(),
+        protocol_type: Some("consumer".into()),
+        generation_id,
+        protocol_name: Some("range".into()),
+        leader_id: Some("m-1".into()),
+        state_timestamp_ms: Some(1_700_000_000_000),
+        members: vec![MemberMetadataRecord {
+            member_id: "m-1".into(),
+            group_instance_id: Some("i-1".into()),
+            client_id: "client".to_owned(),
+            client_host: "/10.0.0.1".to_owned(),
+            rebalance_timeout_ms: 300_000,
+            session_timeout_ms: 45_000,
+            subscription: vec![0, 3, 1, 2].into(),
+            assignment: vec![9; assignment_len].into(),
+        }],
+    }
 }
 
 fn record(group: &str, generation: i32) -> GroupMetadataRecord {

@@ -688,6 +688,15 @@ mod tests;
 // answer translated back (`crate::node::WireApi`). A coordinator that failed (stopped,
 // storage down) is answered COORDINATOR_NOT_AVAILABLE in the API's shape.
 
+/// The coordinator's answer, or `failed`'s with COORDINATOR_NOT_AVAILABLE when
+/// the coordinator gave none.
+fn or_unavailable<R>(
+    answer: Result<R, group_coordinator::CoordinatorError>,
+    failed: impl FnOnce(gt::ErrorCode) -> R,
+) -> R {
+    answer.unwrap_or_else(|e| failed(unavailable(&e)))
+}
+
 impl WireApi for gt::JoinGroupRequest {
     type Wire = kp::JoinGroupRequest;
 
@@ -727,7 +736,7 @@ impl WireApi for gt::SyncGroupRequest {
             ))
         });
         Ok(ctx.later(node.submit(ctx, req), |r, v| {
-            sync_group_response(r.unwrap_or_else(|e| gt::SyncGroupResponse::error(unavailable(&e))), v)
+            sync_group_response(or_unavailable(r, gt::SyncGroupResponse::error), v)
         }))
     }
 }
@@ -745,7 +754,7 @@ impl WireApi for gt::HeartbeatRequest {
             (log, line)
         });
         Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            let r = r.unwrap_or_else(|e| gt::HeartbeatResponse { error_code: unavailable(&e) });
+            let r = or_unavailable(r, |error_code| gt::HeartbeatResponse { error_code });
             if let Some((log, line)) = log {
                 log.write(&format!("{line},\"error\":{}", r.error_code.code()));
             }
@@ -761,10 +770,8 @@ impl WireApi for gt::LeaveGroupRequest {
         let req = leave_group_request(&wire, ctx.version);
         node.record(|| ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len())));
         Ok(ctx.later(node.submit(ctx, req), |r, v| {
-            let r = r.unwrap_or_else(|e| gt::LeaveGroupResponse {
-                error_code: unavailable(&e),
-                members: Vec::new(),
-            });
+            let r =
+                or_unavailable(r, |error_code| gt::LeaveGroupResponse { error_code, ..Default::default() });
             leave_group_response(r, v)
         }))
     }
@@ -820,10 +827,8 @@ impl WireApi for gt::ListGroupsRequest {
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::ListGroupsRequest) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         Ok(ctx.later(node.submit(ctx, list_groups_request(&wire)), |r, v| {
-            let r = r.unwrap_or_else(|e| gt::ListGroupsResponse {
-                error_code: unavailable(&e),
-                groups: Vec::new(),
-            });
+            let r =
+                or_unavailable(r, |error_code| gt::ListGroupsResponse { error_code, ..Default::default() });
             list_groups_response(r, v)
         }))
     }
@@ -879,10 +884,8 @@ impl WireApi for gt::OffsetDeleteRequest {
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetDeleteRequest) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         Ok(ctx.later(node.submit(ctx, offset_delete_request(&wire)), move |r, _| {
-            let r = r.unwrap_or_else(|e| gt::OffsetDeleteResponse {
-                error_code: unavailable(&e),
-                ..Default::default()
-            });
+            let r =
+                or_unavailable(r, |error_code| gt::OffsetDeleteResponse { error_code, ..Default::default() });
             offset_delete_response(&wire, &r)
         }))
     }

@@ -17,6 +17,8 @@ use group_offsets::codec as records;
 use group_offsets::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, Record};
 use group_types::OffsetAndMetadata;
 
+use crate::keys::ConsumerKey;
+
 pub(crate) mod legacy;
 
 /// The format version of owner epoch values written today.
@@ -85,14 +87,14 @@ pub(crate) fn decode_group(group_id: &str, bytes: &[u8]) -> Result<GroupMetadata
     Ok(record)
 }
 
-/// Decodes the consumer-group record stored under the key of `record_type`,
-/// `group_id` and `sub_key`.
+/// Decodes the consumer-group record stored under `key`, its group id
+/// `group_id` (the key's, shared).
 pub(crate) fn decode_consumer(
-    record_type: i16,
+    key: &ConsumerKey<'_>,
     group_id: Arc<str>,
-    sub_key: &str,
     bytes: &[u8],
 ) -> Result<ConsumerGroupRecord, DecodeError> {
+    let ConsumerKey { record_type, sub_key, .. } = *key;
     if is_legacy(bytes) {
         return Ok(legacy::decode_consumer(record_type, group_id, sub_key, bytes)?);
     }

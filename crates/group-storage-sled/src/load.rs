@@ -327,7 +327,7 @@ pub(crate) fn decode_consumer(
     group_id: Arc<str>,
     value: &[u8],
 ) -> Result<ConsumerGroupRecord, StorageError> {
-    codec::decode_consumer(key.record_type, group_id, key.sub_key, value)
+    codec::decode_consumer(key, group_id, value)
         .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }
 

@@ -491,16 +491,21 @@ impl Caller<'_> {
 /// one request per group, each asked in its group's coordinator partition, the
 /// answers merged.
 pub(crate) trait EachGroup: GroupApi {
-    /// The group of a part.
-    fn group(&self) -> &str;
+    /// The groups asked.
+    fn group_ids(&self) -> &[GroupId];
+
+    /// The group of a part (its only one).
+    fn group(&self) -> &str {
+        self.group_ids().first().map_or("", GroupId::as_str)
+    }
 
     /// Splits the request and answers it from its parts'.
     fn answer(self, caller: &Caller<'_>) -> Pending<Self::Response>;
 }
 
 impl EachGroup for DescribeGroupsRequest {
-    fn group(&self) -> &str {
-        self.group_ids.first().map_or("", GroupId::as_str)
+    fn group_ids(&self) -> &[GroupId] {
+        &self.group_ids
     }
 
     /// Every group asked, in request order.
@@ -518,8 +523,8 @@ impl EachGroup for DescribeGroupsRequest {
 }
 
 impl EachGroup for DeleteGroupsRequest {
-    fn group(&self) -> &str {
-        self.group_ids.first().map_or("", GroupId::as_str)
+    fn group_ids(&self) -> &[GroupId] {
+        &self.group_ids
     }
 
     /// One result per distinct group, in request order.
@@ -538,8 +543,8 @@ impl EachGroup for DeleteGroupsRequest {
 }
 
 impl EachGroup for ConsumerGroupDescribeRequest {
-    fn group(&self) -> &str {
-        self.group_ids.first().map_or("", GroupId::as_str)
+    fn group_ids(&self) -> &[GroupId] {
+        &self.group_ids
     }
 
     /// An empty group id is answered first, as Kafka does; then each group's

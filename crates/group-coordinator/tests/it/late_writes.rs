@@ -11,7 +11,7 @@ use group_coordinator::{GroupCoordinator, ManualClock, Pending};
 use group_offsets::{MemoryMetadataStore, StorageError};
 use group_types::{ErrorCode, OffsetCommitResponse, OffsetFetchRequest};
 
-use crate::support::{commit, heartbeat, join, sync, test_config};
+use crate::support::{commit, heartbeat, join, sync, test_config, until_held};
 
 const SOON: Duration = Duration::from_secs(10);
 
@@ -25,20 +25,6 @@ fn held_with_clock() -> (GroupCoordinator, MemoryMetadataStore, Arc<ManualClock>
     let clock = Arc::new(ManualClock::new(1_000));
     let c = GroupCoordinator::with_clock(Arc::new(store.clone()), test_config(), clock.clone()).unwrap();
     (c, store, clock)
-}
-
-/// Waits until the store holds `n` appends (the storage stage hands them over
-/// asynchronously).
-fn until_held(store: &MemoryMetadataStore, n: usize) {
-    let deadline = std::time::Instant::now() + SOON;
-    while store.held_appends() < n {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} appends held, waiting for {n}",
-            store.held_appends()
-        );
-        std::thread::yield_now();
-    }
 }
 
 fn fetched(c: &GroupCoordinator, group: &str) -> i64 {

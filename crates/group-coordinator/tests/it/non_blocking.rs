@@ -23,7 +23,7 @@ use group_types::{
 };
 use rstest::rstest;
 
-use crate::support::{join, sync, test_config};
+use crate::support::{join, sync, test_config, until_held};
 
 const SOON: Duration = Duration::from_secs(10);
 
@@ -211,16 +211,6 @@ fn delete_groups_answers_as_its_blocking_twin(#[case] context: RequestContext) {
             ("joining", ErrorCode::NonEmptyGroup),
         ]
     );
-}
-
-/// Waits until the store holds `n` appends (the storage stage hands them over
-/// asynchronously).
-fn until_held(store: &MemoryMetadataStore, n: usize) {
-    let deadline = Instant::now() + SOON;
-    while store.held_appends() < n {
-        assert!(Instant::now() < deadline, "{} appends held, waiting for {n}", store.held_appends());
-        std::thread::yield_now();
-    }
 }
 
 /// A commit of a good partition, a denied topic and an unknown partition.

@@ -20,7 +20,7 @@ use group_types::{
 };
 use rstest::rstest;
 
-use crate::support::{commit, heartbeat, join, leave, sync, test_config};
+use crate::support::{commit, heartbeat, join, leave, sync, test_config, until_held};
 
 const SOON: Duration = Duration::from_secs(10);
 const PARTITIONS: u32 = 50;
@@ -102,6 +102,32 @@ impl MetadataStore for GatedLoads {
     fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {
         self.store.owner_epoch(partition)
     }
+}
+
+/// Loads `p` at `epoch` on a thread of its own (for a store whose loads wait).
+fn load_on_a_thread(
+    c: &Arc<GroupCoordinator>,
+    p: CoordinatorPartition,
+    epoch: u64,
+) -> std::thread::JoinHandle<Result<(), CoordinatorError>> {
+    let c = Arc::clone(c);
+    std::thread::spawn(move || c.load_partition(p, OwnerEpoch(epoch)))
+}
+
+/// The partitions a coordinator reported lost, with their epochs.
+type Lost = Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>>;
+
+/// A managed coordinator over `store` on `clock`, and what it reports lost.
+fn managed_telling_losses(store: &MemoryMetadataStore, clock: Arc<ManualClock>) -> (GroupCoordinator, Lost) {
+    let lost = Lost::default();
+    let reported = Arc::clone(&lost);
+    let c = GroupCoordinator::builder(Arc::new(store.clone()), test_config())
+        .clock(clock)
+        .managed_ownership()
+        .on_partition_lost(Arc::new(move |p, e| reported.lock().unwrap().push((p, e))))
+        .open()
+        .unwrap();
+    (c, lost)
 }
 
 fn managed(store: impl MetadataStore + 'static) -> GroupCoordinator {
@@ -200,10 +226,7 @@ fn every_api_is_answered_by_its_partitions_state(#[case] api: Api, #[case] loadi
 
     // Loading: the store's load is held until the gate opens.
     store.close();
-    let loader = {
-        let c = c.clone();
-        std::thread::spawn(move || c.load_partition(p, OwnerEpoch(1)))
-    };
+    let loader = load_on_a_thread(&c, p, 1);
     store.until_waiting(1);
     assert_eq!(c.partition_state(p), PartitionState::Loading);
     assert_eq!(ask(&c, api), vec![loading], "{api:?} loading");
@@ -328,16 +351,7 @@ fn list_groups_lists_only_owned_partitions() {
 #[test]
 fn a_node_taking_a_partition_over_serves_what_the_previous_owner_wrote_and_fences_it() {
     let store = MemoryMetadataStore::new();
-    let lost: Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>> = Arc::default();
-    let a = {
-        let lost = lost.clone();
-        GroupCoordinator::builder(Arc::new(store.clone()), test_config())
-            .clock(Arc::new(ManualClock::new(1_000)))
-            .managed_ownership()
-            .on_partition_lost(Arc::new(move |p, e| lost.lock().unwrap().push((p, e))))
-            .open()
-            .unwrap()
-    };
+    let (a, lost) = managed_telling_losses(&store, Arc::new(ManualClock::new(1_000)));
     let b = managed(store.clone());
     let p = partition("g");
     a.load_partition(p, OwnerEpoch(1)).unwrap();
@@ -364,17 +378,8 @@ fn a_node_taking_a_partition_over_serves_what_the_previous_owner_wrote_and_fence
 #[test]
 fn a_fenced_append_unloads_the_partition_and_tells_the_listener() {
     let store = MemoryMetadataStore::new();
-    let lost: Arc<Mutex<Vec<(CoordinatorPartition, OwnerEpoch)>>> = Arc::default();
     let clock = Arc::new(ManualClock::new(1_000));
-    let a = {
-        let lost = lost.clone();
-        GroupCoordinator::builder(Arc::new(store.clone()), test_config())
-            .clock(clock.clone())
-            .managed_ownership()
-            .on_partition_lost(Arc::new(move |p, e| lost.lock().unwrap().push((p, e))))
-            .open()
-            .unwrap()
-    };
+    let (a, lost) = managed_telling_losses(&store, clock.clone());
     let b = managed(store.clone());
     let p = partition("g");
     a.load_partition(p, OwnerEpoch(1)).unwrap();
@@ -409,19 +414,6 @@ fn a_fenced_append_unloads_the_partition_and_tells_the_listener() {
     assert_eq!(b.get_committed_offset("g", "t", 0).unwrap(), 10);
     let reloaded = store.fetch_group_offset("g", "t", 0).unwrap().map(|o| o.offset);
     assert_eq!(reloaded, Some(10), "the fenced commit changed nothing");
-}
-
-/// Waits until the store holds `n` appends.
-fn until_held(store: &MemoryMetadataStore, n: usize) {
-    let deadline = std::time::Instant::now() + SOON;
-    while store.held_appends() < n {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{} appends held, waiting for {n}",
-            store.held_appends()
-        );
-        std::thread::yield_now();
-    }
 }
 
 #[rstest]
@@ -480,10 +472,7 @@ fn an_unload_during_a_load_wins() {
     let c = Arc::new(managed(store.clone()));
     let p = partition("g");
     store.close();
-    let loader = {
-        let c = c.clone();
-        std::thread::spawn(move || c.load_partition(p, OwnerEpoch(1)))
-    };
+    let loader = load_on_a_thread(&c, p, 1);
     store.until_waiting(1);
     c.unload_partition(p);
     store.open();
@@ -500,15 +489,9 @@ fn a_later_load_during_a_load_wins() {
     let c = Arc::new(managed(store.clone()));
     let p = partition("g");
     store.close();
-    let first = {
-        let c = c.clone();
-        std::thread::spawn(move || c.load_partition(p, OwnerEpoch(1)))
-    };
+    let first = load_on_a_thread(&c, p, 1);
     store.until_waiting(1);
-    let second = {
-        let c = c.clone();
-        std::thread::spawn(move || c.load_partition(p, OwnerEpoch(2)))
-    };
+    let second = load_on_a_thread(&c, p, 2);
     store.until_waiting(2);
     store.open();
     assert!(matches!(first.join().unwrap(), Err(CoordinatorError::LoadSuperseded { .. })));
@@ -524,10 +507,7 @@ fn stop_works_with_partitions_in_every_state() {
     c.load_partition(partition(&other), OwnerEpoch(1)).unwrap();
     let parked = c.join_group(group_types::JoinGroupRequest { api_version: 3, ..join(&other, "") });
     store.close();
-    let loader = {
-        let c = c.clone();
-        std::thread::spawn(move || c.load_partition(partition("g"), OwnerEpoch(1)))
-    };
+    let loader = load_on_a_thread(&c, partition("g"), 1);
     store.until_waiting(1);
     c.stop();
     store.open();

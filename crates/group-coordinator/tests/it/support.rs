@@ -203,3 +203,17 @@ impl Sim {
         (ids, generation)
     }
 }
+
+/// Waits (at most ten seconds) until `store` holds `n` appends: the storage
+/// stage hands them over asynchronously.
+pub(crate) fn until_held(store: &group_offsets::MemoryMetadataStore, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while store.held_appends() < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} appends held, waiting for {n}",
+            store.held_appends()
+        );
+        std::thread::yield_now();
+    }
+}

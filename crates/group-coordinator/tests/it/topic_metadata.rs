@@ -139,21 +139,23 @@ fn set(partitions: &[(&str, i32)]) -> BTreeSet<(String, i32)> {
     partitions.iter().map(|(t, p)| ((*t).to_owned(), *p)).collect()
 }
 
+/// What a partition of a commit or a delete is answered, as Kafka checks it:
+/// the topic ACL first (`KafkaApis`), then the topic metadata.
+fn acl_then_metadata(authorized: bool, known: bool) -> ErrorCode {
+    match (authorized, known) {
+        (false, _) => ErrorCode::TopicAuthorizationFailed,
+        (true, false) => ErrorCode::UnknownTopicOrPartition,
+        (true, true) => ErrorCode::None,
+    }
+}
+
 #[rstest]
-#[case::allowed_known_known(true, true, true, ErrorCode::None)]
-#[case::allowed_known_unknown_partition(true, true, false, ErrorCode::UnknownTopicOrPartition)]
-#[case::allowed_unknown_topic(true, false, true, ErrorCode::UnknownTopicOrPartition)]
-#[case::allowed_unknown_topic_and_partition(true, false, false, ErrorCode::UnknownTopicOrPartition)]
-#[case::denied_known_known(false, true, true, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_known_unknown_partition(false, true, false, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_unknown_topic(false, false, true, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_unknown_topic_and_partition(false, false, false, ErrorCode::TopicAuthorizationFailed)]
 fn offset_commit_checks_the_topic_acl_then_the_metadata(
-    #[case] authorized: bool,
-    #[case] topic_known: bool,
-    #[case] partition_known: bool,
-    #[case] expected: ErrorCode,
+    #[values(true, false)] authorized: bool,
+    #[values(true, false)] topic_known: bool,
+    #[values(true, false)] partition_known: bool,
 ) {
+    let expected = acl_then_metadata(authorized, topic_known && partition_known);
     let f = fixture();
     let case = (topic(authorized, topic_known), partition(partition_known));
     let response = f.c.handle_offset_commit(simple_commit("g", &[case, ANCHOR], 5)).unwrap();
@@ -259,20 +261,12 @@ fn with_junk(partitions: &[(&str, i32)]) -> MemoryMetadataStore {
 }
 
 #[rstest]
-#[case::allowed_known_known(true, true, true, ErrorCode::None)]
-#[case::allowed_known_unknown_partition(true, true, false, ErrorCode::UnknownTopicOrPartition)]
-#[case::allowed_unknown_topic(true, false, true, ErrorCode::UnknownTopicOrPartition)]
-#[case::allowed_unknown_topic_and_partition(true, false, false, ErrorCode::UnknownTopicOrPartition)]
-#[case::denied_known_known(false, true, true, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_known_unknown_partition(false, true, false, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_unknown_topic(false, false, true, ErrorCode::TopicAuthorizationFailed)]
-#[case::denied_unknown_topic_and_partition(false, false, false, ErrorCode::TopicAuthorizationFailed)]
 fn offset_delete_checks_the_topic_acl_then_the_metadata(
-    #[case] authorized: bool,
-    #[case] topic_known: bool,
-    #[case] partition_known: bool,
-    #[case] expected: ErrorCode,
+    #[values(true, false)] authorized: bool,
+    #[values(true, false)] topic_known: bool,
+    #[values(true, false)] partition_known: bool,
 ) {
+    let expected = acl_then_metadata(authorized, topic_known && partition_known);
     let case = (topic(authorized, topic_known), partition(partition_known));
     let f = open(with_junk(&[case, ANCHOR]), cluster(), deny());
     let response = f.c.handle_offset_delete(offset_delete("g", &[case, ANCHOR])).unwrap();

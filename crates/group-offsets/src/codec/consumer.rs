@@ -136,13 +136,15 @@ pub(crate) fn take_named_value(
             source: Box::new(other),
         },
     };
-    take_value(r, t, Arc::clone(&group_id), sub, present).map_err(named)
+    take_value(r, t, &group_id, sub, present).map_err(named)
 }
 
+/// [`take_named_value`] but for the naming: the key's group id is borrowed
+/// so that the error can still name it.
 fn take_value(
     r: &mut Reader<'_>,
     t: i16,
-    group_id: Arc<str>,
+    group_id: &Arc<str>,
     sub: &str,
     present: bool,
 ) -> Result<ConsumerGroupRecord, DecodeError> {
@@ -150,6 +152,7 @@ fn take_value(
     if group_level && !sub.is_empty() {
         return Err(DecodeError::SubKeyOnGroupRecord(t));
     }
+    let group_id = Arc::clone(group_id);
     let sub = || Arc::from(sub);
     Ok(match t {
         record_type::GROUP_METADATA => {

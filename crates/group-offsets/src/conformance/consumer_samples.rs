@@ -90,9 +90,9 @@ pub(super) fn every_kind(group: &str, sub: &str, n: i32) -> Vec<Record> {
     Kind::ALL.iter().map(|kind| consumer(kind.record(group, sub, n))).collect()
 }
 
-/// The tombstones of every kind's key for `group` and `sub`.
+/// The tombstones of every kind's key for `group` and `sub`, as log records.
 pub(super) fn every_tombstone(group: &str, sub: &str) -> Vec<Record> {
-    Kind::ALL.iter().map(|kind| consumer(kind.tombstone(group, sub))).collect()
+    consumer_tombstones(group, sub).into_iter().map(consumer).collect()
 }
 
 fn topic_id(n: i32) -> TopicId {
@@ -143,6 +143,91 @@ fn regex_value(n: i32) -> RegularExpressionValue {
     }
 }
 
+/// One record of each kind for group `"g"` (member `"m"`, regex `"^t"`), with
+/// small values that set every field: the records both codecs pin to golden
+/// bytes, named, in record-type order.
+#[doc(hidden)]
+pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
+    let g = || Arc::<str>::from("g");
+    let m = || Arc::<str>::from("m");
+    let t1 = TopicId::from_u128(1);
+    let member = ConsumerMemberMetadataValue {
+        instance_id: Some("i".into()),
+        rack_id: None,
+        client_id: "c".into(),
+        client_host: "/h".into(),
+        subscribed_topic_names: vec!["t".into()],
+        subscribed_topic_regex: None,
+        rebalance_timeout_ms: 100,
+        server_assignor: Some("u".into()),
+        classic: Some(ClassicMemberMetadata {
+            session_timeout_ms: 45_000,
+            supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 1])],
+        }),
+    };
+    vec![
+        (
+            "group metadata",
+            ConsumerGroupRecord::GroupMetadata {
+                group_id: g(),
+                value: Some(ConsumerGroupMetadataValue { epoch: 5, metadata_hash: 258 }),
+            },
+        ),
+        (
+            "member metadata",
+            ConsumerGroupRecord::MemberMetadata {
+                group_id: g(),
+                member_id: m(),
+                value: Some(Box::new(member)),
+            },
+        ),
+        (
+            "target assignment metadata",
+            ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g(), value: Some(7) },
+        ),
+        (
+            "target assignment member",
+            ConsumerGroupRecord::TargetAssignmentMember {
+                group_id: g(),
+                member_id: m(),
+                value: Some(vec![TopicIdPartitions::new(t1, [0, 2])]),
+            },
+        ),
+        (
+            "current member assignment",
+            ConsumerGroupRecord::CurrentMemberAssignment {
+                group_id: g(),
+                member_id: m(),
+                value: Some(CurrentMemberAssignmentValue {
+                    member_epoch: 3,
+                    previous_member_epoch: 2,
+                    state: ConsumerMemberState::UnrevokedPartitions,
+                    assigned: vec![TopicIdPartitions::new(t1, [0])],
+                    pending_revocation: Vec::new(),
+                }),
+            },
+        ),
+        (
+            "regular expression",
+            ConsumerGroupRecord::RegularExpression {
+                group_id: g(),
+                regex: Arc::from("^t"),
+                value: Some(RegularExpressionValue {
+                    topics: vec!["t".into()],
+                    version: 9,
+                    timestamp_ms: -1,
+                }),
+            },
+        ),
+    ]
+}
+
+/// The tombstone of every kind's key for `group` and `sub`.
+#[doc(hidden)]
+pub fn consumer_tombstones(group: &str, sub: &str) -> Vec<ConsumerGroupRecord> {
+    Kind::ALL.iter().map(|kind| kind.tombstone(group, sub)).collect()
+}
+
 /// Every value of a member's metadata empty or unset: what `Some("")` and
 /// `Some(vec![])` must stay distinct from.
 pub(super) fn bare_member_metadata() -> ConsumerMemberMetadataValue {
@@ -152,8 +237,10 @@ pub(super) fn bare_member_metadata() -> ConsumerMemberMetadataValue {
 /// Records of every kind whose values push the encodings: every optional
 /// field unset and set (to `""` too), classic metadata absent, present and
 /// empty, empty lists, every member state, extreme numbers, NUL bytes and
-/// non-ASCII text, large lists. Keys are all distinct.
-pub(super) fn awkward_records() -> Vec<ConsumerGroupRecord> {
+/// non-ASCII text, large lists. Keys are all distinct. The codecs' own tests
+/// round-trip these too.
+#[doc(hidden)]
+pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
     let nul = "a\0b\u{0}";
     let unicode = "ünïcödé 日本語 🦀 e\u{301}\u{10FFFF}";
     let g = |s: &str| -> Arc<str> { Arc::from(s) };
@@ -216,6 +303,17 @@ pub(super) fn awkward_records() -> Vec<ConsumerGroupRecord> {
             group_id: g(unicode),
             member_id: g("no-classic"),
             value: Some(Box::new(ConsumerMemberMetadataValue { classic: None, ..member_metadata(3) })),
+        },
+        ConsumerGroupRecord::MemberMetadata {
+            group_id: g(unicode),
+            member_id: g("empty-options"),
+            value: Some(Box::new(ConsumerMemberMetadataValue {
+                instance_id: Some(String::new()),
+                rack_id: Some(String::new()),
+                subscribed_topic_regex: Some(String::new()),
+                server_assignor: Some(String::new()),
+                ..bare_member_metadata()
+            })),
         },
         ConsumerGroupRecord::MemberMetadata {
             group_id: g(""),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use group_offsets::{
     ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, Record, RegularExpressionValue,
+    CurrentMemberAssignmentValue, Record, RegularExpressionValue, conformance,
 };
 use group_types::{
     ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
@@ -16,24 +16,8 @@ use group_types::{
 pub(crate) fn classic_batch() -> Vec<Record> {
     let g: Arc<str> = Arc::from("billing\0é");
     vec![
-        Record::Group(Box::new(GroupMetadataRecord {
-            group_id: "billing\0é".into(),
-            protocol_type: Some("consumer".into()),
-            generation_id: 7,
-            protocol_name: Some("range".into()),
-            leader_id: Some("m-1".into()),
-            state_timestamp_ms: Some(1_700_000_000_000),
-            members: vec![MemberMetadataRecord {
-                member_id: "m-1".into(),
-                group_instance_id: Some("i-1".into()),
-                client_id: "client".to_owned(),
-                client_host: "/10.0.0.1".to_owned(),
-                rebalance_timeout_ms: 300_000,
-                session_timeout_ms: 45_000,
-                subscription: vec![0, 3, 1, 2].into(),
-                assignment: vec![9; 5].into(),
-            }],
-        })),
+        // A 5-byte assignment, as the fixture files hold it.
+        Record::Group(Box::new(conformance::one_member_group_record("billing\0é", 7, 5))),
         Record::Offset {
             group_id: Arc::clone(&g),
             partition: TopicPartition::new("orders", 3),

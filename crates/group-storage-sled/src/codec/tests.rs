@@ -2,6 +2,7 @@
 //! codec and in the legacy one, values under another key's name, and errors
 //! that keep their cause.
 
+use group_offsets::CoordinatorPartition;
 use group_types::TopicPartition;
 
 use super::*;
@@ -38,7 +39,9 @@ fn new_values_are_the_shared_codecs() {
     assert!(matches!(error, DecodeError::Record(records::DecodeError::OtherGroup { .. })), "{error:?}");
     let record = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(4) };
     let value = encode_value(&Record::Consumer(record.clone())).unwrap();
-    assert_eq!(decode_consumer(6, Arc::from("g"), "", &value).ok(), Some(record));
+    let key =
+        ConsumerKey { coordinator: CoordinatorPartition(0), group_id: "g", record_type: 6, sub_key: "" };
+    assert_eq!(decode_consumer(&key, Arc::from("g"), &value).ok(), Some(record));
     let tombstone = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
     assert!(encode_value(&Record::Consumer(tombstone)).is_none());
 }

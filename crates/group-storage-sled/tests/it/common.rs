@@ -7,8 +7,8 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use group_offsets::{
-    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, MemberMetadataRecord, MetadataStore,
-    OwnerEpoch, Record, StorageError,
+    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, MetadataStore, OwnerEpoch, Record,
+    StorageError,
 };
 use group_types::{OffsetAndMetadata, TopicPartition};
 
@@ -71,24 +71,7 @@ pub(crate) fn offset(offset: i64) -> OffsetAndMetadata {
 
 /// A group record with one member.
 pub(crate) fn record(group_id: &str, generation_id: i32) -> GroupMetadataRecord {
-    GroupMetadataRecord {
-        group_id: group_id.into(),
-        protocol_type: Some("consumer".into()),
-        generation_id,
-        protocol_name: Some("range".into()),
-        leader_id: Some("m-1".into()),
-        state_timestamp_ms: Some(1_700_000_000_000),
-        members: vec![MemberMetadataRecord {
-            member_id: "m-1".into(),
-            group_instance_id: Some("i-1".into()),
-            client_id: "client".to_owned(),
-            client_host: "/10.0.0.1".to_owned(),
-            rebalance_timeout_ms: 300_000,
-            session_timeout_ms: 45_000,
-            subscription: vec![0, 3, 1, 2].into(),
-            assignment: vec![9; 40].into(),
-        }],
-    }
+    group_offsets::conformance::one_member_group_record(group_id, generation_id, 40)
 }
 
 /// An offset record.

@@ -368,30 +368,17 @@ impl Engine {
             // belongs to that join phase, which answers it with the next generation.
             Ok(()) if !g.is(GroupState::Stable) || g.generation != p.generation => {}
             Ok(()) => {
-                let response = if p.api_version >= 9 {
-                    let is_leader = g.is_leader(&p.new_id);
-                    JoinGroupResponse {
-                        error_code: ErrorCode::None,
-                        generation_id: g.generation,
-                        protocol_type: g.protocol_type.clone(),
-                        protocol_name: g.protocol_name.clone(),
-                        leader_id: g.leader.as_deref().unwrap_or("").into(),
-                        skip_assignment: is_leader,
-                        member_id: MemberId::from(&*p.new_id),
-                        members: if is_leader { g.join_members() } else { Vec::new() },
-                    }
+                // From version 9 the replacement learns whether it leads (and then
+                // gets the members, skipping the assignment); before, it is told the
+                // leader the group had when it rejoined.
+                let (leader, is_leader) = if p.api_version >= 9 {
+                    (g.leader.as_deref(), g.is_leader(&p.new_id))
                 } else {
-                    JoinGroupResponse {
-                        error_code: ErrorCode::None,
-                        generation_id: g.generation,
-                        protocol_type: g.protocol_type.clone(),
-                        protocol_name: g.protocol_name.clone(),
-                        leader_id: p.current_leader.as_deref().unwrap_or("").into(),
-                        skip_assignment: false,
-                        member_id: MemberId::from(&*p.new_id),
-                        members: Vec::new(),
-                    }
+                    (p.current_leader.as_deref(), false)
                 };
+                let members = if is_leader { g.join_members() } else { Vec::new() };
+                let new_id = MemberId::from(&*p.new_id);
+                let response = generation_response(g, ErrorCode::None, leader, new_id, is_leader, members);
                 g.set_awaiting_join(i, None);
                 self.respond(p.request, Response::JoinGroup(response));
             }
@@ -403,34 +390,40 @@ impl Engine {
                 self.cancel_session(g, &p.new_id);
                 g.rename(&p.new_id, p.old_id.clone());
                 self.arm_session(g, i, p.old_session_timeout_ms);
-                let response = JoinGroupResponse {
-                    error_code: crate::core::map_append_error(error),
-                    generation_id: g.generation,
-                    protocol_type: g.protocol_type.clone(),
-                    protocol_name: g.protocol_name.clone(),
-                    leader_id: p.current_leader.as_deref().unwrap_or("").into(),
-                    skip_assignment: false,
-                    member_id: MemberId::empty(),
-                    members: Vec::new(),
-                };
+                let error = crate::core::map_append_error(error);
+                let leader = p.current_leader.as_deref();
+                let response = generation_response(g, error, leader, MemberId::empty(), false, Vec::new());
                 self.respond(p.request, Response::JoinGroup(response));
             }
         }
     }
 }
 
+/// The JoinGroup answer of the group's current generation, with its leader.
 fn current_generation(
     g: &Group,
     member_id: MemberId,
     members: Vec<group_types::JoinGroupMember>,
 ) -> JoinGroupResponse {
+    generation_response(g, ErrorCode::None, g.leader.as_deref(), member_id, false, members)
+}
+
+/// A JoinGroup answer of the group's current generation and protocol.
+fn generation_response(
+    g: &Group,
+    error_code: ErrorCode,
+    leader: Option<&str>,
+    member_id: MemberId,
+    skip_assignment: bool,
+    members: Vec<group_types::JoinGroupMember>,
+) -> JoinGroupResponse {
     JoinGroupResponse {
-        error_code: ErrorCode::None,
+        error_code,
         generation_id: g.generation,
         protocol_type: g.protocol_type.clone(),
         protocol_name: g.protocol_name.clone(),
-        leader_id: g.leader.as_deref().unwrap_or("").into(),
-        skip_assignment: false,
+        leader_id: leader.unwrap_or("").into(),
+        skip_assignment,
         member_id,
         members,
     }

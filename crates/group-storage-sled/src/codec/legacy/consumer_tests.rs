@@ -2,9 +2,8 @@
 //! kind's key and value (read as the landed build wrote them), round trips,
 //! and typed errors for bad bytes.
 
-use group_offsets::CoordinatorPartition;
+use group_offsets::{CoordinatorPartition, conformance};
 use proptest::prelude::*;
-use rstest::rstest;
 
 use super::*;
 use crate::keys;
@@ -16,50 +15,20 @@ fn id(s: &str) -> Arc<str> {
 }
 
 /// Topic id 1: fifteen zero bytes, then 1.
-const T1: TopicId = TopicId::from_u128(1);
 const T1_BYTES: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-
-fn full_member() -> ConsumerMemberMetadataValue {
-    ConsumerMemberMetadataValue {
-        instance_id: Some("i".into()),
-        rack_id: None,
-        client_id: "c".into(),
-        client_host: "/h".into(),
-        subscribed_topic_names: vec!["t".into()],
-        subscribed_topic_regex: None,
-        rebalance_timeout_ms: 100,
-        server_assignor: Some("u".into()),
-        classic: Some(ClassicMemberMetadata {
-            session_timeout_ms: 45_000,
-            supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 1])],
-        }),
-    }
-}
-
-fn member(value: ConsumerMemberMetadataValue) -> ConsumerGroupRecord {
-    ConsumerGroupRecord::MemberMetadata {
-        group_id: id("g"),
-        member_id: id("m"),
-        value: Some(Box::new(value)),
-    }
-}
 
 fn with(bytes: &[&[u8]]) -> Vec<u8> {
     bytes.concat()
 }
 
-/// Each kind's record of group "g" in partition 7, with its key and value
-/// bytes. If one of these fails the on-disk format changed: add a new format
-/// version instead of editing the expected bytes.
+/// Each kind's record of group "g" in partition 7 (the shared pinned
+/// records, then a bare member), with its key and value bytes. If one of
+/// these fails the on-disk format changed: add a new format version instead
+/// of editing the expected bytes.
 fn golden() -> Vec<(&'static str, ConsumerGroupRecord, Vec<u8>, Vec<u8>)> {
     let key = |t: u8, sub: &[u8]| with(&[&[0, 0, 0, 7, 3, 0, 1, b'g', 0, t], sub]);
-    vec![
+    let keys_and_values: [(Vec<u8>, Vec<u8>); 6] = [
         (
-            "group metadata",
-            ConsumerGroupRecord::GroupMetadata {
-                group_id: id("g"),
-                value: Some(ConsumerGroupMetadataValue { epoch: 5, metadata_hash: 258 }),
-            },
             key(3, b""),
             vec![
                 1,  // format version
@@ -68,8 +37,6 @@ fn golden() -> Vec<(&'static str, ConsumerGroupRecord, Vec<u8>, Vec<u8>)> {
             ],
         ),
         (
-            "member metadata",
-            member(full_member()),
             key(5, b"m"),
             vec![
                 1, // format version
@@ -86,63 +53,28 @@ fn golden() -> Vec<(&'static str, ConsumerGroupRecord, Vec<u8>, Vec<u8>)> {
                 1, 5, b'r', b'a', b'n', b'g', b'e', 2, 0, 1, // one protocol: "range", bytes [0, 1]
             ],
         ),
-        (
-            "bare member metadata",
-            member(ConsumerMemberMetadataValue::default()),
-            key(5, b"m"),
-            // Version, then every field None, empty or 0, classic None.
-            vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-        ),
-        (
-            "target assignment metadata",
-            ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id("g"), value: Some(7) },
-            key(6, b""),
-            vec![1, 14], // version, assignment epoch 7 zigzag
-        ),
-        (
-            "target assignment member",
-            ConsumerGroupRecord::TargetAssignmentMember {
-                group_id: id("g"),
-                member_id: id("m"),
-                value: Some(vec![TopicIdPartitions::new(T1, [0, 2])]),
-            },
-            key(7, b"m"),
-            // Version, one topic: its 16 id bytes, two partitions 0 and 2 zigzag.
-            with(&[&[1, 1], &T1_BYTES, &[2, 0, 4]]),
-        ),
-        (
-            "current member assignment",
-            ConsumerGroupRecord::CurrentMemberAssignment {
-                group_id: id("g"),
-                member_id: id("m"),
-                value: Some(CurrentMemberAssignmentValue {
-                    member_epoch: 3,
-                    previous_member_epoch: 2,
-                    state: ConsumerMemberState::UnrevokedPartitions,
-                    assigned: vec![TopicIdPartitions::new(T1, [0])],
-                    pending_revocation: Vec::new(),
-                }),
-            },
-            key(8, b"m"),
-            // Version, epochs 3 and 2 zigzag, state byte 1, one assigned topic
-            // with partition 0, nothing pending.
-            with(&[&[1, 6, 4, 1, 1], &T1_BYTES, &[1, 0, 0]]),
-        ),
-        (
-            "regular expression",
-            ConsumerGroupRecord::RegularExpression {
-                group_id: id("g"),
-                regex: id("^t"),
-                value: Some(RegularExpressionValue {
-                    topics: vec!["t".into()],
-                    version: 9,
-                    timestamp_ms: -1,
-                }),
-            },
-            key(16, b"^t"),
-            vec![1, 1, 1, b't', 18, 1], // version, ["t"], version 9 and timestamp -1 zigzag
-        ),
-    ]
+        (key(6, b""), vec![1, 14]), // version, assignment epoch 7 zigzag
+        // Version, one topic: its 16 id bytes, two partitions 0 and 2 zigzag.
+        (key(7, b"m"), with(&[&[1, 1], &T1_BYTES, &[2, 0, 4]])),
+        // Version, epochs 3 and 2 zigzag, state byte 1, one assigned topic
+        // with partition 0, nothing pending.
+        (key(8, b"m"), with(&[&[1, 6, 4, 1, 1], &T1_BYTES, &[1, 0, 0]])),
+        // Version, ["t"], version 9 and timestamp -1 zigzag.
+        (key(16, b"^t"), vec![1, 1, 1, b't', 18, 1]),
+    ];
+    let mut golden: Vec<_> = conformance::pinned_records()
+        .into_iter()
+        .zip(keys_and_values)
+        .map(|((name, record), (key, value))| (name, record, key, value))
+        .collect();
+    let bare = ConsumerGroupRecord::MemberMetadata {
+        group_id: id("g"),
+        member_id: id("m"),
+        value: Some(Box::new(ConsumerMemberMetadataValue::default())),
+    };
+    // Version, then every field None, empty or 0, classic None.
+    golden.push(("bare member metadata", bare, key(5, b"m"), vec![1, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+    golden
 }
 
 fn decode_as(record: &ConsumerGroupRecord, bytes: &[u8]) -> Result<ConsumerGroupRecord, DecodeError> {
@@ -162,134 +94,26 @@ fn consumer_v1_keys_and_values_are_pinned() {
 #[test]
 fn every_kind_has_a_golden_value() {
     let mut types: Vec<i16> = golden().iter().map(|(_, r, _, _)| r.record_type()).collect();
+    types.sort_unstable();
     types.dedup();
     assert_eq!(types, [3, 5, 6, 7, 8, 16]);
 }
 
-fn big_member() -> ConsumerMemberMetadataValue {
-    ConsumerMemberMetadataValue {
-        instance_id: Some(String::new()),
-        rack_id: Some("r\0ack".into()),
-        client_id: "ünïcödé 🦀".into(),
-        client_host: "\0".into(),
-        subscribed_topic_names: (0..300).map(|i| format!("topic-{i}")).collect(),
-        subscribed_topic_regex: Some(String::new()),
-        rebalance_timeout_ms: i32::MIN,
-        server_assignor: Some("range".into()),
-        classic: Some(ClassicMemberMetadata {
-            session_timeout_ms: i32::MAX,
-            supported_protocols: vec![
-                ProtocolMetadata::new("", Vec::new()),
-                ProtocolMetadata::new("cooperative-sticky", (0..=255).collect::<Vec<u8>>()),
-            ],
-        }),
+#[test]
+fn consumer_records_round_trip() {
+    for record in conformance::awkward_records() {
+        let bytes = encode_consumer(&record).unwrap().expect("a value, not a tombstone");
+        assert_eq!(bytes[0], CONSUMER_FORMAT_V1, "{record:?}");
+        assert_eq!(decode_as(&record, &bytes).unwrap(), record);
     }
 }
 
-fn assignment(state: ConsumerMemberState, assigned: usize, pending: usize) -> ConsumerGroupRecord {
-    let topics = |n: usize, base: u128| {
-        (0..n).map(|i| TopicIdPartitions::new(TopicId::from_u128(base + i as u128), 0..i as i32)).collect()
-    };
-    ConsumerGroupRecord::CurrentMemberAssignment {
-        group_id: id("g\0h"),
-        member_id: id("m-🦀"),
-        value: Some(CurrentMemberAssignmentValue {
-            member_epoch: i32::MAX,
-            previous_member_epoch: -1,
-            state,
-            assigned: topics(assigned, 1),
-            pending_revocation: topics(pending, u128::MAX - 10),
-        }),
+#[test]
+fn tombstones_have_no_value() {
+    for record in conformance::consumer_tombstones("g", "m") {
+        assert!(record.is_tombstone(), "{record:?}");
+        assert!(encode_consumer(&record).unwrap().is_none(), "{record:?}");
     }
-}
-
-#[rstest]
-#[case::group_metadata_zero(ConsumerGroupRecord::GroupMetadata {
-    group_id: id(""),
-    value: Some(ConsumerGroupMetadataValue::default()),
-})]
-#[case::group_metadata_extremes(ConsumerGroupRecord::GroupMetadata {
-    group_id: id("\0"),
-    value: Some(ConsumerGroupMetadataValue { epoch: i32::MIN, metadata_hash: u64::MAX }),
-})]
-#[case::member_bare(member(ConsumerMemberMetadataValue::default()))]
-#[case::member_full(member(big_member()))]
-#[case::member_without_classic(member(ConsumerMemberMetadataValue { classic: None, ..big_member() }))]
-#[case::member_with_empty_classic(member(ConsumerMemberMetadataValue {
-    classic: Some(ClassicMemberMetadata::default()),
-    ..ConsumerMemberMetadataValue::default()
-}))]
-#[case::member_options_empty_strings(member(ConsumerMemberMetadataValue {
-    instance_id: Some(String::new()),
-    rack_id: Some(String::new()),
-    subscribed_topic_regex: Some(String::new()),
-    server_assignor: Some(String::new()),
-    ..ConsumerMemberMetadataValue::default()
-}))]
-#[case::target_assignment_metadata_min(ConsumerGroupRecord::TargetAssignmentMetadata {
-    group_id: id("g"),
-    value: Some(i32::MIN),
-})]
-#[case::target_assignment_metadata_unset(ConsumerGroupRecord::TargetAssignmentMetadata {
-    group_id: id("g"),
-    value: Some(-1),
-})]
-#[case::target_member_empty(ConsumerGroupRecord::TargetAssignmentMember {
-    group_id: id("g"),
-    member_id: id(""),
-    value: Some(Vec::new()),
-})]
-#[case::target_member_topics(ConsumerGroupRecord::TargetAssignmentMember {
-    group_id: id("g"),
-    member_id: id("m\0"),
-    value: Some(vec![
-        TopicIdPartitions::new(TopicId::ZERO, []),
-        TopicIdPartitions::new(TopicId::from_u128(u128::MAX), [i32::MIN, -1, 0, i32::MAX]),
-        TopicIdPartitions::new(T1, 0..2000),
-    ]),
-})]
-#[case::assignment_stable_empty(assignment(ConsumerMemberState::Stable, 0, 0))]
-#[case::assignment_unrevoked(assignment(ConsumerMemberState::UnrevokedPartitions, 3, 2))]
-#[case::assignment_unreleased(assignment(ConsumerMemberState::UnreleasedPartitions, 5, 0))]
-#[case::assignment_unknown_state(assignment(ConsumerMemberState::Unknown, 0, 4))]
-#[case::regex_empty(ConsumerGroupRecord::RegularExpression {
-    group_id: id("g"),
-    regex: id(""),
-    value: Some(RegularExpressionValue::default()),
-})]
-#[case::regex_full(ConsumerGroupRecord::RegularExpression {
-    group_id: id("g"),
-    regex: id("^(a|b)\0.*$"),
-    value: Some(RegularExpressionValue {
-        topics: vec![String::new(), "a\0".into(), "b-🦀".into()],
-        version: i64::MIN,
-        timestamp_ms: i64::MAX,
-    }),
-})]
-fn consumer_records_round_trip(#[case] record: ConsumerGroupRecord) {
-    let bytes = encode_consumer(&record).unwrap().expect("a value, not a tombstone");
-    assert_eq!(bytes[0], CONSUMER_FORMAT_V1);
-    assert_eq!(decode_as(&record, &bytes).unwrap(), record);
-}
-
-#[rstest]
-#[case::group_metadata(ConsumerGroupRecord::GroupMetadata { group_id: id("g"), value: None })]
-#[case::member_metadata(ConsumerGroupRecord::MemberMetadata { group_id: id("g"), member_id: id("m"), value: None })]
-#[case::target_assignment_metadata(ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id("g"), value: None })]
-#[case::target_assignment_member(ConsumerGroupRecord::TargetAssignmentMember {
-    group_id: id("g"),
-    member_id: id("m"),
-    value: None,
-})]
-#[case::current_member_assignment(ConsumerGroupRecord::CurrentMemberAssignment {
-    group_id: id("g"),
-    member_id: id("m"),
-    value: None,
-})]
-#[case::regular_expression(ConsumerGroupRecord::RegularExpression { group_id: id("g"), regex: id("r"), value: None })]
-fn tombstones_have_no_value(#[case] record: ConsumerGroupRecord) {
-    assert!(record.is_tombstone());
-    assert!(encode_consumer(&record).unwrap().is_none());
 }
 
 #[test]
