@@ -39,6 +39,17 @@ impl OffsetCache {
         self.topics.entry(topic.clone()).or_default()
     }
 
+    /// The offsets of `topic`, if any of its partitions has one here: unlike
+    /// [`Self::topic_mut`], no name to clone (and drop) when the topic is known.
+    pub(crate) fn known_topic_mut(&mut self, topic: &str) -> Option<&mut PartitionOffsets> {
+        self.topics.get_mut(topic)
+    }
+
+    /// The shared name of `topic`, if any of its partitions has an offset here.
+    pub(crate) fn topic(&self, topic: &str) -> Option<&Arc<str>> {
+        self.topics.get_key_value(topic).map(|(name, _)| name)
+    }
+
     /// Removes `topic` if it holds no offset.
     pub(crate) fn drop_if_empty(&mut self, topic: &str) {
         if self.topics.get(topic).is_some_and(PartitionOffsets::is_empty) {
@@ -59,11 +70,6 @@ impl OffsetCache {
     /// The offset of one partition, without building a `TopicPartition`.
     pub(crate) fn get_partition(&self, topic: &str, partition: i32) -> Option<&OffsetAndMetadata> {
         self.topics.get(topic)?.get(partition)
-    }
-
-    /// The shared name of `topic`, if any of its partitions has an offset here.
-    pub(crate) fn topic(&self, topic: &str) -> Option<&Arc<str>> {
-        self.topics.get_key_value(topic).map(|(name, _)| name)
     }
 
     pub(crate) fn contains_key(&self, tp: &TopicPartition) -> bool {
@@ -149,6 +155,9 @@ mod tests {
         assert!(cache.topic_mut(&unused).is_empty());
         cache.drop_if_empty(&unused);
         assert!(cache.topic("u").is_none());
+        assert!(cache.known_topic_mut("u").is_none());
+        assert!(cache.topic("t").is_some_and(|name| Arc::ptr_eq(name, &topic)), "the cache's own name");
+        assert_eq!(cache.known_topic_mut("t").and_then(|p| p.get(0)).map(|o| o.offset), Some(1));
         assert_eq!(cache.len(), 1);
     }
 }

@@ -7,48 +7,72 @@
 mod apis;
 pub(crate) mod cache;
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use group_types::hash::ClientMap;
+use group_types::hash::ClientState;
 use group_types::{OffsetAndMetadata, TopicPartition};
+use hashbrown::hash_table::{Entry, HashTable};
 
 pub(crate) use self::cache::OffsetCache;
 
 /// Every group's committed offsets in one coordinator partition.
+///
+/// A table rather than a map keyed by `Arc<str>`: a commit finds its group's
+/// offsets by the name it already holds, and only a group's first commit
+/// clones the `Arc` into the store (a map's `entry` takes its key by value, so
+/// every commit would clone the name and drop the clone again).
 #[derive(Debug, Default)]
 pub(crate) struct OffsetStore {
-    groups: ClientMap<Arc<str>, OffsetCache>,
+    groups: HashTable<(Arc<str>, OffsetCache)>,
+    state: ClientState,
 }
 
 impl OffsetStore {
     /// The offsets of group `id`, `None` when it has none.
     pub(crate) fn get(&self, id: &str) -> Option<&OffsetCache> {
-        self.groups.get(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        self.groups.find(self.state.hash_one(id), |(g, _)| **g == *id).map(|(_, o)| o)
     }
 
     /// The offsets of group `id`, created empty if it has none.
     pub(crate) fn entry(&mut self, id: &Arc<str>) -> &mut OffsetCache {
-        self.groups.entry(id.clone()).or_default()
+        let state = &self.state;
+        let hash = state.hash_one(&**id);
+        // The store's key is usually the group's own `Arc` (the first commit
+        // cloned it): the pointer decides without comparing the names.
+        let same = |(g, _): &(Arc<str>, OffsetCache)| Arc::ptr_eq(g, id) || **g == **id;
+        match self.groups.entry(hash, same, |(g, _)| state.hash_one(&**g)) {
+            Entry::Occupied(slot) => &mut slot.into_mut().1,
+            Entry::Vacant(slot) => &mut slot.insert((id.clone(), OffsetCache::default())).into_mut().1,
+        }
     }
 
     /// The offsets of group `id`, if it has any, to change.
     pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut OffsetCache> {
-        self.groups.get_mut(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        self.groups.find_mut(self.state.hash_one(id), |(g, _)| **g == *id).map(|(_, o)| o)
     }
 
     /// Takes every offset of group `id` out.
     pub(crate) fn remove(&mut self, id: &str) -> Option<OffsetCache> {
-        self.groups.remove(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        let slot = self.groups.find_entry(self.state.hash_one(id), |(g, _)| **g == *id).ok()?;
+        Some(slot.remove().0.1)
     }
 
     /// Puts back `offsets` as group `id`'s (an undo).
     pub(crate) fn restore(&mut self, id: Arc<str>, offsets: Option<OffsetCache>) {
         match offsets {
-            Some(offsets) => {
-                self.groups.insert(id, offsets);
-            }
+            Some(offsets) => *self.entry(&id) = offsets,
             None => {
-                self.groups.remove(&*id);
+                self.remove(&id);
             }
         }
     }
@@ -60,7 +84,7 @@ impl OffsetStore {
                 self.entry(id).insert(tp, offset);
             }
             None => {
-                if let Some(cache) = self.groups.get_mut(&**id) {
+                if let Some(cache) = self.get_mut(id) {
                     cache.remove(&tp);
                 }
             }
