@@ -71,17 +71,18 @@ impl CoordinatorCore {
         // Mapped in place: a topic's answer has the size of its request entry, so
         // the answer's list reuses the request's allocation instead of its own.
         let commit_topic = |TopicEntries { topic, partitions }: TopicEntries<OffsetCommitData>| {
-            // The group's own cache usually knows the topic already.
-            let topic_arc = match offsets.topic(&topic) {
-                Some(known) => known.clone(),
-                None => eng.topic(&topic),
+            // The group's own cache usually knows the topic already: one search
+            // finds its offsets and the name its records share.
+            let (topic_arc, topic_offsets) = match offsets.known_topic_mut(&topic) {
+                Some((name, partitions)) => (name.clone(), partitions),
+                None => {
+                    let name = eng.topic(&topic);
+                    let partitions = offsets.topic_mut(&name);
+                    (name, partitions)
+                }
             };
             let mut codes = Vec::with_capacity(partitions.len());
             let mut prev = OffsetChanges::with_capacity(partitions.len());
-            let topic_offsets = match offsets.known_topic_mut(&topic_arc) {
-                Some(known) => known,
-                None => offsets.topic_mut(&topic_arc),
-            };
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
