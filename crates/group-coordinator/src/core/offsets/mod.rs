@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use group_types::hash::ClientState;
 use group_types::{OffsetAndMetadata, TopicPartition};
-use hashbrown::hash_table::{Entry, HashTable};
+use hashbrown::hash_table::HashTable;
 
 pub(crate) use self::cache::OffsetCache;
 
@@ -37,16 +37,25 @@ impl OffsetStore {
         self.groups.find(self.state.hash_one(id), |(g, _)| **g == *id).map(|(_, o)| o)
     }
 
-    /// The offsets of group `id`, created empty if it has none.
+    /// The offsets of group `id`, created empty if it has none. Inlined: it is
+    /// on every commit's path.
+    #[inline]
     pub(crate) fn entry(&mut self, id: &Arc<str>) -> &mut OffsetCache {
         let state = &self.state;
         let hash = state.hash_one(&**id);
         // The store's key is usually the group's own `Arc` (the first commit
-        // cloned it): the pointer decides without comparing the names.
+        // cloned it): the pointer decides without comparing the names. A group
+        // with offsets already, the common case, is found as by `get_mut`; only
+        // a miss makes room for an insert.
         let same = |(g, _): &(Arc<str>, OffsetCache)| Arc::ptr_eq(g, id) || **g == **id;
-        match self.groups.entry(hash, same, |(g, _)| state.hash_one(&**g)) {
-            Entry::Occupied(slot) => &mut slot.into_mut().1,
-            Entry::Vacant(slot) => &mut slot.insert((id.clone(), OffsetCache::default())).into_mut().1,
+        match self.groups.find_entry(hash, same) {
+            Ok(slot) => &mut slot.into_mut().1,
+            Err(absent) => {
+                let table = absent.into_table();
+                let slot = table
+                    .insert_unique(hash, (id.clone(), OffsetCache::default()), |(g, _)| state.hash_one(&**g));
+                &mut slot.into_mut().1
+            }
         }
     }
 
