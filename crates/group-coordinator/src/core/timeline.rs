@@ -157,9 +157,7 @@ impl<E: Entry> Timeline<E> {
         }
     }
 
-    /// Records how to undo a change. Inlined: a caller's entry is then built
-    /// in the log's slot rather than copied there.
-    #[inline]
+    /// Records how to undo a change.
     pub(crate) fn push(&mut self, undo: E) {
         if self.indexed {
             let continues_run = self.log.back().is_some_and(|last| same_group(last, &undo));

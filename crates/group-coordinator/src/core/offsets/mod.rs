@@ -159,6 +159,30 @@ mod tests {
     }
 
     #[test]
+    fn a_group_is_found_by_its_name_whichever_arc_names_it() {
+        let mut store = OffsetStore::default();
+        let own: Arc<str> = Arc::from("g");
+        let other: Arc<str> = Arc::from("g");
+        store.entry(&own).insert(TopicPartition::new("t", 0), OffsetAndMetadata::new(1, 0));
+        store.entry(&other).insert(TopicPartition::new("t", 1), OffsetAndMetadata::new(2, 0));
+        assert_eq!(store.get("g").map(OffsetCache::len), Some(2), "one group, whichever Arc names it");
+        assert!(store.get("h").is_none());
+        // Enough groups for the table to grow (rehashing every key) several times.
+        for i in 0..200_i64 {
+            let id: Arc<str> = Arc::from(format!("g{i}"));
+            store.entry(&id).insert(TopicPartition::new("t", 0), OffsetAndMetadata::new(i, 0));
+        }
+        for i in 0..200_i64 {
+            let offset = store.get(&format!("g{i}")).and_then(|o| o.get_partition("t", 0)).map(|o| o.offset);
+            assert_eq!(offset, Some(i));
+        }
+        assert_eq!(store.get("g").map(OffsetCache::len), Some(2));
+        assert_eq!(store.remove("g").map(|o| o.len()), Some(2));
+        assert!(store.get_mut("g").is_none());
+        assert!(store.remove("g").is_none());
+    }
+
+    #[test]
     fn a_group_s_offsets_are_set_removed_and_restored_whole() {
         let mut store = OffsetStore::default();
         let g: Arc<str> = Arc::from("g");
