@@ -92,7 +92,8 @@ impl GroupKind {
 /// interface: `validateOffsetCommit`, `isSubscribedToTopic`, ...).
 impl GroupKind {
     /// Validates an OffsetCommit for this group; a classic member's commit
-    /// also keeps its session alive.
+    /// also keeps its session alive. Inlined: it is on every commit's path.
+    #[inline]
     pub(crate) fn validate_offset_commit(
         &mut self,
         req: &OffsetCommitRequest,

@@ -106,6 +106,7 @@ fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>
 
 /// An OffsetCommit to classic group `g` (`ClassicGroup.validateOffsetCommit`):
 /// a member's commit also keeps its session alive, as Kafka's does.
+#[inline]
 pub(crate) fn validate_offset_commit(
     g: &mut Group,
     req: &OffsetCommitRequest,

@@ -53,15 +53,16 @@ impl CoordinatorCore {
             eng.respond(rid, Response::OffsetCommit(OffsetCommitResponse::uniform(&req, code)));
             return;
         }
-        // A classic group names itself; another kind is named by its key.
+        // A classic group names itself; another kind is named by its key. Either
+        // name is borrowed, not cloned: the records and the undo share it.
         let group_id = match kind.id() {
-            Some(id) => id.clone(),
+            Some(id) => id,
             None => match self.groups.get_key_value(req.group_id.as_str()) {
-                Some((id, _)) => id.clone(),
+                Some((id, _)) => id,
                 None => return,
             },
         };
-        let offsets = self.offsets.entry(&group_id);
+        let offsets = self.offsets.entry(group_id);
         let now = eng.now;
         let expire_time = (req.retention_time_ms != -1).then(|| now + req.retention_time_ms);
         let max = eng.config.offset_metadata_max_bytes;
@@ -70,14 +71,18 @@ impl CoordinatorCore {
         // Mapped in place: a topic's answer has the size of its request entry, so
         // the answer's list reuses the request's allocation instead of its own.
         let commit_topic = |TopicEntries { topic, partitions }: TopicEntries<OffsetCommitData>| {
-            // The group's own cache usually knows the topic already.
-            let topic_arc = match offsets.topic(&topic) {
-                Some(known) => known.clone(),
-                None => eng.topic(&topic),
+            // The group's own cache usually knows the topic already: one search
+            // finds its offsets and the name its records share.
+            let (topic_arc, topic_offsets) = match offsets.known_topic_mut(&topic) {
+                Some((name, partitions)) => (name.clone(), partitions),
+                None => {
+                    let name = eng.topic(&topic);
+                    let partitions = offsets.topic_mut(&name);
+                    (name, partitions)
+                }
             };
             let mut codes = Vec::with_capacity(partitions.len());
             let mut prev = OffsetChanges::with_capacity(partitions.len());
-            let topic_offsets = offsets.topic_mut(&topic_arc);
             for (partition, data) in partitions {
                 let too_large =
                     data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
@@ -110,7 +115,7 @@ impl CoordinatorCore {
                 // A topic whose every partition was refused keeps no empty entry.
                 offsets.drop_if_empty(&topic_arc);
             }
-            eng.offsets_changed(&group_id, &topic_arc, prev);
+            eng.offsets_changed(group_id, &topic_arc, prev);
             TopicEntries { topic, partitions: codes }
         };
         let response = OffsetCommitResponse { errors: req.offsets.into_iter().map(commit_topic).collect() };

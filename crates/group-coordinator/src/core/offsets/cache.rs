@@ -15,7 +15,15 @@ use group_types::{OffsetAndMetadata, TopicPartition};
 /// Committed offsets of one group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct OffsetCache {
-    topics: BTreeMap<Arc<str>, PartitionOffsets>,
+    topics: BTreeMap<Arc<str>, TopicOffsets>,
+}
+
+/// One topic's offsets, with the topic's shared name: a commit's one search by
+/// the request's name finds both the offsets and the `Arc` its records share.
+#[derive(Debug, Clone)]
+struct TopicOffsets {
+    name: Arc<str>,
+    partitions: PartitionOffsets,
 }
 
 impl OffsetCache {
@@ -26,8 +34,8 @@ impl OffsetCache {
         offset: OffsetAndMetadata,
     ) -> Option<OffsetAndMetadata> {
         match self.topics.get_mut(&*tp.topic) {
-            Some(partitions) => partitions.insert(tp.partition, offset),
-            None => self.topics.entry(tp.topic).or_default().insert(tp.partition, offset),
+            Some(topic) => topic.partitions.insert(tp.partition, offset),
+            None => self.topic_mut(&tp.topic).insert(tp.partition, offset),
         }
     }
 
@@ -36,19 +44,28 @@ impl OffsetCache {
     /// calls [`Self::drop_if_empty`] after (the cache holds no topic without
     /// offsets).
     pub(crate) fn topic_mut(&mut self, topic: &Arc<str>) -> &mut PartitionOffsets {
-        self.topics.entry(topic.clone()).or_default()
+        let entry = self.topics.entry(topic.clone());
+        &mut entry
+            .or_insert_with(|| TopicOffsets { name: topic.clone(), partitions: PartitionOffsets::default() })
+            .partitions
+    }
+
+    /// The shared name and the offsets of `topic`, if any of its partitions has
+    /// an offset here: one search, and no name cloned to find them.
+    pub(crate) fn known_topic_mut(&mut self, topic: &str) -> Option<(&Arc<str>, &mut PartitionOffsets)> {
+        self.topics.get_mut(topic).map(|t| (&t.name, &mut t.partitions))
     }
 
     /// Removes `topic` if it holds no offset.
     pub(crate) fn drop_if_empty(&mut self, topic: &str) {
-        if self.topics.get(topic).is_some_and(PartitionOffsets::is_empty) {
+        if self.topics.get(topic).is_some_and(|t| t.partitions.is_empty()) {
             self.topics.remove(topic);
         }
     }
 
     /// How many partitions hold an offset.
     pub(crate) fn len(&self) -> usize {
-        self.topics.values().map(PartitionOffsets::len).sum()
+        self.topics.values().map(|t| t.partitions.len()).sum()
     }
 
     /// The offset of one partition.
@@ -58,12 +75,7 @@ impl OffsetCache {
 
     /// The offset of one partition, without building a `TopicPartition`.
     pub(crate) fn get_partition(&self, topic: &str, partition: i32) -> Option<&OffsetAndMetadata> {
-        self.topics.get(topic)?.get(partition)
-    }
-
-    /// The shared name of `topic`, if any of its partitions has an offset here.
-    pub(crate) fn topic(&self, topic: &str) -> Option<&Arc<str>> {
-        self.topics.get_key_value(topic).map(|(name, _)| name)
+        self.topics.get(topic)?.partitions.get(partition)
     }
 
     pub(crate) fn contains_key(&self, tp: &TopicPartition) -> bool {
@@ -72,9 +84,9 @@ impl OffsetCache {
 
     /// Removes one partition's offset (and the topic once it has none left).
     pub(crate) fn remove(&mut self, tp: &TopicPartition) -> Option<OffsetAndMetadata> {
-        let partitions = self.topics.get_mut(&*tp.topic)?;
-        let removed = partitions.remove(tp.partition);
-        if partitions.is_empty() {
+        let topic = self.topics.get_mut(&*tp.topic)?;
+        let removed = topic.partitions.remove(tp.partition);
+        if topic.partitions.is_empty() {
             self.topics.remove(&*tp.topic);
         }
         removed
@@ -82,10 +94,10 @@ impl OffsetCache {
 
     /// Every offset, ordered by topic then partition.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (TopicPartition, &OffsetAndMetadata)> {
-        self.topics.iter().flat_map(|(topic, partitions)| {
+        self.topics.values().flat_map(|TopicOffsets { name, partitions }| {
             partitions
                 .iter()
-                .map(|(partition, offset)| (TopicPartition { topic: topic.clone(), partition }, offset))
+                .map(|(partition, offset)| (TopicPartition { topic: name.clone(), partition }, offset))
         })
     }
 
@@ -148,7 +160,10 @@ mod tests {
         let unused: Arc<str> = Arc::from("u");
         assert!(cache.topic_mut(&unused).is_empty());
         cache.drop_if_empty(&unused);
-        assert!(cache.topic("u").is_none());
+        assert!(cache.known_topic_mut("u").is_none());
+        let (name, partitions) = cache.known_topic_mut("t").expect("t has an offset");
+        assert!(Arc::ptr_eq(name, &topic), "found with its shared name");
+        assert_eq!(partitions.get(0).map(|o| o.offset), Some(1));
         assert_eq!(cache.len(), 1);
     }
 }

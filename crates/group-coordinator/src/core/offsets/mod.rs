@@ -7,48 +7,81 @@
 mod apis;
 pub(crate) mod cache;
 
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use group_types::hash::ClientMap;
+use group_types::hash::ClientState;
 use group_types::{OffsetAndMetadata, TopicPartition};
+use hashbrown::hash_table::HashTable;
 
 pub(crate) use self::cache::OffsetCache;
 
 /// Every group's committed offsets in one coordinator partition.
+///
+/// A table rather than a map keyed by `Arc<str>`: a commit finds its group's
+/// offsets by the name it already holds, and only a group's first commit
+/// clones the `Arc` into the store (a map's `entry` takes its key by value, so
+/// every commit would clone the name and drop the clone again).
 #[derive(Debug, Default)]
 pub(crate) struct OffsetStore {
-    groups: ClientMap<Arc<str>, OffsetCache>,
+    groups: HashTable<(Arc<str>, OffsetCache)>,
+    state: ClientState,
 }
 
 impl OffsetStore {
     /// The offsets of group `id`, `None` when it has none.
     pub(crate) fn get(&self, id: &str) -> Option<&OffsetCache> {
-        self.groups.get(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        self.groups.find(self.state.hash_one(id), |(g, _)| **g == *id).map(|(_, o)| o)
     }
 
-    /// The offsets of group `id`, created empty if it has none.
+    /// The offsets of group `id`, created empty if it has none. Inlined: it is
+    /// on every commit's path.
+    #[inline]
     pub(crate) fn entry(&mut self, id: &Arc<str>) -> &mut OffsetCache {
-        self.groups.entry(id.clone()).or_default()
+        let state = &self.state;
+        let hash = state.hash_one(&**id);
+        // The store's key is usually the group's own `Arc` (the first commit
+        // cloned it): the pointer decides without comparing the names. A group
+        // with offsets already, the common case, is found as by `get_mut`; only
+        // a miss makes room for an insert.
+        let same = |(g, _): &(Arc<str>, OffsetCache)| Arc::ptr_eq(g, id) || **g == **id;
+        match self.groups.find_entry(hash, same) {
+            Ok(slot) => &mut slot.into_mut().1,
+            Err(absent) => {
+                let table = absent.into_table();
+                let slot = table
+                    .insert_unique(hash, (id.clone(), OffsetCache::default()), |(g, _)| state.hash_one(&**g));
+                &mut slot.into_mut().1
+            }
+        }
     }
 
     /// The offsets of group `id`, if it has any, to change.
     pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut OffsetCache> {
-        self.groups.get_mut(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        self.groups.find_mut(self.state.hash_one(id), |(g, _)| **g == *id).map(|(_, o)| o)
     }
 
     /// Takes every offset of group `id` out.
     pub(crate) fn remove(&mut self, id: &str) -> Option<OffsetCache> {
-        self.groups.remove(id)
+        if self.groups.is_empty() {
+            return None;
+        }
+        let slot = self.groups.find_entry(self.state.hash_one(id), |(g, _)| **g == *id).ok()?;
+        Some(slot.remove().0.1)
     }
 
     /// Puts back `offsets` as group `id`'s (an undo).
     pub(crate) fn restore(&mut self, id: Arc<str>, offsets: Option<OffsetCache>) {
         match offsets {
-            Some(offsets) => {
-                self.groups.insert(id, offsets);
-            }
+            Some(offsets) => *self.entry(&id) = offsets,
             None => {
-                self.groups.remove(&*id);
+                self.remove(&id);
             }
         }
     }
@@ -60,7 +93,7 @@ impl OffsetStore {
                 self.entry(id).insert(tp, offset);
             }
             None => {
-                if let Some(cache) = self.groups.get_mut(&**id) {
+                if let Some(cache) = self.get_mut(id) {
                     cache.remove(&tp);
                 }
             }
@@ -123,6 +156,30 @@ mod tests {
         let newest: Vec<(i32, Option<i64>)> =
             c.into_newest_first().map(|(p, o)| (p, o.map(|o| o.offset))).collect();
         assert_eq!(newest, [(0, Some(20)), (1, Some(10)), (0, None)]);
+    }
+
+    #[test]
+    fn a_group_is_found_by_its_name_whichever_arc_names_it() {
+        let mut store = OffsetStore::default();
+        let own: Arc<str> = Arc::from("g");
+        let other: Arc<str> = Arc::from("g");
+        store.entry(&own).insert(TopicPartition::new("t", 0), OffsetAndMetadata::new(1, 0));
+        store.entry(&other).insert(TopicPartition::new("t", 1), OffsetAndMetadata::new(2, 0));
+        assert_eq!(store.get("g").map(OffsetCache::len), Some(2), "one group, whichever Arc names it");
+        assert!(store.get("h").is_none());
+        // Enough groups for the table to grow (rehashing every key) several times.
+        for i in 0..200_i64 {
+            let id: Arc<str> = Arc::from(format!("g{i}"));
+            store.entry(&id).insert(TopicPartition::new("t", 0), OffsetAndMetadata::new(i, 0));
+        }
+        for i in 0..200_i64 {
+            let offset = store.get(&format!("g{i}")).and_then(|o| o.get_partition("t", 0)).map(|o| o.offset);
+            assert_eq!(offset, Some(i));
+        }
+        assert_eq!(store.get("g").map(OffsetCache::len), Some(2));
+        assert_eq!(store.remove("g").map(|o| o.len()), Some(2));
+        assert!(store.get_mut("g").is_none());
+        assert!(store.remove("g").is_none());
     }
 
     #[test]
