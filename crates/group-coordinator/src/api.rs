@@ -308,7 +308,10 @@ macro_rules! coordinator_apis {
                 match self {$(Request::$api(_) => Api::$api,)*}
             }
 
-            /// Runs the request's handler in `core`.
+            /// Runs the request's handler in `core`. Inlined into the core's one
+            /// caller, as the dispatch it replaced was: a call here cost the classic
+            /// heartbeat a move of the request and 50 instructions (callgrind).
+            #[inline(always)]
             pub(crate) fn run(self, core: &mut CoordinatorCore, id: RequestId, visible: &dyn Fn(&str) -> bool) {
                 match self {$(Request::$api(r) => run($core, core, id, r, visible),)*}
             }
