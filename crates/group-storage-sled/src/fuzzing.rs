@@ -21,8 +21,8 @@ use crate::{keys, load};
 /// - a parsed offset, group or consumer-group record key re-encodes to the same bytes
 ///   (keys are hand-encoded and have one encoding), and so does a parsed layout v1
 ///   offset key;
-/// - an offset value of the shared codec, and a legacy offset, group or consumer-group
-///   record value (read as each kind), decodes to the same value after re-encoding
+/// - an offset, group or consumer-group record value of the shared codec, and a legacy
+///   one (read as each kind), decodes to the same value after re-encoding
 ///   (decode ∘ encode ∘ decode = decode: varints may accept more than one encoding, so
 ///   the bytes need not match), and an epoch re-encodes to its bytes;
 /// - the value is also decoded as the key's kind says, through the loader's functions
@@ -41,6 +41,11 @@ pub fn record(input: &[u8]) {
         let encoded = codec::encode_value(&record).expect("an offset has a value");
         assert_eq!(codec::decode_offset(&encoded).ok(), Some(offset), "offset value round trip");
     }
+    if let Ok(group) = group_offsets::codec::decode_group_value("g", value) {
+        let encoded = codec::encode_value(&group_offsets::Record::Group(Box::new(group.clone())))
+            .expect("a group record has a value");
+        assert_eq!(codec::decode_group("g", &encoded).ok(), Some(group), "group value round trip");
+    }
     if let Ok(offset) = legacy::decode_offset(value) {
         let encoded = legacy::encode_offset(&offset).expect("a decoded offset encodes");
         assert_eq!(legacy::decode_offset(&encoded).ok(), Some(offset), "offset round trip");
@@ -54,6 +59,14 @@ pub fn record(input: &[u8]) {
     }
     for record_type in CONSUMER_RECORD_TYPES {
         let sub = if matches!(record_type, 3 | 6) { "" } else { "m" };
+        let shared = group_offsets::codec::decode_consumer_value(record_type, Arc::from("g"), sub, value);
+        if let Ok(record) = shared {
+            let encoded = codec::encode_value(&group_offsets::Record::Consumer(record.clone()))
+                .expect("a decoded consumer record is no tombstone");
+            let again =
+                group_offsets::codec::decode_consumer_value(record_type, Arc::from("g"), sub, &encoded);
+            assert_eq!(again.ok(), Some(record), "consumer value round trip");
+        }
         if let Ok(record) = legacy::decode_consumer(record_type, Arc::from("g"), sub, value) {
             let encoded = legacy::encode_consumer(&record).expect("a decoded consumer record encodes");
             let encoded = encoded.expect("a decoded consumer record is no tombstone");
@@ -267,11 +280,20 @@ mod tests {
             }],
         };
         let offset_key = keys::offset_key(p, "g", "t1", 0).expect("a key");
-        let consumer = consumer_seeds().into_iter().map(|(name, r)| {
+        let consumer = consumer_seeds().into_iter().flat_map(|(name, r)| {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
-            let value = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
-            (name.to_owned(), join(&key, &value))
+            let legacy = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
+            let shared = codec::encode_value(&group_offsets::Record::Consumer(r)).expect("a value");
+            [(name.to_owned(), join(&key, &legacy)), (format!("{name}-v2"), join(&key, &shared))]
         });
+        let shared_offset = codec::encode_value(&group_offsets::Record::Offset {
+            group_id: Arc::from("g"),
+            partition: group_types::TopicPartition::new("t1", 0),
+            offset: offset.clone(),
+        })
+        .expect("an offset has a value");
+        let shared_group =
+            codec::encode_value(&group_offsets::Record::Group(Box::new(group.clone()))).expect("a value");
         let mut seeds = vec![
             ("offset".into(), join(&offset_key, &offset_value)),
             (
@@ -279,6 +301,8 @@ mod tests {
                 join(&keys::group_key(p, "g"), &codec::legacy::encode_group(&group).expect("encodes")),
             ),
             ("epoch".into(), join(&keys::epoch_key(p), &codec::encode_epoch(OwnerEpoch(5)))),
+            ("offset-v2".into(), join(&offset_key, &shared_offset)),
+            ("group-v2".into(), join(&keys::group_key(p, "g"), &shared_group)),
             ("offset-layout-v1".into(), join(&offset_key[5..], &offset_value)),
             (
                 "group-empty".into(),
