@@ -23,7 +23,8 @@ pub enum AclError {
         /// The file.
         path: PathBuf,
         /// What the operating system said.
-        reason: String,
+        #[source]
+        reason: group_offsets::IoCause,
     },
     /// A line does not parse.
     #[error("{} line {line}: {message}", path.display())]
@@ -33,11 +34,46 @@ pub enum AclError {
         /// The line, from 1.
         line: usize,
         /// What was expected there and what was found.
-        message: String,
+        #[source]
+        message: RuleError,
     },
     /// A reload was asked of a server started without `--acl-file`.
     #[error("no ACL file is configured (--acl-file)")]
     NotConfigured,
+}
+
+/// What is wrong with one line of an ACL file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuleError {
+    /// The line ends where a word was expected.
+    #[error("expected {expected}, found the end of the line")]
+    Missing {
+        /// What was expected.
+        expected: &'static str,
+    },
+    /// A word is not what its place asks for.
+    #[error("expected {expected}, found `{found}`")]
+    Unexpected {
+        /// What was expected.
+        expected: &'static str,
+        /// The word found.
+        found: String,
+    },
+    /// `prefixed` on a resource that names no prefix (`Cluster`, or `*`).
+    #[error("`{word}` needs a group or topic name prefix, not `{resource}`")]
+    NoPrefix {
+        /// The `prefixed` word as written.
+        word: String,
+        /// `Cluster` or `*`.
+        resource: &'static str,
+    },
+    /// A cluster other than Kafka's one.
+    #[error("expected Cluster:kafka-cluster (the only cluster), found Cluster:{0}")]
+    OtherCluster(String),
+    /// A group or topic resource without a name.
+    #[error("expected a name after `{0}` (or `*` for every one)")]
+    NoName(String),
 }
 
 /// The [`Authorizer`] of a server started with `--acl-file`: the rules of an ACL file
@@ -346,7 +382,7 @@ struct Rules {
 impl Rules {
     fn read(path: &Path) -> Result<Rules, AclError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| AclError::Read { path: path.to_owned(), reason: e.to_string() })?;
+            .map_err(|e| AclError::Read { path: path.to_owned(), reason: e.into() })?;
         Rules::parse(&text).map_err(|(line, message)| AclError::Syntax {
             path: path.to_owned(),
             line,
@@ -355,7 +391,7 @@ impl Rules {
     }
 
     /// The rules of `text`, or the first bad line (from 1) and what is wrong with it.
-    fn parse(text: &str) -> Result<Rules, (usize, String)> {
+    fn parse(text: &str) -> Result<Rules, (usize, RuleError)> {
         let mut rules = Rules::default();
         for (n, line) in text.lines().enumerate() {
             let line = strip_comment(line);
@@ -431,14 +467,13 @@ fn strip_comment(line: &str) -> &str {
 }
 
 /// `allow User:alice READ,DESCRIBE Group:orders- prefixed from 10.0.0.1`, comment gone.
-fn parse_rule(line: &str) -> Result<Rule, String> {
+fn parse_rule(line: &str) -> Result<Rule, RuleError> {
     let mut words = line.split_whitespace();
-    let mut next =
-        |what: &str| words.next().ok_or_else(|| format!("expected {what}, found the end of the line"));
+    let mut next = |expected: &'static str| words.next().ok_or(RuleError::Missing { expected });
     let allow = match next("`allow` or `deny`")? {
         w if w.eq_ignore_ascii_case("allow") => true,
         w if w.eq_ignore_ascii_case("deny") => false,
-        w => return Err(format!("expected `allow` or `deny`, found `{w}`")),
+        w => return Err(unexpected("`allow` or `deny`", w)),
     };
     let who = parse_principal(next("a principal such as User:alice")?)?;
     let operations = parse_operations(next("operations such as READ or READ,DESCRIBE")?)?;
@@ -447,50 +482,49 @@ fn parse_rule(line: &str) -> Result<Rule, String> {
     let mut word = words.next();
     if let Some(w) = word.filter(|w| w.eq_ignore_ascii_case("prefixed")) {
         if rule.kind == Kind::Cluster || rule.name == "*" {
-            return Err(format!(
-                "`{w}` needs a group or topic name prefix, not `{}`",
-                if rule.kind == Kind::Cluster { "Cluster" } else { "*" }
-            ));
+            let resource = if rule.kind == Kind::Cluster { "Cluster" } else { "*" };
+            return Err(RuleError::NoPrefix { word: w.to_owned(), resource });
         }
         rule.prefixed = true;
         word = words.next();
     }
     if word.is_some_and(|w| w.eq_ignore_ascii_case("from")) {
         let host =
-            words.next().ok_or("expected a host address or `*` after `from`, found the end of the line")?;
+            words.next().ok_or(RuleError::Missing { expected: "a host address or `*` after `from`" })?;
         rule.entry.host = match host {
             "*" => None,
-            h => Some(
-                h.parse().map_err(|_| format!("expected an IP address or `*` after `from`, found `{h}`"))?,
-            ),
+            h => Some(h.parse().map_err(|_| unexpected("an IP address or `*` after `from`", h))?),
         };
         word = words.next();
     }
     match word {
         None => Ok(rule),
-        Some(w) => Err(format!(
-            "expected `prefixed`, `from <host>` or the end of the line after the resource, found `{w}`"
-        )),
+        Some(w) => Err(unexpected("`prefixed`, `from <host>` or the end of the line after the resource", w)),
     }
 }
 
-fn parse_principal(word: &str) -> Result<Who, String> {
+fn unexpected(expected: &'static str, found: &str) -> RuleError {
+    RuleError::Unexpected { expected, found: found.to_owned() }
+}
+
+fn parse_principal(word: &str) -> Result<Who, RuleError> {
     match word.split_once(':') {
         Some(("User", "*")) => Ok(Who::Anyone),
         Some((kind, name)) if !kind.is_empty() && !name.is_empty() => {
             Ok(Who::One(kind.to_owned(), name.to_owned()))
         }
-        _ => Err(format!("expected a principal such as User:alice or User:*, found `{word}`")),
+        _ => Err(unexpected("a principal such as User:alice or User:*", word)),
     }
 }
 
-fn parse_operations(word: &str) -> Result<Operations, String> {
+fn parse_operations(word: &str) -> Result<Operations, RuleError> {
     let mut bits = 0;
     for name in word.split(',') {
         let Some(&(_, bit)) = Operations::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
-            return Err(format!(
-                "expected operations among READ, WRITE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION and ALL \
-                 (separated by commas), found `{name}`"
+            return Err(unexpected(
+                "operations among READ, WRITE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION and ALL \
+                 (separated by commas)",
+                name,
             ));
         };
         bits |= bit;
@@ -498,24 +532,20 @@ fn parse_operations(word: &str) -> Result<Operations, String> {
     Ok(Operations(bits))
 }
 
-fn parse_resource(word: &str) -> Result<(Kind, String), String> {
+fn parse_resource(word: &str) -> Result<(Kind, String), RuleError> {
     let (kind, name) = word.split_once(':').unwrap_or((word, ""));
     let kind = match kind {
         k if k.eq_ignore_ascii_case("group") => Kind::Group,
         k if k.eq_ignore_ascii_case("topic") => Kind::Topic,
         k if k.eq_ignore_ascii_case("cluster") => Kind::Cluster,
         _ => {
-            return Err(format!(
-                "expected a resource Group:<id>, Topic:<name> or Cluster:kafka-cluster, found `{word}`"
-            ));
+            return Err(unexpected("a resource Group:<id>, Topic:<name> or Cluster:kafka-cluster", word));
         }
     };
     match (kind, name) {
         (Kind::Cluster, "" | CLUSTER_NAME | "*") => Ok((kind, CLUSTER_NAME.to_owned())),
-        (Kind::Cluster, other) => {
-            Err(format!("expected Cluster:kafka-cluster (the only cluster), found Cluster:{other}"))
-        }
-        (_, "") => Err(format!("expected a name after `{word}` (or `*` for every one)")),
+        (Kind::Cluster, other) => Err(RuleError::OtherCluster(other.to_owned())),
+        (_, "") => Err(RuleError::NoName(word.to_owned())),
         (_, name) => Ok((kind, name.to_owned())),
     }
 }

@@ -128,7 +128,7 @@ mod topics;
 mod translate;
 mod users_command;
 
-pub use crate::acl::{AclAuthorizer, AclError};
+pub use crate::acl::{AclAuthorizer, AclError, RuleError};
 pub use crate::config::{
     ClusterSettings, ConfigError, IoCause, LogFormat, SaslConfig, SaslMechanism, SecurityConfig,
     ServerConfig, StorageMode, TlsConfig,
