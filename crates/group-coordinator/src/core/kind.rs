@@ -230,17 +230,6 @@ impl CoordinatorCore {
         self.put_group(id, GroupKind::Consumer(cg));
     }
 
-    /// A load's consumer group `id`, replacing whatever else the id held;
-    /// true when it was not a consumer group yet.
-    pub(crate) fn loaded_consumer_group(&mut self, id: &Arc<str>) -> Option<(&mut ConsumerGroup, bool)> {
-        let new = self.consumer_group_ref(id).is_none();
-        if new {
-            let cg = Box::new(ConsumerGroup::new(id.clone(), self.engine.now));
-            self.groups.insert(id.clone(), GroupKind::Consumer(cg));
-        }
-        self.consumer_group_mut(id).map(|cg| (cg, new))
-    }
-
     /// Writes `records` of group `id`: while the write is outstanding, answers
     /// about the group wait for it (its barrier). A group that no longer exists
     /// holds no barrier.

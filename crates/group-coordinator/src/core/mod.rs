@@ -9,6 +9,7 @@ pub(crate) mod consumer;
 mod events;
 mod ids;
 mod kind;
+mod load;
 mod migration;
 pub(crate) mod modern;
 pub(crate) mod offsets;
@@ -20,8 +21,7 @@ mod undo;
 use crate::core::classic::member_payload::MemberPayload;
 use std::sync::Arc;
 
-use group_offsets::StoredGroups;
-use group_types::{ErrorCode, GroupState, JoinGroupResponse, OffsetAndMetadata, TopicPartition};
+use group_types::{ErrorCode, JoinGroupResponse, OffsetAndMetadata, TopicPartition};
 
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
@@ -614,88 +614,6 @@ impl CoordinatorCore {
             }
             false
         });
-    }
-
-    /// Restores what storage holds (coordinator restart): groups with members come
-    /// back Stable with every member's session deadline armed, the others Empty;
-    /// offsets without a group record become simple groups.
-    pub fn load(&mut self, now_ms: i64, stored: StoredGroups) -> Effects {
-        self.begin(now_ms);
-        self.arm_expiration();
-        for record in stored.groups {
-            let id: Arc<str> = Arc::from(record.group_id.as_str());
-            let mut g = Group::new(id.clone(), record.state_timestamp_ms.unwrap_or(now_ms));
-            g.generation = record.generation_id;
-            g.protocol_type = record.protocol_type.filter(|t| !t.is_empty());
-            g.protocol_name = record.protocol_name;
-            let protocol = g.protocol_name.clone().unwrap_or_default();
-            g.reserve_members(record.members.len());
-            for m in record.members {
-                let rebalance_timeout_ms =
-                    if m.rebalance_timeout_ms > 0 { m.rebalance_timeout_ms } else { m.session_timeout_ms };
-                let payload = MemberPayload::new(&m.assignment, [(protocol.as_str(), &m.subscription[..])]);
-                let member = Member::new(
-                    Arc::from(m.member_id.as_str()),
-                    m.group_instance_id.as_deref(),
-                    &m.client_id,
-                    &m.client_host,
-                    rebalance_timeout_ms,
-                    m.session_timeout_ms,
-                    payload,
-                );
-                g.add(member, None);
-            }
-            g.leader = match record.leader_id {
-                Some(leader) if g.has_member(&leader) => g.member(&leader).map(|m| m.id.clone()),
-                _ => g.members().first().map(|m| m.id.clone()),
-            };
-            if g.len() > 0 {
-                g.state = GroupState::Stable;
-                g.previous_state = GroupState::Stable;
-                for i in 0..g.len() {
-                    let timeout = g.at(i).session_timeout_ms;
-                    self.engine.arm_session(&mut g, i, timeout);
-                }
-            }
-            g.subscribed_topics = g.compute_subscribed_topics();
-            self.groups.insert(id, GroupKind::Classic(g));
-        }
-        for offsets in stored.offsets {
-            let id: Arc<str> = Arc::from(offsets.group_id.as_str());
-            // Offsets of a group with no record of its own: a simple group
-            // (Kafka's `getOrMaybeCreateClassicGroup` on replay of an offset).
-            if !self.groups.contains_key(&id) {
-                self.groups.insert(id.clone(), GroupKind::Classic(Group::new(id.clone(), now_ms)));
-            }
-            let cache = self.offsets.entry(&id);
-            for (topic, partitions) in offsets.offsets {
-                let topic: Arc<str> = Arc::from(topic.as_str());
-                for (partition, offset) in partitions {
-                    cache.insert(TopicPartition { topic: topic.clone(), partition }, offset);
-                }
-            }
-        }
-        self.load_consumer_groups(stored.consumer);
-        let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
-        let mut oversized: Vec<Arc<str>> = self
-            .groups
-            .values()
-            .filter_map(GroupKind::classic)
-            .filter(|g| g.len() > max)
-            .map(|g| g.id.clone())
-            .collect();
-        oversized.sort();
-        for id in oversized {
-            if let Some(g) = self.groups.get_mut(&id).and_then(GroupKind::classic_mut) {
-                let reason = RebalanceReason::LoadedOverCapacity {
-                    group_id: id.clone(),
-                    members: g.len(),
-                    max: self.engine.config.group_max_size,
-                };
-                self.engine.prepare_rebalance(g, reason);
-            }
-        }
-        self.finish()
     }
 
     /// Replaces the metadata image. Consumer groups subscribed to a topic that

@@ -8,6 +8,7 @@
 
 mod group;
 mod join;
+mod load;
 pub(crate) mod member_index;
 pub(crate) mod member_payload;
 mod membership;

@@ -68,6 +68,11 @@ impl OffsetCache {
         self.topics.values().map(|t| t.partitions.len()).sum()
     }
 
+    /// True when no partition holds an offset.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.topics.values().all(|t| t.partitions.is_empty())
+    }
+
     /// The offset of one partition.
     pub(crate) fn get(&self, tp: &TopicPartition) -> Option<&OffsetAndMetadata> {
         self.get_partition(&tp.topic, tp.partition)
