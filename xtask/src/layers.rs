@@ -1,7 +1,8 @@
 //! The layering invariants of `docs/ARCHITECTURE.md` that a grep can check:
 //! no async runtime or etcd client below the server and store crates, no library
-//! crate that starts a tokio runtime, no `Result<_, String>` across modules, and a
-//! `group-types` that does no I/O. Each reads only the code before a file's first
+//! crate that starts a tokio runtime, no `Result<_, String>` across modules, no
+//! decision taken by searching an error's text, and a `group-types` that does no
+//! I/O. Each reads only the code before a file's first
 //! `#[cfg(test)]` (tests may do anything) and skips `*_tests.rs`, `tests/`,
 //! `benches/`, `examples/` and `bin/`.
 
@@ -22,6 +23,10 @@ const RUNTIME_STARTS: [&str; 3] = ["new_multi_thread()", "new_current_thread()",
 /// one runtime its binary runs on (`GroupServer::runtime`); every other crate takes
 /// its caller's.
 const RUNTIME_OWNERS: [&str; 2] = ["crates/group-server/src/main.rs", "crates/group-server/src/server.rs"];
+
+/// How code searches a message's text: a decision taken that way breaks the
+/// day the message is reworded (a variant, a kind or a probe decides instead).
+const TEXT_MATCHES: [&str; 2] = ["to_string().contains(", "to_string().starts_with("];
 
 /// What a pure crate's code may not name.
 const IMPURE: [&str; 7] =
@@ -54,6 +59,9 @@ pub(crate) fn check(root: &Path, files: &[PathBuf]) -> Result<Vec<String>, Strin
             if returns_string_error(line) {
                 problems.push(format!("{relative}: line {}: `Result<_, String>` across modules", n + 1));
             }
+            if decides_by_text(line) {
+                problems.push(format!("{relative}: line {}: a decision by an error's text", n + 1));
+            }
             let impure = IMPURE.iter().find(|name| line.contains(*name));
             if let Some(name) = impure.filter(|_| relative.starts_with("crates/group-types/")) {
                 problems.push(format!("{relative}: line {}: group-types names `{name}`", n + 1));
@@ -61,6 +69,11 @@ pub(crate) fn check(root: &Path, files: &[PathBuf]) -> Result<Vec<String>, Strin
         }
     }
     Ok(problems)
+}
+
+/// True when `line` searches a message's text ([`TEXT_MATCHES`]).
+fn decides_by_text(line: &str) -> bool {
+    TEXT_MATCHES.iter().any(|call| line.contains(call))
 }
 
 /// The names of forbidden crates in a manifest's `[dependencies]` table.
@@ -109,7 +122,9 @@ fn returns_string_error(line: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{before_tests, forbidden_dependencies, is_library_code, returns_string_error};
+    use super::{
+        before_tests, decides_by_text, forbidden_dependencies, is_library_code, returns_string_error,
+    };
 
     #[test]
     fn finds_a_runtime_dependency_only_in_dependencies() {
@@ -125,6 +140,13 @@ mod tests {
         assert!(returns_string_error("    pub fn start() -> Result<Vec<(u8, u8)>, String> {"));
         assert!(!returns_string_error("fn parse(x: &str) -> Result<u8, String> {"));
         assert!(!returns_string_error("pub fn parse(x: &str) -> Result<u8, ParseError> {"));
+    }
+
+    #[test]
+    fn finds_decisions_by_an_errors_text() {
+        assert!(decides_by_text(r#"Err(e) if e.to_string().contains("compacted") => {"#));
+        assert!(decides_by_text(r#"if error.to_string().starts_with("lock") {"#));
+        assert!(!decides_by_text(r#"Err(e) if is_compacted(&e) => {"#));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `StorageError` (why a storage call failed) and `OffsetError` (why the offset
 //! manager refused or failed a call).
 
+use std::error::Error;
 use std::sync::Arc;
 use std::{fmt, io};
 
@@ -19,6 +20,9 @@ pub enum StorageError {
     Io {
         /// What failed, with the engine's own message.
         message: String,
+        /// The engine's own error, when one caused it.
+        #[source]
+        source: Option<EngineCause>,
     },
     /// A stored value could not be decoded.
     #[error("corrupt value for group {group_id:?} at {key}: {reason}")]
@@ -46,12 +50,19 @@ pub enum StorageError {
     Locked {
         /// What the engine said.
         message: String,
+        /// The engine's own error, when one caused it.
+        #[source]
+        source: Option<EngineCause>,
     },
     /// The store is closed or not yet open.
     #[error("storage unavailable: {message}")]
     Unavailable {
         /// Why.
         message: String,
+        /// The engine's own error (or the storage error underneath), when one
+        /// caused it.
+        #[source]
+        source: Option<EngineCause>,
     },
     /// The engine refused the write with a Kafka append error: what a replicated
     /// engine reports when, say, too few replicas acknowledged it
@@ -87,9 +98,33 @@ pub enum StorageError {
 }
 
 impl StorageError {
-    /// An I/O failure with a message.
+    /// An I/O failure with a message and no underlying error.
     pub fn io(message: impl Into<String>) -> StorageError {
-        StorageError::Io { message: message.into() }
+        StorageError::Io { message: message.into(), source: None }
+    }
+
+    /// An I/O failure caused by the engine's error `source`: the message says
+    /// `what` failed, then what `source` says.
+    pub fn io_from(what: impl fmt::Display, source: impl Error + Send + Sync + 'static) -> StorageError {
+        StorageError::Io { message: format!("{what}: {source}"), source: Some(EngineCause::new(source)) }
+    }
+
+    /// The store is unavailable, for the reason `message`, with no underlying
+    /// error.
+    pub fn unavailable(message: impl Into<String>) -> StorageError {
+        StorageError::Unavailable { message: message.into(), source: None }
+    }
+
+    /// The store is unavailable because of `source`: the message says `what`
+    /// could not be done, then what `source` says.
+    pub fn unavailable_from(
+        what: impl fmt::Display,
+        source: impl Error + Send + Sync + 'static,
+    ) -> StorageError {
+        StorageError::Unavailable {
+            message: format!("{what}: {source}"),
+            source: Some(EngineCause::new(source)),
+        }
     }
 
     /// The Kafka append error this failure is, before the coordinator maps it
@@ -158,6 +193,47 @@ impl OffsetError {
     }
 }
 
+/// A storage engine's own error (sled's, etcd's, an I/O error, or a
+/// [`StorageError`] underneath another) kept as the source of a
+/// [`StorageError`]: shared, so that the error stays `Clone`, and compared by
+/// message, so that it stays `Eq`.
+#[derive(Debug, Clone)]
+pub struct EngineCause(Arc<dyn Error + Send + Sync + 'static>);
+
+impl EngineCause {
+    /// Keeps `error` as a cause.
+    pub fn new(error: impl Error + Send + Sync + 'static) -> EngineCause {
+        EngineCause(Arc::new(error))
+    }
+
+    /// The error itself.
+    pub fn get_ref(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Display for EngineCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Error for EngineCause {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        // The engine's error is this one (its message is this one's): what it
+        // wraps, if anything, comes next.
+        self.0.source()
+    }
+}
+
+impl PartialEq for EngineCause {
+    fn eq(&self, other: &EngineCause) -> bool {
+        self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for EngineCause {}
+
 /// An I/O error as the source of an error that is `Clone` and `Eq` (this crate's,
 /// the coordinator's, the server's configuration errors): shared, so that the error
 /// stays `Clone`, and compared by kind and message, so that it stays `Eq`.
@@ -183,8 +259,8 @@ impl fmt::Display for IoCause {
     }
 }
 
-impl std::error::Error for IoCause {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+impl Error for IoCause {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
         // The I/O error is this error (its message is this one's): what it wraps, if
         // anything, comes next.
         self.0.source()

@@ -458,9 +458,7 @@ impl MetadataStore for MemoryMetadataStore {
             let _ = tx.send(result);
         });
         self.submit(partition, epoch, records, completion);
-        rx.recv().unwrap_or_else(|_| {
-            Err(StorageError::Unavailable { message: "the store dropped an append unanswered".into() })
-        })
+        rx.recv().unwrap_or_else(|_| Err(StorageError::unavailable("the store dropped an append unanswered")))
     }
 
     fn fetch_group_offset(

@@ -166,7 +166,7 @@ impl AppendCompletion {
 impl Drop for AppendCompletion {
     fn drop(&mut self) {
         if let Some(f) = self.f.take() {
-            f(Err(StorageError::Unavailable { message: "the engine dropped an append unanswered".into() }));
+            f(Err(StorageError::unavailable("the engine dropped an append unanswered")));
         }
     }
 }
@@ -261,9 +261,8 @@ pub trait MetadataStore: Send + Sync {
                 let _ = tx.send(result);
             }),
         );
-        rx.recv().unwrap_or_else(|_| {
-            Err(StorageError::Unavailable { message: "the engine dropped an append unanswered".into() })
-        })
+        rx.recv()
+            .unwrap_or_else(|_| Err(StorageError::unavailable("the engine dropped an append unanswered")))
     }
 
     /// The partition of `group_id` in this store.

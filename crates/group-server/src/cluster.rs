@@ -36,9 +36,7 @@ pub(crate) fn open_store(
     let failed = |source| ServerError::Etcd { endpoints: settings.endpoints.clone(), source };
     let connecting = config.clone();
     let client = wait_on(runtime, async move { group_storage_etcd::connect(&connecting).await })
-        .ok_or_else(|| {
-            failed(group_offsets::StorageError::Unavailable { message: "the runtime stopped".into() })
-        })?
+        .ok_or_else(|| failed(group_offsets::StorageError::unavailable("the runtime stopped")))?
         .map_err(failed)?;
     let store = EtcdStore::new(config, client.clone(), runtime).map_err(failed)?;
     Ok((Arc::new(store), Etcd { client, runtime: runtime.clone() }))

@@ -12,13 +12,21 @@ use etcd_client::{
     TxnOpResponse, TxnResponse,
 };
 use group_offsets::{
-    CoordinatorPartition, Fold, LoadedPartition, OwnerEpoch, Record, StorageError, StoredGroups,
+    CoordinatorPartition, EngineCause, Fold, LoadedPartition, OwnerEpoch, Record, StorageError, StoredGroups,
 };
 use tokio::sync::mpsc;
 
 use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMeta};
 use crate::keys::{self, PartitionKeys};
 use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
+
+/// Why an etcd call that may be retried gave no usable answer.
+enum NoAnswer {
+    /// etcd's own error (kept as the storage error's source).
+    Error(etcd_client::Error),
+    /// No error to keep: what happened instead (a timeout, a compaction).
+    Detail(String),
+}
 
 /// What the task knows of its partition in etcd, read when first needed and
 /// kept up to date by its own writes. Another writer of the same partition
@@ -132,13 +140,15 @@ impl Worker {
         quarter.min(deadline.saturating_duration_since(Instant::now())).max(Duration::from_millis(10))
     }
 
-    fn unavailable(&self, what: &str, detail: impl std::fmt::Display) -> StorageError {
-        let message = format!(
-            "etcd at {:?} did not {what} for {}: {detail}",
-            self.shared.config.endpoints, self.partition
-        );
-        tracing::warn!(partition = self.partition.0, "{message}");
-        StorageError::Unavailable { message }
+    fn unavailable(&self, what: &str, why: NoAnswer) -> StorageError {
+        let context =
+            format!("etcd at {:?} did not {what} for {}", self.shared.config.endpoints, self.partition);
+        let error = match why {
+            NoAnswer::Error(e) => StorageError::unavailable_from(context, e),
+            NoAnswer::Detail(detail) => StorageError::unavailable(format!("{context}: {detail}")),
+        };
+        tracing::warn!(partition = self.partition.0, "{error}");
+        error
     }
 
     fn corrupt(&self, key: &[u8], error: DecodeError) -> StorageError {
@@ -161,13 +171,13 @@ impl Worker {
             let error = match tokio::time::timeout(attempt, call()).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) if is_definite(&e) => {
-                    return Err(StorageError::io(format!(
-                        "etcd refused to {what} for {}: {e}",
-                        self.partition
-                    )));
+                    return Err(StorageError::io_from(
+                        format_args!("etcd refused to {what} for {}", self.partition),
+                        e,
+                    ));
                 }
-                Ok(Err(e)) => e.to_string(),
-                Err(_) => format!("no answer within {attempt:?}"),
+                Ok(Err(e)) => NoAnswer::Error(e),
+                Err(_) => NoAnswer::Detail(format!("no answer within {attempt:?}")),
             };
             if Instant::now() >= deadline {
                 return Err(self.unavailable(what, error));
@@ -429,13 +439,13 @@ impl Worker {
                         return Ok(outcome);
                     }
                     Ok(Err(e)) if is_definite(&e) => {
-                        return Err(StorageError::io(format!(
-                            "etcd refused an append to {}: {e}",
-                            self.partition
-                        )));
+                        return Err(StorageError::io_from(
+                            format_args!("etcd refused an append to {}", self.partition),
+                            e,
+                        ));
                     }
-                    Ok(Err(e)) => e.to_string(),
-                    Err(_) => "no answer in time".to_owned(),
+                    Ok(Err(e)) => NoAnswer::Error(e),
+                    Err(_) => NoAnswer::Detail("no answer in time".to_owned()),
                 };
             if Instant::now() >= deadline {
                 // The last attempt may still commit: void it before anything else.
@@ -562,7 +572,10 @@ impl Worker {
             match self.read_once(deadline).await {
                 Err(ReadError::Compacted) if attempts < 3 => attempts += 1,
                 Err(ReadError::Compacted) => {
-                    return Err(self.unavailable("hold a revision long enough to load", "compacted"));
+                    return Err(self.unavailable(
+                        "hold a revision long enough to load",
+                        NoAnswer::Detail("compacted".to_owned()),
+                    ));
                 }
                 Err(ReadError::Storage(e)) => return Err(e),
                 Ok(read) => return Ok(read),
@@ -693,7 +706,7 @@ impl Worker {
                 .await;
             let mut resp = match result {
                 Ok(resp) => resp,
-                Err(e) if e.to_string().contains("compacted") => return Err(ReadError::Compacted),
+                Err(e) if is_compacted(&e) => return Err(ReadError::Compacted),
                 Err(e) => return Err(ReadError::Storage(e)),
             };
             let more = resp.more();
@@ -793,8 +806,12 @@ impl Worker {
         let resp = match tokio::time::timeout(self.timeout(), self.shared.kv.clone().txn(txn)).await {
             Ok(Ok(resp)) => resp,
             // Either way the store stays loadable; the state is read again.
-            Ok(Err(e)) => return Err(self.unavailable("switch to a new snapshot", e)),
-            Err(_) => return Err(self.unavailable("switch to a new snapshot", "timed out")),
+            Ok(Err(e)) => return Err(self.unavailable("switch to a new snapshot", NoAnswer::Error(e))),
+            Err(_) => {
+                return Err(
+                    self.unavailable("switch to a new snapshot", NoAnswer::Detail("timed out".to_owned()))
+                );
+            }
         };
         if !resp.succeeded() {
             return Err(StorageError::io("the snapshot switch lost a race with another writer"));
@@ -844,6 +861,17 @@ fn backoff(deadline: Instant) -> Duration {
 /// large, not permitted): retrying the same request cannot help. Everything
 /// else (no leader, timeouts, lost connections) may be transient, and for a
 /// write its outcome is unknown.
+/// True when etcd refused a read because its revision was compacted away: the
+/// gRPC code OutOfRange (etcd's `ErrCompacted`; its only other use,
+/// `ErrFutureRev`, cannot answer a revision etcd itself gave), kept as the
+/// storage error's source by [`Worker::retry`].
+fn is_compacted(e: &StorageError) -> bool {
+    std::error::Error::source(e)
+        .and_then(|cause| cause.downcast_ref::<EngineCause>())
+        .and_then(|cause| cause.get_ref().downcast_ref::<etcd_client::Error>())
+        .is_some_and(|e| matches!(e, etcd_client::Error::GRpcStatus(status) if status.code() as i32 == 11))
+}
+
 fn is_definite(e: &etcd_client::Error) -> bool {
     match e {
         etcd_client::Error::GRpcStatus(status) => {
@@ -854,5 +882,29 @@ fn is_definite(e: &etcd_client::Error) -> bool {
         }
         etcd_client::Error::InvalidArgs(_) | etcd_client::Error::InvalidUri(_) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    fn refused(status: tonic::Status) -> StorageError {
+        StorageError::io_from("etcd refused to read a range for 3", etcd_client::Error::GRpcStatus(status))
+    }
+
+    /// A compacted revision is told by etcd's gRPC code, whatever its message says.
+    #[rstest]
+    #[case::etcds_own_words(
+        refused(tonic::Status::out_of_range("etcdserver: mvcc: required revision has been compacted")),
+        true
+    )]
+    #[case::reworded(refused(tonic::Status::out_of_range("revision gone")), true)]
+    #[case::another_code_saying_compacted(refused(tonic::Status::not_found("compacted")), false)]
+    #[case::no_etcd_error_behind_it(StorageError::io("compacted"), false)]
+    fn a_compacted_read_is_told_by_its_code(#[case] error: StorageError, #[case] compacted: bool) {
+        assert_eq!(is_compacted(&error), compacted, "{error:?}");
     }
 }

@@ -50,17 +50,14 @@ pub async fn connect(config: &EtcdConfig) -> Result<Client, StorageError> {
         .with_timeout(config.request_timeout)
         .with_connect_timeout(config.connect_timeout)
         .with_keep_alive(Duration::from_secs(1), config.request_timeout);
-    let unavailable = |what: String| StorageError::Unavailable {
-        message: format!(
-            "etcd at {:?} {what} (connect timeout {:?})",
-            config.endpoints, config.connect_timeout
-        ),
+    let context = |what: &str| {
+        format!("etcd at {:?} {what} (connect timeout {:?})", config.endpoints, config.connect_timeout)
     };
     let client =
         tokio::time::timeout(config.connect_timeout, Client::connect(&config.endpoints, Some(options)))
             .await
-            .map_err(|_| unavailable("did not accept a connection".into()))?
-            .map_err(|e| unavailable(format!("refused the connection: {e}")))?;
+            .map_err(|_| StorageError::unavailable(context("did not accept a connection")))?
+            .map_err(|e| StorageError::unavailable_from(context("refused the connection"), e))?;
     let mut kv = client.kv_client();
     // Retried until the deadline: the cluster may be electing a leader.
     let deadline = Instant::now() + config.connect_timeout;
@@ -69,9 +66,11 @@ pub async fn connect(config: &EtcdConfig) -> Result<Client, StorageError> {
         match tokio::time::timeout(config.request_timeout, probe).await {
             Ok(Ok(_)) => return Ok(client),
             Ok(Err(e)) if Instant::now() >= deadline => {
-                return Err(unavailable(format!("did not answer a read: {e}")));
+                return Err(StorageError::unavailable_from(context("did not answer a read"), e));
             }
-            Err(_) if Instant::now() >= deadline => return Err(unavailable("did not answer a read".into())),
+            Err(_) if Instant::now() >= deadline => {
+                return Err(StorageError::unavailable(context("did not answer a read")));
+            }
             _ => tokio::time::sleep(Duration::from_millis(100)).await,
         }
     }
@@ -279,7 +278,7 @@ fn wait<R>(f: impl FnOnce() -> R) -> R {
 }
 
 fn closed() -> StorageError {
-    StorageError::Unavailable { message: "the etcd store is shutting down".into() }
+    StorageError::unavailable("the etcd store is shutting down")
 }
 
 impl fmt::Debug for EtcdStore {

@@ -74,7 +74,7 @@ impl Handles {
             Durability::Fsync => {
                 let data_file = path.join("db");
                 Some(File::open(&data_file).map_err(|e| {
-                    StorageError::io(format!("cannot open {} to fsync it: {e}", data_file.display()))
+                    StorageError::io_from(format_args!("cannot open {} to fsync it", data_file.display()), e)
                 })?)
             }
             Durability::SledFlush => None,
@@ -197,9 +197,9 @@ impl Shared {
         let slot = self.read_slot();
         match slot.as_ref() {
             Some(handles) => guarded(|| f(handles)),
-            None => Err(StorageError::Unavailable {
-                message: "the store is reopening its database after a storage failure".to_owned(),
-            }),
+            None => Err(StorageError::unavailable(
+                "the store is reopening its database after a storage failure".to_owned(),
+            )),
         }
     }
 
@@ -384,9 +384,7 @@ impl Shared {
             return Err(e);
         }
         match &handles.fsync {
-            Some(file) => {
-                file.sync_data().map_err(|e| StorageError::io(format!("fsync of sled's data file: {e}")))
-            }
+            Some(file) => file.sync_data().map_err(|e| StorageError::io_from("fsync of sled's data file", e)),
             None => Ok(()),
         }
     }
@@ -408,12 +406,10 @@ impl Shared {
         };
         if let Err(in_place) = in_place {
             let Some(path) = &self.path else {
-                return Err(StorageError::Unavailable {
-                    message: format!(
-                        "the database cannot recover in place ({in_place}) and a store made with \
+                return Err(StorageError::unavailable(format!(
+                    "the database cannot recover in place ({in_place}) and a store made with \
                          `from_db` cannot reopen it"
-                    ),
-                });
+                )));
             };
             // sled stays failed after an I/O error: drop it (releasing its
             // file lock) and open the directory again. Dropping a database
@@ -426,9 +422,9 @@ impl Shared {
             match layout::prepare(&handles, self.partitions, true, |h| self.flush_handles(h))? {
                 Prepared::Existing => {}
                 other => {
-                    return Err(StorageError::Unavailable {
-                        message: format!("the reopened database is not the store's ({other:?})"),
-                    });
+                    return Err(StorageError::unavailable(format!(
+                        "the reopened database is not the store's ({other:?})"
+                    )));
                 }
             }
             *slot = Some(handles);

@@ -107,12 +107,10 @@ pub(crate) fn roll_forward(h: &Handles) -> Result<usize, StorageError> {
         let writes = decode(&value).map_err(|reason| {
             let partition = <[u8; 4]>::try_from(&*key)
                 .map_or_else(|_| format!("{:?}", &*key), |p| u32::from_be_bytes(p).to_string());
-            StorageError::Unavailable {
-                message: format!(
-                    "the unfinished append of coordinator partition {partition} cannot be read ({reason}); \
+            StorageError::unavailable(format!(
+                "the unfinished append of coordinator partition {partition} cannot be read ({reason}); \
                      the store cannot tell which of its writes were made"
-                ),
-            }
+            ))
         })?;
         for (k, v) in writes {
             match v {

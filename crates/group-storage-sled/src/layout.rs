@@ -89,9 +89,7 @@ pub(crate) fn require_v3(
             );
             Ok(())
         }
-        other => {
-            Err(StorageError::Unavailable { message: format!("unexpected store layout record {other:?}") })
-        }
+        other => Err(StorageError::unavailable(format!("unexpected store layout record {other:?}"))),
     }
 }
 
@@ -110,9 +108,7 @@ pub(crate) fn prepare(
     match record.as_deref() {
         Some([LAYOUT_V2 | LAYOUT_V3, count @ ..]) => {
             let stored = <[u8; 4]>::try_from(count).map(u32::from_be_bytes).map_err(|_| {
-                StorageError::Unavailable {
-                    message: format!("malformed layout record {:?}", record.as_deref()),
-                }
+                StorageError::unavailable(format!("malformed layout record {:?}", record.as_deref()))
             })?;
             if stored != partitions {
                 return Err(StorageError::InvalidInput {
@@ -135,14 +131,14 @@ pub(crate) fn prepare(
             Ok(Prepared::Existing)
         }
         Some([LAYOUT_V1]) => migrate(handles, partitions, flush),
-        Some(other) => Err(StorageError::Unavailable {
-            message: format!("unknown store layout {other:?}; written by a newer version?"),
-        }),
-        None if must_exist => Err(StorageError::Unavailable {
-            message: "the store's layout record is missing: sled lost the database's contents \
+        Some(other) => Err(StorageError::unavailable(format!(
+            "unknown store layout {other:?}; written by a newer version?"
+        ))),
+        None if must_exist => Err(StorageError::unavailable(
+            "the store's layout record is missing: sled lost the database's contents \
                       (damaged log); restore it from a backup or move it aside"
                 .to_owned(),
-        }),
+        )),
         None => {
             db.insert(LAYOUT_KEY, &v2_record(partitions)).map_err(from_sled)?;
             Ok(Prepared::Created)

@@ -8,8 +8,8 @@ use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
 use group_offsets::{
-    AppendCompletion, CoordinatorPartition, LoadedPartition, MetadataStore, OwnerEpoch, Record, StorageError,
-    StoredGroups,
+    AppendCompletion, CoordinatorPartition, EngineCause, LoadedPartition, MetadataStore, OwnerEpoch, Record,
+    StorageError, StoredGroups,
 };
 use group_types::{GroupOffsets, OffsetAndMetadata};
 
@@ -136,9 +136,10 @@ impl SledMetadataStore {
         let unavailable = |e: StorageError| match e {
             // Kept as they are: the caller's mistake, and a directory another process holds.
             StorageError::InvalidInput { .. } | StorageError::Locked { .. } => e,
-            e => StorageError::Unavailable {
-                message: format!("cannot open the sled database at {}: {e}", path.display()),
-            },
+            e => StorageError::unavailable_from(
+                format_args!("cannot open the sled database at {}", path.display()),
+                e,
+            ),
         };
         let marker = path.join(MARKER_FILE);
         let existed = marker.exists();
@@ -157,7 +158,7 @@ impl SledMetadataStore {
         if prepared == Prepared::Created || !existed {
             shared.flush().map_err(unavailable)?;
             std::fs::write(&marker, MARKER_TEXT).map_err(|e| {
-                unavailable(StorageError::io(format!("cannot write {}: {e}", marker.display())))
+                unavailable(StorageError::io_from(format_args!("cannot write {}", marker.display()), e))
             })?;
         }
         SledMetadataStore::start(shared)
@@ -197,7 +198,7 @@ impl SledMetadataStore {
             std::thread::Builder::new()
                 .name("sled-group-commit".to_owned())
                 .spawn(move || shared.run_flusher())
-                .map_err(|e| StorageError::io(format!("cannot start the flusher thread: {e}")))?
+                .map_err(|e| StorageError::io_from("cannot start the flusher thread", e))?
         };
         let flusher_id = flusher.thread().id();
         Ok(SledMetadataStore { inner: Arc::new(Inner { shared, flusher: Some(flusher), flusher_id }) })
@@ -330,12 +331,13 @@ pub(crate) fn open_db(path: &Path, lock_wait: Duration) -> Result<sled::Db, Stor
     loop {
         match guarded(|| Ok(sled::open(path))) {
             Ok(Ok(db)) => return Ok(db),
-            Ok(Err(sled::Error::Io(e))) if e.to_string().contains("could not acquire lock") => {
+            Ok(Err(sled::Error::Io(e))) if is_locked(path) => {
                 if start.elapsed() >= lock_wait {
                     return Err(StorageError::Locked {
                         message: format!(
                             "the directory is in use by another process or handle (sled's lock on it is held): {e}"
                         ),
+                        source: Some(EngineCause::new(e)),
                     });
                 }
                 std::thread::sleep(pause);
@@ -347,18 +349,29 @@ pub(crate) fn open_db(path: &Path, lock_wait: Duration) -> Result<sled::Db, Stor
     }
 }
 
+/// True when another handle holds the lock sled takes on its data file.
+///
+/// sled reports a held lock as an I/O error of kind `Other` whose only mark is
+/// its text; asking the lock itself decides it without reading that text.
+/// sled locks with `flock`, as `File::try_lock` does, and `flock` locks held
+/// through another open file of this process conflict too.
+fn is_locked(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path.join("db")) else { return false };
+    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+}
+
 /// Maps sled's errors onto the contract's.
 pub(crate) fn from_sled(e: sled::Error) -> StorageError {
     match e {
-        sled::Error::Io(e) => StorageError::io(format!("sled I/O error: {e}")),
+        sled::Error::Io(e) => StorageError::io_from("sled I/O error", e),
         sled::Error::Corruption { at, .. } => match at {
             Some(at) => StorageError::io(format!("sled found corrupt data at {at}")),
             None => StorageError::io("sled found corrupt data"),
         },
-        sled::Error::CollectionNotFound(name) => StorageError::Unavailable {
-            message: format!("sled tree {:?} was dropped", String::from_utf8_lossy(&name)),
-        },
-        other => StorageError::io(format!("sled failed: {other}")),
+        sled::Error::CollectionNotFound(name) => {
+            StorageError::unavailable(format!("sled tree {:?} was dropped", String::from_utf8_lossy(&name)))
+        }
+        other => StorageError::io_from("sled failed", other),
     }
 }
 

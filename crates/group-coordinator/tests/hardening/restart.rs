@@ -308,7 +308,7 @@ fn a_store_that_cannot_be_read_fails_the_start() {
     let store = MemoryMetadataStore::new();
     let clock = Arc::new(ManualClock::new(0));
     drop(open(&store, &clock));
-    store.fail_reads(Some(StorageError::Unavailable { message: "disk gone".into() }));
+    store.fail_reads(Some(StorageError::unavailable("disk gone")));
     let opened = GroupCoordinator::with_clock(Arc::new(store.clone()), config(), clock);
     assert!(matches!(opened, Err(CoordinatorError::Storage(_))), "{opened:?}");
 }

@@ -64,7 +64,7 @@ fn a_failed_read_is_reported_and_not_cached(#[values(false, true)] cached: bool)
     let store = MemoryMetadataStore::new();
     store.store_group_offset("g", "t", 0, &OffsetAndMetadata::new(5, 1)).unwrap();
     let s = storage(cached, &store);
-    store.fail_reads(Some(StorageError::Unavailable { message: "closed".into() }));
+    store.fail_reads(Some(StorageError::unavailable("closed")));
     assert!(matches!(s.fetch_offset("g", &tp("t", 0)), Err(StorageError::Unavailable { .. })));
     assert!(s.fetch_offsets("g").is_err());
     store.fail_reads(None);

@@ -173,9 +173,14 @@ fn a_full_disk_fails_appends_and_the_store_recovers_once_space_is_freed() {
     };
     println!("disk_full: append {} failed after {} appends on a full disk: {err}", n, n - BEFORE);
     assert!(
-        matches!(&err, StorageError::Io { message } if message.contains("No space left on device")),
+        matches!(&err, StorageError::Io { message, .. } if message.contains("No space left on device")),
         "a full disk is an I/O error: {err:?}"
     );
+    // The operating system's own error is kept, not only its text.
+    let os_error = std::error::Error::source(&err)
+        .and_then(|cause| cause.downcast_ref::<group_offsets::EngineCause>())
+        .and_then(|cause| cause.get_ref().downcast_ref::<std::io::Error>());
+    assert_eq!(os_error.map(std::io::Error::kind), Some(std::io::ErrorKind::StorageFull), "{err:?}");
     assert!(store.is_failed());
     assert!(store.failed_appends() >= 1);
     assert_all_present(&store, &appended, "while the disk is full");

@@ -375,5 +375,8 @@ fn a_database_with_an_unknown_layout_is_refused(#[case] record: &[u8]) {
     let db = sled::open(dir.db()).unwrap();
     db.insert(LAYOUT_KEY, record).unwrap();
     let err = SledMetadataStore::from_db(db).unwrap_err();
-    assert!(matches!(&err, StorageError::Unavailable { message } if message.contains("layout")), "{err:?}");
+    assert!(
+        matches!(&err, StorageError::Unavailable { message, .. } if message.contains("layout")),
+        "{err:?}"
+    );
 }

@@ -91,7 +91,7 @@ fn recovery_is_retried_by_every_append_until_it_succeeds() {
     for attempt in 0..3 {
         let err = store.append_blocking(p, epoch(1), vec![commit("g", "t", 0, offset(3))]).unwrap_err();
         assert!(
-            matches!(&err, StorageError::Io { message } if message.contains("not recovered")),
+            matches!(&err, StorageError::Io { message, .. } if message.contains("not recovered")),
             "attempt {attempt}: {err:?}"
         );
         assert!(store.is_failed());
