@@ -213,6 +213,44 @@ fn s28_session_timeout_fences_the_member() {
     assert_eq!((g.group_epoch, g.state), (2, ConsumerGroupState::Empty));
 }
 
+/// Keep-alives move the session deadline without queuing a timer each time
+/// (`consumer_keep_alive`): the timer queued at the join finds the deadline
+/// later and waits for it, so a member fenced is fenced at its last deadline,
+/// neither at its first nor never; a shorter session set meanwhile is armed
+/// at once.
+#[test]
+fn s28_keep_alives_move_the_session_deadline_the_timer_follows() {
+    let mut sim = sim();
+    hb(&mut sim, join("m1", &["foo"]));
+    sim.advance_to(10_000);
+    assert_eq!(hb(&mut sim, beat("m1", 1)).error_code, ErrorCode::None);
+    sim.advance_to(30_000);
+    assert_eq!(hb(&mut sim, beat("m1", 1)).error_code, ErrorCode::None);
+    sim.advance_to(74_999);
+    assert!(
+        sim.core.consumer_group("g").unwrap().members.iter().any(|m| m.member_id == "m1"),
+        "fenced before its last deadline (30 s + 45 s)"
+    );
+    sim.advance_to(75_001);
+    assert!(sim.core.consumer_group("g").unwrap().members.is_empty(), "never fenced");
+
+    // A deadline moved earlier (a shorter session set for the group) is armed
+    // at once: the timer queued for the longer one would fence too late.
+    let session = |ms| group_coordinator::GroupConfigOverrides {
+        session_timeout_ms: Some(ms),
+        heartbeat_interval_ms: Some(5_000),
+    };
+    sim.core.set_group_config("g", session(60_000)).expect("within bounds");
+    sim.advance_to(80_000);
+    hb(&mut sim, join("m2", &["foo"]));
+    sim.core.set_group_config("g", session(45_000)).expect("within bounds");
+    sim.advance_to(81_000);
+    let epoch = epoch_of(&sim, "m2");
+    assert_eq!(hb(&mut sim, beat("m2", epoch)).error_code, ErrorCode::None);
+    sim.advance_to(126_001);
+    assert!(sim.core.consumer_group("g").unwrap().members.is_empty(), "fenced at the shorter deadline");
+}
+
 #[test]
 fn s46_commits_check_the_member_epoch() {
     let mut sim = sim();

@@ -14,7 +14,7 @@ use super::reconcile::{self, Inputs};
 use super::regex::RegexChange;
 use super::{Origin, Work, topics, validate};
 use crate::core::modern::assignment::{self, Assignment};
-use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
+use crate::core::{CoordinatorCore, GroupKind, RequestId, Response, TimerKey};
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -78,20 +78,87 @@ impl CoordinatorCore {
 
     /// The session timeout of members of `group` (its override, else the broker's).
     pub(crate) fn consumer_session_timeout(&self, group: &str) -> i32 {
-        self.engine
-            .group_configs
-            .get(group)
-            .and_then(|c| c.session_timeout_ms)
-            .unwrap_or(self.engine.config.consumer.session_timeout_ms)
+        self.consumer_timeouts(group).0
     }
 
     /// The heartbeat interval of members of `group`.
     pub(crate) fn consumer_heartbeat_interval(&self, group: &str) -> i32 {
-        self.engine
-            .group_configs
-            .get(group)
-            .and_then(|c| c.heartbeat_interval_ms)
-            .unwrap_or(self.engine.config.consumer.heartbeat_interval_ms)
+        self.consumer_timeouts(group).1
+    }
+
+    /// The session timeout and heartbeat interval of members of `group`, with
+    /// one look at the overrides (none, mostly).
+    fn consumer_timeouts(&self, group: &str) -> (i32, i32) {
+        let consumer = &self.engine.config.consumer;
+        let overrides = match self.engine.group_configs.is_empty() {
+            true => None,
+            false => self.engine.group_configs.get(group),
+        };
+        (
+            overrides.and_then(|c| c.session_timeout_ms).unwrap_or(consumer.session_timeout_ms),
+            overrides.and_then(|c| c.heartbeat_interval_ms).unwrap_or(consumer.heartbeat_interval_ms),
+        )
+    }
+
+    /// The common heartbeat, answered in place: a member Stable at the group's
+    /// epoch that sends nothing new. Steps 2-14 would write nothing and change
+    /// nothing for it but its session, so the group is looked up once, the
+    /// member once, and nothing is taken out, copied or logged. Anything else
+    /// (a field sent, a client id changed, a refresh or a regex pending, a group
+    /// epoch ahead) takes the full path: false.
+    ///
+    /// The session timer is armed lazily, as a classic member's is: while one is
+    /// queued at or before the new deadline, only the deadline moves, and
+    /// [`fire_consumer_session`](Self::fire_consumer_session) queues it again
+    /// when it finds the deadline later.
+    fn consumer_keep_alive(&mut self, rid: RequestId, r: &ConsumerGroupHeartbeatRequest) -> bool {
+        let sends_nothing = r.member_epoch > 0
+            && r.instance_id.is_none()
+            && r.rack_id.is_none()
+            && r.rebalance_timeout_ms == -1
+            && r.subscribed_topic_names.is_none()
+            && r.subscribed_topic_regex.is_none()
+            && r.server_assignor.is_none();
+        if !sends_nothing {
+            return false;
+        }
+        let (session, interval) = self.consumer_timeouts(&r.group_id);
+        let deadline = self.engine.now + i64::from(session);
+        let Some(GroupKind::Consumer(cg)) = self.groups.get_mut(r.group_id.as_str()) else { return false };
+        if cg.refresh_needed
+            || cg.regex_subscribers > 0
+            || cg.regex_refresh_due
+            || cg.modern.group_epoch != cg.modern.assignment_epoch
+        {
+            return false;
+        }
+        let assignment_epoch = cg.modern.assignment_epoch;
+        let Some(m) = cg.modern.members.get_mut(r.member_id.as_str()) else { return false };
+        let settled = m.member_epoch == r.member_epoch
+            && m.member_epoch == assignment_epoch
+            && m.state == ConsumerMemberState::Stable
+            && !m.is_classic()
+            && m.meta.client_id == r.client_id
+            && m.meta.client_host == r.client_host;
+        if !settled {
+            return false;
+        }
+        let queued = m.session_deadline.is_some_and(|d| d <= deadline);
+        m.session_deadline = Some(deadline);
+        if !queued {
+            let key = TimerKey::ConsumerSession(cg.id.clone(), m.id.clone());
+            self.engine.arm(key, deadline);
+        }
+        let answer = ConsumerGroupHeartbeatResponse {
+            error_code: ErrorCode::None,
+            error_message: None,
+            member_id: Some(r.member_id.clone()),
+            member_epoch: m.member_epoch,
+            heartbeat_interval_ms: interval,
+            assignment: None,
+        };
+        self.engine.respond(rid, Response::ConsumerGroupHeartbeat(answer));
+        true
     }
 
     fn consumer_regular_heartbeat(
@@ -100,6 +167,9 @@ impl CoordinatorCore {
         r: &ConsumerGroupHeartbeatRequest,
         visible: &dyn Fn(&str) -> bool,
     ) -> Result<(), Refusal> {
+        if self.consumer_keep_alive(rid, r) {
+            return Ok(());
+        }
         let mut work = self.heartbeat_group(&r.group_id, r.member_epoch)?;
         match self.regular_heartbeat_in(&mut work, r) {
             Ok(response) => {
@@ -115,67 +185,12 @@ impl CoordinatorCore {
         }
     }
 
-    /// The common heartbeat, answered without copying the member: a member Stable
-    /// at the group's epoch that sends nothing new. Steps 2-14 would write nothing
-    /// and change nothing for it but its session; anything else (a field sent, a
-    /// client id changed, a refresh or regex pending, a group epoch ahead) takes
-    /// the full path.
-    fn keep_alive(
-        &mut self,
-        work: &mut Work,
-        r: &ConsumerGroupHeartbeatRequest,
-    ) -> Option<ConsumerGroupHeartbeatResponse> {
-        let sends_nothing = r.member_epoch > 0
-            && r.instance_id.is_none()
-            && r.rack_id.is_none()
-            && r.rebalance_timeout_ms == -1
-            && r.subscribed_topic_names.is_none()
-            && r.subscribed_topic_regex.is_none()
-            && r.server_assignor.is_none();
-        let cg = &work.cg;
-        if !sends_nothing
-            || cg.refresh_needed
-            || cg.regex_subscribers > 0
-            || cg.modern.group_epoch != cg.modern.assignment_epoch
-        {
-            return None;
-        }
-        let m = cg.modern.members.get(r.member_id.as_str())?;
-        let settled = m.member_epoch == r.member_epoch
-            && m.member_epoch == cg.modern.assignment_epoch
-            && m.state == ConsumerMemberState::Stable
-            && !m.is_classic()
-            && m.meta.client_id == r.client_id
-            && m.meta.client_host == r.client_host;
-        if !settled {
-            return None;
-        }
-        let epoch = m.member_epoch;
-        let deadline = self.engine.now + i64::from(self.consumer_session_timeout(&work.group_id));
-        let member_id = m.id.clone();
-        if let Some(m) = work.member_mut(&member_id) {
-            m.session_deadline = Some(deadline);
-        }
-        work.arm(TimerKey::ConsumerSession(work.group_id.clone(), member_id), deadline);
-        Some(ConsumerGroupHeartbeatResponse {
-            error_code: ErrorCode::None,
-            error_message: None,
-            member_id: Some(r.member_id.clone()),
-            member_epoch: epoch,
-            heartbeat_interval_ms: self.consumer_heartbeat_interval(&work.group_id),
-            assignment: None,
-        })
-    }
-
     /// Steps 2 to 14 on `work`'s group.
     fn regular_heartbeat_in(
         &mut self,
         work: &mut Work,
         r: &ConsumerGroupHeartbeatRequest,
     ) -> Result<ConsumerGroupHeartbeatResponse, Refusal> {
-        if let Some(answer) = self.keep_alive(work, r) {
-            return Ok(answer);
-        }
         let group_id = work.group_id.clone();
         let now = self.engine.now;
         let max = self.engine.config.consumer.max_size;

@@ -8,14 +8,25 @@ use std::sync::Arc;
 use crate::core::{CoordinatorCore, TimerKey};
 
 impl CoordinatorCore {
+    /// A member's session timer: fences the member when its deadline has
+    /// passed, and queues the timer again at the deadline when a keep-alive
+    /// moved it later without re-arming (`consumer_keep_alive`).
     pub(crate) fn fire_consumer_session(&mut self, group: &str, member: &Arc<str>) {
         let now = self.engine.now;
-        let due = self
+        let deadline = self
             .consumer_group_ref(group)
             .and_then(|cg| cg.modern.members.get(member))
-            .is_some_and(|m| m.session_deadline.is_some_and(|d| d <= now));
-        if due {
-            self.fence_by_timer(group, member, TimerKey::ConsumerSession(Arc::from(group), member.clone()));
+            .and_then(|m| m.session_deadline);
+        match deadline {
+            Some(d) if d <= now => self.fence_by_timer(
+                group,
+                member,
+                TimerKey::ConsumerSession(Arc::from(group), member.clone()),
+            ),
+            Some(later) => {
+                self.engine.arm(TimerKey::ConsumerSession(Arc::from(group), member.clone()), later)
+            }
+            None => {}
         }
     }
 
