@@ -302,5 +302,36 @@ fn bench_rebalance_of(c: &mut Criterion, n: usize) {
     group.finish();
 }
 
-criterion_group!(benches, bench_heartbeats, bench_commits, bench_rebalance);
+/// A partition's load (a coordinator's start, or a partition moving to this
+/// node): 1,000 Stable groups of 10 members, each with 100 committed offsets.
+fn bench_load(c: &mut Criterion) {
+    let mut stored = stored(1_000, 10);
+    stored.offsets = (0..1_000)
+        .map(|g| {
+            let mut offsets = group_types::GroupOffsets::new(format!("group-{g}"));
+            for t in 0..10 {
+                let partitions =
+                    (0..10).map(|p| (p, group_types::OffsetAndMetadata::new(1_000 + i64::from(p), 0)));
+                offsets.offsets.insert(format!("topic-{t}"), partitions.collect());
+            }
+            offsets
+        })
+        .collect();
+    let mut group = c.benchmark_group("load_1000_groups_100k_offsets");
+    group.sample_size(10);
+    group.bench_function("core", |b| {
+        b.iter_batched(
+            || stored.clone(),
+            |stored| {
+                let mut core = CoordinatorCore::new(config());
+                black_box(core.load(0, stored));
+                core
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_heartbeats, bench_commits, bench_rebalance, bench_load);
 criterion_main!(benches);

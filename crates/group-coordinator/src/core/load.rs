@@ -1,6 +1,7 @@
-//! Loading a coordinator partition: every stored record replayed, one at a
-//! time and for every kind of group, then what Kafka arms once a partition is
-//! loaded (`GroupCoordinatorShard.replay`, then `GroupMetadataManager.onLoaded`).
+//! Loading a coordinator partition: every stored record replayed, for every
+//! kind of group (a group's offsets together, so that the group is looked up
+//! once), then what Kafka arms once a partition is loaded
+//! (`GroupCoordinatorShard.replay`, then `GroupMetadataManager.onLoaded`).
 //!
 //! [`CoordinatorCore::replay`] is the one place a record enters the core's
 //! state at load. A consumer group changes by the same replay while serving
@@ -26,8 +27,23 @@ impl CoordinatorCore {
     pub fn load(&mut self, now_ms: i64, stored: StoredGroups) -> Effects {
         self.begin(now_ms);
         self.arm_expiration();
-        for record in log_order(stored) {
-            self.replay(record);
+        let StoredGroups { groups, offsets, mut consumer } = stored;
+        // A store keeps the last record of each key, not their order: this is
+        // an order their log could have had (group records, then each consumer
+        // group's records as its writes order them, then offsets).
+        consumer.sort_by(|a, b| a.group_id().cmp(b.group_id()).then(replay_rank(a).cmp(&replay_rank(b))));
+        for record in groups {
+            self.replay(Record::Group(Box::new(record)));
+        }
+        for record in consumer {
+            self.replay(Record::Consumer(record));
+        }
+        for group in offsets {
+            let partitions = group.offsets.into_iter().flat_map(|(topic, partitions)| {
+                let topic: Arc<str> = Arc::from(topic);
+                partitions.into_iter().map(move |(p, offset)| (TopicPartition::new(topic.clone(), p), offset))
+            });
+            self.replay_offsets(Arc::from(group.group_id), partitions);
         }
         self.on_loaded();
         self.finish()
@@ -61,11 +77,7 @@ impl CoordinatorCore {
                 }
             }
             Record::Offset { group_id, partition, offset } => {
-                if !self.groups.contains_key(&group_id) {
-                    let g = Group::new(group_id.clone(), self.engine.now);
-                    self.groups.insert(group_id.clone(), GroupKind::Classic(g));
-                }
-                self.offsets.set(&group_id, partition, Some(offset));
+                self.replay_offsets(group_id, std::iter::once((partition, offset)))
             }
             Record::OffsetTombstone { group_id, partition } => self.offsets.set(&group_id, partition, None),
             Record::Consumer(record) => {
@@ -97,6 +109,24 @@ impl CoordinatorCore {
         }
     }
 
+    /// Offset records of one group, replayed in order as [`Self::replay`]
+    /// replays each, with the group looked up once rather than per partition
+    /// (a load replays a group's offsets together).
+    fn replay_offsets(
+        &mut self,
+        group_id: Arc<str>,
+        offsets: impl IntoIterator<Item = (TopicPartition, group_types::OffsetAndMetadata)>,
+    ) {
+        if !self.groups.contains_key(&group_id) {
+            let g = Group::new(group_id.clone(), self.engine.now);
+            self.groups.insert(group_id.clone(), GroupKind::Classic(g));
+        }
+        let cache = self.offsets.entry(&group_id);
+        for (partition, offset) in offsets {
+            cache.insert(partition, offset);
+        }
+    }
+
     /// Arms what every loaded group needs (`GroupMetadataManager.onLoaded`),
     /// group by group in id order so that a load's effects do not depend on
     /// the map's order.
@@ -111,31 +141,6 @@ impl CoordinatorCore {
             }
         }
     }
-}
-
-/// `stored`'s records in an order that replays them as their log did: group
-/// records, then each consumer group's records as its writes order them, then
-/// offsets. A store keeps the last record of each key, not their order.
-fn log_order(stored: StoredGroups) -> impl Iterator<Item = Record> {
-    let StoredGroups { groups, offsets, mut consumer } = stored;
-    consumer.sort_by(|a, b| a.group_id().cmp(b.group_id()).then(replay_rank(a).cmp(&replay_rank(b))));
-    let offsets = offsets.into_iter().flat_map(|group| {
-        let id: Arc<str> = Arc::from(group.group_id);
-        group.offsets.into_iter().flat_map(move |(topic, partitions)| {
-            let id = id.clone();
-            let topic: Arc<str> = Arc::from(topic);
-            partitions.into_iter().map(move |(partition, offset)| Record::Offset {
-                group_id: id.clone(),
-                partition: TopicPartition::new(topic.clone(), partition),
-                offset,
-            })
-        })
-    });
-    groups
-        .into_iter()
-        .map(|g| Record::Group(Box::new(g)))
-        .chain(consumer.into_iter().map(Record::Consumer))
-        .chain(offsets)
 }
 
 /// Where a consumer-group record falls among its group's writes: the group's
