@@ -137,7 +137,10 @@ macro_rules! serve_group_apis {
 
         /// `visit` with the group API `api`'s request type, or `None` for any other key.
         #[cfg(test)]
-        pub(crate) fn visit_group_api<V: crate::wire::VisitWireApi>(api: ApiKey, visit: V) -> Option<V::Output> {
+        pub(crate) fn visit_group_api<V: crate::wire::VisitWireApi>(
+            api: ApiKey,
+            visit: V,
+        ) -> Option<V::Output> {
             match api {
                 $(ApiKey::$api => Some(visit.visit::<gt::$req>()),)*
                 _ => None,
@@ -256,11 +259,8 @@ fn decode_as<T: Decodable>(
     api: ApiKey,
     version: i16,
 ) -> Result<T, RequestError> {
-    schema::check_body(message, api, version, body).map_err(|source| RequestError::Schema {
-        api,
-        version,
-        source,
-    })?;
+    let walked = schema::check_body(message, api, version, body);
+    walked.map_err(|source| RequestError::Schema { api, version, source })?;
     T::decode(body, version).map_err(|e| RequestError::Decode(format!("{api:?} v{version}: {e}")))
 }
 

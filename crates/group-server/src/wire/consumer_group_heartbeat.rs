@@ -1,4 +1,5 @@
-//! ConsumerGroupHeartbeat (key 68, KIP-848) on the wire: a member's heartbeat, its subscription and the assignment it owns.
+//! ConsumerGroupHeartbeat (key 68, KIP-848) on the wire: a member's heartbeat, with its
+//! subscription and the partitions it owns, answered with its epoch and assignment.
 
 use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages as kp;
@@ -138,7 +139,6 @@ impl WireApi for gt::ConsumerGroupHeartbeatRequest {
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s, tid};
-
         use kp::consumer_group_heartbeat_request::TopicPartitions;
         let tp = |n| TopicPartitions::default().with_topic_id(tid(n)).with_partitions(vec![0, 2]);
         let r = kp::ConsumerGroupHeartbeatRequest::default()
@@ -156,7 +156,8 @@ impl WireApi for gt::ConsumerGroupHeartbeatRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static TOPIC: Struct = plain(&[always(Uuid), always(ArrI32)]);
 static BODY: Struct = plain(&[
     always(Str),

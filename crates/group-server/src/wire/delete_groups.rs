@@ -53,5 +53,6 @@ impl WireApi for gt::DeleteGroupsRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static BODY: Struct = plain(&[always(ArrStr)]);

@@ -111,7 +111,8 @@ impl WireApi for gt::JoinGroupRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static PROTOCOL: Struct = plain(&[always(Str), always(Bytes)]);
 static BODY: Struct = plain(&[
     always(Str),

@@ -77,6 +77,7 @@ impl WireApi for gt::LeaveGroupRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static MEMBER: Struct = plain(&[f(Str, 3, ALL), f(Str, 3, ALL), f(Str, 5, ALL)]);
 static BODY: Struct = plain(&[always(Str), f(Str, 0, 2), f(Arr(&MEMBER), 3, ALL)]);

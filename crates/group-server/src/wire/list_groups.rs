@@ -55,5 +55,6 @@ impl WireApi for gt::ListGroupsRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static BODY: Struct = plain(&[f(ArrStr, 4, ALL), f(ArrStr, 5, ALL)]);

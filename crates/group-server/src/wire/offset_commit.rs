@@ -121,7 +121,6 @@ impl WireApi for gt::OffsetCommitRequest {
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s};
-
         use kp::offset_commit_request::*;
         let p = |i| {
             let p = OffsetCommitRequestPartition::default()
@@ -143,7 +142,8 @@ impl WireApi for gt::OffsetCommitRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static PARTITION: Struct = plain(&[always(I32), always(I64), f(I32, 6, ALL), always(Str)]);
 static TOPIC: Struct = plain(&[always(Str), always(Arr(&PARTITION))]);
 static BODY: Struct =

@@ -68,7 +68,6 @@ impl WireApi for gt::OffsetDeleteRequest {
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s};
-
         use kp::offset_delete_request::*;
         let p = |i| OffsetDeleteRequestPartition::default().with_partition_index(i);
         let t =
@@ -77,7 +76,8 @@ impl WireApi for gt::OffsetDeleteRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static PARTITION: Struct = plain(&[always(I32)]);
 static TOPIC: Struct = plain(&[always(Str), always(Arr(&PARTITION))]);
 static BODY: Struct = plain(&[always(Str), always(Arr(&TOPIC))]);

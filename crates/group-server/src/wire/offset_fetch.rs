@@ -1,4 +1,5 @@
-//! OffsetFetch (key 9) on the wire: one group before v8, several from v8, each asked of the coordinator apart.
+//! OffsetFetch (key 9) on the wire: one group before v8, several from v8, each asked
+//! of the coordinator on its own and answered in request order.
 
 use std::collections::BTreeMap;
 
@@ -179,7 +180,6 @@ impl WireApi for gt::OffsetFetchRequest {
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s};
-
         use kp::offset_fetch_request::*;
         if v >= 8 {
             let t = OffsetFetchRequestTopics::default()
@@ -203,7 +203,8 @@ impl WireApi for gt::OffsetFetchRequest {
     }
 }
 
-// The request as `kafka-protocol` decodes it, for the walk (`super::schema`).
+// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
+// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
 static TOPIC: Struct = plain(&[f(Str, 0, 7), f(ArrI32, 0, 7)]);
 static GROUP_TOPIC: Struct = plain(&[f(Str, 8, ALL), f(ArrI32, 8, ALL)]);
 static GROUP: Struct = plain(&[f(Str, 8, ALL), f(Str, 9, ALL), f(I32, 9, ALL), f(Arr(&GROUP_TOPIC), 8, ALL)]);
