@@ -3,7 +3,8 @@
 //! version by version, its [`WireApi`] (how the node serves it) and its request's layout
 //! for the bounds-checking walk ([`schema`], which also holds the layouts of the APIs the
 //! node answers itself). `node.rs` reaches every file through the coordinator's table
-//! (`group_coordinator::group_api_table!`): nothing else here lists the group APIs.
+//! (`group_coordinator::group_api_table!`): besides the `mod` lines below, nothing in
+//! the server lists the group APIs.
 //!
 //! Decoding is lossless for every field the coordinator reads; encoding leaves out (or
 //! fills with the wire default) what a version cannot carry, because the crate refuses to
