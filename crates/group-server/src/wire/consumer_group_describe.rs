@@ -111,6 +111,5 @@ impl WireApi for gt::ConsumerGroupDescribeRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static BODY: Struct = plain(&[always(ArrStr), always(Bool)]);

@@ -77,7 +77,6 @@ impl WireApi for gt::LeaveGroupRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static MEMBER: Struct = plain(&[f(Str, 3, ALL), f(Str, 3, ALL), f(Str, 5, ALL)]);
 static BODY: Struct = plain(&[always(Str), f(Str, 0, 2), f(Arr(&MEMBER), 3, ALL)]);

@@ -142,8 +142,7 @@ impl WireApi for gt::OffsetCommitRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static PARTITION: Struct = plain(&[always(I32), always(I64), f(I32, 6, ALL), always(Str)]);
 static TOPIC: Struct = plain(&[always(Str), always(Arr(&PARTITION))]);
 static BODY: Struct =

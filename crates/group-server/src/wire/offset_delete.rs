@@ -76,8 +76,7 @@ impl WireApi for gt::OffsetDeleteRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static PARTITION: Struct = plain(&[always(I32)]);
 static TOPIC: Struct = plain(&[always(Str), always(Arr(&PARTITION))]);
 static BODY: Struct = plain(&[always(Str), always(Arr(&TOPIC))]);

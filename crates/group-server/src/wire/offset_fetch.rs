@@ -203,8 +203,7 @@ impl WireApi for gt::OffsetFetchRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static TOPIC: Struct = plain(&[f(Str, 0, 7), f(ArrI32, 0, 7)]);
 static GROUP_TOPIC: Struct = plain(&[f(Str, 8, ALL), f(ArrI32, 8, ALL)]);
 static GROUP: Struct = plain(&[f(Str, 8, ALL), f(Str, 9, ALL), f(I32, 9, ALL), f(Arr(&GROUP_TOPIC), 8, ALL)]);

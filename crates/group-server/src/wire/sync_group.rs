@@ -76,8 +76,7 @@ impl WireApi for gt::SyncGroupRequest {
     }
 }
 
-// What follows mirrors `kafka-protocol`'s decoder of the request, field by field, for the
-// walk (`super::schema`) that bounds its counts before the decoder sizes arrays from them.
+// The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static ASSIGNMENT: Struct = plain(&[always(Str), always(Bytes)]);
 static BODY: Struct = plain(&[
     always(Str),
