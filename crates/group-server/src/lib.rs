@@ -118,15 +118,14 @@ mod node;
 mod request_log;
 #[doc(hidden)]
 pub mod sasl;
-mod schema;
 mod server;
 mod session;
 #[cfg(test)]
 mod test_samples;
 mod tls;
 mod topics;
-mod translate;
 mod users_command;
+mod wire;
 
 pub use crate::acl::{AclAuthorizer, AclError, RuleError};
 pub use crate::config::{
@@ -138,8 +137,8 @@ pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;
 pub use crate::node::{RequestError, SUPPORTED_APIS};
 pub use crate::sasl::{Users, UsersError};
-pub use crate::schema::SchemaError;
 pub use crate::server::GroupServer;
 pub use crate::tls::TlsError;
 pub use crate::topics::{TopicSpec, topic_id_for};
 pub use crate::users_command::users_command;
+pub use crate::wire::schema::SchemaError;

@@ -17,9 +17,10 @@ use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_r
 
 use crate::brokers::Broker;
 use crate::request_log::RequestLog;
-use crate::schema::{self, SchemaError};
 use crate::session::Session;
 use crate::topics::{SharedTopics, Topics};
+use crate::wire::WireApi;
+use crate::wire::schema::{self, SchemaError};
 
 /// Why a request frame could not be served: the connection is closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,17 +100,6 @@ const BROKER_APIS: [(ApiKey, i16, i16); 9] = [
     ),
 ];
 
-/// How the node serves one group API from the wire: implemented in `translate.rs`
-/// for the request type of each row of `group_coordinator::group_api_table!`.
-pub(crate) trait WireApi: GroupApi {
-    /// The request as `kafka-protocol` decodes it.
-    type Wire: Decodable;
-
-    /// Serves the decoded request: translated, handed to the coordinator as the
-    /// caller ([`Node::submit`]), its answer translated back (see [`Ctx::later`]).
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError>;
-}
-
 /// Expands the coordinator's table of group APIs into the node's dispatch and the
 /// group APIs' part of ApiVersions.
 macro_rules! serve_group_apis {
@@ -126,10 +116,13 @@ macro_rules! serve_group_apis {
 
         // The table's keys are `kafka-protocol`'s, and its versions the codec's ranges
         // (real-clients.md section 4: what ApiVersions advertises is exactly those).
+        // So is the walk's layout of each request (`WireApi::SCHEMA`, in `wire/`).
         $(const _: () = assert!(
             ApiKey::$api as i16 == $key
                 && kp::$req::VERSIONS.min == $min
                 && kp::$req::VERSIONS.max == $max
+                && <gt::$req as WireApi>::SCHEMA.min == $min
+                && <gt::$req as WireApi>::SCHEMA.max == $max
         );)*
 
         impl Node {
@@ -139,6 +132,18 @@ macro_rules! serve_group_apis {
                     $(ApiKey::$api => self.serve_group::<gt::$req>(ctx, body),)*
                     other => Err(RequestError::UnsupportedApi(other as i16)),
                 }
+            }
+        }
+
+        /// `visit` with the group API `api`'s request type, or `None` for any other key.
+        #[cfg(test)]
+        pub(crate) fn visit_group_api<V: crate::wire::VisitWireApi>(
+            api: ApiKey,
+            visit: V,
+        ) -> Option<V::Output> {
+            match api {
+                $(ApiKey::$api => Some(visit.visit::<gt::$req>()),)*
+                _ => None,
             }
         }
     };
@@ -241,20 +246,26 @@ pub(crate) fn encode_frame<R: Encodable>(
     Ok(out)
 }
 
+/// A request of an API the node answers itself, decoded once the walk passed its body.
 pub(crate) fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) -> Result<T, RequestError> {
-    schema::check_body(api, version, body).map_err(|source| RequestError::Schema { api, version, source })?;
+    decode_as(schema::broker_message(api), body, api, version)
+}
+
+/// [`decode`] against `message`, the request's layout (a group API's is its
+/// `WireApi::SCHEMA`).
+fn decode_as<T: Decodable>(
+    message: Option<schema::Message>,
+    body: &mut Bytes,
+    api: ApiKey,
+    version: i16,
+) -> Result<T, RequestError> {
+    let walked = schema::check_body(message, api, version, body);
+    walked.map_err(|source| RequestError::Schema { api, version, source })?;
     T::decode(body, version).map_err(|e| RequestError::Decode(format!("{api:?} v{version}: {e}")))
 }
 
 fn sb(value: impl Into<String>) -> StrBytes {
     StrBytes::from_string(value.into())
-}
-
-/// COORDINATOR_NOT_AVAILABLE for a failed coordinator (stopped, storage down): clients
-/// look it up again and retry.
-pub(crate) fn unavailable(error: &CoordinatorError) -> ErrorCode {
-    crate::log::log!("answering COORDINATOR_NOT_AVAILABLE: {error}");
-    ErrorCode::CoordinatorNotAvailable
 }
 
 impl Node {
@@ -375,7 +386,7 @@ impl Node {
 
     /// Serves a group API: `A::serve` with the request decoded.
     fn serve_group<A: WireApi>(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
-        let wire: A::Wire = decode(body, ctx.api, ctx.version)?;
+        let wire: A::Wire = decode_as(Some(A::SCHEMA), body, ctx.api, ctx.version)?;
         A::serve(self, ctx, wire)
     }
 
@@ -841,35 +852,6 @@ fn check_new_topic(
         ));
     }
     Ok(partitions)
-}
-
-/// A ConsumerGroupHeartbeat answered with an error, as a log line: at info what a member
-/// or operator acts on (fenced, unknown, refused), at debug what a client retries by
-/// itself (the coordinator moving or loading).
-pub(crate) fn heartbeat_rejected(
-    group: &str,
-    member: &str,
-    epoch: i32,
-    r: &gt::ConsumerGroupHeartbeatResponse,
-) {
-    let error = r.error_code;
-    let message = r.error_message.as_deref().unwrap_or("");
-    if matches!(
-        error,
-        ErrorCode::NotCoordinator | ErrorCode::CoordinatorNotAvailable | ErrorCode::CoordinatorLoadInProgress
-    ) {
-        tracing::debug!(
-            target: "group_server",
-            group, member, epoch, error = error.name(),
-            "ConsumerGroupHeartbeat rejected: {message}"
-        );
-    } else {
-        tracing::info!(
-            target: "group_server",
-            group, member, epoch, error = error.name(),
-            "ConsumerGroupHeartbeat rejected: {message}"
-        );
-    }
 }
 
 /// The ApiVersions body: every supported key with the crate's range.

@@ -189,6 +189,28 @@ fn short_unknown_and_unsupported_frames_are_refused() {
     ));
 }
 
+/// A group API's body is walked with the layout its `WireApi` carries before it is
+/// decoded: a count the frame cannot hold closes the connection instead of aborting.
+#[test]
+fn a_group_api_body_is_walked_before_decoding() {
+    // The 26-byte JoinGroup v9 body of dependencies.md 2.4: `protocols` claims ~2^31 entries.
+    let mut body = vec![2, b'g', 0, 0, 0x75, 0x30, 0, 0, 0x75, 0x30, 1, 1, 9];
+    body.extend_from_slice(b"consumer");
+    body.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07]);
+    let refused = node().handle(frame(ApiKey::JoinGroup, 9, 1, &body), &mut session()).err();
+    assert!(
+        matches!(
+            refused,
+            Some(RequestError::Schema {
+                api: ApiKey::JoinGroup,
+                version: 9,
+                source: crate::SchemaError::BadLength { .. }
+            })
+        ),
+        "{refused:?}"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 

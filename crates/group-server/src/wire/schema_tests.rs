@@ -4,9 +4,26 @@ use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
 use proptest::prelude::*;
 
-use super::{SchemaError, check_body, walk};
-use crate::node::SUPPORTED_APIS;
+use super::{Message, SchemaError, broker_message, walk};
+use crate::node::{SUPPORTED_APIS, visit_group_api};
 use crate::test_samples::{crate_decodes, sample};
+use crate::wire::{VisitWireApi, WireApi};
+
+/// Any API's layout: the node's own, or a group API's `WireApi::SCHEMA`.
+fn message(api: ApiKey) -> Option<Message> {
+    struct Schema;
+    impl VisitWireApi for Schema {
+        type Output = Message;
+        fn visit<A: WireApi>(self) -> Message {
+            A::SCHEMA
+        }
+    }
+    broker_message(api).or_else(|| visit_group_api(api, Schema))
+}
+
+fn check_body(api: ApiKey, version: i16, body: &[u8]) -> Result<(), SchemaError> {
+    super::check_body(message(api), api, version, body)
+}
 
 #[test]
 fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
@@ -14,11 +31,14 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
     for &(api, min, max) in SUPPORTED_APIS {
         for v in min..=max {
             let body = sample(api, v);
-            assert_eq!(walk(api, v, &body), Ok(body.len()), "{api:?} v{v}");
+            assert_eq!(walk(message(api), api, v, &body), Ok(body.len()), "{api:?} v{v}");
             assert!(crate_decodes(api, v, &body), "{api:?} v{v} sample does not decode");
             // Every strict prefix is refused (the samples end with a non-empty field).
             for cut in 0..body.len() {
-                assert!(walk(api, v, &body[..cut]).is_err() || cut == body.len(), "{api:?} v{v} cut {cut}");
+                assert!(
+                    walk(message(api), api, v, &body[..cut]).is_err() || cut == body.len(),
+                    "{api:?} v{v} cut {cut}"
+                );
             }
             checked += 1;
         }

@@ -8,11 +8,11 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use rstest::rstest;
 
-use super::*;
-
-fn st(v: &str) -> StrBytes {
-    StrBytes::from_string(v.to_owned())
-}
+use super::consumer_group_describe::{consumer_group_describe_request, consumer_group_describe_response};
+use super::consumer_group_heartbeat::{consumer_group_heartbeat_request, consumer_group_heartbeat_response};
+use super::offset_commit::offset_commit_request;
+use super::offset_fetch::{FetchGroup, offset_fetch_response};
+use crate::test_samples::{s as st, tid};
 
 /// `value` encoded at `version` and decoded back: what the node sees of a client's request
 /// (or a client of the node's response).
@@ -36,10 +36,6 @@ fn heartbeat(
         .with_server_assignor(None)
         .with_topic_partitions(None);
     consumer_group_heartbeat_request(&wire(&adjust(req), version), version, "client-1", "/127.0.0.1")
-}
-
-fn tid(n: u128) -> uuid::Uuid {
-    uuid::Uuid::from_u128(n)
 }
 
 #[rstest]

@@ -2,10 +2,12 @@
 //!
 //! `kafka-protocol` 0.18 sizes every array with `Vec::with_capacity(count)` before reading
 //! a single element, so a 26-byte frame claiming 2^31 elements aborts the process
-//! (dependencies.md 2.4). This module mirrors the crate's generated decoders field by field
-//! for every request the server decodes, and checks each array count against the bytes that
-//! remain: a body it accepts makes the crate allocate at most a small multiple of the frame
-//! size. The tables are checked against the crate's own encoders in the tests.
+//! (dependencies.md 2.4). A [`Message`] mirrors the crate's generated decoder of one request
+//! field by field, and the walk checks each array count against the bytes that remain: a
+//! body it accepts makes the crate allocate at most a small multiple of the frame size.
+//! The layouts of the APIs the node answers itself are here; each group API's is its
+//! `WireApi::SCHEMA`, in its own file beside its translation. All are checked against the
+//! crate's own encoders in the tests.
 
 use kafka_protocol::messages::ApiKey;
 
@@ -37,8 +39,9 @@ pub enum SchemaError {
     },
 }
 
+/// A field's wire type.
 #[derive(Debug, Clone, Copy)]
-enum Ty {
+pub(super) enum Ty {
     I8,
     I16,
     I32,
@@ -53,13 +56,15 @@ enum Ty {
     Inline(&'static Struct),
 }
 
+/// A field and the versions that have it.
 #[derive(Debug)]
-struct Field {
+pub(super) struct Field {
     ty: Ty,
     min: i16,
     max: i16,
 }
 
+/// A tagged field and the first version that knows its tag.
 #[derive(Debug)]
 struct Tagged {
     tag: u32,
@@ -67,32 +72,44 @@ struct Tagged {
     min: i16,
 }
 
+/// A struct: its fields in order, then (in flexible versions) its known tags.
 #[derive(Debug)]
-struct Struct {
+pub(super) struct Struct {
     fields: &'static [Field],
     tagged: &'static [Tagged],
 }
 
-/// One request type: its decodable versions and the first flexible one.
-#[derive(Debug)]
-struct Message {
-    min: i16,
-    max: i16,
+/// One request type: its decodable versions, the first flexible one, and its body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Message {
+    pub(crate) min: i16,
+    pub(crate) max: i16,
     flexible: i16,
     body: &'static Struct,
 }
 
-const ALL: i16 = i16::MAX;
+impl Message {
+    /// A request decodable at `min..=max`, flexible from `flexible` (`ALL`: never).
+    pub(super) const fn new(min: i16, max: i16, flexible: i16, body: &'static Struct) -> Message {
+        Message { min, max, flexible, body }
+    }
+}
 
-const fn f(ty: Ty, min: i16, max: i16) -> Field {
+/// The last version there is: a field `f(ty, 3, ALL)` exists from version 3 on.
+pub(super) const ALL: i16 = i16::MAX;
+
+/// A field that exists in versions `min..=max`.
+pub(super) const fn f(ty: Ty, min: i16, max: i16) -> Field {
     Field { ty, min, max }
 }
 
-const fn always(ty: Ty) -> Field {
+/// A field that exists in every version.
+pub(super) const fn always(ty: Ty) -> Field {
     Field { ty, min: 0, max: ALL }
 }
 
-const fn plain(fields: &'static [Field]) -> Struct {
+/// A struct without tagged fields.
+pub(super) const fn plain(fields: &'static [Field]) -> Struct {
     Struct { fields, tagged: &[] }
 }
 
@@ -107,56 +124,6 @@ static METADATA: Struct =
     plain(&[always(Arr(&METADATA_TOPIC)), f(Bool, 4, ALL), f(Bool, 8, 10), f(Bool, 8, ALL)]);
 
 static FIND_COORDINATOR: Struct = plain(&[f(Str, 0, 3), f(I8, 1, ALL), f(ArrStr, 4, ALL)]);
-
-static JOIN_GROUP_PROTOCOL: Struct = plain(&[always(Str), always(Bytes)]);
-static JOIN_GROUP: Struct = plain(&[
-    always(Str),
-    always(I32),
-    f(I32, 1, ALL),
-    always(Str),
-    f(Str, 5, ALL),
-    always(Str),
-    always(Arr(&JOIN_GROUP_PROTOCOL)),
-    f(Str, 8, ALL),
-]);
-
-static SYNC_GROUP_ASSIGNMENT: Struct = plain(&[always(Str), always(Bytes)]);
-static SYNC_GROUP: Struct = plain(&[
-    always(Str),
-    always(I32),
-    always(Str),
-    f(Str, 3, ALL),
-    f(Str, 5, ALL),
-    f(Str, 5, ALL),
-    always(Arr(&SYNC_GROUP_ASSIGNMENT)),
-]);
-
-static HEARTBEAT: Struct = plain(&[always(Str), always(I32), always(Str), f(Str, 3, ALL)]);
-
-static LEAVE_GROUP_MEMBER: Struct = plain(&[f(Str, 3, ALL), f(Str, 3, ALL), f(Str, 5, ALL)]);
-static LEAVE_GROUP: Struct = plain(&[always(Str), f(Str, 0, 2), f(Arr(&LEAVE_GROUP_MEMBER), 3, ALL)]);
-
-static OFFSET_COMMIT_PARTITION: Struct = plain(&[always(I32), always(I64), f(I32, 6, ALL), always(Str)]);
-static OFFSET_COMMIT_TOPIC: Struct = plain(&[always(Str), always(Arr(&OFFSET_COMMIT_PARTITION))]);
-static OFFSET_COMMIT: Struct = plain(&[
-    always(Str),
-    always(I32),
-    always(Str),
-    f(Str, 7, ALL),
-    f(I64, 0, 4),
-    always(Arr(&OFFSET_COMMIT_TOPIC)),
-]);
-
-static OFFSET_FETCH_TOPIC: Struct = plain(&[f(Str, 0, 7), f(ArrI32, 0, 7)]);
-static OFFSET_FETCH_GROUP_TOPIC: Struct = plain(&[f(Str, 8, ALL), f(ArrI32, 8, ALL)]);
-static OFFSET_FETCH_GROUP: Struct =
-    plain(&[f(Str, 8, ALL), f(Str, 9, ALL), f(I32, 9, ALL), f(Arr(&OFFSET_FETCH_GROUP_TOPIC), 8, ALL)]);
-static OFFSET_FETCH: Struct = plain(&[
-    f(Str, 0, 7),
-    f(Arr(&OFFSET_FETCH_TOPIC), 0, 7),
-    f(Arr(&OFFSET_FETCH_GROUP), 8, ALL),
-    f(Bool, 7, ALL),
-]);
 
 static LIST_OFFSETS_PARTITION: Struct = plain(&[always(I32), f(I32, 4, ALL), always(I64)]);
 static LIST_OFFSETS_TOPIC: Struct = plain(&[always(Str), always(Arr(&LIST_OFFSETS_PARTITION))]);
@@ -190,29 +157,6 @@ static PRODUCE_PARTITION: Struct = plain(&[always(I32), always(Bytes)]);
 static PRODUCE_TOPIC: Struct = plain(&[f(Str, 0, 12), f(Uuid, 13, ALL), always(Arr(&PRODUCE_PARTITION))]);
 static PRODUCE: Struct = plain(&[always(Str), always(I16), always(I32), always(Arr(&PRODUCE_TOPIC))]);
 
-static LIST_GROUPS: Struct = plain(&[f(ArrStr, 4, ALL), f(ArrStr, 5, ALL)]);
-static DESCRIBE_GROUPS: Struct = plain(&[always(ArrStr), f(Bool, 3, ALL)]);
-static DELETE_GROUPS: Struct = plain(&[always(ArrStr)]);
-
-static OFFSET_DELETE_PARTITION: Struct = plain(&[always(I32)]);
-static OFFSET_DELETE_TOPIC: Struct = plain(&[always(Str), always(Arr(&OFFSET_DELETE_PARTITION))]);
-static OFFSET_DELETE: Struct = plain(&[always(Str), always(Arr(&OFFSET_DELETE_TOPIC))]);
-
-static CG_HEARTBEAT_TOPIC: Struct = plain(&[always(Uuid), always(ArrI32)]);
-static CONSUMER_GROUP_HEARTBEAT: Struct = plain(&[
-    always(Str),
-    always(Str),
-    always(I32),
-    always(Str),
-    always(Str),
-    always(I32),
-    always(ArrStr),
-    f(Str, 1, ALL),
-    always(Str),
-    always(Arr(&CG_HEARTBEAT_TOPIC)),
-]);
-static CONSUMER_GROUP_DESCRIBE: Struct = plain(&[always(ArrStr), always(Bool)]);
-
 static CREATE_TOPICS_ASSIGNMENT: Struct = plain(&[always(I32), always(ArrI32)]);
 static CREATE_TOPICS_CONFIG: Struct = plain(&[always(Str), always(Str)]);
 static CREATE_TOPICS_TOPIC: Struct = plain(&[
@@ -224,28 +168,17 @@ static CREATE_TOPICS_TOPIC: Struct = plain(&[
 ]);
 static CREATE_TOPICS: Struct = plain(&[always(Arr(&CREATE_TOPICS_TOPIC)), always(I32), always(Bool)]);
 
-fn message(api_key: ApiKey) -> Option<Message> {
+/// The request of an API the node answers itself; a group API's is its `WireApi::SCHEMA`.
+pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
     let (min, max, flexible, body) = match api_key {
         ApiKey::ApiVersions => (0, 4, 3, &API_VERSIONS),
         ApiKey::Metadata => (0, 13, 9, &METADATA),
         ApiKey::FindCoordinator => (0, 6, 3, &FIND_COORDINATOR),
-        ApiKey::JoinGroup => (0, 9, 6, &JOIN_GROUP),
-        ApiKey::SyncGroup => (0, 5, 4, &SYNC_GROUP),
-        ApiKey::Heartbeat => (0, 4, 4, &HEARTBEAT),
-        ApiKey::LeaveGroup => (0, 5, 4, &LEAVE_GROUP),
-        ApiKey::OffsetCommit => (2, 9, 8, &OFFSET_COMMIT),
-        ApiKey::OffsetFetch => (1, 9, 6, &OFFSET_FETCH),
         ApiKey::ListOffsets => (1, 10, 6, &LIST_OFFSETS),
         ApiKey::Fetch => (4, 18, 12, &FETCH),
         ApiKey::Produce => (3, 13, 9, &PRODUCE),
-        ApiKey::ListGroups => (0, 5, 3, &LIST_GROUPS),
-        ApiKey::DescribeGroups => (0, 6, 5, &DESCRIBE_GROUPS),
-        ApiKey::DeleteGroups => (0, 2, 2, &DELETE_GROUPS),
-        ApiKey::OffsetDelete => (0, 0, i16::MAX, &OFFSET_DELETE),
-        ApiKey::SaslHandshake => (0, 1, i16::MAX, &SASL_HANDSHAKE),
+        ApiKey::SaslHandshake => (0, 1, ALL, &SASL_HANDSHAKE),
         ApiKey::SaslAuthenticate => (0, 2, 2, &SASL_AUTHENTICATE),
-        ApiKey::ConsumerGroupHeartbeat => (0, 1, 0, &CONSUMER_GROUP_HEARTBEAT),
-        ApiKey::ConsumerGroupDescribe => (0, 1, 0, &CONSUMER_GROUP_DESCRIBE),
         ApiKey::CreateTopics => (2, 7, 5, &CREATE_TOPICS),
         _ => return None,
     };
@@ -253,17 +186,23 @@ fn message(api_key: ApiKey) -> Option<Message> {
 }
 
 /// Checks that `body` (the request after its header) is safe to hand to
-/// `kafka-protocol`'s decoder for `api_key` at `version`.
-pub(crate) fn check_body(api_key: ApiKey, version: i16, body: &[u8]) -> Result<(), SchemaError> {
-    walk(api_key, version, body).map(|_| ())
+/// `kafka-protocol`'s decoder for `api_key` at `version`, by `message`'s layout
+/// (`None`: the API has none, and nothing is decoded).
+pub(crate) fn check_body(
+    message: Option<Message>,
+    api_key: ApiKey,
+    version: i16,
+    body: &[u8],
+) -> Result<(), SchemaError> {
+    walk(message, api_key, version, body).map(|_| ())
 }
 
 /// Walks a body and returns how many bytes the request occupies.
-fn walk(api_key: ApiKey, version: i16, body: &[u8]) -> Result<usize, SchemaError> {
-    let no_schema = SchemaError::NoSchema { api_key: api_key as i16, version };
-    let message = message(api_key).ok_or(no_schema.clone())?;
+fn walk(message: Option<Message>, api_key: ApiKey, version: i16, body: &[u8]) -> Result<usize, SchemaError> {
+    let no_schema = || SchemaError::NoSchema { api_key: api_key as i16, version };
+    let message = message.ok_or_else(no_schema)?;
     if version < message.min || version > message.max {
-        return Err(no_schema);
+        return Err(no_schema());
     }
     let mut walker = Walker { buf: body, pos: 0, version, flexible: version >= message.flexible };
     walker.walk_struct(message.body)?;
