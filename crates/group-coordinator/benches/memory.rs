@@ -5,14 +5,21 @@
 //! costs the system allocator about 16 bytes more), whatever else the process did
 //! before.
 //!
+//! The same for a settled KIP-848 member: 100 consumer groups of 100 members,
+//! each group on its own topic of 100 partitions, every member at the target
+//! assignment (one partition each), the metadata image excluded.
+//!
 //! `cargo bench -p group-coordinator --bench memory`
 
 mod common;
 
 use std::hint::black_box;
 
+use std::sync::Arc;
+
 use common::{config, stored};
-use group_coordinator::CoordinatorCore;
+use group_coordinator::{CoordinatorCore, MetadataImage, Request, RequestId, Response, TopicImage};
+use group_types::{ConsumerGroupHeartbeatRequest, TopicId, TopicIdPartitions};
 
 #[global_allocator]
 static ALLOCATOR: dhat::Alloc = dhat::Alloc;
@@ -44,6 +51,86 @@ fn main() {
     let allocations = (allocations_after - allocations_before) as f64 / members;
     println!(
         "memory per Stable member (core, 50-byte subscription, 20-byte assignment, {GROUPS} groups of \
+         {MEMBERS}): {bytes:.0} bytes requested in {allocations:.2} allocations \
+         (about {:.0} bytes with the allocator's own 16 per allocation)",
+        bytes + 16.0 * allocations
+    );
+    black_box(core.group_count());
+    consumer_members();
+}
+
+/// Memory per settled consumer-protocol member.
+fn consumer_members() {
+    const GROUPS: usize = 100;
+    const MEMBERS: usize = 100;
+    let topics =
+        (0..GROUPS).map(|g| TopicImage::new(TopicId::from_u128(g as u128 + 1), format!("topic-{g}"), 100));
+    let mut core = CoordinatorCore::new(config());
+    core.update_metadata_image(Arc::new(MetadataImage::new(1, topics)));
+    let mut next = 0;
+    let mut send = |core: &mut CoordinatorCore, r: ConsumerGroupHeartbeatRequest| {
+        next += 1;
+        let mut fx = core.handle(0, RequestId(next), Request::from(r));
+        while let Some(w) = fx.writes.pop() {
+            let more = core.complete_write(0, w.id, Ok(()));
+            fx.responses.extend(more.responses);
+            fx.writes.extend(more.writes);
+        }
+        fx.responses.into_iter().find_map(|(id, r)| match r {
+            Response::ConsumerGroupHeartbeat(r) if id == RequestId(next) => Some(r),
+            _ => None,
+        })
+    };
+    let (bytes_before, allocations_before) = live();
+    for g in 0..GROUPS {
+        let mut held: Vec<(String, i32, Vec<TopicIdPartitions>)> = Vec::new();
+        for m in 0..MEMBERS {
+            let id = format!("member-{g:04}-{m:05}-Zm9vYmFyYmF6cXV4");
+            let r = ConsumerGroupHeartbeatRequest {
+                group_id: format!("group-{g}").into(),
+                member_id: id.as_str().into(),
+                member_epoch: 0,
+                rebalance_timeout_ms: 300_000,
+                subscribed_topic_names: Some(vec![format!("topic-{g}")]),
+                topic_partitions: Some(Vec::new()),
+                client_id: "consumer".into(),
+                client_host: "/127.0.0.1".into(),
+                ..ConsumerGroupHeartbeatRequest::default()
+            };
+            let answer = send(&mut core, r).expect("joined");
+            held.push((id, answer.member_epoch, answer.assignment.unwrap_or_default()));
+        }
+        // Everyone acknowledges what it holds until nothing changes.
+        for _ in 0..20 {
+            let mut changed = false;
+            for (id, epoch, assignment) in &mut held {
+                let r = ConsumerGroupHeartbeatRequest {
+                    group_id: format!("group-{g}").into(),
+                    member_id: id.as_str().into(),
+                    member_epoch: *epoch,
+                    topic_partitions: Some(assignment.clone()),
+                    client_id: "consumer".into(),
+                    client_host: "/127.0.0.1".into(),
+                    ..ConsumerGroupHeartbeatRequest::default()
+                };
+                let answer = send(&mut core, r).expect("answered");
+                changed |= answer.member_epoch != *epoch || answer.assignment.is_some();
+                *epoch = answer.member_epoch;
+                if let Some(a) = answer.assignment {
+                    *assignment = a;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+    let (bytes_after, allocations_after) = live();
+    let members = (GROUPS * MEMBERS) as f64;
+    let bytes = (bytes_after - bytes_before) as f64 / members;
+    let allocations = (allocations_after - allocations_before) as f64 / members;
+    println!(
+        "memory per settled consumer-protocol member (core, one partition each, {GROUPS} groups of \
          {MEMBERS}): {bytes:.0} bytes requested in {allocations:.2} allocations \
          (about {:.0} bytes with the allocator's own 16 per allocation)",
         bytes + 16.0 * allocations

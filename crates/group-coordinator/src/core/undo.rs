@@ -59,7 +59,7 @@ pub(crate) enum Committed<'a> {
     /// A consumer group: the live one, or, when it changed since, a copy with
     /// those changes undone (only a read of a group with a write in flight
     /// pays for the copy).
-    Consumer(Cow<'a, ConsumerGroup>),
+    Consumer(Cow<'a, Box<ConsumerGroup>>),
 }
 
 impl<'a> Committed<'a> {
@@ -118,7 +118,7 @@ pub(crate) fn committed_group<'a>(
             for changes in changed.into_iter().rev() {
                 committed.undo(changes.clone());
             }
-            Some(Committed::Consumer(Cow::Owned(committed)))
+            Some(Committed::Consumer(Cow::Owned(Box::new(committed))))
         }
         base => base.map(Committed::of),
     }
@@ -252,7 +252,7 @@ impl CoordinatorCore {
 
     /// Consumer group `id` as committed state holds it: `None` when no group
     /// has the id, `Some(None)` when the group is of another kind.
-    pub(crate) fn committed_consumer_group(&self, id: &str) -> Option<Option<Cow<'_, ConsumerGroup>>> {
+    pub(crate) fn committed_consumer_group(&self, id: &str) -> Option<Option<Cow<'_, Box<ConsumerGroup>>>> {
         match self.committed_view(id)? {
             Committed::Consumer(cg) => Some(Some(cg)),
             Committed::Classic(_) => Some(None),

@@ -197,8 +197,7 @@ impl ConsumerGroup {
                         let member = self
                             .modern
                             .members
-                            .entry(member_id.clone())
-                            .or_insert_with(|| ConsumerMember::new(member_id.clone()));
+                            .get_or_insert_with(member_id, || ConsumerMember::new(member_id.clone()));
                         let old = member.meta.instance_id.take();
                         let had_regex = usize::from(member.regex().is_some());
                         member.meta = (**v).clone();
@@ -551,7 +550,8 @@ mod tests {
                 cg.replay(r, Some(&mut undo));
             }
             cg.set_flags(Some(&mut undo), flags.0, flags.1);
-            if let Some(id) = cg.modern.members.keys().next().cloned()
+            let first = cg.modern.members.keys().next().cloned();
+            if let Some(id) = first
                 && let Some(m) = cg.member_mut(Some(&mut undo), &id)
             {
                 m.session_deadline = Some(42);

@@ -8,7 +8,7 @@ use group_offsets::ConsumerGroupRecord;
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
-use super::{Work, topics};
+use super::{ConsumerMember, Work, topics};
 use crate::MetadataImage;
 use crate::core::CoordinatorCore;
 use crate::core::modern::assignment;
@@ -54,28 +54,28 @@ impl CoordinatorCore {
         // assignors recognise equal subscriptions by the list's address.
         let mut lists: Vec<Vec<TopicId>> = Vec::new();
         let mut known: ClientMap<(&[String], Option<&str>), usize> = ClientMap::default();
-        let mut ids: Vec<(Arc<str>, usize)> = Vec::with_capacity(work.cg.modern.members.len());
+        let mut chosen: Vec<(&ConsumerMember, usize)> = Vec::with_capacity(work.cg.modern.members.len());
         for m in work.cg.modern.members.values().filter(|m| replaced != Some(&*m.id)) {
             let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
             let at = *known.entry(key).or_insert_with(|| {
                 lists.push(topics::subscribed_ids(m, &work.cg, &image));
                 lists.len() - 1
             });
-            ids.push((m.id.clone(), at));
+            chosen.push((m, at));
         }
+        let ids: Vec<(Arc<str>, usize)> = chosen.iter().map(|(m, at)| (m.id.clone(), *at)).collect();
         let empty = MemberTarget::default();
         let spec = GroupSpec {
-            members: ids
+            members: chosen
                 .iter()
-                .map(|(id, list)| {
-                    let m = &work.cg.modern.members[id];
+                .map(|(m, list)| {
                     let subscribed = &lists[*list];
                     MemberSpec {
-                        member_id: id,
+                        member_id: &m.id,
                         instance_id: m.meta.instance_id.as_deref(),
                         rack_id: m.meta.rack_id.as_deref(),
                         subscribed_topics: subscribed,
-                        current: work.cg.modern.targets.get(id).unwrap_or(&empty),
+                        current: work.cg.modern.targets.get(&m.id).unwrap_or(&empty),
                     }
                 })
                 .collect(),

@@ -4,11 +4,13 @@
 //! A kind's folder builds on this one; this folder imports no kind.
 
 pub(crate) mod assignment;
+mod members;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use self::assignment::Assignment;
+pub(crate) use self::members::Members;
 
 /// What a member of any modern group has (Kafka's `ModernGroupMember`): an
 /// epoch, and whether it has reconciled its assignment.
@@ -41,8 +43,8 @@ pub(crate) struct ModernGroup<M> {
     pub(crate) group_epoch: i32,
     pub(crate) metadata_hash: u64,
     pub(crate) assignment_epoch: i32,
-    /// By member id: the order the assignors see members in.
-    pub(crate) members: BTreeMap<Arc<str>, M>,
+    /// By member id, listed in id order: the order the assignors see members in.
+    pub(crate) members: Members<M>,
     /// Target assignments by member id (entries of ids that left may linger until
     /// their tombstone).
     pub(crate) targets: BTreeMap<Arc<str>, Assignment>,
@@ -56,7 +58,7 @@ impl<M> Default for ModernGroup<M> {
             group_epoch: 0,
             metadata_hash: 0,
             assignment_epoch: 0,
-            members: BTreeMap::new(),
+            members: Members::default(),
             targets: BTreeMap::new(),
             static_members: BTreeMap::new(),
         }
