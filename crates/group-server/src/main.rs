@@ -167,6 +167,11 @@ fn watch_signals(runtime: &tokio::runtime::Handle, stop: mpsc::Sender<StopReason
     use tokio::signal::unix::{SignalKind, signal};
     let (mut terminate, mut interrupt) = {
         let _entered = runtime.enter();
+        // SIGHUP's default action ends the process: registering a handler now, even
+        // one nobody reads, keeps a SIGHUP during a long start harmless (tokio keeps
+        // a registered handler for the life of the process). The server answers
+        // SIGHUP once it runs.
+        drop(signal(SignalKind::hangup())?);
         (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
     };
     runtime.spawn(async move {

@@ -30,6 +30,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use crate::CoordinatorService;
+use crate::connection::Budgets;
 use crate::node::SUPPORTED_APIS;
 
 /// API keys with a slot of their own are below this (ConsumerGroupDescribe is 69).
@@ -180,9 +181,13 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 impl Exporter {
     /// An exporter of `server`'s counts and of what `service` reports
     /// ([`CoordinatorService::metrics`]).
-    pub(crate) fn new(server: Arc<ServerMetrics>, service: Arc<CoordinatorService>) -> Exporter {
+    pub(crate) fn new(
+        server: Arc<ServerMetrics>,
+        budgets: Arc<Budgets>,
+        service: Arc<CoordinatorService>,
+    ) -> Exporter {
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(NodeCollector { server, service }));
+        registry.register_collector(Box::new(NodeCollector { server, budgets, service }));
         Exporter { registry }
     }
 
@@ -199,6 +204,7 @@ impl Exporter {
 /// Reads every count at scrape time.
 struct NodeCollector {
     server: Arc<ServerMetrics>,
+    budgets: Arc<Budgets>,
     service: Arc<CoordinatorService>,
 }
 
@@ -284,6 +290,27 @@ impl Collector for NodeCollector {
             "group_server_connections_refused",
             "Client connections refused by max.connections or max.connections.per.ip.",
             s.connections_refused.load(Ordering::Relaxed),
+        )?;
+        let b = &*self.budgets;
+        gauge(
+            &mut enc,
+            "group_server_request_bytes_reserved",
+            "Bytes of queued.max.request.bytes reserved by requests longer than a read chunk, read or arriving.",
+            b.request_bytes_reserved() as u64,
+        )?;
+        gauge(
+            &mut enc,
+            "group_server_response_bytes_queued",
+            "Bytes of replies encoded and not yet written, all connections together.",
+            b.response_bytes_queued() as u64,
+        )?;
+        let (request_waits, reply_waits) = b.waits();
+        counters(
+            &mut enc,
+            "group_server_reads_paused",
+            "Times a connection was not read, by reason (request_budget: queued.max.request.bytes spent; responses: its replies were not taken).",
+            "reason",
+            [("request_budget", request_waits), ("responses", reply_waits)],
         )?;
         counter(
             &mut enc,
