@@ -12,6 +12,7 @@ mod e2e;
 mod e2e_consumer_protocol;
 mod e2e_security;
 mod limits;
+mod memory;
 mod metrics;
 mod robustness;
 mod security;

@@ -80,3 +80,19 @@ fn a_data_directory_held_by_another_server_is_reported_at_once() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGHUP never stops a node: without an ACL file there is nothing to reread, and the
+/// node keeps serving (the signal's default action used to end it at once).
+#[test]
+fn sighup_without_an_acl_file_is_not_fatal() {
+    use crate::client::Conn;
+    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+    let mut server = crate::memory::Process::start(&[]);
+    for _ in 0..3 {
+        server.signal("HUP");
+    }
+    let mut c = Conn::open(server.kafka);
+    let versions: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    assert_eq!(versions.error_code, 0);
+    assert!(server.running(), "the node exited on SIGHUP");
+}
