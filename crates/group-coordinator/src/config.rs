@@ -1,5 +1,12 @@
 //! `CoordinatorConfig`: the broker settings of the classic group coordinator.
 
+/// The longest group id the coordinator accepts, in bytes: what every version of
+/// every API it serves can carry back (a non-flexible `STRING` has an `int16`
+/// length, and ListGroups v0-v2 lists every group id in one) and every store can
+/// key. A longer id is `INVALID_GROUP_ID` before any partition sees it: it is
+/// never written, so never a storage failure, whichever store is behind.
+pub const MAX_GROUP_ID_BYTES: usize = i16::MAX as usize;
+
 /// Broker settings of the coordinator. [`Default`] gives Kafka's broker defaults
 /// (`kafka-semantics.md` §9).
 #[derive(Debug, Clone, PartialEq, Eq)]

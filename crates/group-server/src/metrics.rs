@@ -167,6 +167,7 @@ impl Drop for OpenConnection {
 /// Renders the node's metrics in the Prometheus text format (version 0.0.4).
 pub(crate) struct Exporter {
     registry: Registry,
+    scrapes: Arc<crate::metrics_http::ScrapeLimits>,
 }
 
 impl fmt::Debug for Exporter {
@@ -187,8 +188,15 @@ impl Exporter {
         service: Arc<CoordinatorService>,
     ) -> Exporter {
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(NodeCollector { server, budgets, service }));
-        Exporter { registry }
+        let scrapes = Arc::new(crate::metrics_http::ScrapeLimits::default());
+        let collector = NodeCollector { server, budgets, service, scrapes: Arc::clone(&scrapes) };
+        registry.register_collector(Box::new(collector));
+        Exporter { registry, scrapes }
+    }
+
+    /// What the endpoint counts of the scrape connections it evicted or refused.
+    pub(crate) fn scrape_limits(&self) -> &crate::metrics_http::ScrapeLimits {
+        &self.scrapes
     }
 
     /// The exposition, read now.
@@ -206,6 +214,7 @@ struct NodeCollector {
     server: Arc<ServerMetrics>,
     budgets: Arc<Budgets>,
     service: Arc<CoordinatorService>,
+    scrapes: Arc<crate::metrics_http::ScrapeLimits>,
 }
 
 impl fmt::Debug for NodeCollector {
@@ -311,6 +320,14 @@ impl Collector for NodeCollector {
             "Times a connection was not read, by reason (request_budget: queued.max.request.bytes spent; responses: its replies were not taken).",
             "reason",
             [("request_budget", request_waits), ("responses", reply_waits)],
+        )?;
+        let (evicted, refused) = self.scrapes.counts();
+        counters(
+            &mut enc,
+            "group_server_metrics_connections_dropped",
+            "Connections to this endpoint closed because every scraper slot was taken, by outcome (evicted: a silent one made room; refused: closed unanswered).",
+            "outcome",
+            [("evicted", evicted), ("refused", refused)],
         )?;
         counter(
             &mut enc,

@@ -548,8 +548,6 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--connections-max-idle-ms", "connections.max.idle.ms", "600000"),
     ("--max-frame-bytes", "socket.request.max.bytes", "1048576"),
     ("--queued-max-request-bytes", "queued.max.request.bytes", "67108864"),
-    ("--queued-max-response-bytes-per-connection", "queued.max.response.bytes.per.connection", "1048576"),
-    ("--queued-max-response-bytes", "queued.max.response.bytes", "268435456"),
     ("--rebalance-protocols", "group.coordinator.rebalance.protocols", "classic,consumer"),
     ("--consumer-session-timeout-ms", "group.consumer.session.timeout.ms", "45000"),
     ("--consumer-min-session-timeout-ms", "group.consumer.min.session.timeout.ms", "45000"),
@@ -571,6 +569,12 @@ const OUR_PROPERTIES: &[(&str, &str, Option<&str>)] = &[
     ("--request-log", "request.log", None),
     ("--max-in-flight-requests-per-connection", "max.in.flight.requests.per.connection", Some("128")),
     ("--request-read-timeout-ms", "request.read.timeout.ms", Some("30000")),
+    (
+        "--queued-max-response-bytes-per-connection",
+        "queued.max.response.bytes.per.connection",
+        Some("1048576"),
+    ),
+    ("--queued-max-response-bytes", "queued.max.response.bytes", Some("268435456")),
 ];
 
 /// The help of one flag: its line and the next (clap puts the help under the flag).

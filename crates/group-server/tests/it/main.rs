@@ -11,6 +11,7 @@ mod consumer_protocol;
 mod e2e;
 mod e2e_consumer_protocol;
 mod e2e_security;
+mod group_ids;
 mod limits;
 mod memory;
 mod metrics;

@@ -19,7 +19,8 @@ use crate::client::{Conn, s};
 
 const MIB: u64 = 1 << 20;
 
-/// The `group-server` binary, on ephemeral ports, its metrics on; killed when dropped.
+/// The `group-server` binary, on ephemeral ports, its metrics on, in memory unless
+/// `args` give a `--data-dir`; killed when dropped.
 pub(crate) struct Process {
     child: Child,
     pub(crate) kafka: SocketAddr,
@@ -28,8 +29,10 @@ pub(crate) struct Process {
 
 impl Process {
     pub(crate) fn start(args: &[&str]) -> Process {
+        let storage: &[&str] = if args.contains(&"--data-dir") { &[] } else { &["--memory"] };
         let mut child = Command::new(env!("CARGO_BIN_EXE_group-server"))
-            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--memory"])
+            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+            .args(storage)
             .args(["--topic", "t1:3", "--exit-on-stdin-close"])
             .args(args)
             .env("RUST_LOG", "warn")
@@ -176,7 +179,9 @@ fn big_join(group: &str, metadata_bytes: usize) -> JoinGroupRequest {
         .with_rebalance_timeout_ms(120_000)
         .with_member_id(StrBytes::default())
         .with_protocol_type(s("consumer"))
-        .with_protocols(vec![JoinGroupRequestProtocol::default().with_name(s("range")).with_metadata(Bytes::from(metadata))])
+        .with_protocols(vec![
+            JoinGroupRequestProtocol::default().with_name(s("range")).with_metadata(Bytes::from(metadata)),
+        ])
 }
 
 /// A Stable group of `members` members whose metadata is `metadata_bytes` each: they
@@ -194,10 +199,8 @@ fn big_group(addr: SocketAddr, group: &str, members: usize, metadata_bytes: usiz
             .collect();
         joins.into_iter().map(|j| j.join().expect("a member joins")).collect()
     });
-    let (mut leader, first) = joined
-        .into_iter()
-        .find(|(_, r)| r.leader == r.member_id)
-        .expect("a leader among the members");
+    let (mut leader, first) =
+        joined.into_iter().find(|(_, r)| r.leader == r.member_id).expect("a leader among the members");
     assert_eq!(first.error_code, 0);
     assert_eq!(first.members.len(), members, "every member joined the first generation");
     let sync = SyncGroupRequest::default()

@@ -240,6 +240,26 @@ fn a_silent_scraper_blocks_neither_scrapes_nor_clients() {
     drop((idle, partial));
 }
 
+/// More silent connections than scraper slots cannot keep a scraper out: a new
+/// connection evicts the oldest one still waiting for its request, and the
+/// eviction is counted (they used to hold every slot for 5 s, and the scrape was
+/// closed unanswered).
+#[test]
+fn silent_connections_cannot_starve_a_scraper() {
+    let (_server, addr) = metered();
+    let silent: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connect")).collect();
+    let m = Metrics::scrape(addr);
+    assert!(
+        m.get("group_server_metrics_connections_dropped_total", &[("outcome", "evicted")]) >= 1.0,
+        "no silent connection was evicted"
+    );
+    // Every scrape after it is answered too, the silent connections still open.
+    for _ in 0..3 {
+        Metrics::scrape(addr);
+    }
+    drop(silent);
+}
+
 #[test]
 fn no_metrics_listener_without_the_setting() {
     let server = server_with(|_| {});
