@@ -347,27 +347,37 @@ impl Collector for NodeCollector {
 
 /// The coordinator's gauges and counters (`kafka_group_*`).
 fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -> fmt::Result {
+    // Every kind of group, as Kafka's `GroupCoordinatorMetrics` counts them (per
+    // kind, per that kind's states); a new kind adds its rows here.
     let mut family = enc.encode_descriptor(
         "kafka_group_groups",
-        "Consumer groups held by the coordinator, by state.",
+        "Groups held by the coordinator, by type (classic, consumer) and by that type's state.",
         None,
         MetricType::Gauge,
     )?;
-    for state in [
+    let classic = [
         GroupState::Empty,
         GroupState::PreparingRebalance,
         GroupState::CompletingRebalance,
         GroupState::Stable,
-    ] {
-        let n = i64::try_from(m.groups_in(state)).unwrap_or(i64::MAX);
-        ConstGauge::new(n).encode(family.encode_family(&[("state", state.as_str())])?)?;
+    ]
+    .map(|state| (state.as_str(), "classic", m.groups_in(state)));
+    let consumer = CoordinatorMetrics::CONSUMER_GROUP_STATES
+        .map(|state| (state.as_str(), "consumer", m.consumer_groups_in(state)));
+    for (state, kind, n) in classic.into_iter().chain(consumer) {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        ConstGauge::new(n).encode(family.encode_family(&[("state", state), ("type", kind)])?)?;
     }
-    gauge(
-        enc,
+    let mut family = enc.encode_descriptor(
         "kafka_group_members",
-        "Members of every group (pending member ids excluded).",
-        m.members as u64,
+        "Members of the groups, by group type (pending member ids excluded).",
+        None,
+        MetricType::Gauge,
     )?;
+    for (kind, n) in [("classic", m.members), ("consumer", m.consumer_members)] {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        ConstGauge::new(n).encode(family.encode_family(&[("type", kind)])?)?;
+    }
     counter(
         enc,
         "kafka_group_rebalances_started",
@@ -395,6 +405,24 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
         ],
     )?;
     counter(enc, "kafka_group_members_left", "Members that left through LeaveGroup.", m.members_left)?;
+    counter(
+        enc,
+        "kafka_group_consumer_members_joined",
+        "Consumer-protocol members that joined consumer groups (KIP-848).",
+        m.consumer_members_joined,
+    )?;
+    counter(
+        enc,
+        "kafka_group_consumer_members_removed",
+        "Members removed from consumer groups: left, session expired, revocation timeout.",
+        m.consumer_members_removed,
+    )?;
+    counter(
+        enc,
+        "kafka_group_consumer_rebalances",
+        "Consumer group epochs bumped, each a new target assignment (the consumer protocol's rebalances).",
+        m.consumer_epoch_bumps,
+    )?;
     counter(
         enc,
         "kafka_group_static_members_fenced",
