@@ -95,6 +95,9 @@ pub struct CoordinatorMetrics {
     /// Consumer group epochs bumped (each starts a new target assignment: the
     /// consumer protocol's rebalances).
     pub consumer_epoch_bumps: u64,
+    /// Requests refused because they would have created a group over
+    /// [`max_groups`](crate::CoordinatorConfig::max_groups).
+    pub groups_refused: u64,
     /// Members (and pending member ids) that left through LeaveGroup.
     pub members_left: u64,
     /// Static members fenced by a new instance with the same `group.instance.id`.
@@ -189,6 +192,7 @@ pub(crate) struct ShardCounters {
     consumer_members_joined: u64,
     consumer_members_removed: u64,
     consumer_epoch_bumps: u64,
+    groups_refused: u64,
     offset_commits: u64,
     offset_commit_partitions: u64,
     offsets_expired: u64,
@@ -198,6 +202,19 @@ pub(crate) struct ShardCounters {
 }
 
 impl ShardCounters {
+    /// A request would have created `group` over `max_groups`: counted, and
+    /// logged at debug (the count is what an operator watches; a flood of new
+    /// ids must not flood the log).
+    pub(crate) fn group_refused(&mut self, group: &str, max_groups: usize) {
+        self.groups_refused += 1;
+        tracing::debug!(
+            target: "group_coordinator",
+            group_id = group,
+            max_groups,
+            "group not created: this coordinator holds group.max.groups groups"
+        );
+    }
+
     /// Counts an answer the shard released (commits are counted from their answers,
     /// so the core's commit path carries no extra work).
     pub(crate) fn on_response(&mut self, response: &Response) {
@@ -380,6 +397,7 @@ impl ShardCounters {
         m.consumer_members_joined += self.consumer_members_joined;
         m.consumer_members_removed += self.consumer_members_removed;
         m.consumer_epoch_bumps += self.consumer_epoch_bumps;
+        m.groups_refused += self.groups_refused;
         m.offset_commits += self.offset_commits;
         m.offset_commit_partitions += self.offset_commit_partitions;
         m.offsets_expired += self.offsets_expired;

@@ -407,6 +407,12 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
     counter(enc, "kafka_group_members_left", "Members that left through LeaveGroup.", m.members_left)?;
     counter(
         enc,
+        "kafka_group_groups_refused",
+        "Requests answered GROUP_MAX_SIZE_REACHED because they would have created a group over group.max.groups.",
+        m.groups_refused,
+    )?;
+    counter(
+        enc,
         "kafka_group_consumer_members_joined",
         "Consumer-protocol members that joined consumer groups (KIP-848).",
         m.consumer_members_joined,

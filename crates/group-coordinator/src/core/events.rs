@@ -418,6 +418,11 @@ impl Engine {
 }
 
 impl crate::CoordinatorCore {
+    /// Whether this core holds group `id`, of any kind.
+    pub(crate) fn has_group(&self, id: &str) -> bool {
+        self.groups.contains_key(id)
+    }
+
     /// Adds this core's groups (per state) and members to `metrics`.
     pub(crate) fn count_groups(&self, metrics: &mut crate::CoordinatorMetrics) {
         for g in self.groups.values() {

@@ -178,6 +178,7 @@ impl Inner {
             &image,
             &self.assignors,
         );
+        self.recount(shard);
         (deliver, dropped)
     }
 

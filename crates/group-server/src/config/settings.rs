@@ -144,6 +144,13 @@ settings! {
         about: "Most members a classic group accepts",
         value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.group_max_size),
     },
+    GroupMaxGroups: Setting {
+        flag: "--group-max-groups",
+        property: Ours("group.max.groups"),
+        about: "Most groups of every kind this node holds; a request that would create one more is \
+                answered GROUP_MAX_SIZE_REACHED and counted (kafka_group_groups_refused)",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.max_groups),
+    },
     RebalanceProtocols: Setting {
         flag: "--rebalance-protocols",
         property: Kafka("group.coordinator.rebalance.protocols"),

@@ -575,6 +575,7 @@ const OUR_PROPERTIES: &[(&str, &str, Option<&str>)] = &[
         Some("1048576"),
     ),
     ("--queued-max-response-bytes", "queued.max.response.bytes", Some("268435456")),
+    ("--group-max-groups", "group.max.groups", Some("2147483647")),
 ];
 
 /// The help of one flag: its line and the next (clap puts the help under the flag).

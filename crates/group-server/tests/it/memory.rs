@@ -91,12 +91,7 @@ impl Process {
 
     /// The value of a sample of `/metrics`, 0 when the node has no such series.
     pub(crate) fn metric(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
-        let mut stream = TcpStream::connect(self.metrics).expect("connect");
-        stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
-        stream.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").expect("write");
-        let mut raw = String::new();
-        stream.read_to_string(&mut raw).expect("read");
-        let body = raw.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+        let body = scrape(self.metrics);
         let scrape = Scrape::parse(body.lines().map(|l| Ok(l.to_owned()))).expect("the text format");
         scrape
             .samples
@@ -122,6 +117,16 @@ impl Process {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// The body of `GET /metrics` at `addr`.
+pub(crate) fn scrape(addr: SocketAddr) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(30))).expect("timeout");
+    stream.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").expect("write");
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).expect("read");
+    raw.split_once("\r\n\r\n").map_or_else(String::new, |(_, body)| body.to_owned())
 }
 
 impl Drop for Process {
