@@ -106,10 +106,10 @@ pub(super) fn refusal(
 ) -> Option<Response> {
     // One check for every store and every partition state: an id no answer could
     // carry back (nor sled key) is refused before anything is written for it.
-    if let Some((_, group)) = request.group_acl() {
-        if group.len() > crate::MAX_GROUP_ID_BYTES {
-            return Some(request.refused(ErrorCode::InvalidGroupId));
-        }
+    if let Some((_, group)) = request.group_acl()
+        && group.len() > crate::MAX_GROUP_ID_BYTES
+    {
+        return Some(request.refused(ErrorCode::InvalidGroupId));
     }
     let code = match state {
         PartitionState::Owned(_) => return None,
