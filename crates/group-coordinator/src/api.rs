@@ -316,6 +316,18 @@ macro_rules! coordinator_apis {
                 match self {$(Request::$api(r) => run($core, core, id, r, visible),)*}
             }
 
+            /// Whether the request creates its group when the group does not exist
+            /// (a classic JoinGroup, a simple consumer's OffsetCommit, a consumer
+            /// group's first heartbeat): what `max_groups` refuses.
+            pub(crate) fn may_create_group(&self) -> bool {
+                match self {
+                    Request::JoinGroup(_) => true,
+                    Request::OffsetCommit(r) => r.generation_id < 0,
+                    Request::ConsumerGroupHeartbeat(r) => r.member_epoch == 0,
+                    _ => false,
+                }
+            }
+
             /// The group whose outstanding metadata write the answer waits for
             /// (`Waits::Barrier`), if any.
             pub(crate) fn barrier_group(&self) -> Option<&str> {

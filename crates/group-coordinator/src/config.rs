@@ -1,5 +1,12 @@
 //! `CoordinatorConfig`: the broker settings of the classic group coordinator.
 
+/// The longest group id the coordinator accepts, in bytes: what every version of
+/// every API it serves can carry back (a non-flexible `STRING` has an `int16`
+/// length, and ListGroups v0-v2 lists every group id in one) and every store can
+/// key. A longer id is `INVALID_GROUP_ID` before any partition sees it: it is
+/// never written, so never a storage failure, whichever store is behind.
+pub const MAX_GROUP_ID_BYTES: usize = i16::MAX as usize;
+
 /// Broker settings of the coordinator. [`Default`] gives Kafka's broker defaults
 /// (`kafka-semantics.md` §9).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +31,11 @@ pub struct CoordinatorConfig {
     pub initial_rebalance_delay_ms: i32,
     /// `group.max.size`: the largest number of members a classic group accepts.
     pub group_max_size: i32,
+    /// `group.max.groups`: the most groups, of every kind, this coordinator holds
+    /// over all its partitions; a request that would create one more is answered
+    /// `GROUP_MAX_SIZE_REACHED` (as Kafka answers `group.share.max.groups`).
+    /// Unlimited by default (`i32::MAX`), as Kafka does not bound groups.
+    pub max_groups: usize,
     /// `offset.metadata.max.bytes`, compared with the metadata's UTF-16 length as Java does.
     pub offset_metadata_max_bytes: usize,
     /// `offsets.retention.check.interval.ms`: the period of the offset expiration job.
@@ -49,6 +61,7 @@ impl Default for CoordinatorConfig {
             offset_retention_ms: 10_080 * 60_000,
             initial_rebalance_delay_ms: 3_000,
             group_max_size: i32::MAX,
+            max_groups: i32::MAX as usize,
             offset_metadata_max_bytes: 4_096,
             offsets_retention_check_interval_ms: 600_000,
             new_member_join_timeout_ms: 300_000,

@@ -160,7 +160,7 @@ mod topic_metadata;
 
 pub use crate::api::{Api, GroupApi, Routing, Waits};
 pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
-pub use crate::config::CoordinatorConfig;
+pub use crate::config::{CoordinatorConfig, MAX_GROUP_ID_BYTES};
 pub use crate::consumer_config::{
     BadConsumerGroupConfig, BadMigrationPolicy, ConsumerGroupConfig, GroupConfigOverrides, MigrationPolicy,
 };

@@ -14,14 +14,19 @@
 //! durable), `member left` and `member expired` (member id, reason), `static
 //! member fenced`, `group emptied` (generation), `group deleted` (offsets removed),
 //! `offsets expired` (partitions, and whether the group went too: then also
-//! `group expired`). `group state changed` and per-request outcomes (an
+//! `group expired`); for consumer groups (KIP-848) `consumer member joined`,
+//! `consumer member removed` (reason: left, session expired, revocation
+//! timeout), `consumer group epoch bumped`, `consumer group target assignment
+//! computed` (epoch) and `consumer member assignment` (Kafka's "new assignment
+//! state": epochs, state, partitions assigned and pending revocation).
+//! `group state changed` and per-request outcomes (an
 //! authorization failure, unknown partitions) are debug; failed writes warn.
 //!
 //! [`GroupCoordinator::metrics`]: crate::GroupCoordinator::metrics
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use group_types::{ErrorCode, GroupState};
+use group_types::{ConsumerGroupState, ErrorCode, GroupState};
 
 use crate::{ExpirationReason, GroupEvent, LatencySnapshot, Response};
 
@@ -62,22 +67,37 @@ impl MemberExpirations {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CoordinatorMetrics {
-    /// Groups in state Empty.
+    /// Classic groups in state Empty.
     pub groups_empty: usize,
-    /// Groups in state PreparingRebalance.
+    /// Classic groups in state PreparingRebalance.
     pub groups_preparing_rebalance: usize,
-    /// Groups in state CompletingRebalance.
+    /// Classic groups in state CompletingRebalance.
     pub groups_completing_rebalance: usize,
-    /// Groups in state Stable.
+    /// Classic groups in state Stable.
     pub groups_stable: usize,
-    /// Members of every group (pending member ids excluded).
+    /// Members of classic groups (pending member ids excluded).
     pub members: usize,
+    /// Consumer groups (KIP-848), by state in the order of
+    /// [`CONSUMER_GROUP_STATES`](Self::CONSUMER_GROUP_STATES).
+    pub consumer_groups: [usize; 4],
+    /// Members of consumer groups, whichever protocol each member speaks.
+    pub consumer_members: usize,
     /// Join phases begun (a group entering PreparingRebalance).
     pub rebalances_started: u64,
     /// Join phases completed with members (a new generation in CompletingRebalance).
     pub rebalances_completed: u64,
     /// Members removed by deadlines.
     pub member_expirations: MemberExpirations,
+    /// Consumer-protocol members that joined consumer groups.
+    pub consumer_members_joined: u64,
+    /// Members removed from consumer groups (left, expired, fenced).
+    pub consumer_members_removed: u64,
+    /// Consumer group epochs bumped (each starts a new target assignment: the
+    /// consumer protocol's rebalances).
+    pub consumer_epoch_bumps: u64,
+    /// Requests refused because they would have created a group over
+    /// [`max_groups`](crate::CoordinatorConfig::max_groups).
+    pub groups_refused: u64,
     /// Members (and pending member ids) that left through LeaveGroup.
     pub members_left: u64,
     /// Static members fenced by a new instance with the same `group.instance.id`.
@@ -108,7 +128,21 @@ pub struct CoordinatorMetrics {
 }
 
 impl CoordinatorMetrics {
-    /// Number of groups in `state` (Dead groups are not kept, so always 0 for Dead).
+    /// The states of a consumer group, in the order of
+    /// [`consumer_groups`](Self::consumer_groups).
+    pub const CONSUMER_GROUP_STATES: [ConsumerGroupState; 4] = [
+        ConsumerGroupState::Empty,
+        ConsumerGroupState::Assigning,
+        ConsumerGroupState::Reconciling,
+        ConsumerGroupState::Stable,
+    ];
+
+    /// Number of consumer groups in `state`.
+    pub fn consumer_groups_in(&self, state: ConsumerGroupState) -> usize {
+        Self::CONSUMER_GROUP_STATES.iter().position(|&s| s == state).map_or(0, |i| self.consumer_groups[i])
+    }
+
+    /// Number of classic groups in `state` (Dead groups are not kept, so always 0 for Dead).
     pub fn groups_in(&self, state: GroupState) -> usize {
         match state {
             GroupState::Empty => self.groups_empty,
@@ -119,12 +153,20 @@ impl CoordinatorMetrics {
         }
     }
 
-    /// Number of groups held, in any state.
+    /// Number of groups held, of any kind, in any state.
     pub fn groups(&self) -> usize {
         self.groups_empty
             + self.groups_preparing_rebalance
             + self.groups_completing_rebalance
             + self.groups_stable
+            + self.consumer_groups.iter().sum::<usize>()
+    }
+
+    pub(crate) fn count_consumer_group(&mut self, state: ConsumerGroupState, members: usize) {
+        if let Some(i) = Self::CONSUMER_GROUP_STATES.iter().position(|&s| s == state) {
+            self.consumer_groups[i] += 1;
+        }
+        self.consumer_members += members;
     }
 
     pub(crate) fn count_group(&mut self, state: GroupState, members: usize) {
@@ -147,6 +189,10 @@ pub(crate) struct ShardCounters {
     member_expirations: MemberExpirations,
     members_left: u64,
     static_members_fenced: u64,
+    consumer_members_joined: u64,
+    consumer_members_removed: u64,
+    consumer_epoch_bumps: u64,
+    groups_refused: u64,
     offset_commits: u64,
     offset_commit_partitions: u64,
     offsets_expired: u64,
@@ -156,6 +202,19 @@ pub(crate) struct ShardCounters {
 }
 
 impl ShardCounters {
+    /// A request would have created `group` over `max_groups`: counted, and
+    /// logged at debug (the count is what an operator watches; a flood of new
+    /// ids must not flood the log).
+    pub(crate) fn group_refused(&mut self, group: &str, max_groups: usize) {
+        self.groups_refused += 1;
+        tracing::debug!(
+            target: "group_coordinator",
+            group_id = group,
+            max_groups,
+            "group not created: this coordinator holds group.max.groups groups"
+        );
+    }
+
     /// Counts an answer the shard released (commits are counted from their answers,
     /// so the core's commit path carries no extra work).
     pub(crate) fn on_response(&mut self, response: &Response) {
@@ -270,6 +329,53 @@ impl ShardCounters {
                     tracing::info!(target: "group_coordinator", group_id = %group_id, "group expired");
                 }
             }
+            GroupEvent::ConsumerMemberJoined { group_id, member_id } => {
+                self.consumer_members_joined += 1;
+                tracing::info!(target: "group_coordinator", group_id = %group_id, member_id = %member_id, "consumer member joined");
+            }
+            GroupEvent::ConsumerMemberRemoved { group_id, member_id, reason } => {
+                self.consumer_members_removed += 1;
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    member_id = %member_id,
+                    reason = *reason,
+                    "consumer member removed"
+                );
+            }
+            GroupEvent::ConsumerGroupEpochBumped { group_id, epoch } => {
+                self.consumer_epoch_bumps += 1;
+                tracing::info!(target: "group_coordinator", group_id = %group_id, epoch, "consumer group epoch bumped");
+            }
+            GroupEvent::ConsumerTargetAssignment { group_id, epoch } => {
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    epoch,
+                    "consumer group target assignment computed"
+                );
+            }
+            GroupEvent::ConsumerMemberAssignment {
+                group_id,
+                member_id,
+                member_epoch,
+                previous_member_epoch,
+                state,
+                assigned,
+                pending_revocation,
+            } => {
+                tracing::info!(
+                    target: "group_coordinator",
+                    group_id = %group_id,
+                    member_id = %member_id,
+                    member_epoch,
+                    previous_member_epoch,
+                    state = state.as_str(),
+                    assigned,
+                    pending_revocation,
+                    "consumer member assignment"
+                );
+            }
             GroupEvent::WriteFailed { error, writes } => {
                 self.write_failures += 1;
                 tracing::warn!(
@@ -288,6 +394,10 @@ impl ShardCounters {
         m.member_expirations.add(&self.member_expirations);
         m.members_left += self.members_left;
         m.static_members_fenced += self.static_members_fenced;
+        m.consumer_members_joined += self.consumer_members_joined;
+        m.consumer_members_removed += self.consumer_members_removed;
+        m.consumer_epoch_bumps += self.consumer_epoch_bumps;
+        m.groups_refused += self.groups_refused;
         m.offset_commits += self.offset_commits;
         m.offset_commit_partitions += self.offset_commit_partitions;
         m.offsets_expired += self.offsets_expired;

@@ -51,6 +51,8 @@ TOPICS = {
     "migrate": 4,
 }
 RESTART_TOPIC = ("durable", 4)
+# The metrics scenario's server holds only its group, so that its counts are exact.
+METRICS_TOPIC = ("metered", 6)
 
 
 # --------------------------------------------------------------------------- worker side
@@ -319,12 +321,14 @@ class Worker:
 
 
 class Server:
-    def __init__(self, binary, workdir, name, topics, durable=False):
+    def __init__(self, binary, workdir, name, topics, durable=False, metered=False):
         self.binary = binary
         self.workdir = workdir
         self.name = name
         self.topics = topics
         self.durable = durable
+        self.metered = metered
+        self.metrics_url = None
         self.proc = None
         self.port = 0
         self.log_path = os.path.join(workdir, f"{name}.requests.jsonl")
@@ -348,6 +352,8 @@ class Server:
             "--exit-on-stdin-close",
         ]
         args += ["--data-dir", self.data_dir] if self.durable else ["--memory"]
+        if self.metered:
+            args += ["--metrics-listen", "127.0.0.1:0"]
         env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info,sled=warn"))
         # stdin stays open while the driver lives: if the driver dies, the server exits.
         self.proc = subprocess.Popen(
@@ -361,6 +367,30 @@ class Server:
         line = self.proc.stdout.readline()
         check("listening on" in line, f"server {self.name} did not start: {line!r}")
         self.port = int(line.rsplit(":", 1)[1])
+        if self.metered:
+            line = self.proc.stdout.readline()
+            check("metrics on" in line, f"server {self.name} has no metrics: {line!r}")
+            self.metrics_url = line.rsplit(" ", 1)[1].strip()
+
+    def metric(self, name, **labels):
+        """The value of a sample of /metrics (0 when absent)."""
+        import urllib.request
+
+        body = urllib.request.urlopen(self.metrics_url, timeout=10).read().decode()
+        for line in body.splitlines():
+            if line.startswith("#") or " " not in line:
+                continue
+            series, value = line.rsplit(" ", 1)
+            metric, _, rest = series.partition("{")
+            got = dict(p.split("=", 1) for p in rest.rstrip("}").split(",") if "=" in p)
+            got = {k: v.strip('"') for k, v in got.items()}
+            if metric == name and all(got.get(k) == v for k, v in labels.items()):
+                return float(value)
+        return 0.0
+
+    def log(self):
+        with open(os.path.join(self.workdir, f"{self.name}.stderr")) as f:
+            return f.read()
 
     def kill(self):
         if self.proc and self.proc.poll() is None:
@@ -825,6 +855,33 @@ def s_migration(sc):
     )
 
 
+def s_metrics(sc):
+    """Three consumer-protocol members in a Stable group are counted as a consumer group
+    with three members, their joins and epoch bumps counted and logged; a leave is too."""
+    topic, n = METRICS_TOPIC
+    everything = parts(topic, n)
+    group = sc.group()
+    ws = [sc.worker(name, group, [topic]) for name in ("a", "b", "c")]
+    wait_until(lambda: disjoint_cover(ws, everything) and all(len(w.assignment() or ()) == 2 for w in ws), 40, "a 2+2+2 split")
+    server = sc.server
+    wait_until(lambda: server.metric("kafka_group_groups", state="Stable", type="consumer") == 1, 15, "a Stable consumer group in the metrics")
+    members = server.metric("kafka_group_members", type="consumer")
+    check(members == 3, f"consumer members {members}")
+    check(server.metric("kafka_group_members", type="classic") == 0, "classic members")
+    joined = server.metric("kafka_group_consumer_members_joined_total")
+    check(joined == 3, f"joins counted {joined}")
+    bumps = server.metric("kafka_group_consumer_rebalances_total")
+    check(bumps >= 3, f"epoch bumps counted {bumps}")
+    ws[0].close()
+    wait_until(lambda: server.metric("kafka_group_members", type="consumer") == 2, 15, "two members after a close")
+    removed = server.metric("kafka_group_consumer_members_removed_total")
+    check(removed == 1, f"removals counted {removed}")
+    log = server.log()
+    for line in ("consumer member joined", "consumer group epoch bumped", "consumer member assignment", "consumer member removed"):
+        check(line in log and group in log, f"no {line!r} line for {group} in the server's log")
+    return f"3 members Stable, {bumps:.0f} epoch bumps counted; a close counted and logged"
+
+
 SCENARIOS = {
     "single": s_single,
     "three_join": s_three,
@@ -837,6 +894,7 @@ SCENARIOS = {
     "list_groups": s_list,
     "restart": s_restart,
     "migration": s_migration,
+    "metrics": s_metrics,
 }
 
 
@@ -850,12 +908,13 @@ class Driver:
         started = time.time()
         shared = Server(self.binary, self.workdir, "shared", TOPICS)
         durable = Server(self.binary, self.workdir, "durable", dict([RESTART_TOPIC]), durable=True)
+        metered = Server(self.binary, self.workdir, "metered", dict([METRICS_TOPIC]), metered=True)
         scenarios = []
         servers = []
         try:
             for name in self.only:
                 fn = SCENARIOS[name]
-                server = durable if name == "restart" else shared
+                server = {"restart": durable, "metrics": metered}.get(name, shared)
                 if server not in servers:
                     server.start()
                     servers.append(server)

@@ -136,8 +136,8 @@ pub enum RuleError {
 /// calls it on SIGHUP and from [`GroupServer::reload_acls`](crate::GroupServer::reload_acls).
 /// A file that no longer parses keeps the rules in force and logs an error; requests
 /// never see a half-read file. Super users come from the configuration and are not
-/// reread. Without `--acl-file` no SIGHUP handler is installed (the signal keeps its
-/// default action).
+/// reread. Without `--acl-file` a SIGHUP is still handled: it logs a line and changes
+/// nothing.
 ///
 /// # Example
 ///

@@ -8,6 +8,13 @@
 //! [`ConnectionLimits::max_in_flight_per_connection`] replies not yet written, after
 //! which the connection is not read until one is.
 //!
+//! Memory follows what arrives and what clients take, never what a header announces
+//! ([`Budgets`]): a request's buffer grows with the bytes read, a request longer than a
+//! read chunk first reserves its announced length from the node's
+//! `queued.max.request.bytes` (its connection is not read until it fits, as Kafka's
+//! `Selector` mutes a channel its `MemoryPool` cannot serve), and a connection whose
+//! encoded replies are not taken is not read further (per connection and per node).
+//!
 //! The same code serves a plain socket and a TLS stream ([`Input`] is how frames are
 //! read from either; the plain socket keeps its readiness-then-`try_read` path, so an
 //! idle connection holds no read buffer). TLS handshakes and SASL authentication run
@@ -24,7 +31,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf};
 use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 use group_coordinator::Principal;
@@ -33,7 +40,7 @@ use crate::ConnectionLimits;
 use crate::authenticate::{self, Security};
 use crate::log::{log, warning};
 use crate::metrics::{RequestStart, ServerMetrics};
-use crate::node::{Node, Reply, correlation_id};
+use crate::node::{Node, Reply, RequestError, correlation_id};
 use crate::session::Session;
 
 /// How long an idle connection keeps its read buffer before giving it back: a busy
@@ -67,10 +74,83 @@ pub(crate) enum Stop {
     Io(io::Error),
 }
 
+/// What every connection of a node draws from: the request budget
+/// (`queued.max.request.bytes`) and the reply bytes encoded but not yet written.
+#[derive(Debug)]
+pub(crate) struct Budgets {
+    /// One permit per byte of `queued.max.request.bytes`, taken by requests longer
+    /// than a read chunk for their announced length until they are handled.
+    requests: Arc<Semaphore>,
+    request_total: usize,
+    /// Reply bytes encoded and not yet written, all connections together.
+    replies_queued: AtomicUsize,
+    reply_limit: usize,
+    connection_reply_limit: usize,
+    /// Times a connection was not read because the request budget was spent.
+    request_waits: AtomicU64,
+    /// Times a connection was not read because its replies were not taken.
+    reply_waits: AtomicU64,
+}
+
+impl Budgets {
+    /// The budgets `limits` set, none of them in use.
+    pub(crate) fn new(limits: &ConnectionLimits) -> Budgets {
+        let request_total = limits.queued_max_request_bytes.clamp(1, Semaphore::MAX_PERMITS);
+        Budgets {
+            requests: Arc::new(Semaphore::new(request_total)),
+            request_total,
+            replies_queued: AtomicUsize::new(0),
+            reply_limit: limits.queued_max_response_bytes.max(1),
+            connection_reply_limit: limits.queued_max_response_bytes_per_connection.max(1),
+            request_waits: AtomicU64::new(0),
+            reply_waits: AtomicU64::new(0),
+        }
+    }
+
+    /// Request bytes reserved now (of `queued.max.request.bytes`).
+    pub(crate) fn request_bytes_reserved(&self) -> usize {
+        self.request_total - self.requests.available_permits()
+    }
+
+    /// Reply bytes encoded and not yet written, all connections together.
+    pub(crate) fn response_bytes_queued(&self) -> usize {
+        self.replies_queued.load(Ordering::Relaxed)
+    }
+
+    /// Times connections waited for the request budget, and for their replies to be taken.
+    pub(crate) fn waits(&self) -> (u64, u64) {
+        (self.request_waits.load(Ordering::Relaxed), self.reply_waits.load(Ordering::Relaxed))
+    }
+
+    /// Reserves room for a request body of `len` bytes, waiting (the connection
+    /// unread) until the budget has it.
+    async fn reserve(&self, len: usize) -> OwnedSemaphorePermit {
+        // A budget smaller than the request (an embedder's limits, unchecked) would
+        // never have room: such a request takes the whole budget.
+        let n = u32::try_from(len.min(self.request_total)).unwrap_or(u32::MAX);
+        if let Ok(permit) = Arc::clone(&self.requests).try_acquire_many_owned(n) {
+            return permit;
+        }
+        self.request_waits.fetch_add(1, Ordering::Relaxed);
+        loop {
+            // The semaphore is never closed.
+            if let Ok(permit) = Arc::clone(&self.requests).acquire_many_owned(n).await {
+                return permit;
+            }
+        }
+    }
+}
+
 /// What the reader and writer of one connection share.
 struct Activity {
     /// Replies read but not written yet.
     in_flight: AtomicUsize,
+    /// Bytes of this connection's encoded replies not written yet (also counted in
+    /// [`Budgets::replies_queued`]).
+    queued: AtomicUsize,
+    /// Signalled by the writer after each write, for a reader waiting for its
+    /// replies to be taken.
+    written: Notify,
     /// When the connection last read or wrote, in ms since `epoch`.
     last_ms: AtomicU64,
     epoch: Instant,
@@ -84,6 +164,30 @@ impl Activity {
 
     fn last(&self) -> Instant {
         self.epoch + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+
+    /// Counts `bytes` of reply encoded for this connection and not yet written.
+    #[inline]
+    fn queue(&self, bytes: usize, budgets: &Budgets) {
+        self.queued.fetch_add(bytes, Ordering::Relaxed);
+        budgets.replies_queued.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// `bytes` of reply were written: no longer counted.
+    #[inline]
+    fn wrote(&self, bytes: usize, budgets: &Budgets) {
+        self.queued.fetch_sub(bytes, Ordering::Relaxed);
+        budgets.replies_queued.fetch_sub(bytes, Ordering::Relaxed);
+        self.written.notify_one();
+    }
+
+    /// Whether the connection must not be read until its client takes replies: it
+    /// holds more than its share, or some while the node is over its budget.
+    #[inline]
+    fn replies_over_budget(&self, budgets: &Budgets) -> bool {
+        let own = self.queued.load(Ordering::Relaxed);
+        own >= budgets.connection_reply_limit
+            || (own > 0 && budgets.replies_queued.load(Ordering::Relaxed) >= budgets.reply_limit)
     }
 }
 
@@ -191,38 +295,53 @@ async fn requests<R: Input, W: AsyncWrite + Unpin + Send>(
     let peer = session.peer;
     // The semaphore bounds what is in flight; the channel needs no bound of its own.
     let (tx, rx) = mpsc::unbounded_channel();
-    let activity =
-        Activity { in_flight: AtomicUsize::new(0), last_ms: AtomicU64::new(0), epoch: Instant::now() };
+    let activity = Activity {
+        in_flight: AtomicUsize::new(0),
+        queued: AtomicUsize::new(0),
+        written: Notify::new(),
+        last_ms: AtomicU64::new(0),
+        epoch: Instant::now(),
+    };
     let reader = read_loop(node, input, session, leftover, limits, &activity, tx, shutdown);
-    let writer = write_loop(output, rx, peer, &activity, &node.metrics);
+    let writer = write_loop(output, rx, peer, &activity, node);
     let (stop, ()) = tokio::join!(reader, writer);
+    // Replies never written (the connection failed or closed) leave the node's count.
+    let unwritten = activity.queued.load(Ordering::Relaxed);
+    node.budgets.replies_queued.fetch_sub(unwritten, Ordering::Relaxed);
     stop
 }
 
 /// Where a connection's request bytes come from: a plain socket or a TLS stream.
 pub(crate) trait Input: Send {
-    /// Reads what has arrived into `buf` (growing it as needed); 0 at end of stream.
+    /// Reads what has arrived into `buf` (growing it as needed towards `want`
+    /// bytes, the whole request when its length is known); 0 at end of stream.
     /// Cancel-safe: dropped before it completes, it has read nothing.
     fn read_into<'a>(
         &'a mut self,
         buf: &'a mut BytesMut,
+        want: usize,
     ) -> impl Future<Output = io::Result<usize>> + Send + 'a;
 }
 
-/// Room for a read: a chunk when the buffer is (nearly) full.
-fn make_room(buf: &mut BytesMut) {
-    if buf.capacity() - buf.len() < 64 {
-        buf.reserve(READ_CHUNK);
+/// Room for a read. The buffer grows with what has arrived (at most doubling, one
+/// chunk at least), never straight to what a header announces: a header alone
+/// costs a chunk, however long the request it announces.
+fn make_room(buf: &mut BytesMut, want: usize) {
+    let (len, spare) = (buf.len(), buf.capacity() - buf.len());
+    let missing = want.saturating_sub(len);
+    if spare < 64 || (missing > spare && spare < READ_CHUNK) {
+        let more = if missing > 0 { missing.min(len.max(READ_CHUNK)) } else { READ_CHUNK };
+        buf.reserve(more.max(64));
     }
 }
 
 impl Input for OwnedReadHalf {
     /// Waits for readiness before it takes a buffer: an idle plain connection whose
     /// buffer was given back holds none while it waits.
-    async fn read_into(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
+    async fn read_into(&mut self, buf: &mut BytesMut, want: usize) -> io::Result<usize> {
         loop {
             self.readable().await?;
-            make_room(buf);
+            make_room(buf, want);
             match self.try_read_buf(buf) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 other => return other,
@@ -236,8 +355,8 @@ impl Input for OwnedReadHalf {
 pub(crate) struct TlsInput<S>(ReadHalf<S>);
 
 impl<S: AsyncRead + Send> Input for TlsInput<S> {
-    async fn read_into(&mut self, buf: &mut BytesMut) -> io::Result<usize> {
-        make_room(buf);
+    async fn read_into(&mut self, buf: &mut BytesMut, want: usize) -> io::Result<usize> {
+        make_room(buf, want);
         self.0.read_buf(buf).await
     }
 }
@@ -277,9 +396,28 @@ async fn read_loop<R: Input>(
         }
     };
     tokio::pin!(stop);
+    let budgets = &*node.budgets;
     loop {
         if *stopping.borrow() {
             return Stop::Done;
+        }
+        // Replies encoded and not taken: the connection is not read until its client
+        // reads (Kafka mutes a channel while its response is in flight).
+        if activity.replies_over_budget(budgets) {
+            budgets.reply_waits.fetch_add(1, Ordering::Relaxed);
+            loop {
+                let written = activity.written.notified();
+                tokio::pin!(written);
+                written.as_mut().enable();
+                if !activity.replies_over_budget(budgets) {
+                    break;
+                }
+                tokio::select! {
+                    biased;
+                    () = &mut stop => return Stop::Done,
+                    () = written => {}
+                }
+            }
         }
         // With `max_in_flight_per_connection` replies unwritten the connection is not
         // read (Kafka mutes a channel the same way); no other connection is affected.
@@ -296,10 +434,11 @@ async fn read_loop<R: Input>(
         };
         let frame = tokio::select! {
             biased;
-            frame = frames.next(activity) => frame,
+            frame = frames.next(activity, budgets) => frame,
             () = &mut stop => return Stop::Done,
         };
-        let frame = match frame {
+        // `_reserved`: the request's share of the budget, given back once handled.
+        let (frame, _reserved) = match frame {
             Ok(Some(frame)) => frame,
             Ok(None) => return Stop::Done,
             Err(stop) => {
@@ -312,11 +451,21 @@ async fn read_loop<R: Input>(
         let cid = correlation_id(&frame);
         let started = node.metrics.request_read(&frame);
         let item = match node.handle(frame, &mut session) {
-            Ok(reply) => Item::Reply(reply, permit, started),
+            Ok(reply) => {
+                activity.queue(reply.encoded_len(), budgets);
+                Item::Reply(reply, permit, started)
+            }
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());
                 let _ = tx.send(Item::Close);
-                return Stop::Refused(format!("malformed request (correlation id {cid}): {e}"));
+                let what = match e {
+                    RequestError::UnsupportedApi(_) | RequestError::UnsupportedVersion { .. } => {
+                        "unsupported request"
+                    }
+                    _ => "malformed request",
+                };
+                // Decoders' messages may end with a newline: one line per event.
+                return Stop::Refused(format!("{what} (correlation id {cid}): {}", e.to_string().trim_end()));
             }
         };
         activity.in_flight.fetch_add(1, Ordering::Relaxed);
@@ -335,20 +484,37 @@ struct FrameReader<R> {
     timer: std::pin::Pin<Box<tokio::time::Sleep>>,
 }
 
+/// A request frame, with its reservation of the request budget if it took one.
+type Frame = (Bytes, Option<OwnedSemaphorePermit>);
+
 impl<R: Input> FrameReader<R> {
     /// The next frame; `Ok(None)` at a clean end of stream.
-    async fn next(&mut self, activity: &Activity) -> Result<Option<Bytes>, Stop> {
+    async fn next(&mut self, activity: &Activity, budgets: &Budgets) -> Result<Option<Frame>, Stop> {
         if self.buf.is_empty() && !self.wait_for_bytes(activity).await? {
             return Ok(None);
         }
         // A request has begun: the whole of it must arrive by the deadline.
-        let deadline = Instant::now() + self.limits.request_read_timeout;
+        let mut deadline = Instant::now() + self.limits.request_read_timeout;
+        let mut reserved = None;
         loop {
-            if let Some(frame) = self.split_frame()? {
-                activity.touch();
-                return Ok(Some(frame));
-            }
-            let read = tokio::time::timeout_at(deadline, self.input.read_into(&mut self.buf)).await;
+            let want = match self.announced()? {
+                Some(len) if self.buf.len() >= 4 + len => {
+                    self.buf.advance(4);
+                    let frame = self.buf.split_to(len).freeze();
+                    activity.touch();
+                    return Ok(Some((frame, reserved)));
+                }
+                Some(len) => {
+                    if 4 + len > READ_CHUNK && reserved.is_none() {
+                        reserved = Some(budgets.reserve(len).await);
+                        // Time spent waiting for the budget is the server's, not the client's.
+                        deadline = Instant::now() + self.limits.request_read_timeout;
+                    }
+                    4 + len
+                }
+                None => 4,
+            };
+            let read = tokio::time::timeout_at(deadline, self.input.read_into(&mut self.buf, want)).await;
             partial_read(read, self.buf.len(), &self.limits)?;
         }
     }
@@ -365,7 +531,7 @@ impl<R: Input> FrameReader<R> {
         loop {
             tokio::select! {
                 biased;
-                read = self.input.read_into(&mut self.buf) => match read {
+                read = self.input.read_into(&mut self.buf, 0) => match read {
                     Ok(0) => return Ok(false),
                     Ok(_) => return Ok(true),
                     Err(e) => return Err(Stop::Io(e)),
@@ -394,21 +560,16 @@ impl<R: Input> FrameReader<R> {
         }
     }
 
-    /// Takes one whole frame off the buffer, without copying its bytes.
-    fn split_frame(&mut self) -> Result<Option<Bytes>, Stop> {
+    /// The body length the next frame's prefix announces, once the prefix is in;
+    /// nothing is allocated for it (a header costs what arrived, not what it claims).
+    fn announced(&self) -> Result<Option<usize>, Stop> {
         let Some(prefix) = self.buf.get(..4) else { return Ok(None) };
         let len = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
         let max = self.limits.max_frame_bytes;
         let len = usize::try_from(len).ok().filter(|&l| l <= max).ok_or_else(|| {
             Stop::Refused(format!("frame length {len} out of range (max {max}, socket.request.max.bytes)"))
         })?;
-        if self.buf.len() < 4 + len {
-            // One allocation for the rest of a large frame, not one per chunk.
-            self.buf.reserve(4 + len - self.buf.len());
-            return Ok(None);
-        }
-        self.buf.advance(4);
-        Ok(Some(self.buf.split_to(len).freeze()))
+        Ok(Some(len))
     }
 }
 
@@ -437,8 +598,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Item>,
     peer: SocketAddr,
     activity: &Activity,
-    metrics: &ServerMetrics,
+    node: &Node,
 ) {
+    let metrics: &ServerMetrics = &node.metrics;
     let mut out = BytesMut::new();
     let mut permits = Vec::new();
     let mut next = rx.recv().await;
@@ -453,7 +615,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     close = true;
                     break;
                 }
-                Item::Reply(reply, permit, started) => match resolve(reply).await {
+                Item::Reply(reply, permit, started) => match resolve(reply, activity, &node.budgets).await {
                     Ok(Some(body)) => {
                         append_frame(&mut out, body);
                         permits.push((permit, started));
@@ -484,6 +646,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 break;
             }
             metrics.replies_written(permits.iter().map(|(_, started)| started), out.len());
+            activity.wrote(out.len(), &node.budgets);
             out.clear();
             activity.touch();
         }
@@ -501,15 +664,25 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     let _ = half.shutdown().await;
 }
 
-/// The body of a reply once it may be sent; `None` for no response at all.
-async fn resolve(reply: Reply) -> Result<Option<BytesMut>, crate::RequestError> {
+/// The body of a reply once it may be sent; `None` for no response at all. A body
+/// encoded only now (a parked answer) is counted as queued from now on; the reader
+/// counted the others.
+async fn resolve(
+    reply: Reply,
+    activity: &Activity,
+    budgets: &Budgets,
+) -> Result<Option<BytesMut>, crate::RequestError> {
     match reply {
         Reply::Now(body) => Ok(Some(body)),
         Reply::NotBefore(at, body) => {
             tokio::time::sleep_until(Instant::from_std(at)).await;
             Ok(Some(body))
         }
-        Reply::Later(answer) => answer.await.map(Some),
+        Reply::Later(answer) => {
+            let body = answer.await?;
+            activity.queue(body.len(), budgets);
+            Ok(Some(body))
+        }
         Reply::Nothing => Ok(None),
     }
 }

@@ -107,6 +107,7 @@ fn build() -> Built {
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
         metrics: Arc::default(),
+        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
         brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
     };
     Built { node, service }

@@ -20,6 +20,9 @@
 //! - [`ConnectionLimits`]: `max.connections`, `max.connections.per.ip`, requests in
 //!   flight per connection, `connections.max.idle.ms`, a deadline for a request's bytes,
 //!   the frame size limit; each refuses only the offending connection, with a log line.
+//!   Memory is bounded by bytes, not counts: `queued.max.request.bytes` for the requests
+//!   all connections hold, and the reply bytes a connection (and the node) may hold
+//!   unwritten before it is no longer read.
 //! - [`ServerConfig`]: address, topics ([`TopicSpec`]), storage ([`StorageMode`]), frame
 //!   size limit, coordinator settings; [`ServerConfig::from_args`] parses the command line.
 //! - [`CoordinatorService`]: the node's `group_coordinator::GroupCoordinator` with its
@@ -31,7 +34,7 @@
 //! - Metrics: with `--metrics-listen` the server answers `GET /metrics` in the Prometheus
 //!   text format ([`GroupServer::metrics_addr`]): requests, latency and bytes per API and
 //!   connections (`group_server_*`, a few atomic additions per request), and the
-//!   coordinator's groups per state, members, rebalances, expirations, commits,
+//!   coordinator's groups per type and state, members per type, rebalances, expirations, commits,
 //!   authorization failures and storage appends (`kafka_group_*`, read at scrape time).
 //! - Security: TLS (rustls, TLS 1.2 and 1.3, client certificates with
 //!   `--tls-client-ca`) and SASL (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512; KIP-152

@@ -54,7 +54,7 @@ fn main() -> ExitCode {
     let (stop_tx, stop_rx) = mpsc::channel();
     // Signals are watched before anything starts, so that a Ctrl-C during a long
     // load is not lost.
-    if let Err(e) = watch_signals(runtime.handle(), stop_tx.clone()) {
+    if let Err(e) = watch_signals(runtime.handle(), stop_tx.clone(), config.log_format) {
         say(config.log_format, Severity::Fatal, &format!("cannot watch for signals: {e}"));
         return ExitCode::FAILURE;
     }
@@ -122,7 +122,10 @@ fn init_logging(verbose: bool, format: LogFormat) {
     let default = if verbose { "debug,sled=info" } else { "info,sled=warn" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter);
+    // Colour only for a terminal: a file or a pipe gets the text without escape codes.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder =
+        tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_ansi(ansi);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         _ => builder.try_init(),
@@ -163,10 +166,19 @@ fn raise_open_file_limit() {
 
 /// SIGTERM and Ctrl-C stop the server gracefully; a second one exits at once. The
 /// handlers are installed now, and served by a task on the server's runtime.
-fn watch_signals(runtime: &tokio::runtime::Handle, stop: mpsc::Sender<StopReason>) -> std::io::Result<()> {
+fn watch_signals(
+    runtime: &tokio::runtime::Handle,
+    stop: mpsc::Sender<StopReason>,
+    format: LogFormat,
+) -> std::io::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let (mut terminate, mut interrupt) = {
         let _entered = runtime.enter();
+        // SIGHUP's default action ends the process: registering a handler now, even
+        // one nobody reads, keeps a SIGHUP during a long start harmless (tokio keeps
+        // a registered handler for the life of the process). The server answers
+        // SIGHUP once it runs.
+        drop(signal(SignalKind::hangup())?);
         (signal(SignalKind::terminate())?, signal(SignalKind::interrupt())?)
     };
     runtime.spawn(async move {
@@ -179,7 +191,7 @@ fn watch_signals(runtime: &tokio::runtime::Handle, stop: mpsc::Sender<StopReason
                 else => return,
             };
             if !first {
-                eprintln!("group-server: {name} again: exiting at once");
+                say(format, Severity::Fatal, &format!("{name} again: exiting at once"));
                 std::process::exit(1);
             }
             first = false;
@@ -197,6 +209,9 @@ fn log_startup(server: &GroupServer, config: &ServerConfig) {
     }
     match &config.storage {
         StorageMode::Sled(dir) => {
+            // Absolute, so that the line says where the data is whatever the directory
+            // the server was started from.
+            let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
             tracing::info!("storage: sled in {} (fsync per commit batch)", dir.display())
         }
         StorageMode::Memory => tracing::info!("storage: memory (lost on exit)"),

@@ -30,6 +30,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use crate::CoordinatorService;
+use crate::connection::Budgets;
 use crate::node::SUPPORTED_APIS;
 
 /// API keys with a slot of their own are below this (ConsumerGroupDescribe is 69).
@@ -166,6 +167,7 @@ impl Drop for OpenConnection {
 /// Renders the node's metrics in the Prometheus text format (version 0.0.4).
 pub(crate) struct Exporter {
     registry: Registry,
+    scrapes: Arc<crate::metrics_http::ScrapeLimits>,
 }
 
 impl fmt::Debug for Exporter {
@@ -180,10 +182,21 @@ pub(crate) const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_te
 impl Exporter {
     /// An exporter of `server`'s counts and of what `service` reports
     /// ([`CoordinatorService::metrics`]).
-    pub(crate) fn new(server: Arc<ServerMetrics>, service: Arc<CoordinatorService>) -> Exporter {
+    pub(crate) fn new(
+        server: Arc<ServerMetrics>,
+        budgets: Arc<Budgets>,
+        service: Arc<CoordinatorService>,
+    ) -> Exporter {
         let mut registry = Registry::default();
-        registry.register_collector(Box::new(NodeCollector { server, service }));
-        Exporter { registry }
+        let scrapes = Arc::new(crate::metrics_http::ScrapeLimits::default());
+        let collector = NodeCollector { server, budgets, service, scrapes: Arc::clone(&scrapes) };
+        registry.register_collector(Box::new(collector));
+        Exporter { registry, scrapes }
+    }
+
+    /// What the endpoint counts of the scrape connections it evicted or refused.
+    pub(crate) fn scrape_limits(&self) -> &crate::metrics_http::ScrapeLimits {
+        &self.scrapes
     }
 
     /// The exposition, read now.
@@ -199,7 +212,9 @@ impl Exporter {
 /// Reads every count at scrape time.
 struct NodeCollector {
     server: Arc<ServerMetrics>,
+    budgets: Arc<Budgets>,
     service: Arc<CoordinatorService>,
+    scrapes: Arc<crate::metrics_http::ScrapeLimits>,
 }
 
 impl fmt::Debug for NodeCollector {
@@ -285,6 +300,35 @@ impl Collector for NodeCollector {
             "Client connections refused by max.connections or max.connections.per.ip.",
             s.connections_refused.load(Ordering::Relaxed),
         )?;
+        let b = &*self.budgets;
+        gauge(
+            &mut enc,
+            "group_server_request_bytes_reserved",
+            "Bytes of queued.max.request.bytes reserved by requests longer than a read chunk, read or arriving.",
+            b.request_bytes_reserved() as u64,
+        )?;
+        gauge(
+            &mut enc,
+            "group_server_response_bytes_queued",
+            "Bytes of replies encoded and not yet written, all connections together.",
+            b.response_bytes_queued() as u64,
+        )?;
+        let (request_waits, reply_waits) = b.waits();
+        counters(
+            &mut enc,
+            "group_server_reads_paused",
+            "Times a connection was not read, by reason (request_budget: queued.max.request.bytes spent; responses: its replies were not taken).",
+            "reason",
+            [("request_budget", request_waits), ("responses", reply_waits)],
+        )?;
+        let (evicted, refused) = self.scrapes.counts();
+        counters(
+            &mut enc,
+            "group_server_metrics_connections_dropped",
+            "Connections to this endpoint closed because every scraper slot was taken, by outcome (evicted: a silent one made room; refused: closed unanswered).",
+            "outcome",
+            [("evicted", evicted), ("refused", refused)],
+        )?;
         counter(
             &mut enc,
             "group_server_received_bytes",
@@ -303,27 +347,37 @@ impl Collector for NodeCollector {
 
 /// The coordinator's gauges and counters (`kafka_group_*`).
 fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -> fmt::Result {
+    // Every kind of group, as Kafka's `GroupCoordinatorMetrics` counts them (per
+    // kind, per that kind's states); a new kind adds its rows here.
     let mut family = enc.encode_descriptor(
         "kafka_group_groups",
-        "Consumer groups held by the coordinator, by state.",
+        "Groups held by the coordinator, by type (classic, consumer) and by that type's state.",
         None,
         MetricType::Gauge,
     )?;
-    for state in [
+    let classic = [
         GroupState::Empty,
         GroupState::PreparingRebalance,
         GroupState::CompletingRebalance,
         GroupState::Stable,
-    ] {
-        let n = i64::try_from(m.groups_in(state)).unwrap_or(i64::MAX);
-        ConstGauge::new(n).encode(family.encode_family(&[("state", state.as_str())])?)?;
+    ]
+    .map(|state| (state.as_str(), "classic", m.groups_in(state)));
+    let consumer = CoordinatorMetrics::CONSUMER_GROUP_STATES
+        .map(|state| (state.as_str(), "consumer", m.consumer_groups_in(state)));
+    for (state, kind, n) in classic.into_iter().chain(consumer) {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        ConstGauge::new(n).encode(family.encode_family(&[("state", state), ("type", kind)])?)?;
     }
-    gauge(
-        enc,
+    let mut family = enc.encode_descriptor(
         "kafka_group_members",
-        "Members of every group (pending member ids excluded).",
-        m.members as u64,
+        "Members of the groups, by group type (pending member ids excluded).",
+        None,
+        MetricType::Gauge,
     )?;
+    for (kind, n) in [("classic", m.members), ("consumer", m.consumer_members)] {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        ConstGauge::new(n).encode(family.encode_family(&[("type", kind)])?)?;
+    }
     counter(
         enc,
         "kafka_group_rebalances_started",
@@ -351,6 +405,30 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
         ],
     )?;
     counter(enc, "kafka_group_members_left", "Members that left through LeaveGroup.", m.members_left)?;
+    counter(
+        enc,
+        "kafka_group_groups_refused",
+        "Requests answered GROUP_MAX_SIZE_REACHED because they would have created a group over group.max.groups.",
+        m.groups_refused,
+    )?;
+    counter(
+        enc,
+        "kafka_group_consumer_members_joined",
+        "Consumer-protocol members that joined consumer groups (KIP-848).",
+        m.consumer_members_joined,
+    )?;
+    counter(
+        enc,
+        "kafka_group_consumer_members_removed",
+        "Members removed from consumer groups: left, session expired, revocation timeout.",
+        m.consumer_members_removed,
+    )?;
+    counter(
+        enc,
+        "kafka_group_consumer_rebalances",
+        "Consumer group epochs bumped, each a new target assignment (the consumer protocol's rebalances).",
+        m.consumer_epoch_bumps,
+    )?;
     counter(
         enc,
         "kafka_group_static_members_fenced",

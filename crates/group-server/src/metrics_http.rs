@@ -6,19 +6,25 @@
 //! A scraper is untrusted: one request per connection (`Connection: close`), a
 //! request head of at most [`MAX_HEAD`] bytes that must arrive within
 //! [`READ_TIMEOUT`], a response that must be taken within [`WRITE_TIMEOUT`], and
-//! at most [`MAX_SCRAPERS`] connections at once (more are closed unanswered). So
-//! a slow or hostile scraper holds a bounded amount of memory, no thread, and
-//! nothing the Kafka listener needs.
+//! at most [`MAX_SCRAPERS`] connections at once. When every slot is taken, a new
+//! connection evicts the oldest one still waiting for its request head (a real
+//! scraper sends its head at once, so silent connections cannot keep it out); only
+//! when every slot is answering is it closed unanswered. Evictions and refusals are
+//! counted and logged at most once per [`LOG_EVERY`]. So a slow or hostile scraper
+//! holds a bounded amount of memory, no thread, and nothing the Kafka listener or a
+//! real scraper needs.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, TcpListener as StdListener};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Runtime;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::ServerError;
 use crate::log::warning;
@@ -27,8 +33,15 @@ use crate::metrics::{CONTENT_TYPE, Exporter};
 /// The largest request head (request line and headers) read.
 const MAX_HEAD: usize = 8 * 1024;
 
-/// How long a scraper has to send its request head, from its connection.
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a scraper has to send its request head, from its connection: a
+/// scraper sends it at once, so a second is ample.
+const READ_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// At most one log line about evicted or refused scrape connections per period.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// How long a new connection waits for the slot it evicted someone from.
+const EVICTION_WAIT: Duration = Duration::from_millis(200);
 
 /// How long a scraper has to take the response.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -69,8 +82,68 @@ pub(crate) fn spawn(
     Ok(local)
 }
 
+/// The scrape connections still waiting for their request head, oldest first:
+/// the ones a new connection may evict when every slot is taken.
+#[derive(Debug, Default)]
+struct Waiting {
+    queue: Mutex<VecDeque<(u64, Arc<Notify>)>>,
+}
+
+impl Waiting {
+    fn push(&self, id: u64, evict: Arc<Notify>) {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner).push_back((id, evict));
+    }
+
+    fn remove(&self, id: u64) {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner).retain(|(i, _)| *i != id);
+    }
+
+    /// Tells the oldest waiting connection to close; false when none waits.
+    fn evict_oldest(&self) -> bool {
+        let oldest = self.queue.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+        oldest.map(|(_, evict)| evict.notify_one()).is_some()
+    }
+}
+
+/// Scrape connections evicted and refused, counted for `/metrics` and logged at a
+/// limited rate.
+#[derive(Debug, Default)]
+pub(crate) struct ScrapeLimits {
+    evicted: AtomicU64,
+    refused: AtomicU64,
+    last_line: Mutex<Option<(Instant, u64, u64)>>,
+}
+
+impl ScrapeLimits {
+    /// (evicted, refused) since the start.
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (self.evicted.load(Ordering::Relaxed), self.refused.load(Ordering::Relaxed))
+    }
+
+    /// One line per [`LOG_EVERY`] at most, with what happened since the last one.
+    fn log(&self) {
+        let (evicted, refused) = self.counts();
+        let mut last = self.last_line.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let (then, evicted_before, refused_before) = last.unwrap_or((now - LOG_EVERY, 0, 0));
+        if now.duration_since(then) >= LOG_EVERY {
+            *last = Some((now, evicted, refused));
+            drop(last);
+            warning!(
+                "metrics endpoint: all {MAX_SCRAPERS} scraper slots taken: {} silent connection(s) \
+                 evicted, {} connection(s) refused unanswered (at most one such line per {}s)",
+                evicted - evicted_before,
+                refused - refused_before,
+                LOG_EVERY.as_secs()
+            );
+        }
+    }
+}
+
 async fn accept_loop(listener: TcpListener, exporter: Arc<Exporter>, mut stopping: watch::Receiver<bool>) {
     let scrapers = Arc::new(Semaphore::new(MAX_SCRAPERS));
+    let waiting = Arc::new(Waiting::default());
+    let mut next_id = 0u64;
     loop {
         let accepted = tokio::select! {
             biased;
@@ -79,15 +152,40 @@ async fn accept_loop(listener: TcpListener, exporter: Arc<Exporter>, mut stoppin
         };
         match accepted {
             Ok((stream, peer)) => {
-                // Over the limit, the connection is closed at once: it costs a
-                // file descriptor for a moment and nothing else.
-                let Ok(permit) = Arc::clone(&scrapers).try_acquire_owned() else { continue };
+                let permit = match Arc::clone(&scrapers).try_acquire_owned() {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        let limits = exporter.scrape_limits();
+                        let permit = if waiting.evict_oldest() {
+                            limits.evicted.fetch_add(1, Ordering::Relaxed);
+                            tokio::time::timeout(EVICTION_WAIT, Arc::clone(&scrapers).acquire_owned())
+                                .await
+                                .ok()
+                                .and_then(Result::ok)
+                        } else {
+                            None
+                        };
+                        if permit.is_none() {
+                            limits.refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                        limits.log();
+                        permit
+                    }
+                };
+                // Refused, the connection is closed at once: it costs a file
+                // descriptor for a moment and nothing else.
+                let Some(permit) = permit else { continue };
                 let exporter = Arc::clone(&exporter);
+                let (id, evict) = (next_id, Arc::new(Notify::new()));
+                next_id += 1;
+                waiting.push(id, Arc::clone(&evict));
+                let waiting = Arc::clone(&waiting);
                 tokio::spawn(async move {
-                    if let Err(e) = answer(stream, &exporter).await {
+                    if let Err(e) = answer(stream, &exporter, || waiting.remove(id), &evict).await {
                         // Expected of port scanners and impatient scrapers: not worth a warning each.
                         tracing::debug!(target: "group_server", %peer, "metrics connection: {e}");
                     }
+                    waiting.remove(id);
                     drop(permit);
                 });
             }
@@ -99,10 +197,23 @@ async fn accept_loop(listener: TcpListener, exporter: Arc<Exporter>, mut stoppin
     }
 }
 
-/// Reads one request head and writes one response.
-async fn answer(mut stream: TcpStream, exporter: &Exporter) -> io::Result<()> {
+/// Reads one request head and writes one response; `head_read` is called once the
+/// head is in (the connection can no longer be evicted), and `evict` closes it
+/// before that.
+async fn answer(
+    mut stream: TcpStream,
+    exporter: &Exporter,
+    head_read: impl FnOnce(),
+    evict: &Notify,
+) -> io::Result<()> {
     let mut buf = vec![0u8; MAX_HEAD];
-    let head = tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream, &mut buf)).await;
+    let head = tokio::select! {
+        head = tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream, &mut buf)) => head,
+        () = evict.notified() => {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "evicted before sending a request: every slot was taken"));
+        }
+    };
+    head_read();
     let response = match head {
         Err(_) => response(Status::RequestTimeout, ""),
         Ok(Err(e)) => return Err(e),

@@ -75,6 +75,17 @@ pub(crate) enum Reply {
     Nothing,
 }
 
+impl Reply {
+    /// The bytes of the reply already encoded (0 for one encoded only once ready).
+    #[inline]
+    pub(crate) fn encoded_len(&self) -> usize {
+        match self {
+            Reply::Now(body) | Reply::NotBefore(_, body) => body.len(),
+            Reply::Later(_) | Reply::Nothing => 0,
+        }
+    }
+}
+
 /// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
 const BROKER_APIS: [(ApiKey, i16, i16); 9] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
@@ -219,6 +230,8 @@ pub(crate) struct Node {
     pub(crate) authorizer: Arc<dyn Authorizer>,
     /// Counted by the connections (see `crate::metrics`).
     pub(crate) metrics: Arc<crate::metrics::ServerMetrics>,
+    /// The request and reply bytes every connection draws from.
+    pub(crate) budgets: Arc<crate::connection::Budgets>,
     /// The brokers Metadata lists and FindCoordinator picks from.
     pub(crate) brokers: crate::brokers::Brokers,
 }

@@ -32,6 +32,7 @@ fn node() -> Node {
         log: None,
         authorizer: Arc::new(group_coordinator::AllowAll),
         metrics: Arc::default(),
+        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
         brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
     }
 }

@@ -44,7 +44,8 @@ const LISTEN_BACKLOG: i32 = 4096;
 /// the group coordinator behind them is shared by all. It is the process's one
 /// runtime: a `--cluster` node's etcd store and cluster membership run on it too,
 /// over one etcd client, and the binary's signal handlers. With an ACL file, a
-/// SIGHUP to the process rereads it (see [`GroupServer::reload_acls`]).
+/// SIGHUP to the process rereads it (see [`GroupServer::reload_acls`]); without one a
+/// SIGHUP is logged and ignored, never fatal.
 pub struct GroupServer {
     local_addr: SocketAddr,
     advertised: (String, u16),
@@ -140,6 +141,7 @@ impl GroupServer {
         let advertised =
             config.advertise.clone().unwrap_or_else(|| (local_addr.ip().to_string(), local_addr.port()));
         let metrics = Arc::new(crate::metrics::ServerMetrics::default());
+        let budgets = Arc::new(connection::Budgets::new(&config.limits));
         let brokers = brokers.unwrap_or_else(|| {
             crate::brokers::single_node(config.node_id, &advertised.0, i32::from(advertised.1))
         });
@@ -159,6 +161,7 @@ impl GroupServer {
                 None => Arc::new(AllowAll),
             },
             metrics: Arc::clone(&metrics),
+            budgets: Arc::clone(&budgets),
         });
         listener.set_nonblocking(true).map_err(|e| bind_error(config, e))?;
         let listener = {
@@ -177,13 +180,13 @@ impl GroupServer {
             security: Arc::new(security),
         };
         runtime.spawn(acceptor.run());
-        if let Some(acl) = &acl {
+        {
             let _entered = runtime.enter();
-            runtime.spawn(reload_on_hangup(Arc::clone(acl), stopping.subscribe())?);
+            runtime.spawn(reload_on_hangup(acl.clone(), stopping.subscribe())?);
         }
         let metrics_addr = match metrics_listener {
             Some(listener) => {
-                let exporter = crate::metrics::Exporter::new(metrics, Arc::clone(&service));
+                let exporter = crate::metrics::Exporter::new(metrics, budgets, Arc::clone(&service));
                 Some(crate::metrics_http::spawn(runtime, listener, exporter, stopping.subscribe())?)
             }
             None => None,
@@ -284,11 +287,13 @@ impl Drop for GroupServer {
     }
 }
 
-/// The task that rereads the ACL file on every SIGHUP until the server stops.
-/// The handler is installed here, in the runtime's context, before the server
-/// answers anything, so that a SIGHUP after the listening line never kills it.
+/// The task that answers every SIGHUP until the server stops: it rereads the ACL
+/// file when there is one, and logs a line either way. The handler is installed
+/// whatever the configuration, in the runtime's context, before the server answers
+/// anything: SIGHUP's default action ends the process, and a log rotation or a
+/// closed terminal must not stop a coordinator.
 fn reload_on_hangup(
-    acl: Arc<AclAuthorizer>,
+    acl: Option<Arc<AclAuthorizer>>,
     mut stopping: watch::Receiver<bool>,
 ) -> Result<impl Future<Output = ()> + Send + 'static, ServerError> {
     let mut hangup = signal(SignalKind::hangup()).map_err(ServerError::Signal)?;
@@ -299,9 +304,14 @@ fn reload_on_hangup(
                 _ = stopping.wait_for(|s| *s) => return,
                 got = hangup.recv() => if got.is_none() { return },
             }
-            // File I/O: off the connection threads. The outcome is logged by `reload`.
-            let acl = Arc::clone(&acl);
-            let _ = tokio::task::spawn_blocking(move || acl.reload()).await;
+            match &acl {
+                Some(acl) => {
+                    // File I/O: off the connection threads. The outcome is logged by `reload`.
+                    let acl = Arc::clone(acl);
+                    let _ = tokio::task::spawn_blocking(move || acl.reload()).await;
+                }
+                None => crate::log::log!("SIGHUP: nothing to reload (no --acl-file); still serving"),
+            }
         }
     })
 }

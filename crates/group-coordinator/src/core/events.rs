@@ -252,6 +252,55 @@ pub enum GroupEvent {
         /// True when the group, empty and without offsets, was removed too.
         group_removed: bool,
     },
+    /// A consumer-protocol member joined a consumer group (KIP-848).
+    ConsumerMemberJoined {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member id.
+        member_id: Arc<str>,
+    },
+    /// A member was removed from a consumer group.
+    ConsumerMemberRemoved {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member id.
+        member_id: Arc<str>,
+        /// Why: `left`, `session expired`, `revocation timeout`, `removed`.
+        reason: &'static str,
+    },
+    /// A consumer group's epoch moved (a member came or went, a subscription or
+    /// a subscribed topic changed): a new target assignment follows.
+    ConsumerGroupEpochBumped {
+        /// The group.
+        group_id: Arc<str>,
+        /// The new group epoch.
+        epoch: i32,
+    },
+    /// A consumer group's target assignment was computed for an epoch.
+    ConsumerTargetAssignment {
+        /// The group.
+        group_id: Arc<str>,
+        /// The assignment epoch.
+        epoch: i32,
+    },
+    /// A consumer group member's current assignment changed (Kafka's "new
+    /// assignment state" line): its epoch, state and partitions.
+    ConsumerMemberAssignment {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member id.
+        member_id: Arc<str>,
+        /// Its member epoch.
+        member_epoch: i32,
+        /// Its epoch before.
+        previous_member_epoch: i32,
+        /// Its reconciliation state.
+        state: group_types::ConsumerMemberState,
+        /// Partitions it owns.
+        assigned: usize,
+        /// Partitions it must give back.
+        pending_revocation: usize,
+    },
     /// A write failed: the core went back to the state before it, and every
     /// request that depended on it (or on a later write, voided with it) was
     /// answered with the error.
@@ -369,14 +418,19 @@ impl Engine {
 }
 
 impl crate::CoordinatorCore {
+    /// Whether this core holds group `id`, of any kind.
+    pub(crate) fn has_group(&self, id: &str) -> bool {
+        self.groups.contains_key(id)
+    }
+
     /// Adds this core's groups (per state) and members to `metrics`.
     pub(crate) fn count_groups(&self, metrics: &mut crate::CoordinatorMetrics) {
         for g in self.groups.values() {
             match g {
                 crate::core::GroupKind::Classic(g) => metrics.count_group(g.state, g.len()),
-                // Counted as the empty group that holds its offsets, as before
-                // consumer groups had metrics of their own.
-                crate::core::GroupKind::Consumer(_) => metrics.count_group(group_types::GroupState::Empty, 0),
+                crate::core::GroupKind::Consumer(g) => {
+                    metrics.count_consumer_group(g.state(), g.modern.members.len())
+                }
             }
         }
     }

@@ -35,7 +35,7 @@ mod serving_lease;
 mod storage_stage;
 mod timers;
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -57,6 +57,7 @@ use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
     Response, WriteId,
 };
+use group_types::ErrorCode;
 use group_types::hash::FastMap;
 
 use crate::MetadataImage;
@@ -86,6 +87,8 @@ struct Shard {
     epoch: OwnerEpoch,
     /// Whether this node serves the partition.
     state: PartitionState,
+    /// The core's groups as last added to [`Inner::groups`] (see `Inner::recount`).
+    groups: usize,
     /// Bumped by every unload and every load. A load that finds it moved was
     /// overtaken by a later call; an append or its completion carrying an older
     /// one belongs to an incarnation that is gone, and is ignored.
@@ -174,6 +177,8 @@ struct Inner {
     inline_appends: bool,
     /// Tells inline appends apart (see `storage_stage::INLINE`).
     append_tokens: AtomicU64,
+    /// Groups held by every core together, for `max_groups` (kept by `recount`).
+    groups: AtomicUsize,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -245,6 +250,7 @@ impl Inner {
         mut caller: Option<(RequestId, &mut Option<Response>)>,
         deliver: &mut Delivery,
     ) -> bool {
+        self.recount(shard);
         let Shard { timers, waiters, scratch, counters, queued, .. } = shard;
         timers.apply(scratch.timers.drain(..));
         for event in scratch.events.drain(..) {
@@ -280,6 +286,33 @@ impl Inner {
             return true;
         }
         false
+    }
+
+    /// Brings the node's count of groups up to date with `shard`'s core: called
+    /// after every step of the core and whenever a core is replaced (a load, an
+    /// unload), so that the count never needs another shard's lock.
+    fn recount(&self, shard: &mut Shard) {
+        let now = shard.core.group_count();
+        if now > shard.groups {
+            self.groups.fetch_add(now - shard.groups, Ordering::Relaxed);
+        } else if now < shard.groups {
+            self.groups.fetch_sub(shard.groups - now, Ordering::Relaxed);
+        }
+        shard.groups = now;
+    }
+
+    /// `max_groups` reached and `request` would create a group this node does not
+    /// hold: its refusal (`GROUP_MAX_SIZE_REACHED`), counted and logged.
+    fn over_group_cap(&self, shard: &mut Shard, request: &Request) -> Option<Response> {
+        if self.groups.load(Ordering::Relaxed) < self.config.max_groups || !request.may_create_group() {
+            return None;
+        }
+        let (_, group) = request.group_acl()?;
+        if shard.core.has_group(group) {
+            return None;
+        }
+        shard.counters.group_refused(group, self.config.max_groups);
+        Some(request.refused(ErrorCode::GroupMaxSizeReached))
     }
 
     /// Starts the append of partition `index`'s queued writes (of incarnation
@@ -371,6 +404,9 @@ impl Inner {
         };
         if let Some(response) = ownership::refusal(state, &request, &self.config) {
             shard.counters.on_response(&response);
+            return Ok(Ok(response));
+        }
+        if let Some(response) = self.over_group_cap(&mut shard, &request) {
             return Ok(Ok(response));
         }
         // Ids only have to be unique within a core: a per-shard counter keeps threads
@@ -538,6 +574,7 @@ impl GroupCoordinator {
                 epoch,
                 state,
                 incarnation: 0,
+                groups: 0,
             }));
         }
         let storage_inline = storage.completes_inline();
@@ -564,6 +601,7 @@ impl GroupCoordinator {
             assignors: ownership.assignors,
             inline_appends: storage_inline,
             append_tokens: AtomicU64::new(0),
+            groups: AtomicUsize::new(0),
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {

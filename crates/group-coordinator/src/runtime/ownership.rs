@@ -104,6 +104,13 @@ pub(super) fn refusal(
     request: &Request,
     config: &crate::CoordinatorConfig,
 ) -> Option<Response> {
+    // One check for every store and every partition state: an id no answer could
+    // carry back (nor sled key) is refused before anything is written for it.
+    if let Some((_, group)) = request.group_acl()
+        && group.len() > crate::MAX_GROUP_ID_BYTES
+    {
+        return Some(request.refused(ErrorCode::InvalidGroupId));
+    }
     let code = match state {
         PartitionState::Owned(_) => return None,
         PartitionState::Unowned => ErrorCode::NotCoordinator,
@@ -171,6 +178,7 @@ impl Inner {
             &image,
             &self.assignors,
         );
+        self.recount(shard);
         (deliver, dropped)
     }
 

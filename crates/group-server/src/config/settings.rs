@@ -144,6 +144,13 @@ settings! {
         about: "Most members a classic group accepts",
         value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.group_max_size),
     },
+    GroupMaxGroups: Setting {
+        flag: "--group-max-groups",
+        property: Ours("group.max.groups"),
+        about: "Most groups of every kind this node holds; a request that would create one more is \
+                answered GROUP_MAX_SIZE_REACHED and counted (kafka_group_groups_refused)",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.coordinator.max_groups),
+    },
     RebalanceProtocols: Setting {
         flag: "--rebalance-protocols",
         property: Kafka("group.coordinator.rebalance.protocols"),
@@ -295,6 +302,28 @@ settings! {
         about: "Largest request frame; a bigger one closes its connection",
         // 64 bytes hold any request header; smaller frames would refuse every request.
         value: &Int::new("N", 64, INT_MAX, |d| &mut d.config.limits.max_frame_bytes),
+    },
+    QueuedMaxRequestBytes: Setting {
+        flag: "--queued-max-request-bytes",
+        property: Kafka("queued.max.request.bytes"),
+        about: "Request bytes all connections together may hold before they are handled; a \
+                request over 4 KiB reserves its announced length and its connection is not read \
+                until it fits (a request longer than the budget waits for all of it)",
+        value: &Int::new("BYTES", 64, INT_MAX, |d| &mut d.config.limits.queued_max_request_bytes),
+    },
+    QueuedMaxResponseBytesPerConnection: Setting {
+        flag: "--queued-max-response-bytes-per-connection",
+        property: Ours("queued.max.response.bytes.per.connection"),
+        about: "Reply bytes one connection may have unwritten; above it the connection is not \
+                read until its client reads",
+        value: &Int::new("BYTES", 1, INT_MAX, |d| &mut d.config.limits.queued_max_response_bytes_per_connection),
+    },
+    QueuedMaxResponseBytes: Setting {
+        flag: "--queued-max-response-bytes",
+        property: Ours("queued.max.response.bytes"),
+        about: "Reply bytes all connections together may have unwritten; above it no connection \
+                with a reply of its own unwritten is read",
+        value: &Int::new("BYTES", 1, INT_MAX, |d| &mut d.config.limits.queued_max_response_bytes),
     },
     TlsCert: Setting {
         flag: "--tls-cert",

@@ -113,6 +113,12 @@ fn every_flag_is_read() {
         "700",
         "--max-frame-bytes",
         "4096",
+        "--queued-max-request-bytes",
+        "8192",
+        "--queued-max-response-bytes-per-connection",
+        "1000",
+        "--queued-max-response-bytes",
+        "5000",
         "--exit-on-stdin-close",
         "-v",
     ])
@@ -150,6 +156,9 @@ fn every_flag_is_read() {
         connections_max_idle: Duration::from_millis(5000),
         request_read_timeout: Duration::from_millis(700),
         max_frame_bytes: 4096,
+        queued_max_request_bytes: 8192,
+        queued_max_response_bytes_per_connection: 1000,
+        queued_max_response_bytes: 5000,
     };
     assert_eq!(c.limits, expected_limits);
     assert!(c.verbose && c.exit_on_stdin_close);
@@ -410,6 +419,9 @@ max.in.flight.requests.per.connection = 16
 connections.max.idle.ms = 120000
 request.read.timeout.ms = 5000
 socket.request.max.bytes = 65536
+queued.max.request.bytes = 1048576
+queued.max.response.bytes.per.connection = 65536
+queued.max.response.bytes = 16777216
 ";
 
 #[test]
@@ -449,6 +461,9 @@ fn every_property_is_read() {
         connections_max_idle: Duration::from_millis(120_000),
         request_read_timeout: Duration::from_millis(5000),
         max_frame_bytes: 65536,
+        queued_max_request_bytes: 1 << 20,
+        queued_max_response_bytes_per_connection: 65536,
+        queued_max_response_bytes: 16 << 20,
     };
     assert_eq!(c.limits, expected_limits);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
@@ -532,6 +547,7 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--max-connections-per-ip", "max.connections.per.ip", "2147483647"),
     ("--connections-max-idle-ms", "connections.max.idle.ms", "600000"),
     ("--max-frame-bytes", "socket.request.max.bytes", "1048576"),
+    ("--queued-max-request-bytes", "queued.max.request.bytes", "67108864"),
     ("--rebalance-protocols", "group.coordinator.rebalance.protocols", "classic,consumer"),
     ("--consumer-session-timeout-ms", "group.consumer.session.timeout.ms", "45000"),
     ("--consumer-min-session-timeout-ms", "group.consumer.min.session.timeout.ms", "45000"),
@@ -553,6 +569,13 @@ const OUR_PROPERTIES: &[(&str, &str, Option<&str>)] = &[
     ("--request-log", "request.log", None),
     ("--max-in-flight-requests-per-connection", "max.in.flight.requests.per.connection", Some("128")),
     ("--request-read-timeout-ms", "request.read.timeout.ms", Some("30000")),
+    (
+        "--queued-max-response-bytes-per-connection",
+        "queued.max.response.bytes.per.connection",
+        Some("1048576"),
+    ),
+    ("--queued-max-response-bytes", "queued.max.response.bytes", Some("268435456")),
+    ("--group-max-groups", "group.max.groups", Some("2147483647")),
 ];
 
 /// The help of one flag: its line and the next (clap puts the help under the flag).
@@ -643,6 +666,19 @@ const NUMERIC: &[Numeric] = &[
     }),
     ("--max-frame-bytes", "socket.request.max.bytes", 64, i32::MAX as i64, |c| {
         c.limits.max_frame_bytes as i64
+    }),
+    ("--queued-max-request-bytes", "queued.max.request.bytes", 64, i32::MAX as i64, |c| {
+        c.limits.queued_max_request_bytes as i64
+    }),
+    (
+        "--queued-max-response-bytes-per-connection",
+        "queued.max.response.bytes.per.connection",
+        1,
+        i32::MAX as i64,
+        |c| c.limits.queued_max_response_bytes_per_connection as i64,
+    ),
+    ("--queued-max-response-bytes", "queued.max.response.bytes", 1, i32::MAX as i64, |c| {
+        c.limits.queued_max_response_bytes as i64
     }),
 ];
 

@@ -44,7 +44,9 @@ fn run(name: &str, scenarios: &[&str]) {
 /// from them; ListGroups v5 lists and filters the consumer type; a classic kafka-python
 /// group is upgraded by a consumer-protocol member and downgraded when it leaves; a sled
 /// server killed and restarted under running members keeps the group and the offsets;
-/// three members joining one by one move no more partitions than balance needs.
+/// three members joining one by one move no more partitions than balance needs; three
+/// members of a Stable group are counted in `/metrics` as a consumer group with three
+/// members, their joins, epoch bumps and a leave counted and logged.
 #[test]
 fn librdkafka_consumer_groups_pass_the_scenarios() {
     run(
@@ -61,6 +63,7 @@ fn librdkafka_consumer_groups_pass_the_scenarios() {
             "migration",
             "restart",
             "sticky",
+            "metrics",
         ],
     );
 }

@@ -122,8 +122,8 @@ fn scrapes_follow_groups_requests_connections_and_commits() {
     let (server, addr) = metered();
     let before = Metrics::scrape(addr);
     assert_eq!(before.get("kafka_group_rebalances_started_total", &[]), 0.0);
-    assert_eq!(before.get("kafka_group_groups", &[("state", "Stable")]), 0.0);
-    assert_eq!(before.get("kafka_group_members", &[]), 0.0);
+    assert_eq!(before.get("kafka_group_groups", &[("state", "Stable"), ("type", "classic")]), 0.0);
+    assert_eq!(before.get("kafka_group_members", &[("type", "classic")]), 0.0);
     assert_eq!(before.requests("JoinGroup"), 0.0);
     assert_eq!(before.get("group_server_connections_open", &[]), 0.0);
     // Every family says what it is.
@@ -146,9 +146,9 @@ fn scrapes_follow_groups_requests_connections_and_commits() {
     let formed = Metrics::after_replies(addr, "Heartbeat", 3.0);
     assert_eq!(formed.get("kafka_group_rebalances_started_total", &[]), 1.0);
     assert_eq!(formed.get("kafka_group_rebalances_completed_total", &[]), 1.0);
-    assert_eq!(formed.get("kafka_group_groups", &[("state", "Stable")]), 1.0);
-    assert_eq!(formed.get("kafka_group_groups", &[("state", "Empty")]), 0.0);
-    assert_eq!(formed.get("kafka_group_members", &[]), 1.0);
+    assert_eq!(formed.get("kafka_group_groups", &[("state", "Stable"), ("type", "classic")]), 1.0);
+    assert_eq!(formed.get("kafka_group_groups", &[("state", "Empty"), ("type", "classic")]), 0.0);
+    assert_eq!(formed.get("kafka_group_members", &[("type", "classic")]), 1.0);
     assert_eq!(formed.requests("JoinGroup"), 2.0);
     assert_eq!(formed.requests("SyncGroup"), 1.0);
     assert_eq!(formed.requests("Heartbeat"), 3.0);
@@ -238,6 +238,61 @@ fn a_silent_scraper_blocks_neither_scrapes_nor_clients() {
     let _: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
     assert_eq!(Metrics::scrape(addr).requests("ApiVersions"), 1.0);
     drop((idle, partial));
+}
+
+/// A KIP-848 group is counted as what it is: a consumer group in its own state with
+/// its members (it was counted as a classic Empty group with no members), and its
+/// joins, epoch bumps and leaves are counted.
+#[test]
+fn consumer_groups_are_counted_by_type_state_and_members() {
+    let (server, addr) = metered();
+    let mut c = Conn::open(server.local_addr());
+    let join = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(s("cg").into())
+        .with_member_id(s("m-1"))
+        .with_member_epoch(0)
+        .with_rebalance_timeout_ms(10_000)
+        .with_subscribed_topic_names(Some(vec![s("t1").into()]))
+        .with_topic_partitions(Some(vec![]));
+    let joined: ConsumerGroupHeartbeatResponse = c.call(ApiKey::ConsumerGroupHeartbeat, 1, &join);
+    assert_eq!((joined.error_code, joined.member_epoch), (0, 1));
+    let m = Metrics::scrape(addr);
+    assert_eq!(m.get("kafka_group_groups", &[("state", "Stable"), ("type", "consumer")]), 1.0);
+    assert_eq!(m.get("kafka_group_groups", &[("state", "Empty"), ("type", "classic")]), 0.0);
+    assert_eq!(m.get("kafka_group_members", &[("type", "consumer")]), 1.0);
+    assert_eq!(m.get("kafka_group_members", &[("type", "classic")]), 0.0);
+    assert_eq!(m.get("kafka_group_consumer_members_joined_total", &[]), 1.0);
+    assert_eq!(m.get("kafka_group_consumer_rebalances_total", &[]), 1.0);
+    let leave = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(s("cg").into())
+        .with_member_id(s("m-1"))
+        .with_member_epoch(-1);
+    let left: ConsumerGroupHeartbeatResponse = c.call(ApiKey::ConsumerGroupHeartbeat, 1, &leave);
+    assert_eq!(left.error_code, 0);
+    let m = Metrics::scrape(addr);
+    assert_eq!(m.get("kafka_group_groups", &[("state", "Empty"), ("type", "consumer")]), 1.0);
+    assert_eq!(m.get("kafka_group_members", &[("type", "consumer")]), 0.0);
+    assert_eq!(m.get("kafka_group_consumer_members_removed_total", &[]), 1.0);
+}
+
+/// More silent connections than scraper slots cannot keep a scraper out: a new
+/// connection evicts the oldest one still waiting for its request, and the
+/// eviction is counted (they used to hold every slot for 5 s, and the scrape was
+/// closed unanswered).
+#[test]
+fn silent_connections_cannot_starve_a_scraper() {
+    let (_server, addr) = metered();
+    let silent: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).expect("connect")).collect();
+    let m = Metrics::scrape(addr);
+    assert!(
+        m.get("group_server_metrics_connections_dropped_total", &[("outcome", "evicted")]) >= 1.0,
+        "no silent connection was evicted"
+    );
+    // Every scrape after it is answered too, the silent connections still open.
+    for _ in 0..3 {
+        Metrics::scrape(addr);
+    }
+    drop(silent);
 }
 
 #[test]

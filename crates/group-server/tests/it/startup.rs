@@ -80,3 +80,61 @@ fn a_data_directory_held_by_another_server_is_reported_at_once() {
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGHUP never stops a node: without an ACL file there is nothing to reread, and the
+/// node keeps serving (the signal's default action used to end it at once).
+#[test]
+fn sighup_without_an_acl_file_is_not_fatal() {
+    use crate::client::Conn;
+    use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
+    let mut server = crate::memory::Process::start(&[]);
+    for _ in 0..3 {
+        server.signal("HUP");
+    }
+    let mut c = Conn::open(server.kafka);
+    let versions: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    assert_eq!(versions.error_code, 0);
+    assert!(server.running(), "the node exited on SIGHUP");
+}
+
+/// A human log on a file or pipe: no colour codes, the data directory absolute even
+/// when given relative, an unsupported API logged as such, and no blank line.
+#[test]
+fn a_human_log_to_a_pipe_is_plain_and_says_what_happened() {
+    use std::io::{BufRead, BufReader};
+    let work = temp_dir("log-nits");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let mut child = group_server()
+        .current_dir(&work)
+        .args(["--listen", "127.0.0.1:0", "--data-dir", "data", "--exit-on-stdin-close"])
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let logs = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the listening line");
+    let addr: std::net::SocketAddr = line
+        .trim()
+        .strip_prefix("group-server listening on ")
+        .and_then(|a| a.parse().ok())
+        .expect("an address");
+    // API key 0x7f00: no such API.
+    let mut c = crate::client::Conn::open(addr);
+    c.send_raw(&[0x7f, 0, 0, 0, 0, 0, 0, 1, 0, 0]);
+    assert!(c.is_closed());
+    drop(child.stdin.take());
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "{status}");
+    let logs = logs.join().expect("stderr");
+    assert!(!logs.contains('\u{1b}'), "colour codes in a piped log:\n{logs}");
+    assert!(!logs.lines().any(|l| l.trim().is_empty()), "a blank line:\n{logs}");
+    let absolute = work.join("data");
+    assert!(logs.contains(&format!("storage: sled in {}", absolute.display())), "{logs}");
+    assert!(logs.contains("unsupported request"), "{logs}");
+    assert!(!logs.contains("malformed request"), "{logs}");
+    let _ = std::fs::remove_dir_all(&work);
+}

@@ -161,6 +161,7 @@ impl CoordinatorCore {
             self.engine.respond(rid, response);
             return;
         }
+        work.removal = "left";
         self.fence_or_downgrade(&mut work, &fenced);
         self.commit_work(work, Some((rid, response)));
     }

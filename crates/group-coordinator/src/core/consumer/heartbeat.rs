@@ -583,6 +583,7 @@ impl CoordinatorCore {
                 });
             }
         } else {
+            work.removal = "left";
             self.fence_or_downgrade(&mut work, &[member_id]);
         }
         self.commit_work(work, Some((rid, Response::ConsumerGroupHeartbeat(response))));

@@ -70,6 +70,11 @@ pub(crate) struct Work {
     pub(crate) downgrade: Option<Vec<Arc<str>>>,
     /// The deadline this work runs for, armed again if its write fails.
     pub(crate) retry: Option<TimerKey>,
+    /// What the records change, as the runtime logs and counts it; reported
+    /// only when the work is committed.
+    events: Vec<crate::GroupEvent>,
+    /// Why the members this work removes go (its logged reason).
+    pub(crate) removal: &'static str,
 }
 
 /// How long a deadline whose write failed waits before it fires again (Kafka's
@@ -89,9 +94,49 @@ pub(crate) fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<T
 impl Work {
     /// Emits one record: applies it to the group and keeps it for the write.
     pub(crate) fn emit(&mut self, record: ConsumerGroupRecord) {
+        if let Some(event) = self.event_of(&record) {
+            self.events.push(event);
+        }
         let undo = (self.origin == Origin::Existing).then_some(&mut self.changes);
         self.cg.replay(&record, undo);
         self.records.push(record);
+    }
+
+    /// What `record` changes, as an event (read before it is applied: a member's
+    /// metadata record makes a join only if the member is not there yet).
+    fn event_of(&self, record: &ConsumerGroupRecord) -> Option<crate::GroupEvent> {
+        use crate::GroupEvent as E;
+        let group_id = self.group_id.clone();
+        let known = |member: &Arc<str>| self.cg.modern.members.contains_key(&**member);
+        Some(match record {
+            ConsumerGroupRecord::MemberMetadata { member_id, value: Some(_), .. } if !known(member_id) => {
+                E::ConsumerMemberJoined { group_id, member_id: member_id.clone() }
+            }
+            ConsumerGroupRecord::MemberMetadata { member_id, value: None, .. } if known(member_id) => {
+                E::ConsumerMemberRemoved { group_id, member_id: member_id.clone(), reason: self.removal }
+            }
+            ConsumerGroupRecord::GroupMetadata { value: Some(v), .. }
+                if v.epoch != self.cg.modern.group_epoch =>
+            {
+                E::ConsumerGroupEpochBumped { group_id, epoch: v.epoch }
+            }
+            ConsumerGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
+                E::ConsumerTargetAssignment { group_id, epoch: *epoch }
+            }
+            ConsumerGroupRecord::CurrentMemberAssignment { member_id, value: Some(v), .. } => {
+                let count = |t: &[group_types::TopicIdPartitions]| t.iter().map(|t| t.partitions.len()).sum();
+                E::ConsumerMemberAssignment {
+                    group_id,
+                    member_id: member_id.clone(),
+                    member_epoch: v.member_epoch,
+                    previous_member_epoch: v.previous_member_epoch,
+                    state: v.state,
+                    assigned: count(&v.assigned),
+                    pending_revocation: count(&v.pending_revocation),
+                }
+            }
+            _ => return None,
+        })
     }
 
     /// Member `id`, to change what records do not carry (its deadlines).
@@ -147,6 +192,8 @@ impl CoordinatorCore {
             timers: Vec::new(),
             downgrade: None,
             retry: None,
+            events: Vec::new(),
+            removal: "removed",
         })
     }
 
@@ -162,6 +209,8 @@ impl CoordinatorCore {
             timers: Vec::new(),
             downgrade: None,
             retry: None,
+            events: Vec::new(),
+            removal: "removed",
         }
     }
 
@@ -178,6 +227,7 @@ impl CoordinatorCore {
     /// The request succeeded: the group goes back (or in), its records are written,
     /// and `response` (if any) is released once they are durable.
     fn commit_work(&mut self, mut work: Work, answer: Option<(RequestId, Response)>) {
+        self.engine.fx.events.append(&mut work.events);
         if let Some(left) = work.downgrade.take() {
             self.finish_downgrade(work, &left, answer);
             return;

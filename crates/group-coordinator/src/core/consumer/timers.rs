@@ -42,6 +42,10 @@ impl CoordinatorCore {
 
     pub(crate) fn fence_by_timer(&mut self, group: &str, member: &Arc<str>, key: TimerKey) {
         let Some(mut work) = self.take_consumer(group) else { return };
+        work.removal = match key {
+            TimerKey::ConsumerRebalance(..) => "revocation timeout",
+            _ => "session expired",
+        };
         work.retry = Some(key);
         self.fence_or_downgrade(&mut work, std::slice::from_ref(member));
         self.commit_work(work, None);
