@@ -107,7 +107,7 @@ impl Work {
     fn event_of(&self, record: &ConsumerGroupRecord) -> Option<crate::GroupEvent> {
         use crate::GroupEvent as E;
         let group_id = self.group_id.clone();
-        let known = |member: &Arc<str>| self.cg.modern.members.contains_key(&**member);
+        let known = |member: &Arc<str>| self.cg.modern.members.contains_key(member);
         Some(match record {
             ConsumerGroupRecord::MemberMetadata { member_id, value: Some(_), .. } if !known(member_id) => {
                 E::ConsumerMemberJoined { group_id, member_id: member_id.clone() }
