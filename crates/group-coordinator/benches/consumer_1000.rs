@@ -181,6 +181,12 @@ fn beat(target: &mut impl Target, id: &str, epoch: i32) -> ConsumerGroupHeartbea
     target.send(keepalive(id, epoch))
 }
 
+/// One join, for the same reason as [`beat`] (`--toggle-collect='*newcomer*'`).
+#[inline(never)]
+fn newcomer(target: &mut impl Target, id: &str) -> ConsumerGroupHeartbeatResponse {
+    target.send(join(id))
+}
+
 fn core() -> Core {
     let mut core = CoordinatorCore::new(CoordinatorConfig::default());
     core.update_metadata_image(Arc::new(image(1, PARTITIONS)));
@@ -222,7 +228,7 @@ fn bench_target(c: &mut Criterion, name: &str, target: &mut impl Target) {
                 n += 1;
                 let id = format!("newcomer-{n}");
                 let started = Instant::now();
-                let answer = target.send(join(&id));
+                let answer = newcomer(target, &id);
                 timed += started.elapsed();
                 black_box(&answer);
                 target.send(keepalive(&id, -1));
