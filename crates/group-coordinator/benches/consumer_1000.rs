@@ -13,9 +13,8 @@
 //!   group is settled again: every member's reconciliation.
 //!
 //! Each on the core alone (`core`) and through `GroupCoordinator` (`runtime`).
-//! Join and leave are timed alone: the member that joined leaves untimed, and
-//! the one that leaves joined untimed; the doubling is timed and its undoing is
-//! not.
+//! Join and leave are timed alone, each of a newcomer that joins and leaves;
+//! the doubling is timed and its undoing is not.
 
 use std::collections::HashMap;
 use std::hint::black_box;
@@ -187,6 +186,27 @@ fn newcomer(target: &mut impl Target, id: &str) -> ConsumerGroupHeartbeatRespons
     target.send(join(id))
 }
 
+/// Which step of [`join_then_leave`] is timed.
+#[derive(Clone, Copy)]
+enum Step {
+    Join,
+    Leave,
+}
+
+/// A newcomer joins the group, then leaves it: how long the `timed` step took.
+fn join_then_leave(target: &mut impl Target, id: &str, timed: Step) -> Duration {
+    let started = Instant::now();
+    black_box(newcomer(target, id));
+    let joined = started.elapsed();
+    let started = Instant::now();
+    black_box(target.send(keepalive(id, -1)));
+    let left = started.elapsed();
+    match timed {
+        Step::Join => joined,
+        Step::Leave => left,
+    }
+}
+
 fn core() -> Core {
     let mut core = CoordinatorCore::new(CoordinatorConfig::default());
     core.update_metadata_image(Arc::new(image(1, PARTITIONS)));
@@ -219,42 +239,23 @@ fn bench_target(c: &mut Criterion, name: &str, target: &mut impl Target) {
     group.finish();
 
     let mut n = 0;
-    let mut group = c.benchmark_group("consumer_join_1000_member_group");
-    group.sample_size(20);
-    group.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let mut timed = Duration::ZERO;
-            for _ in 0..iters {
-                n += 1;
-                let id = format!("newcomer-{n}");
-                let started = Instant::now();
-                let answer = newcomer(target, &id);
-                timed += started.elapsed();
-                black_box(&answer);
-                target.send(keepalive(&id, -1));
-            }
-            timed
-        })
-    });
-    group.finish();
-
-    let mut group = c.benchmark_group("consumer_leave_1000_member_group");
-    group.sample_size(20);
-    group.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            let mut timed = Duration::ZERO;
-            for _ in 0..iters {
-                n += 1;
-                let id = format!("newcomer-{n}");
-                target.send(join(&id));
-                let started = Instant::now();
-                black_box(target.send(keepalive(&id, -1)));
-                timed += started.elapsed();
-            }
-            timed
-        })
-    });
-    group.finish();
+    for (bench, timed) in
+        [("consumer_join_1000_member_group", Step::Join), ("consumer_leave_1000_member_group", Step::Leave)]
+    {
+        let mut group = c.benchmark_group(bench);
+        group.sample_size(20);
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        n += 1;
+                        join_then_leave(target, &format!("newcomer-{n}"), timed)
+                    })
+                    .sum()
+            })
+        });
+        group.finish();
+    }
 
     // The joins and leaves above moved nobody for good, but bumped epochs:
     // everyone catches up before the rebalances.
