@@ -193,84 +193,64 @@ impl OffsetError {
     }
 }
 
-/// A storage engine's own error (sled's, etcd's, an I/O error, or a
-/// [`StorageError`] underneath another) kept as the source of a
-/// [`StorageError`]: shared, so that the error stays `Clone`, and compared by
-/// message, so that it stays `Eq`.
-#[derive(Debug, Clone)]
-pub struct EngineCause(Arc<dyn Error + Send + Sync + 'static>);
+/// An error kept as the source of an error that is `Clone` and `Eq`: shared, so
+/// that the error stays `Clone`, and compared by message, so that it stays `Eq`.
+/// Used as [`EngineCause`] and [`IoCause`].
+#[derive(Debug)]
+pub struct Shared<E: ?Sized>(Arc<E>);
+
+/// A storage engine's own error (sled's, etcd's, an I/O error) kept as the
+/// source of a [`StorageError`].
+pub type EngineCause = Shared<dyn Error + Send + Sync + 'static>;
+
+/// An I/O error kept as the source of an error (this crate's, the coordinator's,
+/// the server's configuration errors).
+pub type IoCause = Shared<io::Error>;
 
 impl EngineCause {
     /// Keeps `error` as a cause.
     pub fn new(error: impl Error + Send + Sync + 'static) -> EngineCause {
-        EngineCause(Arc::new(error))
-    }
-
-    /// The error itself.
-    pub fn get_ref(&self) -> &(dyn Error + Send + Sync + 'static) {
-        &*self.0
-    }
-}
-
-impl fmt::Display for EngineCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl Error for EngineCause {
-    fn source(&self) -> Option<&(dyn Error + 'static)> {
-        // The engine's error is this one (its message is this one's): what it
-        // wraps, if anything, comes next.
-        self.0.source()
-    }
-}
-
-impl PartialEq for EngineCause {
-    fn eq(&self, other: &EngineCause) -> bool {
-        self.0.to_string() == other.0.to_string()
-    }
-}
-
-impl Eq for EngineCause {}
-
-/// An I/O error as the source of an error that is `Clone` and `Eq` (this crate's,
-/// the coordinator's, the server's configuration errors): shared, so that the error
-/// stays `Clone`, and compared by kind and message, so that it stays `Eq`.
-#[derive(Debug, Clone)]
-pub struct IoCause(Arc<io::Error>);
-
-impl IoCause {
-    /// The error itself.
-    pub fn get_ref(&self) -> &io::Error {
-        &self.0
+        Shared(Arc::new(error))
     }
 }
 
 impl From<io::Error> for IoCause {
     fn from(error: io::Error) -> IoCause {
-        IoCause(Arc::new(error))
+        Shared(Arc::new(error))
     }
 }
 
-impl fmt::Display for IoCause {
+impl<E: ?Sized> Shared<E> {
+    /// The error itself.
+    pub fn get_ref(&self) -> &E {
+        &self.0
+    }
+}
+
+impl<E: ?Sized> Clone for Shared<E> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<E: fmt::Display + ?Sized> fmt::Display for Shared<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt(f)
     }
 }
 
-impl Error for IoCause {
+impl<E: Error + ?Sized> Error for Shared<E> {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
-        // The I/O error is this error (its message is this one's): what it wraps, if
-        // anything, comes next.
+        // The kept error is this one (its message is this one's): what it
+        // wraps, if anything, comes next.
         self.0.source()
     }
 }
 
-impl PartialEq for IoCause {
-    fn eq(&self, other: &IoCause) -> bool {
-        self.0.kind() == other.0.kind() && self.0.to_string() == other.0.to_string()
+impl<E: fmt::Display + ?Sized> PartialEq for Shared<E> {
+    fn eq(&self, other: &Shared<E>) -> bool {
+        self.0.to_string() == other.0.to_string()
     }
 }
 
-impl Eq for IoCause {}
+impl<E: fmt::Display + ?Sized> Eq for Shared<E> {}

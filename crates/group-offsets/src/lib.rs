@@ -150,7 +150,7 @@ pub use crate::consumer_records::{
     ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
 };
-pub use crate::error::{EngineCause, IoCause, OffsetError, StorageError};
+pub use crate::error::{EngineCause, IoCause, OffsetError, Shared, StorageError};
 pub use crate::fold::{Fold, fold};
 pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offset};
 pub use crate::memory::MemoryOffsetStorage;
