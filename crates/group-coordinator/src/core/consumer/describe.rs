@@ -66,7 +66,7 @@ impl CoordinatorCore {
     fn describe_one(&self, id: &GroupId, cg: &ConsumerGroup) -> DescribedConsumerGroup {
         let image = &self.engine.image;
         let configured = &self.engine.config.consumer.assignors;
-        let assignor = topics::preferred_assignor(cg.modern.members.values(), configured)
+        let assignor = topics::preferred_assignor(cg.modern.members.values_any_order(), configured)
             .unwrap_or_else(|| configured[0].clone());
         DescribedConsumerGroup {
             error_code: ErrorCode::None,

@@ -152,7 +152,7 @@ impl ConsumerGroup {
 
     /// `ConsumerGroup.subscriptionType`, from the members as they are now.
     pub(crate) fn subscription_type(&self) -> group_assignors::server::SubscriptionType {
-        super::topics::subscription_type(self.modern.members.values(), self)
+        super::topics::subscription_type(self.modern.members.values_any_order(), self)
     }
 
     /// When the group's regexes were last resolved (they are resolved together),
@@ -169,7 +169,7 @@ impl ConsumerGroup {
 
     /// True when no member other than `except` uses `regex`.
     pub(crate) fn regex_unused_by_others(&self, regex: &str, except: &str) -> bool {
-        !self.modern.members.values().any(|m| *m.id != *except && m.regex() == Some(regex))
+        !self.modern.members.values_any_order().any(|m| *m.id != *except && m.regex() == Some(regex))
     }
 
     /// True when partition `p` of `topic` may go to `member`: nobody owns it, or

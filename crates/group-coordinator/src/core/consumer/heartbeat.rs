@@ -620,7 +620,7 @@ impl CoordinatorCore {
         }
         // `maybeDeleteResolvedRegularExpressions`: the regexes nobody left uses.
         for regex in regexes {
-            if !work.cg.modern.members.values().any(|m| m.regex() == Some(&*regex)) {
+            if !work.cg.modern.members.values_any_order().any(|m| m.regex() == Some(&*regex)) {
                 work.emit(ConsumerGroupRecord::RegularExpression {
                     group_id: group_id.clone(),
                     regex,

@@ -205,7 +205,8 @@ impl CoordinatorCore {
 
 /// The regexes the members of `cg` subscribe to, sorted, once each.
 fn subscribed_regexes(cg: &ConsumerGroup) -> Vec<&str> {
-    let mut subscribed: Vec<&str> = cg.modern.members.values().filter_map(ConsumerMember::regex).collect();
+    let mut subscribed: Vec<&str> =
+        cg.modern.members.values_any_order().filter_map(ConsumerMember::regex).collect();
     subscribed.sort_unstable();
     subscribed.dedup();
     subscribed

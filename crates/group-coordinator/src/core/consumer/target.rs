@@ -29,7 +29,7 @@ impl CoordinatorCore {
     /// from the group's, and the new hash.
     pub(crate) fn refresh_subscription(&mut self, work: &mut Work) -> (bool, u64) {
         let image = self.engine.image.clone();
-        let names = topics::group_names(work.cg.modern.members.values(), &work.cg);
+        let names = topics::group_names(work.cg.modern.members.values_any_order(), &work.cg);
         let hash = topics::metadata_hash(&names, &image);
         work.set_refresh_needed(false);
         (hash != work.cg.modern.metadata_hash, hash)
@@ -45,7 +45,7 @@ impl CoordinatorCore {
     ) -> Result<(), Refusal> {
         let image = self.engine.image.clone();
         let configured = &self.engine.config.consumer.assignors;
-        let name = topics::preferred_assignor(work.cg.modern.members.values(), configured)
+        let name = topics::preferred_assignor(work.cg.modern.members.values_any_order(), configured)
             .unwrap_or_else(|| configured[0].clone());
         let Some(assignor) = self.server_assignor(&name) else {
             return Err((ErrorCode::UnknownServerError, None));

@@ -102,6 +102,13 @@ impl<M> Members<M> {
         self.order.values().filter_map(|slot| self.slots[*slot as usize].as_ref())
     }
 
+    /// The members in no particular order (their slots'), for what does not
+    /// depend on order (counts, sets, `any`): a scan of one vector, not a walk
+    /// of the ordered index.
+    pub(crate) fn values_any_order(&self) -> impl Iterator<Item = &M> + Clone + '_ {
+        self.slots.iter().filter_map(Option::as_ref)
+    }
+
     /// The members with their ids, in id order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &M)> + Clone + '_ {
         self.order.iter().filter_map(|(id, slot)| Some((id, self.slots[*slot as usize].as_ref()?)))

@@ -83,7 +83,11 @@ impl<M: ModernMember> ModernGroup<M> {
             ModernState::Empty
         } else if self.group_epoch > self.assignment_epoch {
             ModernState::Assigning
-        } else if self.members.values().any(|m| !m.is_stable() || m.member_epoch() != self.assignment_epoch) {
+        } else if self
+            .members
+            .values_any_order()
+            .any(|m| !m.is_stable() || m.member_epoch() != self.assignment_epoch)
+        {
             ModernState::Reconciling
         } else {
             ModernState::Stable
