@@ -46,7 +46,16 @@ pub(crate) fn group_names<'a>(
     group: &'a ConsumerGroup,
 ) -> BTreeSet<&'a str> {
     let mut all = BTreeSet::new();
+    // Members mostly share one subscription: one that equals the member's
+    // before adds nothing (a join into 1,000 members otherwise builds 1,000
+    // sets, most of its time).
+    let mut last: Option<(&[String], Option<&str>)> = None;
     for m in members {
+        let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
+        if last == Some(key) {
+            continue;
+        }
+        last = Some(key);
         all.extend(subscribed_names(m, group));
     }
     all
@@ -77,17 +86,23 @@ pub(crate) fn subscription_type<'a>(
     }
     let regexes: BTreeSet<&str> = members.clone().filter_map(ConsumerMember::regex).collect();
     if regexes.is_empty() {
-        let mut by_name: BTreeMap<&str, usize> = BTreeMap::new();
+        // Homogeneous when every topic is subscribed by every member: when all
+        // members subscribe to one set of names. A member whose list equals
+        // the first member's, as nearly all do, is compared without a set.
+        let mut first: Option<(&[String], BTreeSet<&str>)> = None;
         for m in members {
-            for n in m.meta.subscribed_topic_names.iter().collect::<BTreeSet<_>>() {
-                *by_name.entry(n.as_str()).or_default() += 1;
+            let names = m.meta.subscribed_topic_names.as_slice();
+            match &first {
+                None => first = Some((names, names.iter().map(String::as_str).collect())),
+                Some((list, _)) if *list == names => {}
+                Some((_, set)) => {
+                    if names.iter().map(String::as_str).collect::<BTreeSet<_>>() != *set {
+                        return SubscriptionType::Heterogeneous;
+                    }
+                }
             }
         }
-        return if by_name.values().all(|&n| n == count) {
-            SubscriptionType::Homogeneous
-        } else {
-            SubscriptionType::Heterogeneous
-        };
+        return SubscriptionType::Homogeneous;
     }
     let one_regex = regexes.len() == 1;
     let all_use_it = members.clone().all(|m| m.regex().is_some());
@@ -123,4 +138,47 @@ pub(crate) fn preferred_assignor<'a>(
         .filter(|(_, n)| *n == best)
         .min_by(|a, b| rank(a.0).cmp(&rank(b.0)).then(a.0.cmp(b.0)))
         .map(|(name, _)| name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn member(id: usize, names: &[&str]) -> ConsumerMember {
+        let mut m = ConsumerMember::new(Arc::from(format!("m{id}")));
+        m.meta.subscribed_topic_names = names.iter().map(|n| (*n).to_owned()).collect();
+        m
+    }
+
+    fn lists() -> impl Strategy<Value = Vec<Vec<&'static str>>> {
+        let names = proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 0..4);
+        proptest::collection::vec(names, 0..6)
+    }
+
+    proptest! {
+        /// The shortcuts for members that share a list change nothing: the
+        /// type is homogeneous exactly when every name is subscribed by every
+        /// member (`ConsumerGroup.subscriptionType`), and the names are the
+        /// union of every member's.
+        #[test]
+        fn shortcuts_agree_with_the_definitions(lists in lists()) {
+            let group = ConsumerGroup::new(Arc::from("g"), 0);
+            let members: Vec<ConsumerMember> = lists.iter().enumerate().map(|(i, l)| member(i, l)).collect();
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for l in &lists {
+                for n in l.iter().collect::<BTreeSet<_>>() {
+                    *counts.entry(*n).or_default() += 1;
+                }
+            }
+            let homogeneous = counts.values().all(|&n| n == lists.len());
+            let expected = if homogeneous { SubscriptionType::Homogeneous } else { SubscriptionType::Heterogeneous };
+            prop_assert_eq!(subscription_type(members.iter(), &group), expected);
+            let union: BTreeSet<&str> = lists.iter().flatten().copied().collect();
+            prop_assert_eq!(group_names(members.iter(), &group), union);
+        }
+    }
 }
