@@ -144,3 +144,19 @@ pub(crate) fn join(group: &str, member: &str) -> kafka_protocol::messages::JoinG
 pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
 }
+
+/// A simple consumer's commit (no member, generation -1) of `offset` for t1-0
+/// of `group`.
+pub(crate) fn simple_commit(group: &str, offset: i64) -> kafka_protocol::messages::OffsetCommitRequest {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    kafka_protocol::messages::OffsetCommitRequest::default()
+        .with_group_id(s(group).into())
+        .with_generation_id_or_member_epoch(-1)
+        .with_topics(vec![
+            OffsetCommitRequestTopic::default()
+                .with_name(s("t1").into())
+                .with_partitions(vec![OffsetCommitRequestPartition::default().with_committed_offset(offset)]),
+        ])
+}

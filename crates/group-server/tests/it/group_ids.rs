@@ -3,13 +3,10 @@
 //! the store: never a storage failure, and never an id that ListGroups v0 cannot
 //! list afterwards.
 
-use kafka_protocol::messages::offset_commit_request::{
-    OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-};
 use kafka_protocol::messages::*;
 use rstest::rstest;
 
-use crate::client::{Conn, join, s};
+use crate::client::{Conn, join, simple_commit};
 use crate::memory::Process;
 
 /// A temporary data directory, removed when dropped.
@@ -19,17 +16,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-fn commit(group: &str) -> OffsetCommitRequest {
-    OffsetCommitRequest::default()
-        .with_group_id(s(group).into())
-        .with_generation_id_or_member_epoch(-1)
-        .with_topics(vec![
-            OffsetCommitRequestTopic::default()
-                .with_name(s("t1").into())
-                .with_partitions(vec![OffsetCommitRequestPartition::default().with_committed_offset(5)]),
-        ])
 }
 
 #[rstest]
@@ -48,7 +34,7 @@ fn ids_no_answer_could_carry_are_refused_before_any_write(#[case] sled: bool) {
         // The flexible versions carry ids of any length.
         let joined: JoinGroupResponse = c.call(ApiKey::JoinGroup, 9, &join(&id, ""));
         assert_eq!(joined.error_code, 24, "JoinGroup of a {}-byte id", id.len());
-        let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit(&id));
+        let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &simple_commit(&id, 5));
         assert_eq!(
             committed.topics[0].partitions[0].error_code,
             24,
@@ -57,7 +43,7 @@ fn ids_no_answer_could_carry_are_refused_before_any_write(#[case] sled: bool) {
         );
     }
     // The longest accepted id is stored, and listed by every version.
-    let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &commit(&longest));
+    let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 8, &simple_commit(&longest, 5));
     assert_eq!(committed.topics[0].partitions[0].error_code, 0);
     for version in [0, 2, 4] {
         let listed: ListGroupsResponse = c.call(ApiKey::ListGroups, version, &ListGroupsRequest::default());

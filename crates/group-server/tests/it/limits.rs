@@ -13,7 +13,7 @@ use group_server::GroupServer;
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Decodable;
 
-use crate::client::{Conn, join, s, server_with};
+use crate::client::{Conn, join, s, server_with, simple_commit};
 
 fn serves(addr: SocketAddr) {
     let mut c = Conn::open(addr);
@@ -164,35 +164,22 @@ fn a_trickling_request_is_cut_off() {
 /// the groups there are keep being served; a deleted group makes room.
 #[test]
 fn group_max_groups_refuses_the_group_too_many() {
-    use kafka_protocol::messages::offset_commit_request::{
-        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
-    };
     const GROUP_MAX_SIZE_REACHED: i16 = 81;
     let server = server_with(|c| {
         c.coordinator.max_groups = 2;
         c.metrics_listen = Some("127.0.0.1:0".parse().expect("address"));
     });
     let mut c = Conn::open(server.local_addr());
-    let commit = |group: &str| {
-        OffsetCommitRequest::default()
-            .with_group_id(s(group).into())
-            .with_generation_id_or_member_epoch(-1)
-            .with_topics(vec![
-                OffsetCommitRequestTopic::default()
-                    .with_name(s("t1").into())
-                    .with_partitions(vec![OffsetCommitRequestPartition::default().with_committed_offset(1)]),
-            ])
-    };
     let joined: JoinGroupResponse = c.call(ApiKey::JoinGroup, 3, &join("a", ""));
     assert_eq!(joined.error_code, 0);
-    let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &commit("b"));
+    let committed: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &simple_commit("b", 1));
     assert_eq!(committed.topics[0].partitions[0].error_code, 0);
     let refused: JoinGroupResponse = c.call(ApiKey::JoinGroup, 3, &join("c", ""));
     assert_eq!(refused.error_code, GROUP_MAX_SIZE_REACHED);
-    let refused: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &commit("d"));
+    let refused: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &simple_commit("d", 1));
     assert_eq!(refused.topics[0].partitions[0].error_code, GROUP_MAX_SIZE_REACHED);
     // The groups there are still served.
-    let again: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &commit("b"));
+    let again: OffsetCommitResponse = c.call(ApiKey::OffsetCommit, 2, &simple_commit("b", 1));
     assert_eq!(again.topics[0].partitions[0].error_code, 0);
     let metrics = crate::memory::scrape(server.metrics_addr().expect("metrics"));
     assert!(metrics.contains("kafka_group_groups_refused_total 2\n"), "{metrics}");
