@@ -28,7 +28,8 @@ use group_coordinator::{
 };
 use group_offsets::MemoryMetadataStore;
 use group_types::{
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, TopicId, TopicIdPartitions,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, GroupId, MemberId, TopicId,
+    TopicIdPartitions,
 };
 
 /// The allocator group-server ships with (`--features system-allocator` for the system's).
@@ -56,20 +57,30 @@ fn image(version: i64, first: u32) -> MetadataImage {
     )
 }
 
-fn member_id(m: usize) -> String {
-    format!("member-{m:05}-Zm9vYmFyYmF6cXV4")
+/// A member's id, shared as the front end shares the ids it decodes from a
+/// request frame: each request takes a reference, not a copy.
+fn member_id(m: usize) -> MemberId {
+    shared(MemberId::from(format!("member-{m:05}-Zm9vYmFyYmF6cXV4")))
 }
 
-fn keepalive(member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
+/// `id` with its bytes already reference-counted (`Bytes` makes an owned buffer
+/// shared at its first clone), so that the timed requests clone it as a decoded
+/// frame's slice is cloned.
+fn shared(id: MemberId) -> MemberId {
+    drop(id.clone());
+    id
+}
+
+fn keepalive(member: &MemberId, epoch: i32) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
-        group_id: GROUP.into(),
-        member_id: member.into(),
+        group_id: GroupId::from_static(GROUP),
+        member_id: member.clone(),
         member_epoch: epoch,
         ..ConsumerGroupHeartbeatRequest::default()
     }
 }
 
-fn join(member: &str) -> ConsumerGroupHeartbeatRequest {
+fn join(member: &MemberId) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
         client_id: "bench".into(),
         client_host: "/127.0.0.1".into(),
@@ -131,7 +142,7 @@ impl Target for Runtime {
 }
 
 /// Each member's epoch and what it holds, as its client knows them.
-type Members = HashMap<String, (i32, Vec<TopicIdPartitions>)>;
+type Members = HashMap<MemberId, (i32, Vec<TopicIdPartitions>)>;
 
 /// Every member heartbeats, acknowledging what it holds, until a round changes
 /// nothing and every member is at one epoch: the group is settled (KIP-848's
@@ -176,13 +187,13 @@ fn settled(target: &mut impl Target) -> Members {
 /// One keep-alive: a function of its own so that a profile can collect it alone
 /// (`valgrind --tool=callgrind --toggle-collect='*beat*'`).
 #[inline(never)]
-fn beat(target: &mut impl Target, id: &str, epoch: i32) -> ConsumerGroupHeartbeatResponse {
+fn beat(target: &mut impl Target, id: &MemberId, epoch: i32) -> ConsumerGroupHeartbeatResponse {
     target.send(keepalive(id, epoch))
 }
 
 /// One join, for the same reason as [`beat`] (`--toggle-collect='*newcomer*'`).
 #[inline(never)]
-fn newcomer(target: &mut impl Target, id: &str) -> ConsumerGroupHeartbeatResponse {
+fn newcomer(target: &mut impl Target, id: &MemberId) -> ConsumerGroupHeartbeatResponse {
     target.send(join(id))
 }
 
@@ -194,7 +205,7 @@ enum Step {
 }
 
 /// A newcomer joins the group, then leaves it: how long the `timed` step took.
-fn join_then_leave(target: &mut impl Target, id: &str, timed: Step) -> Duration {
+fn join_then_leave(target: &mut impl Target, id: &MemberId, timed: Step) -> Duration {
     let started = Instant::now();
     black_box(newcomer(target, id));
     let joined = started.elapsed();
@@ -224,7 +235,7 @@ fn runtime() -> Runtime {
 
 fn bench_target(c: &mut Criterion, name: &str, target: &mut impl Target) {
     let mut members = settled(target);
-    let ids: Vec<(String, i32)> = members.iter().map(|(id, (e, _))| (id.clone(), *e)).collect();
+    let ids: Vec<(MemberId, i32)> = members.iter().map(|(id, (e, _))| (id.clone(), *e)).collect();
 
     let mut group = c.benchmark_group("consumer_keepalive_1000_member_group");
     group.throughput(Throughput::Elements(1));
@@ -249,7 +260,7 @@ fn bench_target(c: &mut Criterion, name: &str, target: &mut impl Target) {
                 (0..iters)
                     .map(|_| {
                         n += 1;
-                        join_then_leave(target, &format!("newcomer-{n}"), timed)
+                        join_then_leave(target, &shared(format!("newcomer-{n}").into()), timed)
                     })
                     .sum()
             })

@@ -132,6 +132,10 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
+    // Inlined so that an answer built at the call is written straight into the
+    // vector, not built, passed by pointer and copied (168 bytes, 30 instructions
+    // of a keep-alive's 900).
+    #[inline]
     pub(crate) fn respond(&mut self, request: RequestId, response: Response) {
         self.fx.responses.push((request, response));
     }

@@ -27,7 +27,7 @@ impl CoordinatorCore {
     pub(crate) fn consumer_group_heartbeat(
         &mut self,
         rid: RequestId,
-        r: ConsumerGroupHeartbeatRequest,
+        r: &ConsumerGroupHeartbeatRequest,
         visible: &dyn Fn(&str) -> bool,
     ) {
         let answer = |code, message| {
@@ -37,7 +37,7 @@ impl CoordinatorCore {
             self.engine.respond(rid, answer(ErrorCode::UnsupportedVersion, None));
             return;
         }
-        if let Err((code, message)) = validate::validate_heartbeat(&r, &self.engine.config.consumer.assignors)
+        if let Err((code, message)) = validate::validate_heartbeat(r, &self.engine.config.consumer.assignors)
         {
             self.engine.respond(rid, answer(code, Some(message)));
             return;
@@ -45,9 +45,9 @@ impl CoordinatorCore {
         let result = if r.member_epoch == LEAVE_GROUP_MEMBER_EPOCH
             || r.member_epoch == LEAVE_GROUP_STATIC_MEMBER_EPOCH
         {
-            self.consumer_leave(rid, &r)
+            self.consumer_leave(rid, r)
         } else {
-            self.consumer_regular_heartbeat(rid, &r, visible)
+            self.consumer_regular_heartbeat(rid, r, visible)
         };
         if let Err((code, message)) = result {
             self.engine.respond(rid, answer(code, message));

@@ -6,9 +6,18 @@ use group_types::{
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
 };
 
-/// `Utils.throwIfEmptyString`: present and blank after trimming.
+/// `GroupMetadataManager.throwIfEmptyString`: present and blank after trimming.
 fn blank(value: Option<&str>) -> bool {
-    value.is_some_and(|v| v.trim().is_empty())
+    value.is_some_and(java_blank)
+}
+
+/// Empty after Java's `String.trim()`, which strips every char up to U+0020 (the
+/// control characters and the space) and nothing else: `"\u{1}"` is blank to
+/// Kafka and a no-break space is not, unlike Rust's Unicode `trim`. Bytewise is
+/// exact, since every byte of a multi-byte UTF-8 char is at least 0x80; and a
+/// real id is decided by its first byte.
+fn java_blank(value: &str) -> bool {
+    value.bytes().all(|b| b <= b' ')
 }
 
 /// The first failing check, in Kafka's order, with Kafka's message.
@@ -18,11 +27,10 @@ pub(crate) fn validate_heartbeat(
 ) -> Result<(), (ErrorCode, String)> {
     let invalid = |m: &str| Err((ErrorCode::InvalidRequest, m.to_owned()));
     let epoch = r.member_epoch;
-    if (r.api_version >= 1 || epoch > 0 || epoch == LEAVE_GROUP_MEMBER_EPOCH) && r.member_id.trim().is_empty()
-    {
+    if (r.api_version >= 1 || epoch > 0 || epoch == LEAVE_GROUP_MEMBER_EPOCH) && java_blank(&r.member_id) {
         return invalid("MemberId can't be empty.");
     }
-    if r.group_id.trim().is_empty() {
+    if java_blank(&r.group_id) {
         return invalid("GroupId can't be empty.");
     }
     if blank(r.instance_id.as_deref()) {
@@ -59,4 +67,40 @@ pub(crate) fn validate_heartbeat(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::*;
+
+    #[rstest]
+    #[case::empty("", true)]
+    #[case::spaces("   ", true)]
+    #[case::tab_and_newline("\t\n\r", true)]
+    #[case::control_chars_java_trims("\u{1}\u{1f}", true)]
+    #[case::vertical_tab("\u{b}", true)]
+    #[case::a_letter("a", false)]
+    #[case::padded(" a ", false)]
+    #[case::delete_is_above_the_space("\u{7f}", false)]
+    #[case::no_break_space_java_keeps("\u{a0}", false)]
+    #[case::ideographic_space_java_keeps("\u{3000}", false)]
+    fn blank_is_javas_trim_then_empty(#[case] id: &str, #[case] is_blank: bool) {
+        assert_eq!(java_blank(id), is_blank);
+        let r = ConsumerGroupHeartbeatRequest {
+            group_id: id.into(),
+            member_id: "m".into(),
+            member_epoch: 1,
+            ..ConsumerGroupHeartbeatRequest::default()
+        };
+        let expected = match is_blank {
+            true => Err((ErrorCode::InvalidRequest, "GroupId can't be empty.".to_owned())),
+            false => Ok(()),
+        };
+        assert_eq!(validate_heartbeat(&r, &[]), expected);
+        let r = ConsumerGroupHeartbeatRequest { group_id: "g".into(), rack_id: Some(id.to_owned()), ..r };
+        let expected = expected.map_err(|_| (ErrorCode::InvalidRequest, "RackId can't be empty.".to_owned()));
+        assert_eq!(validate_heartbeat(&r, &[]), expected);
+    }
 }
