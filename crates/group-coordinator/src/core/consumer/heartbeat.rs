@@ -9,8 +9,8 @@ use group_types::{
     JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberId,
 };
 
-use super::group::ConsumerMember;
-use super::reconcile::{self, Inputs};
+use super::group::{ConsumerGroup, ConsumerMember};
+use super::reconcile::{self, Inputs, Reconciled};
 use super::regex::RegexChange;
 use super::{Origin, Work, topics, validate};
 use crate::core::modern::assignment::{self, Assignment};
@@ -334,14 +334,18 @@ impl CoordinatorCore {
         if work.cg.modern.group_epoch > work.cg.modern.assignment_epoch {
             self.update_target_assignment(work, replaced)?;
         }
-        // Step 12: reconciliation.
-        let member = work.cg.modern.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+        // Step 12: reconciliation, worked out on the member in place (no copy
+        // of it or of its target), then written.
+        let member = work.cg.modern.members.get(&member_id).unwrap_or(updated);
         let subscription_changed = names_changed || regex_changed;
         let skip = member.state == ConsumerMemberState::Stable
             && member.member_epoch == work.cg.modern.assignment_epoch
             && !subscription_changed;
         if !skip {
-            self.reconcile_member(work, &member, owned, subscription_changed)?;
+            let is_classic = member.is_classic();
+            if let Some(next) = self.reconciled(&work.cg, member, owned, subscription_changed)? {
+                self.write_reconciled(work, &member_id, is_classic, next);
+            }
         }
         Ok(())
     }
@@ -462,31 +466,38 @@ impl CoordinatorCore {
         });
     }
 
-    /// Step 12: writes the member's new assignment if it changed, arming or
-    /// cancelling its revocation timer.
-    pub(crate) fn reconcile_member(
-        &mut self,
-        work: &mut Work,
+    /// Step 12: where `member` of `cg` moves (`CurrentAssignmentBuilder.build`),
+    /// or `None` when nothing changes.
+    fn reconciled(
+        &self,
+        cg: &ConsumerGroup,
         member: &ConsumerMember,
         owned: Option<&Assignment>,
         subscription_changed: bool,
-    ) -> Result<(), Refusal> {
-        let image = self.engine.image.clone();
-        let ids = topics::subscribed_ids(member, &work.cg, &image);
+    ) -> Result<Option<Reconciled>, Refusal> {
+        let ids = topics::subscribed_ids(member, cg, &self.engine.image);
         let subscribed = |t| ids.binary_search(&t).is_ok();
-        let target = work.cg.target(&member.id).clone();
         let inputs = Inputs {
-            group: &work.cg,
-            target_epoch: work.cg.modern.assignment_epoch,
-            target: &target,
+            group: cg,
+            target_epoch: cg.modern.assignment_epoch,
+            target: cg.target(&member.id),
             owned,
             subscription_changed,
             subscribed: &subscribed,
         };
         let next = reconcile::reconcile(member, &inputs).map_err(|code| (code, None))?;
-        if next.same_as(member) {
-            return Ok(());
-        }
+        Ok((!next.same_as(member)).then_some(next))
+    }
+
+    /// Step 12's write: member `member_id`'s new assignment, arming or
+    /// cancelling its revocation timer.
+    fn write_reconciled(
+        &mut self,
+        work: &mut Work,
+        member_id: &Arc<str>,
+        is_classic: bool,
+        next: Reconciled,
+    ) {
         let group_id = work.group_id.clone();
         let value = group_offsets::CurrentMemberAssignmentValue {
             member_epoch: next.member_epoch,
@@ -497,12 +508,11 @@ impl CoordinatorCore {
         };
         work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
             group_id: group_id.clone(),
-            member_id: member.id.clone(),
+            member_id: member_id.clone(),
             value: Some(value),
         });
-        let key = TimerKey::ConsumerRebalance(group_id, member.id.clone());
-        let is_classic = member.is_classic();
-        if let Some(m) = work.member_mut(&member.id) {
+        let key = TimerKey::ConsumerRebalance(group_id, member_id.clone());
+        if let Some(m) = work.member_mut(member_id) {
             if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
                 m.rebalance_timer_epoch = Some(next.member_epoch);
                 let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
@@ -513,7 +523,6 @@ impl CoordinatorCore {
                 work.cancel(key);
             }
         }
-        Ok(())
     }
 
     fn cancel_member_timers(&mut self, work: &mut Work, member: &Arc<str>) {

@@ -129,11 +129,13 @@ impl CoordinatorCore {
     /// one is unresolved, topics were created since the last resolution, or it is
     /// older than the refresh interval; never within 10 s of the last one.
     fn regex_refresh_due(&self, cg: &ConsumerGroup, introduced: bool) -> bool {
-        let now = self.engine.now;
-        let subscribed = subscribed_regexes(cg);
-        if subscribed.is_empty() {
+        // The count the group keeps says "no regex" without the scan of every
+        // member, which made each writing heartbeat of a large group O(members).
+        if cg.regex_subscribers == 0 {
             return false;
         }
+        let now = self.engine.now;
+        let subscribed = subscribed_regexes(cg);
         // The last resolution is the one the group's resolved regexes carry: with
         // none, the group may resolve at once.
         let resolved_at = cg.regexes_resolved_at();

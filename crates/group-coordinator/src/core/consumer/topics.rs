@@ -33,8 +33,11 @@ pub(crate) fn subscribed_ids(
     group: &ConsumerGroup,
     image: &MetadataImage,
 ) -> Vec<TopicId> {
-    let mut ids: Vec<TopicId> =
-        subscribed_names(member, group).into_iter().filter_map(|n| image.topic(n).map(|t| t.id)).collect();
+    // Straight from the names to the ids, without the ordered set of names
+    // `subscribed_names` builds: every reconciling heartbeat asks this.
+    let resolved = member.regex().and_then(|regex| group.regexes.get(regex));
+    let names = member.meta.subscribed_topic_names.iter().chain(resolved.into_iter().flat_map(|r| &r.topics));
+    let mut ids: Vec<TopicId> = names.filter_map(|n| image.topic(n).map(|t| t.id)).collect();
     ids.sort_unstable();
     ids.dedup();
     ids
@@ -162,8 +165,9 @@ mod tests {
     proptest! {
         /// The shortcuts for members that share a list change nothing: the
         /// type is homogeneous exactly when every name is subscribed by every
-        /// member (`ConsumerGroup.subscriptionType`), and the names are the
-        /// union of every member's.
+        /// member (`ConsumerGroup.subscriptionType`), the names are the
+        /// union of every member's, and a member's topic ids are those its
+        /// names resolve to, ascending and once each.
         #[test]
         fn shortcuts_agree_with_the_definitions(lists in lists()) {
             let group = ConsumerGroup::new(Arc::from("g"), 0);
@@ -179,6 +183,16 @@ mod tests {
             prop_assert_eq!(subscription_type(members.iter(), &group), expected);
             let union: BTreeSet<&str> = lists.iter().flatten().copied().collect();
             prop_assert_eq!(group_names(members.iter(), &group), union);
+            // "c" does not exist: its name subscribes to nothing.
+            let image = MetadataImage::new(1, [
+                crate::TopicImage::new(TopicId::from_u128(2), "a".to_owned(), 1),
+                crate::TopicImage::new(TopicId::from_u128(1), "b".to_owned(), 1),
+            ]);
+            for m in &members {
+                let by_name: BTreeSet<TopicId> =
+                    subscribed_names(m, &group).into_iter().filter_map(|n| image.topic(n).map(|t| t.id)).collect();
+                prop_assert_eq!(subscribed_ids(m, &group, &image), by_name.into_iter().collect::<Vec<_>>());
+            }
         }
     }
 }
