@@ -63,8 +63,17 @@ impl TopicImage {
 #[derive(Debug, Clone, Default)]
 pub struct MetadataImage {
     version: i64,
-    by_name: FastMap<Arc<str>, Arc<TopicImage>>,
+    by_name: FastMap<Arc<str>, Named>,
     by_id: FastMap<TopicId, Arc<TopicImage>>,
+}
+
+/// A topic found by name, with its hash: computed once per image, as Kafka
+/// caches it per topic, not at every group refresh (over racks, a hash reads
+/// every partition).
+#[derive(Debug, Clone)]
+struct Named {
+    topic: Arc<TopicImage>,
+    hash: u64,
 }
 
 impl MetadataImage {
@@ -73,7 +82,8 @@ impl MetadataImage {
         let mut image = MetadataImage { version, ..MetadataImage::default() };
         for topic in topics {
             let topic = Arc::new(topic);
-            image.by_name.insert(topic.name.clone(), topic.clone());
+            let hash = topic.hash();
+            image.by_name.insert(topic.name.clone(), Named { topic: topic.clone(), hash });
             image.by_id.insert(topic.id, topic);
         }
         image
@@ -86,7 +96,13 @@ impl MetadataImage {
 
     /// The topic named `name`.
     pub fn topic(&self, name: &str) -> Option<&Arc<TopicImage>> {
-        self.by_name.get(name)
+        self.by_name.get(name).map(|named| &named.topic)
+    }
+
+    /// The hash of the topic named `name` ([`TopicImage::hash`]), computed when
+    /// the image was made.
+    pub fn topic_hash(&self, name: &str) -> Option<u64> {
+        self.by_name.get(name).map(|named| named.hash)
     }
 
     /// The topic with id `id`.
@@ -96,7 +112,7 @@ impl MetadataImage {
 
     /// Every topic, in no particular order.
     pub fn topics(&self) -> impl Iterator<Item = &Arc<TopicImage>> {
-        self.by_name.values()
+        self.by_name.values().map(|named| &named.topic)
     }
 
     /// How many topics the image holds.
@@ -116,9 +132,9 @@ impl MetadataImage {
     pub fn changed_since(&self, old: &MetadataImage) -> (Vec<Arc<str>>, bool) {
         let mut changed = Vec::new();
         let mut created = false;
-        for (name, topic) in &self.by_name {
+        for (name, Named { topic, .. }) in &self.by_name {
             match old.by_name.get(name) {
-                Some(before) if before.same_shape(topic) => {}
+                Some(before) if before.topic.same_shape(topic) => {}
                 Some(_) => changed.push(name.clone()),
                 None => {
                     created = true;
@@ -132,5 +148,23 @@ impl MetadataImage {
             }
         }
         (changed, created)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_kept_by_name_is_the_topics_own() {
+        let mut racked = TopicImage::new(TopicId::from_u128(2), "racked", 2);
+        racked.racks = vec![vec![Arc::from("r1")], vec![Arc::from("r1"), Arc::from("r2")]];
+        let image = MetadataImage::new(1, [TopicImage::new(TopicId::from_u128(1), "plain", 3), racked]);
+        for name in ["plain", "racked"] {
+            let topic = image.topic(name).expect("in the image");
+            assert_eq!(image.topic_hash(name), Some(topic.hash()), "{name}");
+        }
+        assert_ne!(image.topic_hash("plain"), image.topic_hash("racked"));
+        assert_eq!(image.topic_hash("absent"), None);
     }
 }

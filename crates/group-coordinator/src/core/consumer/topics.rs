@@ -70,9 +70,9 @@ pub(crate) fn metadata_hash(names: &BTreeSet<&str>, image: &MetadataImage) -> u6
     let mut h = rustc_hash::FxHasher::default();
     let mut any = false;
     for name in names {
-        if let Some(topic) = image.topic(name) {
+        if let Some(hash) = image.topic_hash(name) {
             any = true;
-            h.write_u64(topic.hash());
+            h.write_u64(hash);
         }
     }
     if any { h.finish().max(1) } else { 0 }
