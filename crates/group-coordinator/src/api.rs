@@ -93,6 +93,33 @@ fn first<T>(
     test(request, config)
 }
 
+/// The type a request is kept as in [`Request`]: boxed when the row says so.
+macro_rules! payload {
+    ($req:ident) => { $req };
+    ($req:ident boxed) => { Box<$req> };
+}
+
+/// A request as [`Request`] keeps it (see `payload!`).
+macro_rules! wrap {
+    ($r:ident) => {
+        $r
+    };
+    ($r:ident boxed) => {
+        Box::new($r)
+    };
+}
+
+/// A double reference to the request kept in [`Request`] (through its box, if
+/// boxed), which the caller's `&**` turns into a reference to the API's request.
+macro_rules! unbox {
+    ($r:ident) => {
+        &$r
+    };
+    ($r:ident boxed) => {
+        $r
+    };
+}
+
 /// What a row's `route` means: its [`Routing`], the group its ACL is asked on,
 /// and how the runtime submits it.
 macro_rules! route {
@@ -174,7 +201,7 @@ macro_rules! coordinator_apis {
         $(#[doc = $doc:literal])*
         $api:ident {
             key: $key:literal, versions: $min:literal ..= $max:literal,
-            request: $req:ident, response: $resp:ident,
+            request: $req:ident $(($boxed:ident))?, response: $resp:ident,
             route: $route:ident, acl: $acl:ident, waits: $waits:ident,
             methods: $pending:ident, $blocking:ident,
             core: $core:expr,
@@ -233,7 +260,7 @@ macro_rules! coordinator_apis {
         #[non_exhaustive]
         pub enum Request {$(
             $(#[doc = $doc])*
-            $api($req),
+            $api(payload!($req $($boxed)?)),
         )*}
 
         /// The answer to one [`Request`].
@@ -247,7 +274,7 @@ macro_rules! coordinator_apis {
         $(
             impl From<$req> for Request {
                 fn from(request: $req) -> Request {
-                    Request::$api(request)
+                    Request::$api(wrap!(request $($boxed)?))
                 }
             }
 
@@ -317,14 +344,14 @@ macro_rules! coordinator_apis {
             /// The answer when the whole request fails with `code` before its core
             /// (a denied group ACL, a partition not served here), in its API's shape.
             pub(crate) fn refused(&self, code: ErrorCode) -> Response {
-                match self {$(Request::$api(r) => Response::$api(shape($refused, r, code)),)*}
+                match self {$(Request::$api(r) => Response::$api(shape($refused, &**unbox!(r $($boxed)?), code)),)*}
             }
 
             /// True when the core answers the request even on a partition this node
             /// does not serve: Kafka's `GroupCoordinatorService` validates it first
             /// (an empty group id is `INVALID_GROUP_ID` wherever the group lives).
             pub(crate) fn core_first(&self, config: &CoordinatorConfig) -> bool {
-                match self {$(Request::$api(r) => first($core_first, r, config),)*}
+                match self {$(Request::$api(r) => first($core_first, &**unbox!(r $($boxed)?), config),)*}
             }
         }
 
@@ -380,7 +407,8 @@ macro_rules! coordinator_apis {
 /// - `key`, `versions`: Kafka's API key and the versions served (the server
 ///   checks them against its codec at compile time);
 /// - `request`, `response`: the `group-types` messages, named as Kafka's (the
-///   server finds its codec's under the same names);
+///   server finds its codec's under the same names); `(boxed)` keeps a large
+///   request boxed inside [`Request`];
 /// - `route`: `one_group` (the request's `group_id`), `each_group` (split
 ///   per `group_ids`, see the runtime's `EachGroup`), `all_partitions`;
 /// - `acl`: the [`AclOperation`] asked on the group (topic checks are per API,
@@ -547,9 +575,11 @@ macro_rules! group_api_table {
             }
             /// ConsumerGroupHeartbeat (KIP-848); the answer comes once its records are
             /// durable. DESCRIBE on each subscribed topic name too (KAFKA-18813).
+            /// Boxed: at 280 bytes it is the largest request, and every request
+            /// moves through the layers at the size of the largest.
             ConsumerGroupHeartbeat {
                 key: 68, versions: 0..=1,
-                request: ConsumerGroupHeartbeatRequest, response: ConsumerGroupHeartbeatResponse,
+                request: ConsumerGroupHeartbeatRequest (boxed), response: ConsumerGroupHeartbeatResponse,
                 route: one_group, acl: Read, waits: barrier,
                 methods: consumer_group_heartbeat, handle_consumer_group_heartbeat,
                 core: |core, id, r, visible| core.consumer_group_heartbeat(id, &r, visible),

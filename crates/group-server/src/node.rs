@@ -118,7 +118,7 @@ macro_rules! serve_group_apis {
         $(#[doc = $doc:literal])*
         $api:ident {
             key: $key:literal, versions: $min:literal ..= $max:literal,
-            request: $req:ident,
+            request: $req:ident $(($boxed:ident))?,
             $($rest:tt)*
         }
     )*) => {
