@@ -194,7 +194,7 @@ impl CoordinatorCore {
         let mut g = Group::new(group_id.clone(), now);
         g.generation = cg.modern.group_epoch;
         for m in cg.modern.members.values().filter(|m| !left.contains(&m.id)) {
-            let Some(classic) = m.meta.classic.as_ref() else { continue };
+            let Some(classic) = m.meta.classic() else { continue };
             let version = classic
                 .supported_protocols
                 .first()
@@ -212,7 +212,7 @@ impl CoordinatorCore {
                 .with_assignment(&target.encode().unwrap_or_default());
             let member = Member::new(
                 m.id.clone(),
-                m.meta.instance_id.as_deref(),
+                m.meta.instance_id(),
                 &m.meta.client_id,
                 &m.meta.client_host,
                 m.meta.rebalance_timeout_ms,

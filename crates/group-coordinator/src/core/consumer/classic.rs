@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use group_offsets::ClassicMemberMetadata;
+use group_offsets::{ClassicMemberMetadata, ConsumerMemberMetadataValue};
 use group_types::{
     ConsumerMemberState, ErrorCode, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse,
     MemberAssignment, MemberId, ProtocolMetadata, ProtocolType, Subscription, SyncGroupRequest,
@@ -17,6 +17,7 @@ use group_types::{
 
 use super::Work;
 use super::group::{ConsumerGroup, ConsumerMember};
+use super::meta::MemberMeta;
 use crate::MetadataImage;
 use crate::core::modern::assignment::{self, Assignment};
 use crate::core::{CoordinatorCore, RequestId, Response, TimerKey};
@@ -47,7 +48,7 @@ pub(crate) fn to_names(a: &Assignment, image: &MetadataImage) -> Vec<TopicPartit
 
 /// The consumer-protocol version of the member's subscription metadata.
 fn protocol_version(member: &ConsumerMember) -> i16 {
-    let classic = member.meta.classic.as_ref();
+    let classic = member.meta.classic();
     let first = classic.and_then(|c| c.supported_protocols.first());
     first.and_then(|p| Subscription::decode(&p.metadata).ok()).map_or(0, |s| s.version)
 }
@@ -103,7 +104,7 @@ impl CoordinatorCore {
             .modern
             .members
             .values()
-            .filter_map(|m| m.meta.classic.as_ref())
+            .filter_map(|m| m.meta.classic())
             .all(|c| c.supported_protocols.iter().any(|p| names.contains(&p.name.as_str())));
         if req.protocol_type != "consumer" || req.protocols.is_empty() || !shared {
             return refuse(ErrorCode::InconsistentGroupProtocol);
@@ -162,18 +163,22 @@ impl CoordinatorCore {
         let mut topics = subscription.topics.clone();
         topics.sort();
         topics.dedup();
-        updated.meta.instance_id = req.group_instance_id.as_deref().map(str::to_owned);
-        updated.meta.rack_id = subscription.rack_id.clone().filter(|r| !r.is_empty());
-        updated.meta.client_id = req.client_id.clone();
-        updated.meta.client_host = req.client_host.clone();
-        updated.meta.subscribed_topic_names = topics;
-        // KAFKA-19720: classic members never have a regex.
-        updated.meta.subscribed_topic_regex = None;
-        updated.meta.rebalance_timeout_ms = req.rebalance_timeout_ms;
-        updated.meta.classic = Some(ClassicMemberMetadata {
-            session_timeout_ms: req.session_timeout_ms,
-            supported_protocols: req.protocols.iter().map(ProtocolMetadata::detach).collect(),
-        });
+        let meta = ConsumerMemberMetadataValue {
+            instance_id: req.group_instance_id.as_deref().map(str::to_owned),
+            rack_id: subscription.rack_id.clone().filter(|r| !r.is_empty()),
+            client_id: req.client_id.clone(),
+            client_host: req.client_host.clone(),
+            subscribed_topic_names: topics,
+            // KAFKA-19720: classic members never have a regex.
+            subscribed_topic_regex: None,
+            rebalance_timeout_ms: req.rebalance_timeout_ms,
+            server_assignor: stored.meta.server_assignor().map(str::to_owned),
+            classic: Some(ClassicMemberMetadata {
+                session_timeout_ms: req.session_timeout_ms,
+                supported_protocols: req.protocols.iter().map(ProtocolMetadata::detach).collect(),
+            }),
+        };
+        updated.meta = MemberMeta::new(&meta, &stored.meta, &work.cg.last_meta);
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
             .map_err(|(code, _)| (code, req.member_id.to_string()))?;
         let now = self.engine.now;
@@ -242,7 +247,7 @@ impl CoordinatorCore {
             Err(code) => return SyncGroupResponse::error(code),
         };
         let protocol =
-            member.meta.classic.as_ref().and_then(|c| c.supported_protocols.first()).map(|p| p.name.clone());
+            member.meta.classic().and_then(|c| c.supported_protocols.first()).map(|p| p.name.clone());
         let type_ok = req.protocol_type.as_deref().is_none_or(|t| t == "consumer");
         let name_ok = req.protocol_name.is_none() || req.protocol_name == protocol;
         if !type_ok || !name_ok {
@@ -257,7 +262,7 @@ impl CoordinatorCore {
         };
         let (id, timeout, rebalance_timeout) = (
             member.id.clone(),
-            member.meta.classic.as_ref().map_or(0, |c| c.session_timeout_ms),
+            member.meta.classic().map_or(0, |c| c.session_timeout_ms),
             member.meta.rebalance_timeout_ms,
         );
         self.engine.cancel(TimerKey::ConsumerClassicSync(group_id.clone(), id.clone()));
@@ -299,7 +304,7 @@ impl CoordinatorCore {
                 && !waiting_on_unreleased(cg, member));
         let (id, timeout, rebalance_timeout) = (
             member.id.clone(),
-            member.meta.classic.as_ref().map_or(0, |c| c.session_timeout_ms),
+            member.meta.classic().map_or(0, |c| c.session_timeout_ms),
             member.meta.rebalance_timeout_ms,
         );
         self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));

@@ -12,28 +12,29 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue};
+use group_offsets::{ConsumerGroupRecord, CurrentMemberAssignmentValue};
 use group_types::hash::FastMap;
 use group_types::{ConsumerGroupState, ConsumerMemberState, TopicId};
 
-use crate::core::modern::assignment::{self, Assignment};
-use crate::core::modern::{ModernChange, ModernGroup, ModernMember, ModernState};
+use super::meta::MemberMeta;
+use crate::core::modern::assignment::{self, Held};
+use crate::core::modern::{Keyed, ModernChange, ModernGroup, ModernMember, ModernState};
 
 /// One member of a consumer group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConsumerMember {
     pub(crate) id: Arc<str>,
     /// What the member sent about itself (its MemberMetadata record's value).
-    pub(crate) meta: ConsumerMemberMetadataValue,
+    pub(crate) meta: MemberMeta,
     pub(crate) member_epoch: i32,
     pub(crate) previous_member_epoch: i32,
     pub(crate) state: ConsumerMemberState,
-    pub(crate) assigned: Assignment,
-    pub(crate) pending_revocation: Assignment,
+    pub(crate) assigned: Held,
+    pub(crate) pending_revocation: Held,
     /// Not in records: the epoch the revocation timer was armed for, if armed,
-    /// and when it fires.
-    pub(crate) rebalance_timer_epoch: Option<i32>,
-    pub(crate) rebalance_deadline: Option<i64>,
+    /// and when it fires. Boxed: only a member revoking partitions has one,
+    /// and inline it would take three words of every member.
+    pub(crate) rebalance_timer: Option<Box<(i32, i64)>>,
     /// Not in records: the session deadline armed, for snapshots.
     pub(crate) session_deadline: Option<i64>,
 }
@@ -45,12 +46,12 @@ impl ConsumerMember {
 
     /// The regex, `None` when none (`""` is none).
     pub(crate) fn regex(&self) -> Option<&str> {
-        self.meta.subscribed_topic_regex.as_deref().filter(|r| !r.is_empty())
+        self.meta.subscribed_topic_regex().filter(|r| !r.is_empty())
     }
 
     /// True for a member that speaks the classic protocol inside the group.
     pub(crate) fn is_classic(&self) -> bool {
-        self.meta.classic.is_some()
+        self.meta.classic().is_some()
     }
 
     /// The record value of its current assignment.
@@ -93,6 +94,47 @@ pub(crate) enum Change {
     Flags { refresh_needed: bool, regex_refresh_due: bool },
 }
 
+/// Per partition, the epoch of the member that owns it, by topic and then by
+/// partition, as Kafka's `ConsumerGroup.currentPartitionEpoch` (a map of
+/// maps): each topic id is kept once, not once per partition (8 bytes an
+/// owned partition rather than 24).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PartitionEpochs(FastMap<TopicId, FastMap<i32, i32>>);
+
+impl PartitionEpochs {
+    /// The owner's epoch of partition `p` of `topic`.
+    pub(crate) fn get(&self, topic: TopicId, p: i32) -> Option<i32> {
+        self.0.get(&topic)?.get(&p).copied()
+    }
+
+    /// True when partition `p` of `topic` has an owner.
+    pub(crate) fn contains(&self, topic: TopicId, p: i32) -> bool {
+        self.0.get(&topic).is_some_and(|ps| ps.contains_key(&p))
+    }
+
+    /// Sets the owner's epoch of a partition, returning the one before.
+    pub(crate) fn insert(&mut self, (topic, p): (TopicId, i32), epoch: i32) -> Option<i32> {
+        self.0.entry(topic).or_default().insert(p, epoch)
+    }
+
+    /// Frees a partition, returning its owner's epoch; a topic with no owned
+    /// partition left is forgotten.
+    pub(crate) fn remove(&mut self, (topic, p): (TopicId, i32)) -> Option<i32> {
+        let partitions = self.0.get_mut(&topic)?;
+        let prev = partitions.remove(&p);
+        if partitions.is_empty() {
+            self.0.remove(&topic);
+        }
+        prev
+    }
+
+    /// Every owned partition with its owner's epoch, in no order.
+    #[cfg(test)]
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ((TopicId, i32), i32)> + '_ {
+        self.0.iter().flat_map(|(t, ps)| ps.iter().map(move |(p, e)| ((*t, *p), *e)))
+    }
+}
+
 /// A KIP-848 consumer group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ConsumerGroup {
@@ -102,7 +144,7 @@ pub(crate) struct ConsumerGroup {
     pub(crate) modern: ModernGroup<ConsumerMember>,
     /// Per partition, the epoch of the member that owns it (assigned or pending
     /// revocation); absent = free (`ConsumerGroup.currentPartitionEpoch`).
-    pub(crate) partition_epochs: FastMap<(TopicId, i32), i32>,
+    pub(crate) partition_epochs: PartitionEpochs,
     pub(crate) regexes: BTreeMap<Arc<str>, ResolvedRegex>,
     /// How many members subscribe with a regex (kept by `replay`).
     pub(crate) regex_subscribers: usize,
@@ -118,6 +160,15 @@ pub(crate) struct ConsumerGroup {
     /// Not in records: when the group came into this core (created, or
     /// loaded). The retention job counts an empty group's offsets from it.
     pub(crate) created_ms: i64,
+    /// Not in records: the metadata replayed last, whose common fields the
+    /// next member shares when equal.
+    pub(crate) last_meta: MemberMeta,
+}
+
+impl Keyed for ConsumerMember {
+    fn id(&self) -> &Arc<str> {
+        &self.id
+    }
 }
 
 impl ModernMember for ConsumerMember {
@@ -146,7 +197,7 @@ impl ConsumerGroup {
     }
 
     /// The member's target, empty when none is recorded.
-    pub(crate) fn target(&self, member: &str) -> &Assignment {
+    pub(crate) fn target(&self, member: &str) -> &Held {
         self.modern.target(member)
     }
 
@@ -175,7 +226,7 @@ impl ConsumerGroup {
     /// True when partition `p` of `topic` may go to `member`: nobody owns it, or
     /// only `member` itself as a partition it is revoking (KAFKA-19449).
     pub(crate) fn is_free_for(&self, topic: TopicId, p: i32, member: &ConsumerMember) -> bool {
-        !self.partition_epochs.contains_key(&(topic, p))
+        !self.partition_epochs.contains(topic, p)
             || assignment::contains(&member.pending_revocation, topic, p)
     }
 
@@ -198,9 +249,10 @@ impl ConsumerGroup {
                             .modern
                             .members
                             .get_or_insert_with(member_id, || ConsumerMember::new(member_id.clone()));
-                        let old = member.meta.instance_id.take();
+                        let old = member.meta.instance_id().map(str::to_owned);
                         let had_regex = usize::from(member.regex().is_some());
-                        member.meta = (**v).clone();
+                        member.meta = MemberMeta::new(v, &member.meta, &self.last_meta);
+                        self.last_meta = member.meta.common();
                         let has_regex = usize::from(member.regex().is_some());
                         if let Some(old) = old
                             && self.modern.static_members.get(&old) == Some(member_id)
@@ -223,10 +275,10 @@ impl ConsumerGroup {
                             if member.regex().is_some() {
                                 self.set_regex_subscribers(&mut undo, self.regex_subscribers - 1);
                             }
-                            if let Some(instance) = &member.meta.instance_id
+                            if let Some(instance) = member.meta.instance_id()
                                 && self.modern.static_members.get(instance) == Some(member_id)
                             {
-                                self.set_static(&mut undo, instance.clone(), None);
+                                self.set_static(&mut undo, instance.to_owned(), None);
                             }
                         }
                     }
@@ -237,8 +289,9 @@ impl ConsumerGroup {
                 log(&mut undo, || Change::Modern(change));
             }
             ConsumerGroupRecord::TargetAssignmentMember { member_id, value, .. } => {
-                let change =
-                    self.modern.replay_target(member_id, value.as_deref().map(assignment::from_wire));
+                let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);
+                let target = value.as_deref().map(|v| Held::like(assignment::from_wire(v), assigned));
+                let change = self.modern.replay_target(member_id, target);
                 log(&mut undo, || Change::Modern(change));
             }
             ConsumerGroupRecord::CurrentMemberAssignment { member_id, value, .. } => {
@@ -254,15 +307,16 @@ impl ConsumerGroup {
                         member.member_epoch = v.member_epoch;
                         member.previous_member_epoch = v.previous_member_epoch;
                         member.state = v.state;
-                        member.assigned = assignment::from_wire(&v.assigned);
-                        member.pending_revocation = assignment::from_wire(&v.pending_revocation);
+                        let target = self.modern.targets.get(member_id);
+                        member.assigned = Held::like(assignment::from_wire(&v.assigned), target);
+                        member.pending_revocation = Held::from(assignment::from_wire(&v.pending_revocation));
                     }
                     None => {
                         member.member_epoch = -1;
                         member.previous_member_epoch = -1;
                         member.state = ConsumerMemberState::Stable;
-                        member.assigned = Assignment::default();
-                        member.pending_revocation = Assignment::default();
+                        member.assigned = Held::NONE;
+                        member.pending_revocation = Held::NONE;
                     }
                 }
                 self.claim(&mut undo, &member);
@@ -372,7 +426,7 @@ impl ConsumerGroup {
                         self.partition_epochs.insert(partition, epoch);
                     }
                     None => {
-                        self.partition_epochs.remove(&partition);
+                        self.partition_epochs.remove(partition);
                     }
                 },
                 Change::RegexSubscribers(count) => self.regex_subscribers = count,
@@ -396,8 +450,8 @@ impl ConsumerGroup {
     /// (KAFKA-19862: a mismatch is tolerated; a later owner keeps its claim).
     fn release(&mut self, undo: &mut Option<&mut Vec<Change>>, member: &ConsumerMember) {
         for (t, p) in assignment::iter(&member.assigned).chain(assignment::iter(&member.pending_revocation)) {
-            if self.partition_epochs.get(&(t, p)) == Some(&member.member_epoch) {
-                let prev = self.partition_epochs.remove(&(t, p));
+            if self.partition_epochs.get(t, p) == Some(member.member_epoch) {
+                let prev = self.partition_epochs.remove((t, p));
                 log(undo, || Change::PartitionEpoch { partition: (t, p), prev });
             }
         }
@@ -424,7 +478,7 @@ fn log(undo: &mut Option<&mut Vec<Change>>, make: impl FnOnce() -> Change) {
 
 #[cfg(test)]
 mod tests {
-    use group_offsets::{ConsumerGroupMetadataValue, RegularExpressionValue};
+    use group_offsets::{ConsumerGroupMetadataValue, ConsumerMemberMetadataValue, RegularExpressionValue};
     use group_types::TopicIdPartitions;
     use proptest::prelude::*;
 
@@ -433,7 +487,7 @@ mod tests {
     /// Everything a replay can change, in an order that does not depend on
     /// hashing (the partition owners are a hash map).
     fn fingerprint(cg: &ConsumerGroup) -> String {
-        let mut owners: Vec<_> = cg.partition_epochs.iter().map(|(k, v)| (k.0.0, k.1, *v)).collect();
+        let mut owners: Vec<_> = cg.partition_epochs.iter().map(|((t, p), v)| (t.0, p, v)).collect();
         owners.sort_unstable();
         format!(
             "{:?} {:?} {} {:?} {} {} {:?}",
@@ -530,7 +584,65 @@ mod tests {
         ]
     }
 
+    /// A member at its target holds one copy of its partitions, whichever of
+    /// the two records comes first.
+    #[test]
+    fn a_settled_member_shares_its_target() {
+        let id: Arc<str> = Arc::from("m");
+        let target = ConsumerGroupRecord::TargetAssignmentMember {
+            group_id: Arc::from("g"),
+            member_id: id.clone(),
+            value: Some(parts(&[(1, 0), (1, 1)])),
+        };
+        let current = ConsumerGroupRecord::CurrentMemberAssignment {
+            group_id: Arc::from("g"),
+            member_id: id.clone(),
+            value: Some(CurrentMemberAssignmentValue {
+                member_epoch: 1,
+                previous_member_epoch: 0,
+                state: ConsumerMemberState::Stable,
+                assigned: parts(&[(1, 1), (1, 0)]),
+                pending_revocation: Vec::new(),
+            }),
+        };
+        for order in [[&target, &current], [&current, &target]] {
+            let mut cg = ConsumerGroup::new(Arc::from("g"), 0);
+            for r in order {
+                cg.replay(r, None);
+            }
+            let member = cg.modern.members.get(&id).expect("a member");
+            assert!(Held::shares(&member.assigned, cg.target(&id)), "{order:?}");
+        }
+    }
+
     proptest! {
+        /// Partition owners are set, read and freed as one flat map of
+        /// (topic, partition) would; no emptied topic lingers.
+        #[test]
+        fn partition_epochs_act_as_a_flat_map(ops in proptest::collection::vec((any::<bool>(), 1..4u8, 0..4i32, 0..5i32), 0..60)) {
+            let mut epochs = PartitionEpochs::default();
+            let mut model: std::collections::BTreeMap<(TopicId, i32), i32> = std::collections::BTreeMap::new();
+            for (set, t, p, epoch) in ops {
+                let key = (TopicId([t; 16]), p);
+                if set {
+                    prop_assert_eq!(epochs.insert(key, epoch), model.insert(key, epoch));
+                } else {
+                    prop_assert_eq!(epochs.remove(key), model.remove(&key));
+                }
+                for t in 1..4u8 {
+                    for p in 0..4 {
+                        let key = (TopicId([t; 16]), p);
+                        prop_assert_eq!(epochs.get(key.0, p), model.get(&key).copied());
+                        prop_assert_eq!(epochs.contains(key.0, p), model.contains_key(&key));
+                    }
+                }
+                let mut listed: Vec<_> = epochs.iter().collect();
+                listed.sort_unstable();
+                prop_assert_eq!(listed, model.iter().map(|(k, v)| (*k, *v)).collect::<Vec<_>>());
+                prop_assert!(epochs.0.values().all(|ps| !ps.is_empty()), "no empty topic is kept");
+            }
+        }
+
         /// Whatever a group went through, undoing what a run of records logged
         /// gives back exactly the group before that run: no copy of the group
         /// is needed to revert a failed write.

@@ -10,6 +10,7 @@ use group_types::{
 };
 
 use super::group::{ConsumerGroup, ConsumerMember};
+use super::meta::MemberMeta;
 use super::reconcile::{self, Inputs, Reconciled};
 use super::regex::RegexChange;
 use super::{Origin, Work, topics, validate};
@@ -138,8 +139,8 @@ impl CoordinatorCore {
             && m.member_epoch == assignment_epoch
             && m.state == ConsumerMemberState::Stable
             && !m.is_classic()
-            && m.meta.client_id == r.client_id
-            && m.meta.client_host == r.client_host;
+            && *m.meta.client_id == *r.client_id
+            && *m.meta.client_host == *r.client_host;
         if !settled {
             return false;
         }
@@ -226,7 +227,7 @@ impl CoordinatorCore {
         // Step 6: the updated member.
         let mut updated = stored.clone();
         updated.id = member_id.clone();
-        let meta = &mut updated.meta;
+        let mut meta = stored.meta.to_value();
         // Compared first: a member that resends its instance id costs no copy.
         if let Some(v) = &r.instance_id
             && meta.instance_id.as_deref() != Some(v.as_str())
@@ -251,9 +252,10 @@ impl CoordinatorCore {
         if let Some(regex) = &r.subscribed_topic_regex {
             meta.subscribed_topic_regex = Some(regex.clone()).filter(|r| !r.is_empty());
         }
-        meta.client_id = r.client_id.clone();
-        meta.client_host = r.client_host.clone();
+        meta.client_id.clone_from(&r.client_id);
+        meta.client_host.clone_from(&r.client_host);
         meta.classic = None;
+        updated.meta = MemberMeta::new(&meta, &stored.meta, &work.cg.last_meta);
         let before_assigned = stored.assigned.clone();
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), owned.as_ref())?;
         // Step 13: the session.
@@ -303,7 +305,7 @@ impl CoordinatorCore {
         let regex_changed = updated.regex() != stored.regex();
         // Step 7: the member's metadata record.
         if is_new || updated.meta != stored.meta {
-            let value = Box::new(normalized(updated.meta.clone()));
+            let value = Box::new(normalized(updated.meta.to_value()));
             work.emit(ConsumerGroupRecord::MemberMetadata {
                 group_id: group_id.clone(),
                 member_id: member_id.clone(),
@@ -449,7 +451,7 @@ impl CoordinatorCore {
         work.emit(ConsumerGroupRecord::MemberMetadata {
             group_id: group_id.clone(),
             member_id: new_id.clone(),
-            value: Some(Box::new(normalized(old.meta.clone()))),
+            value: Some(Box::new(normalized(old.meta.to_value()))),
         });
         work.emit(ConsumerGroupRecord::TargetAssignmentMember {
             group_id: group_id.clone(),
@@ -514,12 +516,10 @@ impl CoordinatorCore {
         let key = TimerKey::ConsumerRebalance(group_id, member_id.clone());
         if let Some(m) = work.member_mut(member_id) {
             if next.state == ConsumerMemberState::UnrevokedPartitions && !is_classic {
-                m.rebalance_timer_epoch = Some(next.member_epoch);
                 let deadline = self.engine.now + i64::from(m.meta.rebalance_timeout_ms);
-                m.rebalance_deadline = Some(deadline);
+                m.rebalance_timer = Some(Box::new((next.member_epoch, deadline)));
                 work.arm(key, deadline);
-            } else if m.rebalance_timer_epoch.take().is_some() {
-                m.rebalance_deadline = None;
+            } else if m.rebalance_timer.take().is_some() {
                 work.cancel(key);
             }
         }

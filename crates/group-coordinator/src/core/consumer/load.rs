@@ -24,9 +24,8 @@ impl CoordinatorCore {
             m.session_deadline = Some(deadline);
             arm.push((TimerKey::ConsumerSession(id.clone(), m.id.clone()), deadline));
             if m.state == ConsumerMemberState::UnrevokedPartitions && !m.is_classic() {
-                m.rebalance_timer_epoch = Some(m.member_epoch);
                 let deadline = now + i64::from(m.meta.rebalance_timeout_ms);
-                m.rebalance_deadline = Some(deadline);
+                m.rebalance_timer = Some(Box::new((m.member_epoch, deadline)));
                 arm.push((TimerKey::ConsumerRebalance(id.clone(), m.id.clone()), deadline));
             }
         }

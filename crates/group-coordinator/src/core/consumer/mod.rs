@@ -19,6 +19,7 @@ mod describe;
 mod group;
 mod heartbeat;
 mod load;
+mod meta;
 mod reconcile;
 mod regex;
 mod target;

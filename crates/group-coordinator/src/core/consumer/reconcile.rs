@@ -26,8 +26,8 @@ impl Reconciled {
             member_epoch: member.member_epoch,
             previous_member_epoch: member.previous_member_epoch,
             state: member.state,
-            assigned: member.assigned.clone(),
-            pending_revocation: member.pending_revocation.clone(),
+            assigned: (*member.assigned).clone(),
+            pending_revocation: (*member.pending_revocation).clone(),
         }
     }
 
@@ -36,8 +36,8 @@ impl Reconciled {
         self.member_epoch == member.member_epoch
             && self.previous_member_epoch == member.previous_member_epoch
             && self.state == member.state
-            && self.assigned == member.assigned
-            && self.pending_revocation == member.pending_revocation
+            && self.assigned == *member.assigned
+            && self.pending_revocation == *member.pending_revocation
     }
 }
 

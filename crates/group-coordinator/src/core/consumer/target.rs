@@ -56,7 +56,7 @@ impl CoordinatorCore {
         let mut known: ClientMap<(&[String], Option<&str>), usize> = ClientMap::default();
         let mut chosen: Vec<(&ConsumerMember, usize)> = Vec::with_capacity(work.cg.modern.members.len());
         for m in work.cg.modern.members.values().filter(|m| replaced != Some(&*m.id)) {
-            let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
+            let key = (&*m.meta.subscribed_topic_names, m.regex());
             let at = *known.entry(key).or_insert_with(|| {
                 lists.push(topics::subscribed_ids(m, &work.cg, &image));
                 lists.len() - 1
@@ -72,10 +72,10 @@ impl CoordinatorCore {
                     let subscribed = &lists[*list];
                     MemberSpec {
                         member_id: &m.id,
-                        instance_id: m.meta.instance_id.as_deref(),
-                        rack_id: m.meta.rack_id.as_deref(),
+                        instance_id: m.meta.instance_id(),
+                        rack_id: m.meta.rack_id(),
                         subscribed_topics: subscribed,
-                        current: work.cg.modern.targets.get(&m.id).unwrap_or(&empty),
+                        current: work.cg.modern.targets.get(&m.id).map_or(&empty, |t| &**t),
                     }
                 })
                 .collect(),
@@ -99,7 +99,7 @@ impl CoordinatorCore {
         let group_id = work.group_id.clone();
         for ((id, _), target) in ids.iter().zip(targets.members) {
             let target = assignment::from_sorted(target.topics);
-            if work.cg.modern.targets.get(id) != Some(&target) {
+            if work.cg.modern.targets.get(id).map(|t| &**t) != Some(&target) {
                 work.emit(ConsumerGroupRecord::TargetAssignmentMember {
                     group_id: group_id.clone(),
                     member_id: id.clone(),

@@ -34,7 +34,7 @@ impl CoordinatorCore {
         let due = self
             .consumer_group_ref(group)
             .and_then(|cg| cg.modern.members.get(member))
-            .is_some_and(|m| m.rebalance_timer_epoch == Some(m.member_epoch));
+            .is_some_and(|m| m.rebalance_timer.as_deref().is_some_and(|(epoch, _)| *epoch == m.member_epoch));
         if due {
             self.fence_by_timer(group, member, TimerKey::ConsumerRebalance(Arc::from(group), member.clone()));
         }
@@ -60,7 +60,7 @@ impl crate::core::Engine {
             if let Some(deadline) = m.session_deadline {
                 self.arm(TimerKey::ConsumerSession(group.clone(), m.id.clone()), deadline);
             }
-            if let Some(deadline) = m.rebalance_deadline {
+            if let Some(&(_, deadline)) = m.rebalance_timer.as_deref() {
                 self.arm(TimerKey::ConsumerRebalance(group.clone(), m.id.clone()), deadline);
             }
         }

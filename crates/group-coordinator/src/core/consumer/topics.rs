@@ -54,7 +54,7 @@ pub(crate) fn group_names<'a>(
     // sets, most of its time).
     let mut last: Option<(&[String], Option<&str>)> = None;
     for m in members {
-        let key = (m.meta.subscribed_topic_names.as_slice(), m.regex());
+        let key = (&*m.meta.subscribed_topic_names, m.regex());
         if last == Some(key) {
             continue;
         }
@@ -94,7 +94,7 @@ pub(crate) fn subscription_type<'a>(
         // the first member's, as nearly all do, is compared without a set.
         let mut first: Option<(&[String], BTreeSet<&str>)> = None;
         for m in members {
-            let names = m.meta.subscribed_topic_names.as_slice();
+            let names = &*m.meta.subscribed_topic_names;
             match &first {
                 None => first = Some((names, names.iter().map(String::as_str).collect())),
                 Some((list, _)) if *list == names => {}
@@ -130,8 +130,8 @@ pub(crate) fn preferred_assignor<'a>(
 ) -> Option<String> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for m in members {
-        if let Some(name) = &m.meta.server_assignor {
-            *counts.entry(name.as_str()).or_default() += 1;
+        if let Some(name) = m.meta.server_assignor() {
+            *counts.entry(name).or_default() += 1;
         }
     }
     let best = counts.values().copied().max()?;

@@ -2,13 +2,79 @@
 //!
 //! The coordinator keeps every member's assigned, pending and target partitions
 //! as a [`MemberTarget`] (the assignors' output type), so a target goes from the
-//! assignor into the group without conversion.
+//! assignor into the group without conversion. A group holds them as [`Held`]:
+//! a settled member's assignment is its target, and the two share one copy.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use group_assignors::server::MemberTarget;
 use group_types::{TopicId, TopicIdPartitions};
 
 /// A member's partitions.
 pub(crate) type Assignment = MemberTarget;
+
+/// An assignment as a group holds it: shared, so that a member's current
+/// assignment and its target, equal once it has reconciled, are one
+/// allocation (`Arc`) rather than two copies; nothing at all when empty.
+/// Compared, printed and read as the [`Assignment`] it holds.
+#[derive(Clone, Default)]
+pub(crate) struct Held(Option<Arc<Assignment>>);
+
+/// What an empty [`Held`] reads as.
+static EMPTY: Assignment = Assignment { topics: Vec::new() };
+
+impl Held {
+    /// No partitions.
+    pub(crate) const NONE: Held = Held(None);
+
+    /// `a`, or `like` when it holds the same partitions (shared, not copied).
+    pub(crate) fn like(a: Assignment, like: Option<&Held>) -> Held {
+        match like {
+            Some(held) if **held == a => held.clone(),
+            _ => Held::from(a),
+        }
+    }
+
+    /// True when `a` and `b` are one copy (or both empty).
+    #[cfg(test)]
+    pub(crate) fn shares(a: &Held, b: &Held) -> bool {
+        match (&a.0, &b.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+impl From<Assignment> for Held {
+    fn from(a: Assignment) -> Held {
+        Held((!a.topics.is_empty()).then(|| Arc::new(a)))
+    }
+}
+
+impl Deref for Held {
+    type Target = Assignment;
+
+    fn deref(&self) -> &Assignment {
+        self.0.as_deref().unwrap_or(&EMPTY)
+    }
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Held) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Held {}
+
+impl fmt::Debug for Held {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
 
 /// Partitions from the wire (any order, duplicates allowed), normalised.
 pub(crate) fn from_wire(parts: &[TopicIdPartitions]) -> Assignment {
@@ -99,4 +165,36 @@ pub(crate) fn topics_of(a: &Assignment, b: &Assignment) -> Vec<TopicId> {
 /// True when some partition of `a` is in `b`.
 pub(crate) fn intersects(a: &Assignment, b: &Assignment) -> bool {
     iter(a).any(|(t, p)| contains(b, t, p))
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn assignment() -> impl Strategy<Value = Assignment> {
+        proptest::collection::vec((1..3u8, 0..3i32), 0..4).prop_map(|ps| {
+            from_wire(
+                &ps.iter()
+                    .map(|(t, p)| TopicIdPartitions { topic_id: TopicId([*t; 16]), partitions: vec![*p] })
+                    .collect::<Vec<_>>(),
+            )
+        })
+    }
+
+    proptest! {
+        /// A held assignment reads, compares and prints as the assignment it
+        /// holds, and is one copy with the one it was made like when equal.
+        #[test]
+        fn reads_as_the_assignment_it_holds(a in assignment(), b in assignment()) {
+            let like = Held::from(b.clone());
+            let held = Held::like(a.clone(), Some(&like));
+            prop_assert_eq!(&*held, &a);
+            prop_assert_eq!(held == like, a == b);
+            prop_assert_eq!(format!("{held:?}"), format!("{a:?}"));
+            prop_assert_eq!(Held::shares(&held, &like), a == b);
+            prop_assert_eq!(Held::from(a.clone()), Held::like(a, None));
+        }
+    }
 }

@@ -6,14 +6,27 @@
 //! settled member's keep-alive (`consumer_keep_alive`). Here a hash of the id
 //! finds the member's slot instead. The order the `BTreeMap` gave (the order
 //! the assignors, describe answers, classic JoinGroup answers and records see
-//! members in) is kept by a second, ordered index of the same slots, so every
-//! listing is as it was.
+//! members in) is kept as the slots sorted by id, so every listing is as it was.
+//!
+//! Neither index holds an id: both hold slot numbers and read the id the
+//! member keeps ([`Keyed`]), as the classic group's `MemberIndex` does. A map
+//! and a tree keyed by a pointer to every id cost some 75 bytes a member; the
+//! two lists of slot numbers, about 12. A join or a leave moves the ordered
+//! list's tail (4 bytes a member), which is less than the tree's rebalancing.
 
-use std::collections::BTreeMap;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use group_types::hash::ClientMap;
+use group_types::hash::ClientState;
+use hashbrown::HashTable;
+
+/// What [`Members`] reads of a member: the id it is kept under, which does
+/// not change while it is a member.
+pub(crate) trait Keyed {
+    /// The member's id.
+    fn id(&self) -> &Arc<str>;
+}
 
 /// Members by id: one hash lookup to find one, every listing in id order.
 #[derive(Clone)]
@@ -22,20 +35,27 @@ pub(crate) struct Members<M> {
     slots: Vec<Option<M>>,
     /// Slots left free, reused before the vector grows.
     free: Vec<u32>,
-    /// Each member's slot, by id. Keyed with the client-safe hasher: member ids
-    /// are the clients' to choose (KIP-1082).
-    by_id: ClientMap<Arc<str>, u32>,
-    /// Each member's slot, in id order.
-    order: BTreeMap<Arc<str>, u32>,
+    /// Each member's slot, by the hash of its id. Seeded: member ids are the
+    /// clients' to choose (KIP-1082).
+    by_id: HashTable<u32>,
+    state: ClientState,
+    /// The members' slots, in id order.
+    order: Vec<u32>,
 }
 
 impl<M> Default for Members<M> {
     fn default() -> Self {
-        Members { slots: Vec::new(), free: Vec::new(), by_id: ClientMap::default(), order: BTreeMap::new() }
+        Members {
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: HashTable::new(),
+            state: ClientState::default(),
+            order: Vec::new(),
+        }
     }
 }
 
-impl<M> Members<M> {
+impl<M: Keyed> Members<M> {
     /// How many members there are.
     pub(crate) fn len(&self) -> usize {
         self.order.len()
@@ -47,38 +67,45 @@ impl<M> Members<M> {
     }
 
     /// True when `id` is a member.
+    #[inline]
     pub(crate) fn contains_key(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.slot(id).is_some()
     }
 
     /// Member `id`.
+    #[inline]
     pub(crate) fn get(&self, id: &str) -> Option<&M> {
-        let slot = *self.by_id.get(id)?;
+        let slot = self.slot(id)?;
         self.slots[slot as usize].as_ref()
     }
 
-    /// Member `id`, to change.
+    /// Member `id`, to change (not its id).
+    #[inline]
     pub(crate) fn get_mut(&mut self, id: &str) -> Option<&mut M> {
-        let slot = *self.by_id.get(id)?;
+        let slot = self.slot(id)?;
         self.slots[slot as usize].as_mut()
     }
 
-    /// Member `id`, made by `make` first if there is none.
+    /// Member `id`, made by `make` first if there is none; `make` gives it
+    /// that id.
     pub(crate) fn get_or_insert_with(&mut self, id: &Arc<str>, make: impl FnOnce() -> M) -> &mut M {
-        let slot = match self.by_id.get(&**id) {
-            Some(slot) => *slot,
-            None => self.claim(id.clone()),
+        let slot = match self.slot(id) {
+            Some(slot) => slot,
+            None => self.claim(make()),
         };
-        self.slots[slot as usize].get_or_insert_with(make)
+        let Some(member) = self.slots[slot as usize].as_mut() else {
+            unreachable!("an indexed slot holds a member")
+        };
+        member
     }
 
-    /// Sets member `id`, returning the one it replaces.
+    /// Sets member `id` (`member`'s own id), returning the one it replaces.
     pub(crate) fn insert(&mut self, id: Arc<str>, member: M) -> Option<M> {
-        match self.by_id.get(&*id) {
-            Some(slot) => self.slots[*slot as usize].replace(member),
+        debug_assert_eq!(id, *member.id(), "kept under its own id");
+        match self.slot(&id) {
+            Some(slot) => self.slots[slot as usize].replace(member),
             None => {
-                let slot = self.claim(id);
-                self.slots[slot as usize] = Some(member);
+                self.claim(member);
                 None
             }
         }
@@ -86,20 +113,24 @@ impl<M> Members<M> {
 
     /// Takes member `id` out.
     pub(crate) fn remove(&mut self, id: &str) -> Option<M> {
-        let slot = self.by_id.remove(id)?;
-        self.order.remove(id);
-        self.free.push(slot);
-        self.slots[slot as usize].take()
+        let Members { slots, by_id, state, order, free } = self;
+        let found = by_id.find_entry(state.hash_one(id), |&s| is(slots, s, id)).ok()?;
+        let (slot, _) = found.remove();
+        if let Ok(at) = order.binary_search_by(|&s| id_of(slots, s).cmp(id)) {
+            order.remove(at);
+        }
+        free.push(slot);
+        slots[slot as usize].take()
     }
 
     /// The ids, in order.
     pub(crate) fn keys(&self) -> impl Iterator<Item = &Arc<str>> + Clone + '_ {
-        self.order.keys()
+        self.values().map(Keyed::id)
     }
 
     /// The members, in id order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &M> + Clone + '_ {
-        self.order.values().filter_map(|slot| self.slots[*slot as usize].as_ref())
+        self.order.iter().filter_map(|slot| self.slots[*slot as usize].as_ref())
     }
 
     /// The members in no particular order (their slots'), for what does not
@@ -111,16 +142,24 @@ impl<M> Members<M> {
 
     /// The members with their ids, in id order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&Arc<str>, &M)> + Clone + '_ {
-        self.order.iter().filter_map(|(id, slot)| Some((id, self.slots[*slot as usize].as_ref()?)))
+        self.values().map(|m| (m.id(), m))
     }
 
-    /// The members, to change, in no particular order (their slots').
+    /// The members, to change (not their ids), in no particular order (their
+    /// slots').
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut M> + '_ {
         self.slots.iter_mut().filter_map(Option::as_mut)
     }
 
-    /// A slot for `id`, empty until the caller fills it: a free one if any.
-    fn claim(&mut self, id: Arc<str>) -> u32 {
+    /// The slot of member `id`.
+    #[inline]
+    fn slot(&self, id: &str) -> Option<u32> {
+        self.by_id.find(self.state.hash_one(id), |&s| is(&self.slots, s, id)).copied()
+    }
+
+    /// Puts `member` (not yet a member) in a slot, a free one if any, and
+    /// indexes it.
+    fn claim(&mut self, member: M) -> u32 {
         let slot = match self.free.pop() {
             Some(slot) => slot,
             None => {
@@ -130,13 +169,30 @@ impl<M> Members<M> {
                 slot
             }
         };
-        self.by_id.insert(id.clone(), slot);
-        self.order.insert(id, slot);
+        let Members { slots, by_id, state, order, .. } = self;
+        let hash = state.hash_one(&**member.id());
+        let at = order.binary_search_by(|&s| id_of(slots, s).cmp(&**member.id())).unwrap_or_else(|at| at);
+        slots[slot as usize] = Some(member);
+        order.insert(at, slot);
+        by_id.insert_unique(hash, slot, |&s| state.hash_one(id_of(slots, s)));
         slot
     }
 }
 
-impl<M: PartialEq> PartialEq for Members<M> {
+/// The id of the member in `slot` (`""` for an empty slot, which no index
+/// holds).
+#[inline]
+fn id_of<M: Keyed>(slots: &[Option<M>], slot: u32) -> &str {
+    slots[slot as usize].as_ref().map_or("", |m| m.id())
+}
+
+/// True when `slot` holds member `id`.
+#[inline]
+fn is<M: Keyed>(slots: &[Option<M>], slot: u32, id: &str) -> bool {
+    slots[slot as usize].as_ref().is_some_and(|m| **m.id() == *id)
+}
+
+impl<M: Keyed + PartialEq> PartialEq for Members<M> {
     /// Equal when they hold the same members under the same ids, wherever
     /// their slots are.
     fn eq(&self, other: &Members<M>) -> bool {
@@ -145,44 +201,69 @@ impl<M: PartialEq> PartialEq for Members<M> {
 }
 
 impl<M: fmt::Debug> fmt::Debug for Members<M> {
-    /// As a map in id order: slots and free lists are not what a member is.
+    /// As a list in id order (each member shows its id): slots and free
+    /// lists are not what a member is.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_map().entries(self.iter()).finish()
+        f.debug_list().entries(self.order.iter().filter_map(|s| self.slots[*s as usize].as_ref())).finish()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use proptest::prelude::*;
 
     use super::*;
+
+    /// A member that is its id and a number.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Member(Arc<str>, u16);
+
+    impl Keyed for Member {
+        fn id(&self) -> &Arc<str> {
+            &self.0
+        }
+    }
 
     proptest! {
         /// Whatever the inserts and removals, members are found and listed as
         /// a `BTreeMap` finds and lists them.
         #[test]
-        fn finds_and_lists_as_an_ordered_map(ops in proptest::collection::vec((0..3u8, 0..12u8, 0..1_000u16), 0..200)) {
-            let mut members: Members<u16> = Members::default();
+        fn finds_and_lists_as_an_ordered_map(ops in proptest::collection::vec((0..3u8, 0..40u8, any::<u16>()), 0..300)) {
+            let mut members: Members<Member> = Members::default();
             let mut model: BTreeMap<Arc<str>, u16> = BTreeMap::new();
             for (op, id, value) in ops {
                 let id: Arc<str> = Arc::from(format!("member-{id}"));
                 match op {
-                    0 => prop_assert_eq!(members.insert(id.clone(), value), model.insert(id, value)),
-                    1 => prop_assert_eq!(members.remove(&id), model.remove(&id)),
+                    0 => prop_assert_eq!(
+                        members.insert(id.clone(), Member(id.clone(), value)).map(|m| m.1),
+                        model.insert(id, value)
+                    ),
+                    1 => prop_assert_eq!(members.remove(&id).map(|m| m.1), model.remove(&id)),
                     _ => {
-                        *members.get_or_insert_with(&id, || value) += 1;
-                        *model.entry(id.clone()).or_insert(value) += 1;
+                        let m = members.get_or_insert_with(&id, || Member(id.clone(), value));
+                        m.1 = m.1.wrapping_add(1);
+                        let v = model.entry(id.clone()).or_insert(value);
+                        *v = v.wrapping_add(1);
                     }
                 }
                 prop_assert_eq!(members.len(), model.len());
-                let listed: Vec<(Arc<str>, u16)> = members.iter().map(|(k, v)| (k.clone(), *v)).collect();
+                let listed: Vec<(Arc<str>, u16)> = members.iter().map(|(k, v)| (k.clone(), v.1)).collect();
                 let expected: Vec<(Arc<str>, u16)> = model.iter().map(|(k, v)| (k.clone(), *v)).collect();
                 prop_assert_eq!(listed, expected);
-                for (k, v) in &model {
-                    prop_assert_eq!(members.get(k), Some(v));
+                for n in 0..40u8 {
+                    let id = format!("member-{n}");
+                    prop_assert_eq!(members.get(&id).map(|m| m.1), model.get(id.as_str()).copied());
+                    prop_assert_eq!(members.contains_key(&id), model.contains_key(id.as_str()));
                 }
+                let mut any_order: Vec<u16> = members.values_any_order().map(|m| m.1).collect();
+                any_order.sort_unstable();
+                let mut values: Vec<u16> = model.values().copied().collect();
+                values.sort_unstable();
+                prop_assert_eq!(any_order, values);
             }
-            prop_assert!(members.slots.len() <= 12, "slots are reused: {}", members.slots.len());
+            prop_assert!(members.slots.len() <= 40, "slots are reused: {}", members.slots.len());
         }
     }
 }

@@ -5,16 +5,18 @@
 
 pub(crate) mod assignment;
 mod members;
+mod targets;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use self::assignment::Assignment;
-pub(crate) use self::members::Members;
+use self::assignment::Held;
+pub(crate) use self::members::{Keyed, Members};
+pub(crate) use self::targets::Targets;
 
 /// What a member of any modern group has (Kafka's `ModernGroupMember`): an
 /// epoch, and whether it has reconciled its assignment.
-pub(crate) trait ModernMember {
+pub(crate) trait ModernMember: Keyed {
     /// The member's epoch.
     fn member_epoch(&self) -> i32;
     /// True when the member is Stable (nothing to revoke or to wait for).
@@ -47,7 +49,7 @@ pub(crate) struct ModernGroup<M> {
     pub(crate) members: Members<M>,
     /// Target assignments by member id (entries of ids that left may linger until
     /// their tombstone).
-    pub(crate) targets: BTreeMap<Arc<str>, Assignment>,
+    pub(crate) targets: Targets,
     /// Instance id to member id.
     pub(crate) static_members: BTreeMap<String, Arc<str>>,
 }
@@ -59,7 +61,7 @@ impl<M> Default for ModernGroup<M> {
             metadata_hash: 0,
             assignment_epoch: 0,
             members: Members::default(),
-            targets: BTreeMap::new(),
+            targets: Targets::default(),
             static_members: BTreeMap::new(),
         }
     }
@@ -73,7 +75,7 @@ pub(crate) enum ModernChange {
     /// The target assignment's epoch was this.
     AssignmentEpoch(i32),
     /// Member `member`'s target was `prev` (`None`: it had none).
-    Target { member: Arc<str>, prev: Option<Assignment> },
+    Target { member: Arc<str>, prev: Option<Held> },
 }
 
 impl<M: ModernMember> ModernGroup<M> {
@@ -97,8 +99,8 @@ impl<M: ModernMember> ModernGroup<M> {
 
 impl<M> ModernGroup<M> {
     /// The member's target, empty when none is recorded.
-    pub(crate) fn target(&self, member: &str) -> &Assignment {
-        static EMPTY: Assignment = Assignment { topics: Vec::new() };
+    pub(crate) fn target(&self, member: &str) -> &Held {
+        static EMPTY: Held = Held::NONE;
         self.targets.get(member).unwrap_or(&EMPTY)
     }
 
@@ -119,7 +121,7 @@ impl<M> ModernGroup<M> {
     }
 
     /// Replays one member's target assignment record (`None`: its tombstone).
-    pub(crate) fn replay_target(&mut self, member: &Arc<str>, target: Option<Assignment>) -> ModernChange {
+    pub(crate) fn replay_target(&mut self, member: &Arc<str>, target: Option<Held>) -> ModernChange {
         let prev = match target {
             Some(target) => self.targets.insert(member.clone(), target),
             None => self.targets.remove(member),
