@@ -65,17 +65,20 @@ impl CoordinatorCore {
         }
         let ids: Vec<(Arc<str>, usize)> = chosen.iter().map(|(m, at)| (m.id.clone(), *at)).collect();
         let empty = MemberTarget::default();
+        // Members are listed in id order, as targets are kept: one walk finds them all.
+        let currents = work.cg.modern.targets.get_ascending(chosen.iter().map(|(m, _)| &*m.id));
         let spec = GroupSpec {
             members: chosen
                 .iter()
-                .map(|(m, list)| {
+                .zip(currents)
+                .map(|((m, list), current)| {
                     let subscribed = &lists[*list];
                     MemberSpec {
                         member_id: &m.id,
                         instance_id: m.meta.instance_id(),
                         rack_id: m.meta.rack_id(),
                         subscribed_topics: subscribed,
-                        current: work.cg.modern.targets.get(&m.id).map_or(&empty, |t| &**t),
+                        current: current.map_or(&empty, |t| &**t),
                     }
                 })
                 .collect(),
@@ -97,15 +100,22 @@ impl CoordinatorCore {
         };
         drop(spec);
         let group_id = work.group_id.clone();
-        for ((id, _), target) in ids.iter().zip(targets.members) {
-            let target = assignment::from_sorted(target.topics);
-            if work.cg.modern.targets.get(id).map(|t| &**t) != Some(&target) {
-                work.emit(ConsumerGroupRecord::TargetAssignmentMember {
-                    group_id: group_id.clone(),
-                    member_id: id.clone(),
-                    value: Some(assignment::to_wire(&target)),
-                });
-            }
+        let currents = work.cg.modern.targets.get_ascending(ids.iter().map(|(id, _)| &**id));
+        let changed: Vec<(&Arc<str>, Vec<_>)> = ids
+            .iter()
+            .zip(targets.members)
+            .zip(currents)
+            .filter_map(|(((id, _), target), current)| {
+                let target = assignment::from_sorted(target.topics);
+                (current.map(|t| &**t) != Some(&target)).then(|| (id, assignment::to_wire(&target)))
+            })
+            .collect();
+        for (id, value) in changed {
+            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+                group_id: group_id.clone(),
+                member_id: id.clone(),
+                value: Some(value),
+            });
         }
         let epoch = work.cg.modern.group_epoch;
         work.emit(ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });

@@ -48,6 +48,26 @@ impl Targets {
         Some(self.entries.remove(at).1)
     }
 
+    /// The targets of `ids`, which ascend, in one walk of both lists. A
+    /// lookup each would binary-search the vector, comparing ids whose long
+    /// common prefix and unpredictable outcome made that a sixth of a
+    /// 100-member join (`perf`); walking in step, most ids are compared once.
+    pub(crate) fn get_ascending<'a>(
+        &'a self,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) -> impl Iterator<Item = Option<&'a Held>> {
+        let mut at = 0;
+        ids.into_iter().map(move |id| {
+            while self.entries.get(at).is_some_and(|(k, _)| **k < *id) {
+                at += 1;
+            }
+            match self.entries.get(at) {
+                Some((k, target)) if **k == *id => Some(target),
+                _ => None,
+            }
+        })
+    }
+
     /// The member ids, in order.
     pub(crate) fn keys(&self) -> impl Iterator<Item = &Arc<str>> + '_ {
         self.entries.iter().map(|(id, _)| id)
@@ -95,6 +115,11 @@ mod tests {
                     let id = format!("member-{id}");
                     prop_assert_eq!(targets.get(&id), model.get(id.as_str()));
                 }
+                let mut ids: Vec<String> = (0..20u8).filter(|i| i % 3 != n % 3).map(|i| format!("member-{i}")).collect();
+                ids.sort();
+                let walked: Vec<_> = targets.get_ascending(ids.iter().map(String::as_str)).collect();
+                let looked_up: Vec<_> = ids.iter().map(|id| model.get(id.as_str())).collect();
+                prop_assert_eq!(walked, looked_up);
             }
         }
     }
