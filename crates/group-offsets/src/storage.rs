@@ -3,7 +3,7 @@
 //! [`OffsetStorage`], offsets and group records for users who need nothing else.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
@@ -154,6 +154,17 @@ impl AppendCompletion {
         AppendCompletion { f: Some(Box::new(f)) }
     }
 
+    /// A completion and the receiver its outcome arrives on, for a caller that waits
+    /// for the append. The outcome always arrives: a completion dropped unanswered
+    /// reports `Unavailable`.
+    pub fn channel() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let completion = AppendCompletion::new(move |result| {
+            let _ = tx.send(result);
+        });
+        (completion, rx)
+    }
+
     /// Reports the outcome: `Ok` once every record of the append is durable,
     /// `Err` when none of them is visible.
     pub fn complete(mut self, result: Result<(), StorageError>) {
@@ -252,15 +263,8 @@ pub trait MetadataStore: Send + Sync {
         epoch: OwnerEpoch,
         records: Vec<Record>,
     ) -> Result<(), StorageError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.append(
-            partition,
-            epoch,
-            records,
-            AppendCompletion::new(move |result| {
-                let _ = tx.send(result);
-            }),
-        );
+        let (completion, rx) = AppendCompletion::channel();
+        self.append(partition, epoch, records, completion);
         rx.recv()
             .unwrap_or_else(|_| Err(StorageError::unavailable("the engine dropped an append unanswered")))
     }

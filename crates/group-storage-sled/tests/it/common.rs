@@ -102,13 +102,7 @@ pub(crate) fn group_record(store: &impl MetadataStore, group: &str) -> Option<Gr
 
 /// A completion that reports on a channel, and its receiving end.
 pub(crate) fn completion() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
-    let (tx, rx) = mpsc::channel();
-    (
-        AppendCompletion::new(move |result| {
-            let _ = tx.send(result);
-        }),
-        rx,
-    )
+    AppendCompletion::channel()
 }
 
 /// Waits (bounded) for a completion's outcome.
