@@ -9,23 +9,19 @@ use group_server::{GroupServer, ServerConfig};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-/// A server on an ephemeral port, memory storage, topic t1 with 3 partitions, no initial delay.
+/// The flags of the tests' usual node: an ephemeral port, memory storage, topic t1 with
+/// 3 partitions, no initial delay.
+pub(crate) const IN_MEMORY: [&str; 7] =
+    ["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"];
+
+/// A server started with [`IN_MEMORY`].
 pub(crate) fn server() -> GroupServer {
     server_with(|_| {})
 }
 
 /// A server like [`server`], with the configuration adjusted by `adjust` first.
 pub(crate) fn server_with(adjust: impl FnOnce(&mut ServerConfig)) -> GroupServer {
-    let mut config = ServerConfig::from_args([
-        "--listen",
-        "127.0.0.1:0",
-        "--memory",
-        "--topic",
-        "t1:3",
-        "--initial-rebalance-delay-ms",
-        "0",
-    ])
-    .expect("config");
+    let mut config = ServerConfig::from_args(IN_MEMORY).expect("config");
     adjust(&mut config);
     GroupServer::start(&config).expect("server starts")
 }

@@ -23,7 +23,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use sha2::{Digest, Sha512};
 
 use crate::certs::{CLIENT_PRINCIPAL, Certs, arg};
-use crate::client::{Conn, join, s};
+use crate::client::{Conn, IN_MEMORY, join, s};
 
 const PASSWORD: &str = "alice-secret";
 const DELAY: Duration = Duration::from_millis(300);
@@ -51,19 +51,8 @@ impl Setup {
     }
 
     fn config(&self, extra: &[&str]) -> ServerConfig {
-        let mut args = vec![
-            "--listen",
-            "127.0.0.1:0",
-            "--memory",
-            "--topic",
-            "t1:3",
-            "--initial-rebalance-delay-ms",
-            "0",
-            "--request-log",
-            arg(&self.log),
-            "--failed-authentication-delay-ms",
-            "300",
-        ];
+        let mut args = IN_MEMORY.to_vec();
+        args.extend(["--request-log", arg(&self.log), "--failed-authentication-delay-ms", "300"]);
         args.extend_from_slice(extra);
         ServerConfig::from_args(args).expect("config")
     }
