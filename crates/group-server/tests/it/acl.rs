@@ -5,12 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
 use group_server::{AclError, GroupServer, ServerError, TopicSpec, topic_id_for};
 use kafka_protocol::messages::*;
 
 use crate::binary::{Node, Stderr, group_server};
-use crate::client::{Conn, join, s, server_with};
+use crate::client::{Conn, join, produce_one_record, s, server_with};
 
 /// TOPIC_AUTHORIZATION_FAILED.
 const TOPIC_DENIED: i16 = 29;
@@ -208,13 +207,7 @@ fn broker_apis_need_describe_read_or_write_on_the_topic() {
     assert_eq!(codes, vec![0, TOPIC_DENIED]);
 
     // Produce (WRITE): nobody but alice has it.
-    let pd = produce_request::PartitionProduceData::default()
-        .with_index(0)
-        .with_records(Some(Bytes::from_static(b"x")));
-    let td =
-        produce_request::TopicProduceData::default().with_name(s("t1").into()).with_partition_data(vec![pd]);
-    let req = ProduceRequest::default().with_acks(-1).with_topic_data(vec![td]);
-    let resp: ProduceResponse = c.call(ApiKey::Produce, 9, &req);
+    let resp: ProduceResponse = c.call(ApiKey::Produce, 9, &produce_one_record("t1"));
     assert_eq!(resp.responses[0].partition_responses[0].error_code, TOPIC_DENIED);
 }
 

@@ -141,6 +141,14 @@ pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
 }
 
+/// A Produce of one record to partition 0 of `topic`, acknowledged by all replicas.
+pub(crate) fn produce_one_record(topic: &str) -> kafka_protocol::messages::ProduceRequest {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    let records = PartitionProduceData::default().with_index(0).with_records(Some(Bytes::from_static(b"x")));
+    let data = TopicProduceData::default().with_name(s(topic).into()).with_partition_data(vec![records]);
+    kafka_protocol::messages::ProduceRequest::default().with_acks(-1).with_topic_data(vec![data])
+}
+
 /// A simple consumer's commit (no member, generation -1) of `offset` for t1-0
 /// of `group`.
 pub(crate) fn simple_commit(group: &str, offset: i64) -> kafka_protocol::messages::OffsetCommitRequest {
