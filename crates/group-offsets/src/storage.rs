@@ -403,53 +403,62 @@ pub trait OffsetStorage: Send + Sync {
 }
 
 macro_rules! forward_offset_storage {
-    ($($ptr:ty),*) => {$(
-        impl<T: OffsetStorage + ?Sized> OffsetStorage for $ptr {
+    // Every method, to `$($deref)* self $($field)*`.
+    (@to [$($bounds:tt)*] $ty:ty, [$($deref:tt)*] [$($field:tt)*]) => {
+        impl<$($bounds)*> OffsetStorage for $ty {
             fn store_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
                 offset: OffsetAndMetadata,
             ) -> Result<(), StorageError> {
-                (**self).store_offset(group_id, partition, offset)
+                ($($deref)* self $($field)*).store_offset(group_id, partition, offset)
             }
             fn store_offsets(
                 &self,
                 group_id: &str,
                 offsets: &[(TopicPartition, OffsetAndMetadata)],
             ) -> Result<(), StorageError> {
-                (**self).store_offsets(group_id, offsets)
+                ($($deref)* self $($field)*).store_offsets(group_id, offsets)
             }
             fn fetch_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
             ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-                (**self).fetch_offset(group_id, partition)
+                ($($deref)* self $($field)*).fetch_offset(group_id, partition)
             }
             fn fetch_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-                (**self).fetch_offsets(group_id)
+                ($($deref)* self $($field)*).fetch_offsets(group_id)
             }
             fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_offsets(group_id)
+                ($($deref)* self $($field)*).delete_offsets(group_id)
             }
             fn delete_partitions(
                 &self,
                 group_id: &str,
                 partitions: &[TopicPartition],
             ) -> Result<(), StorageError> {
-                (**self).delete_partitions(group_id, partitions)
+                ($($deref)* self $($field)*).delete_partitions(group_id, partitions)
             }
             fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-                (**self).store_group(record)
+                ($($deref)* self $($field)*).store_group(record)
             }
             fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_group(group_id)
+                ($($deref)* self $($field)*).delete_group(group_id)
             }
             fn load(&self) -> Result<StoredGroups, StorageError> {
-                (**self).load()
+                ($($deref)* self $($field)*).load()
             }
         }
+    };
+    // A wrapper, to its field.
+    ($ty:ty => $field:ident) => {
+        forward_offset_storage!(@to [] $ty, [] [.$field]);
+    };
+    // Pointers, to what they point at.
+    ($($ptr:ty),*) => {$(
+        forward_offset_storage!(@to [T: OffsetStorage + ?Sized] $ptr, [**] []);
     )*};
 }
 
@@ -523,4 +532,5 @@ macro_rules! forward_metadata_store {
 // provided method is forwarded too, so an engine's overrides (faster fetches,
 // an `append_blocking` without a channel) are used through the pointer.
 forward_offset_storage!(std::sync::Arc<T>, Box<T>, &T);
+forward_offset_storage!(crate::MemoryOffsetStorage => inner);
 forward_metadata_store!(std::sync::Arc<T>, Box<T>, &T);
