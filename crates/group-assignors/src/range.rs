@@ -12,8 +12,9 @@ use crate::{AssignError, GroupAssignment, ReplicaRacks, check_rack_len};
 /// then member id); the first `n % m` subscribers get one extra partition.
 ///
 /// Topics with the same subscribers and partition count are co-partitioned.
-/// With rack information ([`PartitionAssignor::assign_with_racks`]) it follows
-/// KIP-881 exactly as Kafka's Java class does.
+/// With rack information
+/// ([`assign_with_racks`](crate::PartitionAssignor::assign_with_racks)) it
+/// follows KIP-881 exactly as Kafka's Java class does.
 ///
 /// ```
 /// use group_assignors::{PartitionAssignor, RangeAssignor};

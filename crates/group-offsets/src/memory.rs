@@ -3,7 +3,7 @@
 
 use crate::{MemoryMetadataStore, PersistentOffsetStorage};
 
-/// [`OffsetStorage`] in process memory, for tests and single-process use.
+/// [`OffsetStorage`](crate::OffsetStorage) in process memory, for tests and single-process use.
 ///
 /// It is [`PersistentOffsetStorage`] over a [`MemoryMetadataStore`] (no read
 /// cache: the store's own fetches are as fast as a cache), so it follows the
