@@ -3,7 +3,7 @@
 //! [`OffsetStorage`], offsets and group records for users who need nothing else.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
@@ -161,6 +161,17 @@ impl AppendCompletion {
         AppendCompletion { f: Some(Box::new(f)) }
     }
 
+    /// A completion and the receiver its outcome arrives on, for a caller that waits
+    /// for the append. The outcome always arrives: a completion dropped unanswered
+    /// reports `Unavailable`.
+    pub fn channel() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let completion = AppendCompletion::new(move |result| {
+            let _ = tx.send(result);
+        });
+        (completion, rx)
+    }
+
     /// Reports the outcome: `Ok` once every record of the append is durable,
     /// `Err` when none of them is visible.
     pub fn complete(mut self, result: Result<(), StorageError>) {
@@ -259,15 +270,8 @@ pub trait MetadataStore: Send + Sync {
         epoch: OwnerEpoch,
         records: Vec<Record>,
     ) -> Result<(), StorageError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.append(
-            partition,
-            epoch,
-            records,
-            AppendCompletion::new(move |result| {
-                let _ = tx.send(result);
-            }),
-        );
+        let (completion, rx) = AppendCompletion::channel();
+        self.append(partition, epoch, records, completion);
         rx.recv()
             .unwrap_or_else(|_| Err(StorageError::unavailable("the engine dropped an append unanswered")))
     }
@@ -406,53 +410,62 @@ pub trait OffsetStorage: Send + Sync {
 }
 
 macro_rules! forward_offset_storage {
-    ($($ptr:ty),*) => {$(
-        impl<T: OffsetStorage + ?Sized> OffsetStorage for $ptr {
+    // Every method, to `$($deref)* self $($field)*`.
+    (@to [$($bounds:tt)*] $ty:ty, [$($deref:tt)*] [$($field:tt)*]) => {
+        impl<$($bounds)*> OffsetStorage for $ty {
             fn store_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
                 offset: OffsetAndMetadata,
             ) -> Result<(), StorageError> {
-                (**self).store_offset(group_id, partition, offset)
+                ($($deref)* self $($field)*).store_offset(group_id, partition, offset)
             }
             fn store_offsets(
                 &self,
                 group_id: &str,
                 offsets: &[(TopicPartition, OffsetAndMetadata)],
             ) -> Result<(), StorageError> {
-                (**self).store_offsets(group_id, offsets)
+                ($($deref)* self $($field)*).store_offsets(group_id, offsets)
             }
             fn fetch_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
             ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-                (**self).fetch_offset(group_id, partition)
+                ($($deref)* self $($field)*).fetch_offset(group_id, partition)
             }
             fn fetch_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-                (**self).fetch_offsets(group_id)
+                ($($deref)* self $($field)*).fetch_offsets(group_id)
             }
             fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_offsets(group_id)
+                ($($deref)* self $($field)*).delete_offsets(group_id)
             }
             fn delete_partitions(
                 &self,
                 group_id: &str,
                 partitions: &[TopicPartition],
             ) -> Result<(), StorageError> {
-                (**self).delete_partitions(group_id, partitions)
+                ($($deref)* self $($field)*).delete_partitions(group_id, partitions)
             }
             fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-                (**self).store_group(record)
+                ($($deref)* self $($field)*).store_group(record)
             }
             fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_group(group_id)
+                ($($deref)* self $($field)*).delete_group(group_id)
             }
             fn load(&self) -> Result<StoredGroups, StorageError> {
-                (**self).load()
+                ($($deref)* self $($field)*).load()
             }
         }
+    };
+    // A wrapper, to its field.
+    ($ty:ty => $field:ident) => {
+        forward_offset_storage!(@to [] $ty, [] [.$field]);
+    };
+    // Pointers, to what they point at.
+    ($($ptr:ty),*) => {$(
+        forward_offset_storage!(@to [T: OffsetStorage + ?Sized] $ptr, [**] []);
     )*};
 }
 
@@ -526,6 +539,7 @@ macro_rules! forward_metadata_store {
 // provided method is forwarded too, so an engine's overrides (faster fetches,
 // an `append_blocking` without a channel) are used through the pointer.
 forward_offset_storage!(std::sync::Arc<T>, Box<T>, &T);
+forward_offset_storage!(crate::MemoryOffsetStorage => inner);
 forward_metadata_store!(std::sync::Arc<T>, Box<T>, &T);
 
 #[cfg(test)]
