@@ -10,9 +10,10 @@
 //! into one table and an SVG plot.
 
 mod scenarios;
+mod timing;
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use group_assignors::{GroupAssignment, get_assignor};
@@ -49,18 +50,7 @@ fn scenario(
             eprintln!("{id} {name}: {} partitions moved", moved(previous, &out));
         }
         drop(out);
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let mut timed = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let out = a.assign(black_box(&ms), black_box(&parts));
-                    timed += start.elapsed();
-                    drop(black_box(out));
-                }
-                timed
-            })
-        });
+        group.bench_function(name, |b| timing::each_call(b, || a.assign(black_box(&ms), black_box(&parts))));
     }
     group.finish();
 }

@@ -20,8 +20,10 @@
 //! `cargo bench -p group-assignors --bench server -- --quick`; a scenario
 //! id as filter (`-- S3`) builds only that scenario's input.
 
+mod timing;
+
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use group_assignors::server::{
@@ -188,16 +190,7 @@ fn scenario(c: &mut Criterion, id: &str, input: &Input, assignors: &[&str], samp
         );
         drop(out);
         group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let mut timed = Duration::ZERO;
-                for _ in 0..iters {
-                    let start = Instant::now();
-                    let out = a.assign(black_box(&spec), black_box(&describer));
-                    timed += start.elapsed();
-                    drop(black_box(out));
-                }
-                timed
-            })
+            timing::each_call(b, || a.assign(black_box(&spec), black_box(&describer)))
         });
     }
     group.finish();

@@ -53,6 +53,37 @@ pub trait PartitionAssignor: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// Implements [`PartitionAssignor`] for a rack-aware assignor registered as `$name`,
+/// whose work is the function `$assign(members, partitions, replica_racks)`: `assign`
+/// gives it no racks.
+macro_rules! rack_aware_assignor {
+    ($ty:ty, $name:literal, $assign:path) => {
+        impl $crate::PartitionAssignor for $ty {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            fn assign(
+                &self,
+                members: &[group_types::MemberSubscription],
+                partitions: &[group_types::TopicPartition],
+            ) -> Result<$crate::GroupAssignment, $crate::AssignError> {
+                $assign(members, partitions, &[])
+            }
+
+            fn assign_with_racks(
+                &self,
+                members: &[group_types::MemberSubscription],
+                partitions: &[group_types::TopicPartition],
+                racks: &[$crate::ReplicaRacks],
+            ) -> Result<$crate::GroupAssignment, $crate::AssignError> {
+                $assign(members, partitions, racks)
+            }
+        }
+    };
+}
+pub(crate) use rack_aware_assignor;
+
 /// Rejects a rack list that is neither empty nor parallel to `partitions`.
 pub(crate) fn check_rack_len(
     partitions: &[TopicPartition],

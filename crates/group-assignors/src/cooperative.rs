@@ -5,8 +5,9 @@ use std::borrow::Cow;
 
 use group_types::{MemberSubscription, TopicPartition};
 
+use crate::assignor::rack_aware_assignor;
 use crate::sticky_engine::{self, MemberClaim};
-use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks};
+use crate::{AssignError, GroupAssignment, ReplicaRacks};
 
 /// Kafka's `CooperativeStickyAssignor`: computes the same balanced, sticky
 /// target as [`StickyAssignor`](crate::StickyAssignor), reading each member's
@@ -56,32 +57,19 @@ fn cooperative_generation(m: &MemberSubscription) -> i32 {
     }
 }
 
-impl PartitionAssignor for CooperativeStickyAssignor {
-    fn name(&self) -> &str {
-        "cooperative-sticky"
-    }
+rack_aware_assignor!(CooperativeStickyAssignor, "cooperative-sticky", assign);
 
-    fn assign(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-    ) -> Result<GroupAssignment, AssignError> {
-        self.assign_with_racks(members, partitions, &[])
-    }
-
-    fn assign_with_racks(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-        replica_racks: &[ReplicaRacks],
-    ) -> Result<GroupAssignment, AssignError> {
-        let claims: Vec<MemberClaim<'_>> = members
-            .iter()
-            .map(|m| MemberClaim {
-                generation: cooperative_generation(m),
-                owned: Cow::Borrowed(m.owned_partitions.as_slice()),
-            })
-            .collect();
-        sticky_engine::assign(members, partitions, replica_racks, &claims, true)
-    }
+fn assign(
+    members: &[MemberSubscription],
+    partitions: &[TopicPartition],
+    replica_racks: &[ReplicaRacks],
+) -> Result<GroupAssignment, AssignError> {
+    let claims: Vec<MemberClaim<'_>> = members
+        .iter()
+        .map(|m| MemberClaim {
+            generation: cooperative_generation(m),
+            owned: Cow::Borrowed(m.owned_partitions.as_slice()),
+        })
+        .collect();
+    sticky_engine::assign(members, partitions, replica_racks, &claims, true)
 }

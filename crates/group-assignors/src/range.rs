@@ -3,16 +3,18 @@
 
 use group_types::{MemberSubscription, TopicPartition};
 
+use crate::assignor::rack_aware_assignor;
 use crate::cluster::{Cluster, Group, Holdings, NONE, Racks, into_assignment};
-use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks, check_rack_len};
+use crate::{AssignError, GroupAssignment, ReplicaRacks, check_rack_len};
 
 /// Kafka's `RangeAssignor`: each topic is split into contiguous ranges among
 /// its own subscribers, in member order (static members first by instance id,
 /// then member id); the first `n % m` subscribers get one extra partition.
 ///
 /// Topics with the same subscribers and partition count are co-partitioned.
-/// With rack information ([`PartitionAssignor::assign_with_racks`]) it follows
-/// KIP-881 exactly as Kafka's Java class does.
+/// With rack information
+/// ([`assign_with_racks`](crate::PartitionAssignor::assign_with_racks)) it
+/// follows KIP-881 exactly as Kafka's Java class does.
 ///
 /// ```
 /// use group_assignors::{PartitionAssignor, RangeAssignor};
@@ -28,80 +30,67 @@ use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks, check
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RangeAssignor;
 
-impl PartitionAssignor for RangeAssignor {
-    fn name(&self) -> &str {
-        "range"
-    }
+rack_aware_assignor!(RangeAssignor, "range", assign);
 
-    fn assign(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-    ) -> Result<GroupAssignment, AssignError> {
-        self.assign_with_racks(members, partitions, &[])
+fn assign(
+    members: &[MemberSubscription],
+    partitions: &[TopicPartition],
+    replica_racks: &[ReplicaRacks],
+) -> Result<GroupAssignment, AssignError> {
+    check_rack_len(partitions, replica_racks)?;
+    let cluster = Cluster::new(partitions)?;
+    let group = Group::new(members, &cluster)?;
+    let order = group.kafka_order();
+    let nt = cluster.topics.len();
+    let (of_topic, lists) = group.subscriber_lists(&order, nt);
+    if !replica_racks.is_empty()
+        && members.iter().any(|m| m.rack_id.as_deref().is_some_and(|r| !r.is_empty()))
+    {
+        let racks = Racks::new(&cluster, members, partitions, replica_racks);
+        let needs: Vec<bool> = (0..nt)
+            .map(|t| {
+                let topic = &cluster.topics[t];
+                racks.use_rack_aware(
+                    lists[of_topic[t] as usize].iter().copied(),
+                    topic.start..topic.start + topic.len,
+                )
+            })
+            .collect();
+        if needs.iter().any(|&n| n) {
+            return Ok(rack_aware(&cluster, &group, &racks, &of_topic, &lists, &needs));
+        }
     }
-
-    fn assign_with_racks(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-        replica_racks: &[ReplicaRacks],
-    ) -> Result<GroupAssignment, AssignError> {
-        check_rack_len(partitions, replica_racks)?;
-        let cluster = Cluster::new(partitions)?;
-        let group = Group::new(members, &cluster)?;
-        let order = group.kafka_order();
-        let nt = cluster.topics.len();
-        let (of_topic, lists) = group.subscriber_lists(&order, nt);
-        if !replica_racks.is_empty()
-            && members.iter().any(|m| m.rack_id.as_deref().is_some_and(|r| !r.is_empty()))
-        {
-            let racks = Racks::new(&cluster, members, partitions, replica_racks);
-            let needs: Vec<bool> = (0..nt)
-                .map(|t| {
-                    let topic = &cluster.topics[t];
-                    racks.use_rack_aware(
-                        lists[of_topic[t] as usize].iter().copied(),
-                        topic.start..topic.start + topic.len,
-                    )
-                })
-                .collect();
-            if needs.iter().any(|&n| n) {
-                return Ok(rack_aware(&cluster, &group, &racks, &of_topic, &lists, &needs));
-            }
+    let mut counts = vec![0u32; members.len()];
+    for (t, topic) in cluster.topics.iter().enumerate() {
+        let subs = &lists[of_topic[t] as usize];
+        if subs.is_empty() {
+            continue;
         }
-        let mut counts = vec![0u32; members.len()];
-        for (t, topic) in cluster.topics.iter().enumerate() {
-            let subs = &lists[of_topic[t] as usize];
-            if subs.is_empty() {
-                continue;
-            }
-            let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
-            for (k, &m) in subs.iter().enumerate().take(if base == 0 { extra } else { subs.len() }) {
-                counts[m as usize] += base + u32::from(k < extra);
-            }
+        let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
+        for (k, &m) in subs.iter().enumerate().take(if base == 0 { extra } else { subs.len() }) {
+            counts[m as usize] += base + u32::from(k < extra);
         }
-        let mut holdings = Holdings::new(&counts);
-        for (t, topic) in cluster.topics.iter().enumerate() {
-            let subs = &lists[of_topic[t] as usize];
-            if subs.is_empty() {
-                continue;
-            }
-            let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
-            let mut next = 0u32;
-            for (k, &m) in subs.iter().enumerate() {
-                let take = base + u32::from(k < extra);
-                if take == 0 {
-                    break;
-                }
-                for o in next..next + take {
-                    holdings.push(m, t as u32, o);
-                }
-                next += take;
-            }
-        }
-        Ok(holdings.into_assignment(&cluster, &group))
     }
+    let mut holdings = Holdings::new(&counts);
+    for (t, topic) in cluster.topics.iter().enumerate() {
+        let subs = &lists[of_topic[t] as usize];
+        if subs.is_empty() {
+            continue;
+        }
+        let (base, extra) = (topic.len / subs.len() as u32, topic.len as usize % subs.len());
+        let mut next = 0u32;
+        for (k, &m) in subs.iter().enumerate() {
+            let take = base + u32::from(k < extra);
+            if take == 0 {
+                break;
+            }
+            for o in next..next + take {
+                holdings.push(m, t as u32, o);
+            }
+            next += take;
+        }
+    }
+    Ok(holdings.into_assignment(&cluster, &group))
 }
 
 /// Per-topic bookkeeping of the rack-aware path (Java's `TopicAssignmentState`).

@@ -5,8 +5,9 @@ use std::borrow::Cow;
 
 use group_types::{MemberSubscription, TopicPartition};
 
+use crate::assignor::rack_aware_assignor;
 use crate::sticky_engine::{self, MemberClaim};
-use crate::{AssignError, GroupAssignment, PartitionAssignor, ReplicaRacks, StickyAssignorUserData};
+use crate::{AssignError, GroupAssignment, ReplicaRacks, StickyAssignorUserData};
 
 /// Kafka's eager `StickyAssignor`.
 ///
@@ -86,26 +87,13 @@ fn eager_claim(m: &MemberSubscription) -> MemberClaim<'_> {
     }
 }
 
-impl PartitionAssignor for StickyAssignor {
-    fn name(&self) -> &str {
-        "sticky"
-    }
+rack_aware_assignor!(StickyAssignor, "sticky", assign);
 
-    fn assign(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-    ) -> Result<GroupAssignment, AssignError> {
-        self.assign_with_racks(members, partitions, &[])
-    }
-
-    fn assign_with_racks(
-        &self,
-        members: &[MemberSubscription],
-        partitions: &[TopicPartition],
-        replica_racks: &[ReplicaRacks],
-    ) -> Result<GroupAssignment, AssignError> {
-        let claims: Vec<MemberClaim<'_>> = members.iter().map(eager_claim).collect();
-        sticky_engine::assign(members, partitions, replica_racks, &claims, false)
-    }
+fn assign(
+    members: &[MemberSubscription],
+    partitions: &[TopicPartition],
+    replica_racks: &[ReplicaRacks],
+) -> Result<GroupAssignment, AssignError> {
+    let claims: Vec<MemberClaim<'_>> = members.iter().map(eager_claim).collect();
+    sticky_engine::assign(members, partitions, replica_racks, &claims, false)
 }

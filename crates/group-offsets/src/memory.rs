@@ -1,14 +1,9 @@
 //! `MemoryOffsetStorage`: `PersistentOffsetStorage` over a `MemoryMetadataStore`,
 //! under the name and constructor users of plain memory storage know.
 
-use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
+use crate::{MemoryMetadataStore, PersistentOffsetStorage};
 
-use crate::{
-    GroupMetadataRecord, MemoryMetadataStore, OffsetStorage, PersistentOffsetStorage, StorageError,
-    StoredGroups,
-};
-
-/// [`OffsetStorage`] in process memory, for tests and single-process use.
+/// [`OffsetStorage`](crate::OffsetStorage) in process memory, for tests and single-process use.
 ///
 /// It is [`PersistentOffsetStorage`] over a [`MemoryMetadataStore`] (no read
 /// cache: the store's own fetches are as fast as a cache), so it follows the
@@ -32,7 +27,8 @@ use crate::{
 /// ```
 #[derive(Debug, Clone)]
 pub struct MemoryOffsetStorage {
-    inner: PersistentOffsetStorage<MemoryMetadataStore>,
+    // Every `OffsetStorage` method goes to it (`storage.rs`).
+    pub(crate) inner: PersistentOffsetStorage<MemoryMetadataStore>,
 }
 
 impl Default for MemoryOffsetStorage {
@@ -61,56 +57,5 @@ impl MemoryOffsetStorage {
     /// How many partition offsets are stored, over every group.
     pub fn offset_count(&self) -> usize {
         self.inner.store().offset_count()
-    }
-}
-
-impl OffsetStorage for MemoryOffsetStorage {
-    fn store_offset(
-        &self,
-        group_id: &str,
-        partition: &TopicPartition,
-        offset: OffsetAndMetadata,
-    ) -> Result<(), StorageError> {
-        self.inner.store_offset(group_id, partition, offset)
-    }
-
-    fn store_offsets(
-        &self,
-        group_id: &str,
-        offsets: &[(TopicPartition, OffsetAndMetadata)],
-    ) -> Result<(), StorageError> {
-        self.inner.store_offsets(group_id, offsets)
-    }
-
-    fn fetch_offset(
-        &self,
-        group_id: &str,
-        partition: &TopicPartition,
-    ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-        self.inner.fetch_offset(group_id, partition)
-    }
-
-    fn fetch_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-        self.inner.fetch_offsets(group_id)
-    }
-
-    fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-        self.inner.delete_offsets(group_id)
-    }
-
-    fn delete_partitions(&self, group_id: &str, partitions: &[TopicPartition]) -> Result<(), StorageError> {
-        self.inner.delete_partitions(group_id, partitions)
-    }
-
-    fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-        self.inner.store_group(record)
-    }
-
-    fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-        self.inner.delete_group(group_id)
-    }
-
-    fn load(&self) -> Result<StoredGroups, StorageError> {
-        self.inner.load()
     }
 }

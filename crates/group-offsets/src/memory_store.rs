@@ -453,10 +453,7 @@ impl MetadataStore for MemoryMetadataStore {
             Ok(result) => return result,
             Err(records) => records,
         };
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let completion = AppendCompletion::new(move |result| {
-            let _ = tx.send(result);
-        });
+        let (completion, rx) = AppendCompletion::channel();
         self.submit(partition, epoch, records, completion);
         rx.recv().unwrap_or_else(|_| Err(StorageError::unavailable("the store dropped an append unanswered")))
     }

@@ -3,7 +3,7 @@
 //! [`OffsetStorage`], offsets and group records for users who need nothing else.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
@@ -31,7 +31,14 @@ impl CoordinatorPartition {
     /// assert_eq!(CoordinatorPartition::of("", 50), CoordinatorPartition(0));
     /// ```
     pub fn of(group_id: &str, partitions: u32) -> CoordinatorPartition {
-        let hash = group_id.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+        // Java hashes UTF-16 code units; an ASCII id's units are its bytes, and
+        // folding the bytes is several times cheaper than decoding (every
+        // request of the runtime routes by this).
+        let fold = |h: i32, unit: i32| h.wrapping_mul(31).wrapping_add(unit);
+        let hash = match group_id.is_ascii() {
+            true => group_id.bytes().map(i32::from).fold(0, fold),
+            false => group_id.encode_utf16().map(i32::from).fold(0, fold),
+        };
         // Kafka's `Utils.abs`: `i & 0x7fffffff`, not `Math.abs`.
         let abs = (hash & 0x7fff_ffff) as u32;
         CoordinatorPartition(abs % partitions.max(1))
@@ -154,6 +161,17 @@ impl AppendCompletion {
         AppendCompletion { f: Some(Box::new(f)) }
     }
 
+    /// A completion and the receiver its outcome arrives on, for a caller that waits
+    /// for the append. The outcome always arrives: a completion dropped unanswered
+    /// reports `Unavailable`.
+    pub fn channel() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let completion = AppendCompletion::new(move |result| {
+            let _ = tx.send(result);
+        });
+        (completion, rx)
+    }
+
     /// Reports the outcome: `Ok` once every record of the append is durable,
     /// `Err` when none of them is visible.
     pub fn complete(mut self, result: Result<(), StorageError>) {
@@ -252,15 +270,8 @@ pub trait MetadataStore: Send + Sync {
         epoch: OwnerEpoch,
         records: Vec<Record>,
     ) -> Result<(), StorageError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.append(
-            partition,
-            epoch,
-            records,
-            AppendCompletion::new(move |result| {
-                let _ = tx.send(result);
-            }),
-        );
+        let (completion, rx) = AppendCompletion::channel();
+        self.append(partition, epoch, records, completion);
         rx.recv()
             .unwrap_or_else(|_| Err(StorageError::unavailable("the engine dropped an append unanswered")))
     }
@@ -399,53 +410,62 @@ pub trait OffsetStorage: Send + Sync {
 }
 
 macro_rules! forward_offset_storage {
-    ($($ptr:ty),*) => {$(
-        impl<T: OffsetStorage + ?Sized> OffsetStorage for $ptr {
+    // Every method, to `$($deref)* self $($field)*`.
+    (@to [$($bounds:tt)*] $ty:ty, [$($deref:tt)*] [$($field:tt)*]) => {
+        impl<$($bounds)*> OffsetStorage for $ty {
             fn store_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
                 offset: OffsetAndMetadata,
             ) -> Result<(), StorageError> {
-                (**self).store_offset(group_id, partition, offset)
+                ($($deref)* self $($field)*).store_offset(group_id, partition, offset)
             }
             fn store_offsets(
                 &self,
                 group_id: &str,
                 offsets: &[(TopicPartition, OffsetAndMetadata)],
             ) -> Result<(), StorageError> {
-                (**self).store_offsets(group_id, offsets)
+                ($($deref)* self $($field)*).store_offsets(group_id, offsets)
             }
             fn fetch_offset(
                 &self,
                 group_id: &str,
                 partition: &TopicPartition,
             ) -> Result<Option<OffsetAndMetadata>, StorageError> {
-                (**self).fetch_offset(group_id, partition)
+                ($($deref)* self $($field)*).fetch_offset(group_id, partition)
             }
             fn fetch_offsets(&self, group_id: &str) -> Result<GroupOffsets, StorageError> {
-                (**self).fetch_offsets(group_id)
+                ($($deref)* self $($field)*).fetch_offsets(group_id)
             }
             fn delete_offsets(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_offsets(group_id)
+                ($($deref)* self $($field)*).delete_offsets(group_id)
             }
             fn delete_partitions(
                 &self,
                 group_id: &str,
                 partitions: &[TopicPartition],
             ) -> Result<(), StorageError> {
-                (**self).delete_partitions(group_id, partitions)
+                ($($deref)* self $($field)*).delete_partitions(group_id, partitions)
             }
             fn store_group(&self, record: GroupMetadataRecord) -> Result<(), StorageError> {
-                (**self).store_group(record)
+                ($($deref)* self $($field)*).store_group(record)
             }
             fn delete_group(&self, group_id: &str) -> Result<(), StorageError> {
-                (**self).delete_group(group_id)
+                ($($deref)* self $($field)*).delete_group(group_id)
             }
             fn load(&self) -> Result<StoredGroups, StorageError> {
-                (**self).load()
+                ($($deref)* self $($field)*).load()
             }
         }
+    };
+    // A wrapper, to its field.
+    ($ty:ty => $field:ident) => {
+        forward_offset_storage!(@to [] $ty, [] [.$field]);
+    };
+    // Pointers, to what they point at.
+    ($($ptr:ty),*) => {$(
+        forward_offset_storage!(@to [T: OffsetStorage + ?Sized] $ptr, [**] []);
     )*};
 }
 
@@ -519,4 +539,32 @@ macro_rules! forward_metadata_store {
 // provided method is forwarded too, so an engine's overrides (faster fetches,
 // an `append_blocking` without a channel) are used through the pointer.
 forward_offset_storage!(std::sync::Arc<T>, Box<T>, &T);
+forward_offset_storage!(crate::MemoryOffsetStorage => inner);
 forward_metadata_store!(std::sync::Arc<T>, Box<T>, &T);
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Whatever the id (ASCII, accented, beyond the BMP), the partition is
+        /// Java's `hashCode` over its UTF-16 units.
+        #[test]
+        fn the_partition_is_javas_hash_of_the_utf16_units(id in "\\PC{0,40}", partitions in 1..200u32) {
+            let java = id.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+            let expected = CoordinatorPartition((java & 0x7fff_ffff) as u32 % partitions);
+            prop_assert_eq!(CoordinatorPartition::of(&id, partitions), expected);
+        }
+    }
+
+    #[test]
+    fn known_java_hashes() {
+        // "group".hashCode() and "é".hashCode() (U+00E9 = 233) in Java; "😀" is
+        // two UTF-16 units, 0xD83D and 0xDE00: 55357 * 31 + 56832.
+        assert_eq!(CoordinatorPartition::of("group", i32::MAX as u32), CoordinatorPartition(98_629_247));
+        assert_eq!(CoordinatorPartition::of("é", 1_000), CoordinatorPartition(233));
+        assert_eq!(CoordinatorPartition::of("😀", u32::MAX), CoordinatorPartition(55_357 * 31 + 56_832));
+    }
+}

@@ -212,7 +212,7 @@ impl GroupServer {
         config: &ServerConfig,
         runtime: tokio::runtime::Runtime,
     ) -> Result<GroupServer, ServerError> {
-        let opened = (|| {
+        let served = (|| {
             let listeners = crate::server::bind(config)?;
             // Before storage is opened: a bad certificate or users file leaves nothing behind.
             let security = crate::authenticate::Security::from_config(&config.security)?;
@@ -220,18 +220,20 @@ impl GroupServer {
             let advertised =
                 config.advertise.clone().unwrap_or_else(|| (local.ip().to_string(), local.port()));
             let service = CoordinatorService::open_advertised(config, &advertised, Some(runtime.handle()))?;
-            Ok((listeners, security, service))
+            let acl = service.acl_authorizer().cloned();
+            let brokers = service.brokers();
+            GroupServer::serve(config, &runtime, listeners, Arc::new(service), acl, security, brokers)
         })();
-        let (listeners, security, service) = match opened {
-            Ok(opened) => opened,
+        match served {
+            Ok(mut server) => {
+                server.runtime = Some(runtime);
+                Ok(server)
+            }
             Err(e) => {
                 // Without blocking: the caller may be async code.
                 runtime.shutdown_background();
-                return Err(e);
+                Err(e)
             }
-        };
-        let acl = service.acl_authorizer().cloned();
-        let brokers = service.brokers();
-        GroupServer::serve(config, runtime, listeners, Arc::new(service), acl, security, brokers)
+        }
     }
 }

@@ -123,13 +123,11 @@ mod replay;
 /// [`tests::seeds_are_current`].
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use bytes::BytesMut;
     use kafka_protocol::messages::{ApiKey, RequestHeader};
     use kafka_protocol::protocol::{Encodable, StrBytes};
 
-    use super::replay::{check_seeds, inputs};
+    use super::replay::Target;
 
     use super::FrameTarget;
     use crate::SUPPORTED_APIS;
@@ -137,12 +135,8 @@ mod tests {
 
     const TARGET: &str = "frame";
 
-    fn regressions() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
-    }
-
-    fn seed_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(TARGET)
+    fn target() -> Target {
+        Target::new(env!("CARGO_MANIFEST_DIR"), TARGET)
     }
 
     /// A whole frame (length prefix stripped): header then body.
@@ -173,14 +167,8 @@ mod tests {
 
     #[test]
     fn kept_crash_inputs_and_seeds_pass() {
-        let target = FrameTarget::new();
-        let files: Vec<_> = inputs(&regressions()).into_iter().chain(inputs(&seed_dir())).collect();
-        assert!(files.len() >= seeds().len(), "seeds missing from {}", seed_dir().display());
-        for (path, bytes) in files {
-            // A panic names the input through the test's output; say which one first.
-            eprintln!("replaying {}", path.display());
-            target.handle(&bytes);
-        }
+        let frames = FrameTarget::new();
+        target().replay(seeds().len(), false, |bytes| frames.handle(bytes));
     }
 
     /// Every sample of every version, cut at every length: the stable stand-in for the
@@ -201,7 +189,7 @@ mod tests {
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        check_seeds(&seed_dir(), seeds());
+        target().check_seeds(seeds());
     }
 }
 
@@ -210,15 +198,13 @@ mod tests {
 /// by its value mod 3), then client tokens, each a big-endian `u16` length and its bytes.
 #[cfg(test)]
 mod sasl_tests {
-    use std::path::{Path, PathBuf};
-
-    use super::replay::{check_seeds, inputs};
+    use super::replay::Target;
     use crate::sasl::fuzz_sasl;
 
     const TARGET: &str = "sasl";
 
-    fn dir(base: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(base).join(TARGET)
+    fn target() -> Target {
+        Target::new(env!("CARGO_MANIFEST_DIR"), TARGET)
     }
 
     fn input(mechanism: u8, tokens: &[&[u8]]) -> Vec<u8> {
@@ -250,25 +236,13 @@ mod sasl_tests {
 
     #[test]
     fn kept_crash_inputs_and_seeds_pass() {
-        let kept: Vec<_> = inputs(&dir("tests/fuzz-regressions"))
-            .into_iter()
-            .chain(inputs(&dir("../../fuzz/seeds")))
-            .collect();
-        assert!(kept.len() >= seeds().len(), "seeds missing from {}", dir("../../fuzz/seeds").display());
-        for (path, bytes) in kept {
-            eprintln!("replaying {}", path.display());
-            fuzz_sasl(&bytes);
-            // Every prefix too: the fuzzer's commonest mutation.
-            for n in 0..bytes.len() {
-                fuzz_sasl(&bytes[..n]);
-            }
-        }
+        target().replay(seeds().len(), true, fuzz_sasl);
     }
 
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
         let seeds = seeds().into_iter().map(|(name, bytes)| (name.to_owned(), bytes)).collect();
-        check_seeds(&dir("../../fuzz/seeds"), seeds);
+        target().check_seeds(seeds);
     }
 }

@@ -49,7 +49,7 @@ const LISTEN_BACKLOG: i32 = 4096;
 pub struct GroupServer {
     local_addr: SocketAddr,
     advertised: (String, u16),
-    runtime: Option<Runtime>,
+    pub(crate) runtime: Option<Runtime>,
     stopping: watch::Sender<bool>,
     connections: Arc<Connections>,
     service: Arc<CoordinatorService>,
@@ -93,34 +93,11 @@ impl GroupServer {
             .map_err(ServerError::Runtime)
     }
 
-    /// Serves on a socket already bound (see [`GroupServer::start`], which binds before
+    /// Serves on sockets already bound (see [`GroupServer::start`], which binds before
     /// it opens storage, so that a port in use leaves no data directory behind), on
-    /// `runtime`, which is shut down without blocking if serving cannot start (the
-    /// caller may be async code, where dropping a runtime panics).
+    /// `runtime`; the server it returns has no runtime yet: the caller hands it over,
+    /// or shuts it down without blocking if serving cannot start.
     pub(crate) fn serve(
-        config: &ServerConfig,
-        runtime: Runtime,
-        listeners: Listeners,
-        service: Arc<CoordinatorService>,
-        acl: Option<Arc<AclAuthorizer>>,
-        security: Security,
-        brokers: Option<crate::brokers::Brokers>,
-    ) -> Result<GroupServer, ServerError> {
-        let serving = GroupServer::serve_on(config, &runtime, listeners, service, acl, security, brokers);
-        match serving {
-            Ok(mut server) => {
-                server.runtime = Some(runtime);
-                Ok(server)
-            }
-            Err(e) => {
-                runtime.shutdown_background();
-                Err(e)
-            }
-        }
-    }
-
-    /// [`serve`](Self::serve)'s work; the server it returns has no runtime yet.
-    fn serve_on(
         config: &ServerConfig,
         runtime: &Runtime,
         listeners: Listeners,

@@ -356,7 +356,8 @@ impl Worker {
                 // Staged under the sequence number it commits at, so the
                 // snapshot that covers it deletes the chunks with the entry.
                 if staged_at != Some(seq) {
-                    self.stage(seq, nonce, &batch, deadline).await?;
+                    let dir = self.keys.stage_dir(seq, nonce);
+                    self.put_chunks("stage a large batch", &dir, &batch, deadline).await?;
                     staged_at = Some(seq);
                 }
                 EntryBody::Manifest {
@@ -383,14 +384,20 @@ impl Worker {
         self.shared.config.max_request_bytes - 1024
     }
 
-    /// Writes an oversized batch's chunks: plain puts, invisible to loads
-    /// until a manifest entry names them.
-    async fn stage(&self, seq: u64, nonce: u64, batch: &[u8], deadline: Instant) -> Result<(), StorageError> {
-        let dir = self.keys.stage_dir(seq, nonce);
-        for (i, piece) in batch.chunks(self.chunk_size()).enumerate() {
-            let key = keys::chunk(&dir, i as u32);
+    /// Writes `bytes` in chunks under `dir` (an oversized batch's or a
+    /// snapshot's): plain puts, invisible to loads until a manifest entry or the
+    /// snapshot's meta names them.
+    async fn put_chunks(
+        &self,
+        what: &str,
+        dir: &str,
+        bytes: &[u8],
+        deadline: Instant,
+    ) -> Result<(), StorageError> {
+        for (i, piece) in bytes.chunks(self.chunk_size()).enumerate() {
+            let key = keys::chunk(dir, i as u32);
             let kv = self.shared.kv.clone();
-            self.retry("stage a large batch", deadline, || {
+            self.retry(what, deadline, || {
                 let (mut kv, key, piece) = (kv.clone(), key.clone(), piece.to_vec());
                 async move { kv.put(key, piece, None).await }
             })
@@ -764,15 +771,7 @@ impl Worker {
         drop(records);
         let nonce = self.shared.nonce();
         let dir = self.keys.snap_dir(covered, nonce);
-        for (i, piece) in bytes.chunks(self.chunk_size()).enumerate() {
-            let key = keys::chunk(&dir, i as u32);
-            let kv = self.shared.kv.clone();
-            self.retry("write a snapshot chunk", deadline, || {
-                let (mut kv, key, piece) = (kv.clone(), key.clone(), piece.to_vec());
-                async move { kv.put(key, piece, None).await }
-            })
-            .await?;
-        }
+        self.put_chunks("write a snapshot chunk", &dir, &bytes, deadline).await?;
         let meta = SnapshotMeta {
             format,
             covered,

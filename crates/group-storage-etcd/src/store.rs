@@ -328,10 +328,7 @@ impl MetadataStore for EtcdStore {
         epoch: OwnerEpoch,
         records: Vec<Record>,
     ) -> Result<(), StorageError> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let completion = AppendCompletion::new(move |result| {
-            let _ = tx.send(result);
-        });
+        let (completion, rx) = AppendCompletion::channel();
         self.append(partition, epoch, records, completion);
         wait(|| rx.recv()).unwrap_or_else(|_| Err(closed()))
     }

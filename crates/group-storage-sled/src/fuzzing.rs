@@ -147,104 +147,32 @@ mod replay;
 /// own function; the seeds are written by [`tests::seeds_are_current`].
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use std::sync::Arc;
 
-    use super::replay::{check_seeds, inputs};
-    use group_offsets::{
-        ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-        CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch,
-        RegularExpressionValue,
-    };
-    use group_types::{ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions};
+    use super::replay::Target;
+    use group_offsets::{ConsumerGroupRecord, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
+    use group_types::OffsetAndMetadata;
 
     use super::{CoordinatorPartition, join, record, split};
     use crate::{codec, keys};
 
     const TARGET: &str = "sled_record";
 
-    fn regressions() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
+    fn target() -> Target {
+        Target::new(env!("CARGO_MANIFEST_DIR"), TARGET)
     }
 
-    fn seed_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(TARGET)
-    }
-
-    /// One consumer-group record of each kind, every optional field set.
-    fn consumer_seeds() -> Vec<(&'static str, ConsumerGroupRecord)> {
-        let (g, m): (Arc<str>, Arc<str>) = (Arc::from("g"), Arc::from("m1"));
-        let topics = vec![TopicIdPartitions::new(TopicId::from_u128(7), [0, 1, 2])];
-        let member = ConsumerMemberMetadataValue {
-            instance_id: Some("i1".into()),
-            rack_id: Some("r1".into()),
-            client_id: "c".into(),
-            client_host: "/127.0.0.1".into(),
-            subscribed_topic_names: vec!["t1".into(), "t2".into()],
-            subscribed_topic_regex: Some("^t.*".into()),
-            rebalance_timeout_ms: 300_000,
-            server_assignor: Some("uniform".into()),
-            classic: Some(ClassicMemberMetadata {
-                session_timeout_ms: 45_000,
-                supported_protocols: vec![ProtocolMetadata::new("range", vec![0, 3, 0, 0])],
-            }),
-        };
-        vec![
-            (
-                "consumer-group-metadata",
-                ConsumerGroupRecord::GroupMetadata {
-                    group_id: g.clone(),
-                    value: Some(ConsumerGroupMetadataValue { epoch: 4, metadata_hash: 0xdead_beef }),
-                },
-            ),
-            (
-                "consumer-member-metadata",
-                ConsumerGroupRecord::MemberMetadata {
-                    group_id: g.clone(),
-                    member_id: m.clone(),
-                    value: Some(Box::new(member)),
-                },
-            ),
-            (
-                "consumer-target-metadata",
-                ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(4) },
-            ),
-            (
-                "consumer-target-member",
-                ConsumerGroupRecord::TargetAssignmentMember {
-                    group_id: g.clone(),
-                    member_id: m.clone(),
-                    value: Some(topics.clone()),
-                },
-            ),
-            (
-                "consumer-current-assignment",
-                ConsumerGroupRecord::CurrentMemberAssignment {
-                    group_id: g.clone(),
-                    member_id: m,
-                    value: Some(CurrentMemberAssignmentValue {
-                        member_epoch: 4,
-                        previous_member_epoch: 3,
-                        state: ConsumerMemberState::UnrevokedPartitions,
-                        assigned: topics.clone(),
-                        pending_revocation: topics,
-                    }),
-                },
-            ),
-            (
-                "consumer-regex",
-                ConsumerGroupRecord::RegularExpression {
-                    group_id: g,
-                    regex: Arc::from("^t.*"),
-                    value: Some(RegularExpressionValue {
-                        topics: vec!["t1".into(), "t2".into()],
-                        version: 12,
-                        timestamp_ms: 1_700_000_000_000,
-                    }),
-                },
-            ),
-        ]
+    /// One consumer-group record of each kind (the records the codecs pin), with the
+    /// member's optional fields all set, named `consumer-<kind>`.
+    fn consumer_seeds() -> Vec<(String, ConsumerGroupRecord)> {
+        let mut records = group_offsets::conformance::pinned_records();
+        for (_, record) in &mut records {
+            if let ConsumerGroupRecord::MemberMetadata { value: Some(member), .. } = record {
+                member.rack_id = Some("r1".into());
+                member.subscribed_topic_regex = Some("^t.*".into());
+            }
+        }
+        records.into_iter().map(|(name, r)| (format!("consumer-{}", name.replace(' ', "-")), r)).collect()
     }
 
     /// One record of each kind under its own key, and a layout v1 offset.
@@ -284,7 +212,7 @@ mod tests {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
             let legacy = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
             let shared = codec::encode_value(&group_offsets::Record::Consumer(r)).expect("a value");
-            [(name.to_owned(), join(&key, &legacy)), (format!("{name}-v2"), join(&key, &shared))]
+            [(format!("{name}-v2"), join(&key, &shared)), (name, join(&key, &legacy))]
         });
         let shared_offset = codec::encode_value(&group_offsets::Record::Offset {
             group_id: Arc::from("g"),
@@ -325,22 +253,12 @@ mod tests {
 
     #[test]
     fn kept_crash_inputs_and_seeds_pass() {
-        let files: Vec<_> = inputs(&regressions()).into_iter().chain(inputs(&seed_dir())).collect();
-        assert!(files.len() >= seeds().len(), "seeds missing from {}", seed_dir().display());
-        for (path, bytes) in files {
-            // A panic names the input through the test's output; say which one first.
-            eprintln!("replaying {}", path.display());
-            record(&bytes);
-            // Every prefix too: a torn value is the commonest corruption.
-            for n in 0..bytes.len() {
-                record(&bytes[..n]);
-            }
-        }
+        target().replay(seeds().len(), true, record);
     }
 
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        check_seeds(&seed_dir(), seeds());
+        target().check_seeds(seeds());
     }
 }

@@ -242,10 +242,8 @@
 //!         offset: OffsetAndMetadata::new(42, 1_700_000_000_000),
 //!     };
 //!     // `append` returns at once; the completion runs once the record is durable.
-//!     let (tx, rx) = std::sync::mpsc::channel();
-//!     store.append(partition, OwnerEpoch(1), vec![commit], group_offsets::AppendCompletion::new(move |r| {
-//!         let _ = tx.send(r);
-//!     }));
+//!     let (completion, rx) = group_offsets::AppendCompletion::channel();
+//!     store.append(partition, OwnerEpoch(1), vec![commit], completion);
 //!     rx.recv()??;
 //!     // A deposed owner (a lower epoch) is fenced.
 //!     let stale = store.append_blocking(partition, OwnerEpoch(0), vec![]);

@@ -59,20 +59,14 @@ mod replay;
 /// own function; the seeds are written by [`tests::seeds_are_current`].
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use super::consumer_protocol;
-    use super::replay::{check_seeds, inputs};
+    use super::replay::Target;
     use crate::{MemberAssignment, Subscription, TopicPartitions};
 
     const TARGET: &str = "consumer_protocol";
 
-    fn regressions() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions").join(TARGET)
-    }
-
-    fn seed_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds").join(TARGET)
+    fn target() -> Target {
+        Target::new(env!("CARGO_MANIFEST_DIR"), TARGET)
     }
 
     /// Valid messages of every version, with every optional field set, plus a
@@ -105,22 +99,12 @@ mod tests {
 
     #[test]
     fn kept_crash_inputs_and_seeds_pass() {
-        let files: Vec<_> = inputs(&regressions()).into_iter().chain(inputs(&seed_dir())).collect();
-        assert!(files.len() >= seeds().len(), "seeds missing from {}", seed_dir().display());
-        for (path, bytes) in files {
-            // A panic names the input through the test's output; say which one first.
-            eprintln!("replaying {}", path.display());
-            consumer_protocol(&bytes);
-            // Every prefix too: truncation is the commonest corruption.
-            for n in 0..bytes.len() {
-                consumer_protocol(&bytes[..n]);
-            }
-        }
+        target().replay(seeds().len(), true, consumer_protocol);
     }
 
     /// The committed seeds are what [`seeds`] makes; `GROUP_FUZZ_WRITE_SEEDS=1` rewrites them.
     #[test]
     fn seeds_are_current() {
-        check_seeds(&seed_dir(), seeds());
+        target().check_seeds(seeds());
     }
 }

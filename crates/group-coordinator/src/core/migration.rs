@@ -14,7 +14,7 @@ use group_offsets::{
 use group_types::{ConsumerMemberState, ErrorCode, GroupState, MemberAssignment, Subscription};
 
 use crate::core::classic::member_payload::MemberPayload;
-use crate::core::consumer::{ConsumerMember, Origin, Work, deletion_records, pending_for, to_ids, to_names};
+use crate::core::consumer::{Origin, Work, deletion_records, pending_for, to_ids, to_names};
 use crate::core::events::RebalanceReason;
 use crate::core::modern::assignment;
 use crate::core::{CoordinatorCore, Group, GroupKind, Member, PendingWrite, TimerKey};
@@ -147,12 +147,16 @@ impl CoordinatorCore {
     /// and the policy and `group.max.size` allow it, turns the group back into a
     /// classic one and starts a rebalance there (§8.4, `convertToClassicGroup`).
     pub(crate) fn fence_or_downgrade(&mut self, work: &mut Work, ids: &[Arc<str>]) {
-        let remaining: Vec<&ConsumerMember> =
-            work.cg.modern.members.values().filter(|m| !ids.contains(&m.id)).collect();
+        // Counted, not listed: a leave from a large group of consumer-protocol
+        // members stops at the first of them that stays.
+        let members = &work.cg.modern.members;
+        let leaving =
+            ids.iter().enumerate().filter(|(i, id)| members.contains_key(id) && !ids[..*i].contains(id));
+        let remaining = members.len() - leaving.count();
         let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
-        let downgrade = !remaining.is_empty()
-            && remaining.iter().all(|m| m.is_classic())
-            && remaining.len() <= max
+        let downgrade = remaining > 0
+            && !members.values_any_order().any(|m| !m.is_classic() && !ids.contains(&m.id))
+            && remaining <= max
             && self.engine.config.consumer.migration_policy.allows_downgrade()
             && work.origin == Origin::Existing;
         if !downgrade {

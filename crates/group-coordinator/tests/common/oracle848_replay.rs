@@ -37,6 +37,9 @@ use group_types::{
 };
 use serde_json::{Map, Value, json};
 
+use crate::oracle::oracle_replay::{Answer, error_by_name};
+pub(crate) use crate::oracle::oracle_replay::{load, script_names, variants};
+
 /// One difference between the replay and Kafka's recording: at script step `step`
 /// (`None`: after the last step).
 #[derive(Debug, Clone)]
@@ -74,14 +77,6 @@ impl ServerAssignor for FailingAssignor {
             message: "the test assignor always fails".into(),
         })
     }
-}
-
-pub(crate) fn error_by_name(name: &str) -> ErrorCode {
-    ErrorCode::ALL
-        .iter()
-        .copied()
-        .find(|c| c.name() == name)
-        .unwrap_or_else(|| panic!("unknown error {name}"))
 }
 
 // ---------------------------------------------------------------------------------
@@ -311,13 +306,6 @@ impl Cluster {
 struct CoreDriver {
     core: CoordinatorCore,
     timers: TimerQueue,
-}
-
-/// An answer to the request of step `step`, at `at_ms`.
-struct Answer {
-    step: usize,
-    at_ms: i64,
-    response: Response,
 }
 
 impl CoreDriver {
@@ -1803,28 +1791,4 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
 /// Where the scripts and Kafka's answers are.
 pub(crate) fn oracle_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/oracle-kip848")
-}
-
-/// The names of every published script, sorted.
-pub(crate) fn script_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    names
-}
-
-/// The JSON file `name` of `kind` (`scenarios` or `expected`).
-pub(crate) fn load(dir: &Path, kind: &str, name: &str) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join(kind).join(name)).unwrap()).unwrap()
-}
-
-/// The answers Kafka may have given: one per variant when the outcome is racy.
-pub(crate) fn variants(expected: &Value) -> Vec<Value> {
-    match expected.get("variants") {
-        Some(Value::Array(v)) => v.clone(),
-        _ => vec![expected.clone()],
-    }
 }

@@ -7,10 +7,10 @@
 //! Mounting needs root (or `CAP_SYS_ADMIN`); where it fails, the test says so and
 //! runs the same scenario with the sled store's injected flush faults.
 
+#[path = "../../../group-storage-sled/tests/it/tmpfs.rs"]
+mod tmpfs;
+
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use group_coordinator::GroupCoordinator;
@@ -19,49 +19,7 @@ use group_storage_sled::{FlushFaults, SledMetadataStore, SledOptions};
 use group_types::{ErrorCode, OffsetCommitRequest, TopicPartition};
 
 use crate::support::{commit, fast_config, fetch};
-
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(dir: &Path) -> Result<Tmpfs, String> {
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-            .arg(dir)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(Tmpfs(dir.to_owned()))
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        if !Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success()) {
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
-
-/// Fills the file system holding `path` with one file.
-fn fill(path: &Path) -> std::io::Result<()> {
-    let mut file = std::fs::File::create(path)?;
-    let chunk = vec![0x5au8; 64 * 1024];
-    loop {
-        if let Err(e) = file.write_all(&chunk).and_then(|()| file.sync_all()) {
-            if e.raw_os_error() == Some(28) {
-                let mut small = [0u8; 512];
-                while file.write_all(&small).is_ok() {
-                    small[0] = small[0].wrapping_add(1);
-                }
-                return Ok(());
-            }
-            return Err(e);
-        }
-    }
-}
+use tmpfs::{Tmpfs, fill};
 
 fn request(n: i64) -> (OffsetCommitRequest, TopicPartition) {
     let tp = TopicPartition::new("orders", (n % 8) as i32);

@@ -23,6 +23,15 @@ fn parked(c: &GroupCoordinator, what: impl Fn(&MemberMetadata) -> bool) -> usize
     c.get_group("g").map_or(0, |g| g.members.iter().filter(|m| what(m)).count())
 }
 
+/// The one member of a new group "g", joined in generation 1 once the initial
+/// delay passed on `clock`; its id.
+fn joined_alone(c: &GroupCoordinator, clock: &ManualClock) -> group_types::MemberId {
+    let first = c.handle_join_group(join("g", "")).unwrap();
+    let parked = c.join_group(join("g", &first.member_id));
+    clock.advance(50);
+    parked.wait().unwrap().member_id
+}
+
 fn wait_until(mut condition: impl FnMut() -> bool) {
     while !condition() {
         std::thread::yield_now();
@@ -151,13 +160,10 @@ fn the_timer_thread_closes_the_initial_delay_on_the_system_clock() {
 #[test]
 fn manual_clock_expires_sessions_without_sleeping() {
     let (c, clock, _) = manual(test_config());
-    let first = c.handle_join_group(join("g", "")).unwrap();
-    let parked = c.join_group(join("g", &first.member_id));
-    clock.advance(50);
-    let joined = parked.wait().unwrap();
-    c.handle_sync_group(sync("g", &joined.member_id, 1, &[(&joined.member_id, "a")])).unwrap();
+    let id = joined_alone(&c, &clock);
+    c.handle_sync_group(sync("g", &id, 1, &[(&id, "a")])).unwrap();
     clock.advance(400);
-    assert_eq!(c.handle_heartbeat(heartbeat("g", &joined.member_id, 1)).unwrap().error_code, ErrorCode::None);
+    assert_eq!(c.handle_heartbeat(heartbeat("g", &id, 1)).unwrap().error_code, ErrorCode::None);
     clock.advance(499);
     assert_eq!(c.get_group("g").unwrap().state, GroupState::Stable);
     clock.advance(1);
@@ -169,10 +175,7 @@ fn manual_clock_expires_sessions_without_sleeping() {
 #[test]
 fn commits_reach_storage_before_the_answer_and_read_back() {
     let (c, clock, storage) = manual(test_config());
-    let first = c.handle_join_group(join("g", "")).unwrap();
-    let parked = c.join_group(join("g", &first.member_id));
-    clock.advance(50);
-    let id = parked.wait().unwrap().member_id;
+    let id = joined_alone(&c, &clock);
     c.handle_sync_group(sync("g", &id, 1, &[])).unwrap();
     let response = c.handle_offset_commit(commit("g", &id, 1, 42)).unwrap();
     assert_eq!(response.error_for("t", 0), Some(ErrorCode::None));
@@ -203,10 +206,7 @@ fn a_storage_failure_is_answered_like_a_failed_append() {
     assert_eq!(c.failed_appends(), 1);
     storage.fail_writes(None);
     // A failed leader sync sends the group back to rebalancing.
-    let first = c.handle_join_group(join("g", "")).unwrap();
-    let parked = c.join_group(join("g", &first.member_id));
-    clock.advance(50);
-    let id = parked.wait().unwrap().member_id;
+    let id = joined_alone(&c, &clock);
     storage.fail_writes(Some(StorageError::io("disk on fire")));
     let sync = c.handle_sync_group(sync("g", &id, 1, &[(&id, "x")])).unwrap();
     assert_eq!(sync.error_code, ErrorCode::NotCoordinator);
@@ -218,10 +218,7 @@ fn a_storage_failure_is_answered_like_a_failed_append() {
 #[test]
 fn a_restarted_coordinator_resumes_stable_groups_and_their_sessions() {
     let (c, clock, storage) = manual(test_config());
-    let first = c.handle_join_group(join("g", "")).unwrap();
-    let parked = c.join_group(join("g", &first.member_id));
-    clock.advance(50);
-    let id = parked.wait().unwrap().member_id;
+    let id = joined_alone(&c, &clock);
     c.handle_sync_group(sync("g", &id, 1, &[(&id, "mine")])).unwrap();
     c.handle_offset_commit(commit("g", &id, 1, 9)).unwrap();
     c.stop();

@@ -1,6 +1,6 @@
 //! Each scenario at tiny sizes: answered, no errors, percentiles in order.
 
-use group_loadgen::scenarios;
+use group_loadgen::{Scenario, scenarios};
 
 use crate::{check, server, tiny};
 
@@ -15,16 +15,19 @@ async fn idle_opens_every_connection_and_keeps_heartbeating() {
     assert!(report.metrics["before_p50_us"] <= report.metrics["before_p99_us"]);
 }
 
+/// The scenarios with nothing to check beyond [`check`]: closed-loop heartbeats, one
+/// and several in flight, and commits to distinct groups and to one.
+#[rstest::rstest]
+#[case::heartbeat(Scenario::Heartbeat)]
+#[case::pipelined(Scenario::Pipelined)]
+#[case::commits_on_distinct_groups(Scenario::CommitDistinct)]
+#[case::commits_on_one_group(Scenario::CommitOneGroup)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn heartbeat_closed_loop() {
+async fn closed_loop_scenarios(#[case] scenario: Scenario) {
     let (_server, target) = server();
-    check(&scenarios::heartbeat(&target, &tiny()).await.expect("runs"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pipelined_closed_loop() {
-    let (_server, target) = server();
-    check(&scenarios::pipelined(&target, &tiny()).await.expect("runs"));
+    let rows = scenarios::run_scenario(scenario, &target, &tiny()).await.expect("runs");
+    assert_eq!(rows.len(), 1);
+    check(&rows[0]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -49,18 +52,6 @@ async fn sweep_gives_a_row_per_rate_until_it_stops() {
     if rows.len() < 2 {
         assert!(rows[0].notes.iter().any(|n| n.contains("stops")), "{:?}", rows[0].notes);
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn commits_on_distinct_groups() {
-    let (_server, target) = server();
-    check(&scenarios::commit_distinct(&target, &tiny()).await.expect("runs"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn commits_on_one_group() {
-    let (_server, target) = server();
-    check(&scenarios::commit_one_group(&target, &tiny()).await.expect("runs"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -277,8 +277,8 @@ impl MetadataStore for Broken {
         records: Vec<Record>,
     ) -> Result<(), StorageError> {
         self.flush(Some(partition));
-        let (tx, rx) = std::sync::mpsc::channel();
-        self.apply(partition, epoch, records, AppendCompletion::new(move |r| tx.send(r).unwrap()));
+        let (completion, rx) = AppendCompletion::channel();
+        self.apply(partition, epoch, records, completion);
         rx.recv().unwrap()
     }
 

@@ -81,11 +81,7 @@ impl WireApi for gt::ConsumerGroupDescribeRequest {
     type Wire = kp::ConsumerGroupDescribeRequest;
     const SCHEMA: Message = Message::new(0, 1, 0, &BODY);
 
-    fn serve(
-        node: &Node,
-        ctx: &Ctx<'_>,
-        wire: kp::ConsumerGroupDescribeRequest,
-    ) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         let req = consumer_group_describe_request(&wire, ctx.version);
         let ids = req.group_ids.clone();

@@ -101,11 +101,7 @@ impl WireApi for gt::ConsumerGroupHeartbeatRequest {
     type Wire = kp::ConsumerGroupHeartbeatRequest;
     const SCHEMA: Message = Message::new(0, 1, 0, &BODY);
 
-    fn serve(
-        node: &Node,
-        ctx: &Ctx<'_>,
-        wire: kp::ConsumerGroupHeartbeatRequest,
-    ) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = consumer_group_heartbeat_request(
             &wire,
             ctx.version,

@@ -29,7 +29,7 @@ impl WireApi for gt::DeleteGroupsRequest {
     type Wire = kp::DeleteGroupsRequest;
     const SCHEMA: Message = Message::new(0, 2, 2, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::DeleteGroupsRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         let req = delete_groups_request(&wire);
         let ids = req.group_ids.clone();

@@ -64,7 +64,7 @@ impl WireApi for gt::DescribeGroupsRequest {
     type Wire = kp::DescribeGroupsRequest;
     const SCHEMA: Message = Message::new(0, 6, 5, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::DescribeGroupsRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         let req = describe_groups_request(&wire, ctx.version);
         let ids = req.group_ids.clone();

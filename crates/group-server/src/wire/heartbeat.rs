@@ -25,7 +25,7 @@ impl WireApi for gt::HeartbeatRequest {
     type Wire = kp::HeartbeatRequest;
     const SCHEMA: Message = Message::new(0, 4, 4, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::HeartbeatRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = heartbeat_request(&wire);
         // Formatted only when there is a log: the line costs more than the
         // coordinator's own work for a heartbeat.

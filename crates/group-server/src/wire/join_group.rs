@@ -71,7 +71,7 @@ impl WireApi for gt::JoinGroupRequest {
     type Wire = kp::JoinGroupRequest;
     const SCHEMA: Message = Message::new(0, 9, 6, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::JoinGroupRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = join_group_request(&wire, ctx.version, &ctx.caller.client_id, &ctx.caller.client_host);
         node.record(|| ctx.line(&format!(",\"group\":{:?},\"member\":{:?}", req.group_id, req.member_id)));
         // The response line's prefix is formatted only when there is a log to write.

@@ -47,7 +47,7 @@ impl WireApi for gt::LeaveGroupRequest {
     type Wire = kp::LeaveGroupRequest;
     const SCHEMA: Message = Message::new(0, 5, 4, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::LeaveGroupRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = leave_group_request(&wire, ctx.version);
         node.record(|| ctx.line(&format!(",\"group\":{:?},\"members\":{}", req.group_id, req.members.len())));
         Ok(ctx.later(node.submit(ctx, req), |r, v| {

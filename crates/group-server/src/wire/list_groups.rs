@@ -35,7 +35,7 @@ impl WireApi for gt::ListGroupsRequest {
     type Wire = kp::ListGroupsRequest;
     const SCHEMA: Message = Message::new(0, 5, 3, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::ListGroupsRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         Ok(ctx.later(node.submit(ctx, list_groups_request(&wire)), |r, v| {
             let r =

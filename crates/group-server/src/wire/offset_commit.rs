@@ -101,7 +101,7 @@ impl WireApi for gt::OffsetCommitRequest {
     type Wire = kp::OffsetCommitRequest;
     const SCHEMA: Message = Message::new(2, 9, 8, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetCommitRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = offset_commit_request(&wire, ctx.version);
         node.record(|| {
             ctx.line(&format!(

@@ -56,7 +56,7 @@ impl WireApi for gt::OffsetDeleteRequest {
     type Wire = kp::OffsetDeleteRequest;
     const SCHEMA: Message = Message::new(0, 0, ALL, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetDeleteRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         Ok(ctx.later(node.submit(ctx, offset_delete_request(&wire)), move |r, _| {
             let r =

@@ -159,7 +159,7 @@ impl WireApi for gt::OffsetFetchRequest {
     const SCHEMA: Message = Message::new(1, 9, 6, &BODY);
 
     /// One coordinator request per group of the wire request (v8+ names several).
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::OffsetFetchRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let groups = offset_fetch_groups(&wire, ctx.version);
         node.record(|| ctx.line(""));
         let pending = groups.iter().map(|g| node.submit(ctx, g.request.clone())).collect();

@@ -37,7 +37,7 @@ impl WireApi for gt::SyncGroupRequest {
     type Wire = kp::SyncGroupRequest;
     const SCHEMA: Message = Message::new(0, 5, 4, &BODY);
 
-    fn serve(node: &Node, ctx: &Ctx<'_>, wire: kp::SyncGroupRequest) -> Result<Reply, RequestError> {
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = sync_group_request(&wire);
         node.record(|| {
             ctx.line(&format!(

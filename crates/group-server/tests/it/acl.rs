@@ -3,17 +3,13 @@
 //! connection), rules for other principals do not apply to it, and the file is
 //! reread by `reload_acls` and, in the binary, on SIGHUP.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
-use bytes::Bytes;
 use group_server::{AclError, GroupServer, ServerError, TopicSpec, topic_id_for};
 use kafka_protocol::messages::*;
 
-use crate::client::{Conn, join, s, server_with};
+use crate::binary::{Node, Stderr, group_server};
+use crate::client::{Conn, join, produce_one_record, s, server_with};
 
 /// TOPIC_AUTHORIZATION_FAILED.
 const TOPIC_DENIED: i16 = 29;
@@ -211,13 +207,7 @@ fn broker_apis_need_describe_read_or_write_on_the_topic() {
     assert_eq!(codes, vec![0, TOPIC_DENIED]);
 
     // Produce (WRITE): nobody but alice has it.
-    let pd = produce_request::PartitionProduceData::default()
-        .with_index(0)
-        .with_records(Some(Bytes::from_static(b"x")));
-    let td =
-        produce_request::TopicProduceData::default().with_name(s("t1").into()).with_partition_data(vec![pd]);
-    let req = ProduceRequest::default().with_acks(-1).with_topic_data(vec![td]);
-    let resp: ProduceResponse = c.call(ApiKey::Produce, 9, &req);
+    let resp: ProduceResponse = c.call(ApiKey::Produce, 9, &produce_one_record("t1"));
     assert_eq!(resp.responses[0].partition_responses[0].error_code, TOPIC_DENIED);
 }
 
@@ -264,72 +254,31 @@ fn a_bad_file_stops_the_start_naming_its_line() {
     assert!(text.contains(&format!("{} line 3: expected a resource", acls.path().display())), "{text}");
 }
 
-/// The binary, its stderr lines arriving on a channel.
-struct Binary {
-    child: Child,
-    addr: std::net::SocketAddr,
-    lines: mpsc::Receiver<String>,
+/// The binary with `--acl-file acls`, its log kept.
+fn start_binary(acls: &Path) -> Node {
+    let mut command = group_server();
+    command.args(["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:1", "--acl-file"]);
+    Node::spawn(command.arg(acls), Stderr::Keep)
 }
 
-impl Binary {
-    fn start(acls: &Path) -> Binary {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_group-server"))
-            .args(["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:1", "--acl-file"])
-            .arg(acls)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("group-server starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("the listening line");
-        let addr = line.trim().rsplit(' ').next().and_then(|a| a.parse().ok()).expect("an address");
-        let stderr = BufReader::new(child.stderr.take().expect("stderr"));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Binary { child, addr, lines }
-    }
-
-    /// Sends SIGHUP and waits for the log line saying what came of it.
-    fn hangup(&self, expect: &str) -> String {
-        let status = Command::new("kill").arg("-HUP").arg(self.child.id().to_string()).status();
-        assert!(status.is_ok_and(|s| s.success()), "kill -HUP");
-        loop {
-            // A guard against a hung server, not a timing assertion.
-            let line = self.lines.recv_timeout(Duration::from_secs(30)).expect("a log line after SIGHUP");
-            if line.contains("ACLs") && line.contains(expect) {
-                return line;
-            }
-        }
-    }
-}
-
-impl Drop for Binary {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Sends SIGHUP and waits for the log line saying what came of it.
+fn hangup(server: &Node, expect: &str) -> String {
+    server.signal("HUP");
+    server.log_line(&["ACLs", expect])
 }
 
 #[test]
 fn the_binary_rereads_the_file_on_sighup() {
     let acls = AclFile::new("sighup", "allow User:ANONYMOUS READ Group:orders\n");
-    let server = Binary::start(acls.path());
-    let mut c = Conn::open(server.addr);
+    let server = start_binary(acls.path());
+    let mut c = Conn::open(server.kafka);
     assert_eq!(find(&mut c, &["billing"]), (GROUP_DENIED, vec![GROUP_DENIED]));
     acls.write("allow User:ANONYMOUS DESCRIBE Group:billing\nallow User:ANONYMOUS READ Group:orders\n");
-    let line = server.hangup("reloaded");
+    let line = hangup(&server, "reloaded");
     assert!(line.contains("2 rule(s)"), "{line}");
     assert_eq!(find(&mut c, &["billing"]), (0, vec![0]));
     acls.write("allow User:ANONYMOUS DESCRIBE\n");
-    let line = server.hangup("not reloaded");
+    let line = hangup(&server, "not reloaded");
     assert!(line.contains("line 1"), "{line}");
     assert_eq!(find(&mut c, &["billing", "orders", "other"]), (0, vec![0, 0, GROUP_DENIED]));
 }

@@ -9,23 +9,19 @@ use group_server::{GroupServer, ServerConfig};
 use kafka_protocol::messages::{ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-/// A server on an ephemeral port, memory storage, topic t1 with 3 partitions, no initial delay.
+/// The flags of the tests' usual node: an ephemeral port, memory storage, topic t1 with
+/// 3 partitions, no initial delay.
+pub(crate) const IN_MEMORY: [&str; 7] =
+    ["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"];
+
+/// A server started with [`IN_MEMORY`].
 pub(crate) fn server() -> GroupServer {
     server_with(|_| {})
 }
 
 /// A server like [`server`], with the configuration adjusted by `adjust` first.
 pub(crate) fn server_with(adjust: impl FnOnce(&mut ServerConfig)) -> GroupServer {
-    let mut config = ServerConfig::from_args([
-        "--listen",
-        "127.0.0.1:0",
-        "--memory",
-        "--topic",
-        "t1:3",
-        "--initial-rebalance-delay-ms",
-        "0",
-    ])
-    .expect("config");
+    let mut config = ServerConfig::from_args(IN_MEMORY).expect("config");
     adjust(&mut config);
     GroupServer::start(&config).expect("server starts")
 }
@@ -143,6 +139,14 @@ pub(crate) fn join(group: &str, member: &str) -> kafka_protocol::messages::JoinG
 
 pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
+}
+
+/// A Produce of one record to partition 0 of `topic`, acknowledged by all replicas.
+pub(crate) fn produce_one_record(topic: &str) -> kafka_protocol::messages::ProduceRequest {
+    use kafka_protocol::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    let records = PartitionProduceData::default().with_index(0).with_records(Some(Bytes::from_static(b"x")));
+    let data = TopicProduceData::default().with_name(s(topic).into()).with_partition_data(vec![records]);
+    kafka_protocol::messages::ProduceRequest::default().with_acks(-1).with_topic_data(vec![data])
 }
 
 /// A simple consumer's commit (no member, generation -1) of `offset` for t1-0

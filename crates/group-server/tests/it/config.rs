@@ -71,99 +71,6 @@ fn defaults_listen_on_9092_with_sled_in_data() {
     assert!(c.warnings.is_empty() && !c.verbose && !c.exit_on_stdin_close && c.request_log.is_none());
 }
 
-#[test]
-fn every_flag_is_read() {
-    let c = parse(&[
-        "--listen=0.0.0.0:1234",
-        "--advertise",
-        "node7.example.com:19092",
-        "--topic",
-        "orders:3",
-        "--topic",
-        "payments.v1:12",
-        "--memory",
-        "--node-id",
-        "7",
-        "--request-log",
-        "requests.jsonl",
-        "--initial-rebalance-delay-ms",
-        "0",
-        "--min-session-timeout-ms",
-        "1000",
-        "--max-session-timeout-ms=2000",
-        "--group-max-size",
-        "10",
-        "--offsets-retention-minutes",
-        "60",
-        "--offsets-retention-check-interval-ms",
-        "1500",
-        "--offset-metadata-max-bytes",
-        "0",
-        "--offsets-topic-num-partitions",
-        "8",
-        "--max-connections",
-        "100",
-        "--max-connections-per-ip",
-        "10",
-        "--max-in-flight-requests-per-connection",
-        "4",
-        "--connections-max-idle-ms",
-        "5000",
-        "--request-read-timeout-ms",
-        "700",
-        "--max-frame-bytes",
-        "4096",
-        "--queued-max-request-bytes",
-        "8192",
-        "--queued-max-response-bytes-per-connection",
-        "1000",
-        "--queued-max-response-bytes",
-        "5000",
-        "--exit-on-stdin-close",
-        "-v",
-    ])
-    .expect("parses");
-    assert_eq!(c.listen, SocketAddr::from(([0, 0, 0, 0], 1234)));
-    assert_eq!(c.advertise, Some(("node7.example.com".to_owned(), 19092)));
-    assert_eq!(
-        c.topics,
-        [
-            TopicSpec { name: "orders".into(), partitions: 3 },
-            TopicSpec { name: "payments.v1".into(), partitions: 12 }
-        ]
-    );
-    assert_eq!(c.storage, StorageMode::Memory);
-    assert_eq!((c.node_id, c.request_log), (7, Some(PathBuf::from("requests.jsonl"))));
-    let co = &c.coordinator;
-    assert_eq!(
-        (
-            co.initial_rebalance_delay_ms,
-            co.min_session_timeout_ms,
-            co.max_session_timeout_ms,
-            co.group_max_size
-        ),
-        (0, 1000, 2000, 10)
-    );
-    assert_eq!(
-        (co.offset_retention_ms, co.offsets_retention_check_interval_ms, co.offset_metadata_max_bytes),
-        (3_600_000, 1500, 0)
-    );
-    assert_eq!(c.partitions, 8);
-    let expected_limits = ConnectionLimits {
-        max_connections: 100,
-        max_connections_per_ip: 10,
-        max_in_flight_per_connection: 4,
-        connections_max_idle: Duration::from_millis(5000),
-        request_read_timeout: Duration::from_millis(700),
-        max_frame_bytes: 4096,
-        queued_max_request_bytes: 8192,
-        queued_max_response_bytes_per_connection: 1000,
-        queued_max_response_bytes: 5000,
-    };
-    assert_eq!(c.limits, expected_limits);
-    assert!(c.verbose && c.exit_on_stdin_close);
-}
-
 #[rstest]
 #[case::ipv4("127.0.0.1:0", "127.0.0.1:0")]
 #[case::ipv6("[::1]:9092", "[::1]:9092")]
@@ -402,7 +309,7 @@ const FULL_FILE: &str = "\
 listeners = PLAINTEXT://0.0.0.0:0
 advertised.listeners = PLAINTEXT://node3.example.com:9092
 broker.id = 3
-topics = orders:3, payments:1
+topics = orders:3, payments.v1:12
 data.dir = /var/lib/group-server
 request.log = requests.jsonl
 group.initial.rebalance.delay.ms = 0
@@ -411,7 +318,7 @@ group.max.session.timeout.ms = 60000
 group.max.size = 100
 offsets.retention.minutes = 1440
 offsets.retention.check.interval.ms = 30000
-offset.metadata.max.bytes = 1024
+offset.metadata.max.bytes = 0
 offsets.topic.num.partitions = 12
 max.connections = 1000
 max.connections.per.ip = 50
@@ -424,9 +331,50 @@ queued.max.response.bytes.per.connection = 65536
 queued.max.response.bytes = 16777216
 ";
 
-#[test]
-fn every_property_is_read() {
-    let c = parse_with_file(FULL_FILE, &[]).expect("parses");
+/// `FULL_FILE` as flags (both `--flag value` and `--flag=value`), and the flags no
+/// property sets.
+const EVERY_FLAG: &[&str] = &[
+    "--listen=0.0.0.0:0",
+    "--advertise",
+    "node3.example.com:9092",
+    "--node-id=3",
+    "--topic",
+    "orders:3",
+    "--topic",
+    "payments.v1:12",
+    "--data-dir=/var/lib/group-server",
+    "--request-log=requests.jsonl",
+    "--initial-rebalance-delay-ms=0",
+    "--min-session-timeout-ms=1000",
+    "--max-session-timeout-ms=60000",
+    "--group-max-size=100",
+    "--offsets-retention-minutes=1440",
+    "--offsets-retention-check-interval-ms=30000",
+    "--offset-metadata-max-bytes=0",
+    "--offsets-topic-num-partitions=12",
+    "--max-connections=1000",
+    "--max-connections-per-ip=50",
+    "--max-in-flight-requests-per-connection=16",
+    "--connections-max-idle-ms=120000",
+    "--request-read-timeout-ms=5000",
+    "--max-frame-bytes=65536",
+    "--queued-max-request-bytes=1048576",
+    "--queued-max-response-bytes-per-connection=65536",
+    "--queued-max-response-bytes=16777216",
+    "--exit-on-stdin-close",
+    "-v",
+];
+
+/// Every setting is read, from the command line as from a file.
+#[rstest]
+#[case::flags(Some(EVERY_FLAG))]
+#[case::file(None)]
+fn every_setting_is_read(#[case] flags: Option<&[&str]>) {
+    let c = match flags {
+        Some(flags) => parse(flags),
+        None => parse_with_file(FULL_FILE, &[]),
+    }
+    .expect("parses");
     assert_eq!(c.listen, SocketAddr::from(([0, 0, 0, 0], 0)));
     assert_eq!(c.advertise, Some(("node3.example.com".to_owned(), 9092)));
     assert_eq!(c.node_id, 3);
@@ -434,7 +382,7 @@ fn every_property_is_read() {
         c.topics,
         [
             TopicSpec { name: "orders".into(), partitions: 3 },
-            TopicSpec { name: "payments".into(), partitions: 1 }
+            TopicSpec { name: "payments.v1".into(), partitions: 12 }
         ]
     );
     assert_eq!(c.storage, StorageMode::Sled(PathBuf::from("/var/lib/group-server")));
@@ -451,7 +399,7 @@ fn every_property_is_read() {
     );
     assert_eq!(
         (co.offset_retention_ms, co.offsets_retention_check_interval_ms, co.offset_metadata_max_bytes),
-        (1440 * 60_000, 30_000, 1024)
+        (1440 * 60_000, 30_000, 0)
     );
     assert_eq!(c.partitions, 12);
     let expected_limits = ConnectionLimits {
@@ -467,6 +415,7 @@ fn every_property_is_read() {
     };
     assert_eq!(c.limits, expected_limits);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!((c.verbose, c.exit_on_stdin_close), (flags.is_some(), flags.is_some()));
 }
 
 #[test]

@@ -4,57 +4,27 @@
 //! it, in the virtual environment `e2e/venv.sh` keeps (shared with `e2e/run.sh`); one
 //! of the servers authorizes against an ACL file.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
 
+use crate::binary::{Node, Stderr, group_server};
 use crate::certs::{Certs, arg};
+use crate::client::IN_MEMORY;
 
 const PASSWORD: &str = "alice-e2e-secret";
 
-/// A `group-server` process, killed (by its own pid) when dropped; closing its standard
-/// input also stops it (`--exit-on-stdin-close`).
-struct Server {
-    child: Child,
-    _stdin: ChildStdin,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn binary() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_group-server"))
-}
-
-fn start(flags: &[&str]) -> Server {
-    let mut child = Command::new(binary())
-        .args(["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"])
-        .args(["--failed-authentication-delay-ms", "100", "--exit-on-stdin-close"])
-        .args(flags)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("group-server starts");
-    let stdin = child.stdin.take().expect("piped stdin");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("a line from the server");
-    let addr = line
-        .trim()
-        .strip_prefix("group-server listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line from the server: {line:?}"));
-    Server { addr: addr.to_owned(), child, _stdin: stdin }
+/// A `group-server` in memory with `flags`; it stops when dropped.
+fn start(flags: &[&str]) -> Node {
+    let mut command = group_server();
+    command.args(IN_MEMORY);
+    command.args(["--failed-authentication-delay-ms", "100", "--exit-on-stdin-close"]);
+    Node::spawn(command.args(flags), Stderr::Inherit)
 }
 
 /// `group-server users add`, the password on standard input.
 fn add_user(users: &Path) {
-    let mut child = Command::new(binary())
+    let mut child = group_server()
         .args(["users", "add", "--file", arg(users), "--user", "alice", "--iterations", "4096"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -63,14 +33,18 @@ fn add_user(users: &Path) {
     child.stdin.take().expect("stdin").write_all(format!("{PASSWORD}\n").as_bytes()).expect("password");
     let out = child.wait_with_output().expect("users add ends");
     assert!(out.status.success(), "users add failed: {out:?}");
-    let listed = Command::new(binary()).args(["users", "list", "--file", arg(users)]).output().expect("list");
+    let listed = group_server().args(["users", "list", "--file", arg(users)]).output().expect("list");
     assert_eq!(String::from_utf8_lossy(&listed.stdout), "alice SCRAM-SHA-512,SCRAM-SHA-256\n");
 }
 
 #[test]
 fn real_kafka_clients_authenticate_over_tls_and_sasl() {
     let _turn = crate::e2e::real_clients_turn();
-    let target = binary().parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
+    let target = Path::new(env!("CARGO_BIN_EXE_group-server"))
+        .parent()
+        .and_then(Path::parent)
+        .expect("binary in a target dir")
+        .to_path_buf();
     let work = target.join("group-server-e2e");
     let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e");
     let venv = Command::new("bash").arg(e2e.join("venv.sh")).arg(&work).output().expect("venv.sh runs");
@@ -102,10 +76,10 @@ fn real_kafka_clients_authenticate_over_tls_and_sasl() {
 
     let config = serde_json::json!({
         "servers": {
-            "sasl_ssl": sasl_ssl.addr,
-            "ssl": ssl.addr,
-            "sasl_plaintext": sasl_plaintext.addr,
-            "acl": with_acls.addr,
+            "sasl_ssl": sasl_ssl.kafka.to_string(),
+            "ssl": ssl.kafka.to_string(),
+            "sasl_plaintext": sasl_plaintext.kafka.to_string(),
+            "acl": with_acls.kafka.to_string(),
         },
         "ca": arg(&certs.ca),
         "client_cert": arg(&certs.client_cert),

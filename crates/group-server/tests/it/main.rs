@@ -2,6 +2,7 @@
 //! the command line, metrics and logs, and the end-to-end scenarios with real Kafka clients.
 
 mod acl;
+mod binary;
 mod certs;
 mod client;
 #[cfg(feature = "cluster")]

@@ -5,9 +5,8 @@
 //! The bounds are the targets with room for a noisy shared machine; the real
 //! figures are printed (`--nocapture`) and reported in the change's note.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -15,14 +14,15 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use prometheus_parse::{Scrape, Value};
 
+use crate::binary::{Node, Stderr, group_server};
 use crate::client::{Conn, s};
 
 const MIB: u64 = 1 << 20;
 
 /// The `group-server` binary, on ephemeral ports, its metrics on, in memory unless
-/// `args` give a `--data-dir`; killed when dropped.
+/// `args` give a `--data-dir`.
 pub(crate) struct Process {
-    child: Child,
+    pub(crate) node: Node,
     pub(crate) kafka: SocketAddr,
     pub(crate) metrics: SocketAddr,
 }
@@ -30,45 +30,22 @@ pub(crate) struct Process {
 impl Process {
     pub(crate) fn start(args: &[&str]) -> Process {
         let storage: &[&str] = if args.contains(&"--data-dir") { &[] } else { &["--memory"] };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_group-server"))
-            .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
-            .args(storage)
-            .args(["--topic", "t1:3", "--exit-on-stdin-close"])
-            .args(args)
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("starts");
-        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut addr = |prefix: &str| {
-            let mut line = String::new();
-            out.read_line(&mut line).expect("a startup line");
-            line.trim()
-                .strip_prefix(prefix)
-                .and_then(|a| a.trim_start_matches("http://").trim_end_matches("/metrics").parse().ok())
-                .unwrap_or_else(|| panic!("unexpected line {line:?}"))
-        };
-        let kafka = addr("group-server listening on ");
-        let metrics = addr("group-server metrics on ");
-        Process { child, kafka, metrics }
-    }
-
-    /// Sends the process a signal (`kill -NAME`).
-    pub(crate) fn signal(&self, name: &str) {
-        let sent = Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status();
-        assert!(sent.is_ok_and(|s| s.success()), "kill -{name}");
-    }
-
-    /// Whether the process is still running.
-    pub(crate) fn running(&mut self) -> bool {
-        self.child.try_wait().expect("wait").is_none()
+        let mut node = Node::spawn(
+            group_server()
+                .args(["--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0"])
+                .args(storage)
+                .args(["--topic", "t1:3", "--exit-on-stdin-close"])
+                .args(args)
+                .env("RUST_LOG", "warn"),
+            Stderr::Null,
+        );
+        let metrics = node.address("group-server metrics on ");
+        Process { kafka: node.kafka, node, metrics }
     }
 
     /// The resident set, in bytes.
     pub(crate) fn rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("status");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.node.id())).expect("status");
         let kib: u64 = status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -127,13 +104,6 @@ pub(crate) fn scrape(addr: SocketAddr) -> String {
     let mut raw = String::new();
     stream.read_to_string(&mut raw).expect("read");
     raw.split_once("\r\n\r\n").map_or_else(String::new, |(_, body)| body.to_owned())
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// 500 connections that each send only a header announcing a 1 MiB request cost

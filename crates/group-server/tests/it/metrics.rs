@@ -2,9 +2,8 @@
 //! back with a Prometheus text-format parser, and `--log-format json` read back
 //! line by line from the binary's stderr.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -13,7 +12,8 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::StrBytes;
 use prometheus_parse::{Scrape, Value};
 
-use crate::client::{Conn, join, s, server_with};
+use crate::binary::{Node, Stderr, group_server};
+use crate::client::{Conn, IN_MEMORY, join, s, server_with};
 
 /// A server like `client::server`, with metrics on an ephemeral port.
 fn metered() -> (GroupServer, SocketAddr) {
@@ -305,40 +305,18 @@ fn no_metrics_listener_without_the_setting() {
 /// rebalance events among them.
 #[test]
 fn json_logs_carry_the_coordinator_events() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_group-server"))
-        .args(["--listen", "127.0.0.1:0", "--memory", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"])
-        .args(["--log-format", "json", "--exit-on-stdin-close"])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let logs = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the listening line");
-    let addr: SocketAddr = line
-        .trim()
-        .strip_prefix("group-server listening on ")
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-    form_group(&mut Conn::open(addr), "json-group");
+    let mut node = Node::spawn(
+        group_server()
+            .args(IN_MEMORY)
+            .args(["--log-format", "json", "--exit-on-stdin-close"])
+            .env("RUST_LOG", "info"),
+        Stderr::Keep,
+    );
+    form_group(&mut Conn::open(node.kafka), "json-group");
     // Closing stdin stops the server; its log is complete once it exits.
-    drop(child.stdin.take());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the server did not stop after stdin closed");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    node.close_stdin();
+    let (status, logs) = node.exit();
     assert!(status.success(), "{status}");
-    let logs = logs.join().expect("stderr reader");
     let events: Vec<serde_json::Value> = logs
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l:?}\n{logs}")))

@@ -23,7 +23,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use sha2::{Digest, Sha512};
 
 use crate::certs::{CLIENT_PRINCIPAL, Certs, arg};
-use crate::client::{Conn, join, s};
+use crate::client::{Conn, IN_MEMORY, join, s};
 
 const PASSWORD: &str = "alice-secret";
 const DELAY: Duration = Duration::from_millis(300);
@@ -51,19 +51,8 @@ impl Setup {
     }
 
     fn config(&self, extra: &[&str]) -> ServerConfig {
-        let mut args = vec![
-            "--listen",
-            "127.0.0.1:0",
-            "--memory",
-            "--topic",
-            "t1:3",
-            "--initial-rebalance-delay-ms",
-            "0",
-            "--request-log",
-            arg(&self.log),
-            "--failed-authentication-delay-ms",
-            "300",
-        ];
+        let mut args = IN_MEMORY.to_vec();
+        args.extend(["--request-log", arg(&self.log), "--failed-authentication-delay-ms", "300"]);
         args.extend_from_slice(extra);
         ServerConfig::from_args(args).expect("config")
     }
@@ -240,25 +229,36 @@ fn login(
     }
 }
 
-#[test]
-fn ssl_without_client_certificates_serves_anonymous_clients() {
-    let setup = Setup::new("ssl-anonymous");
-    let server = setup.server(&setup.tls_flags());
-    let mut conn = setup.tls(server.local_addr(), false);
+/// Who a client over TLS is: anonymous, its certificate's subject when the server has
+/// a client CA, or its SASL user, which wins over a certificate.
+#[rstest]
+#[case::anonymous("ssl-anonymous", false, None, "User:ANONYMOUS")]
+#[case::client_certificate("ssl-client-cert", true, None, CLIENT_PRINCIPAL)]
+#[case::sasl_ssl_plain("sasl-ssl-plain", false, Some("PLAIN"), "User:alice")]
+#[case::sasl_ssl_scram("sasl-ssl-scram", false, Some("SCRAM-SHA-512"), "User:alice")]
+#[case::sasl_over_a_client_certificate("sasl-ssl-client-cert", true, Some("PLAIN"), "User:alice")]
+fn the_principal_over_tls(
+    #[case] name: &str,
+    #[case] client_cert: bool,
+    #[case] sasl: Option<&str>,
+    #[case] principal: &str,
+) {
+    let setup = Setup::new(name);
+    let mut flags = setup.tls_flags();
+    if client_cert {
+        flags.extend(["--tls-client-ca", arg(&setup.certs.ca)]);
+    }
+    if sasl.is_some() {
+        flags.extend(setup.sasl_flags("SCRAM-SHA-512,PLAIN"));
+    }
+    let server = setup.server(&flags);
+    let mut conn = setup.tls(server.local_addr(), client_cert);
+    if let Some(mechanism) = sasl {
+        login(&mut conn, Framing::Kip152, mechanism, "alice", PASSWORD).expect("logs in");
+    }
     assert_eq!(api_versions(&mut conn).error_code, 0);
     join_group(&mut conn);
-    assert_eq!(setup.logged_principal("JoinGroup"), "User:ANONYMOUS");
-}
-
-#[test]
-fn ssl_with_a_client_ca_takes_the_principal_from_the_certificate() {
-    let setup = Setup::new("ssl-client-cert");
-    let mut flags = setup.tls_flags();
-    flags.extend(["--tls-client-ca", arg(&setup.certs.ca)]);
-    let server = setup.server(&flags);
-    let mut conn = setup.tls(server.local_addr(), true);
-    join_group(&mut conn);
-    assert_eq!(setup.logged_principal("JoinGroup"), CLIENT_PRINCIPAL);
+    assert_eq!(setup.logged_principal("JoinGroup"), principal);
 }
 
 #[test]
@@ -308,33 +308,6 @@ fn sasl_plaintext_logs_in_and_runs_requests_as_the_user(#[case] mechanism: &str,
     let again = authenticate(&mut conn, b"\0alice\0x");
     assert_eq!(again.error_code, 34);
     assert_eq!(handshake(&mut conn, 1, "PLAIN").error_code, 34);
-}
-
-#[rstest]
-#[case::plain("PLAIN")]
-#[case::scram("SCRAM-SHA-512")]
-fn sasl_ssl_logs_in_over_tls(#[case] mechanism: &str) {
-    let setup = Setup::new(&format!("sasl-ssl-{mechanism}"));
-    let mut flags = setup.tls_flags();
-    flags.extend(setup.sasl_flags("SCRAM-SHA-512,PLAIN"));
-    let server = setup.server(&flags);
-    let mut conn = setup.tls(server.local_addr(), false);
-    login(&mut conn, Framing::Kip152, mechanism, "alice", PASSWORD).expect("logs in");
-    join_group(&mut conn);
-    assert_eq!(setup.logged_principal("JoinGroup"), "User:alice");
-}
-
-#[test]
-fn sasl_wins_over_the_client_certificate() {
-    let setup = Setup::new("sasl-ssl-client-cert");
-    let mut flags = setup.tls_flags();
-    flags.extend(["--tls-client-ca", arg(&setup.certs.ca)]);
-    flags.extend(setup.sasl_flags("PLAIN"));
-    let server = setup.server(&flags);
-    let mut conn = setup.tls(server.local_addr(), true);
-    login(&mut conn, Framing::Kip152, "PLAIN", "alice", PASSWORD).expect("logs in");
-    join_group(&mut conn);
-    assert_eq!(setup.logged_principal("JoinGroup"), "User:alice");
 }
 
 const PLAIN_FAILED: &str = "Authentication failed: Invalid username or password";

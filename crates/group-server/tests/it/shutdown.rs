@@ -1,76 +1,23 @@
 //! The binary stops gracefully on SIGTERM: what was acknowledged is there after a
 //! restart; a second signal exits at once.
 
-use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kafka_protocol::messages::*;
 use kafka_protocol::protocol::Decodable;
 
+use crate::binary::{Node, Stderr, group_server, temp_dir};
 use crate::client::{Conn, join, s};
 
-/// A `group-server` process on an ephemeral port over sled in `dir`.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-    stderr: std::thread::JoinHandle<String>,
-}
-
-impl Server {
-    fn start(dir: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_group-server"))
-            .args(["--listen", "127.0.0.1:0", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"])
-            .arg("--data-dir")
-            .arg(dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("group-server starts");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        stdout.read_line(&mut line).expect("the listening line");
-        let addr = line.trim().rsplit(' ').next().and_then(|a| a.parse().ok()).expect("an address");
-        let mut stderr = child.stderr.take().expect("stderr");
-        let stderr = std::thread::spawn(move || {
-            let mut out = String::new();
-            let _ = stderr.read_to_string(&mut out);
-            out
-        });
-        Server { child, addr, stderr }
-    }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill").arg(format!("-{name}")).arg(self.child.id().to_string()).status();
-        assert!(status.is_ok_and(|s| s.success()), "kill -{name}");
-    }
-
-    /// Waits for the process to exit (bounded: a hung server fails the test).
-    fn exit(mut self) -> (ExitStatus, String) {
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                break status;
-            }
-            if started.elapsed() > Duration::from_secs(30) {
-                let _ = self.child.kill();
-                panic!("group-server did not exit within 30 s of the signal");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        (status, self.stderr.join().unwrap_or_default())
-    }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("group-server-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
+/// A `group-server` process on an ephemeral port over sled in `dir`, its log kept.
+fn start(dir: &Path) -> Node {
+    let mut command = group_server();
+    command.args(["--listen", "127.0.0.1:0", "--topic", "t1:3", "--initial-rebalance-delay-ms", "0"]);
+    Node::spawn(command.arg("--data-dir").arg(dir), Stderr::Keep)
 }
 
 fn commit(partition: i32, offset: i64) -> OffsetCommitRequest {
@@ -99,11 +46,11 @@ fn fetched(addr: SocketAddr, partition: i32) -> i64 {
 #[test]
 fn sigterm_stops_gracefully_and_loses_no_acknowledged_commit() {
     let dir = temp_dir("sigterm");
-    let server = Server::start(&dir);
+    let server = start(&dir);
     let acked = Arc::new(AtomicI64::new(-1));
     let refused = Arc::new(AtomicBool::new(false));
     let committer = {
-        let (addr, acked, refused) = (server.addr, acked.clone(), refused.clone());
+        let (addr, acked, refused) = (server.kafka, acked.clone(), refused.clone());
         std::thread::spawn(move || {
             let mut c = Conn::open(addr);
             for offset in 0.. {
@@ -133,8 +80,8 @@ fn sigterm_stops_gracefully_and_loses_no_acknowledged_commit() {
     assert!(log.contains("SIGTERM: stopping"), "log:\n{log}");
     let last = acked.load(Ordering::SeqCst);
 
-    let server = Server::start(&dir);
-    let offset = fetched(server.addr, 0);
+    let server = start(&dir);
+    let offset = fetched(server.kafka, 0);
     assert!(offset >= last, "acknowledged {last}, read back {offset}");
     server.signal("TERM");
     assert!(server.exit().0.success());
@@ -146,14 +93,14 @@ fn sigterm_stops_gracefully_and_loses_no_acknowledged_commit() {
 #[test]
 fn a_second_signal_exits_at_once() {
     let dir = temp_dir("second-signal");
-    let server = Server::start(&dir);
-    let mut m = Conn::open(server.addr);
+    let server = start(&dir);
+    let mut m = Conn::open(server.kafka);
     let joined: JoinGroupResponse = m.call(ApiKey::JoinGroup, 3, &join("j", ""));
     assert_eq!(joined.error_code, 0);
-    let mut n = Conn::open(server.addr);
+    let mut n = Conn::open(server.kafka);
     n.send(ApiKey::JoinGroup, 3, &join("j", ""));
     // N's JoinGroup waits for M, who never rejoins.
-    let mut watcher = Conn::open(server.addr);
+    let mut watcher = Conn::open(server.kafka);
     let parked = (0..1000).any(|_| {
         let req = DescribeGroupsRequest::default().with_groups(vec![s("j").into()]);
         let resp: DescribeGroupsResponse = watcher.call(ApiKey::DescribeGroups, 5, &req);

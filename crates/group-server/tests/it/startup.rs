@@ -1,18 +1,10 @@
 //! Starting the binary: failures say what is wrong in one line, and leave nothing behind.
 
 use std::net::TcpListener;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn group_server() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_group-server"))
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("group-server-it-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use crate::binary::{Node, Stderr, group_server, temp_dir};
 
 /// A port in use, the Kafka listener's or the metrics endpoint's, fails the start
 /// before storage is opened: no data directory is left behind.
@@ -44,22 +36,10 @@ fn a_port_in_use_fails_before_creating_the_data_directory(#[case] flag: &str, #[
 #[test]
 fn a_data_directory_held_by_another_server_is_reported_at_once() {
     let dir = temp_dir("held");
-    let mut first = group_server()
-        .args(["--listen", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(&dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts");
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(first.stdout.take().expect("stdout")),
-        &mut line,
-    )
-    .expect("the listening line");
-    assert!(line.starts_with("group-server listening on"), "{line}");
+    let first = Node::spawn(
+        group_server().args(["--listen", "127.0.0.1:0"]).arg("--data-dir").arg(&dir),
+        Stderr::Null,
+    );
     let started = Instant::now();
     let out = group_server()
         .args(["--listen", "127.0.0.1:0"])
@@ -69,8 +49,7 @@ fn a_data_directory_held_by_another_server_is_reported_at_once() {
         .output()
         .expect("runs");
     let took = started.elapsed();
-    let _ = first.kill();
-    let _ = first.wait();
+    drop(first);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("in use by another group-server")).collect();
@@ -89,47 +68,34 @@ fn sighup_without_an_acl_file_is_not_fatal() {
     use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, ApiVersionsResponse};
     let mut server = crate::memory::Process::start(&[]);
     for _ in 0..3 {
-        server.signal("HUP");
+        server.node.signal("HUP");
     }
     let mut c = Conn::open(server.kafka);
     let versions: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
     assert_eq!(versions.error_code, 0);
-    assert!(server.running(), "the node exited on SIGHUP");
+    assert!(server.node.running(), "the node exited on SIGHUP");
 }
 
 /// A human log on a file or pipe: no colour codes, the data directory absolute even
 /// when given relative, an unsupported API logged as such, and no blank line.
 #[test]
 fn a_human_log_to_a_pipe_is_plain_and_says_what_happened() {
-    use std::io::{BufRead, BufReader};
     let work = temp_dir("log-nits");
     std::fs::create_dir_all(&work).expect("work dir");
-    let mut child = group_server()
-        .current_dir(&work)
-        .args(["--listen", "127.0.0.1:0", "--data-dir", "data", "--exit-on-stdin-close"])
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starts");
-    let stderr = child.stderr.take().expect("stderr");
-    let logs = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("the listening line");
-    let addr: std::net::SocketAddr = line
-        .trim()
-        .strip_prefix("group-server listening on ")
-        .and_then(|a| a.parse().ok())
-        .expect("an address");
+    let mut node = Node::spawn(
+        group_server()
+            .current_dir(&work)
+            .args(["--listen", "127.0.0.1:0", "--data-dir", "data", "--exit-on-stdin-close"])
+            .env("RUST_LOG", "info"),
+        Stderr::Keep,
+    );
     // API key 0x7f00: no such API.
-    let mut c = crate::client::Conn::open(addr);
+    let mut c = crate::client::Conn::open(node.kafka);
     c.send_raw(&[0x7f, 0, 0, 0, 0, 0, 0, 1, 0, 0]);
     assert!(c.is_closed());
-    drop(child.stdin.take());
-    let status = child.wait().expect("exits");
+    node.close_stdin();
+    let (status, logs) = node.exit();
     assert!(status.success(), "{status}");
-    let logs = logs.join().expect("stderr");
     assert!(!logs.contains('\u{1b}'), "colour codes in a piped log:\n{logs}");
     assert!(!logs.lines().any(|l| l.trim().is_empty()), "a blank line:\n{logs}");
     let absolute = work.join("data");

@@ -10,6 +10,7 @@ use group_offsets::{
     AppendCompletion, CoordinatorPartition, GroupMetadataRecord, MetadataStore, OwnerEpoch, Record,
     StorageError,
 };
+use group_storage_sled::{FlushFaults, SledMetadataStore, SledOptions};
 use group_types::{OffsetAndMetadata, TopicPartition};
 
 /// How long a test waits for a completion before it fails (bounds a hang; no
@@ -102,13 +103,7 @@ pub(crate) fn group_record(store: &impl MetadataStore, group: &str) -> Option<Gr
 
 /// A completion that reports on a channel, and its receiving end.
 pub(crate) fn completion() -> (AppendCompletion, mpsc::Receiver<Result<(), StorageError>>) {
-    let (tx, rx) = mpsc::channel();
-    (
-        AppendCompletion::new(move |result| {
-            let _ = tx.send(result);
-        }),
-        rx,
-    )
+    AppendCompletion::channel()
 }
 
 /// Waits (bounded) for a completion's outcome.
@@ -127,6 +122,13 @@ pub(crate) fn epoch(n: u64) -> OwnerEpoch {
     OwnerEpoch(n)
 }
 
+/// A store in `dir` whose flushes the returned faults control (pause, fail).
+pub(crate) fn store_with_faults(dir: &ScratchDir) -> (SledMetadataStore, FlushFaults) {
+    let faults = FlushFaults::new();
+    let options = SledOptions::new().flush_faults(faults.clone());
+    (SledMetadataStore::open_with_options(dir.db(), options).expect("open"), faults)
+}
+
 /// Opens a closed store's database with sled directly, waiting (bounded) for
 /// the lock sled's background threads may still hold for a moment.
 pub(crate) fn open_raw(path: &Path) -> sled::Db {
@@ -134,10 +136,7 @@ pub(crate) fn open_raw(path: &Path) -> sled::Db {
     loop {
         match sled::open(path) {
             Ok(db) => return db,
-            Err(e) if start.elapsed() < Duration::from_secs(10) => {
-                let _ = e;
-                std::thread::yield_now();
-            }
+            Err(_) if start.elapsed() < Duration::from_secs(10) => std::thread::yield_now(),
             Err(e) => panic!("open {}: {e}", path.display()),
         }
     }

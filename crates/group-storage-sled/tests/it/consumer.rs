@@ -4,9 +4,7 @@
 //! tombstones that leave no key behind, and damaged records as typed errors
 //! naming their group and key.
 
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use group_offsets::{
     ConsumerGroupMetadataValue, ConsumerGroupRecord, CoordinatorPartition, MetadataStore, Record,
@@ -14,7 +12,7 @@ use group_offsets::{
 };
 use group_storage_sled::{FlushFaults, PARTITIONS_TREE, SledMetadataStore, SledOptions};
 
-use crate::common::{ScratchDir, commit, epoch, offset, partition};
+use crate::common::{ScratchDir, commit, epoch, offset, open_raw, partition};
 
 const LAYOUT_KEY: &[u8] = b"group-storage-sled/layout";
 
@@ -43,19 +41,6 @@ fn target(group: &str, member: &str, present: bool) -> Record {
         member_id: Arc::from(member),
         value: present.then(Vec::new),
     })
-}
-
-/// Opens a closed store's database with sled directly, waiting (bounded) for
-/// the lock sled's background threads may still hold for a moment.
-fn open_raw(path: &Path) -> sled::Db {
-    let start = Instant::now();
-    loop {
-        match sled::open(path) {
-            Ok(db) => return db,
-            Err(_) if start.elapsed() < Duration::from_secs(10) => std::thread::yield_now(),
-            Err(e) => panic!("open {}: {e}", path.display()),
-        }
-    }
 }
 
 fn layout_record(dir: &ScratchDir) -> Vec<u8> {

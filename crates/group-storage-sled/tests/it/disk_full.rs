@@ -7,18 +7,14 @@
 //! says so and runs the same scenario with injected flush faults instead.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use group_offsets::{CoordinatorPartition, MetadataStore, StorageError};
 use group_storage_sled::{FlushFaults, SledMetadataStore, SledOptions};
 use group_types::OffsetAndMetadata;
 
 use crate::common::{ScratchDir, commit, epoch};
+use crate::tmpfs::{Tmpfs, fill};
 
-/// The tmpfs size: a few sled segments.
-const DISK: &str = "size=4m";
 /// Appends before the disk is filled.
 const BEFORE: i64 = 200;
 /// The most appends the test makes while waiting for the disk to be full.
@@ -26,35 +22,6 @@ const FILL_LIMIT: i64 = 100_000;
 
 /// (partition, group, topic partition) -> acknowledged offset.
 type Acked = BTreeMap<(u32, String, i32), i64>;
-
-/// A tmpfs mounted for the test, unmounted when dropped (also when the test
-/// fails: the guard outlives the store).
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(dir: &Path) -> Result<Tmpfs, String> {
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", DISK, "tmpfs"])
-            .arg(dir)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(Tmpfs(dir.to_owned()))
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_owned())
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let unmounted = Command::new("umount").arg(&self.0).status().is_ok_and(|s| s.success());
-        if !unmounted {
-            // Something still holds a file open: detach it anyway.
-            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-        }
-    }
-}
 
 /// A record big enough to fill the disk in a few thousand appends.
 fn value(n: i64) -> OffsetAndMetadata {
@@ -116,25 +83,6 @@ fn assert_all_present(store: &SledMetadataStore, appended: &Appended, when: &str
                 "{when}: {group}/t/{tp} in partition {p}: acknowledged {n}, found {:?}",
                 stored.map(|s| s.offset)
             );
-        }
-    }
-}
-
-/// Fills the file system holding `path` with a file there.
-fn fill(path: &Path) -> std::io::Result<()> {
-    let mut file = std::fs::File::create(path)?;
-    let chunk = vec![0xa5u8; 64 * 1024];
-    loop {
-        if let Err(e) = file.write_all(&chunk).and_then(|()| file.sync_all()) {
-            // Whatever fits of a smaller write, so not a page is left.
-            if e.raw_os_error() == Some(28) {
-                let mut small = [0u8; 512];
-                while file.write_all(&small).is_ok() {
-                    small[0] = small[0].wrapping_add(1);
-                }
-                return Ok(());
-            }
-            return Err(e);
         }
     }
 }

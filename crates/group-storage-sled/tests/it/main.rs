@@ -18,3 +18,4 @@ mod intents;
 mod layout;
 mod pipeline;
 mod recovery;
+mod tmpfs;

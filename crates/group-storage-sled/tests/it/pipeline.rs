@@ -5,17 +5,9 @@
 use std::sync::{Arc, Mutex};
 
 use group_offsets::{AppendCompletion, MetadataStore, StorageError};
-use group_storage_sled::{FlushFaults, SledMetadataStore, SledOptions};
+use group_storage_sled::{FlushFaults, SledMetadataStore};
 
-use crate::common::{ScratchDir, commit, completion, epoch, offset, outcome, partition};
-
-fn paused_store(dir: &ScratchDir) -> (SledMetadataStore, FlushFaults) {
-    let faults = FlushFaults::new();
-    let store =
-        SledMetadataStore::open_with_options(dir.db(), SledOptions::new().flush_faults(faults.clone()))
-            .expect("open");
-    (store, faults)
-}
+use crate::common::{ScratchDir, commit, completion, epoch, offset, outcome, partition, store_with_faults};
 
 /// Waits until the flusher is held in a paused flush.
 fn wait_until_paused(faults: &FlushFaults) {
@@ -27,7 +19,7 @@ fn wait_until_paused(faults: &FlushFaults) {
 #[test]
 fn append_returns_before_its_flush_and_completes_after_it() {
     let dir = ScratchDir::new("pipeline-return");
-    let (store, faults) = paused_store(&dir);
+    let (store, faults) = store_with_faults(&dir);
     faults.pause();
     let (done, rx) = completion();
     store.append(partition(0), epoch(1), vec![commit("g", "t", 0, offset(1))], done);
@@ -41,7 +33,7 @@ fn append_returns_before_its_flush_and_completes_after_it() {
 #[test]
 fn one_flush_serves_the_appends_of_many_partitions() {
     let dir = ScratchDir::new("pipeline-share");
-    let (store, faults) = paused_store(&dir);
+    let (store, faults) = store_with_faults(&dir);
     let before = store.flush_count();
     faults.pause();
     let (first, first_rx) = completion();
@@ -72,7 +64,7 @@ fn one_flush_serves_the_appends_of_many_partitions() {
 #[test]
 fn appends_of_one_partition_complete_in_call_order() {
     let dir = ScratchDir::new("pipeline-order");
-    let (store, faults) = paused_store(&dir);
+    let (store, faults) = store_with_faults(&dir);
     let order = Arc::new(Mutex::new(Vec::new()));
     let (last, last_rx) = completion();
     faults.pause();
@@ -110,7 +102,7 @@ fn appends_of_one_partition_complete_in_call_order() {
 #[test]
 fn dropping_the_store_completes_what_is_pending() {
     let dir = ScratchDir::new("pipeline-drop");
-    let (store, faults) = paused_store(&dir);
+    let (store, faults) = store_with_faults(&dir);
     faults.pause();
     let receivers: Vec<_> = (0..5)
         .map(|i| {

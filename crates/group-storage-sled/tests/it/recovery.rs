@@ -9,17 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use group_offsets::{MetadataStore, StorageError};
-use group_storage_sled::{FlushFaults, SledMetadataStore, SledOptions};
+use group_storage_sled::SledMetadataStore;
 
-use crate::common::{ScratchDir, commit, completion, epoch, offset, outcome, partition};
-
-fn store_with_faults(dir: &ScratchDir) -> (SledMetadataStore, FlushFaults) {
-    let faults = FlushFaults::new();
-    let store =
-        SledMetadataStore::open_with_options(dir.db(), SledOptions::new().flush_faults(faults.clone()))
-            .expect("open");
-    (store, faults)
-}
+use crate::common::{ScratchDir, commit, completion, epoch, offset, outcome, partition, store_with_faults};
 
 fn injected() -> StorageError {
     StorageError::io("injected: No space left on device")

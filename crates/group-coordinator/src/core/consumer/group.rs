@@ -17,6 +17,7 @@ use group_types::hash::FastMap;
 use group_types::{ConsumerGroupState, ConsumerMemberState, TopicId};
 
 use super::meta::MemberMeta;
+use super::topics::NameCounts;
 use crate::core::modern::assignment::{self, Held};
 use crate::core::modern::{Keyed, ModernChange, ModernGroup, ModernMember, ModernState};
 
@@ -148,6 +149,8 @@ pub(crate) struct ConsumerGroup {
     pub(crate) regexes: BTreeMap<Arc<str>, ResolvedRegex>,
     /// How many members subscribe with a regex (kept by `replay`).
     pub(crate) regex_subscribers: usize,
+    /// How many members subscribe to each topic by name (kept by `replay`).
+    pub(crate) subscribed_names: NameCounts,
     /// Not in records: the metadata hash must be recomputed at the next heartbeat
     /// (after a load, or a change of a subscribed topic).
     pub(crate) refresh_needed: bool,
@@ -203,7 +206,7 @@ impl ConsumerGroup {
 
     /// `ConsumerGroup.subscriptionType`, from the members as they are now.
     pub(crate) fn subscription_type(&self) -> group_assignors::server::SubscriptionType {
-        super::topics::subscription_type(self.modern.members.values_any_order(), self)
+        super::topics::subscription_type(self)
     }
 
     /// When the group's regexes were last resolved (they are resolved together),
@@ -251,6 +254,8 @@ impl ConsumerGroup {
                             .get_or_insert_with(member_id, || ConsumerMember::new(member_id.clone()));
                         let old = member.meta.instance_id().map(str::to_owned);
                         let had_regex = usize::from(member.regex().is_some());
+                        self.subscribed_names
+                            .replace(&member.meta.subscribed_topic_names, &v.subscribed_topic_names);
                         member.meta = MemberMeta::new(v, &member.meta, &self.last_meta);
                         self.last_meta = member.meta.common();
                         let has_regex = usize::from(member.regex().is_some());
@@ -271,6 +276,7 @@ impl ConsumerGroup {
                     }
                     None => {
                         if let Some(member) = self.modern.members.remove(member_id) {
+                            self.subscribed_names.remove(&member.meta.subscribed_topic_names);
                             self.release(&mut undo, &member);
                             if member.regex().is_some() {
                                 self.set_regex_subscribers(&mut undo, self.regex_subscribers - 1);
@@ -405,14 +411,15 @@ impl ConsumerGroup {
         for change in changes.into_iter().rev() {
             match change {
                 Change::Modern(change) => self.modern.undo(change),
-                Change::Member { id, prev } => match prev {
-                    Some(member) => {
+                Change::Member { id, prev } => {
+                    // The counts follow the members: the subscription the
+                    // member has now goes, the one it had comes back.
+                    let now = self.modern.members.remove(&id);
+                    self.subscribed_names.replace(subscription(now.as_ref()), subscription(prev.as_deref()));
+                    if let Some(member) = prev {
                         self.modern.members.insert(id, *member);
                     }
-                    None => {
-                        self.modern.members.remove(&id);
-                    }
-                },
+                }
                 Change::Static { instance, prev } => match prev {
                     Some(member) => {
                         self.modern.static_members.insert(instance, member);
@@ -467,6 +474,11 @@ impl ConsumerGroup {
             log(undo, || Change::PartitionEpoch { partition: (t, p), prev });
         }
     }
+}
+
+/// The names `member` subscribes to; none for no member.
+fn subscription(member: Option<&ConsumerMember>) -> &[String] {
+    member.map_or(&[], |m| &m.meta.subscribed_topic_names)
 }
 
 /// Logs the change `make` builds, when changes are logged.

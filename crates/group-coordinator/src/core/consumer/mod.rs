@@ -265,11 +265,11 @@ impl CoordinatorCore {
 
 /// Every topic name some member of `cg` subscribes to.
 pub(crate) fn subscribed_topic_names(cg: &ConsumerGroup) -> std::collections::BTreeSet<String> {
-    topics::group_names(cg.modern.members.values_any_order(), cg).into_iter().map(str::to_owned).collect()
+    topics::group_names(cg).into_iter().map(str::to_owned).collect()
 }
 
 /// The metadata hash of the topics `cg`'s members subscribe to.
 pub(crate) fn subscription_hash(cg: &ConsumerGroup, image: &crate::MetadataImage) -> u64 {
-    let names = topics::group_names(cg.modern.members.values_any_order(), cg);
+    let names = topics::group_names(cg);
     topics::metadata_hash(&names, image)
 }

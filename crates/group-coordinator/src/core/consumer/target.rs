@@ -29,7 +29,7 @@ impl CoordinatorCore {
     /// from the group's, and the new hash.
     pub(crate) fn refresh_subscription(&mut self, work: &mut Work) -> (bool, u64) {
         let image = self.engine.image.clone();
-        let names = topics::group_names(work.cg.modern.members.values_any_order(), &work.cg);
+        let names = topics::group_names(&work.cg);
         let hash = topics::metadata_hash(&names, &image);
         work.set_refresh_needed(false);
         (hash != work.cg.modern.metadata_hash, hash)

@@ -8,6 +8,7 @@ use std::hash::Hasher;
 
 use group_assignors::server::SubscriptionType;
 use group_types::TopicId;
+use group_types::hash::ClientMap;
 
 use super::group::{ConsumerGroup, ConsumerMember};
 use crate::MetadataImage;
@@ -43,8 +44,82 @@ pub(crate) fn subscribed_ids(
     ids
 }
 
-/// Every topic name some member subscribes to.
-pub(crate) fn group_names<'a>(
+/// How many members subscribe to each topic by name: the by-name counts of
+/// `ModernGroup.subscribedTopicNames`, kept by the group's replay as members
+/// come, change and go, so that a group without regexes knows its topic names
+/// and its subscription type without a scan of its members (a join or a leave
+/// in a 1,000-member group otherwise compares 1,000 lists, most of its time).
+/// Topic names are the clients' to choose: the map has the client-safe hasher.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NameCounts(ClientMap<String, u32>);
+
+impl NameCounts {
+    /// A member subscribing to `names` came.
+    pub(crate) fn add(&mut self, names: &[String]) {
+        for_each_distinct(names, |name| match self.0.get_mut(name) {
+            Some(count) => *count += 1,
+            None => {
+                self.0.insert(name.to_owned(), 1);
+            }
+        });
+    }
+
+    /// A member subscribing to `names` went.
+    pub(crate) fn remove(&mut self, names: &[String]) {
+        for_each_distinct(names, |name| {
+            if let Some(count) = self.0.get_mut(name) {
+                *count -= 1;
+                if *count == 0 {
+                    self.0.remove(name);
+                }
+            }
+        });
+    }
+
+    /// A member's subscription went from `old` to `new`.
+    pub(crate) fn replace(&mut self, old: &[String], new: &[String]) {
+        if old != new {
+            self.remove(old);
+            self.add(new);
+        }
+    }
+
+    /// Every name some member subscribes to.
+    fn names(&self) -> BTreeSet<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
+
+    /// True when each of `members` subscribes to every name.
+    fn all_subscribed_by(&self, members: usize) -> bool {
+        self.0.values().all(|&count| count as usize == members)
+    }
+}
+
+/// Calls `f` once per distinct name of `names`: lists are stored sorted and
+/// deduplicated (`normalized`), but a record is the writer's to get right.
+fn for_each_distinct(names: &[String], mut f: impl FnMut(&str)) {
+    if names.is_sorted() {
+        for (i, name) in names.iter().enumerate() {
+            if i == 0 || names[i - 1] != *name {
+                f(name);
+            }
+        }
+    } else {
+        names.iter().map(String::as_str).collect::<BTreeSet<_>>().into_iter().for_each(f);
+    }
+}
+
+/// Every topic name some member of `group` subscribes to (by name or through
+/// a resolved regex).
+pub(crate) fn group_names(group: &ConsumerGroup) -> BTreeSet<&str> {
+    match group.regex_subscribers {
+        0 => group.subscribed_names.names(),
+        _ => names_of(group.modern.members.values_any_order(), group),
+    }
+}
+
+/// Every topic name some of `members` subscribes to: the definition.
+fn names_of<'a>(
     members: impl Iterator<Item = &'a ConsumerMember>,
     group: &'a ConsumerGroup,
 ) -> BTreeSet<&'a str> {
@@ -78,8 +153,19 @@ pub(crate) fn metadata_hash(names: &BTreeSet<&str>, image: &MetadataImage) -> u6
     if any { h.finish().max(1) } else { 0 }
 }
 
-/// `ConsumerGroup.subscriptionType` (§5.3).
-pub(crate) fn subscription_type<'a>(
+/// `ConsumerGroup.subscriptionType` (§5.3) of `group`.
+pub(crate) fn subscription_type(group: &ConsumerGroup) -> SubscriptionType {
+    match group.regex_subscribers {
+        0 if group.subscribed_names.all_subscribed_by(group.modern.members.len()) => {
+            SubscriptionType::Homogeneous
+        }
+        0 => SubscriptionType::Heterogeneous,
+        _ => subscription_type_of(group.modern.members.values_any_order(), group),
+    }
+}
+
+/// The subscription type of `members`: the definition.
+fn subscription_type_of<'a>(
     members: impl Iterator<Item = &'a ConsumerMember> + Clone,
     group: &ConsumerGroup,
 ) -> SubscriptionType {
@@ -180,9 +266,9 @@ mod tests {
             }
             let homogeneous = counts.values().all(|&n| n == lists.len());
             let expected = if homogeneous { SubscriptionType::Homogeneous } else { SubscriptionType::Heterogeneous };
-            prop_assert_eq!(subscription_type(members.iter(), &group), expected);
+            prop_assert_eq!(subscription_type_of(members.iter(), &group), expected);
             let union: BTreeSet<&str> = lists.iter().flatten().copied().collect();
-            prop_assert_eq!(group_names(members.iter(), &group), union);
+            prop_assert_eq!(names_of(members.iter(), &group), union);
             // "c" does not exist: its name subscribes to nothing.
             let image = MetadataImage::new(1, [
                 crate::TopicImage::new(TopicId::from_u128(2), "a".to_owned(), 1),
@@ -194,5 +280,54 @@ mod tests {
                 prop_assert_eq!(subscribed_ids(m, &group, &image), by_name.into_iter().collect::<Vec<_>>());
             }
         }
+
+        /// However members come, change their subscription and go, and
+        /// whatever of it is undone, the counts the group keeps give the names
+        /// and the type its members give: the fast paths are the definitions.
+        #[test]
+        fn kept_counts_agree_with_the_members(
+            committed in proptest::collection::vec((0..5usize, proptest::option::of(list())), 0..20),
+            undone in proptest::collection::vec((0..5usize, proptest::option::of(list())), 0..10),
+        ) {
+            let mut group = ConsumerGroup::new(Arc::from("g"), 0);
+            for (m, names) in &committed {
+                group.replay(&metadata(*m, names.as_deref()), None);
+                agree(&group)?;
+            }
+            let before = group.subscribed_names.clone();
+            let mut changes = Vec::new();
+            for (m, names) in &undone {
+                group.replay(&metadata(*m, names.as_deref()), Some(&mut changes));
+                agree(&group)?;
+            }
+            group.undo(changes);
+            agree(&group)?;
+            prop_assert_eq!(&group.subscribed_names, &before);
+        }
+    }
+
+    /// Unsorted, with repeats: what a record could hold.
+    fn list() -> impl Strategy<Value = Vec<&'static str>> {
+        proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 0..4)
+    }
+
+    fn metadata(m: usize, names: Option<&[&str]>) -> group_offsets::ConsumerGroupRecord {
+        group_offsets::ConsumerGroupRecord::MemberMetadata {
+            group_id: Arc::from("g"),
+            member_id: Arc::from(format!("m{m}")),
+            value: names.map(|names| {
+                Box::new(group_offsets::ConsumerMemberMetadataValue {
+                    subscribed_topic_names: names.iter().map(|n| (*n).to_owned()).collect(),
+                    ..Default::default()
+                })
+            }),
+        }
+    }
+
+    fn agree(group: &ConsumerGroup) -> Result<(), TestCaseError> {
+        let members = group.modern.members.values_any_order();
+        prop_assert_eq!(group_names(group), names_of(members.clone(), group));
+        prop_assert_eq!(subscription_type(group), subscription_type_of(members, group));
+        Ok(())
     }
 }
