@@ -82,6 +82,9 @@ mod member_subscription;
 mod offset_commit;
 mod offset_fetch;
 mod offsets;
+mod share_group_describe;
+mod share_group_heartbeat;
+mod share_group_offsets;
 mod state;
 mod sync_group;
 mod topic_id;
@@ -119,6 +122,17 @@ pub use crate::offset_commit::{
 };
 pub use crate::offset_fetch::{OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse};
 pub use crate::offsets::{GroupOffsets, OffsetAndMetadata, OffsetCommitLog};
+pub use crate::share_group_describe::{
+    DescribedShareGroup, DescribedShareMember, ShareGroupDescribeRequest, ShareGroupDescribeResponse,
+};
+pub use crate::share_group_heartbeat::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
+pub use crate::share_group_offsets::{
+    AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, AlterShareOffsetsTopic,
+    AlteredShareOffsetsTopic, DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse,
+    DeletedShareOffsetsTopic, DescribeShareGroupOffsetsGroupRequest, DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse, DescribedShareOffset, DescribedShareOffsetsGroup,
+    DescribedShareOffsetsTopic, ShareOffsetsTopicRequest, SharePartitionOutcome, ShareStartOffset,
+};
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
 pub use crate::topic_id::{BadTopicId, TopicId};
