@@ -9,7 +9,7 @@
 //! A record is its key's fields, then its value's: an engine whose own keys
 //! name the group and topic partition, or the record type and sub-key,
 //! stores only the value ([`encode_value`], [`decode_offset_value`],
-//! [`decode_group_value`], [`decode_consumer_value`]): the version byte, then
+//! [`decode_group_value`], [`decode_modern_value`]): the version byte, then
 //! the fields after the key in the table below (after `present` for tag 4).
 //! A group record's value keeps its `group_id` (one value per group, so it
 //! costs little), and decoding checks it against the key's: a value copied
@@ -25,7 +25,7 @@
 //! | 1 | [`Record::GroupTombstone`] | `group_id: str` |
 //! | 2 | [`Record::Offset`] | `group_id: str`, `topic: str`, `partition: ivarint`, `offset: ivarint`, `leader_epoch: opt ivarint`, `metadata: str`, `commit_time: ivarint`, `expire_time: opt ivarint` |
 //! | 3 | [`Record::OffsetTombstone`] | `group_id: str`, `topic: str`, `partition: ivarint` |
-//! | 4 | [`Record::Consumer`] | `record_type: ivarint`, `group_id: str`, `sub_key: str`, `present: flag`, then the kind's value (module `codec::consumer`) |
+//! | 4 | [`Record::Modern`] | `record_type: ivarint`, `group_id: str`, `sub_key: str`, `present: flag`, then the kind's value (module `codec::consumer`) |
 //!
 //! An option is a flag byte (0 or 1) then the value; a list is a `uvarint`
 //! count then the items.
@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 use group_types::{CommitMetadata, GroupId, OffsetAndMetadata, TopicPartition};
 
-use crate::{ConsumerGroupRecord, GroupMetadataRecord, MemberMetadataRecord, Record};
+use crate::{GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record};
 
 mod consumer;
 
@@ -115,7 +115,7 @@ pub enum DecodeError {
     },
     /// A consumer-group record's value is bad: names its key.
     #[error("consumer record (type {record_type}, group {group_id:?}, sub-key {sub_key:?}): {source}")]
-    InConsumerRecord {
+    InModernRecord {
         /// Its record type.
         record_type: i16,
         /// Its group.
@@ -158,8 +158,8 @@ pub fn encode_value(record: &Record) -> Option<Vec<u8>> {
             put_group_value(&mut out, g);
         }
         Record::Offset { offset, .. } => put_offset_value(&mut out, offset),
-        Record::Consumer(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c),
-        Record::GroupTombstone { .. } | Record::OffsetTombstone { .. } | Record::Consumer(_) => return None,
+        Record::Modern(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c),
+        Record::GroupTombstone { .. } | Record::OffsetTombstone { .. } | Record::Modern(_) => return None,
     }
     Some(out)
 }
@@ -183,12 +183,12 @@ pub fn decode_group_value(group_id: &str, bytes: &[u8]) -> Result<GroupMetadataR
 
 /// The consumer-group record keyed by `record_type`, `group_id` and `sub_key`
 /// from a value written by [`encode_value`].
-pub fn decode_consumer_value(
+pub fn decode_modern_value(
     record_type: i16,
     group_id: Arc<str>,
     sub_key: &str,
     bytes: &[u8],
-) -> Result<ConsumerGroupRecord, DecodeError> {
+) -> Result<ModernGroupRecord, DecodeError> {
     decode_value(bytes, |r| consumer::take_named_value(r, record_type, group_id, sub_key, true))
 }
 
@@ -282,7 +282,7 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
             put_str(out, &partition.topic);
             put_ivarint(out, i64::from(partition.partition));
         }
-        Record::Consumer(record) => {
+        Record::Modern(record) => {
             out.push(RECORD_CONSUMER);
             consumer::put_consumer(out, record);
         }
@@ -342,7 +342,7 @@ fn take_record(
             let partition = r.i32()?;
             Record::OffsetTombstone { group_id, partition: TopicPartition::new(topic, partition) }
         }
-        RECORD_CONSUMER => Record::Consumer(consumer::take_consumer(r, group_arc)?),
+        RECORD_CONSUMER => Record::Modern(consumer::take_consumer(r, group_arc)?),
         other => return Err(DecodeError::UnknownKind(other)),
     })
 }

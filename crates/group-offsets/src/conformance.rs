@@ -57,8 +57,8 @@ use std::time::Duration;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
 use crate::{
-    AppendCompletion, ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord, LoadedPartition,
-    MemberMetadataRecord, MetadataStore, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record,
+    AppendCompletion, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, MemberMetadataRecord,
+    MetadataStore, ModernGroupRecord, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record,
     StorageError, StoredGroups,
 };
 
@@ -116,13 +116,13 @@ pub const METADATA_STORE_CHECKS: &[MetadataStoreCheck] = &[
     ("seed_methods_agree_with_records", records::seed_methods_agree_with_records),
     ("many_groups", records::many_groups),
     ("load_all_is_every_partition", records::load_all_is_every_partition),
-    ("consumer_records_round_trip_exactly", consumer::consumer_records_round_trip_exactly),
-    ("later_consumer_records_replace_earlier", consumer::later_consumer_records_replace_earlier),
+    ("modern_records_round_trip_exactly", consumer::modern_records_round_trip_exactly),
+    ("later_modern_records_replace_earlier", consumer::later_modern_records_replace_earlier),
     ("consumer_tombstones_remove", consumer::consumer_tombstones_remove),
     ("consumer_keys_stay_apart", consumer::consumer_keys_stay_apart),
     (
-        "consumer_records_leave_offsets_and_group_records_alone",
-        consumer::consumer_records_leave_offsets_and_group_records_alone,
+        "modern_records_leave_offsets_and_group_records_alone",
+        consumer::modern_records_leave_offsets_and_group_records_alone,
     ),
 ];
 
@@ -267,7 +267,7 @@ fn normalise(mut stored: StoredGroups) -> StoredGroups {
 }
 
 /// A consumer record's key: (group, record type, sub-key).
-fn consumer_key(record: &ConsumerGroupRecord) -> (String, i16, String) {
+fn consumer_key(record: &ModernGroupRecord) -> (String, i16, String) {
     (record.group_id().to_string(), record.record_type(), record.sub_key().to_owned())
 }
 
@@ -420,7 +420,7 @@ struct ModelPartition {
     groups: BTreeMap<String, GroupMetadataRecord>,
     offsets: BTreeMap<(String, TopicPartition), OffsetAndMetadata>,
     /// Live consumer records by (group, record type, sub-key).
-    consumer: BTreeMap<(String, i16, String), ConsumerGroupRecord>,
+    consumer: BTreeMap<(String, i16, String), ModernGroupRecord>,
 }
 
 impl ModelPartition {
@@ -444,10 +444,10 @@ impl ModelPartition {
                 Record::OffsetTombstone { group_id, partition } => {
                     self.offsets.remove(&(group_id.to_string(), partition.clone()));
                 }
-                Record::Consumer(r) if r.is_tombstone() => {
+                Record::Modern(r) if r.is_tombstone() => {
                     self.consumer.remove(&consumer_key(r));
                 }
-                Record::Consumer(r) => {
+                Record::Modern(r) => {
                     self.consumer.insert(consumer_key(r), r.clone());
                 }
             }

@@ -6,8 +6,8 @@
 //!
 //! A record's key is: for a group record, the group; for an offset, the
 //! group, topic and partition; for a consumer-group record, the group, its
-//! [`record_type`](ConsumerGroupRecord::record_type) and its
-//! [`sub_key`](ConsumerGroupRecord::sub_key). Keys of different kinds never
+//! [`record_type`](ModernGroupRecord::record_type) and its
+//! [`sub_key`](ModernGroupRecord::sub_key). Keys of different kinds never
 //! replace each other: a group tombstone leaves the group's offsets.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use group_types::hash::ClientMap;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{ConsumerGroupRecord, GroupMetadataRecord, PartitionOffsets, Record, StoredGroups};
+use crate::{GroupMetadataRecord, ModernGroupRecord, PartitionOffsets, Record, StoredGroups};
 
 /// Folds records, fed in log order, into [`StoredGroups`].
 ///
@@ -60,7 +60,7 @@ struct GroupData {
     offsets: ClientMap<Arc<str>, PartitionOffsets>,
     record: Option<GroupMetadataRecord>,
     /// Consumer-group records by (record type, sub-key), the last one of each.
-    consumer: BTreeMap<(i16, Arc<str>), ConsumerGroupRecord>,
+    consumer: BTreeMap<(i16, Arc<str>), ModernGroupRecord>,
 }
 
 /// Folds `records`, in order, from nothing.
@@ -189,7 +189,7 @@ impl Fold {
             Record::GroupTombstone { group_id } => (group_id, Change::RemoveRecord),
             Record::Offset { group_id, partition, offset } => (group_id, Change::Offset(partition, offset)),
             Record::OffsetTombstone { group_id, partition } => (group_id, Change::RemoveOffset(partition)),
-            Record::Consumer(record) => (Arc::clone(record.group_id()), Change::Consumer(record)),
+            Record::Modern(record) => (Arc::clone(record.group_id()), Change::Consumer(record)),
         }
     }
 
@@ -264,7 +264,7 @@ impl StoredGroups {
         let offsets: usize = self.offsets.iter().map(GroupOffsets::len).sum();
         let mut records = Vec::with_capacity(self.groups.len() + self.consumer.len() + offsets);
         records.extend(self.groups.into_iter().map(|g| Record::Group(Box::new(g))));
-        records.extend(self.consumer.into_iter().map(Record::Consumer));
+        records.extend(self.consumer.into_iter().map(Record::Modern));
         for group in self.offsets {
             let id: Arc<str> = Arc::from(group.group_id);
             for (topic, partitions) in group.offsets {
@@ -287,7 +287,7 @@ impl GroupData {
         self.offsets.is_empty() && self.record.is_none() && self.consumer.is_empty()
     }
 
-    fn apply_consumer(&mut self, record: ConsumerGroupRecord) {
+    fn apply_consumer(&mut self, record: ModernGroupRecord) {
         let key = (record.record_type(), Arc::from(record.sub_key()));
         if record.is_tombstone() {
             self.consumer.remove(&key);
@@ -332,7 +332,7 @@ enum Change {
     RemoveRecord,
     Offset(TopicPartition, OffsetAndMetadata),
     RemoveOffset(TopicPartition),
-    Consumer(ConsumerGroupRecord),
+    Consumer(ModernGroupRecord),
 }
 
 impl Change {
@@ -342,7 +342,7 @@ impl Change {
             Record::GroupTombstone { .. } => Change::RemoveRecord,
             Record::Offset { partition, offset, .. } => Change::Offset(partition, offset),
             Record::OffsetTombstone { partition, .. } => Change::RemoveOffset(partition),
-            Record::Consumer(record) => Change::Consumer(record),
+            Record::Modern(record) => Change::Consumer(record),
         }
     }
 

@@ -13,7 +13,7 @@ use crate::test_records::records;
 fn model(records: &[Record]) -> StoredGroups {
     let mut groups: BTreeMap<String, GroupMetadataRecord> = BTreeMap::new();
     let mut offsets: BTreeMap<(String, String, i32), OffsetAndMetadata> = BTreeMap::new();
-    let mut consumer: BTreeMap<(String, i16, String), ConsumerGroupRecord> = BTreeMap::new();
+    let mut consumer: BTreeMap<(String, i16, String), ModernGroupRecord> = BTreeMap::new();
     for record in records {
         match record {
             Record::Group(g) => {
@@ -31,7 +31,7 @@ fn model(records: &[Record]) -> StoredGroups {
             Record::OffsetTombstone { group_id, partition } => {
                 offsets.remove(&(group_id.to_string(), partition.topic.to_string(), partition.partition));
             }
-            Record::Consumer(c) => {
+            Record::Modern(c) => {
                 let key = (c.group_id().to_string(), c.record_type(), c.sub_key().to_owned());
                 if c.is_tombstone() {
                     consumer.remove(&key);

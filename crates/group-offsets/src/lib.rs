@@ -126,13 +126,13 @@
 //! ```
 
 pub mod codec;
-mod consumer_records;
 mod error;
 mod fold;
 mod manager;
 mod memory;
 mod memory_store;
 mod metadata_limit;
+mod modern_records;
 mod partition;
 mod partition_offsets;
 mod persistent;
@@ -146,16 +146,17 @@ mod test_records;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
-pub use crate::consumer_records::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
-};
 pub use crate::error::{EngineCause, IoCause, OffsetError, Shared, StorageError};
 pub use crate::fold::{Fold, fold};
 pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offset};
 pub use crate::memory::MemoryOffsetStorage;
 pub use crate::memory_store::MemoryMetadataStore;
 pub use crate::metadata_limit::{DEFAULT_OFFSET_METADATA_MAX_BYTES, metadata_length, validate_metadata};
+pub use crate::modern_records::{
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, ShareMemberAssignmentValue,
+    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, record_type,
+};
 pub use crate::partition_offsets::PartitionOffsets;
 pub use crate::persistent::PersistentOffsetStorage;
 pub use crate::records::{GroupMetadataRecord, MemberMetadataRecord};

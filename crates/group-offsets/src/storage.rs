@@ -7,7 +7,7 @@ use std::sync::{Arc, mpsc};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{ConsumerGroupRecord, GroupMetadataRecord, StorageError};
+use crate::{GroupMetadataRecord, ModernGroupRecord, StorageError};
 
 /// Kafka's default number of coordinator partitions (`offsets.topic.num.partitions`).
 pub const DEFAULT_COORDINATOR_PARTITIONS: u32 = 50;
@@ -96,8 +96,8 @@ pub enum Record {
         partition: TopicPartition,
     },
     /// One record of a KIP-848 consumer group (or its tombstone), keyed by
-    /// ([`ConsumerGroupRecord::record_type`], group, [`ConsumerGroupRecord::sub_key`]).
-    Consumer(ConsumerGroupRecord),
+    /// ([`ModernGroupRecord::record_type`], group, [`ModernGroupRecord::sub_key`]).
+    Modern(ModernGroupRecord),
 }
 
 impl Record {
@@ -108,7 +108,7 @@ impl Record {
             Record::GroupTombstone { group_id }
             | Record::Offset { group_id, .. }
             | Record::OffsetTombstone { group_id, .. } => group_id,
-            Record::Consumer(record) => record.group_id(),
+            Record::Modern(record) => record.group_id(),
         }
     }
 }
@@ -124,7 +124,7 @@ pub struct StoredGroups {
     pub offsets: Vec<GroupOffsets>,
     /// The live records of consumer groups: per key the last one written, none
     /// whose last record is a tombstone, in no particular order.
-    pub consumer: Vec<ConsumerGroupRecord>,
+    pub consumer: Vec<ModernGroupRecord>,
 }
 
 impl StoredGroups {

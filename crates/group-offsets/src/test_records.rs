@@ -10,8 +10,9 @@ use group_types::{
 use proptest::prelude::*;
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, Record, RegularExpressionValue,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record,
+    RegularExpressionValue,
 };
 
 fn group_id() -> impl Strategy<Value = Arc<str>> {
@@ -74,18 +75,18 @@ fn topics() -> impl Strategy<Value = Vec<TopicIdPartitions>> {
 }
 
 /// A consumer-group record of any kind for `group_id`, a tombstone one time in three.
-fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ConsumerGroupRecord> {
+fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ModernGroupRecord> {
     let sub = prop_oneof![Just("m1"), Just("m2"), Just("")].prop_map(Arc::<str>::from);
     (0..6u8, sub, 0..3u8, any::<i32>(), topics(), ".{0,4}").prop_map(
         move |(kind, sub, tomb, n, topics, text)| {
             let g = Arc::clone(&group_id);
             let live = tomb != 0;
             match kind {
-                0 => ConsumerGroupRecord::GroupMetadata {
+                0 => ModernGroupRecord::GroupMetadata {
                     group_id: g,
                     value: live.then_some(ConsumerGroupMetadataValue { epoch: n, metadata_hash: n as u64 }),
                 },
-                1 => ConsumerGroupRecord::MemberMetadata {
+                1 => ModernGroupRecord::MemberMetadata {
                     group_id: g,
                     member_id: sub,
                     value: live.then(|| {
@@ -108,13 +109,13 @@ fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ConsumerGroupRecord> {
                         })
                     }),
                 },
-                2 => ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g, value: live.then_some(n) },
-                3 => ConsumerGroupRecord::TargetAssignmentMember {
+                2 => ModernGroupRecord::TargetAssignmentMetadata { group_id: g, value: live.then_some(n) },
+                3 => ModernGroupRecord::TargetAssignmentMember {
                     group_id: g,
                     member_id: sub,
                     value: live.then_some(topics),
                 },
-                4 => ConsumerGroupRecord::CurrentMemberAssignment {
+                4 => ModernGroupRecord::CurrentMemberAssignment {
                     group_id: g,
                     member_id: sub,
                     value: live.then(|| CurrentMemberAssignmentValue {
@@ -130,7 +131,7 @@ fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ConsumerGroupRecord> {
                         pending_revocation: topics,
                     }),
                 },
-                _ => ConsumerGroupRecord::RegularExpression {
+                _ => ModernGroupRecord::RegularExpression {
                     group_id: g,
                     regex: sub,
                     value: live.then(|| RegularExpressionValue {
@@ -158,7 +159,7 @@ pub(crate) fn record() -> impl Strategy<Value = Record> {
                 let g = Arc::clone(&g);
                 move |partition| Record::OffsetTombstone { group_id: Arc::clone(&g), partition }
             }),
-            consumer(Arc::clone(&g)).prop_map(Record::Consumer),
+            consumer(Arc::clone(&g)).prop_map(Record::Modern),
         ]
     })
 }

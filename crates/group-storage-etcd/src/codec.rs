@@ -143,7 +143,7 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
 /// The format version a value holding `records` is written in: the oldest
 /// that can hold them.
 pub(crate) fn records_format(records: &[Record]) -> u8 {
-    if records.iter().any(|r| matches!(r, Record::Consumer(_))) { FORMAT_V2 } else { FORMAT_V1 }
+    if records.iter().any(|r| matches!(r, Record::Modern(_))) { FORMAT_V2 } else { FORMAT_V1 }
 }
 
 /// Checks a value's version byte: the formats this build reads.
@@ -330,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn only_values_with_consumer_records_take_format_2() {
+    fn only_values_with_modern_records_take_format_2() {
         let tombstone = Record::GroupTombstone { group_id: Arc::from("g") };
         assert_eq!(records_format(&[]), FORMAT_V1);
         assert_eq!(records_format(std::slice::from_ref(&tombstone)), FORMAT_V1);

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use group_offsets::codec as records;
-use group_offsets::{ConsumerGroupRecord, GroupMetadataRecord, OwnerEpoch, Record};
+use group_offsets::{GroupMetadataRecord, ModernGroupRecord, OwnerEpoch, Record};
 use group_types::OffsetAndMetadata;
 
 use crate::keys::ConsumerKey;
@@ -93,12 +93,12 @@ pub(crate) fn decode_consumer(
     key: &ConsumerKey<'_>,
     group_id: Arc<str>,
     bytes: &[u8],
-) -> Result<ConsumerGroupRecord, DecodeError> {
+) -> Result<ModernGroupRecord, DecodeError> {
     let ConsumerKey { record_type, sub_key, .. } = *key;
     if is_legacy(bytes) {
         return Ok(legacy::decode_consumer(record_type, group_id, sub_key, bytes)?);
     }
-    Ok(records::decode_consumer_value(record_type, group_id, sub_key, bytes)?)
+    Ok(records::decode_modern_value(record_type, group_id, sub_key, bytes)?)
 }
 
 /// Encodes a partition's owner epoch.

@@ -542,7 +542,7 @@ fn encode_records(partition: CoordinatorPartition, records: Vec<Record>) -> Resu
                 keys::offset_key(partition, group_id, tp.topic(), tp.partition)?
             }
             // A group whose consumer records are all removed leaves no key behind.
-            Record::Consumer(c) => keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
+            Record::Modern(c) => keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
             other => {
                 return Err(StorageError::InvalidInput {
                     message: format!("a record kind this store cannot hold: {other:?}"),

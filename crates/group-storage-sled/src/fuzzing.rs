@@ -59,12 +59,11 @@ pub fn record(input: &[u8]) {
     }
     for record_type in CONSUMER_RECORD_TYPES {
         let sub = if matches!(record_type, 3 | 6) { "" } else { "m" };
-        let shared = group_offsets::codec::decode_consumer_value(record_type, Arc::from("g"), sub, value);
+        let shared = group_offsets::codec::decode_modern_value(record_type, Arc::from("g"), sub, value);
         if let Ok(record) = shared {
-            let encoded = codec::encode_value(&group_offsets::Record::Consumer(record.clone()))
+            let encoded = codec::encode_value(&group_offsets::Record::Modern(record.clone()))
                 .expect("a decoded consumer record is no tombstone");
-            let again =
-                group_offsets::codec::decode_consumer_value(record_type, Arc::from("g"), sub, &encoded);
+            let again = group_offsets::codec::decode_modern_value(record_type, Arc::from("g"), sub, &encoded);
             assert_eq!(again.ok(), Some(record), "consumer value round trip");
         }
         if let Ok(record) = legacy::decode_consumer(record_type, Arc::from("g"), sub, value) {
@@ -150,7 +149,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::replay::Target;
-    use group_offsets::{ConsumerGroupRecord, GroupMetadataRecord, MemberMetadataRecord, OwnerEpoch};
+    use group_offsets::{GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, OwnerEpoch};
     use group_types::OffsetAndMetadata;
 
     use super::{CoordinatorPartition, join, record, split};
@@ -164,10 +163,10 @@ mod tests {
 
     /// One consumer-group record of each kind (the records the codecs pin), with the
     /// member's optional fields all set, named `consumer-<kind>`.
-    fn consumer_seeds() -> Vec<(String, ConsumerGroupRecord)> {
+    fn consumer_seeds() -> Vec<(String, ModernGroupRecord)> {
         let mut records = group_offsets::conformance::pinned_records();
         for (_, record) in &mut records {
-            if let ConsumerGroupRecord::MemberMetadata { value: Some(member), .. } = record {
+            if let ModernGroupRecord::MemberMetadata { value: Some(member), .. } = record {
                 member.rack_id = Some("r1".into());
                 member.subscribed_topic_regex = Some("^t.*".into());
             }
@@ -211,7 +210,7 @@ mod tests {
         let consumer = consumer_seeds().into_iter().flat_map(|(name, r)| {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
             let legacy = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
-            let shared = codec::encode_value(&group_offsets::Record::Consumer(r)).expect("a value");
+            let shared = codec::encode_value(&group_offsets::Record::Modern(r)).expect("a value");
             [(format!("{name}-v2"), join(&key, &shared)), (name, join(&key, &legacy))]
         });
         let shared_offset = codec::encode_value(&group_offsets::Record::Offset {

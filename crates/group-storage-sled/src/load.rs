@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use group_offsets::{
-    ConsumerGroupRecord, CoordinatorPartition, Fold, GroupMetadataRecord, LoadedPartition, OwnerEpoch,
+    CoordinatorPartition, Fold, GroupMetadataRecord, LoadedPartition, ModernGroupRecord, OwnerEpoch,
     PartitionOffsets, Record, StorageError, StoredGroups,
 };
 use group_types::OffsetAndMetadata;
@@ -74,7 +74,7 @@ pub(crate) fn load_partition(
     fold.apply(groups.into_iter().map(|g| Record::Group(Box::new(g))));
     let (consumer, consumer_problems) = load_consumer(tree, partition, mode)?;
     problems.extend(consumer_problems);
-    fold.apply(consumer.into_iter().map(Record::Consumer));
+    fold.apply(consumer.into_iter().map(Record::Modern));
     Ok((LoadedPartition { epoch, groups: fold.into_stored() }, problems))
 }
 
@@ -151,7 +151,7 @@ fn load_consumer(
     tree: &sled::Tree,
     partition: CoordinatorPartition,
     mode: Unreadable,
-) -> Result<(Vec<ConsumerGroupRecord>, Vec<StorageError>), StorageError> {
+) -> Result<(Vec<ModernGroupRecord>, Vec<StorageError>), StorageError> {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     // A group's records share one `Arc` for its id, as appended records do.
@@ -326,7 +326,7 @@ pub(crate) fn decode_consumer(
     key: &ConsumerKey<'_>,
     group_id: Arc<str>,
     value: &[u8],
-) -> Result<ConsumerGroupRecord, StorageError> {
+) -> Result<ModernGroupRecord, StorageError> {
     codec::decode_consumer(key, group_id, value)
         .map_err(|e| decode_error(&e, key.group_id.to_owned(), key.display()))
 }

@@ -10,6 +10,7 @@ use group_types::{
 use crate::core::undo::Committed;
 use crate::core::{
     CoordinatorCore, Engine, Group, GroupKind, PendingWrite, Record, RequestId, Response, TimerKey, consumer,
+    share,
 };
 
 impl CoordinatorCore {
@@ -35,7 +36,9 @@ impl CoordinatorCore {
                     ..DescribedGroup::default()
                 };
             }
-            Some(Committed::Consumer(_)) => return consumer::described_as_classic(group_id, api_version),
+            Some(Committed::Consumer(_) | Committed::Share(_)) => {
+                return consumer::described_as_classic(group_id, api_version);
+            }
             Some(Committed::Classic(g)) => g,
         };
         let stable = g.is(GroupState::Stable);
@@ -89,6 +92,7 @@ impl CoordinatorCore {
             .filter_map(|id| self.committed_view(id).map(|g| (id, g)))
             .filter_map(|(id, g)| match g {
                 Committed::Consumer(cg) => Some(consumer::listed(id, &cg)),
+                Committed::Share(g) => Some(share::listed(id, g)),
                 Committed::Classic(g) if g.is(GroupState::Dead) => None,
                 Committed::Classic(g) => Some(ListedGroup {
                     group_id: GroupId::from(&*g.id),
@@ -125,7 +129,7 @@ impl CoordinatorCore {
                 None => ErrorCode::GroupIdNotFound,
                 Some((_, GroupKind::Classic(g))) if g.is(GroupState::Dead) => ErrorCode::GroupIdNotFound,
                 Some((_, GroupKind::Classic(g))) if !g.is(GroupState::Empty) => ErrorCode::NonEmptyGroup,
-                Some((_, GroupKind::Consumer(cg))) if !cg.modern.members.is_empty() => {
+                Some((_, kind @ (GroupKind::Consumer(_) | GroupKind::Share(_)))) if kind.has_members() => {
                     ErrorCode::NonEmptyGroup
                 }
                 Some((gid, kind)) => {
@@ -134,12 +138,7 @@ impl CoordinatorCore {
                     for tp in offsets.iter().flat_map(|o| o.keys()) {
                         records.push(Record::OffsetTombstone { group_id: gid.clone(), partition: tp });
                     }
-                    match kind {
-                        GroupKind::Consumer(cg) => records.extend(consumer::deletion_records(&gid, cg)),
-                        GroupKind::Classic(_) => {
-                            records.push(Record::GroupTombstone { group_id: gid.clone() })
-                        }
-                    }
+                    records.extend(kind.deletion_records(&gid));
                     deleted.push((gid.clone(), offsets.map_or(0, |o| o.len())));
                     self.remove_group(&gid);
                     self.remove_offsets(&gid);

@@ -431,6 +431,9 @@ impl crate::CoordinatorCore {
                 crate::core::GroupKind::Consumer(g) => {
                     metrics.count_consumer_group(g.state(), g.modern.members.len())
                 }
+                // Counted with their own labels once share groups are served
+                // (ShareGroupHeartbeat); until then only a load makes one.
+                crate::core::GroupKind::Share(_) => {}
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The value of the core's one map of groups: a group of one kind (Kafka's
 //! `Group` interface, implemented by `ClassicGroup` and, under `ModernGroup`,
 //! `ConsumerGroup`; KIP-1043's one id namespace: an id names one group of one
-//! kind). Share and streams groups come as siblings of these variants.
+//! kind). Streams groups come as a sibling of these variants.
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use group_types::{ErrorCode, GroupState, OffsetCommitRequest};
 
 use crate::core::classic::{Group, validate_offset_commit};
 use crate::core::consumer::{self, ConsumerGroup};
+use crate::core::share::{self, ShareGroup};
 use crate::core::types::WriteId;
 use crate::core::{CoordinatorCore, Engine, PendingWrite};
 
@@ -27,6 +28,8 @@ pub(crate) enum GroupKind {
     Classic(Group),
     /// A KIP-848 consumer group (ConsumerGroupHeartbeat protocol).
     Consumer(Box<ConsumerGroup>),
+    /// A KIP-932 share group (ShareGroupHeartbeat protocol).
+    Share(Box<ShareGroup>),
 }
 
 impl GroupKind {
@@ -34,7 +37,7 @@ impl GroupKind {
     pub(crate) fn classic(&self) -> Option<&Group> {
         match self {
             GroupKind::Classic(g) => Some(g),
-            GroupKind::Consumer(_) => None,
+            GroupKind::Consumer(_) | GroupKind::Share(_) => None,
         }
     }
 
@@ -42,7 +45,7 @@ impl GroupKind {
     pub(crate) fn classic_mut(&mut self) -> Option<&mut Group> {
         match self {
             GroupKind::Classic(g) => Some(g),
-            GroupKind::Consumer(_) => None,
+            GroupKind::Consumer(_) | GroupKind::Share(_) => None,
         }
     }
 
@@ -50,7 +53,7 @@ impl GroupKind {
     pub(crate) fn consumer(&self) -> Option<&ConsumerGroup> {
         match self {
             GroupKind::Consumer(cg) => Some(cg),
-            GroupKind::Classic(_) => None,
+            GroupKind::Classic(_) | GroupKind::Share(_) => None,
         }
     }
 
@@ -58,7 +61,23 @@ impl GroupKind {
     pub(crate) fn consumer_mut(&mut self) -> Option<&mut ConsumerGroup> {
         match self {
             GroupKind::Consumer(cg) => Some(cg),
-            GroupKind::Classic(_) => None,
+            GroupKind::Classic(_) | GroupKind::Share(_) => None,
+        }
+    }
+
+    /// The share group, if this is one.
+    pub(crate) fn share(&self) -> Option<&ShareGroup> {
+        match self {
+            GroupKind::Share(g) => Some(g),
+            GroupKind::Classic(_) | GroupKind::Consumer(_) => None,
+        }
+    }
+
+    /// The share group, if this is one.
+    pub(crate) fn share_mut(&mut self) -> Option<&mut ShareGroup> {
+        match self {
+            GroupKind::Share(g) => Some(g),
+            GroupKind::Classic(_) | GroupKind::Consumer(_) => None,
         }
     }
 
@@ -68,6 +87,7 @@ impl GroupKind {
         match self {
             GroupKind::Classic(g) => g.barrier,
             GroupKind::Consumer(cg) => cg.barrier,
+            GroupKind::Share(g) => g.barrier,
         }
     }
 
@@ -76,6 +96,7 @@ impl GroupKind {
         match self {
             GroupKind::Classic(g) => &mut g.barrier,
             GroupKind::Consumer(cg) => &mut cg.barrier,
+            GroupKind::Share(g) => &mut g.barrier,
         }
     }
 
@@ -84,6 +105,7 @@ impl GroupKind {
         match self {
             GroupKind::Classic(g) => g.len() > 0,
             GroupKind::Consumer(cg) => !cg.modern.members.is_empty(),
+            GroupKind::Share(g) => !g.modern.members.is_empty(),
         }
     }
 }
@@ -102,6 +124,8 @@ impl GroupKind {
         match self {
             GroupKind::Classic(g) => validate_offset_commit(g, req, eng),
             GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, req),
+            // `ShareGroup.validateOffsetCommit`: a share group keeps no offsets.
+            GroupKind::Share(_) => Err(ErrorCode::GroupIdNotFound),
         }
     }
 
@@ -120,6 +144,7 @@ impl GroupKind {
         match self {
             GroupKind::Classic(g) => g.is(GroupState::Empty),
             GroupKind::Consumer(cg) => cg.modern.members.is_empty(),
+            GroupKind::Share(g) => g.modern.members.is_empty(),
         }
     }
 
@@ -136,6 +161,7 @@ impl GroupKind {
     pub(crate) fn subscribes_to(&self, topic: &str) -> bool {
         match self {
             GroupKind::Consumer(cg) => consumer::subscribes_to(cg, topic),
+            GroupKind::Share(_) => false,
             GroupKind::Classic(g) => {
                 !g.is(GroupState::Empty) && g.subscribed_topics.as_ref().is_none_or(|t| t.contains(topic))
             }
@@ -162,6 +188,12 @@ impl GroupKind {
                 }
                 group
             }
+            // A share group keeps no offsets (`ShareGroup.offsetExpirationCondition`
+            // is unsupported): nothing of it expires.
+            GroupKind::Share(g) => {
+                let state = if g.modern.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
+                RetentionGroup::new(state, None).with_pending(pending)
+            }
             GroupKind::Consumer(cg) => {
                 let state = if cg.modern.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
                 let mut group = RetentionGroup::new(state, Some(cg.created_ms))
@@ -185,6 +217,7 @@ impl GroupKind {
     pub(crate) fn deletion_records(&self, id: &Arc<str>) -> Vec<Record> {
         match self {
             GroupKind::Consumer(cg) => consumer::deletion_records(id, cg),
+            GroupKind::Share(g) => share::deletion_records(id, g),
             GroupKind::Classic(_) => vec![Record::GroupTombstone { group_id: id.clone() }],
         }
     }

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, Record, StoredGroups};
+use group_offsets::{ModernGroupRecord, Record, StoredGroups, record_type};
 use group_types::TopicPartition;
 
 use crate::core::classic::Group;
@@ -36,7 +36,7 @@ impl CoordinatorCore {
             self.replay(Record::Group(Box::new(record)));
         }
         for record in consumer {
-            self.replay(Record::Consumer(record));
+            self.replay(Record::Modern(record));
         }
         for group in offsets {
             let partitions = group.offsets.into_iter().flat_map(|(topic, partitions)| {
@@ -80,9 +80,25 @@ impl CoordinatorCore {
                 self.replay_offsets(group_id, std::iter::once((partition, offset)))
             }
             Record::OffsetTombstone { group_id, partition } => self.offsets.set(&group_id, partition, None),
-            Record::Consumer(record) => {
+            Record::Modern(record) if is_share_record(&record) => {
                 let id = record.group_id().clone();
-                if matches!(record, ConsumerGroupRecord::GroupMetadata { value: None, .. }) {
+                if matches!(record, ModernGroupRecord::ShareGroupMetadata { value: None, .. }) {
+                    if self.groups.get(&id).and_then(GroupKind::share).is_some() {
+                        self.groups.remove(&id);
+                    }
+                    return;
+                }
+                // A share group's record replaces whatever else the id held.
+                if self.groups.get(&id).and_then(GroupKind::share).is_none() {
+                    self.groups.insert(id.clone(), GroupKind::Share(Box::default()));
+                }
+                if let Some(g) = self.groups.get_mut(&id).and_then(GroupKind::share_mut) {
+                    g.replay(&record);
+                }
+            }
+            Record::Modern(record) => {
+                let id = record.group_id().clone();
+                if matches!(record, ModernGroupRecord::GroupMetadata { value: None, .. }) {
                     if self.consumer_group_ref(&id).is_some() {
                         self.groups.remove(&id);
                     }
@@ -143,16 +159,26 @@ impl CoordinatorCore {
     }
 }
 
-/// Where a consumer-group record falls among its group's writes: the group's
+/// True for the records of a share group (KIP-932's record types 10 to 15).
+fn is_share_record(record: &ModernGroupRecord) -> bool {
+    (record_type::SHARE_MEMBER_METADATA..=record_type::SHARE_STATE_PARTITION_METADATA)
+        .contains(&record.record_type())
+}
+
+/// Where a modern group's record falls among its group's writes: the group's
 /// epoch and members first, then targets, then where each member stands.
-fn replay_rank(record: &ConsumerGroupRecord) -> u8 {
+fn replay_rank(record: &ModernGroupRecord) -> u8 {
     match record {
-        ConsumerGroupRecord::GroupMetadata { .. } => 0,
-        ConsumerGroupRecord::MemberMetadata { .. } => 1,
-        ConsumerGroupRecord::RegularExpression { .. } => 2,
-        ConsumerGroupRecord::TargetAssignmentMember { .. } => 3,
-        ConsumerGroupRecord::TargetAssignmentMetadata { .. } => 4,
-        ConsumerGroupRecord::CurrentMemberAssignment { .. } => 5,
+        ModernGroupRecord::GroupMetadata { .. } | ModernGroupRecord::ShareGroupMetadata { .. } => 0,
+        ModernGroupRecord::MemberMetadata { .. } | ModernGroupRecord::ShareMemberMetadata { .. } => 1,
+        ModernGroupRecord::RegularExpression { .. }
+        | ModernGroupRecord::ShareStatePartitionMetadata { .. } => 2,
+        ModernGroupRecord::TargetAssignmentMember { .. }
+        | ModernGroupRecord::ShareTargetAssignmentMember { .. } => 3,
+        ModernGroupRecord::TargetAssignmentMetadata { .. }
+        | ModernGroupRecord::ShareTargetAssignmentMetadata { .. } => 4,
+        ModernGroupRecord::CurrentMemberAssignment { .. }
+        | ModernGroupRecord::ShareCurrentMemberAssignment { .. } => 5,
     }
 }
 
@@ -208,7 +234,7 @@ mod tests {
     }
 
     fn consumer_epoch(id: &str, epoch: i32, value: bool) -> Record {
-        Record::Consumer(ConsumerGroupRecord::GroupMetadata {
+        Record::Modern(ModernGroupRecord::GroupMetadata {
             group_id: Arc::from(id),
             value: value.then_some(ConsumerGroupMetadataValue { epoch, metadata_hash: 0 }),
         })

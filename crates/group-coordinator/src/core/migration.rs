@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, Record,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, Record,
 };
 use group_types::{ConsumerMemberState, ErrorCode, GroupState, MemberAssignment, Subscription};
 
@@ -98,31 +98,31 @@ impl CoordinatorCore {
         work.prefix.push(Record::GroupTombstone { group_id: work.group_id.clone() });
         let id = work.group_id.clone();
         for (member, meta, _, _) in &converted {
-            work.emit(ConsumerGroupRecord::MemberMetadata {
+            work.emit(ModernGroupRecord::MemberMetadata {
                 group_id: id.clone(),
                 member_id: member.clone(),
                 value: Some(Box::new(meta.clone())),
             });
         }
         let hash = crate::core::consumer::subscription_hash(&work.cg, &image);
-        work.emit(ConsumerGroupRecord::GroupMetadata {
+        work.emit(ModernGroupRecord::GroupMetadata {
             group_id: id.clone(),
             value: Some(ConsumerGroupMetadataValue { epoch: generation, metadata_hash: hash }),
         });
         for (member, _, assigned, _) in &converted {
-            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+            work.emit(ModernGroupRecord::TargetAssignmentMember {
                 group_id: id.clone(),
                 member_id: member.clone(),
                 value: Some(assignment::to_wire(assigned)),
             });
         }
-        work.emit(ConsumerGroupRecord::TargetAssignmentMetadata {
+        work.emit(ModernGroupRecord::TargetAssignmentMetadata {
             group_id: id.clone(),
             value: Some(generation),
         });
         let now = self.engine.now;
         for (member, _, assigned, session) in &converted {
-            work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+            work.emit(ModernGroupRecord::CurrentMemberAssignment {
                 group_id: id.clone(),
                 member_id: member.clone(),
                 value: Some(CurrentMemberAssignmentValue {

@@ -13,6 +13,7 @@ mod load;
 mod migration;
 pub(crate) mod modern;
 pub(crate) mod offsets;
+pub(crate) mod share;
 mod timeline;
 mod timer_queue;
 mod types;
@@ -716,6 +717,10 @@ fn snapshot(id: &Arc<str>, kind: &GroupKind, offsets: Option<&offsets::OffsetCac
         GroupKind::Classic(g) => g,
         GroupKind::Consumer(cg) => {
             shell = Group::new(id.clone(), cg.created_ms);
+            &shell
+        }
+        GroupKind::Share(_) => {
+            shell = Group::new(id.clone(), 0);
             &shell
         }
     };

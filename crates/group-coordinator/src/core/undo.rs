@@ -17,6 +17,7 @@ use group_types::{ErrorCode, OffsetAndMetadata, TopicPartition};
 use crate::core::classic::Group;
 use crate::core::consumer::{Change, ConsumerGroup};
 use crate::core::offsets::{OffsetCache, OffsetChanges};
+use crate::core::share::ShareGroup;
 use crate::core::timeline::{Entry, Timeline};
 use crate::core::{CoordinatorCore, GroupKind, map_operation_error};
 
@@ -60,6 +61,8 @@ pub(crate) enum Committed<'a> {
     /// those changes undone (only a read of a group with a write in flight
     /// pays for the copy).
     Consumer(Cow<'a, Box<ConsumerGroup>>),
+    /// A share group.
+    Share(&'a ShareGroup),
 }
 
 impl<'a> Committed<'a> {
@@ -76,6 +79,8 @@ impl<'a> Committed<'a> {
         match self {
             Committed::Classic(_) => Ok(()),
             Committed::Consumer(cg) => crate::core::consumer::validate_offset_fetch(cg, req),
+            // `ShareGroup.validateOffsetFetch`: a share group keeps no offsets.
+            Committed::Share(_) => Err(ErrorCode::GroupIdNotFound),
         }
     }
 
@@ -83,6 +88,7 @@ impl<'a> Committed<'a> {
         match kind {
             GroupKind::Classic(g) => Committed::Classic(g),
             GroupKind::Consumer(cg) => Committed::Consumer(Cow::Borrowed(cg)),
+            GroupKind::Share(g) => Committed::Share(g),
         }
     }
 }
@@ -193,6 +199,7 @@ impl CoordinatorCore {
                     match &*kind {
                         GroupKind::Classic(g) => self.engine.rearm_group(g),
                         GroupKind::Consumer(cg) => self.engine.rearm_consumer_group(&id, cg),
+                        GroupKind::Share(_) => {}
                     }
                     self.groups.insert(id, *kind);
                 }
@@ -255,7 +262,7 @@ impl CoordinatorCore {
     pub(crate) fn committed_consumer_group(&self, id: &str) -> Option<Option<Cow<'_, Box<ConsumerGroup>>>> {
         match self.committed_view(id)? {
             Committed::Consumer(cg) => Some(Some(cg)),
-            Committed::Classic(_) => Some(None),
+            Committed::Classic(_) | Committed::Share(_) => Some(None),
         }
     }
 

@@ -27,7 +27,6 @@ use group_coordinator::{
     ConsumerGroupSnapshot, CoordinatorConfig, CoordinatorCore, Effects, GroupConfigOverrides, MetadataImage,
     MigrationPolicy, Record, Request, RequestId, Response, TimerKey, TimerQueue, TopicImage,
 };
-use group_offsets::ConsumerGroupRecord;
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest,
     ErrorCode, GroupId, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest, ListGroupsRequest,
@@ -1451,14 +1450,7 @@ fn normalize(v: &Value, op: &str) -> Value {
 
 fn record_kind(record: &Record) -> &'static str {
     match record {
-        Record::Consumer(c) => match c {
-            ConsumerGroupRecord::GroupMetadata { .. } => "ConsumerGroupMetadata",
-            ConsumerGroupRecord::MemberMetadata { .. } => "ConsumerGroupMemberMetadata",
-            ConsumerGroupRecord::TargetAssignmentMetadata { .. } => "ConsumerGroupTargetAssignmentMetadata",
-            ConsumerGroupRecord::TargetAssignmentMember { .. } => "ConsumerGroupTargetAssignmentMember",
-            ConsumerGroupRecord::CurrentMemberAssignment { .. } => "ConsumerGroupCurrentMemberAssignment",
-            ConsumerGroupRecord::RegularExpression { .. } => "ConsumerGroupRegularExpression",
-        },
+        Record::Modern(c) => c.type_name(),
         Record::Group(_) | Record::GroupTombstone { .. } => "GroupMetadata",
         Record::Offset { .. } | Record::OffsetTombstone { .. } => "OffsetCommit",
         #[allow(unreachable_patterns)]

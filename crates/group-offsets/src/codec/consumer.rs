@@ -1,4 +1,4 @@
-//! KIP-848 consumer-group records (record tag 4): the key as Kafka's (record type, group, member id or regex),
+//! Modern-group records, KIP-848 consumer groups and KIP-932 share groups (record tag 4): the key as Kafka's (record type, group, member id or regex),
 //! then a presence flag (0 for a tombstone) and the kind's fields, in the
 //! parent module's primitives (zigzag varints, length-prefixed strings).
 //!
@@ -10,6 +10,12 @@
 //! | 7 `ConsumerGroupTargetAssignmentMember` | `[topic partitions]` |
 //! | 8 `ConsumerGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]`, `pending_revocation: [topic partitions]` |
 //! | 16 `ConsumerGroupRegularExpression` | `topics: [str]`, `version: ivarint`, `timestamp_ms: ivarint` |
+//! | 10 `ShareGroupMemberMetadata` | `rack_id: opt str`, `client_id: str`, `client_host: str`, `subscribed_topic_names: [str]` |
+//! | 11 `ShareGroupMetadata` | as type 3 |
+//! | 12 `ShareGroupTargetAssignmentMetadata` | as type 6 |
+//! | 13 `ShareGroupTargetAssignmentMember` | as type 7 |
+//! | 14 `ShareGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]` |
+//! | 15 `ShareGroupStatePartitionMetadata` | `initializing: [share topic]`, `initialized: [share topic]`, `deleting: [(topic id, name: str)]`; a share topic is its id's 16 bytes, its name, then its partitions as in topic partitions |
 //!
 //! Lists are a `uvarint` count, then the items; topic partitions are the
 //! topic id's 16 bytes, then a list of `ivarint` partitions.
@@ -17,15 +23,16 @@
 use std::sync::Arc;
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, ShareMemberAssignmentValue,
+    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, record_type,
 };
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 
 use super::{DecodeError, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
 
 /// Writes `record` (after its tag byte): its key, a presence flag, its value.
-pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
+pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ModernGroupRecord) {
     put_ivarint(out, i64::from(record.record_type()));
     put_str(out, record.group_id());
     put_str(out, record.sub_key());
@@ -34,25 +41,51 @@ pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
 }
 
 /// Writes the value of `record` (nothing for a tombstone).
-pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ConsumerGroupRecord) {
+pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) {
     match record {
-        ConsumerGroupRecord::GroupMetadata { value: Some(m), .. } => {
+        ModernGroupRecord::GroupMetadata { value: Some(m), .. }
+        | ModernGroupRecord::ShareGroupMetadata { value: Some(m), .. } => {
             put_ivarint(out, i64::from(m.epoch));
             put_uvarint(out, m.metadata_hash);
         }
-        ConsumerGroupRecord::MemberMetadata { value: Some(m), .. } => put_member(out, m),
-        ConsumerGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
+        ModernGroupRecord::MemberMetadata { value: Some(m), .. } => put_member(out, m),
+        ModernGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. }
+        | ModernGroupRecord::ShareTargetAssignmentMetadata { value: Some(epoch), .. } => {
             put_ivarint(out, i64::from(*epoch));
         }
-        ConsumerGroupRecord::TargetAssignmentMember { value: Some(topics), .. } => put_topics(out, topics),
-        ConsumerGroupRecord::CurrentMemberAssignment { value: Some(a), .. } => {
+        ModernGroupRecord::TargetAssignmentMember { value: Some(topics), .. }
+        | ModernGroupRecord::ShareTargetAssignmentMember { value: Some(topics), .. } => {
+            put_topics(out, topics)
+        }
+        ModernGroupRecord::ShareMemberMetadata { value: Some(m), .. } => {
+            put_opt_str(out, m.rack_id.as_deref());
+            put_str(out, &m.client_id);
+            put_str(out, &m.client_host);
+            put_strs(out, &m.subscribed_topic_names);
+        }
+        ModernGroupRecord::ShareCurrentMemberAssignment { value: Some(a), .. } => {
+            put_ivarint(out, i64::from(a.member_epoch));
+            put_ivarint(out, i64::from(a.previous_member_epoch));
+            out.push(a.state.value() as u8);
+            put_topics(out, &a.assigned);
+        }
+        ModernGroupRecord::ShareStatePartitionMetadata { value: Some(m), .. } => {
+            put_share_topics(out, &m.initializing);
+            put_share_topics(out, &m.initialized);
+            put_uvarint(out, m.deleting.len() as u64);
+            for (id, name) in &m.deleting {
+                out.extend_from_slice(&id.0);
+                put_str(out, name);
+            }
+        }
+        ModernGroupRecord::CurrentMemberAssignment { value: Some(a), .. } => {
             put_ivarint(out, i64::from(a.member_epoch));
             put_ivarint(out, i64::from(a.previous_member_epoch));
             out.push(a.state.value() as u8);
             put_topics(out, &a.assigned);
             put_topics(out, &a.pending_revocation);
         }
-        ConsumerGroupRecord::RegularExpression { value: Some(r), .. } => {
+        ModernGroupRecord::RegularExpression { value: Some(r), .. } => {
             put_strs(out, &r.topics);
             put_ivarint(out, r.version);
             put_ivarint(out, r.timestamp_ms);
@@ -92,14 +125,27 @@ fn put_strs(out: &mut Vec<u8>, strings: &[String]) {
     }
 }
 
+fn put_share_topics(out: &mut Vec<u8>, topics: &[ShareTopicPartitions]) {
+    put_uvarint(out, topics.len() as u64);
+    for t in topics {
+        out.extend_from_slice(&t.topic_id.0);
+        put_str(out, &t.topic_name);
+        put_partitions(out, &t.partitions);
+    }
+}
+
+fn put_partitions(out: &mut Vec<u8>, partitions: &[i32]) {
+    put_uvarint(out, partitions.len() as u64);
+    for &p in partitions {
+        put_ivarint(out, i64::from(p));
+    }
+}
+
 fn put_topics(out: &mut Vec<u8>, topics: &[TopicIdPartitions]) {
     put_uvarint(out, topics.len() as u64);
     for t in topics {
         out.extend_from_slice(&t.topic_id.0);
-        put_uvarint(out, t.partitions.len() as u64);
-        for &p in &t.partitions {
-            put_ivarint(out, i64::from(p));
-        }
+        put_partitions(out, &t.partitions);
     }
 }
 
@@ -109,7 +155,7 @@ fn put_topics(out: &mut Vec<u8>, topics: &[TopicIdPartitions]) {
 pub(crate) fn take_consumer(
     r: &mut Reader<'_>,
     group: impl FnOnce(String) -> Arc<str>,
-) -> Result<ConsumerGroupRecord, DecodeError> {
+) -> Result<ModernGroupRecord, DecodeError> {
     let t = r.ivarint()?;
     let t = i16::try_from(t).map_err(|_| out_of_range("a consumer record type", t))?;
     let group_id = group(r.string()?);
@@ -126,10 +172,10 @@ pub(crate) fn take_named_value(
     group_id: Arc<str>,
     sub: &str,
     present: bool,
-) -> Result<ConsumerGroupRecord, DecodeError> {
+) -> Result<ModernGroupRecord, DecodeError> {
     let named = |e: DecodeError| match e {
         DecodeError::SubKeyOnGroupRecord(_) | DecodeError::UnknownRecordType(_) => e,
-        other => DecodeError::InConsumerRecord {
+        other => DecodeError::InModernRecord {
             record_type: t,
             group_id: group_id.to_string(),
             sub_key: sub.to_owned(),
@@ -147,36 +193,28 @@ fn take_value(
     group_id: &Arc<str>,
     sub: &str,
     present: bool,
-) -> Result<ConsumerGroupRecord, DecodeError> {
-    let group_level = matches!(t, record_type::GROUP_METADATA | record_type::TARGET_ASSIGNMENT_METADATA);
-    if group_level && !sub.is_empty() {
+) -> Result<ModernGroupRecord, DecodeError> {
+    if record_type::is_group_level(t) && !sub.is_empty() {
         return Err(DecodeError::SubKeyOnGroupRecord(t));
     }
     let group_id = Arc::clone(group_id);
     let sub = || Arc::from(sub);
     Ok(match t {
         record_type::GROUP_METADATA => {
-            let value = present
-                .then(|| {
-                    Ok::<_, DecodeError>(ConsumerGroupMetadataValue {
-                        epoch: r.i32()?,
-                        metadata_hash: r.uvarint()?,
-                    })
-                })
-                .transpose()?;
-            ConsumerGroupRecord::GroupMetadata { group_id, value }
+            let value = present.then(|| take_epoch(r)).transpose()?;
+            ModernGroupRecord::GroupMetadata { group_id, value }
         }
         record_type::MEMBER_METADATA => {
             let value = present.then(|| take_member(r).map(Box::new)).transpose()?;
-            ConsumerGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
+            ModernGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
         }
         record_type::TARGET_ASSIGNMENT_METADATA => {
             let value = present.then(|| r.i32()).transpose()?;
-            ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value }
+            ModernGroupRecord::TargetAssignmentMetadata { group_id, value }
         }
         record_type::TARGET_ASSIGNMENT_MEMBER => {
             let value = present.then(|| take_topics(r)).transpose()?;
-            ConsumerGroupRecord::TargetAssignmentMember { group_id, member_id: sub(), value }
+            ModernGroupRecord::TargetAssignmentMember { group_id, member_id: sub(), value }
         }
         record_type::CURRENT_MEMBER_ASSIGNMENT => {
             let value = present
@@ -190,7 +228,7 @@ fn take_value(
                     })
                 })
                 .transpose()?;
-            ConsumerGroupRecord::CurrentMemberAssignment { group_id, member_id: sub(), value }
+            ModernGroupRecord::CurrentMemberAssignment { group_id, member_id: sub(), value }
         }
         record_type::REGULAR_EXPRESSION => {
             let value = present
@@ -202,10 +240,100 @@ fn take_value(
                     })
                 })
                 .transpose()?;
-            ConsumerGroupRecord::RegularExpression { group_id, regex: sub(), value }
+            ModernGroupRecord::RegularExpression { group_id, regex: sub(), value }
+        }
+        record_type::SHARE_MEMBER_METADATA => {
+            let value = present
+                .then(|| {
+                    Ok::<_, DecodeError>(Box::new(ShareMemberMetadataValue {
+                        rack_id: r.opt_string()?,
+                        client_id: r.string()?,
+                        client_host: r.string()?,
+                        subscribed_topic_names: take_strs(r)?,
+                    }))
+                })
+                .transpose()?;
+            ModernGroupRecord::ShareMemberMetadata { group_id, member_id: sub(), value }
+        }
+        record_type::SHARE_GROUP_METADATA => {
+            let value = present.then(|| take_epoch(r)).transpose()?;
+            ModernGroupRecord::ShareGroupMetadata { group_id, value }
+        }
+        record_type::SHARE_TARGET_ASSIGNMENT_METADATA => {
+            let value = present.then(|| r.i32()).transpose()?;
+            ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, value }
+        }
+        record_type::SHARE_TARGET_ASSIGNMENT_MEMBER => {
+            let value = present.then(|| take_topics(r)).transpose()?;
+            ModernGroupRecord::ShareTargetAssignmentMember { group_id, member_id: sub(), value }
+        }
+        record_type::SHARE_CURRENT_MEMBER_ASSIGNMENT => {
+            let value = present
+                .then(|| {
+                    Ok::<_, DecodeError>(ShareMemberAssignmentValue {
+                        member_epoch: r.i32()?,
+                        previous_member_epoch: r.i32()?,
+                        state: ConsumerMemberState::from_value(r.u8()? as i8),
+                        assigned: take_topics(r)?,
+                    })
+                })
+                .transpose()?;
+            ModernGroupRecord::ShareCurrentMemberAssignment { group_id, member_id: sub(), value }
+        }
+        record_type::SHARE_STATE_PARTITION_METADATA => {
+            let value = present
+                .then(|| {
+                    let initializing = take_share_topics(r)?;
+                    let initialized = take_share_topics(r)?;
+                    let n = r.uvarint()?;
+                    // A deleting topic takes at least 17 bytes.
+                    let mut deleting =
+                        Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 17));
+                    for _ in 0..n {
+                        let id: [u8; 16] = r.array()?;
+                        deleting.push((TopicId(id), r.string()?));
+                    }
+                    Ok::<_, DecodeError>(Box::new(ShareStatePartitionMetadataValue {
+                        initializing,
+                        initialized,
+                        deleting,
+                    }))
+                })
+                .transpose()?;
+            ModernGroupRecord::ShareStatePartitionMetadata { group_id, value }
         }
         other => return Err(DecodeError::UnknownRecordType(other)),
     })
+}
+
+fn take_epoch(r: &mut Reader<'_>) -> Result<ConsumerGroupMetadataValue, DecodeError> {
+    Ok(ConsumerGroupMetadataValue { epoch: r.i32()?, metadata_hash: r.uvarint()? })
+}
+
+fn take_partitions(r: &mut Reader<'_>) -> Result<Vec<i32>, DecodeError> {
+    let count = r.uvarint()?;
+    // A partition takes at least one byte: never trust the count further.
+    let mut partitions = Vec::with_capacity(usize::try_from(count).unwrap_or(usize::MAX).min(r.remaining()));
+    for _ in 0..count {
+        partitions.push(r.i32()?);
+    }
+    Ok(partitions)
+}
+
+fn take_share_topics(r: &mut Reader<'_>) -> Result<Vec<ShareTopicPartitions>, DecodeError> {
+    let n = r.uvarint()?;
+    // A topic takes at least 18 bytes: its id, an empty name, no partitions.
+    let mut topics = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 18));
+    for _ in 0..n {
+        let id: [u8; 16] = r.array()?;
+        let topic_name = r.string()?;
+        topics.push(ShareTopicPartitions {
+            topic_id: TopicId(id),
+            topic_name,
+            partitions: take_partitions(r)?,
+        });
+    }
+    Ok(topics)
 }
 
 fn take_member(r: &mut Reader<'_>) -> Result<ConsumerMemberMetadataValue, DecodeError> {
@@ -252,13 +380,7 @@ fn take_topics(r: &mut Reader<'_>) -> Result<Vec<TopicIdPartitions>, DecodeError
     let mut topics = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 17));
     for _ in 0..n {
         let id: [u8; 16] = r.array()?;
-        let count = r.uvarint()?;
-        let mut partitions =
-            Vec::with_capacity(usize::try_from(count).unwrap_or(usize::MAX).min(r.remaining()));
-        for _ in 0..count {
-            partitions.push(r.i32()?);
-        }
-        topics.push(TopicIdPartitions { topic_id: TopicId(id), partitions });
+        topics.push(TopicIdPartitions { topic_id: TopicId(id), partitions: take_partitions(r)? });
     }
     Ok(topics)
 }

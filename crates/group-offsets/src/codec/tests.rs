@@ -92,18 +92,15 @@ fn value_bytes_are_the_records_fields_after_its_key() {
         decode_group_value("h", &group),
         Err(DecodeError::OtherGroup { expected: "h".into(), found: "g".into() })
     );
-    let consumer = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(7) };
-    let value = encode_value(&Record::Consumer(consumer.clone())).unwrap();
+    let consumer = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(7) };
+    let value = encode_value(&Record::Modern(consumer.clone())).unwrap();
     assert_eq!(value, [2, 14]);
-    assert_eq!(decode_consumer_value(6, Arc::from("g"), "", &value), Ok(consumer));
-    let tombstone = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
-    assert_eq!(encode_value(&Record::Consumer(tombstone)), None);
+    assert_eq!(decode_modern_value(6, Arc::from("g"), "", &value), Ok(consumer));
+    let tombstone = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
+    assert_eq!(encode_value(&Record::Modern(tombstone)), None);
     assert_eq!(encode_value(&Record::GroupTombstone { group_id: Arc::from("g") }), None);
     // The key decides the kind: a group-level type with a sub-key is refused.
-    assert_eq!(
-        decode_consumer_value(6, Arc::from("g"), "m", &value),
-        Err(DecodeError::SubKeyOnGroupRecord(6))
-    );
+    assert_eq!(decode_modern_value(6, Arc::from("g"), "m", &value), Err(DecodeError::SubKeyOnGroupRecord(6)));
     assert_eq!(decode_offset_value(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
     assert_eq!(decode_offset_value(&[]), Err(DecodeError::Empty));
 }
@@ -178,7 +175,7 @@ proptest! {
     fn every_value_round_trips_under_its_key(record in record()) {
         let Some(value) = encode_value(&record) else {
             let tombstone = match &record {
-                Record::Consumer(c) => c.is_tombstone(),
+                Record::Modern(c) => c.is_tombstone(),
                 other => matches!(other, Record::GroupTombstone { .. } | Record::OffsetTombstone { .. }),
             };
             prop_assert!(tombstone, "only tombstones have no value");
@@ -188,8 +185,8 @@ proptest! {
         match record {
             Record::Offset { offset, .. } => prop_assert_eq!(decode_offset_value(&value), Ok(offset)),
             Record::Group(g) => prop_assert_eq!(decode_group_value(g.group_id.as_str(), &value), Ok(*g)),
-            Record::Consumer(c) => {
-                let decoded = decode_consumer_value(c.record_type(), Arc::clone(c.group_id()), c.sub_key(), &value);
+            Record::Modern(c) => {
+                let decoded = decode_modern_value(c.record_type(), Arc::clone(c.group_id()), c.sub_key(), &value);
                 prop_assert_eq!(decoded, Ok(c));
             }
             other => prop_assert!(false, "{other:?} has a value"),
@@ -202,7 +199,7 @@ proptest! {
         let _ = decode_group_value("g", &bytes);
         for t in [3, 5, 6, 7, 8, 16] {
             let sub = if matches!(t, 3 | 6) { "" } else { "m" };
-            if let Ok(record) = decode_consumer_value(t, Arc::from("g"), sub, &bytes) {
+            if let Ok(record) = decode_modern_value(t, Arc::from("g"), sub, &bytes) {
                 prop_assert_eq!(record.record_type(), t);
             }
         }

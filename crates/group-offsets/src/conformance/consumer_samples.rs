@@ -1,4 +1,4 @@
-//! Consumer-group records for the checks: one builder per kind, values with
+//! Modern-group records (consumer and share groups) for the checks: one builder per kind, values with
 //! every optional field set or unset, and a set of awkward records that must
 //! round-trip byte for byte.
 
@@ -7,11 +7,13 @@ use std::sync::Arc;
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, Record, RegularExpressionValue,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, Record, RegularExpressionValue,
+    ShareMemberAssignmentValue, ShareMemberMetadataValue, ShareStatePartitionMetadataValue,
+    ShareTopicPartitions, record_type,
 };
 
-/// The six kinds, for checks that go over every one of them.
+/// The twelve kinds, for checks that go over every one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
     GroupMetadata,
@@ -20,69 +22,111 @@ pub(super) enum Kind {
     TargetAssignmentMember,
     CurrentMemberAssignment,
     RegularExpression,
+    ShareMemberMetadata,
+    ShareGroupMetadata,
+    ShareTargetAssignmentMetadata,
+    ShareTargetAssignmentMember,
+    ShareCurrentMemberAssignment,
+    ShareStatePartitionMetadata,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 6] = [
+    pub(super) const ALL: [Kind; 12] = [
         Kind::GroupMetadata,
         Kind::MemberMetadata,
         Kind::TargetAssignmentMetadata,
         Kind::TargetAssignmentMember,
         Kind::CurrentMemberAssignment,
         Kind::RegularExpression,
+        Kind::ShareMemberMetadata,
+        Kind::ShareGroupMetadata,
+        Kind::ShareTargetAssignmentMetadata,
+        Kind::ShareTargetAssignmentMember,
+        Kind::ShareCurrentMemberAssignment,
+        Kind::ShareStatePartitionMetadata,
     ];
 
     /// True for the kinds keyed by the group alone (their sub-key is `""`).
     pub(super) fn group_level(self) -> bool {
-        matches!(self, Kind::GroupMetadata | Kind::TargetAssignmentMetadata)
+        record_type::is_group_level(self.tombstone("g", "m").record_type())
     }
 
     /// A record of this kind for `group` and `sub` (ignored by group-level
     /// kinds), its value derived from `n` so that two values of one key differ.
-    pub(super) fn record(self, group: &str, sub: &str, n: i32) -> ConsumerGroupRecord {
+    pub(super) fn record(self, group: &str, sub: &str, n: i32) -> ModernGroupRecord {
         self.with_value(group, sub, Some(n))
     }
 
     /// The tombstone of this kind's key for `group` and `sub`.
-    pub(super) fn tombstone(self, group: &str, sub: &str) -> ConsumerGroupRecord {
+    pub(super) fn tombstone(self, group: &str, sub: &str) -> ModernGroupRecord {
         self.with_value(group, sub, None)
     }
 
-    fn with_value(self, group: &str, sub: &str, n: Option<i32>) -> ConsumerGroupRecord {
+    fn with_value(self, group: &str, sub: &str, n: Option<i32>) -> ModernGroupRecord {
         let group_id: Arc<str> = Arc::from(group);
         let sub: Arc<str> = Arc::from(sub);
         match self {
             Kind::GroupMetadata => {
-                ConsumerGroupRecord::GroupMetadata { group_id, value: n.map(group_metadata) }
+                ModernGroupRecord::GroupMetadata { group_id, value: n.map(group_metadata) }
             }
-            Kind::MemberMetadata => ConsumerGroupRecord::MemberMetadata {
+            Kind::MemberMetadata => ModernGroupRecord::MemberMetadata {
                 group_id,
                 member_id: sub,
                 value: n.map(|n| Box::new(member_metadata(n))),
             },
             Kind::TargetAssignmentMetadata => {
-                ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: n }
+                ModernGroupRecord::TargetAssignmentMetadata { group_id, value: n }
             }
-            Kind::TargetAssignmentMember => ConsumerGroupRecord::TargetAssignmentMember {
+            Kind::TargetAssignmentMember => ModernGroupRecord::TargetAssignmentMember {
                 group_id,
                 member_id: sub,
                 value: n.map(|n| partitions(n, 2)),
             },
-            Kind::CurrentMemberAssignment => ConsumerGroupRecord::CurrentMemberAssignment {
+            Kind::CurrentMemberAssignment => ModernGroupRecord::CurrentMemberAssignment {
                 group_id,
                 member_id: sub,
                 value: n.map(current_assignment),
             },
             Kind::RegularExpression => {
-                ConsumerGroupRecord::RegularExpression { group_id, regex: sub, value: n.map(regex_value) }
+                ModernGroupRecord::RegularExpression { group_id, regex: sub, value: n.map(regex_value) }
             }
+            Kind::ShareMemberMetadata => ModernGroupRecord::ShareMemberMetadata {
+                group_id,
+                member_id: sub,
+                value: n.map(|n| Box::new(share_member_metadata(n))),
+            },
+            Kind::ShareGroupMetadata => {
+                ModernGroupRecord::ShareGroupMetadata { group_id, value: n.map(group_metadata) }
+            }
+            Kind::ShareTargetAssignmentMetadata => {
+                ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, value: n }
+            }
+            Kind::ShareTargetAssignmentMember => ModernGroupRecord::ShareTargetAssignmentMember {
+                group_id,
+                member_id: sub,
+                value: n.map(|n| partitions(n, 3)),
+            },
+            Kind::ShareCurrentMemberAssignment => ModernGroupRecord::ShareCurrentMemberAssignment {
+                group_id,
+                member_id: sub,
+                value: n.map(|n| ShareMemberAssignmentValue {
+                    member_epoch: n,
+                    previous_member_epoch: n - 1,
+                    state: ConsumerMemberState::Stable,
+                    assigned: partitions(n, 2),
+                }),
+            },
+            Kind::ShareStatePartitionMetadata => ModernGroupRecord::ShareStatePartitionMetadata {
+                group_id,
+                value: n.map(|n| Box::new(share_state(n))),
+            },
         }
     }
 }
 
 /// `record` as a log record.
-pub(super) fn consumer(record: ConsumerGroupRecord) -> Record {
-    Record::Consumer(record)
+pub(super) fn consumer(record: ModernGroupRecord) -> Record {
+    Record::Modern(record)
 }
 
 /// A record of every kind for `group`, members and regex named `sub`.
@@ -135,6 +179,28 @@ fn current_assignment(n: i32) -> CurrentMemberAssignmentValue {
     }
 }
 
+fn share_member_metadata(n: i32) -> ShareMemberMetadataValue {
+    ShareMemberMetadataValue {
+        rack_id: (n % 2 == 0).then(|| "rack-b".to_owned()),
+        client_id: format!("share-client-{n}"),
+        client_host: "/10.0.0.2".to_owned(),
+        subscribed_topic_names: vec![format!("queue-{n}")],
+    }
+}
+
+fn share_state(n: i32) -> ShareStatePartitionMetadataValue {
+    let topic = |t: i32, partitions: Vec<i32>| ShareTopicPartitions {
+        topic_id: topic_id(t),
+        topic_name: format!("queue-{t}"),
+        partitions,
+    };
+    ShareStatePartitionMetadataValue {
+        initializing: vec![topic(n, vec![n, n + 1])],
+        initialized: vec![topic(n + 1, vec![0]), topic(n + 2, Vec::new())],
+        deleting: vec![(topic_id(n + 3), format!("queue-{}", n + 3))],
+    }
+}
+
 fn regex_value(n: i32) -> RegularExpressionValue {
     RegularExpressionValue {
         topics: vec!["orders-1".to_owned(), format!("orders-{n}")],
@@ -147,7 +213,7 @@ fn regex_value(n: i32) -> RegularExpressionValue {
 /// small values that set every field: the records both codecs pin to golden
 /// bytes, named, in record-type order.
 #[doc(hidden)]
-pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
+pub fn pinned_records() -> Vec<(&'static str, ModernGroupRecord)> {
     let g = || Arc::<str>::from("g");
     let m = || Arc::<str>::from("m");
     let t1 = TopicId::from_u128(1);
@@ -168,14 +234,14 @@ pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
     vec![
         (
             "group metadata",
-            ConsumerGroupRecord::GroupMetadata {
+            ModernGroupRecord::GroupMetadata {
                 group_id: g(),
                 value: Some(ConsumerGroupMetadataValue { epoch: 5, metadata_hash: 258 }),
             },
         ),
         (
             "member metadata",
-            ConsumerGroupRecord::MemberMetadata {
+            ModernGroupRecord::MemberMetadata {
                 group_id: g(),
                 member_id: m(),
                 value: Some(Box::new(member)),
@@ -183,11 +249,11 @@ pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
         ),
         (
             "target assignment metadata",
-            ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g(), value: Some(7) },
+            ModernGroupRecord::TargetAssignmentMetadata { group_id: g(), value: Some(7) },
         ),
         (
             "target assignment member",
-            ConsumerGroupRecord::TargetAssignmentMember {
+            ModernGroupRecord::TargetAssignmentMember {
                 group_id: g(),
                 member_id: m(),
                 value: Some(vec![TopicIdPartitions::new(t1, [0, 2])]),
@@ -195,7 +261,7 @@ pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
         ),
         (
             "current member assignment",
-            ConsumerGroupRecord::CurrentMemberAssignment {
+            ModernGroupRecord::CurrentMemberAssignment {
                 group_id: g(),
                 member_id: m(),
                 value: Some(CurrentMemberAssignmentValue {
@@ -209,7 +275,7 @@ pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
         ),
         (
             "regular expression",
-            ConsumerGroupRecord::RegularExpression {
+            ModernGroupRecord::RegularExpression {
                 group_id: g(),
                 regex: Arc::from("^t"),
                 value: Some(RegularExpressionValue {
@@ -224,7 +290,7 @@ pub fn pinned_records() -> Vec<(&'static str, ConsumerGroupRecord)> {
 
 /// The tombstone of every kind's key for `group` and `sub`.
 #[doc(hidden)]
-pub fn consumer_tombstones(group: &str, sub: &str) -> Vec<ConsumerGroupRecord> {
+pub fn consumer_tombstones(group: &str, sub: &str) -> Vec<ModernGroupRecord> {
     Kind::ALL.iter().map(|kind| kind.tombstone(group, sub)).collect()
 }
 
@@ -240,7 +306,7 @@ pub(super) fn bare_member_metadata() -> ConsumerMemberMetadataValue {
 /// non-ASCII text, large lists. Keys are all distinct. The codecs' own tests
 /// round-trip these too.
 #[doc(hidden)]
-pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
+pub fn awkward_records() -> Vec<ModernGroupRecord> {
     let nul = "a\0b\u{0}";
     let unicode = "ünïcödé 日本語 🦀 e\u{301}\u{10FFFF}";
     let g = |s: &str| -> Arc<str> { Arc::from(s) };
@@ -271,40 +337,40 @@ pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
         ..member_metadata(7)
     };
     let mut records = vec![
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: g("min"),
             value: Some(ConsumerGroupMetadataValue { epoch: i32::MIN, metadata_hash: 0 }),
         },
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: g("max"),
             value: Some(ConsumerGroupMetadataValue { epoch: i32::MAX, metadata_hash: u64::MAX }),
         },
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: g(""),
             value: Some(ConsumerGroupMetadataValue::default()),
         },
-        ConsumerGroupRecord::GroupMetadata { group_id: g(nul), value: Some(group_metadata(-1)) },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::GroupMetadata { group_id: g(nul), value: Some(group_metadata(-1)) },
+        ModernGroupRecord::MemberMetadata {
             group_id: g(unicode),
             member_id: g(""),
             value: Some(Box::new(bare_member_metadata())),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g(unicode),
             member_id: g(nul),
             value: Some(Box::new(full_member)),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g(unicode),
             member_id: g("empty-classic"),
             value: Some(Box::new(empty_classic)),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g(unicode),
             member_id: g("no-classic"),
             value: Some(Box::new(ConsumerMemberMetadataValue { classic: None, ..member_metadata(3) })),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g(unicode),
             member_id: g("empty-options"),
             value: Some(Box::new(ConsumerMemberMetadataValue {
@@ -315,20 +381,20 @@ pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
                 ..bare_member_metadata()
             })),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g(""),
             member_id: g("big"),
             value: Some(Box::new(big_member)),
         },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g("max"), value: Some(i32::MAX) },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g(nul), value: Some(-1) },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: g("max"), value: Some(i32::MAX) },
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: g(nul), value: Some(-1) },
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: g(nul),
             member_id: g(nul),
             value: Some(Vec::new()),
         },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: g(nul),
             member_id: g(unicode),
             value: Some(vec![
@@ -336,17 +402,17 @@ pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
                 TopicIdPartitions::new(TopicId::from_u128(u128::MAX), [i32::MIN, -1, 0, i32::MAX]),
             ]),
         },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: g(nul),
             member_id: g("many"),
             value: Some(vec![TopicIdPartitions::new(topic_id(1), 0..5000)]),
         },
-        ConsumerGroupRecord::RegularExpression {
+        ModernGroupRecord::RegularExpression {
             group_id: g(nul),
             regex: g(""),
             value: Some(RegularExpressionValue::default()),
         },
-        ConsumerGroupRecord::RegularExpression {
+        ModernGroupRecord::RegularExpression {
             group_id: g(nul),
             regex: g("^(a|b)\\0.*[\u{0}-\u{10FFFF}]$"),
             value: Some(RegularExpressionValue {
@@ -363,7 +429,7 @@ pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
         ConsumerMemberState::Unknown,
     ];
     for (i, state) in states.into_iter().enumerate() {
-        records.push(ConsumerGroupRecord::CurrentMemberAssignment {
+        records.push(ModernGroupRecord::CurrentMemberAssignment {
             group_id: g(unicode),
             member_id: g(&format!("state-{i}")),
             value: Some(CurrentMemberAssignmentValue {
@@ -375,5 +441,62 @@ pub fn awkward_records() -> Vec<ConsumerGroupRecord> {
             }),
         });
     }
+    records.extend([
+        ModernGroupRecord::ShareMemberMetadata {
+            group_id: g(nul),
+            member_id: g(""),
+            value: Some(Box::new(ShareMemberMetadataValue::default())),
+        },
+        ModernGroupRecord::ShareMemberMetadata {
+            group_id: g(nul),
+            member_id: g(unicode),
+            value: Some(Box::new(ShareMemberMetadataValue {
+                rack_id: Some(String::new()),
+                client_id: unicode.to_owned(),
+                client_host: nul.to_owned(),
+                subscribed_topic_names: vec![String::new(), unicode.to_owned()],
+            })),
+        },
+        ModernGroupRecord::ShareGroupMetadata {
+            group_id: g("max"),
+            value: Some(ConsumerGroupMetadataValue { epoch: i32::MAX, metadata_hash: u64::MAX }),
+        },
+        ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
+        ModernGroupRecord::ShareTargetAssignmentMember {
+            group_id: g(unicode),
+            member_id: g("many"),
+            value: Some(vec![TopicIdPartitions::new(TopicId::from_u128(u128::MAX), 0..5000)]),
+        },
+        ModernGroupRecord::ShareCurrentMemberAssignment {
+            group_id: g(unicode),
+            member_id: g(nul),
+            value: Some(ShareMemberAssignmentValue {
+                member_epoch: i32::MIN,
+                previous_member_epoch: i32::MAX,
+                state: ConsumerMemberState::Unknown,
+                assigned: Vec::new(),
+            }),
+        },
+        ModernGroupRecord::ShareStatePartitionMetadata {
+            group_id: g(""),
+            value: Some(Box::new(ShareStatePartitionMetadataValue::default())),
+        },
+        ModernGroupRecord::ShareStatePartitionMetadata {
+            group_id: g(unicode),
+            value: Some(Box::new(ShareStatePartitionMetadataValue {
+                initializing: vec![ShareTopicPartitions {
+                    topic_id: TopicId::ZERO,
+                    topic_name: nul.to_owned(),
+                    partitions: vec![i32::MIN, -1, i32::MAX],
+                }],
+                initialized: vec![ShareTopicPartitions {
+                    topic_id: TopicId::from_u128(u128::MAX),
+                    topic_name: unicode.to_owned(),
+                    partitions: (0..3000).collect(),
+                }],
+                deleting: vec![(TopicId::ZERO, String::new()), (topic_id(9), unicode.to_owned())],
+            })),
+        },
+    ]);
     records
 }

@@ -736,7 +736,7 @@ pub(super) fn write_restart_fixture(store: &dyn MetadataStore) -> Model {
         "remove a group",
     );
     model.append(store, first, e3, vec![Record::Group(Box::new(record("kept", 3)))], "a group record");
-    let consumers = super::consumer_samples::awkward_records().into_iter().map(Record::Consumer).collect();
+    let consumers = super::consumer_samples::awkward_records().into_iter().map(Record::Modern).collect();
     model.append(store, first, e3, consumers, "awkward consumer records");
     model.append(store, first, e3, every_kind("kept", "m1", 1), "consumer records");
     model.append(store, first, e3, every_kind("kept", "m1", 2), "consumer records over them");

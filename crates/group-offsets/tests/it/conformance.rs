@@ -145,10 +145,10 @@ impl Broken {
                         partition: self.concat(&group_id, &partition),
                     })
                 }
-                (Bug::DropsConsumerRecords, Record::Consumer(_)) => None,
-                (Bug::IgnoresConsumerTombstones, Record::Consumer(r)) if r.is_tombstone() => None,
-                (Bug::ConcatenatedConsumerKeys, Record::Consumer(r)) => {
-                    Some(Record::Consumer(self.consumer_owners.lock().unwrap().join(r)))
+                (Bug::DropsConsumerRecords, Record::Modern(_)) => None,
+                (Bug::IgnoresConsumerTombstones, Record::Modern(r)) if r.is_tombstone() => None,
+                (Bug::ConcatenatedConsumerKeys, Record::Modern(r)) => {
+                    Some(Record::Modern(self.consumer_owners.lock().unwrap().join(r)))
                 }
                 (_, record) => Some(record),
             })
@@ -224,7 +224,7 @@ impl Broken {
         for record in records {
             if let Record::GroupTombstone { group_id } = &record {
                 let of_group = loaded.groups.consumer.iter().filter(|r| r.group_id() == group_id);
-                out.extend(of_group.map(|r| Record::Consumer(tombstone_of(r))));
+                out.extend(of_group.map(|r| Record::Modern(tombstone_of(r))));
             }
             out.push(record);
         }
@@ -346,11 +346,11 @@ fn an_engine_of_append_and_load_alone_conforms() {
 #[case::ignores_epochs(Bug::IgnoresEpochs, "[epochs_fence_and_rise]")]
 #[case::swaps_append_pairs(Bug::SwapsAppendPairs, "[appends_of_a_partition_apply_in_call_order]")]
 #[case::mixes_partitions(Bug::MixesPartitions, "[loads_are_scoped_to_their_partition]")]
-#[case::drops_consumer_records(Bug::DropsConsumerRecords, "[consumer_records_round_trip_exactly]")]
+#[case::drops_modern_records(Bug::DropsConsumerRecords, "[modern_records_round_trip_exactly]")]
 #[case::ignores_consumer_tombstones(Bug::IgnoresConsumerTombstones, "[consumer_tombstones_remove]")]
-#[case::group_tombstone_removes_consumer_records(
+#[case::group_tombstone_removes_modern_records(
     Bug::GroupTombstoneRemovesConsumerRecords,
-    "[consumer_records_leave_offsets_and_group_records_alone]"
+    "[modern_records_leave_offsets_and_group_records_alone]"
 )]
 #[case::concatenated_consumer_keys(Bug::ConcatenatedConsumerKeys, "[consumer_keys_stay_apart]")]
 fn the_suite_names_the_broken_rule(#[case] bug: Bug, #[case] check: &str) {
@@ -384,7 +384,7 @@ fn the_restart_suite_catches_a_store_that_forgets_epochs() {
                 let loaded = old.load(p).unwrap();
                 let mut records: Vec<Record> =
                     loaded.groups.groups.into_iter().map(|g| Record::Group(Box::new(g))).collect();
-                records.extend(loaded.groups.consumer.into_iter().map(Record::Consumer));
+                records.extend(loaded.groups.consumer.into_iter().map(Record::Modern));
                 for group in loaded.groups.offsets {
                     let id: Arc<str> = Arc::from(group.group_id.as_str());
                     for (topic, partitions) in group.offsets {

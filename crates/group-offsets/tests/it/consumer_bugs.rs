@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, StoredGroups};
+use group_offsets::{ModernGroupRecord, StoredGroups};
 
 /// `record` with another group and sub-key (the sub-key is ignored by the
 /// group-level kinds, which have none).
-pub(crate) fn rekey(record: ConsumerGroupRecord, group_id: Arc<str>, sub: Arc<str>) -> ConsumerGroupRecord {
-    use ConsumerGroupRecord as C;
+pub(crate) fn rekey(record: ModernGroupRecord, group_id: Arc<str>, sub: Arc<str>) -> ModernGroupRecord {
+    use ModernGroupRecord as C;
     match record {
         C::GroupMetadata { value, .. } => C::GroupMetadata { group_id, value },
         C::MemberMetadata { value, .. } => C::MemberMetadata { group_id, member_id: sub, value },
@@ -22,12 +22,24 @@ pub(crate) fn rekey(record: ConsumerGroupRecord, group_id: Arc<str>, sub: Arc<st
             C::CurrentMemberAssignment { group_id, member_id: sub, value }
         }
         C::RegularExpression { value, .. } => C::RegularExpression { group_id, regex: sub, value },
+        C::ShareMemberMetadata { value, .. } => C::ShareMemberMetadata { group_id, member_id: sub, value },
+        C::ShareGroupMetadata { value, .. } => C::ShareGroupMetadata { group_id, value },
+        C::ShareTargetAssignmentMetadata { value, .. } => {
+            C::ShareTargetAssignmentMetadata { group_id, value }
+        }
+        C::ShareTargetAssignmentMember { value, .. } => {
+            C::ShareTargetAssignmentMember { group_id, member_id: sub, value }
+        }
+        C::ShareCurrentMemberAssignment { value, .. } => {
+            C::ShareCurrentMemberAssignment { group_id, member_id: sub, value }
+        }
+        C::ShareStatePartitionMetadata { value, .. } => C::ShareStatePartitionMetadata { group_id, value },
     }
 }
 
 /// The tombstone of `record`'s key.
-pub(crate) fn tombstone_of(record: &ConsumerGroupRecord) -> ConsumerGroupRecord {
-    use ConsumerGroupRecord as C;
+pub(crate) fn tombstone_of(record: &ModernGroupRecord) -> ModernGroupRecord {
+    use ModernGroupRecord as C;
     let (group_id, sub) = (Arc::clone(record.group_id()), Arc::from(record.sub_key()));
     match record {
         C::GroupMetadata { .. } => C::GroupMetadata { group_id, value: None },
@@ -40,6 +52,16 @@ pub(crate) fn tombstone_of(record: &ConsumerGroupRecord) -> ConsumerGroupRecord 
             C::CurrentMemberAssignment { group_id, member_id: sub, value: None }
         }
         C::RegularExpression { .. } => C::RegularExpression { group_id, regex: sub, value: None },
+        C::ShareMemberMetadata { .. } => C::ShareMemberMetadata { group_id, member_id: sub, value: None },
+        C::ShareGroupMetadata { .. } => C::ShareGroupMetadata { group_id, value: None },
+        C::ShareTargetAssignmentMetadata { .. } => C::ShareTargetAssignmentMetadata { group_id, value: None },
+        C::ShareTargetAssignmentMember { .. } => {
+            C::ShareTargetAssignmentMember { group_id, member_id: sub, value: None }
+        }
+        C::ShareCurrentMemberAssignment { .. } => {
+            C::ShareCurrentMemberAssignment { group_id, member_id: sub, value: None }
+        }
+        C::ShareStatePartitionMetadata { .. } => C::ShareStatePartitionMetadata { group_id, value: None },
     }
 }
 
@@ -52,7 +74,7 @@ impl Concatenated {
     /// `record` stored under group `group ++ sub-key` and sub-key `""`, as an
     /// engine keying by `type ++ group ++ sub-key` would (so group "a" member
     /// "bm" and group "ab" member "m" share a key).
-    pub(crate) fn join(&mut self, record: ConsumerGroupRecord) -> ConsumerGroupRecord {
+    pub(crate) fn join(&mut self, record: ModernGroupRecord) -> ModernGroupRecord {
         if !has_sub_key(&record) {
             return record;
         }
@@ -74,9 +96,9 @@ impl Concatenated {
 }
 
 /// False for the group-level kinds, keyed by the group alone.
-fn has_sub_key(record: &ConsumerGroupRecord) -> bool {
+fn has_sub_key(record: &ModernGroupRecord) -> bool {
     !matches!(
         record,
-        ConsumerGroupRecord::GroupMetadata { .. } | ConsumerGroupRecord::TargetAssignmentMetadata { .. }
+        ModernGroupRecord::GroupMetadata { .. } | ModernGroupRecord::TargetAssignmentMetadata { .. }
     )
 }

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, Record, RegularExpressionValue, conformance,
+    ConsumerGroupMetadataValue, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue, ModernGroupRecord,
+    Record, RegularExpressionValue, conformance,
 };
 use group_types::{
     ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
@@ -45,11 +45,11 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
     let m: Arc<str> = Arc::from("member-a");
     let topics = vec![TopicIdPartitions::new(TopicId::from_u128(0xabcd), [0, 4])];
     let records = vec![
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: g.clone(),
             value: Some(ConsumerGroupMetadataValue { epoch: 3, metadata_hash: 0xfeed }),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g.clone(),
             member_id: m.clone(),
             value: Some(Box::new(ConsumerMemberMetadataValue {
@@ -67,13 +67,13 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
                 }),
             })),
         },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(3) },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(3) },
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: g.clone(),
             member_id: m.clone(),
             value: Some(topics.clone()),
         },
-        ConsumerGroupRecord::CurrentMemberAssignment {
+        ModernGroupRecord::CurrentMemberAssignment {
             group_id: g.clone(),
             member_id: m,
             value: Some(CurrentMemberAssignmentValue {
@@ -84,7 +84,7 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
                 pending_revocation: topics,
             }),
         },
-        ConsumerGroupRecord::RegularExpression {
+        ModernGroupRecord::RegularExpression {
             group_id: g.clone(),
             regex: Arc::from("^o.*"),
             value: Some(RegularExpressionValue {
@@ -93,13 +93,13 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
                 timestamp_ms: 1_700_000_000_000,
             }),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g.clone(),
             member_id: Arc::from("member-b"),
             value: None,
         },
     ];
-    let mut batch: Vec<Record> = records.into_iter().map(Record::Consumer).collect();
+    let mut batch: Vec<Record> = records.into_iter().map(Record::Modern).collect();
     batch.push(Record::Offset {
         group_id: g,
         partition: TopicPartition::new("orders", 0),

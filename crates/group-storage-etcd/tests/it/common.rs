@@ -3,7 +3,7 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
-use group_offsets::{ConsumerGroupRecord, LoadedPartition, Record};
+use group_offsets::{LoadedPartition, ModernGroupRecord, Record};
 use group_storage_etcd::testing::{EtcdCluster, unique_prefix};
 use group_storage_etcd::{EtcdConfig, EtcdStore};
 use group_types::{OffsetAndMetadata, TopicPartition};
@@ -49,7 +49,7 @@ pub(crate) fn connect(config: EtcdConfig) -> EtcdStore {
 pub(crate) fn normalise(mut loaded: LoadedPartition) -> LoadedPartition {
     loaded.groups.groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     loaded.groups.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
-    let key = |r: &ConsumerGroupRecord| (r.group_id().to_string(), r.record_type(), r.sub_key().to_owned());
+    let key = |r: &ModernGroupRecord| (r.group_id().to_string(), r.record_type(), r.sub_key().to_owned());
     loaded.groups.consumer.sort_by_key(key);
     loaded
 }

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, ConsumerGroupRecord, CoordinatorPartition, CurrentMemberAssignmentValue,
-    MemoryMetadataStore, MetadataStore, OwnerEpoch, Record, RegularExpressionValue,
+    ConsumerGroupMetadataValue, CoordinatorPartition, CurrentMemberAssignmentValue, MemoryMetadataStore,
+    MetadataStore, ModernGroupRecord, OwnerEpoch, Record, RegularExpressionValue,
 };
 use group_storage_etcd::EtcdConfig;
 use group_types::{ConsumerMemberState, TopicId, TopicIdPartitions};
@@ -25,22 +25,22 @@ fn id(s: &str) -> Arc<str> {
 fn join(group: &str, member: &str, epoch: i32) -> Vec<Record> {
     let topics = vec![TopicIdPartitions::new(TopicId::from_u128(epoch as u128), [0, 1])];
     [
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: id(group),
             member_id: id(member),
             value: Some(Box::default()),
         },
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: id(group),
             value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: 7 }),
         },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: id(group),
             member_id: id(member),
             value: Some(topics.clone()),
         },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id(group), value: Some(epoch) },
-        ConsumerGroupRecord::CurrentMemberAssignment {
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: id(group), value: Some(epoch) },
+        ModernGroupRecord::CurrentMemberAssignment {
             group_id: id(group),
             member_id: id(member),
             value: Some(CurrentMemberAssignmentValue {
@@ -51,48 +51,44 @@ fn join(group: &str, member: &str, epoch: i32) -> Vec<Record> {
                 pending_revocation: Vec::new(),
             }),
         },
-        ConsumerGroupRecord::RegularExpression {
+        ModernGroupRecord::RegularExpression {
             group_id: id(group),
             regex: id(member),
             value: Some(RegularExpressionValue { topics: vec!["t".into()], version: 1, timestamp_ms: 2 }),
         },
     ]
     .into_iter()
-    .map(Record::Consumer)
+    .map(Record::Modern)
     .collect()
 }
 
 /// The tombstones of a member leaving: assignment, target, metadata, regex.
 fn leave(group: &str, member: &str) -> Vec<Record> {
     [
-        ConsumerGroupRecord::CurrentMemberAssignment {
+        ModernGroupRecord::CurrentMemberAssignment {
             group_id: id(group),
             member_id: id(member),
             value: None,
         },
-        ConsumerGroupRecord::TargetAssignmentMember {
-            group_id: id(group),
-            member_id: id(member),
-            value: None,
-        },
-        ConsumerGroupRecord::MemberMetadata { group_id: id(group), member_id: id(member), value: None },
-        ConsumerGroupRecord::RegularExpression { group_id: id(group), regex: id(member), value: None },
+        ModernGroupRecord::TargetAssignmentMember { group_id: id(group), member_id: id(member), value: None },
+        ModernGroupRecord::MemberMetadata { group_id: id(group), member_id: id(member), value: None },
+        ModernGroupRecord::RegularExpression { group_id: id(group), regex: id(member), value: None },
     ]
     .into_iter()
-    .map(Record::Consumer)
+    .map(Record::Modern)
     .collect()
 }
 
 /// The tombstones of the group-level records.
 fn delete(group: &str) -> Vec<Record> {
     vec![
-        Record::Consumer(ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id(group), value: None }),
-        Record::Consumer(ConsumerGroupRecord::GroupMetadata { group_id: id(group), value: None }),
+        Record::Modern(ModernGroupRecord::TargetAssignmentMetadata { group_id: id(group), value: None }),
+        Record::Modern(ModernGroupRecord::GroupMetadata { group_id: id(group), value: None }),
     ]
 }
 
 #[test]
-fn consumer_records_survive_a_snapshot_and_load_back() {
+fn modern_records_survive_a_snapshot_and_load_back() {
     let cluster = etcd();
     let no_snapshots = EtcdConfig { compact_after_entries: u64::MAX, ..config(&cluster, "consumer") };
     let base = format!("{}/p/{:05}/", no_snapshots.prefix, P.0);

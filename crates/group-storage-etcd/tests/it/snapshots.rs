@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, ConsumerGroupRecord, CoordinatorPartition, GroupMetadataRecord,
-    MemberMetadataRecord, MemoryMetadataStore, MetadataStore, OwnerEpoch, Record, RegularExpressionValue,
+    ConsumerGroupMetadataValue, CoordinatorPartition, GroupMetadataRecord, MemberMetadataRecord,
+    MemoryMetadataStore, MetadataStore, ModernGroupRecord, OwnerEpoch, Record, RegularExpressionValue,
     StorageError,
 };
 use group_storage_etcd::EtcdConfig;
@@ -203,17 +203,17 @@ fn record(op: &Op) -> Record {
         Op::Consumer { group: g, kind, member, n } => {
             let (group_id, member_id): (Arc<str>, Arc<str>) =
                 (Arc::from(group(g)), Arc::from(format!("m{member}")));
-            Record::Consumer(match kind % 3 {
-                0 => ConsumerGroupRecord::GroupMetadata {
+            Record::Modern(match kind % 3 {
+                0 => ModernGroupRecord::GroupMetadata {
                     group_id,
                     value: n.map(|epoch| ConsumerGroupMetadataValue { epoch, metadata_hash: 1 }),
                 },
-                1 => ConsumerGroupRecord::TargetAssignmentMember {
+                1 => ModernGroupRecord::TargetAssignmentMember {
                     group_id,
                     member_id,
                     value: n.map(|n| vec![TopicIdPartitions::new(TopicId::from_u128(n as u128), [n])]),
                 },
-                _ => ConsumerGroupRecord::RegularExpression {
+                _ => ModernGroupRecord::RegularExpression {
                     group_id,
                     regex: member_id,
                     value: n.map(|n| RegularExpressionValue {

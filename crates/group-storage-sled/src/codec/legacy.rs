@@ -71,6 +71,9 @@ pub(crate) enum EncodeError {
     /// Longer than a legacy value may be.
     #[error("the value is {0} bytes, more than the {MAX_VALUE_BYTES} a value may hold")]
     TooLarge(usize),
+    /// A record type that came after the legacy format (share groups).
+    #[error("record type {0} has no legacy form")]
+    NoLegacyForm(i16),
 }
 
 /// The stored shape of an offset, format version 1.

@@ -37,13 +37,13 @@ fn new_values_are_the_shared_codecs() {
     assert_eq!(decode_group("g", &value).ok(), Some(group));
     let error = decode_group("h", &value).unwrap_err();
     assert!(matches!(error, DecodeError::Record(records::DecodeError::OtherGroup { .. })), "{error:?}");
-    let record = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(4) };
-    let value = encode_value(&Record::Consumer(record.clone())).unwrap();
+    let record = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(4) };
+    let value = encode_value(&Record::Modern(record.clone())).unwrap();
     let key =
         ConsumerKey { coordinator: CoordinatorPartition(0), group_id: "g", record_type: 6, sub_key: "" };
     assert_eq!(decode_consumer(&key, Arc::from("g"), &value).ok(), Some(record));
-    let tombstone = ConsumerGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
-    assert!(encode_value(&Record::Consumer(tombstone)).is_none());
+    let tombstone = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
+    assert!(encode_value(&Record::Modern(tombstone)).is_none());
 }
 
 #[test]

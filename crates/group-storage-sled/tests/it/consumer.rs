@@ -7,8 +7,7 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, ConsumerGroupRecord, CoordinatorPartition, MetadataStore, Record,
-    StorageError,
+    ConsumerGroupMetadataValue, CoordinatorPartition, MetadataStore, ModernGroupRecord, Record, StorageError,
 };
 use group_storage_sled::{FlushFaults, PARTITIONS_TREE, SledMetadataStore, SledOptions};
 
@@ -28,7 +27,7 @@ fn consumer_key(p: CoordinatorPartition, group: &str, record_type: i16, sub: &st
 }
 
 fn group_metadata(group: &str, epoch: Option<i32>) -> Record {
-    Record::Consumer(ConsumerGroupRecord::GroupMetadata {
+    Record::Modern(ModernGroupRecord::GroupMetadata {
         group_id: Arc::from(group),
         value: epoch.map(|epoch| ConsumerGroupMetadataValue { epoch, metadata_hash: 258 }),
     })
@@ -36,7 +35,7 @@ fn group_metadata(group: &str, epoch: Option<i32>) -> Record {
 
 /// A member's target assignment (empty), or its tombstone.
 fn target(group: &str, member: &str, present: bool) -> Record {
-    Record::Consumer(ConsumerGroupRecord::TargetAssignmentMember {
+    Record::Modern(ModernGroupRecord::TargetAssignmentMember {
         group_id: Arc::from(group),
         member_id: Arc::from(member),
         value: present.then(Vec::new),
@@ -105,7 +104,7 @@ fn a_removed_group_leaves_no_consumer_key_behind() {
 }
 
 #[test]
-fn bad_consumer_records_are_typed_errors_naming_their_key() {
+fn bad_modern_records_are_typed_errors_naming_their_key() {
     let dir = ScratchDir::new("consumer-corrupt");
     let db = sled::open(dir.db()).unwrap();
     let store = SledMetadataStore::from_db(db.clone()).unwrap();
@@ -175,7 +174,7 @@ fn a_failed_layout_flip_fails_its_append_and_the_next_one_recovers(#[case] sled_
     }
     assert_eq!(layout_record(&dir), [3, 0, 0, 1, 44]);
     let store = SledMetadataStore::open_with_options(dir.db(), SledOptions::new().partitions(300)).unwrap();
-    let expected = ConsumerGroupRecord::GroupMetadata {
+    let expected = ModernGroupRecord::GroupMetadata {
         group_id: Arc::from("g"),
         value: Some(ConsumerGroupMetadataValue { epoch: 2, metadata_hash: 258 }),
     };

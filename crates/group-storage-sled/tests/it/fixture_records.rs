@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, Record, RegularExpressionValue,
-    StoredGroups,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record,
+    RegularExpressionValue, StoredGroups,
 };
 use group_types::{
     ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
@@ -68,11 +68,11 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
     let g: Arc<str> = Arc::from(group_id);
     let m: Arc<str> = Arc::from(member);
     [
-        ConsumerGroupRecord::GroupMetadata {
+        ModernGroupRecord::GroupMetadata {
             group_id: g.clone(),
             value: Some(ConsumerGroupMetadataValue { epoch: n, metadata_hash: 0xfeed_0000 + n as u64 }),
         },
-        ConsumerGroupRecord::MemberMetadata {
+        ModernGroupRecord::MemberMetadata {
             group_id: g.clone(),
             member_id: m.clone(),
             value: Some(Box::new(ConsumerMemberMetadataValue {
@@ -90,13 +90,13 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
                 }),
             })),
         },
-        ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(n) },
-        ConsumerGroupRecord::TargetAssignmentMember {
+        ModernGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(n) },
+        ModernGroupRecord::TargetAssignmentMember {
             group_id: g.clone(),
             member_id: m.clone(),
             value: Some(topics(n)),
         },
-        ConsumerGroupRecord::CurrentMemberAssignment {
+        ModernGroupRecord::CurrentMemberAssignment {
             group_id: g.clone(),
             member_id: m,
             value: Some(CurrentMemberAssignmentValue {
@@ -111,7 +111,7 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
                 pending_revocation: topics(n + 1)[..1].to_vec(),
             }),
         },
-        ConsumerGroupRecord::RegularExpression {
+        ModernGroupRecord::RegularExpression {
             group_id: g,
             regex: Arc::from("^orders-.*"),
             value: Some(RegularExpressionValue {
@@ -122,15 +122,15 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
         },
     ]
     .into_iter()
-    .map(Record::Consumer)
+    .map(Record::Modern)
     .collect()
 }
 
 /// The appends, in order: (the group whose partition is appended to, the
 /// owner epoch, the records).
 pub(crate) fn fixture_appends() -> Vec<(&'static str, u64, Vec<Record>)> {
-    let member_gone = |kind: fn(Arc<str>, Arc<str>) -> ConsumerGroupRecord| {
-        Record::Consumer(kind(Arc::from("kip848"), Arc::from("member-b")))
+    let member_gone = |kind: fn(Arc<str>, Arc<str>) -> ModernGroupRecord| {
+        Record::Modern(kind(Arc::from("kip848"), Arc::from("member-b")))
     };
     vec![
         (
@@ -162,17 +162,17 @@ pub(crate) fn fixture_appends() -> Vec<(&'static str, u64, Vec<Record>)> {
         ("kip848", 2, consumer("kip848", "member-b", 2)),
         ("kip848", 2, {
             let mut records = consumer("kip848", "member-a", 3);
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::MemberMetadata {
+            records.push(member_gone(|group_id, member_id| ModernGroupRecord::MemberMetadata {
                 group_id,
                 member_id,
                 value: None,
             }));
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::TargetAssignmentMember {
+            records.push(member_gone(|group_id, member_id| ModernGroupRecord::TargetAssignmentMember {
                 group_id,
                 member_id,
                 value: None,
             }));
-            records.push(member_gone(|group_id, member_id| ConsumerGroupRecord::CurrentMemberAssignment {
+            records.push(member_gone(|group_id, member_id| ModernGroupRecord::CurrentMemberAssignment {
                 group_id,
                 member_id,
                 value: None,

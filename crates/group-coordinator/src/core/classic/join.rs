@@ -35,6 +35,12 @@ impl CoordinatorCore {
         // case, then finds it once more to change it.
         let exists = match self.groups.get(req.group_id.as_str()) {
             None => false,
+            // A share group is no classic group to join (`GroupMetadataManager.classicGroupJoin`).
+            Some(g) if g.share().is_some() => {
+                let response = join_error(ErrorCode::InconsistentGroupProtocol, "");
+                self.engine.respond(rid, Response::JoinGroup(response));
+                return;
+            }
             Some(_) => match self.consumer_group_ref(&req.group_id) {
                 None => true,
                 Some(cg) if !cg.modern.members.is_empty() => {

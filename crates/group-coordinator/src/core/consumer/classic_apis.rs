@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, Record};
+use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
     DescribedGroup, ErrorCode, GroupId, GroupState, LeaveGroupRequest, LeaveGroupResponse,
     LeaveMemberResponse, ListedGroup, OffsetCommitRequest, OffsetFetchRequest,
@@ -91,28 +91,28 @@ pub(crate) fn deletion_records(group_id: &Arc<str>, cg: &ConsumerGroup) -> Vec<R
     let mut out = Vec::new();
     let id = || group_id.clone();
     for m in cg.modern.members.keys() {
-        out.push(ConsumerGroupRecord::CurrentMemberAssignment {
+        out.push(ModernGroupRecord::CurrentMemberAssignment {
             group_id: id(),
             member_id: m.clone(),
             value: None,
         });
     }
     for m in cg.modern.targets.keys() {
-        out.push(ConsumerGroupRecord::TargetAssignmentMember {
+        out.push(ModernGroupRecord::TargetAssignmentMember {
             group_id: id(),
             member_id: m.clone(),
             value: None,
         });
     }
-    out.push(ConsumerGroupRecord::TargetAssignmentMetadata { group_id: id(), value: None });
+    out.push(ModernGroupRecord::TargetAssignmentMetadata { group_id: id(), value: None });
     for m in cg.modern.members.keys() {
-        out.push(ConsumerGroupRecord::MemberMetadata { group_id: id(), member_id: m.clone(), value: None });
+        out.push(ModernGroupRecord::MemberMetadata { group_id: id(), member_id: m.clone(), value: None });
     }
     for r in cg.regexes.keys() {
-        out.push(ConsumerGroupRecord::RegularExpression { group_id: id(), regex: r.clone(), value: None });
+        out.push(ModernGroupRecord::RegularExpression { group_id: id(), regex: r.clone(), value: None });
     }
-    out.push(ConsumerGroupRecord::GroupMetadata { group_id: id(), value: None });
-    out.into_iter().map(Record::Consumer).collect()
+    out.push(ModernGroupRecord::GroupMetadata { group_id: id(), value: None });
+    out.into_iter().map(Record::Modern).collect()
 }
 
 impl CoordinatorCore {

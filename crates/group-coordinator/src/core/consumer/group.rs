@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, CurrentMemberAssignmentValue};
+use group_offsets::{CurrentMemberAssignmentValue, ModernGroupRecord};
 use group_types::hash::FastMap;
 use group_types::{ConsumerGroupState, ConsumerMemberState, TopicId};
 
@@ -236,15 +236,15 @@ impl ConsumerGroup {
     /// Applies one record (`GroupMetadataManager.replay`). Group-level deletion
     /// (the metadata tombstone) is the caller's: it removes the group. With
     /// `undo`, every change it makes is logged there, oldest first.
-    pub(crate) fn replay(&mut self, record: &ConsumerGroupRecord, mut undo: Option<&mut Vec<Change>>) {
+    pub(crate) fn replay(&mut self, record: &ModernGroupRecord, mut undo: Option<&mut Vec<Change>>) {
         match record {
-            ConsumerGroupRecord::GroupMetadata { value, .. } => {
+            ModernGroupRecord::GroupMetadata { value, .. } => {
                 if let Some(v) = value {
                     let change = self.modern.replay_group_epoch(v.epoch, v.metadata_hash);
                     log(&mut undo, || Change::Modern(change));
                 }
             }
-            ConsumerGroupRecord::MemberMetadata { member_id, value, .. } => {
+            ModernGroupRecord::MemberMetadata { member_id, value, .. } => {
                 self.log_member(&mut undo, member_id);
                 match value {
                     Some(v) => {
@@ -290,17 +290,17 @@ impl ConsumerGroup {
                     }
                 }
             }
-            ConsumerGroupRecord::TargetAssignmentMetadata { value, .. } => {
+            ModernGroupRecord::TargetAssignmentMetadata { value, .. } => {
                 let change = self.modern.replay_assignment_epoch(value.unwrap_or(-1));
                 log(&mut undo, || Change::Modern(change));
             }
-            ConsumerGroupRecord::TargetAssignmentMember { member_id, value, .. } => {
+            ModernGroupRecord::TargetAssignmentMember { member_id, value, .. } => {
                 let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);
                 let target = value.as_deref().map(|v| Held::like(assignment::from_wire(v), assigned));
                 let change = self.modern.replay_target(member_id, target);
                 log(&mut undo, || Change::Modern(change));
             }
-            ConsumerGroupRecord::CurrentMemberAssignment { member_id, value, .. } => {
+            ModernGroupRecord::CurrentMemberAssignment { member_id, value, .. } => {
                 self.log_member(&mut undo, member_id);
                 let mut member = self
                     .modern
@@ -328,7 +328,7 @@ impl ConsumerGroup {
                 self.claim(&mut undo, &member);
                 self.modern.members.insert(member_id.clone(), member);
             }
-            ConsumerGroupRecord::RegularExpression { regex, value, .. } => {
+            ModernGroupRecord::RegularExpression { regex, value, .. } => {
                 let prev = match value {
                     Some(v) => self.regexes.insert(
                         regex.clone(),
@@ -342,6 +342,13 @@ impl ConsumerGroup {
                 };
                 log(&mut undo, || Change::Regex { regex: regex.clone(), prev });
             }
+            // Another kind's records (the core routes them to their own kind).
+            ModernGroupRecord::ShareMemberMetadata { .. }
+            | ModernGroupRecord::ShareGroupMetadata { .. }
+            | ModernGroupRecord::ShareTargetAssignmentMetadata { .. }
+            | ModernGroupRecord::ShareTargetAssignmentMember { .. }
+            | ModernGroupRecord::ShareCurrentMemberAssignment { .. }
+            | ModernGroupRecord::ShareStatePartitionMetadata { .. } => {}
         }
     }
 
@@ -521,7 +528,7 @@ mod tests {
 
     /// One record over a small world: 3 members, 2 instance ids, 2 regexes,
     /// 2 topics of 2 partitions; tombstones included.
-    fn record() -> impl Strategy<Value = ConsumerGroupRecord> {
+    fn record() -> impl Strategy<Value = ModernGroupRecord> {
         let g: Arc<str> = Arc::from("g");
         let member = (0..3u8).prop_map(|m| Arc::<str>::from(format!("m{m}")));
         let partition = (1..3u8, 0..2i32);
@@ -532,7 +539,7 @@ mod tests {
         let g5 = g.clone();
         prop_oneof![
             (0..5i32, any::<u64>()).prop_map(move |(epoch, metadata_hash)| {
-                ConsumerGroupRecord::GroupMetadata {
+                ModernGroupRecord::GroupMetadata {
                     group_id: g.clone(),
                     value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash }),
                 }
@@ -541,7 +548,7 @@ mod tests {
                 member.clone(),
                 proptest::option::of((proptest::option::of(0..2u8), proptest::option::of(0..2u8)))
             )
-                .prop_map(move |(member_id, value)| ConsumerGroupRecord::MemberMetadata {
+                .prop_map(move |(member_id, value)| ModernGroupRecord::MemberMetadata {
                     group_id: g1.clone(),
                     member_id,
                     value: value.map(|(instance, regex)| {
@@ -553,10 +560,10 @@ mod tests {
                     }),
                 }),
             proptest::option::of(0..5i32).prop_map(move |value| {
-                ConsumerGroupRecord::TargetAssignmentMetadata { group_id: g2.clone(), value }
+                ModernGroupRecord::TargetAssignmentMetadata { group_id: g2.clone(), value }
             }),
             (member.clone(), proptest::option::of(proptest::collection::vec(partition.clone(), 0..3)))
-                .prop_map(move |(member_id, value)| ConsumerGroupRecord::TargetAssignmentMember {
+                .prop_map(move |(member_id, value)| ModernGroupRecord::TargetAssignmentMember {
                     group_id: g3.clone(),
                     member_id,
                     value: value.map(|v| parts(&v)),
@@ -570,7 +577,7 @@ mod tests {
                 ))
             )
                 .prop_map(move |(member_id, value)| {
-                    ConsumerGroupRecord::CurrentMemberAssignment {
+                    ModernGroupRecord::CurrentMemberAssignment {
                         group_id: g4.clone(),
                         member_id,
                         value: value.map(|(epoch, assigned, pending)| CurrentMemberAssignmentValue {
@@ -583,7 +590,7 @@ mod tests {
                     }
                 }),
             ((0..2u8), proptest::option::of(0..3i64)).prop_map(move |(r, value)| {
-                ConsumerGroupRecord::RegularExpression {
+                ModernGroupRecord::RegularExpression {
                     group_id: g5.clone(),
                     regex: Arc::from(format!("r{r}")),
                     value: value.map(|v| RegularExpressionValue {
@@ -601,12 +608,12 @@ mod tests {
     #[test]
     fn a_settled_member_shares_its_target() {
         let id: Arc<str> = Arc::from("m");
-        let target = ConsumerGroupRecord::TargetAssignmentMember {
+        let target = ModernGroupRecord::TargetAssignmentMember {
             group_id: Arc::from("g"),
             member_id: id.clone(),
             value: Some(parts(&[(1, 0), (1, 1)])),
         };
-        let current = ConsumerGroupRecord::CurrentMemberAssignment {
+        let current = ModernGroupRecord::CurrentMemberAssignment {
             group_id: Arc::from("g"),
             member_id: id.clone(),
             value: Some(CurrentMemberAssignmentValue {
@@ -696,7 +703,7 @@ mod tests {
             }
             prop_assert_eq!(fingerprint(&plain), fingerprint(&logged));
             prop_assert_eq!(undo.is_empty(), records.is_empty() || records.iter().all(|r| matches!(
-                r, ConsumerGroupRecord::GroupMetadata { value: None, .. }
+                r, ModernGroupRecord::GroupMetadata { value: None, .. }
             )));
         }
     }

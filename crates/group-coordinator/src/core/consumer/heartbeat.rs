@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue, Record};
+use group_offsets::{ConsumerGroupMetadataValue, ConsumerMemberMetadataValue, ModernGroupRecord, Record};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerMemberState, ErrorCode,
     JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberId,
@@ -63,6 +63,9 @@ impl CoordinatorCore {
         match self.groups.get(group_id) {
             None if epoch == JOIN_GROUP_MEMBER_EPOCH => Ok(self.new_work(group_id, Origin::New)),
             None => Err(refuse(ErrorCode::GroupIdNotFound, format!("Consumer group {group_id} not found."))),
+            Some(g) if g.share().is_some() => {
+                Err(refuse(ErrorCode::GroupIdNotFound, format!("Group {group_id} is not a consumer group.")))
+            }
             Some(g) if epoch == JOIN_GROUP_MEMBER_EPOCH && !g.has_members() => {
                 // Offline migration: an empty classic group is replaced, its
                 // offsets kept (§8.1), whatever the migration policy says.
@@ -306,7 +309,7 @@ impl CoordinatorCore {
         // Step 7: the member's metadata record.
         if is_new || updated.meta != stored.meta {
             let value = Box::new(normalized(updated.meta.to_value()));
-            work.emit(ConsumerGroupRecord::MemberMetadata {
+            work.emit(ModernGroupRecord::MemberMetadata {
                 group_id: group_id.clone(),
                 member_id: member_id.clone(),
                 value: Some(value),
@@ -327,7 +330,7 @@ impl CoordinatorCore {
         }
         if bump {
             let epoch = work.cg.modern.group_epoch + 1;
-            work.emit(ConsumerGroupRecord::GroupMetadata {
+            work.emit(ModernGroupRecord::GroupMetadata {
                 group_id: group_id.clone(),
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });
@@ -433,27 +436,27 @@ impl CoordinatorCore {
         let target = work.cg.target(&old.id).clone();
         // The old member's timers stay armed (`replaceMember`): if the write fails
         // it is back, and otherwise they find it gone and do nothing.
-        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+        work.emit(ModernGroupRecord::CurrentMemberAssignment {
             group_id: group_id.clone(),
             member_id: old.id.clone(),
             value: None,
         });
-        work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+        work.emit(ModernGroupRecord::TargetAssignmentMember {
             group_id: group_id.clone(),
             member_id: old.id.clone(),
             value: None,
         });
-        work.emit(ConsumerGroupRecord::MemberMetadata {
+        work.emit(ModernGroupRecord::MemberMetadata {
             group_id: group_id.clone(),
             member_id: old.id.clone(),
             value: None,
         });
-        work.emit(ConsumerGroupRecord::MemberMetadata {
+        work.emit(ModernGroupRecord::MemberMetadata {
             group_id: group_id.clone(),
             member_id: new_id.clone(),
             value: Some(Box::new(normalized(old.meta.to_value()))),
         });
-        work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+        work.emit(ModernGroupRecord::TargetAssignmentMember {
             group_id: group_id.clone(),
             member_id: new_id.clone(),
             value: Some(assignment::to_wire(&target)),
@@ -461,7 +464,7 @@ impl CoordinatorCore {
         let mut value = old.assignment_value();
         value.member_epoch = 0;
         value.previous_member_epoch = 0;
-        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+        work.emit(ModernGroupRecord::CurrentMemberAssignment {
             group_id,
             member_id: new_id.clone(),
             value: Some(value),
@@ -508,7 +511,7 @@ impl CoordinatorCore {
             assigned: assignment::to_wire(&next.assigned),
             pending_revocation: assignment::to_wire(&next.pending_revocation),
         };
-        work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+        work.emit(ModernGroupRecord::CurrentMemberAssignment {
             group_id: group_id.clone(),
             member_id: member_id.clone(),
             value: Some(value),
@@ -585,7 +588,7 @@ impl CoordinatorCore {
                 // Only the epoch changes (the previous epoch stays).
                 value.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
                 value.pending_revocation = Vec::new();
-                work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+                work.emit(ModernGroupRecord::CurrentMemberAssignment {
                     group_id: work.group_id.clone(),
                     member_id: member_id.clone(),
                     value: Some(value),
@@ -611,17 +614,17 @@ impl CoordinatorCore {
             {
                 regexes.push(Arc::from(regex));
             }
-            work.emit(ConsumerGroupRecord::CurrentMemberAssignment {
+            work.emit(ModernGroupRecord::CurrentMemberAssignment {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
                 value: None,
             });
-            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+            work.emit(ModernGroupRecord::TargetAssignmentMember {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
                 value: None,
             });
-            work.emit(ConsumerGroupRecord::MemberMetadata {
+            work.emit(ModernGroupRecord::MemberMetadata {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
                 value: None,
@@ -630,7 +633,7 @@ impl CoordinatorCore {
         // `maybeDeleteResolvedRegularExpressions`: the regexes nobody left uses.
         for regex in regexes {
             if !work.cg.modern.members.values_any_order().any(|m| m.regex() == Some(&*regex)) {
-                work.emit(ConsumerGroupRecord::RegularExpression {
+                work.emit(ModernGroupRecord::RegularExpression {
                     group_id: group_id.clone(),
                     regex,
                     value: None,
@@ -639,7 +642,7 @@ impl CoordinatorCore {
         }
         let (_, hash) = self.refresh_subscription(work);
         let epoch = work.cg.modern.group_epoch + 1;
-        work.emit(ConsumerGroupRecord::GroupMetadata {
+        work.emit(ModernGroupRecord::GroupMetadata {
             group_id,
             value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
         });

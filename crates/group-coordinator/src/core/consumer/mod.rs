@@ -29,7 +29,7 @@ mod validate;
 
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupRecord, Record};
+use group_offsets::{ModernGroupRecord, Record};
 
 pub(crate) use self::classic::{to_ids, to_names};
 pub(crate) use self::classic_apis::{
@@ -62,7 +62,7 @@ pub(crate) struct Work {
     /// How to undo what the records changed, oldest first (kept for a group
     /// that existed before the request; a new one is removed whole).
     pub(crate) changes: Vec<Change>,
-    records: Vec<ConsumerGroupRecord>,
+    records: Vec<ModernGroupRecord>,
     /// Classic records that come first (the tombstone of a replaced classic group).
     pub(crate) prefix: Vec<Record>,
     pub(crate) timers: Vec<TimerOp>,
@@ -94,7 +94,7 @@ pub(crate) fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<T
 
 impl Work {
     /// Emits one record: applies it to the group and keeps it for the write.
-    pub(crate) fn emit(&mut self, record: ConsumerGroupRecord) {
+    pub(crate) fn emit(&mut self, record: ModernGroupRecord) {
         if let Some(event) = self.event_of(&record) {
             self.events.push(event);
         }
@@ -105,26 +105,26 @@ impl Work {
 
     /// What `record` changes, as an event (read before it is applied: a member's
     /// metadata record makes a join only if the member is not there yet).
-    fn event_of(&self, record: &ConsumerGroupRecord) -> Option<crate::GroupEvent> {
+    fn event_of(&self, record: &ModernGroupRecord) -> Option<crate::GroupEvent> {
         use crate::GroupEvent as E;
         let group_id = self.group_id.clone();
         let known = |member: &Arc<str>| self.cg.modern.members.contains_key(member);
         Some(match record {
-            ConsumerGroupRecord::MemberMetadata { member_id, value: Some(_), .. } if !known(member_id) => {
+            ModernGroupRecord::MemberMetadata { member_id, value: Some(_), .. } if !known(member_id) => {
                 E::ConsumerMemberJoined { group_id, member_id: member_id.clone() }
             }
-            ConsumerGroupRecord::MemberMetadata { member_id, value: None, .. } if known(member_id) => {
+            ModernGroupRecord::MemberMetadata { member_id, value: None, .. } if known(member_id) => {
                 E::ConsumerMemberRemoved { group_id, member_id: member_id.clone(), reason: self.removal }
             }
-            ConsumerGroupRecord::GroupMetadata { value: Some(v), .. }
+            ModernGroupRecord::GroupMetadata { value: Some(v), .. }
                 if v.epoch != self.cg.modern.group_epoch =>
             {
                 E::ConsumerGroupEpochBumped { group_id, epoch: v.epoch }
             }
-            ConsumerGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
+            ModernGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
                 E::ConsumerTargetAssignment { group_id, epoch: *epoch }
             }
-            ConsumerGroupRecord::CurrentMemberAssignment { member_id, value: Some(v), .. } => {
+            ModernGroupRecord::CurrentMemberAssignment { member_id, value: Some(v), .. } => {
                 let count = |t: &[group_types::TopicIdPartitions]| t.iter().map(|t| t.partitions.len()).sum();
                 E::ConsumerMemberAssignment {
                     group_id,
@@ -257,7 +257,7 @@ impl CoordinatorCore {
             return;
         }
         let mut all = prefix;
-        all.extend(records.into_iter().map(Record::Consumer));
+        all.extend(records.into_iter().map(Record::Modern));
         let pending = pending_for(answer, retry);
         self.write_group_records(&group_id, all, pending);
     }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use group_offsets::{ConsumerGroupMetadataValue, ConsumerGroupRecord, RegularExpressionValue};
+use group_offsets::{ConsumerGroupMetadataValue, ModernGroupRecord, RegularExpressionValue};
 use group_types::ErrorCode;
 
 use super::Work;
@@ -110,7 +110,7 @@ impl CoordinatorCore {
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
         {
-            work.emit(ConsumerGroupRecord::RegularExpression {
+            work.emit(ModernGroupRecord::RegularExpression {
                 group_id: work.group_id.clone(),
                 regex: Arc::from(old),
                 value: None,
@@ -183,7 +183,7 @@ impl CoordinatorCore {
             if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != matched) {
                 changed = true;
             }
-            work.emit(ConsumerGroupRecord::RegularExpression {
+            work.emit(ModernGroupRecord::RegularExpression {
                 group_id: work.group_id.clone(),
                 regex: Arc::from(source.as_str()),
                 value: Some(RegularExpressionValue {
@@ -196,7 +196,7 @@ impl CoordinatorCore {
         let (hash_changed, hash) = self.refresh_subscription(&mut work);
         if changed || hash_changed {
             let epoch = work.cg.modern.group_epoch + 1;
-            work.emit(ConsumerGroupRecord::GroupMetadata {
+            work.emit(ModernGroupRecord::GroupMetadata {
                 group_id: work.group_id.clone(),
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, SubscribedTopicDescriber};
-use group_offsets::ConsumerGroupRecord;
+use group_offsets::ModernGroupRecord;
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
@@ -111,14 +111,14 @@ impl CoordinatorCore {
             })
             .collect();
         for (id, value) in changed {
-            work.emit(ConsumerGroupRecord::TargetAssignmentMember {
+            work.emit(ModernGroupRecord::TargetAssignmentMember {
                 group_id: group_id.clone(),
                 member_id: id.clone(),
                 value: Some(value),
             });
         }
         let epoch = work.cg.modern.group_epoch;
-        work.emit(ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
+        work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
         Ok(())
     }
 }

@@ -311,8 +311,8 @@ mod tests {
         proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 0..4)
     }
 
-    fn metadata(m: usize, names: Option<&[&str]>) -> group_offsets::ConsumerGroupRecord {
-        group_offsets::ConsumerGroupRecord::MemberMetadata {
+    fn metadata(m: usize, names: Option<&[&str]>) -> group_offsets::ModernGroupRecord {
+        group_offsets::ModernGroupRecord::MemberMetadata {
             group_id: Arc::from("g"),
             member_id: Arc::from(format!("m{m}")),
             value: names.map(|names| {

@@ -190,9 +190,12 @@ impl CoordinatorCore {
             eng.respond(rid, top(ErrorCode::InvalidGroupId));
             return;
         }
-        let Some((group_id, kind)) =
-            self.groups.get_key_value(req.group_id.as_str()).filter(|(_, g)| !g.is_dead())
+        let Some((group_id, kind)) = self
+            .groups
+            .get_key_value(req.group_id.as_str())
+            .filter(|(_, g)| !g.is_dead() && g.share().is_none())
         else {
+            // A share group keeps no offsets (`ShareGroup.validateOffsetDelete`).
             eng.respond(rid, top(ErrorCode::GroupIdNotFound));
             return;
         };

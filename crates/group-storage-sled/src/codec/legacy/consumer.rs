@@ -12,8 +12,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerGroupRecord, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, RegularExpressionValue, record_type,
+    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, record_type,
 };
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 use serde::{Deserialize, Serialize};
@@ -97,23 +97,23 @@ struct TopicPartitionsV1 {
 }
 
 /// Encodes a consumer-group record's value; `None` for a tombstone.
-pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec<u8>>, EncodeError> {
+pub(crate) fn encode_consumer(record: &ModernGroupRecord) -> Result<Option<Vec<u8>>, EncodeError> {
     let v = CONSUMER_FORMAT_V1;
     match record {
-        ConsumerGroupRecord::GroupMetadata { value, .. } => value
+        ModernGroupRecord::GroupMetadata { value, .. } => value
             .map(|m| encode(v, &GroupMetadataV1 { epoch: m.epoch, metadata_hash: m.metadata_hash }))
             .transpose(),
-        ConsumerGroupRecord::MemberMetadata { value, .. } => {
+        ModernGroupRecord::MemberMetadata { value, .. } => {
             value.as_deref().map(|m| encode(v, &member_metadata_v1(m))).transpose()
         }
-        ConsumerGroupRecord::TargetAssignmentMetadata { value, .. } => value
+        ModernGroupRecord::TargetAssignmentMetadata { value, .. } => value
             .map(|assignment_epoch| encode(v, &TargetAssignmentMetadataV1 { assignment_epoch }))
             .transpose(),
-        ConsumerGroupRecord::TargetAssignmentMember { value, .. } => value
+        ModernGroupRecord::TargetAssignmentMember { value, .. } => value
             .as_deref()
             .map(|t| encode(v, &TargetAssignmentMemberV1 { topic_partitions: partitions_v1(t) }))
             .transpose(),
-        ConsumerGroupRecord::CurrentMemberAssignment { value, .. } => value
+        ModernGroupRecord::CurrentMemberAssignment { value, .. } => value
             .as_ref()
             .map(|a| {
                 encode(
@@ -128,7 +128,7 @@ pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec
                 )
             })
             .transpose(),
-        ConsumerGroupRecord::RegularExpression { value, .. } => value
+        ModernGroupRecord::RegularExpression { value, .. } => value
             .as_ref()
             .map(|r| {
                 encode(
@@ -141,6 +141,14 @@ pub(crate) fn encode_consumer(record: &ConsumerGroupRecord) -> Result<Option<Vec
                 )
             })
             .transpose(),
+        ModernGroupRecord::ShareMemberMetadata { .. }
+        | ModernGroupRecord::ShareGroupMetadata { .. }
+        | ModernGroupRecord::ShareTargetAssignmentMetadata { .. }
+        | ModernGroupRecord::ShareTargetAssignmentMember { .. }
+        | ModernGroupRecord::ShareCurrentMemberAssignment { .. }
+        | ModernGroupRecord::ShareStatePartitionMetadata { .. } => {
+            Err(EncodeError::NoLegacyForm(record.record_type()))
+        }
     }
 }
 
@@ -153,7 +161,7 @@ pub(crate) fn decode_consumer(
     group_id: Arc<str>,
     sub_key: &str,
     bytes: &[u8],
-) -> Result<ConsumerGroupRecord, DecodeError> {
+) -> Result<ModernGroupRecord, DecodeError> {
     let group_level =
         matches!(record_type, record_type::GROUP_METADATA | record_type::TARGET_ASSIGNMENT_METADATA);
     if group_level && !sub_key.is_empty() {
@@ -173,21 +181,21 @@ pub(crate) fn decode_consumer(
             let stored: GroupMetadataV1 = decode(body)?;
             let value =
                 ConsumerGroupMetadataValue { epoch: stored.epoch, metadata_hash: stored.metadata_hash };
-            ConsumerGroupRecord::GroupMetadata { group_id, value: Some(value) }
+            ModernGroupRecord::GroupMetadata { group_id, value: Some(value) }
         }
         record_type::MEMBER_METADATA => {
             let stored: MemberMetadataV1 = decode(body)?;
             let value = Some(Box::new(member_metadata(stored)));
-            ConsumerGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
+            ModernGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
         }
         record_type::TARGET_ASSIGNMENT_METADATA => {
             let stored: TargetAssignmentMetadataV1 = decode(body)?;
-            ConsumerGroupRecord::TargetAssignmentMetadata { group_id, value: Some(stored.assignment_epoch) }
+            ModernGroupRecord::TargetAssignmentMetadata { group_id, value: Some(stored.assignment_epoch) }
         }
         record_type::TARGET_ASSIGNMENT_MEMBER => {
             let stored: TargetAssignmentMemberV1 = decode(body)?;
             let value = Some(partitions(stored.topic_partitions));
-            ConsumerGroupRecord::TargetAssignmentMember { group_id, member_id: sub(), value }
+            ModernGroupRecord::TargetAssignmentMember { group_id, member_id: sub(), value }
         }
         record_type::CURRENT_MEMBER_ASSIGNMENT => {
             let stored: CurrentMemberAssignmentV1 = decode(body)?;
@@ -198,7 +206,7 @@ pub(crate) fn decode_consumer(
                 assigned: partitions(stored.assigned),
                 pending_revocation: partitions(stored.pending_revocation),
             };
-            ConsumerGroupRecord::CurrentMemberAssignment { group_id, member_id: sub(), value: Some(value) }
+            ModernGroupRecord::CurrentMemberAssignment { group_id, member_id: sub(), value: Some(value) }
         }
         record_type::REGULAR_EXPRESSION => {
             let stored: RegularExpressionV1 = decode(body)?;
@@ -207,7 +215,7 @@ pub(crate) fn decode_consumer(
                 version: stored.version,
                 timestamp_ms: stored.timestamp_ms,
             };
-            ConsumerGroupRecord::RegularExpression { group_id, regex: sub(), value: Some(value) }
+            ModernGroupRecord::RegularExpression { group_id, regex: sub(), value: Some(value) }
         }
         other => return Err(unknown_type(other)),
     })

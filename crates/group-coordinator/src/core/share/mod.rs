@@ -1,0 +1,66 @@
+//! KIP-932 share groups: a third kind of group (`GroupKind::Share`), a peer of
+//! the classic and consumer kinds, built on what the modern kinds share
+//! (`core/modern/`, Kafka's `ModernGroup` under `ShareGroup`).
+//!
+//! A share group changes, as a consumer group does, only by replaying its
+//! records (`GroupMetadataManager.replay` for the `ShareGroup*` records), so
+//! loading one is replaying its records. What is here: the group as its records
+//! describe it (members, targets, epochs, and which share partitions are
+//! initializing, initialized or being deleted at the share coordinator), its
+//! replay, and what the other kinds' APIs answer about it (a share group is not
+//! a classic or consumer group: `ShareGroup.validateOffsetCommit` and friends).
+
+mod group;
+
+pub(crate) use self::group::ShareGroup;
+
+use group_offsets::{ModernGroupRecord, Record};
+use group_types::{GroupId, ListedGroup};
+use std::sync::Arc;
+
+/// The ListGroups entry of a share group (KIP-1043: type `share`, protocol
+/// type `share`, state Empty or Stable).
+pub(crate) fn listed(group_id: &str, g: &ShareGroup) -> ListedGroup {
+    ListedGroup {
+        group_id: GroupId::from(group_id),
+        protocol_type: "share".to_owned(),
+        group_state: g.state_name().to_owned(),
+        group_type: "share".to_owned(),
+    }
+}
+
+/// The records deleting share group `group_id` (`ShareGroup.createGroupTombstoneRecords`):
+/// every member's three records, the assignment epoch, the share-state record
+/// and the group epoch last.
+pub(crate) fn deletion_records(group_id: &Arc<str>, g: &ShareGroup) -> Vec<Record> {
+    let id = || group_id.clone();
+    let mut out = Vec::new();
+    for m in g.modern.members.keys() {
+        out.push(ModernGroupRecord::ShareCurrentMemberAssignment {
+            group_id: id(),
+            member_id: m.clone(),
+            value: None,
+        });
+    }
+    for m in g.modern.targets.keys() {
+        out.push(ModernGroupRecord::ShareTargetAssignmentMember {
+            group_id: id(),
+            member_id: m.clone(),
+            value: None,
+        });
+    }
+    out.push(ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: id(), value: None });
+    for m in g.modern.members.keys() {
+        out.push(ModernGroupRecord::ShareMemberMetadata {
+            group_id: id(),
+            member_id: m.clone(),
+            value: None,
+        });
+    }
+    out.push(ModernGroupRecord::ShareStatePartitionMetadata { group_id: id(), value: None });
+    out.push(ModernGroupRecord::ShareGroupMetadata { group_id: id(), value: None });
+    out.into_iter().map(Record::Modern).collect()
+}
+
+#[cfg(test)]
+mod tests;

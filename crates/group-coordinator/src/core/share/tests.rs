@@ -1,0 +1,244 @@
+//! Share groups loaded from their records, and what the other kinds' APIs
+//! answer about one (Kafka 4.2.1's answers, as the share oracle recorded them:
+//! scripts `17`, `19`, `24`, `25` and `26` of `shared/oracle-share`).
+
+use std::sync::Arc;
+
+use group_offsets::{
+    ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberAssignmentValue,
+    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, fold,
+};
+use group_types::{
+    ConsumerGroupHeartbeatRequest, ConsumerMemberState, DeleteGroupsRequest, DescribeGroupsRequest, GroupId,
+    JoinGroupRequest, ListGroupsRequest, MemberId, OffsetCommitData, OffsetCommitRequest,
+    OffsetDeleteRequest, OffsetFetchRequest, TopicId, TopicIdPartitions,
+};
+use rstest::rstest;
+
+use crate::config::CoordinatorConfig;
+use crate::core::{CoordinatorCore, GroupKind, Request, RequestId, Response};
+
+const FOO: TopicId = TopicId([7; 16]);
+
+fn id(s: &str) -> Arc<str> {
+    Arc::from(s)
+}
+
+/// The records Kafka writes for a share group `g` at epoch 2 whose members
+/// (`members`) each hold foo 0-1, with foo initialized.
+fn share_group(members: &[&str]) -> Vec<Record> {
+    let g = || id("g");
+    let mut out = vec![ModernGroupRecord::ShareGroupMetadata {
+        group_id: g(),
+        value: Some(ConsumerGroupMetadataValue { epoch: 2, metadata_hash: 9 }),
+    }];
+    for m in members {
+        out.push(ModernGroupRecord::ShareMemberMetadata {
+            group_id: g(),
+            member_id: id(m),
+            value: Some(Box::new(ShareMemberMetadataValue {
+                rack_id: None,
+                client_id: "consumer".into(),
+                client_host: "/127.0.0.1".into(),
+                subscribed_topic_names: vec!["foo".into()],
+            })),
+        });
+        out.push(ModernGroupRecord::ShareTargetAssignmentMember {
+            group_id: g(),
+            member_id: id(m),
+            value: Some(vec![TopicIdPartitions::new(FOO, [0, 1])]),
+        });
+    }
+    out.push(ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g(), value: Some(2) });
+    for m in members {
+        out.push(ModernGroupRecord::ShareCurrentMemberAssignment {
+            group_id: g(),
+            member_id: id(m),
+            value: Some(ShareMemberAssignmentValue {
+                member_epoch: 2,
+                previous_member_epoch: 1,
+                state: ConsumerMemberState::Stable,
+                assigned: vec![TopicIdPartitions::new(FOO, [0, 1])],
+            }),
+        });
+    }
+    out.push(ModernGroupRecord::ShareStatePartitionMetadata {
+        group_id: g(),
+        value: Some(Box::new(ShareStatePartitionMetadataValue {
+            initialized: vec![ShareTopicPartitions {
+                topic_id: FOO,
+                topic_name: "foo".into(),
+                partitions: vec![0, 1],
+            }],
+            ..ShareStatePartitionMetadataValue::default()
+        })),
+    });
+    out.into_iter().map(Record::Modern).collect()
+}
+
+/// A core that loaded the fold of `records`, as a restart does.
+fn loaded(records: Vec<Record>) -> CoordinatorCore {
+    let mut core = CoordinatorCore::new(CoordinatorConfig::default());
+    let _ = core.load(0, fold(records));
+    core
+}
+
+fn answer(core: &mut CoordinatorCore, request: Request) -> Response {
+    let effects = core.handle(100, RequestId(1), request);
+    effects.responses.into_iter().find(|(rid, _)| *rid == RequestId(1)).expect("an answer").1
+}
+
+#[rstest]
+#[case::with_members(&["m1", "m2"], "Stable")]
+#[case::empty(&[], "Empty")]
+fn a_loaded_share_group_is_what_its_records_say(#[case] members: &[&str], #[case] state: &str) {
+    let core = loaded(share_group(members));
+    let Some(GroupKind::Share(g)) = core.groups.get("g") else { panic!("g is not a share group") };
+    assert_eq!((g.modern.group_epoch, g.modern.assignment_epoch, g.modern.metadata_hash), (2, 2, 9));
+    assert_eq!(g.modern.members.len(), members.len());
+    for m in members {
+        let member = g.modern.members.get(m).expect("a member");
+        assert_eq!((member.member_epoch, member.previous_member_epoch), (2, 1));
+        assert_eq!(member.subscribed_topic_names, ["foo"]);
+        assert_eq!(
+            crate::core::modern::assignment::to_wire(&member.assigned),
+            [TopicIdPartitions::new(FOO, [0, 1])]
+        );
+    }
+    assert_eq!(g.share_state.as_ref().map(|s| s.initialized.len()), Some(1));
+    assert_eq!(g.state_name(), state);
+    let listed = core.listed_groups(&ListGroupsRequest::default());
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].group_type.as_str(), listed[0].protocol_type.as_str(), listed[0].group_state.as_str()),
+        ("share", "share", state)
+    );
+}
+
+#[test]
+fn a_member_tombstone_and_the_group_tombstone_remove_what_they_key() {
+    // A leave's tombstones (`shareGroupFenceMember`): the member's three keys.
+    let mut records = share_group(&["m1", "m2"]);
+    records.extend(
+        [
+            ModernGroupRecord::ShareCurrentMemberAssignment {
+                group_id: id("g"),
+                member_id: id("m2"),
+                value: None,
+            },
+            ModernGroupRecord::ShareTargetAssignmentMember {
+                group_id: id("g"),
+                member_id: id("m2"),
+                value: None,
+            },
+            ModernGroupRecord::ShareMemberMetadata { group_id: id("g"), member_id: id("m2"), value: None },
+        ]
+        .map(Record::Modern),
+    );
+    let core = loaded(records.clone());
+    let g = core.groups.get("g").and_then(GroupKind::share).expect("a share group");
+    assert_eq!(g.modern.members.keys().map(|k| &**k).collect::<Vec<_>>(), ["m1"]);
+    // The deletion records of the group remove every key it has.
+    records.extend(core.groups["g"].deletion_records(&id("g")));
+    assert!(loaded(records).groups.is_empty());
+}
+
+#[rstest]
+#[case::consumer_heartbeat_at_epoch_0(
+    Request::ConsumerGroupHeartbeat(Box::new(ConsumerGroupHeartbeatRequest {
+        group_id: GroupId::from("g"),
+        member_id: MemberId::from("c1"),
+        rebalance_timeout_ms: 5_000,
+        subscribed_topic_names: Some(vec!["foo".into()]),
+        topic_partitions: Some(Vec::new()),
+        ..ConsumerGroupHeartbeatRequest::default()
+    })),
+    "GROUP_ID_NOT_FOUND Group g is not a consumer group."
+)]
+#[case::classic_join(
+    Request::JoinGroup(JoinGroupRequest { group_id: GroupId::from("g"), ..JoinGroupRequest::default() }),
+    "INCONSISTENT_GROUP_PROTOCOL"
+)]
+#[case::admin_commit(
+    Request::OffsetCommit(OffsetCommitRequest { group_id: GroupId::from("g"), ..OffsetCommitRequest::default() }
+        .with_offset("foo", 0, OffsetCommitData::new(5))),
+    "GROUP_ID_NOT_FOUND"
+)]
+#[case::offset_fetch(
+    Request::OffsetFetch(OffsetFetchRequest { group_id: GroupId::from("g"), ..OffsetFetchRequest::default() }),
+    "GROUP_ID_NOT_FOUND"
+)]
+#[case::offset_delete(
+    Request::OffsetDelete(OffsetDeleteRequest { group_id: "g".into(), topics: [("foo".to_owned(), vec![0])].into() }),
+    "GROUP_ID_NOT_FOUND"
+)]
+#[case::classic_describe(
+    Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![GroupId::from("g")], api_version: 6 }),
+    "GROUP_ID_NOT_FOUND Group g is not a classic group. Dead"
+)]
+#[case::delete_with_members(
+    Request::DeleteGroups(DeleteGroupsRequest { group_ids: vec![GroupId::from("g")] }),
+    "NON_EMPTY_GROUP"
+)]
+fn other_kinds_apis_refuse_a_share_group(#[case] request: Request, #[case] expected: &str) {
+    let mut core = loaded(share_group(&["m1"]));
+    let got = match answer(&mut core, request) {
+        Response::ConsumerGroupHeartbeat(r) => {
+            format!("{} {}", r.error_code.name(), r.error_message.unwrap_or_default())
+        }
+        Response::JoinGroup(r) => r.error_code.name().to_owned(),
+        Response::OffsetCommit(r) => {
+            let codes: Vec<_> = r.iter().map(|(_, _, c)| c.name()).collect();
+            assert_eq!(codes.len(), 1);
+            codes[0].to_owned()
+        }
+        Response::OffsetFetch(r) => r.error_code.name().to_owned(),
+        Response::OffsetDelete(r) => r.error_code.name().to_owned(),
+        Response::DescribeGroups(r) => {
+            let g = &r.groups[0];
+            format!(
+                "{} {} {}",
+                g.error_code.name(),
+                g.error_message.clone().unwrap_or_default(),
+                g.group_state
+            )
+        }
+        Response::DeleteGroups(r) => r.results[0].error_code.name().to_owned(),
+        other => panic!("unexpected answer {other:?}"),
+    };
+    assert_eq!(got, expected);
+    // Nothing was written, and the group is still the share group it was.
+    let g = core.groups.get("g").and_then(GroupKind::share).expect("still a share group");
+    assert_eq!(g.modern.members.len(), 1);
+}
+
+/// An empty group of another kind is replaced by a consumer group's first
+/// heartbeat (offline migration); an empty share group is not.
+#[test]
+fn a_consumer_heartbeat_does_not_replace_an_empty_share_group() {
+    let mut core = loaded(share_group(&[]));
+    let request = Request::ConsumerGroupHeartbeat(Box::new(ConsumerGroupHeartbeatRequest {
+        group_id: GroupId::from("g"),
+        member_id: MemberId::from("c1"),
+        rebalance_timeout_ms: 5_000,
+        subscribed_topic_names: Some(vec!["foo".into()]),
+        topic_partitions: Some(Vec::new()),
+        ..ConsumerGroupHeartbeatRequest::default()
+    }));
+    let Response::ConsumerGroupHeartbeat(r) = answer(&mut core, request) else { panic!("another answer") };
+    assert_eq!(r.error_message.as_deref(), Some("Group g is not a consumer group."));
+    assert!(core.groups.get("g").and_then(GroupKind::share).is_some());
+}
+
+#[test]
+fn an_empty_share_group_is_deleted_with_a_tombstone_for_every_key() {
+    let mut core = loaded(share_group(&[]));
+    let request = Request::DeleteGroups(DeleteGroupsRequest { group_ids: vec![GroupId::from("g")] });
+    let effects = core.handle(100, RequestId(1), request);
+    let written: Vec<Record> = effects.writes.iter().flat_map(|w| w.records.iter().cloned()).collect();
+    assert!(written.iter().all(|r| matches!(r, Record::Modern(m) if m.is_tombstone())), "{written:?}");
+    let mut records = share_group(&[]);
+    records.extend(written);
+    assert!(fold(records).consumer.is_empty(), "a key outlived the deletion");
+    assert!(!core.groups.contains_key("g"));
+}

@@ -1,0 +1,373 @@
+//! What the coordinator persists about the modern kinds of group, KIP-848
+//! consumer groups (`kip848-semantics.md` §9.1) and KIP-932 share groups: one
+//! record per key, the latest replacing the earlier, `value: None` a
+//! tombstone. A key is Kafka's: (record type, group, member id or regex), so a
+//! kind's records never meet another kind's.
+
+use std::sync::Arc;
+
+use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
+use serde::{Deserialize, Serialize};
+
+/// Kafka's record type numbers, which name each kind's key space.
+pub mod record_type {
+    /// `ConsumerGroupMetadata`.
+    pub const GROUP_METADATA: i16 = 3;
+    /// `ConsumerGroupMemberMetadata`.
+    pub const MEMBER_METADATA: i16 = 5;
+    /// `ConsumerGroupTargetAssignmentMetadata`.
+    pub const TARGET_ASSIGNMENT_METADATA: i16 = 6;
+    /// `ConsumerGroupTargetAssignmentMember`.
+    pub const TARGET_ASSIGNMENT_MEMBER: i16 = 7;
+    /// `ConsumerGroupCurrentMemberAssignment`.
+    pub const CURRENT_MEMBER_ASSIGNMENT: i16 = 8;
+    /// `ConsumerGroupRegularExpression`.
+    pub const REGULAR_EXPRESSION: i16 = 16;
+    /// `ShareGroupMemberMetadata`.
+    pub const SHARE_MEMBER_METADATA: i16 = 10;
+    /// `ShareGroupMetadata`.
+    pub const SHARE_GROUP_METADATA: i16 = 11;
+    /// `ShareGroupTargetAssignmentMetadata`.
+    pub const SHARE_TARGET_ASSIGNMENT_METADATA: i16 = 12;
+    /// `ShareGroupTargetAssignmentMember`.
+    pub const SHARE_TARGET_ASSIGNMENT_MEMBER: i16 = 13;
+    /// `ShareGroupCurrentMemberAssignment`.
+    pub const SHARE_CURRENT_MEMBER_ASSIGNMENT: i16 = 14;
+    /// `ShareGroupStatePartitionMetadata`.
+    pub const SHARE_STATE_PARTITION_METADATA: i16 = 15;
+
+    /// True for the kinds keyed by the group alone (no member id or regex).
+    pub const fn is_group_level(record_type: i16) -> bool {
+        matches!(
+            record_type,
+            GROUP_METADATA
+                | TARGET_ASSIGNMENT_METADATA
+                | SHARE_GROUP_METADATA
+                | SHARE_TARGET_ASSIGNMENT_METADATA
+                | SHARE_STATE_PARTITION_METADATA
+        )
+    }
+}
+
+/// `ConsumerGroupMetadata`: the group epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ConsumerGroupMetadataValue {
+    /// The group epoch.
+    pub epoch: i32,
+    /// The hash of the subscribed topics' metadata when the epoch was set (0: none).
+    pub metadata_hash: u64,
+}
+
+/// The JoinGroup data of a classic-protocol member inside a consumer group.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ClassicMemberMetadata {
+    /// Its JoinGroup session timeout.
+    pub session_timeout_ms: i32,
+    /// Its JoinGroup protocols (name and consumer-protocol subscription bytes).
+    pub supported_protocols: Vec<ProtocolMetadata>,
+}
+
+/// `ConsumerGroupMemberMetadata`: what a member sent about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ConsumerMemberMetadataValue {
+    /// The static instance id.
+    pub instance_id: Option<String>,
+    /// The rack.
+    pub rack_id: Option<String>,
+    /// The client id.
+    pub client_id: String,
+    /// The client host.
+    pub client_host: String,
+    /// Topics subscribed by name, sorted.
+    pub subscribed_topic_names: Vec<String>,
+    /// The regex; `None` when the member has none.
+    pub subscribed_topic_regex: Option<String>,
+    /// The revocation deadline.
+    pub rebalance_timeout_ms: i32,
+    /// The server assignor the member prefers.
+    pub server_assignor: Option<String>,
+    /// Present for members that use the classic protocol.
+    pub classic: Option<ClassicMemberMetadata>,
+}
+
+/// `ConsumerGroupCurrentMemberAssignment`: where a member is in its reconciliation.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CurrentMemberAssignmentValue {
+    /// The member epoch.
+    pub member_epoch: i32,
+    /// The epoch before the last change.
+    pub previous_member_epoch: i32,
+    /// The reconciliation state.
+    pub state: ConsumerMemberState,
+    /// The partitions it owns, by topic id, partitions ascending.
+    pub assigned: Vec<TopicIdPartitions>,
+    /// The partitions it must give back.
+    pub pending_revocation: Vec<TopicIdPartitions>,
+}
+
+/// `ConsumerGroupRegularExpression`: a regex's resolution.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RegularExpressionValue {
+    /// The matching topic names, sorted.
+    pub topics: Vec<String>,
+    /// The metadata image version it was resolved against.
+    pub version: i64,
+    /// When it was resolved (the coordinator's milliseconds).
+    pub timestamp_ms: i64,
+}
+
+/// `ShareGroupMemberMetadata`: what a share member sent about itself.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShareMemberMetadataValue {
+    /// The rack.
+    pub rack_id: Option<String>,
+    /// The client id.
+    pub client_id: String,
+    /// The client host.
+    pub client_host: String,
+    /// Topics subscribed by name, sorted.
+    pub subscribed_topic_names: Vec<String>,
+}
+
+/// `ShareGroupCurrentMemberAssignment`: a share member's epoch and partitions
+/// (a share member has nothing to revoke: it moves to its target at once).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShareMemberAssignmentValue {
+    /// The member epoch.
+    pub member_epoch: i32,
+    /// The epoch before the last change.
+    pub previous_member_epoch: i32,
+    /// The member's state (always Stable for share members in Kafka 4.2).
+    pub state: ConsumerMemberState,
+    /// The partitions it holds, by topic id, partitions ascending.
+    pub assigned: Vec<TopicIdPartitions>,
+}
+
+/// One topic's share partitions in a [`ShareStatePartitionMetadataValue`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShareTopicPartitions {
+    /// The topic id.
+    pub topic_id: TopicId,
+    /// The topic's name when the entry was written.
+    pub topic_name: String,
+    /// Partitions, ascending.
+    pub partitions: Vec<i32>,
+}
+
+/// `ShareGroupStatePartitionMetadata`: which of a share group's partitions
+/// have share state at the share coordinator. Only initialized partitions are
+/// assigned (`GroupMetadataManager.shareGroupHeartbeat`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ShareStatePartitionMetadataValue {
+    /// Asked of the share coordinator, not yet confirmed.
+    pub initializing: Vec<ShareTopicPartitions>,
+    /// Confirmed: these may be assigned.
+    pub initialized: Vec<ShareTopicPartitions>,
+    /// Topics whose share state is being deleted (id and name).
+    pub deleting: Vec<(TopicId, String)>,
+}
+
+/// One record of a modern group. `value: None` is the key's tombstone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ModernGroupRecord {
+    /// `ConsumerGroupMetadata` (type 3).
+    GroupMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The value.
+        value: Option<ConsumerGroupMetadataValue>,
+    },
+    /// `ConsumerGroupMemberMetadata` (type 5).
+    MemberMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// The value.
+        value: Option<Box<ConsumerMemberMetadataValue>>,
+    },
+    /// `ConsumerGroupTargetAssignmentMetadata` (type 6): the assignment epoch.
+    TargetAssignmentMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The assignment epoch.
+        value: Option<i32>,
+    },
+    /// `ConsumerGroupTargetAssignmentMember` (type 7): one member's target.
+    TargetAssignmentMember {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// Its target partitions, by topic id.
+        value: Option<Vec<TopicIdPartitions>>,
+    },
+    /// `ConsumerGroupCurrentMemberAssignment` (type 8).
+    CurrentMemberAssignment {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// The value.
+        value: Option<CurrentMemberAssignmentValue>,
+    },
+    /// `ConsumerGroupRegularExpression` (type 16).
+    RegularExpression {
+        /// The group.
+        group_id: Arc<str>,
+        /// The regex.
+        regex: Arc<str>,
+        /// The value.
+        value: Option<RegularExpressionValue>,
+    },
+    /// `ShareGroupMemberMetadata` (type 10).
+    ShareMemberMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// The value.
+        value: Option<Box<ShareMemberMetadataValue>>,
+    },
+    /// `ShareGroupMetadata` (type 11): the group epoch, as a consumer group's.
+    ShareGroupMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The value.
+        value: Option<ConsumerGroupMetadataValue>,
+    },
+    /// `ShareGroupTargetAssignmentMetadata` (type 12): the assignment epoch.
+    ShareTargetAssignmentMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The assignment epoch.
+        value: Option<i32>,
+    },
+    /// `ShareGroupTargetAssignmentMember` (type 13): one member's target.
+    ShareTargetAssignmentMember {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// Its target partitions, by topic id.
+        value: Option<Vec<TopicIdPartitions>>,
+    },
+    /// `ShareGroupCurrentMemberAssignment` (type 14).
+    ShareCurrentMemberAssignment {
+        /// The group.
+        group_id: Arc<str>,
+        /// The member.
+        member_id: Arc<str>,
+        /// The value.
+        value: Option<ShareMemberAssignmentValue>,
+    },
+    /// `ShareGroupStatePartitionMetadata` (type 15).
+    ShareStatePartitionMetadata {
+        /// The group.
+        group_id: Arc<str>,
+        /// The value.
+        value: Option<Box<ShareStatePartitionMetadataValue>>,
+    },
+}
+
+impl ModernGroupRecord {
+    /// The group the record belongs to.
+    pub fn group_id(&self) -> &Arc<str> {
+        match self {
+            ModernGroupRecord::GroupMetadata { group_id, .. }
+            | ModernGroupRecord::MemberMetadata { group_id, .. }
+            | ModernGroupRecord::TargetAssignmentMetadata { group_id, .. }
+            | ModernGroupRecord::TargetAssignmentMember { group_id, .. }
+            | ModernGroupRecord::CurrentMemberAssignment { group_id, .. }
+            | ModernGroupRecord::RegularExpression { group_id, .. }
+            | ModernGroupRecord::ShareMemberMetadata { group_id, .. }
+            | ModernGroupRecord::ShareGroupMetadata { group_id, .. }
+            | ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, .. }
+            | ModernGroupRecord::ShareTargetAssignmentMember { group_id, .. }
+            | ModernGroupRecord::ShareCurrentMemberAssignment { group_id, .. }
+            | ModernGroupRecord::ShareStatePartitionMetadata { group_id, .. } => group_id,
+        }
+    }
+
+    /// Kafka's record type number (one of [`record_type`]).
+    pub fn record_type(&self) -> i16 {
+        match self {
+            ModernGroupRecord::GroupMetadata { .. } => record_type::GROUP_METADATA,
+            ModernGroupRecord::MemberMetadata { .. } => record_type::MEMBER_METADATA,
+            ModernGroupRecord::TargetAssignmentMetadata { .. } => record_type::TARGET_ASSIGNMENT_METADATA,
+            ModernGroupRecord::TargetAssignmentMember { .. } => record_type::TARGET_ASSIGNMENT_MEMBER,
+            ModernGroupRecord::CurrentMemberAssignment { .. } => record_type::CURRENT_MEMBER_ASSIGNMENT,
+            ModernGroupRecord::RegularExpression { .. } => record_type::REGULAR_EXPRESSION,
+            ModernGroupRecord::ShareMemberMetadata { .. } => record_type::SHARE_MEMBER_METADATA,
+            ModernGroupRecord::ShareGroupMetadata { .. } => record_type::SHARE_GROUP_METADATA,
+            ModernGroupRecord::ShareTargetAssignmentMetadata { .. } => {
+                record_type::SHARE_TARGET_ASSIGNMENT_METADATA
+            }
+            ModernGroupRecord::ShareTargetAssignmentMember { .. } => {
+                record_type::SHARE_TARGET_ASSIGNMENT_MEMBER
+            }
+            ModernGroupRecord::ShareCurrentMemberAssignment { .. } => {
+                record_type::SHARE_CURRENT_MEMBER_ASSIGNMENT
+            }
+            ModernGroupRecord::ShareStatePartitionMetadata { .. } => {
+                record_type::SHARE_STATE_PARTITION_METADATA
+            }
+        }
+    }
+
+    /// Kafka's name of the record's type (`ConsumerGroupMetadata`,
+    /// `ShareGroupMemberMetadata`, ...), as its record type table spells it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ModernGroupRecord::GroupMetadata { .. } => "ConsumerGroupMetadata",
+            ModernGroupRecord::MemberMetadata { .. } => "ConsumerGroupMemberMetadata",
+            ModernGroupRecord::TargetAssignmentMetadata { .. } => "ConsumerGroupTargetAssignmentMetadata",
+            ModernGroupRecord::TargetAssignmentMember { .. } => "ConsumerGroupTargetAssignmentMember",
+            ModernGroupRecord::CurrentMemberAssignment { .. } => "ConsumerGroupCurrentMemberAssignment",
+            ModernGroupRecord::RegularExpression { .. } => "ConsumerGroupRegularExpression",
+            ModernGroupRecord::ShareMemberMetadata { .. } => "ShareGroupMemberMetadata",
+            ModernGroupRecord::ShareGroupMetadata { .. } => "ShareGroupMetadata",
+            ModernGroupRecord::ShareTargetAssignmentMetadata { .. } => "ShareGroupTargetAssignmentMetadata",
+            ModernGroupRecord::ShareTargetAssignmentMember { .. } => "ShareGroupTargetAssignmentMember",
+            ModernGroupRecord::ShareCurrentMemberAssignment { .. } => "ShareGroupCurrentMemberAssignment",
+            ModernGroupRecord::ShareStatePartitionMetadata { .. } => "ShareGroupStatePartitionMetadata",
+        }
+    }
+
+    /// The part of the key after the group: the member id, the regex, or `""`
+    /// for the group-level kinds. (record type, group, this) identifies the key.
+    pub fn sub_key(&self) -> &str {
+        match self {
+            ModernGroupRecord::GroupMetadata { .. }
+            | ModernGroupRecord::TargetAssignmentMetadata { .. }
+            | ModernGroupRecord::ShareGroupMetadata { .. }
+            | ModernGroupRecord::ShareTargetAssignmentMetadata { .. }
+            | ModernGroupRecord::ShareStatePartitionMetadata { .. } => "",
+            ModernGroupRecord::MemberMetadata { member_id, .. }
+            | ModernGroupRecord::TargetAssignmentMember { member_id, .. }
+            | ModernGroupRecord::CurrentMemberAssignment { member_id, .. }
+            | ModernGroupRecord::ShareMemberMetadata { member_id, .. }
+            | ModernGroupRecord::ShareTargetAssignmentMember { member_id, .. }
+            | ModernGroupRecord::ShareCurrentMemberAssignment { member_id, .. } => member_id,
+            ModernGroupRecord::RegularExpression { regex, .. } => regex,
+        }
+    }
+
+    /// True for a tombstone (the key's removal).
+    pub fn is_tombstone(&self) -> bool {
+        match self {
+            ModernGroupRecord::GroupMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::MemberMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::TargetAssignmentMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::TargetAssignmentMember { value, .. } => value.is_none(),
+            ModernGroupRecord::CurrentMemberAssignment { value, .. } => value.is_none(),
+            ModernGroupRecord::RegularExpression { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareMemberMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareGroupMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareTargetAssignmentMember { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareCurrentMemberAssignment { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareStatePartitionMetadata { value, .. } => value.is_none(),
+        }
+    }
+}
