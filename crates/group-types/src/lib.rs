@@ -82,6 +82,7 @@ mod member_subscription;
 mod offset_commit;
 mod offset_fetch;
 mod offsets;
+mod share_state;
 mod state;
 mod sync_group;
 mod topic_id;
@@ -119,6 +120,15 @@ pub use crate::offset_commit::{
 };
 pub use crate::offset_fetch::{OffsetFetchData, OffsetFetchRequest, OffsetFetchResponse};
 pub use crate::offsets::{GroupOffsets, OffsetAndMetadata, OffsetCommitLog};
+pub use crate::share_state::{
+    DELIVERY_STATE_ACKNOWLEDGED, DELIVERY_STATE_ACQUIRED, DELIVERY_STATE_ARCHIVED, DELIVERY_STATE_AVAILABLE,
+    DeleteShareGroupStateRequest, DeleteShareGroupStateResponse, DeleteStatePartition,
+    InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
+    ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
+    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateTopic, StateBatch,
+    WriteShareGroupStateRequest, WriteShareGroupStateResponse, WriteStatePartition,
+};
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
 pub use crate::topic_id::{BadTopicId, TopicId};
