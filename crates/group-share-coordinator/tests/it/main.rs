@@ -1,0 +1,1 @@
+//! Integration tests of the share coordinator, as one binary.
