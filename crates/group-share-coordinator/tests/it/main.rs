@@ -1,1 +1,4 @@
 //! Integration tests of the share coordinator, as one binary.
+
+// Kafka's recorded answers, replayed step by step.
+mod oracle;
