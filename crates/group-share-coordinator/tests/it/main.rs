@@ -2,3 +2,5 @@
 
 // Kafka's recorded answers, replayed step by step.
 mod oracle;
+// Kafka's ShareCoordinatorShardTest.
+mod shard;
