@@ -4,3 +4,5 @@
 mod oracle;
 // Kafka's ShareCoordinatorShardTest.
 mod shard;
+// Kafka's PersisterStateBatchCombinerTest and the combination's properties.
+mod combiner;
