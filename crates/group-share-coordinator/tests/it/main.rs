@@ -6,3 +6,7 @@ mod oracle;
 mod shard;
 // Kafka's PersisterStateBatchCombinerTest and the combination's properties.
 mod combiner;
+// Kafka's ShareCoordinatorServiceTest: the service's checks, split, merge and routing.
+mod service;
+// The load rule: replay from empty gives the live state.
+mod load;
