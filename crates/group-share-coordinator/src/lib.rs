@@ -82,7 +82,7 @@ pub use crate::error::{ConfigError, KeyError};
 pub use crate::key::SharePartitionKey;
 pub use crate::record::{ShareRecord, ShareSnapshotValue, ShareUpdateValue};
 pub use crate::service::{
-    AppendedRecord, NOT_AVAILABLE_MESSAGE, PartitionIndexed, ServiceResult, ShardCall,
+    AppendedRecord, NOT_AVAILABLE_MESSAGE, PartitionAnswer, PartitionIndexed, ServiceResult, ShardCall,
     ShareCoordinatorService, Split, merge_answers, split_delete, split_initialize, split_read,
     split_read_summary, split_write,
 };

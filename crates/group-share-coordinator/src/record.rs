@@ -35,7 +35,7 @@ pub struct ShareSnapshotValue {
 impl ShareSnapshotValue {
     /// Kafka's `ShareGroupOffset.fromRecord(ShareUpdateValue)`: the state an update
     /// makes when no snapshot precedes it (state epoch and timestamps 0).
-    pub(crate) fn from_update(update: &ShareUpdateValue) -> ShareSnapshotValue {
+    pub fn from_update(update: &ShareUpdateValue) -> ShareSnapshotValue {
         ShareSnapshotValue {
             snapshot_epoch: update.snapshot_epoch,
             state_epoch: 0,

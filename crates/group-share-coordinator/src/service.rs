@@ -12,12 +12,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use group_types::{
-    DeleteShareGroupStateRequest, DeleteShareGroupStateResponse, DeleteStatePartition, ErrorCode, GroupId,
+    DeleteShareGroupStateRequest, DeleteShareGroupStateResponse, DeleteStatePartition, ErrorCode,
     InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
     ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateTopic, TopicId,
-    WriteShareGroupStateRequest, WriteShareGroupStateResponse, WriteStatePartition,
+    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest, ShareStateResponse,
+    ShareStateTopic, TopicId, WriteShareGroupStateRequest, WriteShareGroupStateResponse, WriteStatePartition,
 };
 
 use crate::shard::default_error_message;
@@ -52,10 +52,16 @@ pub enum Split<P, R> {
     Answered(R),
 }
 
-/// A partition result that names its partition, for [`merge_answers`].
+/// A request's or an answer's per-partition data, which names its partition.
 pub trait PartitionIndexed {
     /// The partition index.
     fn partition(&self) -> i32;
+}
+
+/// A per-partition answer the service can make itself (a refusal).
+pub trait PartitionAnswer: PartitionIndexed {
+    /// `partition` refused with `code` and `message`, other fields at their defaults.
+    fn refusal(partition: i32, code: ErrorCode, message: String) -> Self;
 }
 
 macro_rules! partition_indexed {
@@ -68,7 +74,33 @@ macro_rules! partition_indexed {
     )*};
 }
 
-partition_indexed!(ShareStatePartitionResult, ReadStatePartitionResult, ReadStateSummaryPartitionResult);
+partition_indexed!(
+    InitializeStatePartition,
+    ReadStatePartition,
+    WriteStatePartition,
+    DeleteStatePartition,
+    ShareStatePartitionResult,
+    ReadStatePartitionResult,
+    ReadStateSummaryPartitionResult
+);
+
+impl PartitionAnswer for ShareStatePartitionResult {
+    fn refusal(partition: i32, code: ErrorCode, message: String) -> Self {
+        ShareStatePartitionResult::error(partition, code, message)
+    }
+}
+
+impl PartitionAnswer for ReadStatePartitionResult {
+    fn refusal(partition: i32, code: ErrorCode, message: String) -> Self {
+        ReadStatePartitionResult::error(partition, code, message)
+    }
+}
+
+impl PartitionAnswer for ReadStateSummaryPartitionResult {
+    fn refusal(partition: i32, code: ErrorCode, message: String) -> Self {
+        ReadStateSummaryPartitionResult::error(partition, code, message)
+    }
+}
 
 /// Merges per-partition answers into per-topic results, as Kafka's service does
 /// with its map of futures: one entry per topic, an answer for a partition already
@@ -95,60 +127,75 @@ pub fn merge_answers<P: PartitionIndexed>(
     topics
 }
 
-/// The shard calls of `topics`.
-fn calls<P: Clone>(
-    group_id: &GroupId,
-    topics: &[ShareStateTopic<P>],
-    partition_of: impl Fn(&P) -> i32,
+/// The order in which an API's service method makes its own checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// Write and Read: the topic and partition lists, the group id, then whether
+    /// the coordinator is active.
+    ListsFirst,
+    /// Summary and Delete: active, the group id, the topic and partition lists.
+    ActiveFirst,
+    /// Initialize: active, the group id, the topic list (a topic without
+    /// partitions simply makes no call).
+    ActiveFirstTopicsOnly,
+}
+
+/// The service's split of `request` with its checks in `order`.
+fn split<P: PartitionIndexed + Clone, R: PartitionAnswer>(
+    request: &ShareStateRequest<P>,
+    active: bool,
     num_partitions: i32,
-) -> Vec<ShardCall<P>> {
-    let mut calls = Vec::new();
-    for topic in topics {
-        for data in &topic.partitions {
-            let key = SharePartitionKey::new(group_id.clone(), topic.topic_id, partition_of(data));
-            calls.push(ShardCall {
-                coordinator_partition: key.coordinator_partition(num_partitions),
-                key,
-                data: data.clone(),
-            });
+    order: Checks,
+) -> Split<P, ShareStateResponse<R>> {
+    let no_partitions =
+        request.topics.iter().any(|t| t.partitions.is_empty()) && order != Checks::ActiveFirstTopicsOnly;
+    let malformed = request.topics.is_empty() || no_partitions || request.group_id.is_empty();
+    let not_active = || {
+        let results = request
+            .topics
+            .iter()
+            .map(|t| {
+                let answers = t.partitions.iter().map(|p| {
+                    R::refusal(
+                        p.partition(),
+                        ErrorCode::CoordinatorNotAvailable,
+                        NOT_AVAILABLE_MESSAGE.to_owned(),
+                    )
+                });
+                ShareStateTopic::new(t.topic_id, answers)
+            })
+            .collect();
+        Split::Answered(ShareStateResponse { results })
+    };
+    match order {
+        Checks::ListsFirst if malformed => Split::Answered(ShareStateResponse::default()),
+        _ if !active => not_active(),
+        _ if malformed => Split::Answered(ShareStateResponse::default()),
+        _ => {
+            let mut calls = Vec::new();
+            for topic in &request.topics {
+                for data in &topic.partitions {
+                    let key =
+                        SharePartitionKey::new(request.group_id.clone(), topic.topic_id, data.partition());
+                    let coordinator_partition = key.coordinator_partition(num_partitions);
+                    calls.push(ShardCall { coordinator_partition, key, data: data.clone() });
+                }
+            }
+            Split::Calls(calls)
         }
     }
-    calls
-}
-
-/// Every partition of `topics` answered with `result(partition)`.
-fn answer_all<P, R>(
-    topics: &[ShareStateTopic<P>],
-    partition_of: impl Fn(&P) -> i32,
-    result: impl Fn(i32) -> R,
-) -> Vec<ShareStateTopic<R>> {
-    topics
-        .iter()
-        .map(|t| ShareStateTopic::new(t.topic_id, t.partitions.iter().map(|p| result(partition_of(p)))))
-        .collect()
-}
-
-fn not_available(partition: i32) -> ShareStatePartitionResult {
-    ShareStatePartitionResult::error(partition, ErrorCode::CoordinatorNotAvailable, NOT_AVAILABLE_MESSAGE)
 }
 
 /// Kafka's `ShareCoordinatorService.writeState` up to the shard calls: an empty
 /// topic list, a topic without partitions or an empty group id answer an empty
-/// response; an inactive coordinator answers COORDINATOR_NOT_AVAILABLE per partition.
+/// response; then an inactive coordinator answers COORDINATOR_NOT_AVAILABLE per
+/// partition.
 pub fn split_write(
     request: &WriteShareGroupStateRequest,
     active: bool,
     num_partitions: i32,
 ) -> Split<WriteStatePartition, WriteShareGroupStateResponse> {
-    let empty = request.topics.is_empty() || request.topics.iter().any(|t| t.partitions.is_empty());
-    if empty || request.group_id.is_empty() {
-        return Split::Answered(WriteShareGroupStateResponse::default());
-    }
-    if !active {
-        let results = answer_all(&request.topics, |p| p.partition, not_available);
-        return Split::Answered(WriteShareGroupStateResponse { results });
-    }
-    Split::Calls(calls(&request.group_id, &request.topics, |p| p.partition, num_partitions))
+    split(request, active, num_partitions, Checks::ListsFirst)
 }
 
 /// Kafka's `ShareCoordinatorService.readState` up to the shard calls (the same
@@ -158,25 +205,7 @@ pub fn split_read(
     active: bool,
     num_partitions: i32,
 ) -> Split<ReadStatePartition, ReadShareGroupStateResponse> {
-    let empty = request.topics.is_empty() || request.topics.iter().any(|t| t.partitions.is_empty());
-    if empty || request.group_id.is_empty() {
-        return Split::Answered(ReadShareGroupStateResponse::default());
-    }
-    if !active {
-        let results = answer_all(
-            &request.topics,
-            |p| p.partition,
-            |partition| {
-                ReadStatePartitionResult::error(
-                    partition,
-                    ErrorCode::CoordinatorNotAvailable,
-                    NOT_AVAILABLE_MESSAGE,
-                )
-            },
-        );
-        return Split::Answered(ReadShareGroupStateResponse { results });
-    }
-    Split::Calls(calls(&request.group_id, &request.topics, |p| p.partition, num_partitions))
+    split(request, active, num_partitions, Checks::ListsFirst)
 }
 
 /// Kafka's `ShareCoordinatorService.readStateSummary` up to the shard calls: here
@@ -186,25 +215,7 @@ pub fn split_read_summary(
     active: bool,
     num_partitions: i32,
 ) -> Split<ReadStatePartition, ReadShareGroupStateSummaryResponse> {
-    if !active {
-        let results = answer_all(
-            &request.topics,
-            |p| p.partition,
-            |partition| {
-                ReadStateSummaryPartitionResult::error(
-                    partition,
-                    ErrorCode::CoordinatorNotAvailable,
-                    NOT_AVAILABLE_MESSAGE,
-                )
-            },
-        );
-        return Split::Answered(ReadShareGroupStateSummaryResponse { results });
-    }
-    let empty = request.topics.is_empty() || request.topics.iter().any(|t| t.partitions.is_empty());
-    if request.group_id.is_empty() || empty {
-        return Split::Answered(ReadShareGroupStateSummaryResponse::default());
-    }
-    Split::Calls(calls(&request.group_id, &request.topics, |p| p.partition, num_partitions))
+    split(request, active, num_partitions, Checks::ActiveFirst)
 }
 
 /// Kafka's `ShareCoordinatorService.deleteState` up to the shard calls (inactive,
@@ -214,15 +225,7 @@ pub fn split_delete(
     active: bool,
     num_partitions: i32,
 ) -> Split<DeleteStatePartition, DeleteShareGroupStateResponse> {
-    if !active {
-        let results = answer_all(&request.topics, |p| p.partition, not_available);
-        return Split::Answered(DeleteShareGroupStateResponse { results });
-    }
-    let empty = request.topics.is_empty() || request.topics.iter().any(|t| t.partitions.is_empty());
-    if request.group_id.is_empty() || empty {
-        return Split::Answered(DeleteShareGroupStateResponse::default());
-    }
-    Split::Calls(calls(&request.group_id, &request.topics, |p| p.partition, num_partitions))
+    split(request, active, num_partitions, Checks::ActiveFirst)
 }
 
 /// Kafka's `ShareCoordinatorService.initializeState` up to the shard calls
@@ -233,14 +236,7 @@ pub fn split_initialize(
     active: bool,
     num_partitions: i32,
 ) -> Split<InitializeStatePartition, InitializeShareGroupStateResponse> {
-    if !active {
-        let results = answer_all(&request.topics, |p| p.partition, not_available);
-        return Split::Answered(InitializeShareGroupStateResponse { results });
-    }
-    if request.group_id.is_empty() || request.topics.is_empty() {
-        return Split::Answered(InitializeShareGroupStateResponse::default());
-    }
-    Split::Calls(calls(&request.group_id, &request.topics, |p| p.partition, num_partitions))
+    split(request, active, num_partitions, Checks::ActiveFirstTopicsOnly)
 }
 
 /// A record the service appended: where, at which offset, and what.
@@ -355,19 +351,10 @@ impl ShareCoordinatorService {
         now_ms: i64,
         request: &InitializeShareGroupStateRequest,
     ) -> ServiceResult<InitializeShareGroupStateResponse> {
-        match split_initialize(request, self.active, self.config.state_topic_num_partitions) {
-            Split::Answered(response) => ServiceResult { response, records: Vec::new() },
-            Split::Calls(calls) => {
-                let (answers, records) =
-                    self.run(calls, "initialize share group state", not_coordinator, |s, c| {
-                        s.initialize_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
-                    });
-                ServiceResult {
-                    response: InitializeShareGroupStateResponse { results: merge_answers(answers) },
-                    records,
-                }
-            }
-        }
+        let split = split_initialize(request, self.active, self.config.state_topic_num_partitions);
+        self.serve(split, "initialize share group state", |s, c| {
+            s.initialize_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
+        })
     }
 
     /// WriteShareGroupState.
@@ -376,19 +363,10 @@ impl ShareCoordinatorService {
         now_ms: i64,
         request: &WriteShareGroupStateRequest,
     ) -> ServiceResult<WriteShareGroupStateResponse> {
-        match split_write(request, self.active, self.config.state_topic_num_partitions) {
-            Split::Answered(response) => ServiceResult { response, records: Vec::new() },
-            Split::Calls(calls) => {
-                let (answers, records) =
-                    self.run(calls, "write share group state", not_coordinator, |s, c| {
-                        s.write_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
-                    });
-                ServiceResult {
-                    response: WriteShareGroupStateResponse { results: merge_answers(answers) },
-                    records,
-                }
-            }
-        }
+        let split = split_write(request, self.active, self.config.state_topic_num_partitions);
+        self.serve(split, "write share group state", |s, c| {
+            s.write_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
+        })
     }
 
     /// ReadShareGroupState.
@@ -397,19 +375,10 @@ impl ShareCoordinatorService {
         now_ms: i64,
         request: &ReadShareGroupStateRequest,
     ) -> ServiceResult<ReadShareGroupStateResponse> {
-        match split_read(request, self.active, self.config.state_topic_num_partitions) {
-            Split::Answered(response) => ServiceResult { response, records: Vec::new() },
-            Split::Calls(calls) => {
-                let (answers, records) =
-                    self.run(calls, "read share group state", ReadStatePartitionResult::error, |s, c| {
-                        s.read_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
-                    });
-                ServiceResult {
-                    response: ReadShareGroupStateResponse { results: merge_answers(answers) },
-                    records,
-                }
-            }
-        }
+        let split = split_read(request, self.active, self.config.state_topic_num_partitions);
+        self.serve(split, "read share group state", |s, c| {
+            s.read_state(now_ms, &c.key.group_id, Some(c.key.topic_id), &c.data)
+        })
     }
 
     /// ReadShareGroupStateSummary.
@@ -417,21 +386,10 @@ impl ShareCoordinatorService {
         &mut self,
         request: &ReadShareGroupStateSummaryRequest,
     ) -> ServiceResult<ReadShareGroupStateSummaryResponse> {
-        match split_read_summary(request, self.active, self.config.state_topic_num_partitions) {
-            Split::Answered(response) => ServiceResult { response, records: Vec::new() },
-            Split::Calls(calls) => {
-                let (answers, records) = self.run(
-                    calls,
-                    "read share group state summary",
-                    ReadStateSummaryPartitionResult::error,
-                    |s, c| s.read_state_summary(&c.key.group_id, Some(c.key.topic_id), &c.data),
-                );
-                ServiceResult {
-                    response: ReadShareGroupStateSummaryResponse { results: merge_answers(answers) },
-                    records,
-                }
-            }
-        }
+        let split = split_read_summary(request, self.active, self.config.state_topic_num_partitions);
+        self.serve(split, "read share group state summary", |s, c| {
+            s.read_state_summary(&c.key.group_id, Some(c.key.topic_id), &c.data)
+        })
     }
 
     /// DeleteShareGroupState.
@@ -439,19 +397,10 @@ impl ShareCoordinatorService {
         &mut self,
         request: &DeleteShareGroupStateRequest,
     ) -> ServiceResult<DeleteShareGroupStateResponse> {
-        match split_delete(request, self.active, self.config.state_topic_num_partitions) {
-            Split::Answered(response) => ServiceResult { response, records: Vec::new() },
-            Split::Calls(calls) => {
-                let (answers, records) =
-                    self.run(calls, "delete share group state", not_coordinator, |s, c| {
-                        s.delete_state(&c.key.group_id, Some(c.key.topic_id), c.data.partition)
-                    });
-                ServiceResult {
-                    response: DeleteShareGroupStateResponse { results: merge_answers(answers) },
-                    records,
-                }
-            }
-        }
+        let split = split_delete(request, self.active, self.config.state_topic_num_partitions);
+        self.serve(split, "delete share group state", |s, c| {
+            s.delete_state(&c.key.group_id, Some(c.key.topic_id), c.data.partition)
+        })
     }
 
     /// Kafka's `onTopicsDeleted` then `onNewMetadataImage`: every hosted shard
@@ -484,14 +433,18 @@ impl ShareCoordinatorService {
         appended
     }
 
-    /// Runs each call on its shard, appending and replaying its records at once.
-    fn run<P, R>(
+    /// Runs each call of `split` on its shard, appending and replaying its records
+    /// at once, and merges the answers.
+    fn serve<P, R: PartitionAnswer>(
         &mut self,
-        calls: Vec<ShardCall<P>>,
+        split: Split<P, ShareStateResponse<R>>,
         operation: &str,
-        refusal: impl Fn(i32, ErrorCode, String) -> R,
         op: impl Fn(&ShareCoordinatorShard, &ShardCall<P>) -> ShardResult<PartitionReply<R>>,
-    ) -> (Vec<(TopicId, R)>, Vec<AppendedRecord>) {
+    ) -> ServiceResult<ShareStateResponse<R>> {
+        let calls = match split {
+            Split::Answered(response) => return ServiceResult { response, records: Vec::new() },
+            Split::Calls(calls) => calls,
+        };
         let mut answers = Vec::with_capacity(calls.len());
         let mut appended = Vec::new();
         for call in &calls {
@@ -501,7 +454,7 @@ impl ShareCoordinatorService {
                     format!("Unable to {operation}: {}", default_error_message(ErrorCode::NotCoordinator));
                 answers.push((
                     call.key.topic_id,
-                    refusal(call.key.partition, ErrorCode::NotCoordinator, message),
+                    R::refusal(call.key.partition, ErrorCode::NotCoordinator, message),
                 ));
                 continue;
             };
@@ -511,7 +464,7 @@ impl ShareCoordinatorService {
             }
             answers.push((call.key.topic_id, result.response.result));
         }
-        (answers, appended)
+        ServiceResult { response: ShareStateResponse { results: merge_answers(answers) }, records: appended }
     }
 }
 
@@ -522,8 +475,4 @@ impl Hosted {
         self.shard.replay(offset, &record);
         AppendedRecord { coordinator_partition: partition, offset, record }
     }
-}
-
-fn not_coordinator(partition: i32, code: ErrorCode, message: String) -> ShareStatePartitionResult {
-    ShareStatePartitionResult::error(partition, code, message)
 }

@@ -126,8 +126,9 @@ pub use crate::share_state::{
     InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
     ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateTopic, StateBatch,
-    WriteShareGroupStateRequest, WriteShareGroupStateResponse, WriteStatePartition,
+    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest, ShareStateResponse,
+    ShareStateTopic, StateBatch, WriteShareGroupStateRequest, WriteShareGroupStateResponse,
+    WriteStatePartition,
 };
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};

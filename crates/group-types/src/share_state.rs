@@ -6,8 +6,8 @@
 //!
 //! Every request names share partitions as a group id and, per topic id, a list of
 //! partitions; every response answers per topic and partition. The topic and
-//! partition containers are one generic type, [`ShareStateTopic`], for all ten
-//! messages.
+//! partition containers are generic: [`ShareStateRequest`], [`ShareStateResponse`]
+//! and [`ShareStateTopic`] over each API's per-partition data.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,17 +95,65 @@ impl ShareStatePartitionResult {
     }
 }
 
-/// An InitializeShareGroupState request (v0): the group coordinator asks for a
-/// share partition's state to be created, or reset, at a start offset.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct InitializeShareGroupStateRequest {
-    /// The request's version (0).
+/// A share-state request: a group and, per topic, the share partitions it names
+/// with the API's data for each (`P`). The five APIs' requests are this type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareStateRequest<P> {
+    /// The request's version (0; 1 for WriteShareGroupState, which then carries
+    /// the delivery complete count, and for ReadShareGroupStateSummary, which then
+    /// answers it: KIP-1226).
     pub api_version: i16,
     /// The share group.
     pub group_id: GroupId,
     /// The share partitions, per topic.
-    pub topics: Vec<ShareStateTopic<InitializeStatePartition>>,
+    pub topics: Vec<ShareStateTopic<P>>,
 }
+
+impl<P> Default for ShareStateRequest<P> {
+    fn default() -> ShareStateRequest<P> {
+        ShareStateRequest { api_version: 0, group_id: GroupId::default(), topics: Vec::new() }
+    }
+}
+
+/// A share-state response: per topic, each named partition's answer (`R`). The
+/// five APIs' responses are this type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShareStateResponse<R> {
+    /// Per topic and partition.
+    pub results: Vec<ShareStateTopic<R>>,
+}
+
+impl<R> Default for ShareStateResponse<R> {
+    fn default() -> ShareStateResponse<R> {
+        ShareStateResponse { results: Vec::new() }
+    }
+}
+
+/// An InitializeShareGroupState request (v0): the group coordinator asks for share
+/// partitions' state to be created, or reset, at a start offset.
+pub type InitializeShareGroupStateRequest = ShareStateRequest<InitializeStatePartition>;
+/// An InitializeShareGroupState response (v0).
+pub type InitializeShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+/// A ReadShareGroupState request (v0): a share partition's leader reads its state,
+/// announcing its leader epoch.
+pub type ReadShareGroupStateRequest = ShareStateRequest<ReadStatePartition>;
+/// A ReadShareGroupState response (v0).
+pub type ReadShareGroupStateResponse = ShareStateResponse<ReadStatePartitionResult>;
+/// A WriteShareGroupState request (v0 and v1): a share partition's leader writes
+/// its start offset and the state batches that changed.
+pub type WriteShareGroupStateRequest = ShareStateRequest<WriteStatePartition>;
+/// A WriteShareGroupState response (v0 and v1).
+pub type WriteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+/// A DeleteShareGroupState request (v0): the group coordinator deletes share
+/// partitions' state.
+pub type DeleteShareGroupStateRequest = ShareStateRequest<DeleteStatePartition>;
+/// A DeleteShareGroupState response (v0).
+pub type DeleteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+/// A ReadShareGroupStateSummary request (v0 and v1): the group coordinator reads
+/// share partitions' start offsets (for DescribeShareGroupOffsets).
+pub type ReadShareGroupStateSummaryRequest = ShareStateRequest<ReadStatePartition>;
+/// A ReadShareGroupStateSummary response (v0 and v1).
+pub type ReadShareGroupStateSummaryResponse = ShareStateResponse<ReadStateSummaryPartitionResult>;
 
 /// One partition of an InitializeShareGroupState request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -118,25 +166,6 @@ pub struct InitializeStatePartition {
     pub start_offset: i64,
 }
 
-/// An InitializeShareGroupState response (v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct InitializeShareGroupStateResponse {
-    /// Per topic and partition.
-    pub results: Vec<ShareStateTopic<ShareStatePartitionResult>>,
-}
-
-/// A ReadShareGroupState request (v0): a share partition's leader reads its state,
-/// announcing its leader epoch.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ReadShareGroupStateRequest {
-    /// The request's version (0).
-    pub api_version: i16,
-    /// The share group.
-    pub group_id: GroupId,
-    /// The share partitions, per topic.
-    pub topics: Vec<ShareStateTopic<ReadStatePartition>>,
-}
-
 /// One partition of a ReadShareGroupState or ReadShareGroupStateSummary request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ReadStatePartition {
@@ -144,13 +173,6 @@ pub struct ReadStatePartition {
     pub partition: i32,
     /// The leader epoch of the share partition's leader.
     pub leader_epoch: i32,
-}
-
-/// A ReadShareGroupState response (v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ReadShareGroupStateResponse {
-    /// Per topic and partition.
-    pub results: Vec<ShareStateTopic<ReadStatePartitionResult>>,
 }
 
 /// One partition's answer to ReadShareGroupState.
@@ -186,18 +208,6 @@ impl ReadStatePartitionResult {
     }
 }
 
-/// A WriteShareGroupState request (v0 and v1): a share partition's leader writes
-/// its start offset and the state batches that changed.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct WriteShareGroupStateRequest {
-    /// The request's version: v1 carries the delivery complete count (KIP-1226).
-    pub api_version: i16,
-    /// The share group.
-    pub group_id: GroupId,
-    /// The share partitions, per topic.
-    pub topics: Vec<ShareStateTopic<WriteStatePartition>>,
-}
-
 /// One partition of a WriteShareGroupState request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteStatePartition {
@@ -229,56 +239,11 @@ impl Default for WriteStatePartition {
     }
 }
 
-/// A WriteShareGroupState response (v0 and v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct WriteShareGroupStateResponse {
-    /// Per topic and partition.
-    pub results: Vec<ShareStateTopic<ShareStatePartitionResult>>,
-}
-
-/// A DeleteShareGroupState request (v0): the group coordinator deletes share
-/// partitions' state (a share group or its offsets are deleted).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct DeleteShareGroupStateRequest {
-    /// The request's version (0).
-    pub api_version: i16,
-    /// The share group.
-    pub group_id: GroupId,
-    /// The share partitions, per topic.
-    pub topics: Vec<ShareStateTopic<DeleteStatePartition>>,
-}
-
 /// One partition of a DeleteShareGroupState request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct DeleteStatePartition {
     /// The partition index.
     pub partition: i32,
-}
-
-/// A DeleteShareGroupState response (v0).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct DeleteShareGroupStateResponse {
-    /// Per topic and partition.
-    pub results: Vec<ShareStateTopic<ShareStatePartitionResult>>,
-}
-
-/// A ReadShareGroupStateSummary request (v0 and v1): the group coordinator reads
-/// share partitions' start offsets (for DescribeShareGroupOffsets).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ReadShareGroupStateSummaryRequest {
-    /// The request's version: v1 answers the delivery complete count (KIP-1226).
-    pub api_version: i16,
-    /// The share group.
-    pub group_id: GroupId,
-    /// The share partitions, per topic.
-    pub topics: Vec<ShareStateTopic<ReadStatePartition>>,
-}
-
-/// A ReadShareGroupStateSummary response (v0 and v1).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct ReadShareGroupStateSummaryResponse {
-    /// Per topic and partition.
-    pub results: Vec<ShareStateTopic<ReadStateSummaryPartitionResult>>,
 }
 
 /// One partition's answer to ReadShareGroupStateSummary.

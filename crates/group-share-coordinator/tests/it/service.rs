@@ -14,7 +14,8 @@ use group_types::{
     DeleteShareGroupStateRequest, DeleteStatePartition, ErrorCode, GroupId, InitializeShareGroupStateRequest,
     InitializeStatePartition, ReadShareGroupStateRequest, ReadShareGroupStateSummaryRequest,
     ReadStatePartition, ReadStatePartitionResult, ReadStateSummaryPartitionResult, ShareStatePartitionResult,
-    ShareStateTopic, StateBatch, TopicId, WriteShareGroupStateRequest, WriteStatePartition,
+    ShareStateRequest, ShareStateResponse, ShareStateTopic, StateBatch, TopicId, WriteShareGroupStateRequest,
+    WriteStatePartition,
 };
 use rstest::rstest;
 
@@ -31,80 +32,42 @@ enum Api {
     Summary,
 }
 
-/// A request of `api` for group `group` over `topics` (topic id, partitions).
-fn split_of(api: Api, group: &str, topics: &[(TopicId, Vec<i32>)], active: bool) -> (usize, Option<usize>) {
-    let group_id = GroupId::from(group);
-    // (calls, the answer's number of topic results) of each API's split.
-    fn shape<P, R>(split: Split<P, R>, results: impl Fn(&R) -> usize) -> (usize, Option<usize>) {
-        match split {
-            Split::Calls(calls) => (calls.len(), None),
-            Split::Answered(answer) => (0, Some(results(&answer))),
-        }
+/// A request for group `group` over `topics` (topic id, partitions), each
+/// partition's data made by `data`.
+fn request<P>(group: &str, topics: &[(TopicId, Vec<i32>)], data: impl Fn(i32) -> P) -> ShareStateRequest<P> {
+    let topics =
+        topics.iter().map(|(id, ps)| ShareStateTopic::new(*id, ps.iter().map(|&p| data(p)))).collect();
+    ShareStateRequest { api_version: 0, group_id: GroupId::from(group), topics }
+}
+
+/// (shard calls, the answer's number of topic results) of a split.
+fn shape<P, R>(split: Split<P, ShareStateResponse<R>>) -> (usize, Option<usize>) {
+    match split {
+        Split::Calls(calls) => (calls.len(), None),
+        Split::Answered(answer) => (0, Some(answer.results.len())),
     }
+}
+
+fn split_of(api: Api, group: &str, topics: &[(TopicId, Vec<i32>)], active: bool) -> (usize, Option<usize>) {
+    let read = |partition| ReadStatePartition { partition, leader_epoch: 0 };
     match api {
-        Api::Initialize => {
-            let topics = topics
-                .iter()
-                .map(|(id, ps)| {
-                    ShareStateTopic::new(
-                        *id,
-                        ps.iter()
-                            .map(|&partition| InitializeStatePartition { partition, ..Default::default() }),
-                    )
-                })
-                .collect();
-            let request = InitializeShareGroupStateRequest { api_version: 0, group_id, topics };
-            shape(split_initialize(&request, active, 50), |r| r.results.len())
-        }
-        Api::Read => {
-            let topics = topics
-                .iter()
-                .map(|(id, ps)| {
-                    ShareStateTopic::new(
-                        *id,
-                        ps.iter().map(|&partition| ReadStatePartition { partition, leader_epoch: 0 }),
-                    )
-                })
-                .collect();
-            let request = ReadShareGroupStateRequest { api_version: 0, group_id, topics };
-            shape(split_read(&request, active, 50), |r| r.results.len())
-        }
-        Api::Write => {
-            let topics = topics
-                .iter()
-                .map(|(id, ps)| {
-                    ShareStateTopic::new(
-                        *id,
-                        ps.iter().map(|&partition| WriteStatePartition { partition, ..Default::default() }),
-                    )
-                })
-                .collect();
-            let request = WriteShareGroupStateRequest { api_version: 1, group_id, topics };
-            shape(split_write(&request, active, 50), |r| r.results.len())
-        }
-        Api::Delete => {
-            let topics = topics
-                .iter()
-                .map(|(id, ps)| {
-                    ShareStateTopic::new(*id, ps.iter().map(|&partition| DeleteStatePartition { partition }))
-                })
-                .collect();
-            let request = DeleteShareGroupStateRequest { api_version: 0, group_id, topics };
-            shape(split_delete(&request, active, 50), |r| r.results.len())
-        }
-        Api::Summary => {
-            let topics = topics
-                .iter()
-                .map(|(id, ps)| {
-                    ShareStateTopic::new(
-                        *id,
-                        ps.iter().map(|&partition| ReadStatePartition { partition, leader_epoch: 0 }),
-                    )
-                })
-                .collect();
-            let request = ReadShareGroupStateSummaryRequest { api_version: 1, group_id, topics };
-            shape(split_read_summary(&request, active, 50), |r| r.results.len())
-        }
+        Api::Initialize => shape(split_initialize(
+            &request(group, topics, |partition| InitializeStatePartition { partition, ..Default::default() }),
+            active,
+            50,
+        )),
+        Api::Read => shape(split_read(&request(group, topics, read), active, 50)),
+        Api::Write => shape(split_write(
+            &request(group, topics, |partition| WriteStatePartition { partition, ..Default::default() }),
+            active,
+            50,
+        )),
+        Api::Delete => shape(split_delete(
+            &request(group, topics, |partition| DeleteStatePartition { partition }),
+            active,
+            50,
+        )),
+        Api::Summary => shape(split_read_summary(&request(group, topics, read), active, 50)),
     }
 }
 
@@ -152,104 +115,55 @@ fn validations(
 #[case::initialize(Api::Initialize)]
 fn when_not_started(#[case] api: Api) {
     let mut service = ShareCoordinatorService::new(ShareCoordinatorConfig::default());
-    let group = GroupId::from("group1");
-    let answers: Vec<(TopicId, i32, ErrorCode, Option<String>)> = match api {
+    let topics = [(T1, vec![0]), (T2, vec![1])];
+    let read = |partition| ReadStatePartition { partition, leader_epoch: 1 };
+    let plain = |r: &ShareStatePartitionResult| (r.partition, r.error_code, r.error_message.clone());
+    let answers = match api {
         Api::Write => {
-            let request =
-                WriteShareGroupStateRequest { api_version: 1, group_id: group, topics: two_write_topics() };
-            let r = service.write_state(0, &request);
-            assert!(r.records.is_empty());
-            r.response
-                .results
-                .iter()
-                .flat_map(|t| {
-                    t.partitions
-                        .iter()
-                        .map(|p| (t.topic_id, p.partition, p.error_code, p.error_message.clone()))
-                })
-                .collect()
-        }
-        Api::Read => {
-            let request =
-                ReadShareGroupStateRequest { api_version: 0, group_id: group, topics: two_read_topics() };
-            let r = service.read_state(0, &request);
-            r.response
-                .results
-                .iter()
-                .flat_map(|t| {
-                    t.partitions
-                        .iter()
-                        .map(|p| (t.topic_id, p.partition, p.error_code, p.error_message.clone()))
-                })
-                .collect()
-        }
-        Api::Summary => {
-            let request = ReadShareGroupStateSummaryRequest {
-                api_version: 1,
-                group_id: group,
-                topics: two_read_topics(),
-            };
-            let r = service.read_state_summary(&request);
-            r.response
-                .results
-                .iter()
-                .flat_map(|t| {
-                    t.partitions
-                        .iter()
-                        .map(|p| (t.topic_id, p.partition, p.error_code, p.error_message.clone()))
-                })
-                .collect()
-        }
-        Api::Delete => {
-            let topics = vec![
-                ShareStateTopic::new(T1, [DeleteStatePartition { partition: 0 }]),
-                ShareStateTopic::new(T2, [DeleteStatePartition { partition: 1 }]),
-            ];
-            let r = service.delete_state(&DeleteShareGroupStateRequest {
-                api_version: 0,
-                group_id: group,
-                topics,
-            });
-            r.response
-                .results
-                .iter()
-                .flat_map(|t| {
-                    t.partitions
-                        .iter()
-                        .map(|p| (t.topic_id, p.partition, p.error_code, p.error_message.clone()))
-                })
-                .collect()
-        }
-        Api::Initialize => {
-            let topics = vec![
-                ShareStateTopic::new(
-                    T1,
-                    [InitializeStatePartition { partition: 0, state_epoch: 0, start_offset: 0 }],
-                ),
-                ShareStateTopic::new(
-                    T2,
-                    [InitializeStatePartition { partition: 1, state_epoch: 0, start_offset: 0 }],
-                ),
-            ];
-            let r = service.initialize_state(
+            let r = service.write_state(
                 0,
-                &InitializeShareGroupStateRequest { api_version: 0, group_id: group, topics },
+                &ShareStateRequest { api_version: 1, group_id: "group1".into(), topics: two_write_topics() },
             );
-            r.response
-                .results
-                .iter()
-                .flat_map(|t| {
-                    t.partitions
-                        .iter()
-                        .map(|p| (t.topic_id, p.partition, p.error_code, p.error_message.clone()))
-                })
-                .collect()
+            assert!(r.records.is_empty());
+            outcomes(&r.response, plain)
+        }
+        Api::Read => outcomes(&service.read_state(0, &request("group1", &topics, read)).response, |r| {
+            (r.partition, r.error_code, r.error_message.clone())
+        }),
+        Api::Summary => {
+            outcomes(&service.read_state_summary(&request("group1", &topics, read)).response, |r| {
+                (r.partition, r.error_code, r.error_message.clone())
+            })
+        }
+        Api::Delete => outcomes(
+            &service
+                .delete_state(&request("group1", &topics, |partition| DeleteStatePartition { partition }))
+                .response,
+            plain,
+        ),
+        Api::Initialize => {
+            let init = |partition| InitializeStatePartition { partition, state_epoch: 0, start_offset: 0 };
+            outcomes(&service.initialize_state(0, &request("group1", &topics, init)).response, plain)
         }
     };
     let not_available = |topic, partition| {
         (topic, partition, ErrorCode::CoordinatorNotAvailable, Some(NOT_AVAILABLE_MESSAGE.to_owned()))
     };
     assert_eq!(answers, [not_available(T1, 0), not_available(T2, 1)]);
+}
+
+/// Every partition's (topic, partition, error code, message).
+fn outcomes<R>(
+    response: &ShareStateResponse<R>,
+    of: impl Fn(&R) -> (i32, ErrorCode, Option<String>),
+) -> Vec<(TopicId, i32, ErrorCode, Option<String>)> {
+    let mut all = Vec::new();
+    for topic in &response.results {
+        for (partition, code, message) in topic.partitions.iter().map(&of) {
+            all.push((topic.topic_id, partition, code, message));
+        }
+    }
+    all
 }
 
 fn two_write_topics() -> Vec<ShareStateTopic<WriteStatePartition>> {

@@ -149,19 +149,6 @@ fn update_of(data: &WriteStatePartition, snapshot_epoch: i32) -> ShareUpdateValu
     }
 }
 
-fn state_of_update(update: &ShareUpdateValue) -> ShareSnapshotValue {
-    ShareSnapshotValue {
-        snapshot_epoch: update.snapshot_epoch,
-        state_epoch: 0,
-        leader_epoch: update.leader_epoch,
-        start_offset: update.start_offset,
-        delivery_complete_count: update.delivery_complete_count,
-        create_timestamp: 0,
-        write_timestamp: 0,
-        state_batches: update.state_batches.clone(),
-    }
-}
-
 /// What is stored before the refused request.
 #[derive(Debug, Clone, Copy)]
 enum Setup {
@@ -242,7 +229,7 @@ fn refusals(
         Setup::StateEpoch5 => {
             let value = ShareSnapshotValue {
                 state_epoch: 5,
-                ..state_of_update(&update_of(&write_data(0, 0, 0, 0, vec![]), 0))
+                ..ShareSnapshotValue::from_update(&update_of(&write_data(0, 0, 0, 0, vec![]), 0))
             };
             f.replay(&ShareRecord::Snapshot { key: key(PARTITION), value: Some(value) });
         }
@@ -354,7 +341,7 @@ fn write_state_success() {
     let update = update_of(&data, 0);
     assert_eq!(result.records, [ShareRecord::Update { key: key(PARTITION), value: update.clone() }]);
     f.replay_all(&result.records);
-    assert_eq!(f.state(PARTITION), Some(&state_of_update(&update)));
+    assert_eq!(f.state(PARTITION), Some(&ShareSnapshotValue::from_update(&update)));
     assert_eq!(f.leader_epoch(), Some(0));
 }
 
@@ -367,7 +354,7 @@ fn subsequent_write_state_snapshot_epoch_updates_successfully() {
     let result = f.shard.write_state(NOW, &group(), Some(TOPIC), &first);
     assert_eq!(result.records, [ShareRecord::Update { key: key(PARTITION), value: update_of(&first, 0) }]);
     f.replay_all(&result.records);
-    assert_eq!(f.state(PARTITION), Some(&state_of_update(&update_of(&first, 0))));
+    assert_eq!(f.state(PARTITION), Some(&ShareSnapshotValue::from_update(&update_of(&first, 0))));
 
     let second = write_data(0, 0, 0, 21, vec![b(11, 20, 0, 1)]);
     let result = f.shard.write_state(NOW, &group(), Some(TOPIC), &second);
@@ -511,7 +498,7 @@ fn read_state_leader_epoch_update_success() {
     };
     assert_eq!(result.records, [ShareRecord::Update { key: key(PARTITION), value: update.clone() }]);
     f.replay_all(&result.records);
-    assert_eq!(f.state(PARTITION), Some(&state_of_update(&update)));
+    assert_eq!(f.state(PARTITION), Some(&ShareSnapshotValue::from_update(&update)));
     assert_eq!(f.leader_epoch(), Some(2));
 }
 
@@ -531,7 +518,7 @@ fn delete_state_success() {
     let mut f = Fixture::new();
     let stored = ShareSnapshotValue {
         state_batches: vec![b(0, 10, 0, 1)],
-        ..state_of_update(&update_of(&write_data(0, 0, 0, 0, vec![]), 0))
+        ..ShareSnapshotValue::from_update(&update_of(&write_data(0, 0, 0, 0, vec![]), 0))
     };
     f.replay(&ShareRecord::Snapshot { key: key(PARTITION), value: Some(stored) });
     assert!(f.shard.share_partition(&key(PARTITION)).is_some());
