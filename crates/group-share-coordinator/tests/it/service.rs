@@ -105,6 +105,20 @@ fn validations(
     assert_eq!(split_of(api, group, &topics, true), expected);
 }
 
+/// Which check comes first when a request is both malformed (empty group id) and
+/// the coordinator is not active: Write and Read check the request first (an empty
+/// response), Summary, Delete and Initialize check activity first (an error per
+/// partition).
+#[rstest]
+#[case::write(Api::Write, (0, Some(0)))]
+#[case::read(Api::Read, (0, Some(0)))]
+#[case::summary(Api::Summary, (0, Some(1)))]
+#[case::delete(Api::Delete, (0, Some(1)))]
+#[case::initialize(Api::Initialize, (0, Some(1)))]
+fn check_order(#[case] api: Api, #[case] expected: (usize, Option<usize>)) {
+    assert_eq!(split_of(api, "", &[(T1, vec![0])], false), expected);
+}
+
 /// `test*WhenNotStarted`: every partition answers COORDINATOR_NOT_AVAILABLE
 /// "Share coordinator is not available.", nothing is called.
 #[rstest]
