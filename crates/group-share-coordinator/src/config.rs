@@ -42,6 +42,12 @@ macro_rules! settings {
         }
 
         impl ShareCoordinatorConfig {
+            /// Kafka's `shareCoordinatorAppendLingerMs`: `None` for -1, the adaptive
+            /// linger.
+            pub fn append_linger(&self) -> Option<i32> {
+                (self.append_linger_ms != -1).then_some(self.append_linger_ms)
+            }
+
             /// Every setting, in Kafka's definition order.
             pub const SETTINGS: &'static [Setting] = &[
                 $(Setting { name: $name, default: $default as i64, min: $min as i64, max: $max as i64, doc: $doc },)*

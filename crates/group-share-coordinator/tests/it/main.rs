@@ -10,3 +10,5 @@ mod combiner;
 mod service;
 // The load rule: replay from empty gives the live state.
 mod load;
+// Kafka's ShareCoordinatorOffsetsManagerTest (through the shard) and ShareCoordinatorConfigTest.
+mod offsets;
