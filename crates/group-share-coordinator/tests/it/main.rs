@@ -12,3 +12,5 @@ mod service;
 mod load;
 // Kafka's ShareCoordinatorOffsetsManagerTest (through the shard) and ShareCoordinatorConfigTest.
 mod offsets;
+// The oracle README's findings whose scripts are held back.
+mod findings;
