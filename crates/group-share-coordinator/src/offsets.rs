@@ -1,22 +1,22 @@
 //! The offsets manager (Kafka's `ShareCoordinatorOffsetsManager`): which prefix
 //! of a `__share_group_state` partition no live share partition needs any more.
 
-use std::collections::BTreeMap;
+use group_types::hash::ClientMap;
 
 use crate::SharePartitionKey;
 
 /// Per share partition, the offset of its latest ShareSnapshot; the minimum over
 /// them is the last redundant offset (every record below it is superseded).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct OffsetsManager {
-    offsets: BTreeMap<SharePartitionKey, i64>,
+    offsets: ClientMap<SharePartitionKey, i64>,
     last_redundant: i64,
 }
 
 impl Default for OffsetsManager {
     fn default() -> OffsetsManager {
         // `i64::MAX` stands for "none yet", so that the first offset is the minimum.
-        OffsetsManager { offsets: BTreeMap::new(), last_redundant: i64::MAX }
+        OffsetsManager { offsets: ClientMap::default(), last_redundant: i64::MAX }
     }
 }
 

@@ -12,7 +12,9 @@
 //! their writes must replay (or undo) in order, as Kafka's runtime does with its
 //! snapshots.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+
+use group_types::hash::ClientMap;
 
 use group_types::{
     ErrorCode, GroupId, InitializeStatePartition, ReadStatePartition, ReadStatePartitionResult,
@@ -129,7 +131,8 @@ pub struct SharePartitionState {
 #[derive(Debug, Clone)]
 pub struct ShareCoordinatorShard {
     config: ShareCoordinatorConfig,
-    partitions: BTreeMap<SharePartitionKey, SharePartitionState>,
+    // Hashed (keys are client-chosen, so seeded); walks that answer in order sort.
+    partitions: ClientMap<SharePartitionKey, SharePartitionState>,
     image: Option<TopicsImage>,
     offsets: OffsetsManager,
 }
@@ -158,7 +161,7 @@ impl ShareCoordinatorShard {
     pub fn new(config: ShareCoordinatorConfig) -> ShareCoordinatorShard {
         ShareCoordinatorShard {
             config,
-            partitions: BTreeMap::new(),
+            partitions: ClientMap::default(),
             image: None,
             offsets: OffsetsManager::default(),
         }
@@ -186,7 +189,9 @@ impl ShareCoordinatorShard {
 
     /// Every live share partition, sorted by group, topic id and partition.
     pub fn share_partitions(&self) -> impl Iterator<Item = (&SharePartitionKey, &SharePartitionState)> {
-        self.partitions.iter()
+        let mut all: Vec<_> = self.partitions.iter().collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        all.into_iter()
     }
 
     /// Kafka's `lastRedundantOffset`: every record of the partition below this
@@ -476,8 +481,7 @@ impl ShareCoordinatorShard {
             return Vec::new();
         }
         let interval = i64::from(self.config.cold_partition_snapshot_interval_ms);
-        self.partitions
-            .iter()
+        self.share_partitions()
             .filter(|(_, s)| now_ms - s.offset.write_timestamp >= interval)
             .map(|(key, s)| {
                 let value = ShareSnapshotValue {
@@ -493,10 +497,9 @@ impl ShareCoordinatorShard {
     /// Kafka's `maybeCleanupShareState`: tombstones for every share partition, of
     /// every group, of the deleted topics (in key order; Kafka's come in hash order).
     pub fn maybe_cleanup_share_state(&self, deleted_topic_ids: &HashSet<TopicId>) -> Vec<ShareRecord> {
-        self.partitions
-            .keys()
-            .filter(|key| deleted_topic_ids.contains(&key.topic_id))
-            .map(|key| ShareRecord::Snapshot { key: key.clone(), value: None })
+        self.share_partitions()
+            .filter(|(key, _)| deleted_topic_ids.contains(&key.topic_id))
+            .map(|(key, _)| ShareRecord::Snapshot { key: key.clone(), value: None })
             .collect()
     }
 
