@@ -110,6 +110,9 @@ error_codes! {
     NonEmptyGroup = 68, "NON_EMPTY_GROUP";
     /// 69: the group does not exist.
     GroupIdNotFound = 69, "GROUP_ID_NOT_FOUND";
+    /// 74: a share-state write or read carried a leader epoch below the one the share
+    /// coordinator holds for the share partition (KIP-932).
+    FencedLeaderEpoch = 74, "FENCED_LEADER_EPOCH";
     /// 79: a new dynamic member must rejoin with the member id it was given (KIP-394).
     MemberIdRequired = 79, "MEMBER_ID_REQUIRED";
     /// 81: the group already holds `group.max.size` members.
@@ -129,6 +132,9 @@ error_codes! {
     UnsupportedAssignor = 112, "UNSUPPORTED_ASSIGNOR";
     /// 113: an offset commit or fetch carried an epoch that is not the member's current one.
     StaleMemberEpoch = 113, "STALE_MEMBER_EPOCH";
+    /// 124: a share-state initialize or write carried a state epoch below the share
+    /// partition's (KIP-932).
+    FencedStateEpoch = 124, "FENCED_STATE_EPOCH";
     /// 128: a subscription's regular expression does not compile.
     InvalidRegularExpression = 128, "INVALID_REGULAR_EXPRESSION";
 }

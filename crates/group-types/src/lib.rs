@@ -85,6 +85,7 @@ mod offsets;
 mod share_group_describe;
 mod share_group_heartbeat;
 mod share_group_offsets;
+mod share_state;
 mod state;
 mod sync_group;
 mod topic_id;
@@ -132,6 +133,16 @@ pub use crate::share_group_offsets::{
     DeletedShareOffsetsTopic, DescribeShareGroupOffsetsGroupRequest, DescribeShareGroupOffsetsRequest,
     DescribeShareGroupOffsetsResponse, DescribedShareOffset, DescribedShareOffsetsGroup,
     DescribedShareOffsetsTopic, ShareOffsetsTopicRequest, SharePartitionOutcome, ShareStartOffset,
+};
+pub use crate::share_state::{
+    DELIVERY_STATE_ACKNOWLEDGED, DELIVERY_STATE_ACQUIRED, DELIVERY_STATE_ARCHIVED, DELIVERY_STATE_AVAILABLE,
+    DeleteShareGroupStateRequest, DeleteShareGroupStateResponse, DeleteStatePartition,
+    InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
+    ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
+    ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
+    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest, ShareStateResponse,
+    ShareStateTopic, StateBatch, WriteShareGroupStateRequest, WriteShareGroupStateResponse,
+    WriteStatePartition,
 };
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
