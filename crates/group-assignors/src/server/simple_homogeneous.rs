@@ -75,7 +75,8 @@ pub(super) fn assign(
     subscribed.dedup();
     let mut targets: Vec<(TopicId, i32)> = Vec::new();
     for &topic in &subscribed {
-        targets.extend(simple::target_partitions(topic, describer, assignable)?.into_iter().map(|p| (topic, p)));
+        targets
+            .extend(simple::target_partitions(topic, describer, assignable)?.into_iter().map(|p| (topic, p)));
     }
     if subscribed.is_empty() {
         return Ok(vec![MemberTarget::default(); n]);
