@@ -4,15 +4,19 @@
 //! partition the next free member gets.
 //!
 //! A Java hash table iterates its buckets in index order (`spread(hash) &
-//! (capacity - 1)`) and each bucket's chain in insertion order; a resize
-//! splits chains without reordering them. So for keys put once each, the
-//! order is a stable sort of the insertion order by bucket at the final
-//! capacity, and the capacity follows from the constructor and the puts:
-//! doubling when the size passes three quarters of it, or when a chain
-//! reaches 9 keys in a table of fewer than 64 buckets (`treeifyBin`).
-//! A chain of 9 or more in a larger table becomes a red-black tree bin,
-//! whose order is not emulated here (the keys keep their insertion order);
-//! with the hashes Kafka's keys have, that takes hundreds of colliding keys.
+//! (capacity - 1)`) and each bucket's chain in order; a resize splits chains
+//! without reordering them. `put` (and `HashSet.add`) appends a new key to
+//! its chain and doubles the table after the size passes three quarters of
+//! it, or when the chain reaches 9 keys in a table of fewer than 64 buckets
+//! (`treeifyBin`). `computeIfAbsent` puts a new key at the head of its chain,
+//! doubles the table before inserting when the size is already past three
+//! quarters, and grows a small table when the chain reaches 8. So for keys
+//! inserted once each the order is a stable sort by bucket at the final
+//! capacity of the insertion order ([`Insert::Put`]) or of its reverse
+//! ([`Insert::Compute`]). A long chain in a table of 64 buckets or more
+//! becomes a red-black tree bin, whose order is not emulated here (the keys
+//! keep their chain order); with the hashes Kafka's keys have, that takes
+//! many keys colliding in one bucket.
 //!
 //! The hash codes are Java's: `String.hashCode` over UTF-16 code units,
 //! `Uuid.hashCode`, `Integer.hashCode`, and the record hash of
@@ -75,32 +79,62 @@ pub(super) fn copied(n: usize) -> usize {
     table_size_for((n / 0.75).ceil() as usize)
 }
 
+/// How keys enter a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Insert {
+    /// `put` / `HashSet.add`: at the chain's tail, growing after.
+    Put,
+    /// `computeIfAbsent`: at the chain's head, growing before.
+    Compute,
+}
+
 /// The capacity of a table that started with `initial` buckets after the keys
-/// with spread hashes `hashes` were put into it, in order, once each.
-pub(super) fn capacity(initial: usize, hashes: &[u32]) -> usize {
+/// with spread hashes `hashes` were inserted, in order, once each.
+pub(super) fn capacity(initial: usize, hashes: &[u32], how: Insert) -> usize {
     let mut cap = initial.max(1);
-    // Without 9 keys no chain can force a resize; only the size can.
-    if hashes.len() < LONG_CHAIN as usize {
-        while hashes.len() > cap * 3 / 4 && cap < MAX_CAPACITY {
+    let long = match how {
+        Insert::Put => LONG_CHAIN,
+        Insert::Compute => LONG_CHAIN - 1,
+    };
+    // Without that many keys no chain can force a resize; only the size can.
+    if hashes.len() < long as usize {
+        let size = match how {
+            Insert::Put => hashes.len(),
+            // The last insert does not grow the table.
+            Insert::Compute => hashes.len().saturating_sub(1),
+        };
+        while size > cap * 3 / 4 && cap < MAX_CAPACITY {
             cap *= 2;
         }
         return cap;
     }
     let mut chains = vec![0u32; cap];
     for (size, &h) in hashes.iter().enumerate() {
+        if how == Insert::Compute && size > cap * 3 / 4 && cap < MAX_CAPACITY {
+            cap *= 2;
+            recount(&mut chains, cap, &hashes[..size]);
+        }
         let b = h as usize & (cap - 1);
         chains[b] += 1;
-        let grow_chain = chains[b] >= LONG_CHAIN && cap < MIN_TREEIFY_CAPACITY;
-        if grow_chain {
+        if chains[b] >= long && cap < MIN_TREEIFY_CAPACITY {
             cap *= 2;
             recount(&mut chains, cap, &hashes[..=size]);
         }
-        if size + 1 > cap * 3 / 4 && cap < MAX_CAPACITY {
+        if how == Insert::Put && size + 1 > cap * 3 / 4 && cap < MAX_CAPACITY {
             cap *= 2;
             recount(&mut chains, cap, &hashes[..=size]);
         }
     }
     cap
+}
+
+/// The capacity of a table filled by `computeIfAbsent` calls for the keys
+/// with spread hashes `hashes` (new keys, in order), when `trailing_hit`
+/// says a call for a key already there came after the last new one: every
+/// call, hit or not, first grows a table whose size is past three quarters.
+pub(super) fn computed_capacity(initial: usize, hashes: &[u32], trailing_hit: bool) -> usize {
+    let cap = capacity(initial, hashes, Insert::Compute);
+    if trailing_hit && hashes.len() > cap * 3 / 4 && cap < MAX_CAPACITY { cap * 2 } else { cap }
 }
 
 fn recount(chains: &mut Vec<u32>, cap: usize, hashes: &[u32]) {
@@ -113,20 +147,24 @@ fn recount(chains: &mut Vec<u32>, cap: usize, hashes: &[u32]) {
 
 /// Sorts `items` (in insertion order, each with its spread hash) into the
 /// order Java iterates them in a table of `cap` buckets.
-pub(super) fn iteration_order<T>(items: &mut [T], cap: usize, hash: impl Fn(&T) -> u32) {
+pub(super) fn iteration_order<T>(items: &mut [T], cap: usize, how: Insert, hash: impl Fn(&T) -> u32) {
     let mask = cap as u32 - 1;
+    if how == Insert::Compute {
+        // Heads first: within a bucket, the last inserted leads.
+        items.reverse();
+    }
     items.sort_by_key(|item| hash(item) & mask);
 }
 
 /// `items` (in insertion order) as Java iterates them in a table that started
 /// with `initial` buckets.
-pub(super) fn ordered<T>(items: &mut [T], initial: usize, hash: impl Fn(&T) -> u32) {
+pub(super) fn ordered<T>(items: &mut [T], initial: usize, how: Insert, hash: impl Fn(&T) -> u32) {
     if items.len() < 2 {
         return;
     }
     let hashes: Vec<u32> = items.iter().map(&hash).collect();
-    let cap = capacity(initial, &hashes);
-    iteration_order(items, cap, hash);
+    let cap = capacity(initial, &hashes, how);
+    iteration_order(items, cap, how, hash);
 }
 
 #[cfg(test)]
@@ -154,20 +192,31 @@ mod tests {
         assert_eq!(presized(12), 32);
         assert_eq!(copied(3), 16);
         assert_eq!(copied(13), 32);
-        assert_eq!(capacity(DEFAULT, &[0; 0]), 16);
+        assert_eq!(capacity(DEFAULT, &[0; 0], Insert::Put), 16);
         let thirteen: Vec<u32> = (0..13).collect();
-        assert_eq!(capacity(DEFAULT, &thirteen), 32);
+        assert_eq!(capacity(DEFAULT, &thirteen, Insert::Put), 32);
+        // computeIfAbsent grows before inserting: 13 keys still fit 16 buckets.
+        assert_eq!(capacity(DEFAULT, &thirteen, Insert::Compute), 16);
+        assert_eq!(capacity(DEFAULT, &(0..14).collect::<Vec<u32>>(), Insert::Compute), 32);
+        // A later call for a key already there grows it all the same.
+        assert_eq!(computed_capacity(DEFAULT, &thirteen, true), 32);
+        assert_eq!(computed_capacity(DEFAULT, &thirteen, false), 16);
         // A chain of 9 doubles a small table once per key that lengthens it.
         let same: Vec<u32> = (0..9).map(|i| i * 64).collect();
-        assert_eq!(capacity(DEFAULT, &same), 32);
+        assert_eq!(capacity(DEFAULT, &same, Insert::Put), 32);
         let same: Vec<u32> = (0..11).map(|i| i * 64).collect();
-        assert_eq!(capacity(DEFAULT, &same), 64);
+        assert_eq!(capacity(DEFAULT, &same, Insert::Put), 64);
+        let same: Vec<u32> = (0..8).map(|i| i * 64).collect();
+        assert_eq!(capacity(DEFAULT, &same, Insert::Compute), 32);
     }
 
     #[test]
     fn order_is_by_bucket_then_insertion() {
         let mut keys = [17u32, 3, 1, 20];
-        ordered(&mut keys, DEFAULT, |&k| k);
+        ordered(&mut keys, DEFAULT, Insert::Put, |&k| k);
         assert_eq!(keys, [17, 1, 3, 20]);
+        let mut keys = [17u32, 3, 1, 20];
+        ordered(&mut keys, DEFAULT, Insert::Compute, |&k| k);
+        assert_eq!(keys, [1, 17, 3, 20]);
     }
 }

@@ -6,7 +6,7 @@
 use group_types::TopicId;
 
 use super::index;
-use super::java_order::{self, DEFAULT, spread, string_hash, uuid_hash};
+use super::java_order::{self, DEFAULT, Insert, spread, string_hash, uuid_hash};
 use super::share::{ShareAssignor, ShareGroupSpec};
 use super::{
     MemberSpec, MemberTarget, ServerAssignError, SubscribedTopicDescriber, SubscriptionType,
@@ -116,7 +116,7 @@ fn kafka_order(members: &[MemberSpec<'_>]) -> Result<Vec<usize>, ServerAssignErr
     }
     let hashes: Vec<u32> = members.iter().map(|m| spread(string_hash(m.member_id))).collect();
     let mut order: Vec<usize> = (0..members.len()).collect();
-    java_order::ordered(&mut order, DEFAULT, |&m| hashes[m]);
+    java_order::ordered(&mut order, DEFAULT, Insert::Put, |&m| hashes[m]);
     Ok(order)
 }
 
@@ -154,9 +154,9 @@ impl Old {
         }
         for (_, parts) in &mut topics {
             let initial = java_order::copied(parts.len());
-            java_order::ordered(parts, initial, |&p| spread(p));
+            java_order::ordered(parts, initial, Insert::Put, |&p| spread(p));
         }
-        java_order::ordered(&mut topics[..], DEFAULT, |(t, _)| spread(uuid_hash(*t)));
+        java_order::ordered(&mut topics[..], DEFAULT, Insert::Put, |(t, _)| spread(uuid_hash(*t)));
         Old { topics }
     }
 
@@ -292,9 +292,9 @@ pub(super) fn insert_sorted(list: &mut Vec<u32>, m: u32) {
 /// to hold `peak` (the members it held before any was removed); returns them.
 pub(super) fn first_in_set_order(holders: &[u32], peak: &[u32], count: usize) -> Vec<u32> {
     let hashes: Vec<u32> = peak.iter().map(|&m| spread(m as i32)).collect();
-    let cap = java_order::capacity(DEFAULT, &hashes);
+    let cap = java_order::capacity(DEFAULT, &hashes, Insert::Put);
     let mut walk = holders.to_vec();
-    java_order::iteration_order(&mut walk, cap, |&m| spread(m as i32));
+    java_order::iteration_order(&mut walk, cap, Insert::Put, |&m| spread(m as i32));
     walk.truncate(count);
     walk
 }

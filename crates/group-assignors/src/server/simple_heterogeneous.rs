@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use group_types::TopicId;
 
 use super::index::NONE;
-use super::java_order::{self, DEFAULT, spread, uuid_hash};
+use super::java_order::{self, DEFAULT, Insert, spread, uuid_hash};
 use super::share::AssignablePartitions;
 use super::simple::{self, Old};
 use super::{MemberSpec, MemberTarget, ServerAssignError, SubscribedTopicDescriber};
@@ -49,7 +49,7 @@ pub(super) fn assign(
     for list in &subs {
         union.extend(list.iter().copied().filter(|t| seen.insert(*t)));
     }
-    java_order::ordered(&mut union, DEFAULT, |t| spread(uuid_hash(*t)));
+    java_order::ordered(&mut union, DEFAULT, Insert::Put, |t| spread(uuid_hash(*t)));
     let mut targets: Vec<(TopicId, Vec<i32>)> = Vec::with_capacity(union.len());
     for &topic in &union {
         targets.push((topic, simple::target_partitions(topic, describer, assignable)?));
@@ -110,8 +110,15 @@ impl Scratch {
         // Members holding something of the topic, in insertion (ascending) order.
         let mut owners: Vec<u32> = Vec::new();
         let mut mine: Vec<Vec<u32>> = Vec::new();
-        let mut entry = |p: i32, keys: &mut Vec<i32>, holders: &mut Vec<Vec<u32>>| -> u32 {
+        // Whether a `computeIfAbsent` call found its key after the last new
+        // one went in, for the partition map and the member map: each call
+        // may grow the table.
+        let mut entry_hit = false;
+        let mut owner_hit = false;
+        let mut entry = |p: i32, keys: &mut Vec<i32>, holders: &mut Vec<Vec<u32>>, hit: &mut bool| -> u32 {
+            *hit = true;
             *index.entry(p).or_insert_with(|| {
+                *hit = false;
                 keys.push(p);
                 holders.push(Vec::new());
                 keys.len() as u32 - 1
@@ -122,8 +129,9 @@ impl Scratch {
         for (k, old) in olds.iter().enumerate() {
             let Some(held) = old.get(topic) else { continue };
             for &p in held {
-                let e = entry(p, &mut keys, &mut holders);
+                let e = entry(p, &mut keys, &mut holders, &mut entry_hit);
                 holders[e as usize].push(k as u32);
+                owner_hit = self.slot[k] != NONE;
                 if self.slot[k] == NONE {
                     self.slot[k] = mine.len() as u32;
                     owners.push(k as u32);
@@ -133,15 +141,20 @@ impl Scratch {
             }
         }
         let kept = keys.len();
+        let kept_hit = entry_hit;
         let peaks: HashMap<u32, Vec<u32>> = (0..kept as u32)
             .filter(|&e| holders[e as usize].len() > sharing)
             .map(|e| (e, holders[e as usize].clone()))
             .collect();
 
         // Members above their quota give up partitions, walked in the order
-        // of the presized `HashMap<Integer, Set<Integer>>` of holders.
+        // of the presized `HashMap<Integer, Set<Integer>>` of holders (filled
+        // by `computeIfAbsent`).
         let mut walk = owners.clone();
-        java_order::ordered(&mut walk, java_order::presized(subscribers.len()), |&k| spread(k as i32));
+        let owner_hashes: Vec<u32> = owners.iter().map(|&k| spread(k as i32)).collect();
+        let cap =
+            java_order::computed_capacity(java_order::presized(subscribers.len()), &owner_hashes, owner_hit);
+        java_order::iteration_order(&mut walk, cap, Insert::Compute, |&k| spread(k as i32));
         for k in walk {
             let list = &mut mine[self.slot[k as usize] as usize];
             let q = self.quota[k as usize] as usize;
@@ -149,7 +162,7 @@ impl Scratch {
                 continue;
             }
             let mut set = list.clone();
-            java_order::ordered(&mut set, DEFAULT, |&e| spread(keys[e as usize]));
+            java_order::ordered(&mut set, DEFAULT, Insert::Put, |&e| spread(keys[e as usize]));
             let mut gone = set[..list.len() - q].to_vec();
             for &e in &gone {
                 holders[e as usize].retain(|&m| m != k);
@@ -160,7 +173,7 @@ impl Scratch {
 
         // Over-shared partitions lose holders.
         let presized = java_order::presized(parts.len());
-        for e in map_order(&keys[..kept], presized) {
+        for e in map_order(&keys[..kept], presized, kept_hit) {
             let have = &holders[e as usize];
             if have.len() <= sharing {
                 continue;
@@ -174,9 +187,9 @@ impl Scratch {
 
         // The assignable partitions join the map; the rest is handed out.
         for &p in parts {
-            entry(p, &mut keys, &mut holders);
+            entry(p, &mut keys, &mut holders, &mut entry_hit);
         }
-        let walk = map_order(&keys, presized);
+        let walk = map_order(&keys, presized, entry_hit);
         let mut held: Vec<u32> = (0..self.slot.len())
             .map(|k| match self.slot[k] {
                 NONE => 0,
@@ -206,11 +219,11 @@ impl Scratch {
 }
 
 /// Entries `0..keys.len()` in the order Java iterates a `HashMap<Integer, _>`
-/// presized to `presized` buckets that took `keys` in order.
-fn map_order(keys: &[i32], presized: usize) -> Vec<u32> {
+/// presized to `presized` buckets that took `keys` in order by `computeIfAbsent`.
+fn map_order(keys: &[i32], presized: usize, trailing_hit: bool) -> Vec<u32> {
     let hashes: Vec<u32> = keys.iter().map(|&p| spread(p)).collect();
-    let cap = java_order::capacity(presized, &hashes);
+    let cap = java_order::computed_capacity(presized, &hashes, trailing_hit);
     let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-    java_order::iteration_order(&mut order, cap, |&e| hashes[e as usize]);
+    java_order::iteration_order(&mut order, cap, Insert::Compute, |&e| hashes[e as usize]);
     order
 }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use group_types::TopicId;
 
-use super::java_order::{self, DEFAULT, spread, topic_partition_hash, uuid_hash};
+use super::java_order::{self, DEFAULT, Insert, spread, topic_partition_hash, uuid_hash};
 use super::share::AssignablePartitions;
 use super::simple::{self, Old};
 use super::{MemberSpec, MemberTarget, ServerAssignError, SubscribedTopicDescriber};
@@ -35,13 +35,18 @@ struct Entries {
     index: HashMap<(TopicId, i32), u32>,
     /// Per entry, its holders (Kafka index), in insertion order (ascending).
     holders: Vec<Vec<u32>>,
+    /// Whether a call found its key after the last new key went in (each
+    /// `computeIfAbsent` call may grow the table).
+    hit_since_insert: bool,
 }
 
 impl Entries {
     fn get_or_insert(&mut self, topic: TopicId, topic_hash: i32, partition: i32) -> u32 {
         if let Some(&e) = self.index.get(&(topic, partition)) {
+            self.hit_since_insert = true;
             return e;
         }
+        self.hit_since_insert = false;
         let e = self.keys.len() as u32;
         self.keys.push((topic, partition));
         self.hashes.push(spread(topic_partition_hash(topic_hash, partition)));
@@ -51,11 +56,15 @@ impl Entries {
     }
 
     /// The first `len` entries in the order Java iterates the map, which was
-    /// presized for `partitions` and then took those entries.
-    fn java_order(&self, len: usize, partitions: usize) -> Vec<u32> {
-        let cap = java_order::capacity(java_order::presized(partitions), &self.hashes[..len]);
+    /// presized for `partitions` and then took those entries by `computeIfAbsent`.
+    fn java_order(&self, len: usize, partitions: usize, trailing_hit: bool) -> Vec<u32> {
+        let cap = java_order::computed_capacity(
+            java_order::presized(partitions),
+            &self.hashes[..len],
+            trailing_hit,
+        );
         let mut order: Vec<u32> = (0..len as u32).collect();
-        java_order::iteration_order(&mut order, cap, |&e| self.hashes[e as usize]);
+        java_order::iteration_order(&mut order, cap, Insert::Compute, |&e| self.hashes[e as usize]);
         order
     }
 }
@@ -109,6 +118,7 @@ pub(super) fn assign(
         }
     }
     let kept = entries.keys.len();
+    let kept_hit = entries.hit_since_insert;
     // The member sets as they were before anything was revoked: Java's
     // iteration order depends on the capacity they grew to.
     let peaks: HashMap<u32, Vec<u32>> = (0..kept as u32)
@@ -121,7 +131,7 @@ pub(super) fn assign(
         let list = &mut mine[k as usize];
         let excess = list.len() - quota[k as usize] as usize;
         let mut walk = list.clone();
-        java_order::ordered(&mut walk, DEFAULT, |&e| entries.hashes[e as usize]);
+        java_order::ordered(&mut walk, DEFAULT, Insert::Put, |&e| entries.hashes[e as usize]);
         let mut gone = walk[..excess].to_vec();
         for &e in &gone {
             entries.holders[e as usize].retain(|&m| m != k);
@@ -131,7 +141,7 @@ pub(super) fn assign(
     }
 
     // 3. Over-shared partitions lose holders.
-    for e in entries.java_order(kept, p_count) {
+    for e in entries.java_order(kept, p_count, kept_hit) {
         let holders = &entries.holders[e as usize];
         if holders.len() <= sharing {
             continue;
@@ -152,7 +162,7 @@ pub(super) fn assign(
         }
         entries.get_or_insert(topic, topic_hash.1, p);
     }
-    let walk = entries.java_order(entries.keys.len(), p_count);
+    let walk = entries.java_order(entries.keys.len(), p_count, entries.hit_since_insert);
     let mut held: Vec<u32> = mine.iter().map(|l| l.len() as u32).collect();
     simple::fill(&walk, &entries.holders, sharing, unfilled, &mut held, &quota, |e, m| {
         mine[m as usize].push(e)
