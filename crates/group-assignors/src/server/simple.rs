@@ -48,7 +48,7 @@ use super::{
 /// partition maps and member sets are walked in Java's order for
 /// `TopicIdPartition`, `Integer` and `Uuid` keys. Two things stay outside
 /// what the spec says, and follow a documented stand-in: member ids whose
-/// hashes meet in one bucket keep the spec's order (Kafka: the order its
+/// hashes meet in one bucket are put in id order (Kafka: the order its
 /// member map yielded them), and a member's current target is read as if
 /// Kafka had rebuilt it from its record with topics and partitions in
 /// ascending order (Kafka: the record's order). Both matter only for keys
@@ -107,15 +107,18 @@ impl ShareAssignor for SimpleAssignor {
 }
 
 /// Spec indices in Kafka's member order: the order `new HashMap<String, _>()`
-/// holding the member ids iterates, ties (one bucket) in spec order.
+/// holding the member ids iterates, ties (one bucket) in id order, so that
+/// the spec's order makes no difference.
 fn kafka_order(members: &[MemberSpec<'_>]) -> Result<Vec<usize>, ServerAssignError> {
-    let mut ids: Vec<&str> = members.iter().map(|m| m.member_id).collect();
-    ids.sort_unstable();
-    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
-        return Err(index::error(NAME, format!("member {} appears twice in the group", w[0])));
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_unstable_by_key(|&m| members[m].member_id);
+    if let Some(w) = order.windows(2).find(|w| members[w[0]].member_id == members[w[1]].member_id) {
+        return Err(index::error(
+            NAME,
+            format!("member {} appears twice in the group", members[w[0]].member_id),
+        ));
     }
     let hashes: Vec<u32> = members.iter().map(|m| spread(string_hash(m.member_id))).collect();
-    let mut order: Vec<usize> = (0..members.len()).collect();
     java_order::ordered(&mut order, DEFAULT, Insert::Put, |&m| hashes[m]);
     Ok(order)
 }

@@ -17,7 +17,8 @@
 //!   holder and the members' counts differ by at most one; when `M > P`
 //!   every member holds at least one partition and no partition more than
 //!   `ceil(M / P)` holders.
-//! - **Determinism**: the same input gives the same output.
+//! - **Determinism**: the same input gives the same output, whatever the
+//!   order of the members in the spec.
 //! - **Stickiness**: assigning a group its own output again changes nothing,
 //!   and in a homogeneous group with `M <= P` whose current targets share no
 //!   partition, a member keeps every partition of the subscribed topics it
@@ -220,6 +221,11 @@ proptest! {
             let out = state.assign();
             check(&state, &out)?;
             prop_assert_eq!(&state.assign(), &out, "deterministic");
+            let mut reversed = state.clone();
+            reversed.group.members.reverse();
+            let mut back = reversed.assign().members;
+            back.reverse();
+            prop_assert_eq!(&back, &out.members, "the spec's member order makes no difference");
             let again = state.clone();
             let again = State { group: again.group.with_current(&out), ..again };
             prop_assert_eq!(&again.assign(), &out, "a fixed point");
