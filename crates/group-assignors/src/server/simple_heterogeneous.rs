@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use group_types::TopicId;
 
 use super::index::NONE;
-use super::java_order::{self, DEFAULT, Insert, spread, uuid_hash};
+use super::java_order::{self, DEFAULT, Table, int_ord, spread, uuid_hash, uuid_ord};
 use super::share::AssignablePartitions;
 use super::simple::{self, Old};
 use super::{MemberSpec, MemberTarget, ServerAssignError, SubscribedTopicDescriber};
@@ -49,7 +49,11 @@ pub(super) fn assign(
     for list in &subs {
         union.extend(list.iter().copied().filter(|t| seen.insert(*t)));
     }
-    java_order::ordered(&mut union, DEFAULT, Insert::Put, |t| spread(uuid_hash(*t)));
+    let hashes: Vec<u32> = union.iter().map(|t| spread(uuid_hash(*t))).collect();
+    let union: Vec<TopicId> = Table::put_all(DEFAULT, &hashes, |i| uuid_ord(union[i as usize]))
+        .into_iter()
+        .map(|i| union[i as usize])
+        .collect();
     let mut targets: Vec<(TopicId, Vec<i32>)> = Vec::with_capacity(union.len());
     for &topic in &union {
         targets.push((topic, simple::target_partitions(topic, describer, assignable)?));
@@ -103,36 +107,40 @@ impl Scratch {
             self.quota[k as usize] = q;
         }
 
-        // Partition entries in map insertion order, and who holds them.
+        // Partition entries in map insertion order, who holds them, and
+        // Kafka's `finalAssignmentByPartition` as a Java table of them.
         let mut keys: Vec<i32> = Vec::new();
         let mut index: HashMap<i32, u32> = HashMap::new();
         let mut holders: Vec<Vec<u32>> = Vec::new();
-        // Members holding something of the topic, in insertion (ascending) order.
+        let mut by_partition = Table::new(java_order::presized(parts.len()));
+        // Members holding something of the topic, in insertion (ascending)
+        // order, and Kafka's `finalAssignmentByMember` as a Java table of them.
         let mut owners: Vec<u32> = Vec::new();
         let mut mine: Vec<Vec<u32>> = Vec::new();
-        // Whether a `computeIfAbsent` call found its key after the last new
-        // one went in, for the partition map and the member map: each call
-        // may grow the table.
-        let mut entry_hit = false;
-        let mut owner_hit = false;
-        let mut entry = |p: i32, keys: &mut Vec<i32>, holders: &mut Vec<Vec<u32>>, hit: &mut bool| -> u32 {
-            *hit = true;
-            *index.entry(p).or_insert_with(|| {
-                *hit = false;
+        let mut by_member = Table::new(java_order::presized(subscribers.len()));
+        let mut entry =
+            |p: i32, keys: &mut Vec<i32>, holders: &mut Vec<Vec<u32>>, table: &mut Table| -> u32 {
+                if let Some(&e) = index.get(&p) {
+                    table.compute(e, spread(p), int_ord(p), false);
+                    return e;
+                }
+                let e = keys.len() as u32;
+                table.compute(e, spread(p), int_ord(p), true);
+                index.insert(p, e);
                 keys.push(p);
                 holders.push(Vec::new());
-                keys.len() as u32 - 1
-            })
-        };
+                e
+            };
 
         // Keep what is held.
         for (k, old) in olds.iter().enumerate() {
             let Some(held) = old.get(topic) else { continue };
             for &p in held {
-                let e = entry(p, &mut keys, &mut holders, &mut entry_hit);
+                let e = entry(p, &mut keys, &mut holders, &mut by_partition);
                 holders[e as usize].push(k as u32);
-                owner_hit = self.slot[k] != NONE;
-                if self.slot[k] == NONE {
+                let fresh = self.slot[k] == NONE;
+                by_member.compute(k as u32, spread(k as i32), int_ord(k as i32), fresh);
+                if fresh {
                     self.slot[k] = mine.len() as u32;
                     owners.push(k as u32);
                     mine.push(Vec::new());
@@ -141,29 +149,23 @@ impl Scratch {
             }
         }
         let kept = keys.len();
-        let kept_hit = entry_hit;
+        let kept_order = by_partition.keys();
         let peaks: HashMap<u32, Vec<u32>> = (0..kept as u32)
             .filter(|&e| holders[e as usize].len() > sharing)
             .map(|e| (e, holders[e as usize].clone()))
             .collect();
 
-        // Members above their quota give up partitions, walked in the order
-        // of the presized `HashMap<Integer, Set<Integer>>` of holders (filled
-        // by `computeIfAbsent`).
-        let mut walk = owners.clone();
-        let owner_hashes: Vec<u32> = owners.iter().map(|&k| spread(k as i32)).collect();
-        let cap =
-            java_order::computed_capacity(java_order::presized(subscribers.len()), &owner_hashes, owner_hit);
-        java_order::iteration_order(&mut walk, cap, Insert::Compute, |&k| spread(k as i32));
-        for k in walk {
+        // Members above their quota give up partitions, in the orders of
+        // `finalAssignmentByMember` and of each member's `HashSet<Integer>`.
+        for k in by_member.keys() {
             let list = &mut mine[self.slot[k as usize] as usize];
             let q = self.quota[k as usize] as usize;
             if list.len() <= q {
                 continue;
             }
-            let mut set = list.clone();
-            java_order::ordered(&mut set, DEFAULT, Insert::Put, |&e| spread(keys[e as usize]));
-            let mut gone = set[..list.len() - q].to_vec();
+            let hashes: Vec<u32> = list.iter().map(|&e| spread(keys[e as usize])).collect();
+            let walk = Table::put_all(DEFAULT, &hashes, |i| int_ord(keys[list[i as usize] as usize]));
+            let mut gone: Vec<u32> = walk[..list.len() - q].iter().map(|&i| list[i as usize]).collect();
             for &e in &gone {
                 holders[e as usize].retain(|&m| m != k);
             }
@@ -172,8 +174,7 @@ impl Scratch {
         }
 
         // Over-shared partitions lose holders.
-        let presized = java_order::presized(parts.len());
-        for e in map_order(&keys[..kept], presized, kept_hit) {
+        for e in kept_order {
             let have = &holders[e as usize];
             if have.len() <= sharing {
                 continue;
@@ -187,9 +188,9 @@ impl Scratch {
 
         // The assignable partitions join the map; the rest is handed out.
         for &p in parts {
-            entry(p, &mut keys, &mut holders, &mut entry_hit);
+            entry(p, &mut keys, &mut holders, &mut by_partition);
         }
-        let walk = map_order(&keys, presized, entry_hit);
+        let walk = by_partition.keys();
         let mut held: Vec<u32> = (0..self.slot.len())
             .map(|k| match self.slot[k] {
                 NONE => 0,
@@ -216,14 +217,4 @@ impl Scratch {
         }
         Ok(())
     }
-}
-
-/// Entries `0..keys.len()` in the order Java iterates a `HashMap<Integer, _>`
-/// presized to `presized` buckets that took `keys` in order by `computeIfAbsent`.
-fn map_order(keys: &[i32], presized: usize, trailing_hit: bool) -> Vec<u32> {
-    let hashes: Vec<u32> = keys.iter().map(|&p| spread(p)).collect();
-    let cap = java_order::computed_capacity(presized, &hashes, trailing_hit);
-    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-    java_order::iteration_order(&mut order, cap, Insert::Compute, |&e| hashes[e as usize]);
-    order
 }

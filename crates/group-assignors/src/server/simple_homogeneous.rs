@@ -21,13 +21,13 @@ use std::collections::HashMap;
 
 use group_types::TopicId;
 
-use super::java_order::{self, DEFAULT, Insert, spread, topic_partition_hash, uuid_hash};
+use super::java_order::{self, DEFAULT, Table, spread, topic_partition_hash, uuid_hash};
 use super::share::AssignablePartitions;
 use super::simple::{self, Old};
 use super::{MemberSpec, MemberTarget, ServerAssignError, SubscribedTopicDescriber};
 
-/// The partitions met so far, numbered in map insertion order.
-#[derive(Default)]
+/// The partitions met so far, numbered in map insertion order, and Kafka's
+/// `finalAssignmentByPartition` as a Java table of them.
 struct Entries {
     keys: Vec<(TopicId, i32)>,
     /// Spread `TopicIdPartition` hashes.
@@ -35,37 +35,24 @@ struct Entries {
     index: HashMap<(TopicId, i32), u32>,
     /// Per entry, its holders (Kafka index), in insertion order (ascending).
     holders: Vec<Vec<u32>>,
-    /// Whether a call found its key after the last new key went in (each
-    /// `computeIfAbsent` call may grow the table).
-    hit_since_insert: bool,
+    /// The map, filled by `computeIfAbsent` calls.
+    table: Table,
 }
 
 impl Entries {
     fn get_or_insert(&mut self, topic: TopicId, topic_hash: i32, partition: i32) -> u32 {
+        let hash = spread(topic_partition_hash(topic_hash, partition));
         if let Some(&e) = self.index.get(&(topic, partition)) {
-            self.hit_since_insert = true;
+            self.table.compute(e, hash, None, false);
             return e;
         }
-        self.hit_since_insert = false;
         let e = self.keys.len() as u32;
+        self.table.compute(e, hash, None, true);
         self.keys.push((topic, partition));
-        self.hashes.push(spread(topic_partition_hash(topic_hash, partition)));
+        self.hashes.push(hash);
         self.index.insert((topic, partition), e);
         self.holders.push(Vec::new());
         e
-    }
-
-    /// The first `len` entries in the order Java iterates the map, which was
-    /// presized for `partitions` and then took those entries by `computeIfAbsent`.
-    fn java_order(&self, len: usize, partitions: usize, trailing_hit: bool) -> Vec<u32> {
-        let cap = java_order::computed_capacity(
-            java_order::presized(partitions),
-            &self.hashes[..len],
-            trailing_hit,
-        );
-        let mut order: Vec<u32> = (0..len as u32).collect();
-        java_order::iteration_order(&mut order, cap, Insert::Compute, |&e| self.hashes[e as usize]);
-        order
     }
 }
 
@@ -94,7 +81,13 @@ pub(super) fn assign(
     let (sharing, quota) = simple::quotas(n, p_count);
 
     // 1. Keep what is subscribed.
-    let mut entries = Entries::default();
+    let mut entries = Entries {
+        keys: Vec::new(),
+        hashes: Vec::new(),
+        index: HashMap::new(),
+        holders: Vec::new(),
+        table: Table::new(java_order::presized(p_count)),
+    };
     let mut mine: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut unfilled: Vec<u32> = Vec::new();
     let mut overfilled: Vec<u32> = Vec::new();
@@ -118,7 +111,7 @@ pub(super) fn assign(
         }
     }
     let kept = entries.keys.len();
-    let kept_hit = entries.hit_since_insert;
+    let kept_order = entries.table.keys();
     // The member sets as they were before anything was revoked: Java's
     // iteration order depends on the capacity they grew to.
     let peaks: HashMap<u32, Vec<u32>> = (0..kept as u32)
@@ -130,9 +123,9 @@ pub(super) fn assign(
     for &k in &overfilled {
         let list = &mut mine[k as usize];
         let excess = list.len() - quota[k as usize] as usize;
-        let mut walk = list.clone();
-        java_order::ordered(&mut walk, DEFAULT, Insert::Put, |&e| entries.hashes[e as usize]);
-        let mut gone = walk[..excess].to_vec();
+        let hashes: Vec<u32> = list.iter().map(|&e| entries.hashes[e as usize]).collect();
+        let walk = Table::put_all(DEFAULT, &hashes, |_| None);
+        let mut gone: Vec<u32> = walk[..excess].iter().map(|&i| list[i as usize]).collect();
         for &e in &gone {
             entries.holders[e as usize].retain(|&m| m != k);
         }
@@ -141,7 +134,7 @@ pub(super) fn assign(
     }
 
     // 3. Over-shared partitions lose holders.
-    for e in entries.java_order(kept, p_count, kept_hit) {
+    for e in kept_order {
         let holders = &entries.holders[e as usize];
         if holders.len() <= sharing {
             continue;
@@ -162,7 +155,7 @@ pub(super) fn assign(
         }
         entries.get_or_insert(topic, topic_hash.1, p);
     }
-    let walk = entries.java_order(entries.keys.len(), p_count, entries.hit_since_insert);
+    let walk = entries.table.keys();
     let mut held: Vec<u32> = mine.iter().map(|l| l.len() as u32).collect();
     simple::fill(&walk, &entries.holders, sharing, unfilled, &mut held, &quota, |e, m| {
         mine[m as usize].push(e)
