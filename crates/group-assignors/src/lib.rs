@@ -20,6 +20,10 @@
 //!   protocol name, holding the built-ins and user assignors.
 //! - [`StickyAssignorUserData`]: the eager sticky assignor's user-data codec.
 //! - [`AssignError`]: every way the input can be refused.
+//! - [`server`]: the coordinator's assignors, which compute targets from topic
+//!   ids: KIP-848's `uniform` and `range`, and for share groups (KIP-932)
+//!   Kafka's [`SimpleAssignor`] (`"simple"`, behind the [`ShareAssignor`]
+//!   trait, by name from [`share_assignor`]), re-exported here.
 //!
 //! # Input rules
 //!
@@ -108,5 +112,8 @@ pub use crate::error::AssignError;
 pub use crate::range::RangeAssignor;
 pub use crate::registry::{get_assignor, register_assignor};
 pub use crate::round_robin::RoundRobinAssignor;
+pub use crate::server::{
+    AllAssignable, AssignablePartitions, ShareAssignor, ShareGroupSpec, SimpleAssignor, share_assignor,
+};
 pub use crate::sticky::StickyAssignor;
 pub use crate::sticky_user_data::StickyAssignorUserData;

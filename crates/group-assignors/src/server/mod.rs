@@ -9,6 +9,10 @@
 //! - [`UniformAssignor`] (`"uniform"`, Kafka's default) and
 //!   [`ServerRangeAssignor`] (`"range"`).
 //! - [`server_assignor`]: the built-ins by name.
+//! - Share groups (KIP-932) have their own trait, [`ShareAssignor`], with
+//!   [`ShareGroupSpec`] (a [`GroupSpec`] plus the [`AssignablePartitions`])
+//!   and Kafka's [`SimpleAssignor`] (`"simple"`), found by name with
+//!   [`share_assignor`]; `share.rs` says why it is a sibling trait.
 //!
 //! # Performance
 //!
@@ -25,7 +29,12 @@
 //! microseconds (`benches/server.rs`).
 
 mod index;
+mod java_order;
 mod range;
+mod share;
+mod simple;
+mod simple_heterogeneous;
+mod simple_homogeneous;
 mod uniform;
 mod uniform_heterogeneous;
 mod uniform_homogeneous;
@@ -35,6 +44,8 @@ use std::fmt;
 use group_types::TopicId;
 
 pub use self::range::ServerRangeAssignor;
+pub use self::share::{AllAssignable, AssignablePartitions, ShareAssignor, ShareGroupSpec};
+pub use self::simple::SimpleAssignor;
 pub use self::uniform::UniformAssignor;
 
 /// How members subscribe (`ConsumerGroup.subscriptionType`, §5.3).
@@ -158,6 +169,15 @@ pub fn server_assignor(name: &str) -> Option<&'static dyn ServerAssignor> {
     match name {
         "uniform" => Some(&UniformAssignor),
         "range" => Some(&ServerRangeAssignor),
+        _ => None,
+    }
+}
+
+/// The built-in share-group assignor named `name` (`simple`, Kafka's only
+/// one and the default of `group.share.assignors`).
+pub fn share_assignor(name: &str) -> Option<&'static dyn ShareAssignor> {
+    match name {
+        simple::NAME => Some(&SimpleAssignor),
         _ => None,
     }
 }
