@@ -260,6 +260,12 @@ impl SharePartition {
         self.find_next_fetch_offset
     }
 
+    /// The first offset of the gaps a persisted read left, while they are still to be
+    /// fetched (Kafka's `persisterReadResultGapWindow`): `(gap start, read's end)`.
+    pub fn read_gap_window(&self) -> Option<(i64, i64)> {
+        self.gap_window.map(|g| (g.gap_start, g.end_offset))
+    }
+
     /// The records between the start and end offsets, 0 with an empty cache.
     pub fn in_flight_record_count(&self) -> i64 {
         if self.cache.is_empty() { 0 } else { self.end_offset - self.start_offset + 1 }
