@@ -1,1 +1,187 @@
-//! placeholder
+//! Acquire (Kafka's `SharePartitionTest.testAcquire*`, `testMaybeInitializeAndAcquire*`,
+//! `testNextFetchOffset*`, `testCanAcquireRecords*`, and the record-limit and
+//! throttling cases).
+
+use rstest::rstest;
+
+use crate::script::run;
+
+/// The persisted state most `testMaybeInitializeAndAcquire*` cases start from.
+const READ_15_30: &str = "init start=10 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1";
+
+#[rstest]
+#[case::initialize_and_acquire("
+    expect start=10 end=30 next=10 gap=10-30 dcc=3
+    acquire max=1 fetch=10 10-49 => 10-14/1 count=5
+    expect next=15 gap=15-30 dcc=3
+    batches 10-14,15-18,20-22,26-30
+    acquire max=10 fetch=15 10-49 => 15-18/3,19/1,23-25/1,26-30/2 count=13
+    expect next=31 end=30 gap=none dcc=3
+    batches 10-14,15-18,19,20-22,23-25,26-30
+    rec 19=acq/1 15-18=acq/3 20-22=arch 23-25=acq/1 26-30=acq/2
+    acquire max=1 fetch=31 10-49 => 31-49/1 count=19
+    expect next=50 end=49 dcc=3
+")]
+#[case::initialize_and_acquire_higher_max_fetch("
+    acquire max=500 fetch=10 10-49 => 10-14/1,15-18/3,19/1,23-25/1,26-30/2,31-49/1 count=37
+    expect next=50 end=49 gap=none dcc=3
+    batches 10-14,15-18,19,20-22,23-25,26-30,31-49
+")]
+#[case::initialize_and_acquire_fetch_last_within_cached_batch("
+    acquire max=500 fetch=10 12-27 => 12-14/1,15-18/3,19/1,23-25/1,26-27/2 count=13
+    expect next=28 end=30 gap=28-30 dcc=3
+    batches 12-14,15-18,19,20-22,23-25,26-30:o
+    rec 26-27=acq 28-30=avail
+")]
+#[case::initialize_and_acquire_fetch_prior_start_offset("
+    acquire max=500 fetch=10 6-21 => 10-14/1,15-18/3,19/1 count=10
+    expect next=23 end=30 gap=20-30 dcc=3
+    batches 10-14,15-18,19,20-22,26-30
+    rec 26-30=avail
+")]
+#[case::initialize_and_acquire_multiple_batches("
+    expect start=10
+    acquire max=1 fetch=10 10-49 => 10-14/1 count=5
+")]
+fn initialize_and_acquire(#[case] steps: &str) {
+    run(&format!("{READ_15_30}\n{steps}"));
+}
+
+#[rstest]
+#[case::multiple_batches_from_5("
+    init start=5 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
+    expect start=5 end=30 next=5 gap=5-30
+    acquire max=1 fetch=5 5-6,8,10-11,13-18,19-21,22-30,31-49 => 5-6/1 count=2
+    expect next=7 gap=7-30
+    batches 5-6,15-18,20-22,26-30
+    acquire max=3 fetch=7 8,10-11,13-18,19-21,22-30,31-49 => 8-11/1 count=4
+    expect next=12 end=30 gap=12-30
+    acquire max=8 fetch=12 13-18,19-21,22-30,31-49 => 13-14/1,15-18/3,19/1,23-25/1 count=10
+    expect next=26 end=30 gap=26-30
+    batches 5-6,8-11,13-14,15-18,19,20-22,23-25,26-30
+    acquire max=10 fetch=26 22-30,31-49 => 26-30/2,31-49/1 count=24
+    expect next=50 end=49 gap=none dcc=3
+")]
+fn initialize_and_acquire_batches(#[case] script: &str) {
+    run(script);
+}
+
+#[rstest]
+#[case::multiple_batches_last_offset_within_cached_batch("
+    init start=5 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
+    acquire max=500 fetch=5 7-8,10-11,13-18,20-27 => 7-14/1,15-18/3,19/1,23-25/1,26-27/2 count=18
+    expect next=28 end=30 gap=28-30 dcc=3
+    batches 7-14,15-18,19,20-22,23-25,26-30:o
+    rec 26-27=acq 28-30=avail
+")]
+#[case::multiple_batches_prior_start_offset("
+    init start=10 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
+    acquire max=500 fetch=10 3-4,6,8-11,13-22 => 10-14/1,15-18/3,19/1 count=10
+    expect next=23 end=30 gap=20-30 dcc=3
+    batches 10-14,15-18,19,20-22,26-30
+")]
+#[case::single_record("
+    active
+    acquire 0 => 0/1 count=1
+    expect next=1 dcc=0
+    batches 0
+    rec 0=acq/1/member-1
+")]
+#[case::multiple_records("
+    active
+    acquire 10-14 => 10-14/1 count=5
+    expect next=15 dcc=0
+    batches 10-14
+    rec 10-14=acq/1/member-1
+")]
+#[case::max_fetch_records("
+    active
+    acquire max=10 fetch=0 0-4 => 0-4/1 count=5
+    expect next=5
+    acquire max=10 fetch=0 0-24 => 5-24/1 count=20
+    expect next=25
+    batches 0-4,5-24
+    rec 5-24=acq/1/member-1
+")]
+#[case::multiple_batches_and_max_fetch_records("
+    active
+    acquire max=10 fetch=0 10-14,15-29,30-44 => 10-29/1 count=20
+    expect next=30
+    batches 10-29
+")]
+#[case::overlap_and_new_batch("
+    active
+    acquire 0-4 => 0-4/1 count=5
+    expect next=5
+    acquire 0-9 => 5-9/1 count=5
+    expect next=10
+    batches 0-4,5-9
+")]
+#[case::same_batch_again("
+    active
+    acquire 10-14 => 10-14/1 count=5
+    expect next=15
+    acquire 10-14 => none count=0
+    expect next=15
+    acquire 10-11 => none count=0
+    expect next=15
+    batches 10-14
+")]
+#[case::empty_fetch_records("
+    active
+    acquire fetch=0 => none count=0
+    expect next=0
+")]
+#[case::batch_size_and_single_batch("
+    active
+    acquire batch=2 max=10 fetch=0 0-4 => 0-4/1 count=5
+    expect next=5
+    batches 0-4
+")]
+#[case::batch_size_and_multiple_batches("
+    active
+    acquire batch=5 max=100 fetch=0 2-6,10-14,15-21,22-27 => 2-9/1,10-14/1,15-21/1,22-27/1 count=26
+    expect next=28
+    batches 2-9,10-14,15-21,22-27
+    rec 2-27=acq/1/member-1
+")]
+#[case::batch_size_and_max_fetch_records("
+    active
+    acquire batch=2 max=10 fetch=0 0-4,5-19,20-34 => 0-4/1,5-19/1 count=20
+    expect next=20
+    batches 0-4,5-19
+")]
+#[case::single_batch_with_batch_size_and_end_offset_larger_than_batch_first_offset("
+    active
+    lso 8
+    acquire batch=5 max=100 fetch=0 5-14 => 8-14/1 count=7
+    expect next=15
+    batches 8-14
+")]
+#[case::batch_size_and_end_offset_larger_than_batch_first_offset("
+    active
+    lso 4
+    acquire batch=5 max=100 fetch=0 2-9,10-16 => 4-9/1,10-16/1 count=13
+    expect next=17
+    batches 4-9,10-16
+")]
+#[case::batch_skip_with_batch_size_and_end_offset_larger_than_first_batch("
+    active
+    lso 12
+    acquire batch=5 max=100 fetch=0 2-9,10-16 => 12-16/1 count=5
+    expect next=17
+    batches 12-16
+")]
+#[case::max_in_flight_records_and_try_acquire_new_batch("
+    config inflight=20
+    active
+    acquire max=500 fetch=0 0-9 => 0-9/1 count=10
+    expect next=10
+    acquire max=500 fetch=0 10-14,15-24,25-29,30-31 => 10-24/1 count=15
+    expect next=25
+    acquire max=500 fetch=25 25-34 => none count=0
+    expect next=25
+")]
+fn acquire(#[case] script: &str) {
+    run(script);
+}
