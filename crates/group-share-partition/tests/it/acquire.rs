@@ -185,3 +185,74 @@ fn initialize_and_acquire_batches(#[case] script: &str) {
 fn acquire(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::max_in_flight_records_and_release_last_offset("
+    config inflight=20
+    active
+    acquire max=500 fetch=0 10-14,15-24,25-29,30-31 => 10-29/1 count=20
+    expect next=30
+    ack 15-19/2 => ok
+    expect next=15
+    acquire max=500 fetch=15 10-14,15-24,25-29,30-31 => 15-19/2 count=5
+    expect next=30
+    ack 29/2 => ok
+    expect next=29
+    acquire max=500 fetch=29 10-14,15-24,25-29,30-31 => 29/2 count=1
+    expect next=30
+")]
+#[case::max_in_flight_records_release_batch_and_acquire_subset_records("
+    config inflight=20
+    active
+    acquire 0-4 => count=5
+    acquire 5-14 => count=10
+    acquire 15-24 => count=10
+    batches 0-4,5-14,15-24
+    expect next=25
+    ack 5-14/2 => ok
+    expect next=5
+    acquire max=500 fetch=5 5-14 => 5-14/2 count=10
+    expect next=25
+")]
+#[case::max_in_flight_records_release_batch_and_acquire_subset_records_overlap("
+    config inflight=20
+    active
+    acquire 0-4 => count=5
+    acquire 5-9 => count=5
+    acquire 10-14 => count=5
+    acquire 15-24 => count=10
+    batches 0-4,5-9,10-14,15-24
+    ack 5-9/2 => ok
+    expect next=5
+    acquire max=6 fetch=5 5-9 => 5-9/2 count=5
+    expect next=25
+")]
+#[case::batch_prior_to_start_offset("
+    init start=5 epoch=3 batches=5-99/0/1
+    expect next=5 start=5
+    acquire limit batch=10 max=10 fetch=0 0-4 => none count=0
+    expect next=5 start=5
+    batches 5-99
+    rec 5-99=avail
+")]
+#[case::moved_start_offset_and_no_overlap_with_cached_batch("
+    init start=5 epoch=3 batches=15-20/4/1
+    expect next=5 start=5 gap=5-20
+    acquire limit batch=10 max=10 fetch=5 0-9 => 5-9/1 count=5
+    batches 5-9,15-20
+    expect next=10 start=5 gap=10-20
+")]
+#[case::next_fetch_offset_initial_state("active\n expect next=0")]
+#[case::next_fetch_offset_with_cached_state_acquired("active\n acquire 0-4 => count=5\n expect next=5")]
+#[case::next_fetch_offset_with_find_and_cached_state("
+    active
+    acquire 0-4 => count=5
+    ack 0-4/2
+    expect find=true next=0 find=true
+")]
+#[case::can_acquire_records_with_empty_cache("active\n expect can=true")]
+#[case::can_acquire_records_limit_not_reached("config inflight=6\n active\n acquire 0-4 => count=5\n expect can=true")]
+#[case::can_acquire_records_limit_reached("config inflight=1\n active\n acquire 0-4 => count=5\n expect can=false")]
+fn acquire_in_flight_limit(#[case] script: &str) {
+    run(script);
+}

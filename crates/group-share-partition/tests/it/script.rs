@@ -185,7 +185,7 @@ impl Run {
                 let batches: Vec<FetchedBatch> = rest
                     .iter()
                     .flat_map(|w| w.split(','))
-                    .filter(|w| !w.is_empty())
+                    .filter(|w| !w.is_empty() && *w != "limit")
                     .map(|w| {
                         let (f, l) = range(w);
                         FetchedBatch::new(f, l)
@@ -222,7 +222,7 @@ impl Run {
                         .collect();
                     let have: Vec<(i64, i64, i16)> =
                         got.records.iter().map(|a| (a.first_offset, a.last_offset, a.delivery_count)).collect();
-                    if have != want {
+                    if !erest.is_empty() && have != want {
                         return Err(format!("acquired {have:?}, expected {want:?}"));
                     }
                     if let Some(c) = opt(&eopts, "count") {
