@@ -54,3 +54,89 @@ use crate::script::run;
 fn acknowledge(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::out_of_range_cached_data_first_batch("
+    active
+    acquire 0-4 => 0-4/1
+    acquire 20-24 => 20-24/1
+    ack 0-10/1 20-24/1 => err=42
+    acquire 5-10 => 5-10/1
+    expect dcc=0
+    ack 0-10/1 20-24/1 => ok
+    expect dcc=0
+")]
+#[case::another_member("
+    active
+    acquire 5-9 => 5-9/1
+    ack member=member-2 5-9/3 => err=121
+")]
+#[case::when_offset_not_acquired("
+    active
+    acquire 5-9 => 5-9/1
+    ack 5-9/2 => ok
+    expect dcc=0
+    ack 5-9/1 => err=121
+    acquire 5-9 => 5-9/2
+    expect dcc=0
+    ack 6-8/3 => ok
+    expect dcc=3
+    ack 6-8/3 => err=121
+    expect dcc=3
+")]
+#[case::rollback_with_full_batch_error("
+    active
+    acquire 5-9
+    acquire 10-14
+    acquire 15-19
+    ack 5-9/2 10-14/1 15-19/1 15-19/1 => err=121
+    batches 5-9,10-14,15-19
+    rec 5-19=acq/1/member-1
+    expect dcc=0
+")]
+#[case::rollback_with_subset_error("
+    active
+    acquire 5-9
+    acquire 10-14
+    acquire 15-19
+    ack 5-9/2 10-14/1 15-19/1 16-19/1 => err=121
+    batches 5-9,10-14,15-19
+    rec 5-19=acq/1/member-1
+    expect dcc=0
+")]
+#[case::acquire_released_record("
+    active
+    acquire 10-14 => 10-14/1
+    expect next=15
+    ack 12-13/2 => ok
+    expect next=12 dcc=0
+    batches 10-14:o
+    rec 10-11=acq/1/member-1 12-13=avail/1/- 14=acq/1/member-1
+    acquire 10-14 => 12-13/2 count=2
+    expect next=15 dcc=0
+")]
+#[case::acquire_released_record_multiple_batches("
+    active
+    acquire 10-14 => 10-14/1
+    acquire 15-19 => 15-19/1
+    acquire 23-27 => 23-27/1
+    acquire 28-32 => 28-32/1
+    expect next=33
+    ack 12-30/2 => ok
+    expect next=12
+    batches 10-14:o,15-19,23-27,28-32:o
+    rec 10-11=acq/1/member-1 12-14=avail/1/- 15-19=avail 23-27=avail 28-30=avail/1/- 31-32=acq/1/member-1
+    acquire 10-14 => 12-14/2 count=3
+    expect next=15
+    acquire 23-27 => 23-27/2 count=5
+    expect next=15
+    acquire 17-18 => 17-18/2 count=2
+    expect next=15
+    acquire 28 => 28/2 count=1
+    expect next=15
+    acquire 15-19 => 15-16/2,19/2 count=3
+    expect next=29
+")]
+fn acknowledge_and_reacquire(#[case] script: &str) {
+    run(script);
+}

@@ -256,3 +256,48 @@ fn acquire(#[case] script: &str) {
 fn acquire_in_flight_limit(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::gap_at_beginning_and_records_fetched_from_gap("
+    init start=11 epoch=3 batches=21-30/2/2,31-40/4/1
+    expect dcc=20
+    acquire 11-15 => 11-15/1 count=5
+    expect start=11 end=40 epoch=3 next=16 dcc=20 gap=16-40
+")]
+#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_batches("
+    init start=11 epoch=3 batches=21-30/2/2,31-40/4/1
+    acquire 11-25 => 11-20/1 count=10
+    expect start=11 end=40 next=41 dcc=20 gap=21-40
+")]
+#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_available_batches("
+    init start=11 epoch=3 batches=21-30/0/2,31-40/4/1
+    expect dcc=10
+    acquire 11-25 => 11-20/1,21-25/3 count=15
+    expect start=11 end=40 next=26 dcc=10 gap=26-40
+")]
+#[case::cached_state_contains_gaps_and_records_fetched_from_non_gap_offset("
+    init start=11 epoch=3 batches=11-20/0/2,31-40/4/1
+    expect dcc=10
+    acquire 11-25 => 11-20/3,21-25/1 count=15
+    expect start=11 end=40 next=26 dcc=10 gap=26-40
+")]
+#[case::gap_at_beginning_and_fetched_records_overlap_multiple_in_flight_batches("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/0/1,61-70/4/1,81-90/0/1
+    expect dcc=20
+    acquire 11-85 => 11-20/1,31-40/1,41-50/2,51-60/1,71-80/1,81-85/2 count=55
+    expect start=11 end=90 next=86 dcc=20 gap=86-90
+")]
+#[case::gap_at_beginning_and_fetched_records_end_just_before_gap("
+    init start=11 epoch=3 batches=21-30/0/2,41-50/2/1,61-70/4/1
+    expect dcc=20
+    acquire 11-30 => 11-20/1,21-30/3 count=20
+    expect start=11 end=70 next=31 dcc=20 gap=31-70
+")]
+#[case::gap_at_beginning_and_fetched_records_include_gap_offsets_at_end("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/0/1,61-70/4/1,81-90/0/1
+    acquire 11-75 => 11-20/1,31-40/1,41-50/2,51-60/1,71-75/1 count=45
+    expect start=11 end=90 next=76 dcc=20 gap=76-90
+")]
+fn acquire_read_gaps(#[case] script: &str) {
+    run(script);
+}
