@@ -301,3 +301,55 @@ fn acquire_in_flight_limit(#[case] script: &str) {
 fn acquire_read_gaps(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::records_fetched_from_gap_and_max_fetch_records_exceeded("
+    init start=11 epoch=3 batches=11-20/2/2,31-40/4/1
+    acquire max=6 fetch=0 21-23,24-26,27-28 => 21-26/1 count=6
+    expect start=21 end=40 epoch=3 next=27 gap=27-40
+")]
+#[case::max_fetch_records_exceeded_after_acquiring_gaps("
+    init start=11 epoch=3 batches=21-30/0/2,31-40/4/1
+    expect dcc=10
+    acquire max=8 fetch=0 11-20,21-30 => 11-20/1 count=10
+    expect start=11 end=40 next=21 gap=21-40
+")]
+#[case::max_fetch_records_exceeded_before_acquiring_gaps("
+    init start=11 epoch=3 batches=11-20/0/2,31-40/0/1
+    expect dcc=0
+    acquire max=8 fetch=0 11-20,21-40 => 11-20/3 count=10
+    expect start=11 end=40 next=21 gap=21-40
+")]
+#[case::records_fetched_from_gap_and_partition_contains_natural_gaps("
+    init start=10 epoch=3 batches=15-20/2/2,30-40/4/1
+    expect dcc=17
+    acquire 10-20,30-50 => 10-14/1,21-29/1,41-50/1 count=24
+    expect start=10 end=50 next=51 gap=none
+")]
+#[case::initial_gap_matches_with_actual_partition_gap("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
+    expect dcc=20
+    acquire 21-35,36-60 => 31-40/1,51-60/1 count=20
+    expect start=11 end=60 next=61 gap=none
+")]
+#[case::initial_gap_overlaps_with_actual_partition_gap("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
+    acquire 16-35,36-60 => 16-20/1,31-40/1,51-60/1 count=25
+    expect start=16 end=60 next=61 gap=none
+")]
+#[case::gap_in_between_overlaps_with_actual_partition_gap("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
+    acquire 11-20,21-35,41-60 => 11-20/1,31-40/1,51-60/1 count=30
+    expect start=11 end=60 next=61 gap=none
+")]
+#[case::records_fetched_after_gaps_are_fetched("
+    init start=11 epoch=3 batches=11-20/2/2,31-40/4/1
+    expect dcc=10
+    acquire 21-35 => 21-30/1 count=10
+    expect start=21 end=40 next=41 gap=31-40
+    acquire 41-55 => 41-55/1 count=15
+    expect start=21 end=55 next=56 gap=none
+")]
+fn acquire_read_gaps_and_limits(#[case] script: &str) {
+    run(script);
+}
