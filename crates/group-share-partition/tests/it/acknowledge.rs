@@ -140,3 +140,138 @@ fn acknowledge(#[case] script: &str) {
 fn acknowledge_and_reacquire(#[case] script: &str) {
     run(script);
 }
+
+/// The acknowledgement of 6-18 with gaps most release cases start from: 5 stays
+/// acquired, 19-20 too.
+const ACK_6_18_WITH_GAPS: &str = "
+    acquire 5-6 => 5-6/1
+    acquire 10-20 => 10-20/1
+    ack 6-18/[1,1,1,1,1,1,0,0,1,0,1,0,1] => ok
+    expect dcc=10
+";
+
+#[rstest]
+#[case::release_single_record_batch("
+    acquire 0 => 0/1
+    release => ok
+    expect next=0 dcc=0
+    rec 0=avail/1/-
+")]
+#[case::release_multiple_record_batch("
+    acquire 5-14 => 5-14/1
+    release => ok
+    expect next=5 dcc=0
+    rec 5-14=avail/1/-
+")]
+#[case::release_multiple_acknowledged_record_batch("
+    acquire 0-4
+    acquire 5-6
+    acquire 10-18
+    ack 5-18/1 => ok
+    expect dcc=11
+    release => ok
+    expect next=0 dcc=11
+    batches 0-4,5-6,10-18
+    rec 0-4=avail/1/- 5-6=acked 10-18=acked
+")]
+#[case::release_acknowledged_multiple_subset_record_batch(&format!("{ACK_6_18_WITH_GAPS}
+    release => ok
+    expect next=5 dcc=10
+    rec 5=avail/1/- 6=acked 10-11=acked 12-13=arch 14=acked 15=arch 16=acked 17=arch 18=acked 19-20=avail/1/-
+"))]
+#[case::release_acquired_records_with_another_member("
+    acquire member=member-2 5 => 5/1
+    acquire 10-20 => 10-20/1
+    ack 10-18/[1,1,0,0,1,0,1,0,1] => ok
+    expect dcc=9
+    release => ok
+    expect next=19 dcc=9
+    rec 5=acq/1/member-2 10-11=acked 12-13=arch 14=acked 15=arch 16=acked 17=arch 18=acked 19-20=avail/1/-
+    release member=member-2 => ok
+    expect next=5 dcc=9
+    rec 5=avail/1/-
+")]
+#[case::release_acquired_records_with_another_member_and_subset_acknowledged("
+    acquire member=member-2 5-6 => 5-6/1
+    acquire 10-20 => 10-20/1
+    ack 10-18/[1,1,0,0,1,0,1,0,1] => ok
+    expect dcc=9
+    release => ok
+    expect next=19 dcc=9
+    rec 5-6=acq/1/member-2
+    ack member=member-2 5/1 => ok
+    expect dcc=9
+    release member=member-2 => ok
+    expect next=6 dcc=9
+    rec 5=acked/1/- 6=avail/1/- 19-20=avail/1/-
+")]
+#[case::release_acquired_records_for_empty_cached_data("
+    release => ok
+    expect next=0
+    batches none
+")]
+#[case::release_acquired_records_after_different_acknowledges("
+    acquire 5-9 => 5-9/1
+    ack 5-6/2 => ok
+    ack 8-9/1 => ok
+    expect dcc=2
+    release => ok
+    expect next=5 dcc=2
+    rec 5-7=avail/1/- 8-9=acked/1/-
+")]
+#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records("
+    config delivery=2
+    active
+    acquire 0-9 => 0-9/1
+    acquire 10-14 => 10-14/1
+    ack 10-14/2 => ok
+    expect dcc=0
+    acquire 10-14 => 10-14/2
+    release => ok
+    expect next=0 dcc=5
+    batches 0-9,10-14
+    rec 0-9=avail/1 10-14=arch/2
+")]
+#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records_subset("
+    config delivery=2
+    active
+    acquire 10-14
+    acquire 15-19
+    acquire 20-24
+    ack 13-16/2 17-19/3 20-24/2 => ok
+    expect dcc=3
+    acquire 10-14 => 13-14/2 count=2
+    acquire 15-19 => 15-16/2 count=2
+    acquire 20-24 => 20-24/2 count=5
+    release => ok
+    expect next=10 dcc=12
+    batches 10-14:o,15-19:o,20-24
+    rec 10-12=avail/1/- 13-14=arch/2/- 15-16=arch/2/- 17-19=arch/1/- 20-24=arch/2
+")]
+#[case::max_delivery_count_limit_exceeded_for_records_subset_cache_cleared("
+    config delivery=2
+    active
+    acquire 10-14
+    acquire 15-19
+    acquire 20-24
+    ack 10-12/1 13-16/2 17-19/3 20-24/2 => ok
+    expect dcc=3
+    acquire 10-14 => count=2
+    acquire 15-19 => count=2
+    acquire 20-24 => count=5
+    ack 13-16/2 20-24/2 => ok
+    expect next=25 dcc=0
+    batches none
+")]
+#[case::release_acquired_records_subset_with_another_member("
+    acquire 5-11 => 5-11/1
+    ack 5-7/1 => ok
+    expect dcc=0
+    release member=member-2 => ok
+    rec 5-7=acked/1/- 8-11=acq/1/member-1
+    expect dcc=0
+")]
+fn release(#[case] steps: &str) {
+    let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
+    run(&steps);
+}
