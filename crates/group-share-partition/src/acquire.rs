@@ -69,14 +69,16 @@ impl SharePartition {
         self.maybe_archive_stale_batches(request.fetch_offset, base);
 
         match self.cache.range(..=base).next_back() {
-            None => {
-                // Initialized from a start offset inside the first fetched batch.
+            Some((&key, batch)) if batch.last >= base => base = key,
+            // No cached batch holds the base offset: records before the start offset
+            // are not acquired. Kafka adjusts only when nothing is cached before the
+            // base, and so acquires records the log start offset has passed when an
+            // older batch is still cached (its lock not yet expired).
+            _ => {
                 if base < self.start_offset {
                     base = self.start_offset;
                 }
             }
-            Some((&key, batch)) if batch.last >= base => base = key,
-            Some(_) => {}
         }
         let low = fetch_base.min(base);
         let keys = self.keys_in(low, last_to_acquire);

@@ -119,8 +119,12 @@ impl SharePartition {
         }
         let Some(last_cached) = self.cache.last_key_value().map(|(_, b)| b.last) else { return false };
         if last_acked == last_cached {
-            self.start_offset = last_cached + 1;
-            self.end_offset = last_cached + 1;
+            // Kafka sets both to `last_cached + 1`, which moves the start offset back
+            // when the log start offset had passed the whole cache; here it never
+            // moves back.
+            let next = (last_cached + 1).max(self.start_offset);
+            self.start_offset = next;
+            self.end_offset = next;
             self.cache.clear();
             return true;
         }
