@@ -12,8 +12,8 @@
 use std::hint::black_box;
 
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, ReadShareGroupStateResult,
-    SharePartition, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch,
+    ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
 };
 use group_types::{GroupId, MemberId, TopicId};
 
@@ -37,7 +37,8 @@ fn main() {
         max_delivery_count: 5,
         record_lock_duration_ms: 30_000,
     };
-    let mut sp = SharePartition::new(GroupId::from_static("memory"), topic, 0, 0, config).expect("valid config");
+    let mut sp =
+        SharePartition::new(GroupId::from_static("memory"), topic, 0, 0, config).expect("valid config");
     sp.begin_initialize().expect("empty partition");
     let read = ReadShareGroupStateResult {
         topic_id: topic,

@@ -11,8 +11,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, ReadShareGroupStateResult,
-    SharePartition, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch,
+    ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
 };
 use group_types::{GroupId, MemberId, TopicId};
 
@@ -20,8 +20,9 @@ const BATCH: i64 = 500;
 
 fn partition() -> SharePartition {
     let topic = TopicId::from_u128(1);
-    let mut sp = SharePartition::new(GroupId::from_static("bench"), topic, 0, 0, SharePartitionConfig::default())
-        .expect("valid config");
+    let mut sp =
+        SharePartition::new(GroupId::from_static("bench"), topic, 0, 0, SharePartitionConfig::default())
+            .expect("valid config");
     sp.begin_initialize().expect("empty partition");
     let read = ReadShareGroupStateResult {
         topic_id: topic,
@@ -49,7 +50,11 @@ fn round(sp: &mut SharePartition, member: &MemberId, now: i64, per_offset: bool)
     let acquired = sp.acquire(member, request, now).expect("ordered batches");
     debug_assert_eq!(acquired.count, BATCH as i32);
     let ack = if per_offset {
-        AcknowledgementBatch::per_offset(first, first + BATCH - 1, vec![AcknowledgeType::Accept.id(); BATCH as usize])
+        AcknowledgementBatch::per_offset(
+            first,
+            first + BATCH - 1,
+            vec![AcknowledgeType::Accept.id(); BATCH as usize],
+        )
     } else {
         AcknowledgementBatch::new(first, first + BATCH - 1, AcknowledgeType::Accept)
     };

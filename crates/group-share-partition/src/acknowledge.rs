@@ -6,7 +6,7 @@
 use group_types::MemberId;
 
 use crate::error::ShareError;
-use crate::in_flight::{CountOp, InFlightState};
+use crate::in_flight::{CountOp, InFlightState, Tracking};
 use crate::partition::{SharePartition, state_batch};
 use crate::persister::{PendingWrite, PersisterFailure, PersisterStateBatch, WriteCause, WriteId};
 use crate::types::{AcknowledgeType, AcknowledgementBatch, RecordState};
@@ -80,17 +80,19 @@ impl SharePartition {
     /// Releases every record `member` holds (Kafka's `releaseAcquiredRecords`, when
     /// its share session closes): available again, or archived before the start
     /// offset or at the delivery limit.
-    pub fn release_acquired_records(&mut self, member: &MemberId) -> Result<Option<PendingWrite>, ShareError> {
+    pub fn release_acquired_records(
+        &mut self,
+        member: &MemberId,
+    ) -> Result<Option<PendingWrite>, ShareError> {
         let write = self.allocate_write();
         let mut changed = Vec::new();
         let mut failure = None;
         let max_delivery = self.config.max_delivery_count;
         let start = self.start_offset;
-        let empty = MemberId::empty();
         for batch in self.cache.values_mut() {
             if let Some(s) = batch.whole()
                 && s.state == RecordState::Acquired
-                && s.member == *member
+                && s.member() == member
                 && batch.first < start
                 && batch.last >= start
             {
@@ -99,12 +101,12 @@ impl SharePartition {
             }
             let (first, last) = (batch.first, batch.last);
             if let Some(s) = batch.whole_mut() {
-                if s.member != *member && !s.member.as_str().is_empty() {
+                if s.member() != member && !s.member().as_str().is_empty() {
                     continue;
                 }
                 if s.state == RecordState::Acquired {
                     let to = if last < start { RecordState::Archived } else { RecordState::Available };
-                    if !s.start_transition(to, CountOp::Keep, max_delivery, &empty, write) {
+                    if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
                         failure = Some(ShareError::InvalidRecordState("unable to release acquired records"));
                         break;
                     }
@@ -113,12 +115,12 @@ impl SharePartition {
                 continue;
             }
             for (offset, s) in batch.offsets_mut(first, last) {
-                if s.member != *member && !s.member.as_str().is_empty() {
+                if s.member() != member && !s.member().as_str().is_empty() {
                     continue;
                 }
                 if s.state == RecordState::Acquired {
                     let to = if offset < start { RecordState::Archived } else { RecordState::Available };
-                    if !s.start_transition(to, CountOp::Keep, max_delivery, &empty, write) {
+                    if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
                         failure = Some(ShareError::InvalidRecordState("unable to release acquired records"));
                         break;
                     }
@@ -174,36 +176,27 @@ impl SharePartition {
         Ok(WriteCompletion { cause: pending.cause, result, cache_updated })
     }
 
-    /// Commits or rolls back the transitions write `id` started over `ranges`. A
+    /// Commits or rolls back the transitions write `id` started over `ranges`: one
+    /// walk over the batches they span, touching the states the write tagged. A
     /// record split out of its batch meanwhile (archiving) no longer carries the
     /// transition, as in Kafka, and is left alone.
     fn complete_transitions(&mut self, id: WriteId, ranges: &[(i64, i64)], commit: bool) {
+        let lo = ranges.iter().map(|r| r.0).min();
+        let hi = ranges.iter().map(|r| r.1).max();
+        let (Some(lo), Some(hi)) = (lo, hi) else { return };
+        let from = self.floor_key(lo).unwrap_or(lo);
         let max_delivery = self.config.max_delivery_count;
         let mut released = false;
-        for &(first, last) in ranges {
-            let from = self.floor_key(first).unwrap_or(first);
-            let keys = self.keys_in(from, last);
-            for key in keys {
-                let Some(batch) = self.cache.get_mut(&key) else { continue };
-                let (bf, bl) = (batch.first, batch.last);
-                let mut finish = |s: &mut InFlightState| {
-                    if s.rollback_write() == Some(id) {
-                        s.complete_transition(commit, max_delivery);
-                        released |= s.state == RecordState::Available;
-                    }
-                };
-                match batch.whole_mut() {
-                    Some(s) => {
-                        if bf >= first && bl <= last {
-                            finish(s);
-                        }
-                    }
-                    None => {
-                        for (_, s) in batch.offsets_mut(first, last) {
-                            finish(s);
-                        }
-                    }
-                }
+        let mut finish = |s: &mut InFlightState| {
+            if s.rollback_write() == Some(id) {
+                s.complete_transition(commit, max_delivery);
+                released |= s.state == RecordState::Available;
+            }
+        };
+        for batch in self.cache.range_mut(from..=hi).map(|(_, b)| b) {
+            match &mut batch.tracking {
+                Tracking::Whole(s) => finish(s),
+                Tracking::PerOffset(states) => states.iter_mut().for_each(&mut finish),
             }
         }
         if released {
@@ -248,7 +241,6 @@ impl SharePartition {
         let start = self.start_offset;
         let max_delivery = self.config.max_delivery_count;
         let deadline = self.lock_deadline(now_ms);
-        let empty = MemberId::empty();
         let per_offset_types = batch.acknowledge_types.len() > 1;
         for key in keys {
             let Some(cached) = self.cache.get_mut(key) else { continue };
@@ -256,10 +248,10 @@ impl SharePartition {
                 continue;
             }
             if let Some(s) = cached.whole() {
-                if s.member.as_str().is_empty() {
+                if s.member().as_str().is_empty() {
                     return Err(ShareError::InvalidRecordState("the batch is not in the acquired state"));
                 }
-                if s.member != *member {
+                if s.member() != member {
                     return Err(ShareError::InvalidRecordState("member is not the owner of batch record"));
                 }
                 if s.in_transition() {
@@ -272,7 +264,9 @@ impl SharePartition {
             if !full_match || cached.whole().is_none() || per_offset_types || start_moved {
                 if let Some(s) = cached.whole() {
                     if s.state != RecordState::Acquired {
-                        return Err(ShareError::InvalidRecordState("the subset batch is not in the acquired state"));
+                        return Err(ShareError::InvalidRecordState(
+                            "the subset batch is not in the acquired state",
+                        ));
                     }
                     cached.split();
                 }
@@ -282,9 +276,11 @@ impl SharePartition {
                         return Err(ShareError::InvalidRecordState("the offset is not acquired"));
                     }
                     if s.in_transition() {
-                        return Err(ShareError::InvalidRecordState("the offset has an ongoing state transition"));
+                        return Err(ShareError::InvalidRecordState(
+                            "the offset has an ongoing state transition",
+                        ));
                     }
-                    if s.member != *member {
+                    if s.member() != member {
                         return Err(ShareError::InvalidRecordState("member is not the owner of offset"));
                     }
                     let ack = if per_offset_types {
@@ -301,8 +297,10 @@ impl SharePartition {
                         continue;
                     }
                     let to = ack_state(ack).ok_or(ShareError::InvalidRequest("invalid acknowledge type"))?;
-                    if !s.start_transition(to, CountOp::Keep, max_delivery, &empty, write) {
-                        return Err(ShareError::InvalidRecordState("unable to acknowledge records for the batch"));
+                    if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
+                        return Err(ShareError::InvalidRecordState(
+                            "unable to acknowledge records for the batch",
+                        ));
                     }
                     changed.push(state_batch(offset, offset, s));
                 }
@@ -319,7 +317,7 @@ impl SharePartition {
                 continue;
             }
             let to = ack_state(ack).ok_or(ShareError::InvalidRequest("invalid acknowledge type"))?;
-            if !s.start_transition(to, CountOp::Keep, max_delivery, &empty, write) {
+            if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
                 return Err(ShareError::InvalidRecordState("unable to acknowledge records for the batch"));
             }
             changed.push(state_batch(first, last, s));
@@ -335,7 +333,8 @@ fn validate_types(batch: &AcknowledgementBatch) -> Result<(), ShareError> {
     if types.is_empty() || batch.last_offset < batch.first_offset {
         return Err(ShareError::InvalidRequest("invalid acknowledgement batch"));
     }
-    if types.len() > 1 && i64::try_from(types.len()).ok() != Some(batch.last_offset - batch.first_offset + 1) {
+    if types.len() > 1 && i64::try_from(types.len()).ok() != Some(batch.last_offset - batch.first_offset + 1)
+    {
         return Err(ShareError::InvalidRequest("acknowledge types do not match the batch"));
     }
     if types.iter().any(|t| *t != 0 && AcknowledgeType::from_id(*t).is_none()) {

@@ -8,7 +8,8 @@ use crate::error::ShareError;
 use crate::in_flight::{CountOp, InFlightBatch, InFlightState, Tracking};
 use crate::partition::{GapWindow, SharePartition};
 use crate::types::{
-    AcquireMode, AcquireRequest, AcquiredRecords, FetchedBatch, PartitionState, RecordState, ShareAcquiredRecords,
+    AcquireMode, AcquireRequest, AcquiredRecords, FetchedBatch, PartitionState, RecordState,
+    ShareAcquiredRecords,
 };
 
 /// What one acquire call has fixed: who, how, when.
@@ -156,7 +157,8 @@ impl SharePartition {
             && acquired < max_records
             && last_cached < last_to_acquire
         {
-            let (records, count) = self.acquire_new(&ctx, last_cached + 1, last_to_acquire, max_records - acquired);
+            let (records, count) =
+                self.acquire_new(&ctx, last_cached + 1, last_to_acquire, max_records - acquired);
             result.extend(records);
             acquired += count;
         }
@@ -286,7 +288,13 @@ impl SharePartition {
     }
 
     /// Kafka's `acquireNewBatchRecords`: records past the cache, as new batches.
-    fn acquire_new(&mut self, ctx: &Ctx<'_>, first: i64, last: i64, max_fetch: i64) -> (Vec<AcquiredRecords>, i64) {
+    fn acquire_new(
+        &mut self,
+        ctx: &Ctx<'_>,
+        first: i64,
+        last: i64,
+        max_fetch: i64,
+    ) -> (Vec<AcquiredRecords>, i64) {
         let mut first_acquired = first;
         if self.cache.is_empty() && self.end_offset > first_acquired {
             first_acquired = self.end_offset;
@@ -319,7 +327,13 @@ impl SharePartition {
 
     /// Kafka's `createBatches`: acquired batches of about `batch_size` records cut at
     /// fetched batch boundaries, or one batch acquired up to the record limit.
-    fn create_batches(&mut self, ctx: &Ctx<'_>, max_fetch: i64, first: i64, last: i64) -> Vec<AcquiredRecords> {
+    fn create_batches(
+        &mut self,
+        ctx: &Ctx<'_>,
+        max_fetch: i64,
+        first: i64,
+        last: i64,
+    ) -> Vec<AcquiredRecords> {
         let mut result = Vec::new();
         let mut current_first = first;
         if !ctx.record_limit && last - first + 1 > ctx.batch_size {

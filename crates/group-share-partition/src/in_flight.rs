@@ -2,6 +2,8 @@
 //! batch is tracked as a whole until a request touches part of it, then offset by
 //! offset.
 
+use std::num::NonZeroU64;
+
 use group_types::MemberId;
 
 use crate::persister::WriteId;
@@ -15,19 +17,19 @@ pub(crate) enum CountOp {
     Keep,
 }
 
-/// What a transition started by an acknowledgement reverts to if its write fails.
-#[derive(Debug, Clone)]
-pub(crate) struct Rollback {
-    state: RecordState,
-    member: MemberId,
-    /// The write whose completion ends the transition.
-    pub(crate) write: WriteId,
-}
+/// The holder a record shows while not acquired (Kafka's `EMPTY_MEMBER_ID`).
+static EMPTY: MemberId = MemberId::empty();
 
 /// The state of one record, or of every record of a batch tracked whole.
+///
+/// A transition started by an acknowledgement or release (whose new holder is always
+/// empty) keeps what it reverts to in place: the state before in `prev_state`, the
+/// holder before in `member`, the write in `pending`. So a pending transition costs
+/// no allocation, and a state is 64 bytes.
 #[derive(Debug, Clone)]
 pub(crate) struct InFlightState {
     pub(crate) state: RecordState,
+    prev_state: RecordState,
     /// Archived by start-offset movement or compaction: a rolled-back transition
     /// leaves it archived.
     terminal: bool,
@@ -35,45 +37,60 @@ pub(crate) struct InFlightState {
     /// rollback then releases the records instead of restoring the lock holder.
     pub(crate) lock_expired: bool,
     pub(crate) delivery_count: i32,
-    /// The holder; empty when not acquired (Kafka's `EMPTY_MEMBER_ID`).
-    pub(crate) member: MemberId,
+    /// The holder (empty when not acquired); while a transition is pending, the
+    /// holder before it.
+    member: MemberId,
     /// When the acquisition lock runs out, if one is held.
     pub(crate) lock_deadline: Option<i64>,
-    /// Boxed: a pending transition is short-lived and rare next to the records.
-    pub(crate) rollback: Option<Box<Rollback>>,
+    /// The write whose completion ends the pending transition.
+    pending: Option<NonZeroU64>,
 }
 
 impl InFlightState {
     pub(crate) fn new(state: RecordState, delivery_count: i32, member: MemberId, lock: Option<i64>) -> Self {
         InFlightState {
             state,
+            prev_state: state,
             terminal: false,
             lock_expired: false,
             delivery_count,
             member,
             lock_deadline: lock,
-            rollback: None,
+            pending: None,
         }
+    }
+
+    /// The holder as Kafka shows it: empty while a transition is pending.
+    pub(crate) fn member(&self) -> &MemberId {
+        if self.pending.is_some() { &EMPTY } else { &self.member }
     }
 
     /// A copy for one offset of a batch being split: Kafka's copy keeps the state,
     /// count, holder and lock deadline, not the pending transition or terminal flag.
     fn split_copy(&self) -> Self {
-        InFlightState::new(self.state, self.delivery_count, self.member.clone(), self.lock_deadline)
+        InFlightState::new(self.state, self.delivery_count, self.member().clone(), self.lock_deadline)
     }
 
     pub(crate) fn in_transition(&self) -> bool {
-        self.rollback.is_some()
+        self.pending.is_some()
     }
 
     /// Kafka's `InFlightState.tryUpdateState`: false when a transition is pending or
     /// the move is not allowed. Releasing a record that reached the delivery limit
     /// archives it instead.
-    pub(crate) fn try_update(&mut self, next: RecordState, op: CountOp, max_delivery: i32, member: &MemberId) -> bool {
+    pub(crate) fn try_update(
+        &mut self,
+        next: RecordState,
+        op: CountOp,
+        max_delivery: i32,
+        member: &MemberId,
+    ) -> bool {
         if self.in_transition() {
             return false;
         }
-        let next = if next == RecordState::Available && op != CountOp::Decrease && self.delivery_count >= max_delivery
+        let next = if next == RecordState::Available
+            && op != CountOp::Decrease
+            && self.delivery_count >= max_delivery
         {
             RecordState::Archived
         } else {
@@ -94,29 +111,34 @@ impl InFlightState {
         true
     }
 
-    /// Kafka's `startStateTransition`: the change shows at once and is committed or
-    /// rolled back when `write` completes.
+    /// Kafka's `startStateTransition` to an empty holder: the change shows at once
+    /// and is committed or rolled back when `write` completes.
     pub(crate) fn start_transition(
         &mut self,
         next: RecordState,
         op: CountOp,
         max_delivery: i32,
-        member: &MemberId,
         write: WriteId,
     ) -> bool {
-        let before = Rollback { state: self.state, member: self.member.clone(), write };
-        if self.try_update(next, op, max_delivery, member) {
-            self.rollback = Some(Box::new(before));
-            true
-        } else {
-            false
+        let Some(write) = NonZeroU64::new(write.0) else { return false };
+        let before = self.state;
+        let holder = std::mem::replace(&mut self.member, MemberId::empty());
+        let moved = self.try_update(next, op, max_delivery, &EMPTY);
+        self.member = holder;
+        if moved {
+            self.prev_state = before;
+            self.pending = Some(write);
         }
+        moved
     }
 
     /// Kafka's `completeStateTransition`.
     pub(crate) fn complete_transition(&mut self, commit: bool, max_delivery: i32) {
-        let Some(before) = self.rollback.take() else { return };
+        if self.pending.take().is_none() {
+            return;
+        }
         if commit || self.terminal {
+            self.member = MemberId::empty();
             self.clear_lock();
             return;
         }
@@ -131,8 +153,8 @@ impl InFlightState {
             self.member = MemberId::empty();
             self.clear_lock();
         } else {
-            self.state = before.state;
-            self.member = before.member;
+            // The holder before is still in `member`.
+            self.state = self.prev_state;
         }
     }
 
@@ -156,7 +178,7 @@ impl InFlightState {
     }
 
     pub(crate) fn rollback_write(&self) -> Option<WriteId> {
-        self.rollback.as_ref().map(|r| r.write)
+        self.pending.map(|w| WriteId(w.get()))
     }
 }
 
@@ -245,9 +267,14 @@ impl InFlightBatch {
             let states = (self.first..=self.last)
                 .map(|offset| {
                     if offset <= target {
-                        InFlightState::new(s.state, s.delivery_count, s.member.clone(), Some(deadline))
+                        InFlightState::new(s.state, s.delivery_count, s.member().clone(), Some(deadline))
                     } else {
-                        InFlightState::new(RecordState::Available, s.delivery_count - 1, MemberId::empty(), None)
+                        InFlightState::new(
+                            RecordState::Available,
+                            s.delivery_count - 1,
+                            MemberId::empty(),
+                            None,
+                        )
                     }
                 })
                 .collect();

@@ -76,8 +76,9 @@ pub use crate::acknowledge::WriteCompletion;
 pub use crate::error::ShareError;
 pub use crate::partition::{CachedBatch, RecordView, SharePartition};
 pub use crate::persister::{
-    PendingWrite, PersisterFailure, PersisterStateBatch, ReadShareGroupStateParameters, ReadShareGroupStateResult,
-    UNINITIALIZED_START_OFFSET, WriteCause, WriteId, WriteShareGroupStateParameters,
+    PendingWrite, PersisterFailure, PersisterStateBatch, ReadShareGroupStateParameters,
+    ReadShareGroupStateResult, UNINITIALIZED_START_OFFSET, WriteCause, WriteId,
+    WriteShareGroupStateParameters,
 };
 pub use crate::types::{
     AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, AcquiredRecords, FetchedBatch,

@@ -9,7 +9,8 @@ use crate::error::ShareError;
 use crate::in_flight::{InFlightBatch, InFlightState, Tracking};
 use crate::persister::{
     PendingWrite, PersisterFailure, PersisterStateBatch, ReadShareGroupStateParameters,
-    ReadShareGroupStateResult, UNINITIALIZED_START_OFFSET, WriteCause, WriteId, WriteShareGroupStateParameters,
+    ReadShareGroupStateResult, UNINITIALIZED_START_OFFSET, WriteCause, WriteId,
+    WriteShareGroupStateParameters,
 };
 use crate::types::{PartitionState, RecordState, SharePartitionConfig};
 
@@ -138,7 +139,9 @@ impl SharePartition {
             PartitionState::Initializing => {
                 return Err(ShareError::LeaderNotAvailable("share partition is already initializing"));
             }
-            PartitionState::Fenced => return Err(ShareError::LeaderNotAvailable("share partition is fenced")),
+            PartitionState::Fenced => {
+                return Err(ShareError::LeaderNotAvailable("share partition is fenced"));
+            }
             PartitionState::Empty => {}
         }
         self.partition_state = PartitionState::Initializing;
@@ -287,7 +290,7 @@ impl SharePartition {
         Some(RecordView {
             state: s.state,
             delivery_count: s.delivery_count,
-            member_id: s.member.clone(),
+            member_id: s.member().clone(),
             lock_deadline_ms: s.lock_deadline,
             in_transition: s.in_transition(),
         })
@@ -309,7 +312,8 @@ impl SharePartition {
                 }
                 Tracking::PerOffset(v) => {
                     let from = self.start_offset.max(b.first);
-                    n += v.iter().skip((from - b.first) as usize).filter(|s| s.state.is_terminal()).count() as i64;
+                    n += v.iter().skip((from - b.first) as usize).filter(|s| s.state.is_terminal()).count()
+                        as i64;
                 }
             }
         }

@@ -33,7 +33,13 @@ impl SharePartition {
 
     /// Kafka's `archiveRecords`: records in `initial` state within `from..end`
     /// (exclusive) of the batches at `keys` become archived, terminally.
-    pub(crate) fn archive_records(&mut self, from: i64, end: i64, keys: &[i64], initial: RecordState) -> bool {
+    pub(crate) fn archive_records(
+        &mut self,
+        from: i64,
+        end: i64,
+        keys: &[i64],
+        initial: RecordState,
+    ) -> bool {
         let mut any = false;
         for key in keys {
             if *key >= end {
@@ -128,7 +134,8 @@ impl SharePartition {
             self.cache.clear();
             return true;
         }
-        let Some((&floor_key, floor_last)) = self.cache.range(..=last_acked).next_back().map(|(k, b)| (k, b.last))
+        let Some((&floor_key, floor_last)) =
+            self.cache.range(..=last_acked).next_back().map(|(k, b)| (k, b.last))
         else {
             return false;
         };

@@ -228,6 +228,10 @@ pub struct SharePartitionConfig {
 impl Default for SharePartitionConfig {
     /// Kafka 4.2's broker defaults: 2,000 record locks, 5 deliveries, 30 s locks.
     fn default() -> SharePartitionConfig {
-        SharePartitionConfig { max_in_flight_records: 2000, max_delivery_count: 5, record_lock_duration_ms: 30_000 }
+        SharePartitionConfig {
+            max_in_flight_records: 2000,
+            max_delivery_count: 5,
+            record_lock_duration_ms: 30_000,
+        }
     }
 }

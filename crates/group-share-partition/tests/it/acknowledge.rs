@@ -6,7 +6,8 @@ use rstest::rstest;
 use crate::script::run;
 
 #[rstest]
-#[case::single_record_batch("
+#[case::single_record_batch(
+    "
     active
     acquire 0 => 0/1
     acquire 1 => 1/1
@@ -14,15 +15,19 @@ use crate::script::run;
     expect next=2 dcc=1
     batches 0,1
     rec 1=acked/1/-
-")]
-#[case::multiple_record_batch("
+"
+)]
+#[case::multiple_record_batch(
+    "
     active
     acquire 5-14 => 5-14/1
     ack 5-14/1 => ok
     expect next=15 dcc=0
     batches none
-")]
-#[case::multiple_record_batch_with_gap_offsets("
+"
+)]
+#[case::multiple_record_batch_with_gap_offsets(
+    "
     active
     acquire 5-6 => 5-6/1 count=2
     expect next=7
@@ -32,8 +37,10 @@ use crate::script::run;
     expect next=5 dcc=4
     batches 5-6,10-18:o
     rec 5-6=avail 10-14=avail/1/- 15-17=arch/1/- 18=acked/1/-
-")]
-#[case::multiple_subset_record_batch_with_gap_offsets("
+"
+)]
+#[case::multiple_subset_record_batch_with_gap_offsets(
+    "
     active
     acquire 5-6 => 5-6/1 count=2
     acquire 10-20 => 10-20/1 count=11
@@ -43,20 +50,24 @@ use crate::script::run;
     batches 5-6:o,10-20:o
     rec 5=acq/1/member-1 6=acked/1/- 10-11=acked/1/- 12-13=arch/1/- 14=acked 15=arch 16=acked 17=arch 18=acked
     rec 19-20=acq/1/member-1
-")]
-#[case::out_of_range_cached_data("
+"
+)]
+#[case::out_of_range_cached_data(
+    "
     active
     ack 0-15/3 => err=121
     acquire 5-9 => 5-9/1
     ack 20-25/3 => err=42
     expect dcc=0
-")]
+"
+)]
 fn acknowledge(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::out_of_range_cached_data_first_batch("
+#[case::out_of_range_cached_data_first_batch(
+    "
     active
     acquire 0-4 => 0-4/1
     acquire 20-24 => 20-24/1
@@ -65,13 +76,17 @@ fn acknowledge(#[case] script: &str) {
     expect dcc=0
     ack 0-10/1 20-24/1 => ok
     expect dcc=0
-")]
-#[case::another_member("
+"
+)]
+#[case::another_member(
+    "
     active
     acquire 5-9 => 5-9/1
     ack member=member-2 5-9/3 => err=121
-")]
-#[case::when_offset_not_acquired("
+"
+)]
+#[case::when_offset_not_acquired(
+    "
     active
     acquire 5-9 => 5-9/1
     ack 5-9/2 => ok
@@ -83,8 +98,10 @@ fn acknowledge(#[case] script: &str) {
     expect dcc=3
     ack 6-8/3 => err=121
     expect dcc=3
-")]
-#[case::rollback_with_full_batch_error("
+"
+)]
+#[case::rollback_with_full_batch_error(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -93,8 +110,10 @@ fn acknowledge(#[case] script: &str) {
     batches 5-9,10-14,15-19
     rec 5-19=acq/1/member-1
     expect dcc=0
-")]
-#[case::rollback_with_subset_error("
+"
+)]
+#[case::rollback_with_subset_error(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -103,8 +122,10 @@ fn acknowledge(#[case] script: &str) {
     batches 5-9,10-14,15-19
     rec 5-19=acq/1/member-1
     expect dcc=0
-")]
-#[case::acquire_released_record("
+"
+)]
+#[case::acquire_released_record(
+    "
     active
     acquire 10-14 => 10-14/1
     expect next=15
@@ -114,8 +135,10 @@ fn acknowledge(#[case] script: &str) {
     rec 10-11=acq/1/member-1 12-13=avail/1/- 14=acq/1/member-1
     acquire 10-14 => 12-13/2 count=2
     expect next=15 dcc=0
-")]
-#[case::acquire_released_record_multiple_batches("
+"
+)]
+#[case::acquire_released_record_multiple_batches(
+    "
     active
     acquire 10-14 => 10-14/1
     acquire 15-19 => 15-19/1
@@ -136,7 +159,8 @@ fn acknowledge(#[case] script: &str) {
     expect next=15
     acquire 15-19 => 15-16/2,19/2 count=3
     expect next=29
-")]
+"
+)]
 fn acknowledge_and_reacquire(#[case] script: &str) {
     run(script);
 }
@@ -151,19 +175,24 @@ const ACK_6_18_WITH_GAPS: &str = "
 ";
 
 #[rstest]
-#[case::release_single_record_batch("
+#[case::release_single_record_batch(
+    "
     acquire 0 => 0/1
     release => ok
     expect next=0 dcc=0
     rec 0=avail/1/-
-")]
-#[case::release_multiple_record_batch("
+"
+)]
+#[case::release_multiple_record_batch(
+    "
     acquire 5-14 => 5-14/1
     release => ok
     expect next=5 dcc=0
     rec 5-14=avail/1/-
-")]
-#[case::release_multiple_acknowledged_record_batch("
+"
+)]
+#[case::release_multiple_acknowledged_record_batch(
+    "
     acquire 0-4
     acquire 5-6
     acquire 10-18
@@ -173,13 +202,15 @@ const ACK_6_18_WITH_GAPS: &str = "
     expect next=0 dcc=11
     batches 0-4,5-6,10-18
     rec 0-4=avail/1/- 5-6=acked 10-18=acked
-")]
+"
+)]
 #[case::release_acknowledged_multiple_subset_record_batch(&format!("{ACK_6_18_WITH_GAPS}
     release => ok
     expect next=5 dcc=10
     rec 5=avail/1/- 6=acked 10-11=acked 12-13=arch 14=acked 15=arch 16=acked 17=arch 18=acked 19-20=avail/1/-
 "))]
-#[case::release_acquired_records_with_another_member("
+#[case::release_acquired_records_with_another_member(
+    "
     acquire member=member-2 5 => 5/1
     acquire 10-20 => 10-20/1
     ack 10-18/[1,1,0,0,1,0,1,0,1] => ok
@@ -190,8 +221,10 @@ const ACK_6_18_WITH_GAPS: &str = "
     release member=member-2 => ok
     expect next=5 dcc=9
     rec 5=avail/1/-
-")]
-#[case::release_acquired_records_with_another_member_and_subset_acknowledged("
+"
+)]
+#[case::release_acquired_records_with_another_member_and_subset_acknowledged(
+    "
     acquire member=member-2 5-6 => 5-6/1
     acquire 10-20 => 10-20/1
     ack 10-18/[1,1,0,0,1,0,1,0,1] => ok
@@ -204,13 +237,17 @@ const ACK_6_18_WITH_GAPS: &str = "
     release member=member-2 => ok
     expect next=6 dcc=9
     rec 5=acked/1/- 6=avail/1/- 19-20=avail/1/-
-")]
-#[case::release_acquired_records_for_empty_cached_data("
+"
+)]
+#[case::release_acquired_records_for_empty_cached_data(
+    "
     release => ok
     expect next=0
     batches none
-")]
-#[case::release_acquired_records_after_different_acknowledges("
+"
+)]
+#[case::release_acquired_records_after_different_acknowledges(
+    "
     acquire 5-9 => 5-9/1
     ack 5-6/2 => ok
     ack 8-9/1 => ok
@@ -218,8 +255,10 @@ const ACK_6_18_WITH_GAPS: &str = "
     release => ok
     expect next=5 dcc=2
     rec 5-7=avail/1/- 8-9=acked/1/-
-")]
-#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records("
+"
+)]
+#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records(
+    "
     config delivery=2
     active
     acquire 0-9 => 0-9/1
@@ -231,8 +270,10 @@ const ACK_6_18_WITH_GAPS: &str = "
     expect next=0 dcc=5
     batches 0-9,10-14
     rec 0-9=avail/1 10-14=arch/2
-")]
-#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records_subset("
+"
+)]
+#[case::max_delivery_count_not_exceeded_for_records_subset_after_release_acquired_records_subset(
+    "
     config delivery=2
     active
     acquire 10-14
@@ -247,8 +288,10 @@ const ACK_6_18_WITH_GAPS: &str = "
     expect next=10 dcc=12
     batches 10-14:o,15-19:o,20-24
     rec 10-12=avail/1/- 13-14=arch/2/- 15-16=arch/2/- 17-19=arch/1/- 20-24=arch/2
-")]
-#[case::max_delivery_count_limit_exceeded_for_records_subset_cache_cleared("
+"
+)]
+#[case::max_delivery_count_limit_exceeded_for_records_subset_cache_cleared(
+    "
     config delivery=2
     active
     acquire 10-14
@@ -262,15 +305,18 @@ const ACK_6_18_WITH_GAPS: &str = "
     ack 13-16/2 20-24/2 => ok
     expect next=25 dcc=0
     batches none
-")]
-#[case::release_acquired_records_subset_with_another_member("
+"
+)]
+#[case::release_acquired_records_subset_with_another_member(
+    "
     acquire 5-11 => 5-11/1
     ack 5-7/1 => ok
     expect dcc=0
     release member=member-2 => ok
     rec 5-7=acked/1/- 8-11=acq/1/member-1
     expect dcc=0
-")]
+"
+)]
 fn release(#[case] steps: &str) {
     let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);

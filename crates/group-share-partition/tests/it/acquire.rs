@@ -10,7 +10,8 @@ use crate::script::run;
 const READ_15_30: &str = "init start=10 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1";
 
 #[rstest]
-#[case::initialize_and_acquire("
+#[case::initialize_and_acquire(
+    "
     expect start=10 end=30 next=10 gap=10-30 dcc=3
     acquire max=1 fetch=10 10-49 => 10-14/1 count=5
     expect next=15 gap=15-30 dcc=3
@@ -21,34 +22,44 @@ const READ_15_30: &str = "init start=10 epoch=3 batches=15-18/0/2,20-22/4/2,26-3
     rec 19=acq/1 15-18=acq/3 20-22=arch 23-25=acq/1 26-30=acq/2
     acquire max=1 fetch=31 10-49 => 31-49/1 count=19
     expect next=50 end=49 dcc=3
-")]
-#[case::initialize_and_acquire_higher_max_fetch("
+"
+)]
+#[case::initialize_and_acquire_higher_max_fetch(
+    "
     acquire max=500 fetch=10 10-49 => 10-14/1,15-18/3,19/1,23-25/1,26-30/2,31-49/1 count=37
     expect next=50 end=49 gap=none dcc=3
     batches 10-14,15-18,19,20-22,23-25,26-30,31-49
-")]
-#[case::initialize_and_acquire_fetch_last_within_cached_batch("
+"
+)]
+#[case::initialize_and_acquire_fetch_last_within_cached_batch(
+    "
     acquire max=500 fetch=10 12-27 => 12-14/1,15-18/3,19/1,23-25/1,26-27/2 count=13
     expect next=28 end=30 gap=28-30 dcc=3
     batches 12-14,15-18,19,20-22,23-25,26-30:o
     rec 26-27=acq 28-30=avail
-")]
-#[case::initialize_and_acquire_fetch_prior_start_offset("
+"
+)]
+#[case::initialize_and_acquire_fetch_prior_start_offset(
+    "
     acquire max=500 fetch=10 6-21 => 10-14/1,15-18/3,19/1 count=10
     expect next=23 end=30 gap=20-30 dcc=3
     batches 10-14,15-18,19,20-22,26-30
     rec 26-30=avail
-")]
-#[case::initialize_and_acquire_multiple_batches("
+"
+)]
+#[case::initialize_and_acquire_multiple_batches(
+    "
     expect start=10
     acquire max=1 fetch=10 10-49 => 10-14/1 count=5
-")]
+"
+)]
 fn initialize_and_acquire(#[case] steps: &str) {
     run(&format!("{READ_15_30}\n{steps}"));
 }
 
 #[rstest]
-#[case::multiple_batches_from_5("
+#[case::multiple_batches_from_5(
+    "
     init start=5 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
     expect start=5 end=30 next=5 gap=5-30
     acquire max=1 fetch=5 5-6,8,10-11,13-18,19-21,22-30,31-49 => 5-6/1 count=2
@@ -61,40 +72,50 @@ fn initialize_and_acquire(#[case] steps: &str) {
     batches 5-6,8-11,13-14,15-18,19,20-22,23-25,26-30
     acquire max=10 fetch=26 22-30,31-49 => 26-30/2,31-49/1 count=24
     expect next=50 end=49 gap=none dcc=3
-")]
+"
+)]
 fn initialize_and_acquire_batches(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::multiple_batches_last_offset_within_cached_batch("
+#[case::multiple_batches_last_offset_within_cached_batch(
+    "
     init start=5 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
     acquire max=500 fetch=5 7-8,10-11,13-18,20-27 => 7-14/1,15-18/3,19/1,23-25/1,26-27/2 count=18
     expect next=28 end=30 gap=28-30 dcc=3
     batches 7-14,15-18,19,20-22,23-25,26-30:o
     rec 26-27=acq 28-30=avail
-")]
-#[case::multiple_batches_prior_start_offset("
+"
+)]
+#[case::multiple_batches_prior_start_offset(
+    "
     init start=10 epoch=3 batches=15-18/0/2,20-22/4/2,26-30/0/1
     acquire max=500 fetch=10 3-4,6,8-11,13-22 => 10-14/1,15-18/3,19/1 count=10
     expect next=23 end=30 gap=20-30 dcc=3
     batches 10-14,15-18,19,20-22,26-30
-")]
-#[case::single_record("
+"
+)]
+#[case::single_record(
+    "
     active
     acquire 0 => 0/1 count=1
     expect next=1 dcc=0
     batches 0
     rec 0=acq/1/member-1
-")]
-#[case::multiple_records("
+"
+)]
+#[case::multiple_records(
+    "
     active
     acquire 10-14 => 10-14/1 count=5
     expect next=15 dcc=0
     batches 10-14
     rec 10-14=acq/1/member-1
-")]
-#[case::max_fetch_records("
+"
+)]
+#[case::max_fetch_records(
+    "
     active
     acquire max=10 fetch=0 0-4 => 0-4/1 count=5
     expect next=5
@@ -102,22 +123,28 @@ fn initialize_and_acquire_batches(#[case] script: &str) {
     expect next=25
     batches 0-4,5-24
     rec 5-24=acq/1/member-1
-")]
-#[case::multiple_batches_and_max_fetch_records("
+"
+)]
+#[case::multiple_batches_and_max_fetch_records(
+    "
     active
     acquire max=10 fetch=0 10-14,15-29,30-44 => 10-29/1 count=20
     expect next=30
     batches 10-29
-")]
-#[case::overlap_and_new_batch("
+"
+)]
+#[case::overlap_and_new_batch(
+    "
     active
     acquire 0-4 => 0-4/1 count=5
     expect next=5
     acquire 0-9 => 5-9/1 count=5
     expect next=10
     batches 0-4,5-9
-")]
-#[case::same_batch_again("
+"
+)]
+#[case::same_batch_again(
+    "
     active
     acquire 10-14 => 10-14/1 count=5
     expect next=15
@@ -126,53 +153,69 @@ fn initialize_and_acquire_batches(#[case] script: &str) {
     acquire 10-11 => none count=0
     expect next=15
     batches 10-14
-")]
-#[case::empty_fetch_records("
+"
+)]
+#[case::empty_fetch_records(
+    "
     active
     acquire fetch=0 => none count=0
     expect next=0
-")]
-#[case::batch_size_and_single_batch("
+"
+)]
+#[case::batch_size_and_single_batch(
+    "
     active
     acquire batch=2 max=10 fetch=0 0-4 => 0-4/1 count=5
     expect next=5
     batches 0-4
-")]
-#[case::batch_size_and_multiple_batches("
+"
+)]
+#[case::batch_size_and_multiple_batches(
+    "
     active
     acquire batch=5 max=100 fetch=0 2-6,10-14,15-21,22-27 => 2-9/1,10-14/1,15-21/1,22-27/1 count=26
     expect next=28
     batches 2-9,10-14,15-21,22-27
     rec 2-27=acq/1/member-1
-")]
-#[case::batch_size_and_max_fetch_records("
+"
+)]
+#[case::batch_size_and_max_fetch_records(
+    "
     active
     acquire batch=2 max=10 fetch=0 0-4,5-19,20-34 => 0-4/1,5-19/1 count=20
     expect next=20
     batches 0-4,5-19
-")]
-#[case::single_batch_with_batch_size_and_end_offset_larger_than_batch_first_offset("
+"
+)]
+#[case::single_batch_with_batch_size_and_end_offset_larger_than_batch_first_offset(
+    "
     active
     lso 8
     acquire batch=5 max=100 fetch=0 5-14 => 8-14/1 count=7
     expect next=15
     batches 8-14
-")]
-#[case::batch_size_and_end_offset_larger_than_batch_first_offset("
+"
+)]
+#[case::batch_size_and_end_offset_larger_than_batch_first_offset(
+    "
     active
     lso 4
     acquire batch=5 max=100 fetch=0 2-9,10-16 => 4-9/1,10-16/1 count=13
     expect next=17
     batches 4-9,10-16
-")]
-#[case::batch_skip_with_batch_size_and_end_offset_larger_than_first_batch("
+"
+)]
+#[case::batch_skip_with_batch_size_and_end_offset_larger_than_first_batch(
+    "
     active
     lso 12
     acquire batch=5 max=100 fetch=0 2-9,10-16 => 12-16/1 count=5
     expect next=17
     batches 12-16
-")]
-#[case::max_in_flight_records_and_try_acquire_new_batch("
+"
+)]
+#[case::max_in_flight_records_and_try_acquire_new_batch(
+    "
     config inflight=20
     active
     acquire max=500 fetch=0 0-9 => 0-9/1 count=10
@@ -181,13 +224,15 @@ fn initialize_and_acquire_batches(#[case] script: &str) {
     expect next=25
     acquire max=500 fetch=25 25-34 => none count=0
     expect next=25
-")]
+"
+)]
 fn acquire(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::max_in_flight_records_and_release_last_offset("
+#[case::max_in_flight_records_and_release_last_offset(
+    "
     config inflight=20
     active
     acquire max=500 fetch=0 10-14,15-24,25-29,30-31 => 10-29/1 count=20
@@ -200,8 +245,10 @@ fn acquire(#[case] script: &str) {
     expect next=29
     acquire max=500 fetch=29 10-14,15-24,25-29,30-31 => 29/2 count=1
     expect next=30
-")]
-#[case::max_in_flight_records_release_batch_and_acquire_subset_records("
+"
+)]
+#[case::max_in_flight_records_release_batch_and_acquire_subset_records(
+    "
     config inflight=20
     active
     acquire 0-4 => count=5
@@ -213,8 +260,10 @@ fn acquire(#[case] script: &str) {
     expect next=5
     acquire max=500 fetch=5 5-14 => 5-14/2 count=10
     expect next=25
-")]
-#[case::max_in_flight_records_release_batch_and_acquire_subset_records_overlap("
+"
+)]
+#[case::max_in_flight_records_release_batch_and_acquire_subset_records_overlap(
+    "
     config inflight=20
     active
     acquire 0-4 => count=5
@@ -226,130 +275,171 @@ fn acquire(#[case] script: &str) {
     expect next=5
     acquire max=6 fetch=5 5-9 => 5-9/2 count=5
     expect next=25
-")]
-#[case::batch_prior_to_start_offset("
+"
+)]
+#[case::batch_prior_to_start_offset(
+    "
     init start=5 epoch=3 batches=5-99/0/1
     expect next=5 start=5
     acquire limit batch=10 max=10 fetch=0 0-4 => none count=0
     expect next=5 start=5
     batches 5-99
     rec 5-99=avail
-")]
-#[case::moved_start_offset_and_no_overlap_with_cached_batch("
+"
+)]
+#[case::moved_start_offset_and_no_overlap_with_cached_batch(
+    "
     init start=5 epoch=3 batches=15-20/4/1
     expect next=5 start=5 gap=5-20
     acquire limit batch=10 max=10 fetch=5 0-9 => 5-9/1 count=5
     batches 5-9,15-20
     expect next=10 start=5 gap=10-20
-")]
+"
+)]
 #[case::next_fetch_offset_initial_state("active\n expect next=0")]
 #[case::next_fetch_offset_with_cached_state_acquired("active\n acquire 0-4 => count=5\n expect next=5")]
-#[case::next_fetch_offset_with_find_and_cached_state("
+#[case::next_fetch_offset_with_find_and_cached_state(
+    "
     active
     acquire 0-4 => count=5
     ack 0-4/2
     expect find=true next=0 find=true
-")]
+"
+)]
 #[case::can_acquire_records_with_empty_cache("active\n expect can=true")]
-#[case::can_acquire_records_limit_not_reached("config inflight=6\n active\n acquire 0-4 => count=5\n expect can=true")]
-#[case::can_acquire_records_limit_reached("config inflight=1\n active\n acquire 0-4 => count=5\n expect can=false")]
+#[case::can_acquire_records_limit_not_reached(
+    "config inflight=6\n active\n acquire 0-4 => count=5\n expect can=true"
+)]
+#[case::can_acquire_records_limit_reached(
+    "config inflight=1\n active\n acquire 0-4 => count=5\n expect can=false"
+)]
 fn acquire_in_flight_limit(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::gap_at_beginning_and_records_fetched_from_gap("
+#[case::gap_at_beginning_and_records_fetched_from_gap(
+    "
     init start=11 epoch=3 batches=21-30/2/2,31-40/4/1
     expect dcc=20
     acquire 11-15 => 11-15/1 count=5
     expect start=11 end=40 epoch=3 next=16 dcc=20 gap=16-40
-")]
-#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_batches("
+"
+)]
+#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_batches(
+    "
     init start=11 epoch=3 batches=21-30/2/2,31-40/4/1
     acquire 11-25 => 11-20/1 count=10
     expect start=11 end=40 next=41 dcc=20 gap=21-40
-")]
-#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_available_batches("
+"
+)]
+#[case::gap_at_beginning_and_fetched_records_overlap_in_flight_available_batches(
+    "
     init start=11 epoch=3 batches=21-30/0/2,31-40/4/1
     expect dcc=10
     acquire 11-25 => 11-20/1,21-25/3 count=15
     expect start=11 end=40 next=26 dcc=10 gap=26-40
-")]
-#[case::cached_state_contains_gaps_and_records_fetched_from_non_gap_offset("
+"
+)]
+#[case::cached_state_contains_gaps_and_records_fetched_from_non_gap_offset(
+    "
     init start=11 epoch=3 batches=11-20/0/2,31-40/4/1
     expect dcc=10
     acquire 11-25 => 11-20/3,21-25/1 count=15
     expect start=11 end=40 next=26 dcc=10 gap=26-40
-")]
-#[case::gap_at_beginning_and_fetched_records_overlap_multiple_in_flight_batches("
+"
+)]
+#[case::gap_at_beginning_and_fetched_records_overlap_multiple_in_flight_batches(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/0/1,61-70/4/1,81-90/0/1
     expect dcc=20
     acquire 11-85 => 11-20/1,31-40/1,41-50/2,51-60/1,71-80/1,81-85/2 count=55
     expect start=11 end=90 next=86 dcc=20 gap=86-90
-")]
-#[case::gap_at_beginning_and_fetched_records_end_just_before_gap("
+"
+)]
+#[case::gap_at_beginning_and_fetched_records_end_just_before_gap(
+    "
     init start=11 epoch=3 batches=21-30/0/2,41-50/2/1,61-70/4/1
     expect dcc=20
     acquire 11-30 => 11-20/1,21-30/3 count=20
     expect start=11 end=70 next=31 dcc=20 gap=31-70
-")]
-#[case::gap_at_beginning_and_fetched_records_include_gap_offsets_at_end("
+"
+)]
+#[case::gap_at_beginning_and_fetched_records_include_gap_offsets_at_end(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/0/1,61-70/4/1,81-90/0/1
     acquire 11-75 => 11-20/1,31-40/1,41-50/2,51-60/1,71-75/1 count=45
     expect start=11 end=90 next=76 dcc=20 gap=76-90
-")]
+"
+)]
 fn acquire_read_gaps(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::records_fetched_from_gap_and_max_fetch_records_exceeded("
+#[case::records_fetched_from_gap_and_max_fetch_records_exceeded(
+    "
     init start=11 epoch=3 batches=11-20/2/2,31-40/4/1
     acquire max=6 fetch=0 21-23,24-26,27-28 => 21-26/1 count=6
     expect start=21 end=40 epoch=3 next=27 gap=27-40
-")]
-#[case::max_fetch_records_exceeded_after_acquiring_gaps("
+"
+)]
+#[case::max_fetch_records_exceeded_after_acquiring_gaps(
+    "
     init start=11 epoch=3 batches=21-30/0/2,31-40/4/1
     expect dcc=10
     acquire max=8 fetch=0 11-20,21-30 => 11-20/1 count=10
     expect start=11 end=40 next=21 gap=21-40
-")]
-#[case::max_fetch_records_exceeded_before_acquiring_gaps("
+"
+)]
+#[case::max_fetch_records_exceeded_before_acquiring_gaps(
+    "
     init start=11 epoch=3 batches=11-20/0/2,31-40/0/1
     expect dcc=0
     acquire max=8 fetch=0 11-20,21-40 => 11-20/3 count=10
     expect start=11 end=40 next=21 gap=21-40
-")]
-#[case::records_fetched_from_gap_and_partition_contains_natural_gaps("
+"
+)]
+#[case::records_fetched_from_gap_and_partition_contains_natural_gaps(
+    "
     init start=10 epoch=3 batches=15-20/2/2,30-40/4/1
     expect dcc=17
     acquire 10-20,30-50 => 10-14/1,21-29/1,41-50/1 count=24
     expect start=10 end=50 next=51 gap=none
-")]
-#[case::initial_gap_matches_with_actual_partition_gap("
+"
+)]
+#[case::initial_gap_matches_with_actual_partition_gap(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
     expect dcc=20
     acquire 21-35,36-60 => 31-40/1,51-60/1 count=20
     expect start=11 end=60 next=61 gap=none
-")]
-#[case::initial_gap_overlaps_with_actual_partition_gap("
+"
+)]
+#[case::initial_gap_overlaps_with_actual_partition_gap(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
     acquire 16-35,36-60 => 16-20/1,31-40/1,51-60/1 count=25
     expect start=16 end=60 next=61 gap=none
-")]
-#[case::gap_in_between_overlaps_with_actual_partition_gap("
+"
+)]
+#[case::gap_in_between_overlaps_with_actual_partition_gap(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
     acquire 11-20,21-35,41-60 => 11-20/1,31-40/1,51-60/1 count=30
     expect start=11 end=60 next=61 gap=none
-")]
-#[case::records_fetched_after_gaps_are_fetched("
+"
+)]
+#[case::records_fetched_after_gaps_are_fetched(
+    "
     init start=11 epoch=3 batches=11-20/2/2,31-40/4/1
     expect dcc=10
     acquire 21-35 => 21-30/1 count=10
     expect start=21 end=40 next=41 gap=31-40
     acquire 41-55 => 41-55/1 count=15
     expect start=21 end=55 next=56 gap=none
-")]
+"
+)]
 fn acquire_read_gaps_and_limits(#[case] script: &str) {
     run(script);
 }

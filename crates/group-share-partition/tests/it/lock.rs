@@ -6,35 +6,44 @@ use rstest::rstest;
 use crate::script::run;
 
 #[rstest]
-#[case::acquiring_single_record("
+#[case::acquiring_single_record(
+    "
     acquire 0 => 0/1
     expect deadline=100 dcc=0
     advance 120
     expect next=0 deadline=none dcc=0
     rec 0=avail/1/-
-")]
-#[case::acquiring_multiple_records("
+"
+)]
+#[case::acquiring_multiple_records(
+    "
     acquire 10-14 => 10-14/1
     advance 120
     expect next=10 deadline=none dcc=0
     rec 10-14=avail/1/-
-")]
-#[case::acquiring_multiple_records_with_overlap_and_new_batch("
+"
+)]
+#[case::acquiring_multiple_records_with_overlap_and_new_batch(
+    "
     acquire 0-4 => 0-4/1
     acquire 0-9 => 5-9/1
     advance 120
     expect next=0 deadline=none dcc=0
     batches 0-4,5-9
     rec 0-9=avail/1/-
-")]
-#[case::acquiring_same_batch_again("
+"
+)]
+#[case::acquiring_same_batch_again(
+    "
     acquire 10-14 => 10-14/1
     advance 120
     expect next=10 deadline=none
     acquire 10-14 => 10-14/2
     expect deadline=220 dcc=0
-")]
-#[case::acknowledging_single_record_batch("
+"
+)]
+#[case::acknowledging_single_record_batch(
+    "
     acquire 0 => 0/1
     ack 0/2 => ok
     expect deadline=none dcc=0 next=0
@@ -42,16 +51,20 @@ use crate::script::run;
     advance 120
     expect next=0
     rec 0=avail/1/-
-")]
-#[case::acknowledging_multiple_record_batch("
+"
+)]
+#[case::acknowledging_multiple_record_batch(
+    "
     acquire 5-14 => 5-14/1
     ack 5-14/2 => ok
     expect next=5 deadline=none dcc=0
     rec 5-14=avail/1/-
     advance 120
     rec 5-14=avail/1/-
-")]
-#[case::acknowledging_multiple_record_batch_with_gap_offsets("
+"
+)]
+#[case::acknowledging_multiple_record_batch_with_gap_offsets(
+    "
     acquire 1-2 => 1-2/1
     acquire 5-6 => 5-6/1
     acquire 10-18 => 10-18/1
@@ -60,8 +73,10 @@ use crate::script::run;
     advance 120
     expect next=1 deadline=none dcc=11
     rec 1-2=avail/1/- 5-6=acked 10-18=acked
-")]
-#[case::acquiring_subset_batch_again("
+"
+)]
+#[case::acquiring_subset_batch_again(
+    "
     acquire 10-17 => 10-17/1
     advance 120
     expect next=10 deadline=none
@@ -73,13 +88,15 @@ use crate::script::run;
     advance 120
     expect next=10 deadline=none
     rec 10-11=avail/1/- 12-14=avail/2/- 15-17=avail/1/-
-")]
+"
+)]
 fn acquisition_lock(#[case] steps: &str) {
     run(&format!("config lock=100\n active\n {steps}"));
 }
 
 #[rstest]
-#[case::acknowledging_multiple_subset_record_batch_with_gap_offsets("
+#[case::acknowledging_multiple_subset_record_batch_with_gap_offsets(
+    "
     active
     acquire 5-6 => 5-6/1
     acquire 10-20 => 10-20/1
@@ -88,8 +105,10 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     expect next=5 dcc=10 deadline=none
     rec 5=avail/1/- 6=acked 10-11=acked 12-13=arch 14=acked 15=arch 16=acked 17=arch 18=acked 19-20=avail/1/-
-")]
-#[case::timeout_cause_max_delivery_count_exceed("
+"
+)]
+#[case::timeout_cause_max_delivery_count_exceed(
+    "
     config delivery=2
     active
     acquire 0-9 => 0-9/1
@@ -102,8 +121,10 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     expect next=0 dcc=10
     rec 10-19=arch/2/-
-")]
-#[case::timeout_cause_spso_move_forward("
+"
+)]
+#[case::timeout_cause_spso_move_forward(
+    "
     config delivery=2
     active
     acquire 0-9 => 0-9/1
@@ -115,8 +136,10 @@ fn acquisition_lock(#[case] steps: &str) {
     rec 0-4=arch/2/- 5-9=avail/1/-
     batches 0-9:o
     expect start=5 dcc=0
-")]
-#[case::timeout_cause_spso_move_forward_and_clear_cached_state("
+"
+)]
+#[case::timeout_cause_spso_move_forward_and_clear_cached_state(
+    "
     config delivery=2
     active
     acquire 0-9 => 0-9/1
@@ -126,8 +149,10 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     batches none
     expect next=10 dcc=0
-")]
-#[case::acknowledge_after_acquisition_lock_timeout("
+"
+)]
+#[case::acknowledge_after_acquisition_lock_timeout(
+    "
     active
     acquire 5-9 => 5-9/1
     advance 120
@@ -136,8 +161,10 @@ fn acquisition_lock(#[case] steps: &str) {
     ack 5-9/1 => err=121
     ack 5-9/3 => err=121
     expect dcc=0
-")]
-#[case::after_different_acknowledges("
+"
+)]
+#[case::after_different_acknowledges(
+    "
     active
     acquire 5-9 => 5-9/1
     ack 5-6/2 => ok
@@ -147,8 +174,10 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     rec 5-7=avail/1/- 8-9=acked/1/-
     expect dcc=2
-")]
-#[case::on_batch_with_write_failure("
+"
+)]
+#[case::on_batch_with_write_failure(
+    "
     active
     persister fail=69
     acquire 5-14 => 5-14/1
@@ -156,8 +185,10 @@ fn acquisition_lock(#[case] steps: &str) {
     expect next=5 deadline=none
     batches 5-14
     rec 5-14=avail/1/-
-")]
-#[case::delivery_complete_count_on_lock_expiry_and_write_failure_on_batch_last_delivery("
+"
+)]
+#[case::delivery_complete_count_on_lock_expiry_and_write_failure_on_batch_last_delivery(
+    "
     config delivery=2
     active
     persister fail=69
@@ -172,8 +203,10 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     expect next=5 dcc=10
     rec 15-24=arch/2
-")]
-#[case::delivery_complete_count_on_lock_expiry_and_write_failure_on_offset_last_delivery("
+"
+)]
+#[case::delivery_complete_count_on_lock_expiry_and_write_failure_on_offset_last_delivery(
+    "
     config delivery=2
     active
     acquire 5-10 => 5-10/1
@@ -187,15 +220,18 @@ fn acquisition_lock(#[case] steps: &str) {
     advance 120
     rec 5-7=avail/1/- 8-9=acked/1/- 10=arch/2/-
     expect dcc=3
-")]
-#[case::on_offset_with_write_failure("
+"
+)]
+#[case::on_offset_with_write_failure(
+    "
     active
     acquire 5-10 => 5-10/1
     ack 8-9/1 => ok
     persister fail=69
     advance 120
     rec 5-7=avail/1/- 8-9=acked/1/- 10=avail/1/-
-")]
+"
+)]
 fn acquisition_lock_timeout(#[case] steps: &str) {
     run(&format!("config lock=100\n {steps}"));
 }

@@ -70,12 +70,21 @@ fn log_batches(lens: &[u8]) -> Vec<FetchedBatch> {
 
 /// Releases a held record as a lock timeout or a release does.
 fn release(r: &mut Rec, offset: i64, start: i64) {
-    r.state = if offset < start || r.count >= MAX_DELIVERY { RecordState::Archived } else { RecordState::Available };
+    r.state = if offset < start || r.count >= MAX_DELIVERY {
+        RecordState::Archived
+    } else {
+        RecordState::Available
+    };
     r.member = None;
     r.deadline = None;
 }
 
-fn check(sp: &mut SharePartition, model: &BTreeMap<i64, Rec>, start: i64, longest_batch: i64) -> Result<(), String> {
+fn check(
+    sp: &mut SharePartition,
+    model: &BTreeMap<i64, Rec>,
+    start: i64,
+    longest_batch: i64,
+) -> Result<(), String> {
     for (o, want) in model {
         match sp.record(*o) {
             None => {
@@ -121,7 +130,8 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
         record_lock_duration_ms: LOCK_MS,
     };
     let topic = TopicId::from_u128(9);
-    let mut sp = SharePartition::new(GroupId::from_static("g"), topic, 0, 0, config).map_err(|e| e.to_string())?;
+    let mut sp =
+        SharePartition::new(GroupId::from_static("g"), topic, 0, 0, config).map_err(|e| e.to_string())?;
     sp.begin_initialize().map_err(|e| e.to_string())?;
     let read = ReadShareGroupStateResult {
         topic_id: topic,
@@ -174,7 +184,10 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                         r.member = Some(*member);
                         r.deadline = Some(now + LOCK_MS);
                         if i32::from(a.delivery_count) != r.count {
-                            return Err(ctx(format!("offset {o} delivered {} times, model {}", a.delivery_count, r.count)));
+                            return Err(ctx(format!(
+                                "offset {o} delivered {} times, model {}",
+                                a.delivery_count, r.count
+                            )));
                         }
                     }
                 }
@@ -188,7 +201,10 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                 let end = sp.end_offset();
                 for o in start..=end.min(log_end - 1) {
                     if !model.contains_key(&o) && sp.record(o).is_some() {
-                        model.insert(o, Rec { state: RecordState::Available, count: 0, member: None, deadline: None });
+                        model.insert(
+                            o,
+                            Rec { state: RecordState::Available, count: 0, member: None, deadline: None },
+                        );
                     }
                 }
             }
@@ -229,7 +245,8 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                     (Ok(write), _) => {
                         let failed = match write {
                             Some(w) => {
-                                let result = if *fail { Err(PersisterFailure::ErrorCode(69)) } else { Ok(()) };
+                                let result =
+                                    if *fail { Err(PersisterFailure::ErrorCode(69)) } else { Ok(()) };
                                 let done = sp.complete_write(w.id, result).map_err(|e| ctx(e.to_string()))?;
                                 done.result.is_err()
                             }
@@ -255,11 +272,12 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                             }
                         }
                     }
-                    (Ok(_), _) => {}
                 }
             }
             Op::Release { member } => {
-                if let Some(w) = sp.release_acquired_records(&member_id(*member)).map_err(|e| ctx(e.to_string()))? {
+                if let Some(w) =
+                    sp.release_acquired_records(&member_id(*member)).map_err(|e| ctx(e.to_string()))?
+                {
                     sp.complete_write(w.id, Ok(())).map_err(|e| ctx(e.to_string()))?;
                 }
                 for (o, r) in model.iter_mut() {

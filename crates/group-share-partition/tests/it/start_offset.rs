@@ -31,26 +31,32 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
 ";
 
 #[rstest]
-#[case::stale_batches_are_archived("
+#[case::stale_batches_are_archived(
+    "
     init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
     expect next=11 dcc=0
     acquire fetch=11 21-30 => 21-30/2
     rec 11-20=arch 21-30=acq/2
     expect dcc=10
-")]
-#[case::stale_offsets_are_archived("
+"
+)]
+#[case::stale_offsets_are_archived(
+    "
     init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
     acquire fetch=11 16-30 => 16-20/2,21-30/2
     rec 11-15=arch 16-20=acq/2 21-30=acq/2
     expect dcc=5
-")]
-#[case::on_initialization("
+"
+)]
+#[case::on_initialization(
+    "
     active
     lso 0
     expect next=0 start=0 end=0
     lso 5
     expect next=5 start=5 end=5
-")]
+"
+)]
 #[case::archiving_batches(&format!("{SEVEN_BATCHES}
     ack 2-6/1 12-16/2 22-26/2 27-31/3 => ok
     expect dcc=5
@@ -99,7 +105,8 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     rec 21-30=arch
     expect dcc=0
 "))]
-#[case::archiving_offsets("
+#[case::archiving_offsets(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -108,8 +115,10 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=12 start=5 end=11
     batches 2-6:o,7-11:o
     rec 2-3=acq/1/member-1 4-6=acked/1/- 7-8=acked/1/- 9-11=acq/1/member-1
-")]
-#[case::archiving_offsets_with_start_and_end_batches_not_full_matches("
+"
+)]
+#[case::archiving_offsets_with_start_and_end_batches_not_full_matches(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -121,8 +130,10 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=12 start=8 end=11
     batches 2-6,7-11
     rec 2-11=acq
-")]
-#[case::archiving_offsets_with_start_offset_not_full_matches_post_accept("
+"
+)]
+#[case::archiving_offsets_with_start_offset_not_full_matches_post_accept(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -133,8 +144,10 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=12 start=7 end=11
     batches 2-6,7-11:o
     rec 2-6=acq 7-8=acked/1/- 9-11=acq/1/member-1
-")]
-#[case::archiving_offsets_with_start_offset_not_full_matches_post_release("
+"
+)]
+#[case::archiving_offsets_with_start_offset_not_full_matches_post_release(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -144,8 +157,10 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=7 start=7 end=11
     batches 2-6,7-11:o
     rec 2-6=acq 7-8=avail/1/- 9-11=acq/1/member-1
-")]
-#[case::to_end_offset("
+"
+)]
+#[case::to_end_offset(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -154,8 +169,10 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=12 start=11 end=11
     batches 2-6,7-11:o
     rec 2-6=acq 7-8=arch/1/- 9-11=acq/1/member-1
-")]
-#[case::to_end_offset_where_end_offset_is_available("
+"
+)]
+#[case::to_end_offset_where_end_offset_is_available(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -164,7 +181,8 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
     expect next=11 start=11 end=11
     batches 2-6,7-11:o
     rec 2-6=acq 7-8=arch/1/- 9-10=acq/1/member-1 11=avail/1/-
-")]
+"
+)]
 fn start_offset_movement(#[case] script: &str) {
     run(script);
 }

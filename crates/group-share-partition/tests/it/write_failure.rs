@@ -7,15 +7,18 @@ use rstest::rstest;
 use crate::script::run;
 
 #[rstest]
-#[case::release_batch_with_write_failure("
+#[case::release_batch_with_write_failure(
+    "
     persister fail=69
     acquire 5-14 => 5-14/1
     release => err=69
     batches 5-14
     rec 5-14=acq/1/member-1
     expect dcc=0
-")]
-#[case::release_offset_with_write_failure("
+"
+)]
+#[case::release_offset_with_write_failure(
+    "
     acquire 5-10 => 5-10/1
     ack 8-9/1 => ok
     expect dcc=2
@@ -24,22 +27,28 @@ use crate::script::run;
     batches 5-10:o
     rec 5-7=acq/1/member-1 8-9=acked 10=acq/1/member-1
     expect dcc=2
-")]
-#[case::acknowledge_batch_with_write_failure("
+"
+)]
+#[case::acknowledge_batch_with_write_failure(
+    "
     persister fail=69
     acquire 5-14 => 5-14/1
     ack 5-14/1 => err=69
     rec 5-14=acq/1/member-1
     expect dcc=0
-")]
-#[case::acknowledge_offset_with_write_failure("
+"
+)]
+#[case::acknowledge_offset_with_write_failure(
+    "
     acquire 5-10 => 5-10/1
     persister fail=69
     ack 8-9/1 => err=69
     rec 5-10=acq/1/member-1
     expect dcc=0
-")]
-#[case::error_codes_map_as_kafka_fetch_persister_error("
+"
+)]
+#[case::error_codes_map_as_kafka_fetch_persister_error(
+    "
     acquire 0-9
     persister fail=16
     ack 0-9/1 => err=15
@@ -54,8 +63,10 @@ use crate::script::run;
     persister fail=35
     ack 0-9/1 => err=-1
     rec 0-9=acq/1/member-1
-")]
-#[case::pending_write_blocks_other_changes("
+"
+)]
+#[case::pending_write_blocks_other_changes(
+    "
     acquire 0-9
     persister hold
     ack 0-9/1 => ok
@@ -64,8 +75,10 @@ use crate::script::run;
     complete ok
     batches none
     expect start=10 end=10
-")]
-#[case::lock_expires_while_write_pending_then_write_fails("
+"
+)]
+#[case::lock_expires_while_write_pending_then_write_fails(
+    "
     config lock=100
     acquire 0-9 => 0-9/1
     persister hold
@@ -75,8 +88,10 @@ use crate::script::run;
     complete fail=69 => err=69
     rec 0-9=avail/1/-
     expect deadline=none next=0
-")]
-#[case::lock_expires_while_accept_pending_then_write_fails("
+"
+)]
+#[case::lock_expires_while_accept_pending_then_write_fails(
+    "
     config lock=100
     acquire 0-9 => 0-9/1
     persister hold
@@ -86,8 +101,10 @@ use crate::script::run;
     complete fail=69 => err=69
     rec 0-9=avail/1/-
     expect deadline=none next=0
-")]
-#[case::lock_still_held_when_write_fails("
+"
+)]
+#[case::lock_still_held_when_write_fails(
+    "
     config lock=100
     acquire 0-9 => 0-9/1
     persister hold
@@ -95,7 +112,8 @@ use crate::script::run;
     complete fail=69 => err=69
     rec 0-9=acq/1/member-1
     expect deadline=100
-")]
+"
+)]
 fn write_failure(#[case] steps: &str) {
     let steps = if steps.contains("config") {
         steps.replacen("config lock=100", "config lock=100\n active", 1)
