@@ -9,13 +9,14 @@
 //!
 //! `cargo bench -p group-share-partition --bench memory`
 
+mod common;
+
 use std::hint::black_box;
 
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch,
-    ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, SharePartitionConfig,
 };
-use group_types::{GroupId, MemberId, TopicId};
+use group_types::MemberId;
 
 #[global_allocator]
 static ALLOCATOR: dhat::Alloc = dhat::Alloc;
@@ -31,24 +32,12 @@ fn live() -> (i64, i64) {
 fn main() {
     // Testing mode: statistics only, no profile file written.
     let _profiler = dhat::Profiler::builder().testing().trim_backtraces(Some(4)).build();
-    let topic = TopicId::from_u128(1);
     let config = SharePartitionConfig {
         max_in_flight_records: (BATCHES * BATCH) as i32,
         max_delivery_count: 5,
         record_lock_duration_ms: 30_000,
     };
-    let mut sp =
-        SharePartition::new(GroupId::from_static("memory"), topic, 0, 0, config).expect("valid config");
-    sp.begin_initialize().expect("empty partition");
-    let read = ReadShareGroupStateResult {
-        topic_id: topic,
-        partition: 0,
-        error_code: 0,
-        state_epoch: 1,
-        start_offset: 0,
-        state_batches: Vec::new(),
-    };
-    sp.complete_initialize(Ok(read), None).expect("read");
+    let mut sp = common::initialized(config);
     let member = MemberId::from("member-1");
     let fetched: Vec<FetchedBatch> =
         (0..BATCHES).map(|b| FetchedBatch::new(b * BATCH, b * BATCH + BATCH - 1)).collect();

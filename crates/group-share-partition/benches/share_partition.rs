@@ -7,34 +7,18 @@
 //!
 //! `cargo bench -p group-share-partition --bench share_partition`
 
+mod common;
+
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch,
-    ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, SharePartition,
+    SharePartitionConfig,
 };
-use group_types::{GroupId, MemberId, TopicId};
+use group_types::MemberId;
 
 const BATCH: i64 = 500;
-
-fn partition() -> SharePartition {
-    let topic = TopicId::from_u128(1);
-    let mut sp =
-        SharePartition::new(GroupId::from_static("bench"), topic, 0, 0, SharePartitionConfig::default())
-            .expect("valid config");
-    sp.begin_initialize().expect("empty partition");
-    let read = ReadShareGroupStateResult {
-        topic_id: topic,
-        partition: 0,
-        error_code: 0,
-        state_epoch: 1,
-        start_offset: 0,
-        state_batches: Vec::new(),
-    };
-    sp.complete_initialize(Ok(read), None).expect("read");
-    sp
-}
 
 /// One round: fetch at the next offset, acquire the 500-record batch, acknowledge it.
 fn round(sp: &mut SharePartition, member: &MemberId, now: i64, per_offset: bool) {
@@ -68,7 +52,7 @@ fn benches(c: &mut Criterion) {
     group.throughput(Throughput::Elements(BATCH as u64));
     let member = MemberId::from("member-1");
     for (name, per_offset) in [("whole", false), ("per_offset", true)] {
-        let mut sp = partition();
+        let mut sp = common::initialized(SharePartitionConfig::default());
         let mut now = 0;
         group.bench_function(name, |b| {
             b.iter(|| {

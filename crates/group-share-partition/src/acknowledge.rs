@@ -100,34 +100,21 @@ impl SharePartition {
                 batch.split();
             }
             let (first, last) = (batch.first, batch.last);
-            if let Some(s) = batch.whole_mut() {
+            let completed = batch.visit_runs(first, last, |run_first, run_last, s| {
                 if s.member() != member && !s.member().as_str().is_empty() {
-                    continue;
+                    return true;
                 }
                 if s.state == RecordState::Acquired {
-                    let to = if last < start { RecordState::Archived } else { RecordState::Available };
+                    let to = if run_last < start { RecordState::Archived } else { RecordState::Available };
                     if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
                         failure = Some(ShareError::InvalidRecordState("unable to release acquired records"));
-                        break;
+                        return false;
                     }
-                    changed.push(state_batch(first, last, s));
+                    changed.push(state_batch(run_first, run_last, s));
                 }
-                continue;
-            }
-            for (offset, s) in batch.offsets_mut(first, last) {
-                if s.member() != member && !s.member().as_str().is_empty() {
-                    continue;
-                }
-                if s.state == RecordState::Acquired {
-                    let to = if offset < start { RecordState::Archived } else { RecordState::Available };
-                    if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
-                        failure = Some(ShareError::InvalidRecordState("unable to release acquired records"));
-                        break;
-                    }
-                    changed.push(state_batch(offset, offset, s));
-                }
-            }
-            if failure.is_some() {
+                true
+            });
+            if !completed {
                 break;
             }
         }

@@ -238,6 +238,22 @@ impl InFlightBatch {
         slice.iter_mut().enumerate().map(move |(i, s)| (first + (lo + i) as i64, s))
     }
 
+    /// Visits the batch's states: a batch tracked whole once, as the run
+    /// `first..=last`; a split batch offset by offset within `from..=to`, each a run
+    /// of one. Stops, answering false, when `visit` does.
+    pub(crate) fn visit_runs(
+        &mut self,
+        from: i64,
+        to: i64,
+        mut visit: impl FnMut(i64, i64, &mut InFlightState) -> bool,
+    ) -> bool {
+        let (first, last) = (self.first, self.last);
+        if let Tracking::Whole(s) = &mut self.tracking {
+            return visit(first, last, s);
+        }
+        self.offsets_mut(from, to).all(|(offset, s)| visit(offset, offset, s))
+    }
+
     /// The state of `offset`, whichever way the batch is tracked.
     pub(crate) fn state_at(&self, offset: i64) -> Option<&InFlightState> {
         if offset < self.first || offset > self.last {

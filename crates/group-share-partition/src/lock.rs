@@ -93,33 +93,20 @@ impl SharePartition {
             {
                 batch.split();
             }
-            let (bf, bl) = (batch.first, batch.last);
-            if let Some(s) = batch.whole_mut() {
-                // The lock that fired is this batch's own: still held and due.
+            // A whole batch's lock is the one that fired (the task covers the batch);
+            // in a split batch, each offset of the task's range.
+            batch.visit_runs(first, last, |run_first, run_last, s| {
                 if s.state != RecordState::Acquired || !s.lock_due(now_ms) {
-                    continue;
+                    return true;
                 }
-                let to = if bl < start { RecordState::Archived } else { RecordState::Available };
-                if !s.try_update(to, CountOp::Keep, max_delivery, &empty) {
-                    continue;
+                let to = if run_last < start { RecordState::Archived } else { RecordState::Available };
+                if s.try_update(to, CountOp::Keep, max_delivery, &empty) {
+                    s.clear_lock();
+                    released |= s.state != RecordState::Archived;
+                    changed.push(state_batch(run_first, run_last, s));
                 }
-                s.clear_lock();
-                released |= s.state != RecordState::Archived;
-                changed.push(state_batch(bf, bl, s));
-                continue;
-            }
-            for (offset, s) in batch.offsets_mut(first, last) {
-                if s.state != RecordState::Acquired || !s.lock_due(now_ms) {
-                    continue;
-                }
-                let to = if offset < start { RecordState::Archived } else { RecordState::Available };
-                if !s.try_update(to, CountOp::Keep, max_delivery, &empty) {
-                    continue;
-                }
-                s.clear_lock();
-                released |= s.state != RecordState::Archived;
-                changed.push(state_batch(offset, offset, s));
-            }
+                true
+            });
         }
         if released {
             self.find_next_fetch_offset = true;
