@@ -226,8 +226,11 @@ impl SharePartition {
         now_ms: i64,
     ) -> Result<(), ShareError> {
         let start = self.start_offset;
-        let max_delivery = self.config.max_delivery_count;
-        let deadline = self.lock_deadline(now_ms);
+        let step = AckStep {
+            deadline: self.lock_deadline(now_ms),
+            max_delivery: self.config.max_delivery_count,
+            write,
+        };
         let per_offset_types = batch.acknowledge_types.len() > 1;
         for key in keys {
             let Some(cached) = self.cache.get_mut(key) else { continue };
@@ -278,18 +281,7 @@ impl SharePartition {
                     } else {
                         batch.acknowledge_types[0]
                     };
-                    if ack == RENEW {
-                        s.lock_deadline = Some(deadline);
-                        s.lock_expired = false;
-                        continue;
-                    }
-                    let to = ack_state(ack).ok_or(ShareError::InvalidRequest("invalid acknowledge type"))?;
-                    if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
-                        return Err(ShareError::InvalidRecordState(
-                            "unable to acknowledge records for the batch",
-                        ));
-                    }
-                    changed.push(state_batch(offset, offset, s));
+                    step.apply(s, ack, (offset, offset), changed)?;
                 }
                 continue;
             }
@@ -298,17 +290,39 @@ impl SharePartition {
             if s.state != RecordState::Acquired {
                 return Err(ShareError::InvalidRecordState("the batch is not in the acquired state"));
             }
-            if ack == RENEW {
-                s.lock_deadline = Some(deadline);
-                s.lock_expired = false;
-                continue;
-            }
-            let to = ack_state(ack).ok_or(ShareError::InvalidRequest("invalid acknowledge type"))?;
-            if !s.start_transition(to, CountOp::Keep, max_delivery, write) {
-                return Err(ShareError::InvalidRecordState("unable to acknowledge records for the batch"));
-            }
-            changed.push(state_batch(first, last, s));
+            step.apply(s, ack, (first, last), changed)?;
         }
+        Ok(())
+    }
+}
+
+/// What applying one acknowledge type to a held run needs.
+struct AckStep {
+    deadline: i64,
+    max_delivery: i32,
+    write: WriteId,
+}
+
+impl AckStep {
+    /// A renewal restarts the run's lock; any other type starts the transition the
+    /// write completes, and the run joins the write.
+    fn apply(
+        &self,
+        s: &mut InFlightState,
+        ack: u8,
+        (first, last): (i64, i64),
+        changed: &mut Vec<PersisterStateBatch>,
+    ) -> Result<(), ShareError> {
+        if ack == RENEW {
+            s.lock_deadline = Some(self.deadline);
+            s.lock_expired = false;
+            return Ok(());
+        }
+        let to = ack_state(ack).ok_or(ShareError::InvalidRequest("invalid acknowledge type"))?;
+        if !s.start_transition(to, CountOp::Keep, self.max_delivery, self.write) {
+            return Err(ShareError::InvalidRecordState("unable to acknowledge records for the batch"));
+        }
+        changed.push(state_batch(first, last, s));
         Ok(())
     }
 }
