@@ -186,3 +186,210 @@ const FOUR_BATCHES_TWO_RELEASED: &str = "
 fn start_offset_movement(#[case] script: &str) {
     run(script);
 }
+
+/// Batches of five from 5 (15-19 held by member-2), some acknowledged, then the log
+/// start offset moves to 24.
+const SIX_BATCHES_LSO_24: &str = "
+    active
+    acquire 5-9
+    acquire 10-14
+    acquire member=member-2 15-19
+    acquire 20-24
+    acquire 25-29
+    acquire 30-34
+    acquire 35-39
+    expect dcc=0
+    ack 6-7/1 8/2 25-29/2 35-37/2 => ok
+    expect dcc=2
+    lso 24
+    expect next=25 start=24 end=39 dcc=0
+    batches 5-9:o,10-14,15-19,20-24,25-29,30-34,35-39:o
+";
+
+#[rstest]
+#[case::terminal_records_not_updated_when_batches_before_start_offset_are_expired("
+    init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
+    acquire 10-20 => 11-20/2
+    lso 21
+    expect dcc=0
+    rec 11-20=acq 21-30=avail
+    ack 11-20/2 => ok
+    expect dcc=0
+    rec 11-20=acq 21-30=avail
+    advance 30000
+    rec 11-20=arch 21-30=avail
+    expect dcc=0
+")]
+#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired("
+    init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
+    acquire 10-20 => 11-20/2
+    lso 16
+    expect dcc=0 start=16
+    rec 11-20=acq 21-30=avail
+    advance 30000
+    expect dcc=0
+    batches 11-20:o,21-30
+    rec 11-15=arch 16-20=avail 21-30=avail
+")]
+#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired_after_acknowledgements("
+    init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
+    acquire 10-20 => 11-20/2
+    lso 16
+    expect dcc=0 start=16
+    ack 11-20/2 => ok
+    expect dcc=0
+    rec 11-15=acq 16-20=avail 21-30=avail
+    advance 30000
+    expect dcc=0
+    rec 11-15=arch 16-20=avail 21-30=avail
+")]
+#[case::release_acquired_records_batches_post_start_offset_movement(&format!("{SIX_BATCHES_LSO_24}
+    release => ok
+    rec 5=arch/1/- 6-7=acked/1/- 8-9=arch/1/- 10-14=arch
+    rec 15-19=acq/1/member-2
+    rec 20-23=arch/1/- 24=avail/1/- 25-34=avail 35-39=avail/1/-
+    expect dcc=0
+"))]
+#[case::acquisition_lock_timeout_for_batches_post_start_offset_movement(&format!("{SIX_BATCHES_LSO_24}
+    advance 30000
+    rec 5=arch/1/- 6-7=acked/1/- 8-9=arch/1/- 10-14=arch 15-19=arch
+    rec 20-23=arch/1/- 24=avail/1/- 25-34=avail 35-39=avail/1/-
+    expect dcc=0
+"))]
+#[case::release_acquired_records_batches_post_start_offset_movement_to_start_of_batch("
+    active
+    acquire 5-9
+    acquire 10-14
+    lso 10
+    expect next=15 start=10 end=14 dcc=0
+    release => ok
+    rec 5-9=arch 10-14=avail
+    expect dcc=0
+")]
+#[case::release_acquired_records_batches_post_start_offset_movement_to_middle_of_batch("
+    active
+    acquire 5-9
+    acquire 10-14
+    lso 11
+    expect next=15 start=11 end=14 dcc=0
+    release => ok
+    batches 5-9,10-14:o
+    rec 5-9=arch 10=arch/1/- 11-14=avail/1/-
+    expect dcc=0
+")]
+#[case::release_acquired_records_do_not_decrease_delivery_count("
+    active
+    acquire 5-9
+    acquire 10-14
+    ack 12-13/1 => ok
+    expect dcc=2
+    lso 11
+    expect next=15 start=11 end=14 dcc=2
+    rec 10-11=acq/1/member-1 12-13=acked/1/- 14=acq/1/member-1
+    release => ok
+    rec 5-9=arch/1 10=arch/1/- 11=avail/1/- 12-13=acked/1/- 14=avail/1/-
+    expect dcc=2
+")]
+#[case::acquisition_lock_timeout_post_start_offset_movement_to_start_of_batch("
+    active
+    acquire 5-9
+    acquire 10-14
+    lso 10
+    advance 30000
+    rec 5-9=arch/1/- 10-14=avail/1/-
+    expect dcc=0
+")]
+#[case::acquisition_lock_timeout_post_start_offset_movement_to_middle_of_batch("
+    active
+    acquire 5-9
+    acquire 10-14
+    lso 11
+    advance 30000
+    rec 5-9=arch/1/- 10=arch/1/- 11-14=avail/1/-
+    expect dcc=0
+")]
+#[case::acknowledge_batch_and_offset_post_lso_movement("
+    active
+    acquire 2-6
+    acquire 10-14
+    lso 12
+    expect next=15 start=12 end=14 dcc=0
+    ack 2-6/2 10-14/2 => ok
+    expect next=12 start=12 end=14 dcc=0
+    batches 2-6,10-14:o
+    rec 2-6=acq 10-11=acq/1/member-1 12-14=avail/1/-
+")]
+#[case::acknowledge_batch_post_lso_movement("
+    active
+    acquire 2-6
+    acquire 10-14
+    acquire 20-24
+    lso 14
+    expect next=25 start=14 end=24 dcc=0
+    ack 2-14/1 => ok
+    expect dcc=1 next=25 start=14 end=24
+    batches 2-6,10-14:o,20-24
+    rec 2-6=acq 10-13=acq/1/member-1 14=acked/1/- 20-24=acq
+")]
+#[case::lso_movement_then_acquisition_lock_timeout_then_acknowledge("
+    active
+    acquire 2-6
+    lso 7
+    expect next=7 start=7 end=7 dcc=0
+    batches 2-6
+    advance 30000
+    expect next=7 start=7 end=7 dcc=0
+    batches none
+    acquire 10-14 => 10-14/1
+    expect next=15 start=10 end=14 dcc=0
+")]
+#[case::ahead_of_end_offset_post_acknowledgement("
+    active
+    acquire 2-6
+    acquire 7-11
+    ack 7-8/2 => ok
+    lso 12
+    expect next=12 start=12 end=12
+    batches 2-6,7-11:o
+    rec 2-6=acq 7-8=arch/1/- 9-11=acq/1/member-1
+")]
+#[case::ahead_of_end_offset("
+    active
+    acquire 2-6
+    acquire 7-11
+    lso 14
+    expect next=14 start=14 end=14
+    batches 2-6,7-11
+    rec 2-11=acq
+")]
+#[case::with_gaps_in_cached_state_map("
+    active
+    acquire 2-6
+    acquire 10-14
+    acquire 20-24
+    lso 18
+    expect next=25 start=18 end=24
+    rec 2-6=acq 10-14=acq 20-24=acq
+")]
+#[case::with_gaps_in_cached_state_map_and_acknowledged_batch("
+    active
+    acquire 2-6
+    acquire 10-14
+    ack 10-14/2 => ok
+    lso 10
+    expect next=10 start=10 end=14
+    rec 2-6=acq 10-14=avail
+")]
+#[case::post_gaps_in_acknowledgements("
+    active
+    acquire 5-6
+    acquire 10-18
+    ack 5-6/2 10-18/[2,2,2,2,2,0,0,0,2] => ok
+    lso 18
+    expect next=18 start=18 end=18
+    batches 5-6,10-18:o
+    rec 5-6=arch 10-17=arch/1/- 18=avail/1/-
+")]
+fn start_offset_movement_and_held_records(#[case] script: &str) {
+    run(script);
+}
