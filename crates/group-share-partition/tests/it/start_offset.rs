@@ -393,3 +393,147 @@ const SIX_BATCHES_LSO_24: &str = "
 fn start_offset_movement_and_held_records(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::lso_then_lock_timeout_then_acknowledge_batch_last_offset_ahead_of_start_offset_batch("
+    active
+    acquire 1-2
+    lso 3
+    expect next=3 start=3 end=3 dcc=0
+    batches 1-2
+    advance 30000
+    expect next=3 start=3 end=3 dcc=0
+    batches none
+    acquire 3-4 => 3-4/1
+    acquire 5-7 => 5-7/1
+    expect next=8 start=3 end=7 dcc=0
+    ack 1-7/2 => ok
+    expect next=3 start=3 end=7 dcc=0
+    batches 3-4,5-7
+    rec 3-7=avail/1/-
+")]
+#[case::when_acknowledge_type_accept("
+    active
+    acquire 0-249 => 0-249/1
+    expect can=false
+    ack 0-249/1 => ok
+    expect next=250 start=250 end=250 can=true dcc=0
+    batches none
+")]
+#[case::when_acknowledge_type_reject("
+    active
+    acquire 0-249 => 0-249/1
+    expect can=false
+    ack 0-249/3 => ok
+    expect next=250 start=250 end=250 can=true dcc=0
+    batches none
+")]
+#[case::when_acknowledge_type_release("
+    active
+    acquire 0-249 => 0-249/1
+    expect can=false
+    ack 0-249/2 => ok
+    expect start=0 end=249 can=true dcc=0
+    batches 0-249
+    rec 0-249=avail/1/-
+")]
+#[case::when_acknowledgements_from_beginning_for_batch_subset("
+    config inflight=20
+    active
+    acquire 0-14 => 0-14/1
+    expect can=true
+    acquire 15-29 => 15-29/1
+    expect can=false
+    ack 0-12/1 => ok
+    rec 12=acked 13=acq 15-29=acq
+    expect can=true start=13 end=29 next=30 dcc=0
+")]
+#[case::when_acknowledgements_from_beginning_for_entire_batch("
+    config inflight=20
+    active
+    acquire 0-14
+    acquire 15-29
+    expect can=false
+    ack 0-14/3 => ok
+    rec 15-29=acq/1
+    expect can=true start=15 end=29 next=30 dcc=0
+")]
+#[case::when_acknowledgements_in_between("
+    config inflight=20
+    active
+    acquire 0-14
+    acquire 15-29
+    expect can=false
+    ack 10-14/3 => ok
+    rec 9=acq 10=arch 15-29=acq/1
+    expect can=false start=0 end=29 next=30 dcc=5
+")]
+#[case::when_all_records_in_cached_state_are_acknowledged("
+    config inflight=20
+    active
+    acquire 0-14
+    acquire 15-29
+    expect can=false
+    ack 0-29/1 => ok
+    expect can=true start=30 end=30 next=30 dcc=0
+")]
+#[case::multiple_acquisitions_and_acknowledgements("
+    config inflight=100
+    active
+    acquire 0-19 => 0-19/1
+    expect can=true
+    acquire 20-39 => 20-39/1
+    expect can=true
+    acquire 40-59 => 40-59/1
+    expect can=true
+    ack 0-19/1 => ok
+    expect can=true start=20 end=59 next=60 dcc=0
+    acquire 60-79 => 60-79/1
+    expect can=true
+    ack 20-49/1 => ok
+    rec 49=acked 50=acq 60-79=acq
+    expect can=true start=50 end=79 next=80 dcc=0
+    acquire 80-179 => 80-179/1
+    expect can=false
+    ack 50-179/3 => ok
+    batches none
+    expect can=true start=180 end=180 next=180 dcc=0
+    acquire 180-199 => 180-199/1
+    batches 180-199
+    expect can=true start=180 end=199 next=200 dcc=0
+")]
+#[case::gap_after_last_offset_acknowledged("
+    init start=11 epoch=3 batches=11-20/0/1,31-40/4/1
+    expect dcc=10
+    acquire 11-20 => 11-20/2
+    expect can=true
+    ack 11-20/1 => ok
+    expect can=true start=21 end=40 next=21 dcc=10 gap=21-40
+")]
+#[case::can_acquire_records_returns_true("
+    active
+    expect start=0 end=0
+    acquire 0-149 => 0-149/1
+    expect can=true start=0 end=149
+")]
+#[case::can_acquire_records_change_response_post_acknowledgement("
+    active
+    acquire 0-149 => 0-149/1
+    expect can=true
+    acquire 150-249 => 150-249/1
+    expect can=false start=0 end=249
+    ack 0-249/1 => ok
+    expect can=true start=250 end=250
+")]
+#[case::can_acquire_records_after_release_acknowledgement("
+    active
+    acquire 0-149
+    expect can=true start=0 end=149
+    acquire 150-249
+    expect can=false start=0 end=249
+    ack 0-89/2 => ok
+    expect start=0 end=249 can=true
+")]
+fn cached_state_updates(#[case] script: &str) {
+    run(script);
+}

@@ -122,3 +122,37 @@ fn write_failure(#[case] steps: &str) {
     };
     run(&steps);
 }
+
+/// testWriteShareGroupStateFailure, testWriteShareGroupStateWith*: the error a failed
+/// write answers (Kafka's `fetchPersisterError`; no usable answer is an
+/// `IllegalStateException`, UNKNOWN_SERVER_ERROR).
+#[rstest]
+#[case::not_coordinator(Some(16), 15)]
+#[case::coordinator_not_available(Some(15), 15)]
+#[case::coordinator_load_in_progress(Some(14), 15)]
+#[case::group_id_not_found(Some(69), 69)]
+#[case::unknown_topic_or_partition(Some(3), 3)]
+#[case::fenced_state_epoch(Some(124), 6)]
+#[case::fenced_leader_epoch(Some(74), 6)]
+#[case::unknown_server_error(Some(-1), -1)]
+#[case::sasl_authentication_failed(Some(58), -1)]
+#[case::unsupported_version(Some(35), -1)]
+#[case::null_or_invalid_response(None, -1)]
+fn write_error_mapping(#[case] code: Option<i16>, #[case] answered: i16) {
+    use group_share_partition::PersisterFailure;
+    let failure = code.map_or(PersisterFailure::NoAnswer, PersisterFailure::ErrorCode);
+    assert_eq!(failure.to_error().error_code(), answered);
+}
+
+/// testWriteShareGroupState: what a write carries (the state epoch read, the start
+/// offset when written, the changed runs with their delivery counts).
+#[test]
+fn write_carries_epoch_start_offset_and_runs() {
+    run("
+        init start=5 epoch=3 batches=5-9/0/2
+        acquire 5-14 => 5-9/3,10-14/1
+        ack 5-9/1 10-12/[2,3,0] => ok
+        writes 1 last=5-9/2/3,10/0/1,11/4/1,12/4/1 start=5
+        expect start=10
+    ");
+}
