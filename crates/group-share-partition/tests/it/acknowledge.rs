@@ -321,3 +321,145 @@ fn release(#[case] steps: &str) {
     let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);
 }
+
+#[rstest]
+#[case::acknowledge_subset_with_another_member("
+    acquire 5-11 => 5-11/1
+    ack 5-7/1 => ok
+    ack member=member-2 9-11/1 => err=121
+")]
+#[case::acknowledge_with_another_member_rollback_batch_error("
+    acquire 5-9
+    acquire member=member-2 10-14
+    acquire 15-19
+    ack 5-9/2 10-14/1 15-19/1 => err=121
+    rec 5-9=acq/1/member-1 10-14=acq/1/member-2 15-19=acq/1/member-1
+")]
+#[case::acknowledge_with_another_member_rollback_subset_error("
+    acquire 5-9
+    acquire 10-14
+    acquire member=member-2 15-19
+    ack 5-9/2 10-14/1 16-18/1 => err=121
+    batches 5-9,10-14,15-19
+    rec 5-14=acq/1/member-1 15-19=acq/1/member-2
+")]
+#[case::max_delivery_count_limit_exceeded_for_record_batch("
+    config delivery=2
+    active
+    acquire 5-14 => 5-14/1
+    ack 5-14/2 => ok
+    acquire 5-14 => 5-14/2
+    ack 5-14/2 => ok
+    expect next=15 start=15 end=15
+    batches none
+")]
+#[case::max_delivery_count_limit_exceeded_for_records_subset("
+    config delivery=2
+    active
+    acquire 10-14
+    acquire 15-19
+    ack 10-12/1 13-16/2 17-19/1 => ok
+    acquire 10-14 => 13-14/2 count=2
+    acquire 15-19 => 15-16/2 count=2
+    ack 13-16/2 => ok
+    expect next=20
+    batches none
+")]
+#[case::max_delivery_count_limit_exceeded_for_records_subset_and_cached_state_not_cleared("
+    config delivery=2
+    active
+    acquire 0-4
+    ack 0-1/2 => ok
+    acquire 0-1 => 0-1/2 count=2
+    ack 0-4/2 => ok
+    expect next=2
+    batches 0-4:o
+    rec 0-1=arch/2/- 2-4=avail/1/-
+")]
+#[case::next_fetch_offset_post_acquire_and_acknowledge("
+    acquire member=memberId-1 fetch=0 0-9
+    expect find=false next=10 find=false
+    acquire member=memberId-2 fetch=10 10-19
+    expect next=20
+    ack member=memberId-1 5-9/2 => ok
+    expect find=true next=5 find=true
+    acquire member=memberId-1 fetch=0 0-9 => 5-9/2
+    expect next=20 find=false
+")]
+#[case::next_fetch_offset_with_multiple_consumers("
+    config inflight=100
+    active
+    acquire fetch=0 0-2
+    expect next=3
+    ack 0-2/2 => ok
+    expect next=0
+    acquire member=member-2 fetch=3 3-4 => 3-4/1
+    expect next=0
+    acquire fetch=0 0-2 => 0-2/2
+    expect next=5
+    ack member=member-2 3-4/2 => ok
+    expect next=3 dcc=0
+")]
+#[case::number_of_write_calls_on_updates("
+    acquire 2-6
+    ack 2-6/1 => ok
+    writes 1
+    release => ok
+    writes 1
+")]
+#[case::reacquire_subset_with_another_member("
+    acquire 5-9
+    acquire 10-21
+    ack 5-11/2 12-13/0 14-15/2 17-20/2 => ok
+    expect dcc=2
+    acquire member=member-2 fetch=5 5-9 => 5-9/2
+    expect next=10
+    acquire member=member-2 fetch=10 10-16 => 10-11/2,14-15/2
+    expect next=17
+    rec 5-9=acq/2/member-2 10-11=acq/2/member-2 12-13=arch/1/- 14-15=acq/2/member-2 16=acq/1/member-1
+    rec 17-20=avail/1/- 21=acq/1/member-1
+")]
+#[case::acquire_with_write_share_group_state_delay("
+    acquire 0-4
+    acquire 5-9
+    persister hold
+    ack 2-3/2 5-9/2 => ok
+    batches 0-4:o,5-9
+    rec 0-1=acq 2-3=avail 4=acq 5-9=avail
+    acquire fetch=0 0-14 => 10-14/1 count=5
+    rec 0-1=acq 2-3=avail 4=acq 5-9=avail 10-14=acq
+    complete ok
+    acquire fetch=0 0-14 => 2-3/2,5-9/2 count=7
+    rec 0-14=acq
+")]
+#[case::cache_update_when_batch_has_ongoing_transition("
+    acquire fetch=21 21-30 => 21-30/1
+    persister hold
+    ack 21-30/1 => ok
+    expect start=21
+    batches 21-30
+    complete ok
+    expect start=31
+    batches none
+")]
+#[case::cache_update_when_offset_state_has_ongoing_transition("
+    acquire fetch=21 21-30 => 21-30/1
+    persister hold
+    ack 21-23/1 => ok
+    expect start=21
+    batches 21-30:o
+    complete ok
+    expect start=24
+    batches 21-30:o
+")]
+#[case::acquire_and_acknowledge_with_records_ahead_of_record_batch_start_offset("
+    acquire 5-16 => 5-16/1 count=12
+    ack 5-9/0 10-11/1 12-14/3 15-16/2 => ok
+    expect next=15 dcc=0
+    batches 5-16:o
+    rec 5-9=arch/1/- 10-11=acked/1/- 12-14=arch/1/- 15-16=avail/1/-
+")]
+fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
+    let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
+    run(&steps);
+}

@@ -169,3 +169,15 @@ fn unresolved_start_offset_keeps_initializing() {
         expect state=initializing
     ");
 }
+
+/// testMaybeInitializeWhenReadStateRpcReturnsZeroAvailableRecords: a read of only
+/// terminal runs leaves nothing cached.
+#[test]
+fn read_with_zero_available_records() {
+    let mut batches = vec!["233/4/1".to_owned()];
+    batches.extend((234..734).map(|o| format!("{o}/2/1")));
+    run(&format!(
+        "init start=233 epoch=3 batches={}\n expect next=734 start=734 end=734 dcc=0\n batches none",
+        batches.join(",")
+    ));
+}
