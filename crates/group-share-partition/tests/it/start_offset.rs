@@ -537,3 +537,66 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
 fn cached_state_updates(#[case] script: &str) {
     run(script);
 }
+
+/// Compacted topics: cached batches the log no longer returns are archived so the
+/// start offset can pass them (Kafka's `testAcquireWhenBatches*Removed*`).
+#[rstest]
+#[case::batches_removed_from_between_in_subsequent_fetch_data("
+    active
+    acquire 0-4,5-19,20-34 => count=35
+    acquire 40-44 => count=5
+    acquire 45-49 => count=5
+    acquire 50-64 => count=15
+    release => ok
+    batches 0-34,40-44,45-49,50-64
+    expect dcc=0
+    acquire 0-2,20-34,40-44,50-63 => count=59
+    expect next=64 dcc=0
+    batches 0-34,40-44,45-49,50-64:o
+    rec 0-34=acq 40-49=acq 50-63=acq 64=avail
+")]
+#[case::batches_removed_for_fetch_offset("
+    active
+    acquire 0-4
+    acquire 5-9
+    acquire 10-24
+    release => ok
+    expect dcc=0
+    acquire fetch=0 5-9 => count=5
+    expect next=10 start=0
+    rec 0-4=arch
+    release => ok
+    expect start=5 next=5 dcc=0
+    batches 5-9,10-24
+    rec 5-24=avail
+")]
+#[case::batches_removed_for_fetch_offset_within_batch("
+    active
+    acquire 5-9
+    acquire 10-24
+    ack 5-7/1 => ok
+    expect dcc=0
+    release => ok
+    batches 5-9:o,10-24
+    acquire fetch=8 10-24 => count=15
+    expect next=25 start=8 dcc=2
+    release => ok
+    expect start=10 next=10 dcc=0
+    batches 10-24
+    rec 10-24=avail
+")]
+#[case::batches_removed_for_fetch_offset_for_same_cached_batch("
+    active
+    acquire 0-4,5-19,20-34 => count=35
+    release => ok
+    batches 0-34
+    acquire fetch=0 5-9 => count=5
+    expect next=10 start=0 dcc=5
+    release => ok
+    expect start=5 next=5 dcc=0
+    batches 0-34:o
+    rec 0-4=arch 5-34=avail
+")]
+fn compacted_batches(#[case] script: &str) {
+    run(script);
+}
