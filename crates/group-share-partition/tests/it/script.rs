@@ -12,8 +12,8 @@
 //! acquire [member=m] [limit] [batch=500] [max=N] [fetch=O] 0-9,10-19 => 0-9/1,10-19/1 count=20
 //! ack [member=m] 0-9/1 12-14/[1,0,2] => ok | err=121
 //! release [member=m] => ok | err=121
-//! persister ok | fail=69 | hold                 how writes complete
-//! complete ok | fail=69                         the oldest held write
+//! persister ok | fail=69 | hold                 how writes complete (timeout writes too)
+//! complete [at=1] ok | fail=69                 a held write (the oldest, or the at-th)
 //! advance 100                                   the clock moves; due locks expire
 //! lso 7                                         the log start offset moved
 //! expect start=5 end=15 next=5 epoch=3 dcc=5 inflight=11 find=true state=active can=true
@@ -284,7 +284,11 @@ impl Run {
                 if self.held.is_empty() {
                     return Err("no held write".into());
                 }
-                let w = self.held.remove(0);
+                let at = opt(&opts, "at").map_or(0, |a| a.parse().expect("index"));
+                if at >= self.held.len() {
+                    return Err(format!("no held write at {at}"));
+                }
+                let w = self.held.remove(at);
                 let outcome = match opt(&opts, "fail") {
                     Some(code) => Err(PersisterFailure::ErrorCode(code.parse().expect("code"))),
                     None => Ok(()),

@@ -156,3 +156,134 @@ fn write_carries_epoch_start_offset_and_runs() {
         expect start=10
     ");
 }
+
+/// Writes that complete later, in any order (Kafka's futures completed by the test).
+#[rstest]
+#[case::acquire_when_batch_has_ongoing_transition("
+    acquire fetch=21 21-30 => 21-30/1
+    persister hold
+    ack 21-30/2 => ok
+    expect dcc=0 start=21
+    rec 21-30=avail/1/-
+    acquire member=member-2 fetch=21 21-30 => none count=0
+    rec 21-30=avail/1/-
+    complete ok
+    acquire member=member-2 fetch=21 21-30 => 21-30/2 count=10
+    rec 21-30=acq/2/member-2
+    expect dcc=0
+")]
+#[case::next_fetch_offset_when_batch_has_ongoing_transition("
+    acquire fetch=0 0-9
+    acquire fetch=10 10-19
+    persister hold
+    ack 0-9/2 => ok
+    ack 10-19/2 => ok
+    complete at=1 ok
+    expect dcc=0 next=10
+")]
+#[case::next_fetch_offset_when_offsets_have_ongoing_transition("
+    acquire fetch=0 0-49
+    persister hold
+    ack 5-9/2 => ok
+    ack 20-24/2 => ok
+    complete at=1 ok
+    expect dcc=0 next=20
+")]
+#[case::acquisition_lock_timeout_with_concurrent_acknowledgement("
+    acquire batch=5 max=10 fetch=0 0-4,5-19 => count=20
+    batches 0-4,5-19
+    persister hold
+    ack 0/2 1/1 5-19/1 => ok
+    expect start=0 dcc=16
+    batches 0-4:o,5-19
+    rec 0=avail 1=acked 2=acq 5-19=acked
+    complete ok
+    expect dcc=16
+    rec 1=acked 2=acq 5-19=acked
+    persister ok
+    advance 120
+    rec 0=avail 1=acked 2-4=avail/1/- 5-19=acked
+    expect dcc=16
+")]
+#[case::lso_movement_with_write_failures_in_acknowledgement("
+    acquire 2-6
+    acquire 7-11
+    persister hold
+    ack 2-6/2 => ok
+    ack 7-11/1 => ok
+    expect dcc=5
+    lso 7
+    expect next=12 start=7 end=11 dcc=5
+    rec 2-6=arch 7-11=acked
+    complete fail=69 => err=69
+    expect next=12 start=7 end=11 dcc=5
+    rec 2-6=arch 7-11=acked
+    complete fail=69 => err=69
+    expect next=12 start=7 end=11 dcc=0
+    batches 2-6,7-11
+    rec 2-6=arch 7-11=acq/1/member-1
+")]
+#[case::acquisition_lock_timeout_with_write_failure("
+    acquire fetch=0 0-1 => 0-1/1
+    persister hold
+    ack 0-1/1 => ok
+    expect start=0 dcc=2
+    rec 0-1=acked/1/-
+    advance 120
+    rec 0-1=acked/1/-
+    expect dcc=2
+    complete fail=69 => err=69
+    batches 0-1
+    rec 0-1=avail/1/-
+    expect dcc=0 deadline=none
+")]
+#[case::record_archived_with_write_failure("
+    config delivery=2
+    acquire 2-6
+    acquire 7-11
+    persister hold
+    ack 3/1 => ok
+    ack 7-11/1 => ok
+    rec 3=acked/1 7-11=acked/1
+    expect dcc=6
+    complete fail=69 => err=69
+    expect next=12 dcc=5
+    rec 3=acq/1 7-11=acked/1
+    complete fail=69 => err=69
+    expect next=12 dcc=0
+    rec 3=acq/1 7-11=acq/1
+    persister ok
+    advance 120
+    rec 3=avail/1 7-11=avail/1
+    expect next=2 dcc=0
+    acquire 2-6 => count=5
+    acquire 7-11 => count=5
+    persister hold
+    ack 3/1 => ok
+    ack 7-11/1 => ok
+    expect dcc=6
+    advance 120
+    rec 2=arch 3=acked 4-6=arch 7-11=acked
+    expect dcc=10
+    complete fail=69 => err=69
+    expect next=12
+    rec 3=arch/2 7-11=acked/2
+    # Kafka's futures run their callbacks last registered first: the four timeout
+    # writes complete before the second acknowledgement's.
+    complete at=1 fail=69 => err=69
+    complete at=1 fail=69 => err=69
+    complete at=1 fail=69 => err=69
+    complete at=1 fail=69 => err=69
+    complete fail=69 => err=69
+    expect next=12 start=7 dcc=5
+    batches 7-11
+    rec 7-11=arch/2
+")]
+fn delayed_writes(#[case] steps: &str) {
+    let steps = if steps.contains("config") {
+        steps.replacen("\n", "\n config lock=100\n", 1).replacen("acquire", "active\n acquire", 1)
+    } else {
+        format!("config lock=100\n active\n{steps}")
+    };
+    run(&steps);
+}
