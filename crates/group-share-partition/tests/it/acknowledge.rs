@@ -463,3 +463,94 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);
 }
+
+/// Renewals (KIP-1222, Kafka's `testRenew*`, `testLsoMovementWith*Renewal`): a new
+/// lock from now, no state change, nothing written.
+#[rstest]
+#[case::renew_acknowledge_with_complete_batch_ack("
+    acquire 0 => 0/1
+    advance 50
+    ack 0/4 => ok
+    expect deadline=150
+    rec 0=acq/1/member-1
+    writes 0
+    advance 60
+    rec 0=acq/1/member-1
+    advance 41
+    rec 0=avail/1/-
+    expect deadline=none
+    writes 1
+")]
+#[case::renew_acknowledge_on_expired_batch("
+    acquire 0 => 0/1
+    advance 101
+    expect deadline=none
+    ack 0/4 => err=121
+    rec 0=avail
+    writes 1
+")]
+#[case::renew_acknowledge_with_per_offset_ack("
+    acquire 0-1 => 0-1/1
+    ack 0-1/[4,1] => ok
+    batches 0-1:o
+    rec 0=acq/1/member-1 1=acked/1/-
+    expect deadline=100
+    writes 1
+    advance 101
+    rec 0=avail/1/-
+    expect deadline=none
+    writes 2
+")]
+#[case::lso_movement_with_batch_renewal("
+    acquire 0-9 => 0-9/1
+    ack 0-9/4 => ok
+    lso 5
+    expect next=10 start=5 end=9 deadline=100
+    batches 0-9
+    rec 0-9=acq/1/member-1
+    writes 0
+")]
+#[case::lso_movement_with_per_offset_renewal("
+    acquire 0-4 => 0-4/1
+    ack 0-4/[4,1,4,1,4] => ok
+    lso 3
+    expect next=5 start=3 end=4
+    batches 0-4:o
+    rec 0=acq 1=acked 2=acq 3=acked 4=acq
+    advance 101
+    rec 0=arch 1=acked 2=arch 3=acked 4=avail
+    expect deadline=none
+    writes 4
+")]
+#[case::renew_acknowledge_with_per_offset_and_batch_mix("
+    acquire 0 => 0/1
+    acquire 1-2 => 1-2/1
+    ack 0/4 1-2/[4,1] => ok
+    batches 0,1-2:o
+    rec 0=acq/1/member-1 1=acq/1/member-1 2=acked/1/-
+    writes 1
+")]
+fn renew(#[case] steps: &str) {
+    run(&format!("config lock=100 delivery=2\n active\n{steps}"));
+}
+
+/// testAckTypeToRecordStateMapping, testFetchAckTypeMapForBatch,
+/// testInvalidAcknowledgeType*: 0 archives a gap, 1 accepts, 2 releases, 3 rejects;
+/// anything else is an invalid request and changes nothing.
+#[rstest]
+#[case::gap(0, "rec 1-4=arch/1/-\n ack 0/1 => ok\n batches none\n expect start=5")]
+#[case::accept(1, "rec 1-4=acked/1/-\n ack 0/1 => ok\n batches none\n expect start=5")]
+#[case::release(2, "rec 1-4=avail/1/-\n expect start=0 next=1")]
+#[case::reject(3, "rec 1-4=arch/1/-\n ack 0/1 => ok\n batches none\n expect start=5")]
+fn acknowledge_type_moves_to(#[case] ack: u8, #[case] then: &str) {
+    run(&format!("active\n acquire 0-4\n ack 1-4/{ack} => ok\n {then}"));
+}
+
+#[rstest]
+#[case::invalid_type_in_batch_acknowledgement("ack 0-4/5 => err=42")]
+#[case::negative_type("ack 0-4/255 => err=42")]
+#[case::invalid_type_in_subset_acknowledgement("ack 0-4/[1,1,7,1,1] => err=42")]
+#[case::types_not_matching_the_range("ack 0-4/[1,1] => err=42")]
+fn invalid_acknowledge_type(#[case] ack: &str) {
+    run(&format!("active\n acquire 0-4\n {ack}\n rec 0-4=acq/1/member-1\n expect dcc=0"));
+}
