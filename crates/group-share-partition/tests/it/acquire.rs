@@ -443,3 +443,81 @@ fn acquire_read_gaps(#[case] script: &str) {
 fn acquire_read_gaps_and_limits(#[case] script: &str) {
     run(script);
 }
+
+/// `share.acquire.mode=record_limit` (Kafka's `*InRecordLimitMode` cases): never more
+/// than the limit; the rest of the fetched batch is cached available.
+#[rstest]
+#[case::single_batch("
+    acquire limit batch=2 max=5 fetch=0 0-9 => 0-4/1 count=5
+    expect next=5
+    batches 0-9:o
+    rec 0-4=acq/1/member-1 5-9=avail/0/-
+    acquire member=member-2 limit batch=2 max=5 fetch=0 0-9 => 5-9/1 count=5
+    expect next=10
+    batches 0-9:o
+    rec 5-9=acq/1/member-2
+")]
+#[case::multiple_batches("
+    acquire limit max=10 fetch=0 10-14,15-29,30-44 => 10-19/1 count=10
+    expect next=20
+    batches 10-29:o
+    rec 19=acq/1/member-1 20=avail
+")]
+#[case::insufficient_records("
+    acquire limit batch=2 max=20 fetch=0 10-14,15-19,20-24 => 10-24/1 count=15
+    expect next=25
+    batches 10-24
+    rec 10-24=acq
+")]
+#[case::acquire_and_acknowledge_multiple_subset_record("
+    acquire limit batch=2 max=10 fetch=0 5-20 => 5-14/1 count=10
+    expect next=15
+    batches 5-20:o
+    ack 5-9/0 10/2 11/1 12/1 => ok
+    expect next=10
+    batches 5-20:o
+    acquire member=member-2 limit batch=2 max=10 fetch=0 5-20 => 10/2,15-20/1 count=7
+    batches 5-20:o
+    rec 5-9=arch/1/- 10=acq/2/member-2 11-12=acked/1/- 13-14=acq/1/member-1 15-20=acq/1/member-2
+")]
+#[case::multiple_records_with_overlap_and_new_batch("
+    acquire limit max=3 fetch=0 0-4 => 0-2/1 count=3
+    expect next=3
+    acquire limit max=3 fetch=0 0-9 => 3-4/1,5/1 count=3
+    expect next=6
+    batches 0-4:o,5-9:o
+    rec 0-4=acq/1/member-1 5=acq/1/member-1 6-9=avail
+")]
+#[case::batch_with_moved_start_offset("
+    init start=5 epoch=3 batches=5-99/0/1
+    expect next=5 start=5
+    batches 5-99
+    acquire limit batch=10 max=10 fetch=5 0-99 => 5-14/2 count=10
+    expect next=15 start=5
+    batches 5-99:o
+    rec 5-14=acq/2 15=avail
+    ack 5-14/1 => ok
+    expect next=15 start=15
+    batches 5-99:o
+    rec 5-14=acked 15=avail
+    acquire limit batch=10 max=10 fetch=15 0-99 => 15-24/2 count=10
+    expect next=25 start=15
+    batches 5-99:o
+    rec 15-24=acq 25=avail
+")]
+#[case::acknowledge("
+    acquire limit batch=2 max=1 fetch=0 0-9 => 0/1 count=1
+    expect next=1
+    ack 0/1 => ok
+    expect next=1 start=1 end=9
+    batches 0-9:o
+    rec 1=avail
+    acquire limit batch=2 max=2 fetch=0 0-9 => 1-2/1 count=2
+    ack 1/1 => ok
+    expect next=3 start=2 end=9
+    rec 2=acq 3=avail
+")]
+fn record_limit_mode(#[case] steps: &str) {
+    let steps = if steps.contains("init") { steps.to_owned() } else { format!("active\n{steps}") };
+    run(&steps);
+}
