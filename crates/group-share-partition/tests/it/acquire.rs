@@ -521,3 +521,63 @@ fn record_limit_mode(#[case] steps: &str) {
     let steps = if steps.contains("init") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);
 }
+
+#[rstest]
+#[case::acquisition_lock_single_record_batch_in_record_limit_mode("
+    acquire 10-14 => 10-14/1
+    advance 120
+    expect next=10
+    rec 10-14=avail/1
+    acquire limit max=2 fetch=0 10-14 => 10-11/2 count=2
+    expect next=12
+    batches 10-14:o
+    rec 10-11=acq/2/member-1 12-14=avail/1/-
+")]
+#[case::acquisition_lock_timeout_multiple_record_batch_in_record_limit_mode("
+    acquire limit max=2 fetch=0 0-4,5-19 => 0-1/1 count=2
+    batches 0-4:o
+    rec 1=acq 2=avail
+    advance 120
+    rec 0-1=avail/1/-
+    expect next=0 deadline=none
+    acquire limit max=2 fetch=0 0-4,5-19 => 0-1/2 count=2
+    ack 1/2 => ok
+    advance 120
+    rec 0=avail/2/-
+    expect next=0
+")]
+#[case::initial_gap_overlaps_with_actual_partition_gap_in_record_limit_mode("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
+    acquire limit max=20 fetch=0 16-35,36-60 => 16-20/1,31-40/1,51-55/1 count=20
+    expect state=active start=16 end=60 epoch=3 next=56 gap=none
+")]
+#[case::gap_in_between_overlaps_with_actual_partition_gap_in_record_limit_mode("
+    init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
+    acquire limit max=15 fetch=0 11-20,21-35,41-60 => 11-20/1,31-35/1 count=15
+    expect state=active start=11 end=50 epoch=3 next=36 gap=36-50
+")]
+#[case::releasing_acknowledged_multiple_subset_record_batch_with_gap_offsets_in_record_limit_mode("
+    acquire limit max=2 fetch=0 5-6 => 5-6/1 count=2
+    expect next=7
+    acquire limit max=5 fetch=0 10-20 => 10-14/1 count=5
+    expect next=15
+    batches 5-6,10-20:o
+    rec 10-14=acq/1/member-1 15=avail
+    ack 10-12/[1,1,0] => ok
+    release => ok
+    expect next=5
+    batches 5-6,10-20:o
+    rec 5-6=avail 10-11=acked/1/- 12=arch/1/- 13-14=avail/1/- 15-20=avail/0/-
+")]
+#[case::multiple_member_acquire_in_different_acquire_modes("
+    acquire max=10 fetch=5 10-14,15-29,30-44 => count=20
+    ack 10-14/2 15-20/1 21-22/2 23-28/1 => ok
+    acquire member=member-2 limit max=2 fetch=5 10-14,15-29,30-44 => 10-11/2 count=2
+    expect next=12
+    acquire member=member-3 max=10 fetch=5 10-14,15-29,30-44 => 12-14/2,21-22/2,30-44/1 count=20
+    expect next=45
+")]
+fn record_limit_mode_and_locks(#[case] steps: &str) {
+    let steps = if steps.contains("init") { steps.to_owned() } else { format!("config lock=100\n active\n{steps}") };
+    run(&steps);
+}

@@ -600,3 +600,37 @@ fn cached_state_updates(#[case] script: &str) {
 fn compacted_batches(#[case] script: &str) {
     run(script);
 }
+
+#[rstest]
+#[case::lso_movement_with_pending_acknowledgements("
+    acquire 0-4 => 0-4/1
+    ack 1/1 3/1 => ok
+    lso 3
+    expect next=5 start=3 end=4
+    batches 0-4:o
+    rec 0=acq 1=acked 2=acq 3=acked 4=acq
+    advance 101
+    rec 0=arch 1=acked 2=arch 3=acked 4=avail
+    expect deadline=none
+    writes 4
+")]
+#[case::lso_movement_with_pending_acknowledgements_for_batches("
+    acquire 0-4
+    acquire 5-9
+    acquire 10-14
+    acquire 15-19
+    acquire 20-24
+    ack 5-9/1 15-19/1 => ok
+    lso 12
+    expect next=25 start=12 end=24
+    batches 0-4,5-9,10-14,15-19,20-24
+    rec 0-4=acq 5-9=acked 10-14=acq 15-19=acked 20-24=acq
+    advance 101
+    expect next=12 start=12 end=24 deadline=none
+    batches 0-4,5-9,10-14:o,15-19,20-24
+    rec 0-4=arch 5-9=acked 10-11=arch 12-14=avail 15-19=acked 20-24=avail
+    writes 4
+")]
+fn lso_movement_with_pending_acknowledgements(#[case] steps: &str) {
+    run(&format!("config lock=100 delivery=2\n active\n{steps}"));
+}
