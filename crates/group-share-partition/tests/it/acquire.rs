@@ -581,3 +581,83 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     let steps = if steps.contains("init") { steps.to_owned() } else { format!("config lock=100\n active\n{steps}") };
     run(&steps);
 }
+
+/// Records near the delivery limit go out in smaller batches, the last attempt alone
+/// (Kafka's throttling cases).
+#[rstest]
+#[case::throttle_records_when_pending_deliveries_exist("
+    init start=5 epoch=3 batches=15-19/0/2,20-22/4/3,26-30/0/3
+    expect start=5 end=30 next=5
+    acquire max=500 fetch=5 7-19,20-27 => 7-14/1,15-19/3,23-25/1 count=16
+    expect next=26 end=30 dcc=3
+    batches 7-14,15-19,20-22,23-25,26-30
+    rec 26-30=avail
+    acquire max=500 fetch=26 7-19,20-27 => 26-27/4 count=2
+")]
+#[case::halves_batch_size_on_each_failure_until_single_record_on_last_attempt("
+    config delivery=7 lock=120
+    init start=5 epoch=3 batches=15-34/0/4
+    expect start=5 end=34 next=5
+    acquire max=500 fetch=5 15-34 => 15-24/5 count=10
+    advance 121
+    acquire max=500 fetch=5 15-34 => 15-19/6 count=5
+    advance 121
+    acquire max=500 fetch=5 15-34 => 15/7 count=1
+    acquire max=500 fetch=5 15-34 => 16/7 count=1
+    acquire max=500 fetch=5 15-34 => 17/7 count=1
+    acquire max=500 fetch=5 15-34 => 18/7 count=1
+    acquire max=500 fetch=5 15-34 => 19/7 count=1
+    acquire max=500 fetch=5 15-34 => 20-24/6 count=5
+    acquire max=500 fetch=5 15-34 => 25-34/5 count=10
+")]
+#[case::last_attempt_record_isolation_with_mixed_delivery_count("
+    init start=15 epoch=3 batches=15-34/0/2
+    acquire max=500 fetch=15 15-34 => count=20
+    ack 17/2 20/2 => ok
+    acquire max=500 fetch=15 15-34 => count=2
+    ack 15-34/2 => ok
+    batches 15-34:o
+    rec 15-16=avail/3 17=avail/4 18=avail/3
+    acquire max=500 fetch=5 15-34 => 15-16/4 count=2
+    acquire max=500 fetch=5 15-34 => 17/5 count=1
+")]
+#[case::not_throttled_if_high_delivery_count_record_not_acquired("
+    init start=15 epoch=3 batches=15-19/0/1
+    acquire max=500 fetch=15 15-19 => count=5
+    ack 15/2 => ok
+    acquire max=500 fetch=15 15-19 => count=1
+    ack 16-19/2 => ok
+    batches 15-19:o
+    rec 15=acq/3 16-19=avail/2
+    acquire max=500 fetch=5 15-19 => 16-19/3 count=4
+")]
+#[case::throttling_with_ongoing_state_transition("
+    init start=15 epoch=3 batches=15-19/0/1,20-24/0/2,25-29/0/2,30-34/0/2,35-39/0/2,40-44/4/5,45-49/0/1
+    acquire 20-24 => count=5
+    rec 20-24=acq
+    acquire 36-37 => count=2
+    rec 35=avail 36-37=acq 38=avail
+    persister hold
+    ack 20-24/2 36-37/2 => ok
+    rec 20-24=avail 36-37=avail
+    acquire max=10 fetch=15 15-19,20-24,25-29,30-34,35-39,40-44,45-49 => count=10
+    batches 15-19,20-24,25-29,30-34,35-39:o,40-44,45-49
+    rec 15-19=acq 20-24=avail 25-29=acq 30-34=avail 35-39=avail 40-44=arch 45-49=avail
+    acquire max=500 fetch=15 15-19,20-24,25-29,30-34,35-39,40-44,45-49 => 30-34/3,35/3,38-39/3,45-49/2 count=13
+")]
+#[case::release_acquired_records_per_offset_with_different_member_id("
+    active
+    acquire fetch=21 5-14 => count=10
+    ack 5-6/1 => ok
+    ack 10-12/2 => ok
+    batches 5-14:o
+    rec 5-6=acked 7-9=acq 10-12=avail 13-14=acq
+    acquire member=member-2 fetch=21 10-12 => count=3
+    rec 5-6=acked/1/- 7-9=acq/1/member-1 10-12=acq/2/member-2 13-14=acq/1/member-1
+    release => ok
+    expect next=7
+    rec 5-6=acked/1/- 7-9=avail/1/- 10-12=acq/2/member-2 13-14=avail/1/-
+")]
+fn throttling(#[case] script: &str) {
+    run(script);
+}
