@@ -323,27 +323,34 @@ fn release(#[case] steps: &str) {
 }
 
 #[rstest]
-#[case::acknowledge_subset_with_another_member("
+#[case::acknowledge_subset_with_another_member(
+    "
     acquire 5-11 => 5-11/1
     ack 5-7/1 => ok
     ack member=member-2 9-11/1 => err=121
-")]
-#[case::acknowledge_with_another_member_rollback_batch_error("
+"
+)]
+#[case::acknowledge_with_another_member_rollback_batch_error(
+    "
     acquire 5-9
     acquire member=member-2 10-14
     acquire 15-19
     ack 5-9/2 10-14/1 15-19/1 => err=121
     rec 5-9=acq/1/member-1 10-14=acq/1/member-2 15-19=acq/1/member-1
-")]
-#[case::acknowledge_with_another_member_rollback_subset_error("
+"
+)]
+#[case::acknowledge_with_another_member_rollback_subset_error(
+    "
     acquire 5-9
     acquire 10-14
     acquire member=member-2 15-19
     ack 5-9/2 10-14/1 16-18/1 => err=121
     batches 5-9,10-14,15-19
     rec 5-14=acq/1/member-1 15-19=acq/1/member-2
-")]
-#[case::max_delivery_count_limit_exceeded_for_record_batch("
+"
+)]
+#[case::max_delivery_count_limit_exceeded_for_record_batch(
+    "
     config delivery=2
     active
     acquire 5-14 => 5-14/1
@@ -352,8 +359,10 @@ fn release(#[case] steps: &str) {
     ack 5-14/2 => ok
     expect next=15 start=15 end=15
     batches none
-")]
-#[case::max_delivery_count_limit_exceeded_for_records_subset("
+"
+)]
+#[case::max_delivery_count_limit_exceeded_for_records_subset(
+    "
     config delivery=2
     active
     acquire 10-14
@@ -364,8 +373,10 @@ fn release(#[case] steps: &str) {
     ack 13-16/2 => ok
     expect next=20
     batches none
-")]
-#[case::max_delivery_count_limit_exceeded_for_records_subset_and_cached_state_not_cleared("
+"
+)]
+#[case::max_delivery_count_limit_exceeded_for_records_subset_and_cached_state_not_cleared(
+    "
     config delivery=2
     active
     acquire 0-4
@@ -375,8 +386,10 @@ fn release(#[case] steps: &str) {
     expect next=2
     batches 0-4:o
     rec 0-1=arch/2/- 2-4=avail/1/-
-")]
-#[case::next_fetch_offset_post_acquire_and_acknowledge("
+"
+)]
+#[case::next_fetch_offset_post_acquire_and_acknowledge(
+    "
     acquire member=memberId-1 fetch=0 0-9
     expect find=false next=10 find=false
     acquire member=memberId-2 fetch=10 10-19
@@ -385,8 +398,10 @@ fn release(#[case] steps: &str) {
     expect find=true next=5 find=true
     acquire member=memberId-1 fetch=0 0-9 => 5-9/2
     expect next=20 find=false
-")]
-#[case::next_fetch_offset_with_multiple_consumers("
+"
+)]
+#[case::next_fetch_offset_with_multiple_consumers(
+    "
     config inflight=100
     active
     acquire fetch=0 0-2
@@ -399,15 +414,19 @@ fn release(#[case] steps: &str) {
     expect next=5
     ack member=member-2 3-4/2 => ok
     expect next=3 dcc=0
-")]
-#[case::number_of_write_calls_on_updates("
+"
+)]
+#[case::number_of_write_calls_on_updates(
+    "
     acquire 2-6
     ack 2-6/1 => ok
     writes 1
     release => ok
     writes 1
-")]
-#[case::reacquire_subset_with_another_member("
+"
+)]
+#[case::reacquire_subset_with_another_member(
+    "
     acquire 5-9
     acquire 10-21
     ack 5-11/2 12-13/0 14-15/2 17-20/2 => ok
@@ -418,8 +437,10 @@ fn release(#[case] steps: &str) {
     expect next=17
     rec 5-9=acq/2/member-2 10-11=acq/2/member-2 12-13=arch/1/- 14-15=acq/2/member-2 16=acq/1/member-1
     rec 17-20=avail/1/- 21=acq/1/member-1
-")]
-#[case::acquire_with_write_share_group_state_delay("
+"
+)]
+#[case::acquire_with_write_share_group_state_delay(
+    "
     acquire 0-4
     acquire 5-9
     persister hold
@@ -431,8 +452,10 @@ fn release(#[case] steps: &str) {
     complete ok
     acquire fetch=0 0-14 => 2-3/2,5-9/2 count=7
     rec 0-14=acq
-")]
-#[case::cache_update_when_batch_has_ongoing_transition("
+"
+)]
+#[case::cache_update_when_batch_has_ongoing_transition(
+    "
     acquire fetch=21 21-30 => 21-30/1
     persister hold
     ack 21-30/1 => ok
@@ -441,8 +464,10 @@ fn release(#[case] steps: &str) {
     complete ok
     expect start=31
     batches none
-")]
-#[case::cache_update_when_offset_state_has_ongoing_transition("
+"
+)]
+#[case::cache_update_when_offset_state_has_ongoing_transition(
+    "
     acquire fetch=21 21-30 => 21-30/1
     persister hold
     ack 21-23/1 => ok
@@ -451,14 +476,17 @@ fn release(#[case] steps: &str) {
     complete ok
     expect start=24
     batches 21-30:o
-")]
-#[case::acquire_and_acknowledge_with_records_ahead_of_record_batch_start_offset("
+"
+)]
+#[case::acquire_and_acknowledge_with_records_ahead_of_record_batch_start_offset(
+    "
     acquire 5-16 => 5-16/1 count=12
     ack 5-9/0 10-11/1 12-14/3 15-16/2 => ok
     expect next=15 dcc=0
     batches 5-16:o
     rec 5-9=arch/1/- 10-11=acked/1/- 12-14=arch/1/- 15-16=avail/1/-
-")]
+"
+)]
 fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     let steps = if steps.contains("active") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);
@@ -467,7 +495,8 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
 /// Renewals (KIP-1222, Kafka's `testRenew*`, `testLsoMovementWith*Renewal`): a new
 /// lock from now, no state change, nothing written.
 #[rstest]
-#[case::renew_acknowledge_with_complete_batch_ack("
+#[case::renew_acknowledge_with_complete_batch_ack(
+    "
     acquire 0 => 0/1
     advance 50
     ack 0/4 => ok
@@ -480,16 +509,20 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     rec 0=avail/1/-
     expect deadline=none
     writes 1
-")]
-#[case::renew_acknowledge_on_expired_batch("
+"
+)]
+#[case::renew_acknowledge_on_expired_batch(
+    "
     acquire 0 => 0/1
     advance 101
     expect deadline=none
     ack 0/4 => err=121
     rec 0=avail
     writes 1
-")]
-#[case::renew_acknowledge_with_per_offset_ack("
+"
+)]
+#[case::renew_acknowledge_with_per_offset_ack(
+    "
     acquire 0-1 => 0-1/1
     ack 0-1/[4,1] => ok
     batches 0-1:o
@@ -500,8 +533,10 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     rec 0=avail/1/-
     expect deadline=none
     writes 2
-")]
-#[case::lso_movement_with_batch_renewal("
+"
+)]
+#[case::lso_movement_with_batch_renewal(
+    "
     acquire 0-9 => 0-9/1
     ack 0-9/4 => ok
     lso 5
@@ -509,8 +544,10 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     batches 0-9
     rec 0-9=acq/1/member-1
     writes 0
-")]
-#[case::lso_movement_with_per_offset_renewal("
+"
+)]
+#[case::lso_movement_with_per_offset_renewal(
+    "
     acquire 0-4 => 0-4/1
     ack 0-4/[4,1,4,1,4] => ok
     lso 3
@@ -521,15 +558,18 @@ fn acknowledge_members_and_delivery_limit(#[case] steps: &str) {
     rec 0=arch 1=acked 2=arch 3=acked 4=avail
     expect deadline=none
     writes 4
-")]
-#[case::renew_acknowledge_with_per_offset_and_batch_mix("
+"
+)]
+#[case::renew_acknowledge_with_per_offset_and_batch_mix(
+    "
     acquire 0 => 0/1
     acquire 1-2 => 1-2/1
     ack 0/4 1-2/[4,1] => ok
     batches 0,1-2:o
     rec 0=acq/1/member-1 1=acq/1/member-1 2=acked/1/-
     writes 1
-")]
+"
+)]
 fn renew(#[case] steps: &str) {
     run(&format!("config lock=100 delivery=2\n active\n{steps}"));
 }
@@ -553,4 +593,25 @@ fn acknowledge_type_moves_to(#[case] ack: u8, #[case] then: &str) {
 #[case::types_not_matching_the_range("ack 0-4/[1,1] => err=42")]
 fn invalid_acknowledge_type(#[case] ack: &str) {
     run(&format!("active\n acquire 0-4\n {ack}\n rec 0-4=acq/1/member-1\n expect dcc=0"));
+}
+
+/// testAcquisitionLockOnReleasingMultipleRecordBatch and
+/// testAcquisitionLockOnReleasingAcknowledgedMultipleSubsetRecordBatchWithGapOffsets: a
+/// release drops the locks it releases.
+#[rstest]
+#[case::acquisition_lock_on_releasing_multiple_record_batch(
+    "
+    acquire 5-14
+    release => ok
+    expect next=5 deadline=none dcc=0
+    rec 5-14=avail/1/-
+"
+)]
+#[case::acquisition_lock_on_releasing_acknowledged_multiple_subset_record_batch_with_gap_offsets(&format!("{ACK_6_18_WITH_GAPS}
+    release => ok
+    expect next=5 deadline=none dcc=10
+    rec 5=avail/1/- 6=acked 19-20=avail/1/-
+"))]
+fn release_drops_locks(#[case] steps: &str) {
+    run(&format!("active\n{steps}"));
 }

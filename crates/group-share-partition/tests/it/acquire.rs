@@ -447,7 +447,8 @@ fn acquire_read_gaps_and_limits(#[case] script: &str) {
 /// `share.acquire.mode=record_limit` (Kafka's `*InRecordLimitMode` cases): never more
 /// than the limit; the rest of the fetched batch is cached available.
 #[rstest]
-#[case::single_batch("
+#[case::single_batch(
+    "
     acquire limit batch=2 max=5 fetch=0 0-9 => 0-4/1 count=5
     expect next=5
     batches 0-9:o
@@ -456,20 +457,26 @@ fn acquire_read_gaps_and_limits(#[case] script: &str) {
     expect next=10
     batches 0-9:o
     rec 5-9=acq/1/member-2
-")]
-#[case::multiple_batches("
+"
+)]
+#[case::multiple_batches(
+    "
     acquire limit max=10 fetch=0 10-14,15-29,30-44 => 10-19/1 count=10
     expect next=20
     batches 10-29:o
     rec 19=acq/1/member-1 20=avail
-")]
-#[case::insufficient_records("
+"
+)]
+#[case::insufficient_records(
+    "
     acquire limit batch=2 max=20 fetch=0 10-14,15-19,20-24 => 10-24/1 count=15
     expect next=25
     batches 10-24
     rec 10-24=acq
-")]
-#[case::acquire_and_acknowledge_multiple_subset_record("
+"
+)]
+#[case::acquire_and_acknowledge_multiple_subset_record(
+    "
     acquire limit batch=2 max=10 fetch=0 5-20 => 5-14/1 count=10
     expect next=15
     batches 5-20:o
@@ -479,16 +486,20 @@ fn acquire_read_gaps_and_limits(#[case] script: &str) {
     acquire member=member-2 limit batch=2 max=10 fetch=0 5-20 => 10/2,15-20/1 count=7
     batches 5-20:o
     rec 5-9=arch/1/- 10=acq/2/member-2 11-12=acked/1/- 13-14=acq/1/member-1 15-20=acq/1/member-2
-")]
-#[case::multiple_records_with_overlap_and_new_batch("
+"
+)]
+#[case::multiple_records_with_overlap_and_new_batch(
+    "
     acquire limit max=3 fetch=0 0-4 => 0-2/1 count=3
     expect next=3
     acquire limit max=3 fetch=0 0-9 => 3-4/1,5/1 count=3
     expect next=6
     batches 0-4:o,5-9:o
     rec 0-4=acq/1/member-1 5=acq/1/member-1 6-9=avail
-")]
-#[case::batch_with_moved_start_offset("
+"
+)]
+#[case::batch_with_moved_start_offset(
+    "
     init start=5 epoch=3 batches=5-99/0/1
     expect next=5 start=5
     batches 5-99
@@ -504,8 +515,10 @@ fn acquire_read_gaps_and_limits(#[case] script: &str) {
     expect next=25 start=15
     batches 5-99:o
     rec 15-24=acq 25=avail
-")]
-#[case::acknowledge("
+"
+)]
+#[case::acknowledge(
+    "
     acquire limit batch=2 max=1 fetch=0 0-9 => 0/1 count=1
     expect next=1
     ack 0/1 => ok
@@ -516,14 +529,16 @@ fn acquire_read_gaps_and_limits(#[case] script: &str) {
     ack 1/1 => ok
     expect next=3 start=2 end=9
     rec 2=acq 3=avail
-")]
+"
+)]
 fn record_limit_mode(#[case] steps: &str) {
     let steps = if steps.contains("init") { steps.to_owned() } else { format!("active\n{steps}") };
     run(&steps);
 }
 
 #[rstest]
-#[case::acquisition_lock_single_record_batch_in_record_limit_mode("
+#[case::acquisition_lock_single_record_batch_in_record_limit_mode(
+    "
     acquire 10-14 => 10-14/1
     advance 120
     expect next=10
@@ -532,8 +547,10 @@ fn record_limit_mode(#[case] steps: &str) {
     expect next=12
     batches 10-14:o
     rec 10-11=acq/2/member-1 12-14=avail/1/-
-")]
-#[case::acquisition_lock_timeout_multiple_record_batch_in_record_limit_mode("
+"
+)]
+#[case::acquisition_lock_timeout_multiple_record_batch_in_record_limit_mode(
+    "
     acquire limit max=2 fetch=0 0-4,5-19 => 0-1/1 count=2
     batches 0-4:o
     rec 1=acq 2=avail
@@ -545,18 +562,24 @@ fn record_limit_mode(#[case] steps: &str) {
     advance 120
     rec 0=avail/2/-
     expect next=0
-")]
-#[case::initial_gap_overlaps_with_actual_partition_gap_in_record_limit_mode("
+"
+)]
+#[case::initial_gap_overlaps_with_actual_partition_gap_in_record_limit_mode(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
     acquire limit max=20 fetch=0 16-35,36-60 => 16-20/1,31-40/1,51-55/1 count=20
     expect state=active start=16 end=60 epoch=3 next=56 gap=none
-")]
-#[case::gap_in_between_overlaps_with_actual_partition_gap_in_record_limit_mode("
+"
+)]
+#[case::gap_in_between_overlaps_with_actual_partition_gap_in_record_limit_mode(
+    "
     init start=11 epoch=3 batches=21-30/2/2,41-50/4/1
     acquire limit max=15 fetch=0 11-20,21-35,41-60 => 11-20/1,31-35/1 count=15
     expect state=active start=11 end=50 epoch=3 next=36 gap=36-50
-")]
-#[case::releasing_acknowledged_multiple_subset_record_batch_with_gap_offsets_in_record_limit_mode("
+"
+)]
+#[case::releasing_acknowledged_multiple_subset_record_batch_with_gap_offsets_in_record_limit_mode(
+    "
     acquire limit max=2 fetch=0 5-6 => 5-6/1 count=2
     expect next=7
     acquire limit max=5 fetch=0 10-20 => 10-14/1 count=5
@@ -568,24 +591,29 @@ fn record_limit_mode(#[case] steps: &str) {
     expect next=5
     batches 5-6,10-20:o
     rec 5-6=avail 10-11=acked/1/- 12=arch/1/- 13-14=avail/1/- 15-20=avail/0/-
-")]
-#[case::multiple_member_acquire_in_different_acquire_modes("
+"
+)]
+#[case::multiple_member_acquire_in_different_acquire_modes(
+    "
     acquire max=10 fetch=5 10-14,15-29,30-44 => count=20
     ack 10-14/2 15-20/1 21-22/2 23-28/1 => ok
     acquire member=member-2 limit max=2 fetch=5 10-14,15-29,30-44 => 10-11/2 count=2
     expect next=12
     acquire member=member-3 max=10 fetch=5 10-14,15-29,30-44 => 12-14/2,21-22/2,30-44/1 count=20
     expect next=45
-")]
+"
+)]
 fn record_limit_mode_and_locks(#[case] steps: &str) {
-    let steps = if steps.contains("init") { steps.to_owned() } else { format!("config lock=100\n active\n{steps}") };
+    let steps =
+        if steps.contains("init") { steps.to_owned() } else { format!("config lock=100\n active\n{steps}") };
     run(&steps);
 }
 
 /// Records near the delivery limit go out in smaller batches, the last attempt alone
 /// (Kafka's throttling cases).
 #[rstest]
-#[case::throttle_records_when_pending_deliveries_exist("
+#[case::throttle_records_when_pending_deliveries_exist(
+    "
     init start=5 epoch=3 batches=15-19/0/2,20-22/4/3,26-30/0/3
     expect start=5 end=30 next=5
     acquire max=500 fetch=5 7-19,20-27 => 7-14/1,15-19/3,23-25/1 count=16
@@ -593,8 +621,10 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     batches 7-14,15-19,20-22,23-25,26-30
     rec 26-30=avail
     acquire max=500 fetch=26 7-19,20-27 => 26-27/4 count=2
-")]
-#[case::halves_batch_size_on_each_failure_until_single_record_on_last_attempt("
+"
+)]
+#[case::halves_batch_size_on_each_failure_until_single_record_on_last_attempt(
+    "
     config delivery=7 lock=120
     init start=5 epoch=3 batches=15-34/0/4
     expect start=5 end=34 next=5
@@ -609,8 +639,10 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     acquire max=500 fetch=5 15-34 => 19/7 count=1
     acquire max=500 fetch=5 15-34 => 20-24/6 count=5
     acquire max=500 fetch=5 15-34 => 25-34/5 count=10
-")]
-#[case::last_attempt_record_isolation_with_mixed_delivery_count("
+"
+)]
+#[case::last_attempt_record_isolation_with_mixed_delivery_count(
+    "
     init start=15 epoch=3 batches=15-34/0/2
     acquire max=500 fetch=15 15-34 => count=20
     ack 17/2 20/2 => ok
@@ -620,8 +652,10 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     rec 15-16=avail/3 17=avail/4 18=avail/3
     acquire max=500 fetch=5 15-34 => 15-16/4 count=2
     acquire max=500 fetch=5 15-34 => 17/5 count=1
-")]
-#[case::not_throttled_if_high_delivery_count_record_not_acquired("
+"
+)]
+#[case::not_throttled_if_high_delivery_count_record_not_acquired(
+    "
     init start=15 epoch=3 batches=15-19/0/1
     acquire max=500 fetch=15 15-19 => count=5
     ack 15/2 => ok
@@ -630,7 +664,8 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     batches 15-19:o
     rec 15=acq/3 16-19=avail/2
     acquire max=500 fetch=5 15-19 => 16-19/3 count=4
-")]
+"
+)]
 #[case::throttling_with_ongoing_state_transition("
     init start=15 epoch=3 batches=15-19/0/1,20-24/0/2,25-29/0/2,30-34/0/2,35-39/0/2,40-44/4/5,45-49/0/1
     acquire 20-24 => count=5
@@ -645,7 +680,8 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     rec 15-19=acq 20-24=avail 25-29=acq 30-34=avail 35-39=avail 40-44=arch 45-49=avail
     acquire max=500 fetch=15 15-19,20-24,25-29,30-34,35-39,40-44,45-49 => 30-34/3,35/3,38-39/3,45-49/2 count=13
 ")]
-#[case::release_acquired_records_per_offset_with_different_member_id("
+#[case::release_acquired_records_per_offset_with_different_member_id(
+    "
     active
     acquire fetch=21 5-14 => count=10
     ack 5-6/1 => ok
@@ -657,7 +693,8 @@ fn record_limit_mode_and_locks(#[case] steps: &str) {
     release => ok
     expect next=7
     rec 5-6=acked/1/- 7-9=avail/1/- 10-12=acq/2/member-2 13-14=avail/1/-
-")]
+"
+)]
 fn throttling(#[case] script: &str) {
     run(script);
 }

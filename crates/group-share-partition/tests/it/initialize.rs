@@ -181,3 +181,13 @@ fn read_with_zero_available_records() {
         batches.join(",")
     ));
 }
+
+/// testMaybeInitializeWithNullResponse / NullTopicsData / EmptyTopicsData: no usable
+/// answer fails the partition.
+#[rstest]
+#[case::null_response("init noanswer=1 => err=-1\n expect state=failed")]
+#[case::null_topics_data("init noanswer=1 => err=-1\n expect state=failed")]
+#[case::empty_topics_data("init noanswer=1 => err=-1\n expect state=failed")]
+fn initialize_without_an_answer(#[case] script: &str) {
+    run(script);
+}

@@ -235,3 +235,20 @@ fn acquisition_lock(#[case] steps: &str) {
 fn acquisition_lock_timeout(#[case] steps: &str) {
     run(&format!("config lock=100\n {steps}"));
 }
+
+/// testScheduleAcquisitionLockTimeoutValueFromGroupConfig / ...UpdatesSuccessfully: a
+/// group's `share.record.lock.duration.ms` applies to the locks taken after it changes.
+#[test]
+fn lock_duration_from_group_config() {
+    run("
+        active
+        setlock 500
+        acquire 0-4
+        expect deadline=500
+        setlock 1000
+        acquire 5-9
+        advance 500
+        rec 0-4=avail 5-9=acq
+        expect deadline=1000
+    ");
+}

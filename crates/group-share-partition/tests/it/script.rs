@@ -16,6 +16,7 @@
 //! complete [at=1] ok | fail=69                 a held write (the oldest, or the at-th)
 //! advance 100                                   the clock moves; due locks expire
 //! lso 7                                         the log start offset moved
+//! setlock 500                                   the group's record lock duration changed
 //! expect start=5 end=15 next=5 epoch=3 dcc=5 inflight=11 find=true state=active can=true
 //! expect deadline=100 | deadline=none gap=10-30 | gap=none
 //! batches 5-10,11-15:o                          the cache layout (`:o` per offset)
@@ -304,6 +305,10 @@ impl Run {
                     // Kafka keeps a timeout's changes whatever its write answers.
                     let _ = self.write_outcome(Some(w));
                 }
+            }
+            "setlock" => {
+                let ms = rest[0].parse().expect("ms");
+                self.sp().set_record_lock_duration_ms(ms).map_err(|e| e.to_string())?;
             }
             "lso" => {
                 let o = rest[0].parse().expect("offset");

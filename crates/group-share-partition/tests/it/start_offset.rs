@@ -207,7 +207,8 @@ const SIX_BATCHES_LSO_24: &str = "
 ";
 
 #[rstest]
-#[case::terminal_records_not_updated_when_batches_before_start_offset_are_expired("
+#[case::terminal_records_not_updated_when_batches_before_start_offset_are_expired(
+    "
     init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
     acquire 10-20 => 11-20/2
     lso 21
@@ -219,8 +220,10 @@ const SIX_BATCHES_LSO_24: &str = "
     advance 30000
     rec 11-20=arch 21-30=avail
     expect dcc=0
-")]
-#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired("
+"
+)]
+#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired(
+    "
     init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
     acquire 10-20 => 11-20/2
     lso 16
@@ -230,8 +233,10 @@ const SIX_BATCHES_LSO_24: &str = "
     expect dcc=0
     batches 11-20:o,21-30
     rec 11-15=arch 16-20=avail 21-30=avail
-")]
-#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired_after_acknowledgements("
+"
+)]
+#[case::terminal_records_not_updated_when_offsets_before_start_offset_are_expired_after_acknowledgements(
+    "
     init start=11 epoch=3 batches=11-20/0/1,21-30/0/1
     acquire 10-20 => 11-20/2
     lso 16
@@ -242,7 +247,8 @@ const SIX_BATCHES_LSO_24: &str = "
     advance 30000
     expect dcc=0
     rec 11-15=arch 16-20=avail 21-30=avail
-")]
+"
+)]
 #[case::release_acquired_records_batches_post_start_offset_movement(&format!("{SIX_BATCHES_LSO_24}
     release => ok
     rec 5=arch/1/- 6-7=acked/1/- 8-9=arch/1/- 10-14=arch
@@ -256,7 +262,8 @@ const SIX_BATCHES_LSO_24: &str = "
     rec 20-23=arch/1/- 24=avail/1/- 25-34=avail 35-39=avail/1/-
     expect dcc=0
 "))]
-#[case::release_acquired_records_batches_post_start_offset_movement_to_start_of_batch("
+#[case::release_acquired_records_batches_post_start_offset_movement_to_start_of_batch(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -265,8 +272,10 @@ const SIX_BATCHES_LSO_24: &str = "
     release => ok
     rec 5-9=arch 10-14=avail
     expect dcc=0
-")]
-#[case::release_acquired_records_batches_post_start_offset_movement_to_middle_of_batch("
+"
+)]
+#[case::release_acquired_records_batches_post_start_offset_movement_to_middle_of_batch(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -276,8 +285,10 @@ const SIX_BATCHES_LSO_24: &str = "
     batches 5-9,10-14:o
     rec 5-9=arch 10=arch/1/- 11-14=avail/1/-
     expect dcc=0
-")]
-#[case::release_acquired_records_do_not_decrease_delivery_count("
+"
+)]
+#[case::release_acquired_records_do_not_decrease_delivery_count(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -289,8 +300,10 @@ const SIX_BATCHES_LSO_24: &str = "
     release => ok
     rec 5-9=arch/1 10=arch/1/- 11=avail/1/- 12-13=acked/1/- 14=avail/1/-
     expect dcc=2
-")]
-#[case::acquisition_lock_timeout_post_start_offset_movement_to_start_of_batch("
+"
+)]
+#[case::acquisition_lock_timeout_post_start_offset_movement_to_start_of_batch(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -298,8 +311,10 @@ const SIX_BATCHES_LSO_24: &str = "
     advance 30000
     rec 5-9=arch/1/- 10-14=avail/1/-
     expect dcc=0
-")]
-#[case::acquisition_lock_timeout_post_start_offset_movement_to_middle_of_batch("
+"
+)]
+#[case::acquisition_lock_timeout_post_start_offset_movement_to_middle_of_batch(
+    "
     active
     acquire 5-9
     acquire 10-14
@@ -307,8 +322,10 @@ const SIX_BATCHES_LSO_24: &str = "
     advance 30000
     rec 5-9=arch/1/- 10=arch/1/- 11-14=avail/1/-
     expect dcc=0
-")]
-#[case::acknowledge_batch_and_offset_post_lso_movement("
+"
+)]
+#[case::acknowledge_batch_and_offset_post_lso_movement(
+    "
     active
     acquire 2-6
     acquire 10-14
@@ -318,8 +335,10 @@ const SIX_BATCHES_LSO_24: &str = "
     expect next=12 start=12 end=14 dcc=0
     batches 2-6,10-14:o
     rec 2-6=acq 10-11=acq/1/member-1 12-14=avail/1/-
-")]
-#[case::acknowledge_batch_post_lso_movement("
+"
+)]
+#[case::acknowledge_batch_post_lso_movement(
+    "
     active
     acquire 2-6
     acquire 10-14
@@ -330,8 +349,10 @@ const SIX_BATCHES_LSO_24: &str = "
     expect dcc=1 next=25 start=14 end=24
     batches 2-6,10-14:o,20-24
     rec 2-6=acq 10-13=acq/1/member-1 14=acked/1/- 20-24=acq
-")]
-#[case::lso_movement_then_acquisition_lock_timeout_then_acknowledge("
+"
+)]
+#[case::lso_movement_then_acquisition_lock_timeout_then_acknowledge(
+    "
     active
     acquire 2-6
     lso 7
@@ -342,8 +363,10 @@ const SIX_BATCHES_LSO_24: &str = "
     batches none
     acquire 10-14 => 10-14/1
     expect next=15 start=10 end=14 dcc=0
-")]
-#[case::ahead_of_end_offset_post_acknowledgement("
+"
+)]
+#[case::ahead_of_end_offset_post_acknowledgement(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -352,8 +375,10 @@ const SIX_BATCHES_LSO_24: &str = "
     expect next=12 start=12 end=12
     batches 2-6,7-11:o
     rec 2-6=acq 7-8=arch/1/- 9-11=acq/1/member-1
-")]
-#[case::ahead_of_end_offset("
+"
+)]
+#[case::ahead_of_end_offset(
+    "
     active
     acquire 2-6
     acquire 7-11
@@ -361,8 +386,10 @@ const SIX_BATCHES_LSO_24: &str = "
     expect next=14 start=14 end=14
     batches 2-6,7-11
     rec 2-11=acq
-")]
-#[case::with_gaps_in_cached_state_map("
+"
+)]
+#[case::with_gaps_in_cached_state_map(
+    "
     active
     acquire 2-6
     acquire 10-14
@@ -370,8 +397,10 @@ const SIX_BATCHES_LSO_24: &str = "
     lso 18
     expect next=25 start=18 end=24
     rec 2-6=acq 10-14=acq 20-24=acq
-")]
-#[case::with_gaps_in_cached_state_map_and_acknowledged_batch("
+"
+)]
+#[case::with_gaps_in_cached_state_map_and_acknowledged_batch(
+    "
     active
     acquire 2-6
     acquire 10-14
@@ -379,8 +408,10 @@ const SIX_BATCHES_LSO_24: &str = "
     lso 10
     expect next=10 start=10 end=14
     rec 2-6=acq 10-14=avail
-")]
-#[case::post_gaps_in_acknowledgements("
+"
+)]
+#[case::post_gaps_in_acknowledgements(
+    "
     active
     acquire 5-6
     acquire 10-18
@@ -389,13 +420,15 @@ const SIX_BATCHES_LSO_24: &str = "
     expect next=18 start=18 end=18
     batches 5-6,10-18:o
     rec 5-6=arch 10-17=arch/1/- 18=avail/1/-
-")]
+"
+)]
 fn start_offset_movement_and_held_records(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::lso_then_lock_timeout_then_acknowledge_batch_last_offset_ahead_of_start_offset_batch("
+#[case::lso_then_lock_timeout_then_acknowledge_batch_last_offset_ahead_of_start_offset_batch(
+    "
     active
     acquire 1-2
     lso 3
@@ -411,24 +444,30 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     expect next=3 start=3 end=7 dcc=0
     batches 3-4,5-7
     rec 3-7=avail/1/-
-")]
-#[case::when_acknowledge_type_accept("
+"
+)]
+#[case::when_acknowledge_type_accept(
+    "
     active
     acquire 0-249 => 0-249/1
     expect can=false
     ack 0-249/1 => ok
     expect next=250 start=250 end=250 can=true dcc=0
     batches none
-")]
-#[case::when_acknowledge_type_reject("
+"
+)]
+#[case::when_acknowledge_type_reject(
+    "
     active
     acquire 0-249 => 0-249/1
     expect can=false
     ack 0-249/3 => ok
     expect next=250 start=250 end=250 can=true dcc=0
     batches none
-")]
-#[case::when_acknowledge_type_release("
+"
+)]
+#[case::when_acknowledge_type_release(
+    "
     active
     acquire 0-249 => 0-249/1
     expect can=false
@@ -436,8 +475,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     expect start=0 end=249 can=true dcc=0
     batches 0-249
     rec 0-249=avail/1/-
-")]
-#[case::when_acknowledgements_from_beginning_for_batch_subset("
+"
+)]
+#[case::when_acknowledgements_from_beginning_for_batch_subset(
+    "
     config inflight=20
     active
     acquire 0-14 => 0-14/1
@@ -447,8 +488,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     ack 0-12/1 => ok
     rec 12=acked 13=acq 15-29=acq
     expect can=true start=13 end=29 next=30 dcc=0
-")]
-#[case::when_acknowledgements_from_beginning_for_entire_batch("
+"
+)]
+#[case::when_acknowledgements_from_beginning_for_entire_batch(
+    "
     config inflight=20
     active
     acquire 0-14
@@ -457,8 +500,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     ack 0-14/3 => ok
     rec 15-29=acq/1
     expect can=true start=15 end=29 next=30 dcc=0
-")]
-#[case::when_acknowledgements_in_between("
+"
+)]
+#[case::when_acknowledgements_in_between(
+    "
     config inflight=20
     active
     acquire 0-14
@@ -467,8 +512,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     ack 10-14/3 => ok
     rec 9=acq 10=arch 15-29=acq/1
     expect can=false start=0 end=29 next=30 dcc=5
-")]
-#[case::when_all_records_in_cached_state_are_acknowledged("
+"
+)]
+#[case::when_all_records_in_cached_state_are_acknowledged(
+    "
     config inflight=20
     active
     acquire 0-14
@@ -476,8 +523,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     expect can=false
     ack 0-29/1 => ok
     expect can=true start=30 end=30 next=30 dcc=0
-")]
-#[case::multiple_acquisitions_and_acknowledgements("
+"
+)]
+#[case::multiple_acquisitions_and_acknowledgements(
+    "
     config inflight=100
     active
     acquire 0-19 => 0-19/1
@@ -501,22 +550,28 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     acquire 180-199 => 180-199/1
     batches 180-199
     expect can=true start=180 end=199 next=200 dcc=0
-")]
-#[case::gap_after_last_offset_acknowledged("
+"
+)]
+#[case::gap_after_last_offset_acknowledged(
+    "
     init start=11 epoch=3 batches=11-20/0/1,31-40/4/1
     expect dcc=10
     acquire 11-20 => 11-20/2
     expect can=true
     ack 11-20/1 => ok
     expect can=true start=21 end=40 next=21 dcc=10 gap=21-40
-")]
-#[case::can_acquire_records_returns_true("
+"
+)]
+#[case::can_acquire_records_returns_true(
+    "
     active
     expect start=0 end=0
     acquire 0-149 => 0-149/1
     expect can=true start=0 end=149
-")]
-#[case::can_acquire_records_change_response_post_acknowledgement("
+"
+)]
+#[case::can_acquire_records_change_response_post_acknowledgement(
+    "
     active
     acquire 0-149 => 0-149/1
     expect can=true
@@ -524,8 +579,10 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     expect can=false start=0 end=249
     ack 0-249/1 => ok
     expect can=true start=250 end=250
-")]
-#[case::can_acquire_records_after_release_acknowledgement("
+"
+)]
+#[case::can_acquire_records_after_release_acknowledgement(
+    "
     active
     acquire 0-149
     expect can=true start=0 end=149
@@ -533,7 +590,8 @@ fn start_offset_movement_and_held_records(#[case] script: &str) {
     expect can=false start=0 end=249
     ack 0-89/2 => ok
     expect start=0 end=249 can=true
-")]
+"
+)]
 fn cached_state_updates(#[case] script: &str) {
     run(script);
 }
@@ -541,7 +599,8 @@ fn cached_state_updates(#[case] script: &str) {
 /// Compacted topics: cached batches the log no longer returns are archived so the
 /// start offset can pass them (Kafka's `testAcquireWhenBatches*Removed*`).
 #[rstest]
-#[case::batches_removed_from_between_in_subsequent_fetch_data("
+#[case::batches_removed_from_between_in_subsequent_fetch_data(
+    "
     active
     acquire 0-4,5-19,20-34 => count=35
     acquire 40-44 => count=5
@@ -554,8 +613,10 @@ fn cached_state_updates(#[case] script: &str) {
     expect next=64 dcc=0
     batches 0-34,40-44,45-49,50-64:o
     rec 0-34=acq 40-49=acq 50-63=acq 64=avail
-")]
-#[case::batches_removed_for_fetch_offset("
+"
+)]
+#[case::batches_removed_for_fetch_offset(
+    "
     active
     acquire 0-4
     acquire 5-9
@@ -569,8 +630,10 @@ fn cached_state_updates(#[case] script: &str) {
     expect start=5 next=5 dcc=0
     batches 5-9,10-24
     rec 5-24=avail
-")]
-#[case::batches_removed_for_fetch_offset_within_batch("
+"
+)]
+#[case::batches_removed_for_fetch_offset_within_batch(
+    "
     active
     acquire 5-9
     acquire 10-24
@@ -584,8 +647,10 @@ fn cached_state_updates(#[case] script: &str) {
     expect start=10 next=10 dcc=0
     batches 10-24
     rec 10-24=avail
-")]
-#[case::batches_removed_for_fetch_offset_for_same_cached_batch("
+"
+)]
+#[case::batches_removed_for_fetch_offset_for_same_cached_batch(
+    "
     active
     acquire 0-4,5-19,20-34 => count=35
     release => ok
@@ -596,13 +661,15 @@ fn cached_state_updates(#[case] script: &str) {
     expect start=5 next=5 dcc=0
     batches 0-34:o
     rec 0-4=arch 5-34=avail
-")]
+"
+)]
 fn compacted_batches(#[case] script: &str) {
     run(script);
 }
 
 #[rstest]
-#[case::lso_movement_with_pending_acknowledgements("
+#[case::lso_movement_with_pending_acknowledgements(
+    "
     acquire 0-4 => 0-4/1
     ack 1/1 3/1 => ok
     lso 3
@@ -613,8 +680,10 @@ fn compacted_batches(#[case] script: &str) {
     rec 0=arch 1=acked 2=arch 3=acked 4=avail
     expect deadline=none
     writes 4
-")]
-#[case::lso_movement_with_pending_acknowledgements_for_batches("
+"
+)]
+#[case::lso_movement_with_pending_acknowledgements_for_batches(
+    "
     acquire 0-4
     acquire 5-9
     acquire 10-14
@@ -630,7 +699,17 @@ fn compacted_batches(#[case] script: &str) {
     batches 0-4,5-9,10-14:o,15-19,20-24
     rec 0-4=arch 5-9=acked 10-11=arch 12-14=avail 15-19=acked 20-24=avail
     writes 4
-")]
+"
+)]
 fn lso_movement_with_pending_acknowledgements(#[case] steps: &str) {
     run(&format!("config lock=100 delivery=2\n active\n{steps}"));
+}
+
+#[rstest]
+#[case::can_acquire_records_after_archive_acknowledgement("3 => ok\n expect start=90 end=249 can=true")]
+#[case::can_acquire_records_after_accept_acknowledgement("1 => ok\n expect start=90 end=249 can=true")]
+fn can_acquire_after_acknowledging_the_front(#[case] ack: &str) {
+    run(&format!(
+        "active\n acquire 0-149\n expect can=true start=0 end=149\n acquire 150-249\n expect can=false start=0 end=249\n ack 0-89/{ack}"
+    ));
 }

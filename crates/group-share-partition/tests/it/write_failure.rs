@@ -159,7 +159,8 @@ fn write_carries_epoch_start_offset_and_runs() {
 
 /// Writes that complete later, in any order (Kafka's futures completed by the test).
 #[rstest]
-#[case::acquire_when_batch_has_ongoing_transition("
+#[case::acquire_when_batch_has_ongoing_transition(
+    "
     acquire fetch=21 21-30 => 21-30/1
     persister hold
     ack 21-30/2 => ok
@@ -171,8 +172,10 @@ fn write_carries_epoch_start_offset_and_runs() {
     acquire member=member-2 fetch=21 21-30 => 21-30/2 count=10
     rec 21-30=acq/2/member-2
     expect dcc=0
-")]
-#[case::next_fetch_offset_when_batch_has_ongoing_transition("
+"
+)]
+#[case::next_fetch_offset_when_batch_has_ongoing_transition(
+    "
     acquire fetch=0 0-9
     acquire fetch=10 10-19
     persister hold
@@ -180,16 +183,20 @@ fn write_carries_epoch_start_offset_and_runs() {
     ack 10-19/2 => ok
     complete at=1 ok
     expect dcc=0 next=10
-")]
-#[case::next_fetch_offset_when_offsets_have_ongoing_transition("
+"
+)]
+#[case::next_fetch_offset_when_offsets_have_ongoing_transition(
+    "
     acquire fetch=0 0-49
     persister hold
     ack 5-9/2 => ok
     ack 20-24/2 => ok
     complete at=1 ok
     expect dcc=0 next=20
-")]
-#[case::acquisition_lock_timeout_with_concurrent_acknowledgement("
+"
+)]
+#[case::acquisition_lock_timeout_with_concurrent_acknowledgement(
+    "
     acquire batch=5 max=10 fetch=0 0-4,5-19 => count=20
     batches 0-4,5-19
     persister hold
@@ -204,8 +211,10 @@ fn write_carries_epoch_start_offset_and_runs() {
     advance 120
     rec 0=avail 1=acked 2-4=avail/1/- 5-19=acked
     expect dcc=16
-")]
-#[case::lso_movement_with_write_failures_in_acknowledgement("
+"
+)]
+#[case::lso_movement_with_write_failures_in_acknowledgement(
+    "
     acquire 2-6
     acquire 7-11
     persister hold
@@ -222,8 +231,10 @@ fn write_carries_epoch_start_offset_and_runs() {
     expect next=12 start=7 end=11 dcc=0
     batches 2-6,7-11
     rec 2-6=arch 7-11=acq/1/member-1
-")]
-#[case::acquisition_lock_timeout_with_write_failure("
+"
+)]
+#[case::acquisition_lock_timeout_with_write_failure(
+    "
     acquire fetch=0 0-1 => 0-1/1
     persister hold
     ack 0-1/1 => ok
@@ -236,8 +247,10 @@ fn write_carries_epoch_start_offset_and_runs() {
     batches 0-1
     rec 0-1=avail/1/-
     expect dcc=0 deadline=none
-")]
-#[case::record_archived_with_write_failure("
+"
+)]
+#[case::record_archived_with_write_failure(
+    "
     config delivery=2
     acquire 2-6
     acquire 7-11
@@ -278,7 +291,8 @@ fn write_carries_epoch_start_offset_and_runs() {
     expect next=12 start=7 dcc=5
     batches 7-11
     rec 7-11=arch/2
-")]
+"
+)]
 fn delayed_writes(#[case] steps: &str) {
     let steps = if steps.contains("config") {
         steps.replacen("\n", "\n config lock=100\n", 1).replacen("acquire", "active\n acquire", 1)
