@@ -279,13 +279,19 @@ impl SharePartition {
                             .and_then(|i| batch.acknowledge_types.get(i).copied())
                             .ok_or(ShareError::InvalidRequest("an offset has no acknowledge type"))?
                     } else {
-                        batch.acknowledge_types[0]
+                        batch
+                            .acknowledge_types
+                            .first()
+                            .copied()
+                            .ok_or(ShareError::InvalidRequest("invalid acknowledgement batch"))?
                     };
                     step.apply(s, ack, (offset, offset), changed)?;
                 }
                 continue;
             }
-            let ack = batch.acknowledge_types[0];
+            let Some(&ack) = batch.acknowledge_types.first() else {
+                return Err(ShareError::InvalidRequest("invalid acknowledgement batch"));
+            };
             let Some(s) = cached.whole_mut() else { continue };
             if s.state != RecordState::Acquired {
                 return Err(ShareError::InvalidRecordState("the batch is not in the acquired state"));

@@ -26,9 +26,14 @@
 //!   acknowledgement shows at once, blocks other changes to its records, and is
 //!   committed on success or rolled back on failure, as in Kafka.
 //!
+//!   Every write must be completed once: records an acknowledgement changed stay
+//!   blocked until then.
+//!
 //! No threads, no timers, no clock: every call that needs the time takes `now_ms`.
-//! The crate depends only on `group-types`; the share coordinator's RPC messages are
-//! not used here: the persister side is the plain data of [`persister`](crate::PersisterStateBatch)'s types.
+//! The crate depends only on `group-types`, and not on the share coordinator's RPC
+//! messages: the persister side is plain data ([`ReadShareGroupStateResult`],
+//! [`WriteShareGroupStateParameters`], [`PersisterStateBatch`]) the caller maps to
+//! whatever carries it.
 //!
 //! ```
 //! use group_share_partition::{
