@@ -11,8 +11,14 @@ use std::path::{Path, PathBuf};
 
 /// The crates under the server and store crates: pure or sans-I/O, with no async
 /// runtime, storage engine or etcd client among their `[dependencies]`.
-const LOWER_CRATES: [&str; 5] =
-    ["group-types", "group-assignors", "group-offsets", "group-share-coordinator", "group-coordinator"];
+const LOWER_CRATES: [&str; 6] = [
+    "group-types",
+    "group-assignors",
+    "group-offsets",
+    "group-share-coordinator",
+    "group-share-partition",
+    "group-coordinator",
+];
 
 /// What the lower crates may not depend on (dev-dependencies may).
 const LOWER_FORBIDDEN_DEPS: [&str; 4] = ["tokio", "etcd-client", "sled", "kafka-protocol"];

@@ -1,0 +1,11 @@
+//! The integration tests, one binary: Kafka's `SharePartitionTest` cases as script
+//! tables by area, and property tests against a per-offset model.
+
+mod acknowledge;
+mod acquire;
+mod initialize;
+mod lock;
+mod props;
+mod script;
+mod start_offset;
+mod write_failure;
