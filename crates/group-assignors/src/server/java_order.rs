@@ -142,6 +142,20 @@ impl Table {
     /// The keys `0..hashes.len()`, each `put` once in order into a table of
     /// `initial` buckets, in Java's iteration order.
     pub(super) fn put_all(initial: usize, hashes: &[u32], ord: impl Fn(u32) -> Ord) -> Vec<u32> {
+        if hashes.len() < 2 {
+            return (0..hashes.len() as u32).collect();
+        }
+        if hashes.len() < LONG_CHAIN as usize {
+            // No chain can grow long: only the size grows the table, and the
+            // order is the insertion order sorted by bucket.
+            let mut cap = initial.max(1);
+            while hashes.len() > cap * 3 / 4 {
+                cap *= 2;
+            }
+            let mut keys: Vec<u32> = (0..hashes.len() as u32).collect();
+            keys.sort_by_key(|&k| hashes[k as usize] as usize & (cap - 1));
+            return keys;
+        }
         let mut table = Table::new(initial);
         for (k, &h) in hashes.iter().enumerate() {
             table.put(k as u32, h, ord(k as u32));

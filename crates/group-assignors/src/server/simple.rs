@@ -70,6 +70,38 @@ use super::{
 /// which the coordinator answers `UNKNOWN_SERVER_ERROR` like the others).
 /// A group labelled homogeneous whose members' topic lists differ is
 /// assigned as heterogeneous (Kafka's coordinator never labels it so).
+///
+/// # Example
+///
+/// Three members on a topic of two partitions, of which only partition 0 is
+/// initialized yet: all three share it.
+///
+/// ```
+/// use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, SubscriptionType};
+/// use group_assignors::{ShareAssignor, ShareGroupSpec, share_assignor};
+/// use group_types::TopicId;
+///
+/// let orders = TopicId::from_u128(7);
+/// let topics = [orders];
+/// let none = MemberTarget::default();
+/// let member = |id| MemberSpec {
+///     member_id: id,
+///     instance_id: None,
+///     rack_id: None,
+///     subscribed_topics: &topics,
+///     current: &none,
+/// };
+/// let group = GroupSpec {
+///     members: vec![member("a"), member("b"), member("c")],
+///     subscription_type: SubscriptionType::Homogeneous,
+/// };
+/// let initialized = |_topic: TopicId, partition: i32| partition == 0;
+/// let counts = |t: TopicId| (t == orders).then_some(2);
+/// let simple = share_assignor("simple").expect("built in");
+/// let out = simple.assign(&ShareGroupSpec { group: &group, assignable: &initialized }, &counts)?;
+/// assert!(out.members.iter().all(|m| m.partitions(orders) == [0]));
+/// # Ok::<(), group_assignors::server::ServerAssignError>(())
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SimpleAssignor;
 

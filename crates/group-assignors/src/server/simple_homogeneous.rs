@@ -21,6 +21,7 @@ use std::collections::HashMap;
 
 use group_types::TopicId;
 
+use super::index::NONE;
 use super::java_order::{self, DEFAULT, Table, spread, topic_partition_hash, uuid_hash};
 use super::share::AssignablePartitions;
 use super::simple::{self, Old};
@@ -32,7 +33,12 @@ struct Entries {
     keys: Vec<(TopicId, i32)>,
     /// Spread `TopicIdPartition` hashes.
     hashes: Vec<u32>,
-    index: HashMap<(TopicId, i32), u32>,
+    /// The subscribed topics (ascending) and, per topic, the entry of each
+    /// existing partition ([`NONE`] before it has one).
+    topics: Vec<TopicId>,
+    dense: Vec<Vec<u32>>,
+    /// Entries of partitions beyond the counts (stale current targets).
+    extra: HashMap<(TopicId, i32), u32>,
     /// Per entry, its holders (Kafka index), in insertion order (ascending).
     holders: Vec<Vec<u32>>,
     /// The map, filled by `computeIfAbsent` calls.
@@ -42,17 +48,24 @@ struct Entries {
 impl Entries {
     fn get_or_insert(&mut self, topic: TopicId, topic_hash: i32, partition: i32) -> u32 {
         let hash = spread(topic_partition_hash(topic_hash, partition));
-        if let Some(&e) = self.index.get(&(topic, partition)) {
+        let fresh = self.keys.len() as u32;
+        let slot = match self.topics.binary_search(&topic) {
+            Ok(t) if (0..self.dense[t].len() as i64).contains(&i64::from(partition)) => {
+                &mut self.dense[t][partition as usize]
+            }
+            _ => self.extra.entry((topic, partition)).or_insert(NONE),
+        };
+        if *slot != NONE {
+            let e = *slot;
             self.table.compute(e, hash, None, false);
             return e;
         }
-        let e = self.keys.len() as u32;
-        self.table.compute(e, hash, None, true);
+        *slot = fresh;
+        self.table.compute(fresh, hash, None, true);
         self.keys.push((topic, partition));
         self.hashes.push(hash);
-        self.index.insert((topic, partition), e);
         self.holders.push(Vec::new());
-        e
+        fresh
     }
 }
 
@@ -70,9 +83,11 @@ pub(super) fn assign(
     subscribed.sort_unstable();
     subscribed.dedup();
     let mut targets: Vec<(TopicId, i32)> = Vec::new();
+    let mut dense: Vec<Vec<u32>> = Vec::with_capacity(subscribed.len());
     for &topic in &subscribed {
         targets
             .extend(simple::target_partitions(topic, describer, assignable)?.into_iter().map(|p| (topic, p)));
+        dense.push(vec![NONE; describer.partition_count(topic).unwrap_or(0) as usize]);
     }
     if subscribed.is_empty() {
         return Ok(vec![MemberTarget::default(); n]);
@@ -84,7 +99,9 @@ pub(super) fn assign(
     let mut entries = Entries {
         keys: Vec::new(),
         hashes: Vec::new(),
-        index: HashMap::new(),
+        topics: subscribed.clone(),
+        dense,
+        extra: HashMap::new(),
         holders: Vec::new(),
         table: Table::new(java_order::presized(p_count)),
     };

@@ -10,6 +10,7 @@ mod server_check;
 mod server_props;
 mod server_range;
 mod server_simple;
+mod server_simple_java;
 mod server_simple_oracle;
 mod server_simple_props;
 mod server_uniform;
