@@ -19,11 +19,13 @@
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
     ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup,
-    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup, ErrorCode,
-    GroupId, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-    ProtocolName, SyncGroupRequest, SyncGroupResponse,
+    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup,
+    DescribedShareGroup, ErrorCode, GroupId, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
+    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
+    MemberId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ProtocolName, ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 
 use crate::core::RequestId;
@@ -324,6 +326,7 @@ macro_rules! coordinator_apis {
                     Request::JoinGroup(_) => true,
                     Request::OffsetCommit(r) => r.generation_id < 0,
                     Request::ConsumerGroupHeartbeat(r) => r.member_epoch == 0,
+                    Request::ShareGroupHeartbeat(r) => r.member_epoch == 0,
                     _ => false,
                 }
             }
@@ -614,6 +617,43 @@ macro_rules! group_api_table {
                 },
                 core_first: |_, _| false,
             }
+            /// ShareGroupHeartbeat (KIP-932); the answer comes once its records are
+            /// durable, with the share partitions it asks to initialize. Refused
+            /// `UNSUPPORTED_VERSION` while share groups are off (`group.share.enable`).
+            ShareGroupHeartbeat {
+                key: 76, versions: 1..=1,
+                request: ShareGroupHeartbeatRequest, response: ShareGroupHeartbeatResponse,
+                route: one_group, acl: Read, waits: barrier,
+                methods: share_group_heartbeat, handle_share_group_heartbeat,
+                core: |core, id, r, _| core.share_group_heartbeat(id, &r),
+                refused: |_, code| ShareGroupHeartbeatResponse::error(code, None),
+                // Kafka's service validates a heartbeat before it looks for the partition.
+                core_first: |r, config| {
+                    !config.share.enabled || $crate::core::share::validate_share_heartbeat(r).is_err()
+                },
+            }
+            /// ShareGroupDescribe (KIP-932), each group asked in its own partition, an
+            /// empty group id first.
+            ShareGroupDescribe {
+                key: 77, versions: 1..=1,
+                request: ShareGroupDescribeRequest, response: ShareGroupDescribeResponse,
+                route: each_group, acl: Describe, waits: never,
+                methods: share_group_describe, handle_share_group_describe,
+                core: |core, id, r, _| core.share_group_describe(id, r),
+                refused: |r, code| ShareGroupDescribeResponse {
+                    groups: r.group_ids.iter()
+                        .map(|id| DescribedShareGroup::error(id.clone(), code, None))
+                        .collect(),
+                },
+                failed_write: |r, code| {
+                    let mut r = r.clone();
+                    for g in &mut r.groups {
+                        *g = DescribedShareGroup::error(g.group_id.clone(), code, None);
+                    }
+                    r
+                },
+                core_first: |_, config| !config.share.enabled,
+            }
         }
     };
 }
@@ -652,6 +692,16 @@ mod tests {
             Api::ConsumerGroupDescribe => {
                 ConsumerGroupDescribeRequest { group_ids: ids, ..Default::default() }.into()
             }
+            Api::ShareGroupHeartbeat => group_types::ShareGroupHeartbeatRequest {
+                group_id: id,
+                member_id: MemberId::from("m"),
+                member_epoch: 1,
+                ..Default::default()
+            }
+            .into(),
+            Api::ShareGroupDescribe => {
+                ShareGroupDescribeRequest { group_ids: ids, ..Default::default() }.into()
+            }
         }
     }
 
@@ -670,6 +720,8 @@ mod tests {
             Response::OffsetDelete(r) => vec![r.error_code],
             Response::ConsumerGroupHeartbeat(r) => vec![r.error_code],
             Response::ConsumerGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
+            Response::ShareGroupHeartbeat(r) => vec![r.error_code],
+            Response::ShareGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
         }
     }
 

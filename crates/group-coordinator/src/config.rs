@@ -48,6 +48,8 @@ pub struct CoordinatorConfig {
     pub member_id_seed: u64,
     /// KIP-848 consumer groups (`group.consumer.*`).
     pub consumer: crate::ConsumerGroupConfig,
+    /// KIP-932 share groups (`group.share.*`).
+    pub share: crate::ShareGroupConfig,
 }
 
 impl Default for CoordinatorConfig {
@@ -67,6 +69,7 @@ impl Default for CoordinatorConfig {
             new_member_join_timeout_ms: 300_000,
             member_id_seed: 0x5eed_c0de_1234_5678,
             consumer: crate::ConsumerGroupConfig::default(),
+            share: crate::ShareGroupConfig::default(),
         }
     }
 }

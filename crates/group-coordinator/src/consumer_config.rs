@@ -163,9 +163,38 @@ pub struct GroupConfigOverrides {
     pub session_timeout_ms: Option<i32>,
     /// `consumer.heartbeat.interval.ms`.
     pub heartbeat_interval_ms: Option<i32>,
+    /// `share.session.timeout.ms`.
+    pub share_session_timeout_ms: Option<i32>,
+    /// `share.heartbeat.interval.ms`.
+    pub share_heartbeat_interval_ms: Option<i32>,
 }
 
 impl GroupConfigOverrides {
+    /// Checks the share-group overrides against the broker's `group.share.*`
+    /// bounds, and session > interval (`GroupConfig.validate`).
+    pub fn validate_share(&self, broker: &crate::ShareGroupConfig) -> Result<(), BadConsumerGroupConfig> {
+        let session = self.share_session_timeout_ms.unwrap_or(broker.session_timeout_ms);
+        let interval = self.share_heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms);
+        if !(broker.min_session_timeout_ms..=broker.max_session_timeout_ms).contains(&session) {
+            return Err(BadConsumerGroupConfig(format!(
+                "share.session.timeout.ms {session} is outside [{}, {}]",
+                broker.min_session_timeout_ms, broker.max_session_timeout_ms
+            )));
+        }
+        if !(broker.min_heartbeat_interval_ms..=broker.max_heartbeat_interval_ms).contains(&interval) {
+            return Err(BadConsumerGroupConfig(format!(
+                "share.heartbeat.interval.ms {interval} is outside [{}, {}]",
+                broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms
+            )));
+        }
+        if interval >= session {
+            return Err(BadConsumerGroupConfig(format!(
+                "share.heartbeat.interval.ms {interval} must be below share.session.timeout.ms {session}"
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks the overrides against the broker's bounds, and session > interval.
     pub fn validate(&self, broker: &ConsumerGroupConfig) -> Result<(), BadConsumerGroupConfig> {
         let session = self.session_timeout_ms.unwrap_or(broker.session_timeout_ms);

@@ -155,6 +155,7 @@ mod latency;
 mod metadata_image;
 mod metrics;
 mod runtime;
+mod share_config;
 mod snapshot;
 mod topic_metadata;
 
@@ -176,7 +177,11 @@ pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
     ResponseKind, ServingLease, SystemClock, TimerDriver,
 };
-pub use crate::snapshot::{ConsumerGroupSnapshot, ConsumerMemberSnapshot, GroupMetadata, MemberMetadata};
+pub use crate::share_config::ShareGroupConfig;
+pub use crate::snapshot::{
+    ConsumerGroupSnapshot, ConsumerMemberSnapshot, GroupMetadata, MemberMetadata, ShareGroupSnapshot,
+    ShareMemberSnapshot,
+};
 pub use crate::topic_metadata::{AllTopicsExist, TopicMetadata};
 /// What [`GroupCoordinator::perform_assignment`] returns: every member's partitions.
 pub use group_assignors::GroupAssignment;

@@ -124,3 +124,47 @@ pub struct ConsumerMemberSnapshot {
     /// Its session deadline, if armed.
     pub session_deadline_ms: Option<i64>,
 }
+
+/// A share group as the core holds it (KIP-932): a read-only copy, for tests,
+/// tools and operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareGroupSnapshot {
+    /// The group id.
+    pub group_id: String,
+    /// `Empty` or `Stable`.
+    pub state: &'static str,
+    /// The group epoch.
+    pub group_epoch: i32,
+    /// The target assignment's epoch.
+    pub assignment_epoch: i32,
+    /// The hash of the subscribed topics' metadata (0: none exists).
+    pub metadata_hash: u64,
+    /// Members in id order.
+    pub members: Vec<ShareMemberSnapshot>,
+    /// Which share partitions the share coordinator holds state for, as the
+    /// group's `ShareGroupStatePartitionMetadata` says; `None` before its first.
+    pub share_state: Option<group_offsets::ShareStatePartitionMetadataValue>,
+}
+
+/// One member of a [`ShareGroupSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareMemberSnapshot {
+    /// The member id.
+    pub member_id: String,
+    /// The member epoch.
+    pub member_epoch: i32,
+    /// The epoch before the last change.
+    pub previous_member_epoch: i32,
+    /// Its rack.
+    pub rack_id: Option<String>,
+    /// Its client id.
+    pub client_id: String,
+    /// Its client host.
+    pub client_host: String,
+    /// Topics subscribed by name, sorted.
+    pub subscribed_topic_names: Vec<String>,
+    /// The partitions it holds.
+    pub assigned: Vec<group_types::TopicIdPartitions>,
+    /// Its target, `None` when none is recorded.
+    pub target: Option<Vec<group_types::TopicIdPartitions>>,
+}

@@ -92,7 +92,7 @@ impl CoordinatorCore {
             .filter_map(|id| self.committed_view(id).map(|g| (id, g)))
             .filter_map(|(id, g)| match g {
                 Committed::Consumer(cg) => Some(consumer::listed(id, &cg)),
-                Committed::Share(g) => Some(share::listed(id, g)),
+                Committed::Share(g) => Some(share::listed(id, &g)),
                 Committed::Classic(g) if g.is(GroupState::Dead) => None,
                 Committed::Classic(g) => Some(ListedGroup {
                     group_id: GroupId::from(&*g.id),
@@ -217,6 +217,18 @@ impl CoordinatorCore {
                 }
             }
             PendingWrite::Logged => {}
+            PendingWrite::ShareHeartbeat { answer, initialize } => {
+                if let Some((request, response)) = answer {
+                    let response = match result {
+                        Ok(()) => *response,
+                        Err(error) => response.with_error(crate::core::map_operation_error(error)),
+                    };
+                    self.engine.respond(request, response);
+                }
+                if let (Ok(()), Some(initialize)) = (result, initialize) {
+                    self.engine.fx.share_state_initializations.push(*initialize);
+                }
+            }
             PendingWrite::RetryTimer { key } => {
                 if result.is_err() {
                     let at = self.engine.now + crate::core::consumer::TIMER_RETRY_BACKOFF_MS;

@@ -16,6 +16,7 @@ use group_types::TopicPartition;
 
 use crate::core::classic::Group;
 use crate::core::consumer::ConsumerGroup;
+use crate::core::share::ShareGroup;
 use crate::core::{CoordinatorCore, Effects, GroupKind};
 
 impl CoordinatorCore {
@@ -90,10 +91,11 @@ impl CoordinatorCore {
                 }
                 // A share group's record replaces whatever else the id held.
                 if self.groups.get(&id).and_then(GroupKind::share).is_none() {
-                    self.groups.insert(id.clone(), GroupKind::Share(Box::default()));
+                    self.groups.insert(id.clone(), GroupKind::Share(Box::new(ShareGroup::new())));
                 }
+                let now = self.engine.now;
                 if let Some(g) = self.groups.get_mut(&id).and_then(GroupKind::share_mut) {
-                    g.replay(&record);
+                    g.replay(&record, now, None);
                 }
             }
             Record::Modern(record) => {

@@ -83,6 +83,12 @@ pub(crate) enum PendingWrite {
     /// The write of an expired deadline (a consumer member's fencing): if it
     /// fails, the deadline fires again after a backoff, as Kafka's timer retries.
     RetryTimer { key: TimerKey },
+    /// A share group heartbeat (or deadline): its answer, and the share
+    /// partitions it asks to initialize, released once durable.
+    ShareHeartbeat {
+        answer: Option<(RequestId, Box<Response>)>,
+        initialize: Option<Box<group_types::InitializeShareGroupStateRequest>>,
+    },
 }
 
 /// What a Stable static replacement must restore if its record cannot be written.
@@ -451,6 +457,7 @@ impl CoordinatorCore {
             | TimerKey::Sync(g)
             | TimerKey::Session(g, _)
             | TimerKey::ConsumerSession(g, _)
+            | TimerKey::ShareSession(g, _)
             | TimerKey::ConsumerRebalance(g, _)
             | TimerKey::ConsumerClassicJoin(g, _)
             | TimerKey::ConsumerClassicSync(g, _) => self.barrier(g),
@@ -495,6 +502,7 @@ impl CoordinatorCore {
             TimerKey::Session(group, member) => self.fire_session(group, member),
             TimerKey::OffsetExpiration => self.fire_expiration(),
             TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
+            TimerKey::ShareSession(group, member) => self.fire_share_session(group, member),
             TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
             TimerKey::ConsumerClassicJoin(group, member) | TimerKey::ConsumerClassicSync(group, member) => {
                 self.fire_consumer_classic_deadline(key, group, member)
@@ -621,7 +629,7 @@ impl CoordinatorCore {
         });
     }
 
-    /// Replaces the metadata image. Consumer groups subscribed to a topic that
+    /// Replaces the metadata image. Consumer and share groups subscribed to a topic that
     /// was created, deleted or changed recompute their metadata at their next
     /// heartbeat (`GroupMetadataManager.onNewMetadataImage`); regexes are
     /// resolved again if a topic was created.
@@ -632,13 +640,22 @@ impl CoordinatorCore {
         }
         if !changed.is_empty() {
             for g in self.groups.values_mut() {
-                if let GroupKind::Consumer(cg) = g {
-                    // Names and resolved regex topics; new topics a regex may match
-                    // are its refresh's business (`groupsSubscribedToTopic`).
-                    let names = consumer::subscribed_topic_names(cg);
-                    if changed.iter().any(|t| names.contains(&**t)) {
-                        cg.refresh_needed = true;
+                match g {
+                    GroupKind::Consumer(cg) => {
+                        // Names and resolved regex topics; new topics a regex may match
+                        // are its refresh's business (`groupsSubscribedToTopic`).
+                        let names = consumer::subscribed_topic_names(cg);
+                        if changed.iter().any(|t| names.contains(&**t)) {
+                            cg.refresh_needed = true;
+                        }
                     }
+                    GroupKind::Share(sg) => {
+                        let names = sg.subscribed_names(None, None);
+                        if changed.iter().any(|t| names.contains_key(&**t)) {
+                            sg.refresh_needed = true;
+                        }
+                    }
+                    GroupKind::Classic(_) => {}
                 }
             }
         }
@@ -674,6 +691,7 @@ impl CoordinatorCore {
         overrides: crate::GroupConfigOverrides,
     ) -> Result<(), crate::BadConsumerGroupConfig> {
         overrides.validate(&self.engine.config.consumer)?;
+        overrides.validate_share(&self.engine.config.share)?;
         self.engine.group_configs.insert(group_id.to_owned(), overrides);
         Ok(())
     }

@@ -17,9 +17,9 @@ use group_types::{ErrorCode, OffsetAndMetadata, TopicPartition};
 use crate::core::classic::Group;
 use crate::core::consumer::{Change, ConsumerGroup};
 use crate::core::offsets::{OffsetCache, OffsetChanges};
-use crate::core::share::ShareGroup;
+use crate::core::share::{ShareChange, ShareGroup};
 use crate::core::timeline::{Entry, Timeline};
-use crate::core::{CoordinatorCore, GroupKind, map_operation_error};
+use crate::core::{CoordinatorCore, GroupKind, TimerKey, map_operation_error};
 
 /// Committed values of offsets changed since: `None` where none was committed.
 pub(crate) type OffsetOverrides = Vec<(TopicPartition, Option<OffsetAndMetadata>)>;
@@ -39,15 +39,18 @@ pub(crate) enum Undo {
     /// What one request's records changed in consumer group `group`, oldest
     /// first: undone newest first.
     Consumer { group: Arc<str>, changes: Vec<Change> },
+    /// What one request's records changed in share group `group`, oldest first.
+    Share { group: Arc<str>, changes: Vec<ShareChange> },
 }
 
 impl Entry for Undo {
     fn group_id(&self) -> &Arc<str> {
         match self {
             Undo::Group { id, .. } => id,
-            Undo::Offsets { group, .. } | Undo::GroupOffsets { group, .. } | Undo::Consumer { group, .. } => {
-                group
-            }
+            Undo::Offsets { group, .. }
+            | Undo::GroupOffsets { group, .. }
+            | Undo::Consumer { group, .. }
+            | Undo::Share { group, .. } => group,
         }
     }
 }
@@ -61,8 +64,9 @@ pub(crate) enum Committed<'a> {
     /// those changes undone (only a read of a group with a write in flight
     /// pays for the copy).
     Consumer(Cow<'a, Box<ConsumerGroup>>),
-    /// A share group.
-    Share(&'a ShareGroup),
+    /// A share group: the live one, or, when it changed since, a copy with
+    /// those changes undone.
+    Share(Cow<'a, Box<ShareGroup>>),
 }
 
 impl<'a> Committed<'a> {
@@ -88,7 +92,7 @@ impl<'a> Committed<'a> {
         match kind {
             GroupKind::Classic(g) => Committed::Classic(g),
             GroupKind::Consumer(cg) => Committed::Consumer(Cow::Borrowed(cg)),
-            GroupKind::Share(g) => Committed::Share(g),
+            GroupKind::Share(g) => Committed::Share(Cow::Borrowed(g)),
         }
     }
 }
@@ -108,6 +112,7 @@ pub(crate) fn committed_group<'a>(
     // changes made before it undone.
     let mut base = live;
     let mut changed: Vec<&Vec<Change>> = Vec::new();
+    let mut share_changed: Vec<&Vec<ShareChange>> = Vec::new();
     for undo in timeline.uncommitted() {
         match undo {
             Undo::Group { id: group, prev } if **group == *id => {
@@ -115,10 +120,18 @@ pub(crate) fn committed_group<'a>(
                 break;
             }
             Undo::Consumer { group, changes } if **group == *id => changed.push(changes),
+            Undo::Share { group, changes } if **group == *id => share_changed.push(changes),
             _ => {}
         }
     }
     match base {
+        Some(GroupKind::Share(g)) if !share_changed.is_empty() => {
+            let mut committed = ShareGroup::clone(g);
+            for changes in share_changed.into_iter().rev() {
+                committed.undo(changes.clone());
+            }
+            Some(Committed::Share(Cow::Owned(Box::new(committed))))
+        }
         Some(GroupKind::Consumer(cg)) if !changed.is_empty() => {
             let mut committed = ConsumerGroup::clone(cg);
             for changes in changed.into_iter().rev() {
@@ -208,6 +221,26 @@ impl CoordinatorCore {
                 if let Some(GroupKind::Consumer(cg)) = self.groups.get_mut(&group) {
                     cg.undo(changes);
                     self.engine.rearm_consumer_group(&group, cg);
+                }
+            }
+            // A member the failed request removed (a leave, an expired session)
+            // is back: its session timer, which the request cancelled, is armed
+            // again a full session out (Kafka leaves it unarmed until the
+            // member's next heartbeat, which a member that left never sends).
+            Undo::Share { group, changes } => {
+                if let Some(GroupKind::Share(g)) = self.groups.get_mut(&group) {
+                    let touched: Vec<Arc<str>> = changes
+                        .iter()
+                        .filter_map(|c| match c {
+                            ShareChange::Member { id, .. } => Some(id.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    g.undo(changes);
+                    let deadline = self.engine.now + i64::from(self.engine.config.share.session_timeout_ms);
+                    for id in touched.iter().filter(|id| g.modern.members.contains_key(id)) {
+                        self.engine.arm(TimerKey::ShareSession(group.clone(), id.clone()), deadline);
+                    }
                 }
             }
             Undo::Offsets { group, topic, prev } => {
@@ -324,7 +357,10 @@ mod tests {
                 Undo::Offsets { prev, .. } => {
                     prev.iter().next().and_then(|(_, o)| o.as_ref()).map(|o| o.offset)
                 }
-                Undo::Group { .. } | Undo::GroupOffsets { .. } | Undo::Consumer { .. } => None,
+                Undo::Group { .. }
+                | Undo::GroupOffsets { .. }
+                | Undo::Consumer { .. }
+                | Undo::Share { .. } => None,
             })
             .collect();
         assert_eq!(prevs, vec![Some(1), None]);

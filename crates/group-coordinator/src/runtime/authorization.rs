@@ -18,7 +18,7 @@ use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
     DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, ErrorCode, GroupId,
     ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
-    PartitionMap, TopicEntries,
+    PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -570,6 +570,29 @@ impl EachGroup for ConsumerGroupDescribeRequest {
                 authorize_described(&*authorizer, &context, g, include);
             }
             ConsumerGroupDescribeResponse { groups }
+        })
+    }
+}
+
+impl EachGroup for ShareGroupDescribeRequest {
+    fn group_ids(&self) -> &[GroupId] {
+        &self.group_ids
+    }
+
+    /// An empty group id is answered first, as Kafka does, the rest in request order.
+    fn answer(self, caller: &Caller<'_>) -> Pending<ShareGroupDescribeResponse> {
+        let include = self.include_authorized_operations;
+        let mut ids = self.group_ids;
+        ids.sort_by_key(|id| !id.is_empty());
+        let parts = ids
+            .into_iter()
+            .map(|id| ShareGroupDescribeRequest {
+                group_ids: vec![id],
+                include_authorized_operations: include,
+            })
+            .collect();
+        caller.fan_out(parts, move |answers: Vec<ShareGroupDescribeResponse>| ShareGroupDescribeResponse {
+            groups: answers.into_iter().flat_map(|a| a.groups).collect(),
         })
     }
 }

@@ -239,6 +239,7 @@ fn s28_keep_alives_move_the_session_deadline_the_timer_follows() {
     let session = |ms| group_coordinator::GroupConfigOverrides {
         session_timeout_ms: Some(ms),
         heartbeat_interval_ms: Some(5_000),
+        ..Default::default()
     };
     sim.core.set_group_config("g", session(60_000)).expect("within bounds");
     sim.advance_to(80_000);
@@ -628,6 +629,7 @@ fn s31_dynamic_group_config() {
     let overrides = group_coordinator::GroupConfigOverrides {
         session_timeout_ms: Some(50_000),
         heartbeat_interval_ms: Some(10_000),
+        ..Default::default()
     };
     sim.core.set_group_config("g", overrides).expect("within bounds");
     let r = hb(&mut sim, beat("m1", 1));
@@ -636,6 +638,7 @@ fn s31_dynamic_group_config() {
     let bad = group_coordinator::GroupConfigOverrides {
         session_timeout_ms: Some(1_000),
         heartbeat_interval_ms: None,
+        ..Default::default()
     };
     assert!(sim.core.set_group_config("g", bad).is_err());
 }

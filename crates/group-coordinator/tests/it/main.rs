@@ -10,6 +10,7 @@ mod non_blocking;
 mod observability;
 mod oracle;
 mod oracle_kip848;
+mod oracle_share;
 mod ownership;
 mod runtime;
 mod scenarios;

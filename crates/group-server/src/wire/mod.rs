@@ -22,6 +22,8 @@ mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
 pub(crate) mod schema;
+mod share_group_describe;
+mod share_group_heartbeat;
 mod sync_group;
 
 use bytes::Bytes;

@@ -4,7 +4,6 @@
 //! `ConsumerGroup.computePreferredServerAssignor`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::Hasher;
 
 use group_assignors::server::SubscriptionType;
 use group_types::TopicId;
@@ -12,6 +11,7 @@ use group_types::hash::ClientMap;
 
 use super::group::{ConsumerGroup, ConsumerMember};
 use crate::MetadataImage;
+pub(crate) use crate::core::modern::metadata_hash;
 
 /// The topic names `member` subscribes to: its names and the topics its regex
 /// resolved to (an unresolved regex gives none).
@@ -137,20 +137,6 @@ fn names_of<'a>(
         all.extend(subscribed_names(m, group));
     }
     all
-}
-
-/// The group hash over the existing subscribed topics, ordered by name; 0 when
-/// none exists (`Utils.computeGroupHash`; only equality matters, §9.4).
-pub(crate) fn metadata_hash(names: &BTreeSet<&str>, image: &MetadataImage) -> u64 {
-    let mut h = rustc_hash::FxHasher::default();
-    let mut any = false;
-    for name in names {
-        if let Some(hash) = image.topic_hash(name) {
-            any = true;
-            h.write_u64(hash);
-        }
-    }
-    if any { h.finish().max(1) } else { 0 }
 }
 
 /// `ConsumerGroup.subscriptionType` (§5.3) of `group`.

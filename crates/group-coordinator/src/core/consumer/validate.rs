@@ -1,6 +1,7 @@
 //! The checks Kafka's service runs before a heartbeat reaches the coordinator
 //! (`GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid`, §2.2).
 
+use crate::core::modern::java_blank;
 use group_types::{
     ConsumerGroupHeartbeatRequest, ErrorCode, JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -9,15 +10,6 @@ use group_types::{
 /// `GroupMetadataManager.throwIfEmptyString`: present and blank after trimming.
 fn blank(value: Option<&str>) -> bool {
     value.is_some_and(java_blank)
-}
-
-/// Empty after Java's `String.trim()`, which strips every char up to U+0020 (the
-/// control characters and the space) and nothing else: `"\u{1}"` is blank to
-/// Kafka and a no-break space is not, unlike Rust's Unicode `trim`. Bytewise is
-/// exact, since every byte of a multi-byte UTF-8 char is at least 0x80; and a
-/// real id is decided by its first byte.
-fn java_blank(value: &str) -> bool {
-    value.bytes().all(|b| b <= b' ')
 }
 
 /// The first failing check, in Kafka's order, with Kafka's message.

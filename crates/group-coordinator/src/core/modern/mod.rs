@@ -7,7 +7,8 @@ pub(crate) mod assignment;
 mod members;
 mod targets;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hasher;
 use std::sync::Arc;
 
 use self::assignment::Held;
@@ -147,4 +148,27 @@ impl<M> ModernGroup<M> {
             },
         }
     }
+}
+
+/// Empty after Java's `String.trim()`, which strips every char up to U+0020 (the
+/// control characters and the space) and nothing else: `"\u{1}"` is blank to
+/// Kafka and a no-break space is not, unlike Rust's Unicode `trim`. Bytewise is
+/// exact, since every byte of a multi-byte UTF-8 char is at least 0x80; and a
+/// real id is decided by its first byte.
+pub(crate) fn java_blank(value: &str) -> bool {
+    value.bytes().all(|b| b <= b' ')
+}
+
+/// The group hash over the existing subscribed topics, ordered by name; 0 when
+/// none exists (`Utils.computeGroupHash`; only equality matters, §9.4).
+pub(crate) fn metadata_hash(names: &BTreeSet<&str>, image: &crate::MetadataImage) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    let mut any = false;
+    for name in names {
+        if let Some(hash) = image.topic_hash(name) {
+            any = true;
+            h.write_u64(hash);
+        }
+    }
+    if any { h.finish().max(1) } else { 0 }
 }

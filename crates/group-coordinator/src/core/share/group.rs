@@ -1,17 +1,19 @@
 //! A share group as its records describe it (Kafka's `ShareGroup` and
-//! `ShareGroupMember`), and [`ShareGroup::replay`].
+//! `ShareGroupMember`, and the group's `ShareGroupStatePartitionMetadataInfo`),
+//! and [`ShareGroup::replay`], which logs how to undo each change it makes.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use group_offsets::{ModernGroupRecord, ShareStatePartitionMetadataValue};
-use group_types::ConsumerMemberState;
+use group_offsets::{ModernGroupRecord, ShareStatePartitionMetadataValue, ShareTopicPartitions};
+use group_types::{ConsumerMemberState, TopicId};
 
 use crate::core::modern::assignment::{self, Held};
-use crate::core::modern::{Keyed, ModernGroup, ModernMember, ModernState};
+use crate::core::modern::{Keyed, ModernChange, ModernGroup, ModernMember, ModernState};
 use crate::core::types::WriteId;
 
 /// One member of a share group (`ShareGroupMember`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ShareMember {
     pub(crate) id: Arc<str>,
     pub(crate) member_epoch: i32,
@@ -20,14 +22,14 @@ pub(crate) struct ShareMember {
     pub(crate) rack_id: Option<String>,
     pub(crate) client_id: String,
     pub(crate) client_host: String,
-    /// Sorted.
+    /// Sorted, no duplicates.
     pub(crate) subscribed_topic_names: Vec<String>,
     /// What it holds: a share member moves to its target at once.
     pub(crate) assigned: Held,
 }
 
 impl ShareMember {
-    fn new(id: Arc<str>) -> ShareMember {
+    pub(crate) fn new(id: Arc<str>) -> ShareMember {
         ShareMember {
             id,
             member_epoch: 0,
@@ -39,6 +41,19 @@ impl ShareMember {
             subscribed_topic_names: Vec::new(),
             assigned: Held::NONE,
         }
+    }
+
+    /// True when it is Stable at `epoch` (`isReconciledTo`).
+    pub(crate) fn is_stable_at(&self, epoch: i32) -> bool {
+        self.state == ConsumerMemberState::Stable && self.member_epoch == epoch
+    }
+
+    /// True when its metadata record would say the same as `other`'s.
+    pub(crate) fn same_metadata(&self, other: &ShareMember) -> bool {
+        self.rack_id == other.rack_id
+            && self.client_id == other.client_id
+            && self.client_host == other.client_host
+            && self.subscribed_topic_names == other.subscribed_topic_names
     }
 }
 
@@ -58,18 +73,103 @@ impl ModernMember for ShareMember {
     }
 }
 
+/// One topic's share partitions in [`ShareState`] (`InitMapValue`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InitTopic {
+    pub(crate) name: String,
+    pub(crate) partitions: BTreeSet<i32>,
+    /// When the entry was written (its record replayed): an initializing entry
+    /// older than `group.share.initialize.retry.interval.ms` is asked again.
+    pub(crate) timestamp_ms: i64,
+}
+
+/// Which share partitions the share coordinator holds state for
+/// (`ShareGroupStatePartitionMetadataInfo`): only initialized ones are assigned.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct ShareState {
+    pub(crate) initializing: BTreeMap<TopicId, InitTopic>,
+    pub(crate) initialized: BTreeMap<TopicId, InitTopic>,
+    /// Topics whose share state is being deleted, with their names.
+    pub(crate) deleting: BTreeMap<TopicId, String>,
+}
+
+impl ShareState {
+    /// The state a record holds, every entry stamped `now_ms`, as Kafka's replay stamps it.
+    fn of(value: &ShareStatePartitionMetadataValue, now_ms: i64) -> ShareState {
+        let map = |topics: &[ShareTopicPartitions]| {
+            topics
+                .iter()
+                .map(|t| {
+                    let partitions = t.partitions.iter().copied().collect();
+                    (t.topic_id, InitTopic { name: t.topic_name.clone(), partitions, timestamp_ms: now_ms })
+                })
+                .collect()
+        };
+        ShareState {
+            initializing: map(&value.initializing),
+            initialized: map(&value.initialized),
+            deleting: value.deleting.iter().cloned().collect(),
+        }
+    }
+
+    /// The record value of this state.
+    pub(crate) fn value(&self) -> ShareStatePartitionMetadataValue {
+        let list = |m: &BTreeMap<TopicId, InitTopic>| {
+            m.iter()
+                .map(|(id, t)| ShareTopicPartitions {
+                    topic_id: *id,
+                    topic_name: t.name.clone(),
+                    partitions: t.partitions.iter().copied().collect(),
+                })
+                .collect()
+        };
+        ShareStatePartitionMetadataValue {
+            initializing: list(&self.initializing),
+            initialized: list(&self.initialized),
+            deleting: self.deleting.iter().map(|(id, name)| (*id, name.clone())).collect(),
+        }
+    }
+
+    /// True when partition `p` of `topic` is initialized (assignable).
+    pub(crate) fn is_initialized(&self, topic: TopicId, p: i32) -> bool {
+        self.initialized.get(&topic).is_some_and(|t| t.partitions.contains(&p))
+    }
+}
+
+/// How to undo one change a record made to a [`ShareGroup`].
+#[derive(Debug, Clone)]
+pub(crate) enum ShareChange {
+    Modern(ModernChange),
+    /// Member `id` was `prev` (`None`: it was not a member).
+    Member {
+        id: Arc<str>,
+        prev: Option<Box<ShareMember>>,
+    },
+    /// The share state was this.
+    State(Option<Box<ShareState>>),
+    /// Whether the group's metadata was due to be hashed again.
+    Refresh(bool),
+}
+
 /// A share group.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ShareGroup {
     pub(crate) modern: ModernGroup<ShareMember>,
-    /// Which share partitions the share coordinator holds state for
-    /// (`ShareGroupStatePartitionMetadata`); `None` before the first record.
-    pub(crate) share_state: Option<Box<ShareStatePartitionMetadataValue>>,
+    /// `None` before the group's first state record.
+    pub(crate) share_state: Option<Box<ShareState>>,
     /// The outstanding write of this group's records, if any.
     pub(crate) barrier: Option<WriteId>,
+    /// True when the subscribed topics' metadata must be hashed again at the
+    /// next heartbeat (a loaded group, a changed image: `requestMetadataRefresh`).
+    pub(crate) refresh_needed: bool,
 }
 
 impl ShareGroup {
+    /// A new, empty share group.
+    pub(crate) fn new() -> ShareGroup {
+        ShareGroup { refresh_needed: true, ..ShareGroup::default() }
+    }
+
     /// `Empty` or `Stable`: a share group has no assigning or reconciling
     /// state to show (`ShareGroup.ShareGroupState`).
     pub(crate) fn state_name(&self) -> &'static str {
@@ -79,38 +179,75 @@ impl ShareGroup {
         }
     }
 
-    /// Applies one record (`GroupMetadataManager.replay` for the share
-    /// records). Group-level deletion (the group epoch's tombstone) is the
-    /// caller's: it removes the group. Records of another kind change nothing.
-    pub(crate) fn replay(&mut self, record: &ModernGroupRecord) {
+    /// Subscribed topic names with their subscriber counts, `member` replaced
+    /// by `updated` (`computeSubscribedTopicNames`).
+    pub(crate) fn subscribed_names(
+        &self,
+        member: Option<&str>,
+        updated: Option<&ShareMember>,
+    ) -> BTreeMap<String, usize> {
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for m in self.modern.members.values_any_order().filter(|m| Some(&*m.id) != member) {
+            for t in &m.subscribed_topic_names {
+                *names.entry(t.clone()).or_default() += 1;
+            }
+        }
+        for t in updated.iter().flat_map(|m| &m.subscribed_topic_names) {
+            *names.entry(t.clone()).or_default() += 1;
+        }
+        names
+    }
+
+    /// Applies one record (`GroupMetadataManager.replay` for the share records),
+    /// at `now_ms` (a state record's entries are stamped with it). Group-level
+    /// deletion (the group epoch's tombstone) is the caller's: it removes the
+    /// group. With `undo`, every change is logged there, oldest first. Records
+    /// of another kind change nothing.
+    pub(crate) fn replay(
+        &mut self,
+        record: &ModernGroupRecord,
+        now_ms: i64,
+        mut undo: Option<&mut Vec<ShareChange>>,
+    ) {
+        let mut log = |change: ShareChange| {
+            if let Some(undo) = undo.as_deref_mut() {
+                undo.push(change);
+            }
+        };
         match record {
             ModernGroupRecord::ShareGroupMetadata { value: Some(v), .. } => {
-                self.modern.replay_group_epoch(v.epoch, v.metadata_hash);
+                log(ShareChange::Modern(self.modern.replay_group_epoch(v.epoch, v.metadata_hash)));
             }
-            ModernGroupRecord::ShareMemberMetadata { member_id, value, .. } => match value {
-                Some(v) => {
-                    let member = self
-                        .modern
-                        .members
-                        .get_or_insert_with(member_id, || ShareMember::new(member_id.clone()));
-                    member.rack_id = v.rack_id.clone();
-                    member.client_id = v.client_id.clone();
-                    member.client_host = v.client_host.clone();
-                    member.subscribed_topic_names = v.subscribed_topic_names.clone();
+            ModernGroupRecord::ShareMemberMetadata { member_id, value, .. } => {
+                let prev = self.modern.members.get(member_id).cloned().map(Box::new);
+                log(ShareChange::Member { id: member_id.clone(), prev });
+                match value {
+                    Some(v) => {
+                        let member = self
+                            .modern
+                            .members
+                            .get_or_insert_with(member_id, || ShareMember::new(member_id.clone()));
+                        member.rack_id = v.rack_id.clone();
+                        member.client_id = v.client_id.clone();
+                        member.client_host = v.client_host.clone();
+                        member.subscribed_topic_names = v.subscribed_topic_names.clone();
+                    }
+                    None => {
+                        self.modern.members.remove(member_id);
+                    }
                 }
-                None => {
-                    self.modern.members.remove(member_id);
-                }
-            },
+            }
             ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => {
-                self.modern.replay_assignment_epoch(value.unwrap_or(-1));
+                log(ShareChange::Modern(self.modern.replay_assignment_epoch(value.unwrap_or(-1))));
             }
             ModernGroupRecord::ShareTargetAssignmentMember { member_id, value, .. } => {
                 let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);
                 let target = value.as_deref().map(|v| Held::like(assignment::from_wire(v), assigned));
-                self.modern.replay_target(member_id, target);
+                log(ShareChange::Modern(self.modern.replay_target(member_id, target)));
             }
             ModernGroupRecord::ShareCurrentMemberAssignment { member_id, value, .. } => {
+                let prev = self.modern.members.get(member_id).cloned().map(Box::new);
+                log(ShareChange::Member { id: member_id.clone(), prev });
                 let target = self.modern.targets.get(member_id).cloned();
                 let member =
                     self.modern.members.get_or_insert_with(member_id, || ShareMember::new(member_id.clone()));
@@ -130,9 +267,27 @@ impl ShareGroup {
                 }
             }
             ModernGroupRecord::ShareStatePartitionMetadata { value, .. } => {
-                self.share_state = value.clone();
+                let next = value.as_deref().map(|v| Box::new(ShareState::of(v, now_ms)));
+                log(ShareChange::State(std::mem::replace(&mut self.share_state, next)));
             }
             _ => {}
+        }
+    }
+
+    /// Undoes `changes`, newest first.
+    pub(crate) fn undo(&mut self, changes: Vec<ShareChange>) {
+        for change in changes.into_iter().rev() {
+            match change {
+                ShareChange::Modern(c) => self.modern.undo(c),
+                ShareChange::Member { id, prev: Some(m) } => {
+                    self.modern.members.insert(id, *m);
+                }
+                ShareChange::Member { id, prev: None } => {
+                    self.modern.members.remove(&id);
+                }
+                ShareChange::State(prev) => self.share_state = prev,
+                ShareChange::Refresh(prev) => self.refresh_needed = prev,
+            }
         }
     }
 }
