@@ -233,6 +233,64 @@ settings! {
             &mut d.config.coordinator.consumer.regex_refresh_interval_ms
         }),
     },
+    ShareEnable: Setting {
+        flag: "--share-groups",
+        property: Kafka("group.share.enable"),
+        about: "Serve share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe); off by \
+                default while the node does not host the share coordinator",
+        value: &Switch { field: |d| &mut d.config.coordinator.share.enabled },
+    },
+    ShareSessionTimeoutMs: Setting {
+        flag: "--share-session-timeout-ms",
+        property: Kafka("group.share.session.timeout.ms"),
+        about: "How long a share member may go without a heartbeat before it is removed; \
+                between its min and max",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.session_timeout_ms),
+    },
+    ShareMinSessionTimeoutMs: Setting {
+        flag: "--share-min-session-timeout-ms",
+        property: Kafka("group.share.min.session.timeout.ms"),
+        about: "Smallest share session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.min_session_timeout_ms),
+    },
+    ShareMaxSessionTimeoutMs: Setting {
+        flag: "--share-max-session-timeout-ms",
+        property: Kafka("group.share.max.session.timeout.ms"),
+        about: "Largest share session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.max_session_timeout_ms),
+    },
+    ShareHeartbeatIntervalMs: Setting {
+        flag: "--share-heartbeat-interval-ms",
+        property: Kafka("group.share.heartbeat.interval.ms"),
+        about: "How often share members are told to heartbeat; between its min and max, below \
+                the session timeout",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.heartbeat_interval_ms),
+    },
+    ShareMinHeartbeatIntervalMs: Setting {
+        flag: "--share-min-heartbeat-interval-ms",
+        property: Kafka("group.share.min.heartbeat.interval.ms"),
+        about: "Smallest share heartbeat interval",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.min_heartbeat_interval_ms),
+    },
+    ShareMaxHeartbeatIntervalMs: Setting {
+        flag: "--share-max-heartbeat-interval-ms",
+        property: Kafka("group.share.max.heartbeat.interval.ms"),
+        about: "Largest share heartbeat interval",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.max_heartbeat_interval_ms),
+    },
+    ShareGroupMaxSize: Setting {
+        flag: "--share-group-max-size",
+        property: Kafka("group.share.max.size"),
+        about: "Most members a share group accepts (at most 1000)",
+        value: &Int::new("N", 1, 1000, |d| &mut d.config.coordinator.share.max_size),
+    },
+    ShareInitializeRetryIntervalMs: Setting {
+        flag: "--share-initialize-retry-interval-ms",
+        property: Kafka("group.share.initialize.retry.interval.ms"),
+        about: "How long a share partition's initialization may stay unanswered before a \
+                heartbeat asks for it again",
+        value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.initialize_retry_interval_ms),
+    },
     OffsetsRetentionMinutes: Setting {
         flag: "--offsets-retention-minutes",
         property: Kafka("offsets.retention.minutes"),

@@ -36,6 +36,12 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         second: "each other".into(),
         expected: e.0,
     })?;
+    // The core's checks of the share-group settings.
+    draft.config.coordinator.share.validate().map_err(|e| ConfigError::Conflict {
+        first: "the share group settings".into(),
+        second: "each other".into(),
+        expected: e.0,
+    })?;
     security(layer, &mut draft)?;
     check_schemes(layer, &draft.config.security)?;
     Ok(draft.config)

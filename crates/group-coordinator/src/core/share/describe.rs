@@ -18,6 +18,15 @@ impl CoordinatorCore {
     /// request order.
     pub(crate) fn share_group_describe(&mut self, rid: RequestId, req: ShareGroupDescribeRequest) {
         let mut groups = Vec::with_capacity(req.group_ids.len());
+        if !self.engine.config.share.enabled {
+            let refused = req
+                .group_ids
+                .iter()
+                .map(|id| DescribedShareGroup::error(id.clone(), ErrorCode::UnsupportedVersion, None));
+            groups.extend(refused);
+            self.engine.respond(rid, Response::ShareGroupDescribe(ShareGroupDescribeResponse { groups }));
+            return;
+        }
         for id in req.group_ids.iter().filter(|id| id.is_empty()) {
             groups.push(DescribedShareGroup::error(id.clone(), ErrorCode::InvalidGroupId, None));
         }

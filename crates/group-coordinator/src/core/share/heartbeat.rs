@@ -84,6 +84,11 @@ impl SubscribedTopicDescriber for Describer<'_> {
 impl CoordinatorCore {
     /// Serves one ShareGroupHeartbeat.
     pub(crate) fn share_group_heartbeat(&mut self, rid: RequestId, req: &ShareGroupHeartbeatRequest) {
+        if !self.engine.config.share.enabled {
+            let response = ShareGroupHeartbeatResponse::error(ErrorCode::UnsupportedVersion, None);
+            self.engine.respond(rid, Response::ShareGroupHeartbeat(response));
+            return;
+        }
         if let Err((code, message)) = validate_share_heartbeat(req) {
             let response = ShareGroupHeartbeatResponse::error(code, message);
             self.engine.respond(rid, Response::ShareGroupHeartbeat(response));

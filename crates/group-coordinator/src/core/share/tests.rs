@@ -242,3 +242,141 @@ fn an_empty_share_group_is_deleted_with_a_tombstone_for_every_key() {
     assert!(fold(records).consumer.is_empty(), "a key outlived the deletion");
     assert!(!core.groups.contains_key("g"));
 }
+
+mod heartbeats {
+    use group_types::{ErrorCode, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
+
+    use super::*;
+    use crate::core::{Effects, TimerKey, TimerOp};
+    use crate::{MetadataImage, TopicImage};
+
+    /// A core serving share groups over topic `foo` (6 partitions).
+    fn core(enabled: bool) -> CoordinatorCore {
+        let mut config = CoordinatorConfig::default();
+        config.share.enabled = enabled;
+        let mut core = CoordinatorCore::new(config);
+        let image = MetadataImage::new(1, [TopicImage::new(FOO, "foo", 6)]);
+        core.update_metadata_image(Arc::new(image));
+        core
+    }
+
+    fn join(member: &str) -> Request {
+        Request::ShareGroupHeartbeat(ShareGroupHeartbeatRequest {
+            group_id: GroupId::from("g"),
+            member_id: MemberId::from(member),
+            member_epoch: 0,
+            subscribed_topic_names: Some(vec!["foo".into()]),
+            client_id: "c".into(),
+            client_host: "/h".into(),
+            ..ShareGroupHeartbeatRequest::default()
+        })
+    }
+
+    fn beat(member: &str, epoch: i32) -> Request {
+        Request::ShareGroupHeartbeat(ShareGroupHeartbeatRequest {
+            group_id: GroupId::from("g"),
+            member_id: MemberId::from(member),
+            member_epoch: epoch,
+            client_id: "c".into(),
+            client_host: "/h".into(),
+            ..ShareGroupHeartbeatRequest::default()
+        })
+    }
+
+    /// Completes every write of `fx` with `result`, returning the answers and
+    /// initializations released.
+    fn complete(core: &mut CoordinatorCore, fx: Effects, result: Result<(), ErrorCode>) -> Effects {
+        let mut out = Effects::default();
+        out.responses.extend(fx.responses);
+        out.timers.extend(fx.timers);
+        out.share_state_initializations.extend(fx.share_state_initializations);
+        for w in fx.writes {
+            let more = core.complete_write(100, w.id, result);
+            out.extend(complete(core, more, result));
+        }
+        out
+    }
+
+    fn answer_of(fx: &Effects) -> &ShareGroupHeartbeatResponse {
+        match fx.responses.first() {
+            Some((_, Response::ShareGroupHeartbeat(r))) => r,
+            other => panic!("no heartbeat answer: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn share_groups_off_answer_unsupported_version() {
+        let mut core = core(false);
+        let fx = core.handle(0, RequestId(1), join("m1"));
+        assert_eq!(answer_of(&fx).error_code, ErrorCode::UnsupportedVersion);
+        assert!(fx.writes.is_empty() && core.groups.is_empty());
+    }
+
+    /// A join's write that fails leaves no group (the group it made goes), and no
+    /// initialization is asked for.
+    #[test]
+    fn a_failed_join_leaves_nothing() {
+        let mut core = core(true);
+        let fx = core.handle(0, RequestId(1), join("m1"));
+        assert!(!fx.writes.is_empty());
+        let done = complete(&mut core, fx, Err(ErrorCode::NotEnoughReplicas));
+        assert_eq!(answer_of(&done).error_code, ErrorCode::CoordinatorNotAvailable);
+        assert!(done.share_state_initializations.is_empty());
+        assert!(core.groups.get("g").is_none(), "the group the failed join made is gone");
+    }
+
+    /// A heartbeat whose write fails leaves the group exactly as before it.
+    #[test]
+    fn a_failed_heartbeat_is_undone_exactly() {
+        let mut core = core(true);
+        let fx = core.handle(0, RequestId(1), join("m1"));
+        let done = complete(&mut core, fx, Ok(()));
+        assert_eq!(answer_of(&done).member_epoch, 1);
+        assert_eq!(done.share_state_initializations.len(), 1, "foo is asked to be initialized");
+        let init = &done.share_state_initializations[0];
+        let partitions: Vec<(TopicId, Vec<i32>)> = init
+            .topics
+            .iter()
+            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
+            .collect();
+        let fx = core.share_group_state_initialized(50, "g", &partitions, true);
+        complete(&mut core, fx, Ok(()));
+        let before = core.share_group("g").expect("a share group");
+        // The next heartbeat would bump the epoch and assign foo; its write fails.
+        let fx = core.handle(100, RequestId(2), beat("m1", 1));
+        let done = complete(&mut core, fx, Err(ErrorCode::NotEnoughReplicas));
+        assert_eq!(answer_of(&done).error_code, ErrorCode::CoordinatorNotAvailable);
+        assert_eq!(core.share_group("g"), Some(before), "the failed heartbeat's changes are undone");
+        // And it succeeds when tried again.
+        let fx = core.handle(200, RequestId(3), beat("m1", 1));
+        let done = complete(&mut core, fx, Ok(()));
+        assert_eq!(answer_of(&done).member_epoch, 2);
+        let assigned = &core.share_group("g").unwrap().members[0].assigned;
+        assert_eq!(assigned, &[TopicIdPartitions::new(FOO, 0..6)]);
+    }
+
+    /// A member that stops heartbeating is fenced when its session deadline passes.
+    #[test]
+    fn an_expired_session_fences_the_member() {
+        let mut core = core(true);
+        let fx = core.handle(0, RequestId(1), join("m1"));
+        let done = complete(&mut core, fx, Ok(()));
+        let deadline = done
+            .timers
+            .iter()
+            .find_map(|t| match t {
+                TimerOp::Arm { key: TimerKey::ShareSession(_, m), deadline_ms } if &**m == "m1" => {
+                    Some(*deadline_ms)
+                }
+                _ => None,
+            })
+            .expect("a session deadline");
+        assert_eq!(deadline, 45_000);
+        let key = TimerKey::ShareSession(id("g"), id("m1"));
+        let fx = core.fire_timer(deadline, &key);
+        complete(&mut core, fx, Ok(()));
+        let g = core.share_group("g").expect("the group stays, empty");
+        assert!(g.members.is_empty());
+        assert_eq!(g.group_epoch, 2, "the fencing bumps the group epoch");
+    }
+}
