@@ -322,7 +322,7 @@ mod heartbeats {
         let done = complete(&mut core, fx, Err(ErrorCode::NotEnoughReplicas));
         assert_eq!(answer_of(&done).error_code, ErrorCode::CoordinatorNotAvailable);
         assert!(done.share_state_initializations.is_empty());
-        assert!(core.groups.get("g").is_none(), "the group the failed join made is gone");
+        assert!(!core.groups.contains_key("g"), "the group the failed join made is gone");
     }
 
     /// A heartbeat whose write fails leaves the group exactly as before it.
