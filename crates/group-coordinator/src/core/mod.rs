@@ -650,7 +650,7 @@ impl CoordinatorCore {
                         }
                     }
                     GroupKind::Share(sg) => {
-                        let names = sg.subscribed_names(None, None);
+                        let names = sg.subscribed();
                         if changed.iter().any(|t| names.contains_key(&**t)) {
                             sg.refresh_needed = true;
                         }

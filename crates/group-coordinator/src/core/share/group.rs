@@ -162,6 +162,14 @@ pub(crate) struct ShareGroup {
     /// True when the subscribed topics' metadata must be hashed again at the
     /// next heartbeat (a loaded group, a changed image: `requestMetadataRefresh`).
     pub(crate) refresh_needed: bool,
+    /// Subscribed topic names with their subscriber counts, kept by replay and
+    /// undo (`ShareGroup.subscribedTopicNames`): a heartbeat reads them without
+    /// walking the members.
+    subscribed: BTreeMap<String, usize>,
+    /// Whether some subscribed topic's initialized partitions differ from what
+    /// the targets hold (`initializedAssignmentPending`), once asked; forgotten
+    /// by every record that could change the answer.
+    pending: std::cell::Cell<Option<bool>>,
 }
 
 impl ShareGroup {
@@ -179,6 +187,11 @@ impl ShareGroup {
         }
     }
 
+    /// Subscribed topic names with their subscriber counts.
+    pub(crate) fn subscribed(&self) -> &BTreeMap<String, usize> {
+        &self.subscribed
+    }
+
     /// Subscribed topic names with their subscriber counts, `member` replaced
     /// by `updated` (`computeSubscribedTopicNames`).
     pub(crate) fn subscribed_names(
@@ -186,16 +199,38 @@ impl ShareGroup {
         member: Option<&str>,
         updated: Option<&ShareMember>,
     ) -> BTreeMap<String, usize> {
-        let mut names: BTreeMap<String, usize> = BTreeMap::new();
-        for m in self.modern.members.values_any_order().filter(|m| Some(&*m.id) != member) {
-            for t in &m.subscribed_topic_names {
-                *names.entry(t.clone()).or_default() += 1;
-            }
+        let mut names = self.subscribed.clone();
+        if let Some(old) = member.and_then(|id| self.modern.members.get(id)) {
+            uncount(&mut names, &old.subscribed_topic_names);
         }
-        for t in updated.iter().flat_map(|m| &m.subscribed_topic_names) {
-            *names.entry(t.clone()).or_default() += 1;
+        if let Some(m) = updated {
+            count(&mut names, &m.subscribed_topic_names);
         }
         names
+    }
+
+    /// `initializedAssignmentPending`, remembered until a record changes what it reads.
+    pub(crate) fn initialized_assignment_pending(&self, compute: impl FnOnce(&ShareGroup) -> bool) -> bool {
+        if let Some(known) = self.pending.get() {
+            return known;
+        }
+        let answer = compute(self);
+        self.pending.set(Some(answer));
+        answer
+    }
+
+    /// Member `id` becomes `next` (`None`: it goes), its subscriptions counted.
+    fn set_member(&mut self, id: &Arc<str>, next: Option<ShareMember>) {
+        let old = match next {
+            Some(m) => {
+                count(&mut self.subscribed, &m.subscribed_topic_names);
+                self.modern.members.insert(id.clone(), m)
+            }
+            None => self.modern.members.remove(id),
+        };
+        if let Some(old) = old {
+            uncount(&mut self.subscribed, &old.subscribed_topic_names);
+        }
     }
 
     /// Applies one record (`GroupMetadataManager.replay` for the share records),
@@ -221,21 +256,21 @@ impl ShareGroup {
             ModernGroupRecord::ShareMemberMetadata { member_id, value, .. } => {
                 let prev = self.modern.members.get(member_id).cloned().map(Box::new);
                 log(ShareChange::Member { id: member_id.clone(), prev });
-                match value {
-                    Some(v) => {
-                        let member = self
-                            .modern
-                            .members
-                            .get_or_insert_with(member_id, || ShareMember::new(member_id.clone()));
-                        member.rack_id = v.rack_id.clone();
-                        member.client_id = v.client_id.clone();
-                        member.client_host = v.client_host.clone();
-                        member.subscribed_topic_names = v.subscribed_topic_names.clone();
-                    }
-                    None => {
-                        self.modern.members.remove(member_id);
-                    }
-                }
+                let next = value.as_deref().map(|v| {
+                    let mut m = self
+                        .modern
+                        .members
+                        .get(member_id)
+                        .cloned()
+                        .unwrap_or_else(|| ShareMember::new(member_id.clone()));
+                    m.rack_id = v.rack_id.clone();
+                    m.client_id = v.client_id.clone();
+                    m.client_host = v.client_host.clone();
+                    m.subscribed_topic_names = v.subscribed_topic_names.clone();
+                    m
+                });
+                self.set_member(member_id, next);
+                self.pending.set(None);
             }
             ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => {
                 log(ShareChange::Modern(self.modern.replay_assignment_epoch(value.unwrap_or(-1))));
@@ -244,13 +279,20 @@ impl ShareGroup {
                 let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);
                 let target = value.as_deref().map(|v| Held::like(assignment::from_wire(v), assigned));
                 log(ShareChange::Modern(self.modern.replay_target(member_id, target)));
+                self.pending.set(None);
             }
             ModernGroupRecord::ShareCurrentMemberAssignment { member_id, value, .. } => {
                 let prev = self.modern.members.get(member_id).cloned().map(Box::new);
                 log(ShareChange::Member { id: member_id.clone(), prev });
                 let target = self.modern.targets.get(member_id).cloned();
-                let member =
-                    self.modern.members.get_or_insert_with(member_id, || ShareMember::new(member_id.clone()));
+                if !self.modern.members.contains_key(member_id) {
+                    self.set_member(member_id, Some(ShareMember::new(member_id.clone())));
+                }
+                let member = self
+                    .modern
+                    .members
+                    .get_mut(member_id)
+                    .expect("the member was just made if it was not there");
                 match value {
                     Some(v) => {
                         member.member_epoch = v.member_epoch;
@@ -269,6 +311,7 @@ impl ShareGroup {
             ModernGroupRecord::ShareStatePartitionMetadata { value, .. } => {
                 let next = value.as_deref().map(|v| Box::new(ShareState::of(v, now_ms)));
                 log(ShareChange::State(std::mem::replace(&mut self.share_state, next)));
+                self.pending.set(None);
             }
             _ => {}
         }
@@ -276,17 +319,30 @@ impl ShareGroup {
 
     /// Undoes `changes`, newest first.
     pub(crate) fn undo(&mut self, changes: Vec<ShareChange>) {
+        self.pending.set(None);
         for change in changes.into_iter().rev() {
             match change {
                 ShareChange::Modern(c) => self.modern.undo(c),
-                ShareChange::Member { id, prev: Some(m) } => {
-                    self.modern.members.insert(id, *m);
-                }
-                ShareChange::Member { id, prev: None } => {
-                    self.modern.members.remove(&id);
-                }
+                ShareChange::Member { id, prev } => self.set_member(&id, prev.map(|m| *m)),
                 ShareChange::State(prev) => self.share_state = prev,
                 ShareChange::Refresh(prev) => self.refresh_needed = prev,
+            }
+        }
+    }
+}
+
+fn count(names: &mut BTreeMap<String, usize>, topics: &[String]) {
+    for t in topics {
+        *names.entry(t.clone()).or_default() += 1;
+    }
+}
+
+fn uncount(names: &mut BTreeMap<String, usize>, topics: &[String]) {
+    for t in topics {
+        if let Some(n) = names.get_mut(t) {
+            *n -= 1;
+            if *n == 0 {
+                names.remove(t);
             }
         }
     }

@@ -239,14 +239,14 @@ impl CoordinatorCore {
             });
             bump = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        bump = bump || initialized_assignment_pending(g);
+        bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
         let image = &self.engine.image;
         let mut group_epoch = g.modern.group_epoch;
-        let mut names = g.subscribed_names(None, None);
+        let mut names = std::borrow::Cow::Borrowed(g.subscribed());
         let mut subscription_type = subscription_type(&names, g.modern.members.len());
         let refreshed = bump || g.refresh_needed;
         if refreshed {
-            names = g.subscribed_names(Some(&member_id), Some(&updated));
+            names = std::borrow::Cow::Owned(g.subscribed_names(Some(&member_id), Some(&updated)));
             let hash = metadata_hash(&names.keys().map(String::as_str).collect(), image);
             let members = g.modern.members.len() + usize::from(known.is_none());
             subscription_type = self::subscription_type(&names, members);
@@ -586,7 +586,7 @@ fn initialized_assignment_pending(g: &ShareGroup) -> bool {
         return false;
     }
     let Some(state) = g.share_state.as_deref().filter(|s| !s.initialized.is_empty()) else { return false };
-    let names = g.subscribed_names(None, None);
+    let names = g.subscribed();
     if names.is_empty() {
         return false;
     }

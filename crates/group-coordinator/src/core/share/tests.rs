@@ -380,3 +380,69 @@ mod heartbeats {
         assert_eq!(g.group_epoch, 2, "the fencing bumps the group epoch");
     }
 }
+
+mod kept_counts {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::core::share::ShareGroup;
+
+    fn metadata(member: u8, topics: &[u8]) -> ModernGroupRecord {
+        ModernGroupRecord::ShareMemberMetadata {
+            group_id: id("g"),
+            member_id: id(&format!("m{member}")),
+            value: Some(Box::new(ShareMemberMetadataValue {
+                subscribed_topic_names: topics.iter().map(|t| format!("t{t}")).collect(),
+                ..ShareMemberMetadataValue::default()
+            })),
+        }
+    }
+
+    fn leave(member: u8) -> ModernGroupRecord {
+        ModernGroupRecord::ShareMemberMetadata {
+            group_id: id("g"),
+            member_id: id(&format!("m{member}")),
+            value: None,
+        }
+    }
+
+    /// The counts as the definition gives them: a walk of the members.
+    fn recount(g: &ShareGroup) -> std::collections::BTreeMap<String, usize> {
+        let mut out = std::collections::BTreeMap::new();
+        for m in g.modern.members.values() {
+            for t in &m.subscribed_topic_names {
+                *out.entry(t.clone()).or_default() += 1;
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// Whatever records come and whichever are undone, the subscriber counts a
+        /// heartbeat reads are the members' own.
+        #[test]
+        fn kept_counts_agree_with_the_members(
+            ops in proptest::collection::vec((0u8..5, proptest::collection::vec(0u8..4, 0..3), any::<bool>()), 0..40),
+            undo_from in 0usize..40,
+        ) {
+            let mut g = ShareGroup::new();
+            let mut changes = Vec::new();
+            let mut before = None;
+            for (i, (member, topics, goes)) in ops.iter().enumerate() {
+                if i == undo_from {
+                    before = Some((g.subscribed().clone(), g.modern.members.len()));
+                }
+                let record = if *goes { leave(*member) } else { metadata(*member, topics) };
+                let undo = (i >= undo_from).then_some(&mut changes);
+                g.replay(&record, 0, undo);
+                prop_assert_eq!(g.subscribed(), &recount(&g));
+            }
+            g.undo(changes);
+            prop_assert_eq!(g.subscribed(), &recount(&g));
+            if let Some((counts, members)) = before {
+                prop_assert_eq!(g.subscribed(), &counts);
+                prop_assert_eq!(g.modern.members.len(), members);
+            }
+        }
+    }
+}
