@@ -47,14 +47,6 @@ impl ShareMember {
     pub(crate) fn is_stable_at(&self, epoch: i32) -> bool {
         self.state == ConsumerMemberState::Stable && self.member_epoch == epoch
     }
-
-    /// True when its metadata record would say the same as `other`'s.
-    pub(crate) fn same_metadata(&self, other: &ShareMember) -> bool {
-        self.rack_id == other.rack_id
-            && self.client_id == other.client_id
-            && self.client_host == other.client_host
-            && self.subscribed_topic_names == other.subscribed_topic_names
-    }
 }
 
 impl Keyed for ShareMember {
@@ -170,6 +162,10 @@ pub(crate) struct ShareGroup {
     /// the targets hold (`initializedAssignmentPending`), once asked; forgotten
     /// by every record that could change the answer.
     pending: std::cell::Cell<Option<bool>>,
+    /// The metadata image version at which every existing subscribed topic was
+    /// found wholly initialized: until a record or the image changes, a
+    /// heartbeat has nothing to initialize and need not look.
+    initialized_at: std::cell::Cell<Option<i64>>,
 }
 
 impl ShareGroup {
@@ -217,6 +213,18 @@ impl ShareGroup {
         let answer = compute(self);
         self.pending.set(Some(answer));
         answer
+    }
+
+    /// True when, at image version `version`, every existing subscribed topic is
+    /// known to be wholly initialized.
+    pub(crate) fn initialized_at(&self, version: i64) -> bool {
+        self.initialized_at.get() == Some(version)
+    }
+
+    /// Remembers that at image version `version` every existing subscribed topic
+    /// is wholly initialized.
+    pub(crate) fn set_initialized_at(&self, version: i64) {
+        self.initialized_at.set(Some(version));
     }
 
     /// Member `id` becomes `next` (`None`: it goes), its subscriptions counted.
@@ -271,6 +279,7 @@ impl ShareGroup {
                 });
                 self.set_member(member_id, next);
                 self.pending.set(None);
+                self.initialized_at.set(None);
             }
             ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => {
                 log(ShareChange::Modern(self.modern.replay_assignment_epoch(value.unwrap_or(-1))));
@@ -312,6 +321,7 @@ impl ShareGroup {
                 let next = value.as_deref().map(|v| Box::new(ShareState::of(v, now_ms)));
                 log(ShareChange::State(std::mem::replace(&mut self.share_state, next)));
                 self.pending.set(None);
+                self.initialized_at.set(None);
             }
             _ => {}
         }
@@ -320,6 +330,7 @@ impl ShareGroup {
     /// Undoes `changes`, newest first.
     pub(crate) fn undo(&mut self, changes: Vec<ShareChange>) {
         self.pending.set(None);
+        self.initialized_at.set(None);
         for change in changes.into_iter().rev() {
             match change {
                 ShareChange::Modern(c) => self.modern.undo(c),

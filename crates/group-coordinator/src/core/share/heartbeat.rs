@@ -11,6 +11,7 @@
 //! ([`Effects::share_state_initializations`](crate::Effects), released with
 //! the heartbeat's answer once its records are durable).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -179,54 +180,67 @@ impl CoordinatorCore {
     /// A join or a heartbeat (`shareGroupHeartbeat`, steps as Kafka numbers them).
     fn share_heartbeat(&self, req: &ShareGroupHeartbeatRequest) -> Result<Outcome, Refusal> {
         let gid = req.group_id.as_str();
-        let member_id: Arc<str> = Arc::from(req.member_id.as_str());
         let epoch = req.member_epoch;
-        let empty = ShareGroup::new();
-        let g = match self.groups.get(gid) {
-            None if epoch == 0 => &empty,
-            _ => self
-                .share_group_or(gid, || {
-                    refuse(ErrorCode::GroupIdNotFound, format!("Share group {gid} not found."))
-                })?
-                .expect("share_group_or answers an existing group or an error"),
+        let empty;
+        // One lookup finds the group and the key it is held under (no id copied).
+        let (group_id, g) = match self.groups.get_key_value(gid) {
+            Some((key, GroupKind::Share(g))) => (key.clone(), &**g),
+            Some(_) => {
+                return Err(refuse(ErrorCode::GroupIdNotFound, format!("Group {gid} is not a share group.")));
+            }
+            None if epoch == 0 => {
+                empty = ShareGroup::new();
+                (Arc::from(gid), &empty)
+            }
+            None => return Err(refuse(ErrorCode::GroupIdNotFound, format!("Share group {gid} not found."))),
         };
         let config = &self.engine.config.share;
-        let known = g.modern.members.get(&member_id);
+        let known = g.modern.members.get(req.member_id.as_str());
         if g.modern.members.len() >= config.max_size as usize && known.is_none() {
             return Err(refuse(
                 ErrorCode::GroupMaxSizeReached,
                 format!("The share group has reached its maximum capacity of {} members.", config.max_size),
             ));
         }
+        let fresh;
         let member = match known {
-            Some(m) => m.clone(),
-            None if epoch == 0 => ShareMember::new(member_id.clone()),
+            Some(m) => m,
+            None if epoch == 0 => {
+                fresh = ShareMember::new(Arc::from(req.member_id.as_str()));
+                &fresh
+            }
             None => {
                 return Err(refuse(
                     ErrorCode::UnknownMemberId,
-                    format!("Member {member_id} is not a member of group {gid}."),
+                    format!("Member {} is not a member of group {gid}.", req.member_id),
                 ));
             }
         };
-        check_epoch(&member, epoch)?;
+        check_epoch(member, epoch)?;
+        let member_id = member.id.clone();
 
-        // 1. The member as this heartbeat leaves it.
-        let mut updated = member.clone();
-        if let Some(rack) = &req.rack_id {
-            updated.rack_id = Some(rack.clone());
+        // 1. The member as this heartbeat leaves it: copied only if something changes.
+        let mut updated = Cow::Borrowed(member);
+        if let Some(rack) = req.rack_id.as_deref().filter(|r| member.rack_id.as_deref() != Some(*r)) {
+            updated.to_mut().rack_id = Some(rack.to_owned());
         }
         if let Some(topics) = &req.subscribed_topic_names {
             let mut topics = topics.clone();
             topics.sort_unstable();
             topics.dedup();
-            updated.subscribed_topic_names = topics;
+            if topics != member.subscribed_topic_names {
+                updated.to_mut().subscribed_topic_names = topics;
+            }
         }
-        updated.client_id.clone_from(&req.client_id);
-        updated.client_host.clone_from(&req.client_host);
-        let group_id: Arc<str> = Arc::from(gid);
+        if member.client_id != req.client_id {
+            updated.to_mut().client_id.clone_from(&req.client_id);
+        }
+        if member.client_host != req.client_host {
+            updated.to_mut().client_host.clone_from(&req.client_host);
+        }
         let mut records = Vec::new();
         let mut bump = false;
-        if known.is_none() || !updated.same_metadata(&member) {
+        if known.is_none() || matches!(updated, Cow::Owned(_)) {
             records.push(ModernGroupRecord::ShareMemberMetadata {
                 group_id: group_id.clone(),
                 member_id: member_id.clone(),
@@ -242,11 +256,11 @@ impl CoordinatorCore {
         bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
         let image = &self.engine.image;
         let mut group_epoch = g.modern.group_epoch;
-        let mut names = std::borrow::Cow::Borrowed(g.subscribed());
+        let mut names = Cow::Borrowed(g.subscribed());
         let mut subscription_type = subscription_type(&names, g.modern.members.len());
         let refreshed = bump || g.refresh_needed;
         if refreshed {
-            names = std::borrow::Cow::Owned(g.subscribed_names(Some(&member_id), Some(&updated)));
+            names = Cow::Owned(g.subscribed_names(Some(&member_id), Some(&updated)));
             let hash = metadata_hash(&names.keys().map(String::as_str).collect(), image);
             let members = g.modern.members.len() + usize::from(known.is_none());
             subscription_type = self::subscription_type(&names, members);
@@ -270,28 +284,32 @@ impl CoordinatorCore {
                 subscription_type,
                 &mut records,
             )?;
-            (group_epoch, target)
+            (group_epoch, Some(target))
         } else {
-            (g.modern.assignment_epoch, (**g.modern.target(&member_id)).clone())
+            (g.modern.assignment_epoch, None)
         };
 
         // 3. The member moves to its target at once (`ShareGroupAssignmentBuilder`).
-        let before = updated.clone();
-        if bump || !(updated.is_stable_at(target_epoch)) {
+        if bump || !updated.is_stable_at(target_epoch) {
+            // A settled member's keep-alive never reads its target.
+            let target: &Assignment = target.as_ref().unwrap_or_else(|| g.modern.target(&member_id));
             let subscribed = topic_ids(&updated.subscribed_topic_names, image);
-            let filtered = filter(&target, &subscribed);
+            let filtered = filter(target, &subscribed);
             if target_epoch != updated.member_epoch {
-                updated.state = ConsumerMemberState::Stable;
-                updated.assigned = Held::from(filtered);
-                updated.previous_member_epoch = updated.member_epoch;
-                updated.member_epoch = target_epoch;
+                let u = updated.to_mut();
+                u.state = ConsumerMemberState::Stable;
+                u.assigned = Held::from(filtered);
+                u.previous_member_epoch = u.member_epoch;
+                u.member_epoch = target_epoch;
             } else if bump {
-                updated.assigned = Held::from(filtered);
+                updated.to_mut().assigned = Held::from(filtered);
             }
-            if updated.member_epoch != before.member_epoch
-                || updated.previous_member_epoch != before.previous_member_epoch
-                || updated.state != before.state
-                || *updated.assigned != *before.assigned
+            // The metadata above does not touch these: comparing with the member
+            // as it was tells whether its assignment record changes.
+            if updated.member_epoch != member.member_epoch
+                || updated.previous_member_epoch != member.previous_member_epoch
+                || updated.state != member.state
+                || *updated.assigned != *member.assigned
             {
                 records.push(ModernGroupRecord::ShareCurrentMemberAssignment {
                     group_id: group_id.clone(),
@@ -410,12 +428,26 @@ impl CoordinatorCore {
         if names.is_empty() || image.is_empty() {
             return None;
         }
+        // The group's own subscriptions, already found wholly initialized at this image.
+        let own = std::ptr::eq(names, g.subscribed());
+        if own && g.initialized_at(image.version()) {
+            return None;
+        }
+        let mut whole = true;
         let now = self.engine.now;
         let retry = self.engine.config.share.initialize_retry_interval_ms;
         let state = g.share_state.as_deref();
         let mut changes: BTreeMap<TopicId, InitTopic> = BTreeMap::new();
         for name in names.keys() {
             let Some(topic) = image.topic(name) else { continue };
+            // Every partition initialized: the common case, decided without a copy.
+            if state
+                .and_then(|s| s.initialized.get(&topic.id))
+                .is_some_and(|t| t.partitions.len() >= topic.partitions as usize)
+            {
+                continue;
+            }
+            whole = false;
             let mut already: BTreeSet<i32> = BTreeSet::new();
             if let Some(s) = state {
                 if let Some(t) = s.initialized.get(&topic.id) {
@@ -431,6 +463,9 @@ impl CoordinatorCore {
             }
         }
         if changes.is_empty() {
+            if own && whole {
+                g.set_initialized_at(image.version());
+            }
             return None;
         }
         let next = match state {
@@ -479,18 +514,21 @@ impl CoordinatorCore {
         self.engine.fx.timers.push(timer);
         let answer = rid.map(|rid| (rid, Response::ShareGroupHeartbeat(response)));
         let now = self.engine.now;
-        let group_id: Arc<str> = Arc::from(gid);
         let removes =
             records.iter().any(|r| matches!(r, ModernGroupRecord::ShareGroupMetadata { value: None, .. }));
         if records.is_empty() {
-            if let Some(g) = self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
-                g.refresh_needed &= !refreshed;
+            if refreshed && let Some(g) = self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
+                g.refresh_needed = false;
             }
             if let Some((rid, response)) = answer {
                 self.engine.respond(rid, response);
             }
             return;
         }
+        let group_id: Arc<str> = match self.groups.get_key_value(gid) {
+            Some((key, _)) => key.clone(),
+            None => Arc::from(gid),
+        };
         match self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
             Some(g) => {
                 let mut changes = vec![ShareChange::Refresh(g.refresh_needed)];
@@ -540,12 +578,21 @@ impl CoordinatorCore {
 
     fn share_session_timeout_ms(&self, group: &str) -> i32 {
         let broker = self.engine.config.share.session_timeout_ms;
-        self.engine.group_configs.get(group).and_then(|o| o.share_session_timeout_ms).unwrap_or(broker)
+        let configs = &self.engine.group_configs;
+        // Hashing the id costs more than the rest of a keep-alive: skipped when no group has overrides.
+        if configs.is_empty() {
+            return broker;
+        }
+        configs.get(group).and_then(|o| o.share_session_timeout_ms).unwrap_or(broker)
     }
 
     fn share_heartbeat_interval_ms(&self, group: &str) -> i32 {
         let broker = self.engine.config.share.heartbeat_interval_ms;
-        self.engine.group_configs.get(group).and_then(|o| o.share_heartbeat_interval_ms).unwrap_or(broker)
+        let configs = &self.engine.group_configs;
+        if configs.is_empty() {
+            return broker;
+        }
+        configs.get(group).and_then(|o| o.share_heartbeat_interval_ms).unwrap_or(broker)
     }
 }
 
