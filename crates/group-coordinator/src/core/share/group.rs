@@ -26,6 +26,10 @@ pub(crate) struct ShareMember {
     pub(crate) subscribed_topic_names: Vec<String>,
     /// What it holds: a share member moves to its target at once.
     pub(crate) assigned: Held,
+    /// When its session ends (not in its records): a keep-alive moves it
+    /// without arming a timer, and the timer that fires early queues itself
+    /// again at the moved deadline.
+    pub(crate) session_deadline: Option<i64>,
 }
 
 impl ShareMember {
@@ -40,6 +44,7 @@ impl ShareMember {
             client_host: String::new(),
             subscribed_topic_names: Vec::new(),
             assigned: Held::NONE,
+            session_deadline: None,
         }
     }
 

@@ -95,6 +95,9 @@ impl CoordinatorCore {
             self.engine.respond(rid, Response::ShareGroupHeartbeat(response));
             return;
         }
+        if self.share_keep_alive(rid, req) {
+            return;
+        }
         let outcome = match req.member_epoch {
             -1 => self.share_leave(req),
             _ => self.share_heartbeat(req),
@@ -106,6 +109,53 @@ impl CoordinatorCore {
             }
             Ok(outcome) => self.apply_share_outcome(req.group_id.as_str(), Some(rid), outcome),
         }
+    }
+
+    /// A settled member's heartbeat that changes nothing, answered in place: one
+    /// group lookup, one member lookup, nothing copied or written, its session
+    /// deadline moved without a timer (the full path answers the same).
+    fn share_keep_alive(&mut self, rid: RequestId, r: &ShareGroupHeartbeatRequest) -> bool {
+        if r.member_epoch <= 0 || r.rack_id.is_some() || r.subscribed_topic_names.is_some() {
+            return false;
+        }
+        let session = self.share_session_timeout_ms(r.group_id.as_str());
+        let interval = self.share_heartbeat_interval_ms(r.group_id.as_str());
+        let deadline = self.engine.now + i64::from(session);
+        let version = self.engine.image.version();
+        let Some((key, GroupKind::Share(g))) = self.groups.get_key_value(r.group_id.as_str()) else {
+            return false;
+        };
+        let settled_group = !g.refresh_needed
+            && g.modern.group_epoch == g.modern.assignment_epoch
+            && g.initialized_at(version)
+            && !g.initialized_assignment_pending(initialized_assignment_pending);
+        if !settled_group {
+            return false;
+        }
+        let key = key.clone();
+        let assignment_epoch = g.modern.assignment_epoch;
+        let Some(GroupKind::Share(g)) = self.groups.get_mut(&*key) else { return false };
+        let Some(m) = g.modern.members.get_mut(r.member_id.as_str()) else { return false };
+        let settled = m.member_epoch == r.member_epoch
+            && m.is_stable_at(assignment_epoch)
+            && m.client_id == r.client_id
+            && m.client_host == r.client_host;
+        if !settled {
+            return false;
+        }
+        let queued = m.session_deadline.is_some_and(|d| d <= deadline);
+        m.session_deadline = Some(deadline);
+        if !queued {
+            self.engine.arm(TimerKey::ShareSession(key, m.id.clone()), deadline);
+        }
+        let answer = ShareGroupHeartbeatResponse {
+            member_id: Some(r.member_id.clone()),
+            member_epoch: m.member_epoch,
+            heartbeat_interval_ms: interval,
+            ..ShareGroupHeartbeatResponse::default()
+        };
+        self.engine.respond(rid, Response::ShareGroupHeartbeat(answer));
+        true
     }
 
     /// The share group `id`, `None` when there is none; a group of another kind
@@ -511,14 +561,27 @@ impl CoordinatorCore {
     /// are durable.
     fn apply_share_outcome(&mut self, gid: &str, rid: Option<RequestId>, outcome: Outcome) {
         let Outcome { records, response, timer, initialize, refreshed } = outcome;
+        let armed = match &timer {
+            TimerOp::Arm { key: TimerKey::ShareSession(_, member), deadline_ms } => {
+                Some((member.clone(), *deadline_ms))
+            }
+            _ => None,
+        };
         self.engine.fx.timers.push(timer);
         let answer = rid.map(|rid| (rid, Response::ShareGroupHeartbeat(response)));
         let now = self.engine.now;
         let removes =
             records.iter().any(|r| matches!(r, ModernGroupRecord::ShareGroupMetadata { value: None, .. }));
         if records.is_empty() {
-            if refreshed && let Some(g) = self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
-                g.refresh_needed = false;
+            if let Some(g) = self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
+                if refreshed {
+                    g.refresh_needed = false;
+                }
+                if let Some((member, deadline)) = &armed
+                    && let Some(m) = g.modern.members.get_mut(member)
+                {
+                    m.session_deadline = Some(*deadline);
+                }
             }
             if let Some((rid, response)) = answer {
                 self.engine.respond(rid, response);
@@ -536,6 +599,11 @@ impl CoordinatorCore {
                 for r in &records {
                     g.replay(r, now, Some(&mut changes));
                 }
+                if let Some((member, deadline)) = &armed
+                    && let Some(m) = g.modern.members.get_mut(member)
+                {
+                    m.session_deadline = Some(*deadline);
+                }
                 self.engine.timeline.push(Undo::Share { group: group_id.clone(), changes });
             }
             None => {
@@ -543,6 +611,11 @@ impl CoordinatorCore {
                 g.refresh_needed = false;
                 for r in &records {
                     g.replay(r, now, None);
+                }
+                if let Some((member, deadline)) = &armed
+                    && let Some(m) = g.modern.members.get_mut(member)
+                {
+                    m.session_deadline = Some(*deadline);
                 }
                 self.put_group(group_id.clone(), GroupKind::Share(Box::new(g)));
             }
@@ -560,7 +633,10 @@ impl CoordinatorCore {
     /// deadline whose group or member is gone does nothing.
     pub(crate) fn fire_share_session(&mut self, group: &str, member: &Arc<str>) {
         let Some(g) = self.groups.get(group).and_then(GroupKind::share) else { return };
-        if !g.modern.members.contains_key(member) {
+        let Some(m) = g.modern.members.get(member) else { return };
+        // A keep-alive moved the deadline without re-arming: queued again at it.
+        if let Some(later) = m.session_deadline.filter(|&d| d > self.engine.now) {
+            self.engine.arm(TimerKey::ShareSession(Arc::from(group), member.clone()), later);
             return;
         }
         let records = self.fence_records(group, g, member);

@@ -355,6 +355,51 @@ mod heartbeats {
         assert_eq!(assigned, &[TopicIdPartitions::new(FOO, 0..6)]);
     }
 
+    /// A settled member's keep-alive moves its session deadline without a timer;
+    /// the timer armed earlier fires early, queues itself again at the moved
+    /// deadline, and the member is fenced only once that one passes.
+    #[test]
+    fn keep_alives_move_the_session_deadline_the_timer_follows() {
+        let mut core = core(true);
+        let done = {
+            let fx = core.handle(0, RequestId(1), join("m1"));
+            complete(&mut core, fx, Ok(()))
+        };
+        let init = done.share_state_initializations[0].clone();
+        let partitions: Vec<(TopicId, Vec<i32>)> = init
+            .topics
+            .iter()
+            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
+            .collect();
+        let fx = core.share_group_state_initialized(0, "g", &partitions, true);
+        complete(&mut core, fx, Ok(()));
+        let done = {
+            let fx = core.handle(100, RequestId(2), beat("m1", 1));
+            complete(&mut core, fx, Ok(()))
+        };
+        assert_eq!(answer_of(&done).member_epoch, 2, "settled at epoch 2, deadline 45,100");
+        // Twice, so the second takes the settled path: no timer, no record.
+        {
+            let fx = core.handle(5_000, RequestId(3), beat("m1", 2));
+            complete(&mut core, fx, Ok(()))
+        };
+        let fx = core.handle(10_000, RequestId(4), beat("m1", 2));
+        assert!(fx.writes.is_empty() && fx.timers.is_empty(), "a keep-alive arms and writes nothing: {fx:?}");
+        assert_eq!(answer_of(&fx).member_epoch, 2);
+        let key = TimerKey::ShareSession(id("g"), id("m1"));
+        let fx = core.fire_timer(45_100, &key);
+        assert!(fx.writes.is_empty(), "not fenced at the old deadline");
+        assert!(
+            fx.timers.iter().any(|t| matches!(t, TimerOp::Arm { deadline_ms: 55_000, .. })),
+            "queued again at the moved deadline: {fx:?}"
+        );
+        {
+            let fx = core.fire_timer(55_000, &key);
+            complete(&mut core, fx, Ok(()))
+        };
+        assert!(core.share_group("g").expect("the group").members.is_empty(), "fenced at the moved deadline");
+    }
+
     /// A member that stops heartbeating is fenced when its session deadline passes.
     #[test]
     fn an_expired_session_fences_the_member() {
