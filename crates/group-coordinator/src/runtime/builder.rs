@@ -112,6 +112,13 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Serves share groups' share-partition initialization through `persister`
+    /// (a share coordinator): share groups (`ShareGroupConfig::enabled`) need one.
+    pub fn share_persister(mut self, persister: Arc<dyn crate::SharePersister>) -> GroupCoordinatorBuilder {
+        self.ownership.share_persister = Some(persister);
+        self
+    }
+
     /// Opens the coordinator, resuming what the storage holds (nothing with
     /// [`managed_ownership`](Self::managed_ownership)).
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {

@@ -32,6 +32,7 @@ mod clock;
 mod ownership;
 mod pending;
 mod serving_lease;
+mod share_persister;
 mod storage_stage;
 mod timers;
 
@@ -52,6 +53,7 @@ use self::ownership::{LostListener, Waiter};
 use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
 pub use self::serving_lease::ServingLease;
+pub use self::share_persister::SharePersister;
 use self::storage_stage::StageMessage;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
@@ -179,6 +181,8 @@ struct Inner {
     append_tokens: AtomicU64,
     /// Groups held by every core together, for `max_groups` (kept by `recount`).
     groups: AtomicUsize,
+    /// Where share groups' partitions get initialized (`GroupCoordinatorBuilder::share_persister`).
+    share_persister: Option<Arc<dyn SharePersister>>,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -274,6 +278,18 @@ impl Inner {
         self.writes.add(scratch.writes.len());
         for write in scratch.writes.drain(..) {
             queued.push((write.id, write.records));
+        }
+        for ask in scratch.share_state_initializations.drain(..) {
+            match &self.share_persister {
+                Some(persister) => persister.initialize(ask),
+                // `open` refuses share groups without a persister; a core that asks
+                // anyway (its config changed under it) is told no at once.
+                None => tracing::warn!(
+                    target: "group_coordinator",
+                    group = %ask.group_id,
+                    "share partitions need initializing but no share persister is configured"
+                ),
+            }
         }
         if let Some(next) = shard.timers.next_deadline()
             && next < self.next_wake.load(Ordering::Acquire)
@@ -446,6 +462,27 @@ impl Inner {
         result
     }
 
+    /// Runs `step` on the core holding group `group_id`, at the clock's time,
+    /// then applies what it left; nothing when its partition is not served here.
+    fn step_group(&self, group_id: &str, step: impl FnOnce(&mut CoordinatorCore, i64, &mut Effects)) {
+        let index = self.shard_of(group_id);
+        let mut shard = lock(&self.shards[index]);
+        if self.stopped.load(Ordering::Acquire) || !shard.state.is_owned() {
+            return;
+        }
+        let now = self.clock.now_ms();
+        let Shard { core, scratch, .. } = &mut *shard;
+        step(core, now, scratch);
+        let mut deliver = Delivery::new();
+        let kick = self.run_for(&mut shard, None, &mut deliver);
+        let incarnation = shard.incarnation;
+        drop(shard);
+        fill(deliver);
+        if kick {
+            self.kick(index, incarnation);
+        }
+    }
+
     fn fire_due_in(&self, index: usize, now: i64) -> bool {
         let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) || !shard.state.is_owned() {
@@ -540,6 +577,13 @@ impl GroupCoordinator {
         ownership: ownership::Options,
     ) -> Result<Self, CoordinatorError> {
         config.consumer.validate()?;
+        config.share.validate()?;
+        if config.share.enabled && ownership.share_persister.is_none() {
+            return Err(crate::BadConsumerGroupConfig(
+                "share groups need a share persister (GroupCoordinatorBuilder::share_persister)".into(),
+            )
+            .into());
+        }
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
@@ -602,6 +646,7 @@ impl GroupCoordinator {
             inline_appends: storage_inline,
             append_tokens: AtomicU64::new(0),
             groups: AtomicUsize::new(0),
+            share_persister: ownership.share_persister,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {

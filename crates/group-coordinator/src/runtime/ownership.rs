@@ -56,6 +56,8 @@ pub(super) struct Options {
     pub(super) image: Arc<crate::MetadataImage>,
     /// Server assignors besides the built-ins.
     pub(super) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
+    /// Where share groups' partitions get initialized.
+    pub(super) share_persister: Option<Arc<dyn super::SharePersister>>,
 }
 
 /// A request waiting in a partition: where its answer goes, and the answer it

@@ -14,6 +14,7 @@ mod oracle_share;
 mod ownership;
 mod runtime;
 mod scenarios;
+mod share_runtime;
 mod support;
 mod tables;
 mod topic_metadata;

@@ -233,13 +233,6 @@ settings! {
             &mut d.config.coordinator.consumer.regex_refresh_interval_ms
         }),
     },
-    ShareEnable: Setting {
-        flag: "--share-groups",
-        property: Kafka("group.share.enable"),
-        about: "Serve share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe); off by \
-                default while the node does not host the share coordinator",
-        value: &Switch { field: |d| &mut d.config.coordinator.share.enabled },
-    },
     ShareSessionTimeoutMs: Setting {
         flag: "--share-session-timeout-ms",
         property: Kafka("group.share.session.timeout.ms"),

@@ -20,7 +20,7 @@ fn example(key: Key) -> Option<&'static [&'static str]> {
         Key::Advertise => &["node1.example.com:19092"],
         Key::Topics => &["orders:3", "payments.v1:12"],
         Key::DataDir => &["/var/lib/group-server"],
-        Key::Memory | Key::Cluster | Key::ShareEnable => &["true"],
+        Key::Memory | Key::Cluster => &["true"],
         Key::RequestLog => &["requests.jsonl"],
         Key::RebalanceProtocols => &["classic"],
         Key::ConsumerMigrationPolicy => &["upgrade"],

@@ -1,0 +1,83 @@
+//! Share groups through the runtime: a heartbeat's share-partition
+//! initialization goes to the node's `SharePersister` once durable, its answer
+//! comes back through `share_group_state_initialized`, and the next heartbeat
+//! assigns the partitions; share groups without a persister are refused at open.
+
+use std::sync::{Arc, Mutex};
+
+use group_coordinator::{
+    CoordinatorConfig, GroupCoordinator, ManualClock, MetadataImage, SharePersister, TopicImage,
+};
+use group_offsets::MemoryMetadataStore;
+use group_types::{
+    ErrorCode, GroupId, InitializeShareGroupStateRequest, MemberId, ShareGroupHeartbeatRequest, TopicId,
+    TopicIdPartitions,
+};
+
+const FOO: TopicId = TopicId([3; 16]);
+
+/// A share coordinator that keeps what it is asked, to answer when the test says.
+#[derive(Debug, Default)]
+struct Parked(Mutex<Vec<InitializeShareGroupStateRequest>>);
+
+impl SharePersister for Parked {
+    fn initialize(&self, request: InitializeShareGroupStateRequest) {
+        self.0.lock().unwrap().push(request);
+    }
+}
+
+fn config() -> CoordinatorConfig {
+    let mut config = CoordinatorConfig::default();
+    config.share.enabled = true;
+    config
+}
+
+fn heartbeat(epoch: i32, topics: Option<Vec<String>>) -> ShareGroupHeartbeatRequest {
+    ShareGroupHeartbeatRequest {
+        group_id: GroupId::from("g"),
+        member_id: MemberId::from("m1"),
+        member_epoch: epoch,
+        subscribed_topic_names: topics,
+        client_id: "c".into(),
+        client_host: "/h".into(),
+        ..ShareGroupHeartbeatRequest::default()
+    }
+}
+
+#[test]
+fn an_initialization_goes_to_the_persister_and_its_answer_assigns_the_partitions() {
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 4)]))
+        .share_persister(persister.clone())
+        .open()
+        .expect("opens");
+    let r =
+        coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("answered");
+    assert_eq!((r.error_code, r.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(r.assignment, Some(Vec::new()), "nothing is initialized yet");
+    let asked = std::mem::take(&mut *persister.0.lock().unwrap());
+    assert_eq!(asked.len(), 1, "the heartbeat asked once: {asked:?}");
+    assert_eq!(asked[0].group_id.as_str(), "g");
+    let partitions: Vec<i32> = asked[0].topics[0].partitions.iter().map(|p| p.partition).collect();
+    assert_eq!(partitions, [0, 1, 2, 3]);
+
+    // The next heartbeat neither assigns nor asks again while the answer is out.
+    let r = coordinator.handle_share_group_heartbeat(heartbeat(1, None)).expect("answered");
+    assert_eq!(r.member_epoch, 1);
+    assert!(persister.0.lock().unwrap().is_empty());
+
+    coordinator.share_group_state_initialized(&asked[0], true);
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let r = coordinator.handle_share_group_heartbeat(heartbeat(1, None)).expect("answered");
+    assert_eq!(r.member_epoch, 2, "the initialized partitions bump the group");
+    assert_eq!(r.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..4)]));
+}
+
+#[test]
+fn share_groups_without_a_persister_are_refused_at_open() {
+    let refused = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config()).open();
+    let error = refused.expect_err("share groups need a persister").to_string();
+    assert!(error.contains("share persister"), "{error}");
+}
