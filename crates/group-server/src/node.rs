@@ -867,10 +867,17 @@ fn check_new_topic(
     Ok(partitions)
 }
 
+/// The group APIs the node decodes and routes but does not advertise: share groups
+/// need a share coordinator, which this node does not host yet, so the coordinator
+/// answers them `UNSUPPORTED_VERSION` (Kafka leaves them out of ApiVersions too while
+/// share groups are off).
+pub const UNADVERTISED_APIS: [ApiKey; 2] = [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe];
+
 /// The ApiVersions body: every supported key with the crate's range.
 fn api_versions(error: ErrorCode) -> kp::ApiVersionsResponse {
     let keys = SUPPORTED_APIS
         .iter()
+        .filter(|(k, _, _)| !UNADVERTISED_APIS.contains(k))
         .map(|&(k, min, max)| {
             kp::api_versions_response::ApiVersion::default()
                 .with_api_key(k as i16)

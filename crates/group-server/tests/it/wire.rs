@@ -17,9 +17,13 @@ fn api_versions_advertises_exactly_the_crate_ranges_with_header_v0() {
         assert_eq!(resp.error_code, 0);
         let got: Vec<(i16, i16, i16)> =
             resp.api_keys.iter().map(|k| (k.api_key, k.min_version, k.max_version)).collect();
-        let want: Vec<(i16, i16, i16)> =
-            SUPPORTED_APIS.iter().map(|&(k, lo, hi)| (k as i16, lo, hi)).collect();
+        let want: Vec<(i16, i16, i16)> = SUPPORTED_APIS
+            .iter()
+            .filter(|(k, _, _)| !group_server::UNADVERTISED_APIS.contains(k))
+            .map(|&(k, lo, hi)| (k as i16, lo, hi))
+            .collect();
         assert_eq!(got, want);
+        assert!(!got.iter().any(|&(k, _, _)| k == 76 || k == 77), "no share API while no share coordinator");
         // Produce is advertised (librdkafka needs it), and KIP-848's consumer protocol;
         // OffsetForLeaderEpoch and InitProducerId are not.
         assert!(got.iter().any(|&(k, lo, _)| k == 0 && lo == 3));
