@@ -13,6 +13,7 @@ mod oracle_runtime;
 mod ownership_sim;
 mod restart;
 mod restart_sled;
+mod share_sim;
 mod simulation;
 mod stress;
 mod support;
