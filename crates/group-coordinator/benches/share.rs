@@ -61,7 +61,7 @@ impl Driver {
         while let Some(w) = self.out.writes.pop() {
             self.core.complete_write_into(1, w.id, Ok(()), &mut self.out);
         }
-        for init in std::mem::take(&mut self.out.share_state_initializations) {
+        for init in self.core.take_share_state_initializations() {
             let parts: Vec<(TopicId, Vec<i32>)> = init
                 .topics
                 .iter()

@@ -226,7 +226,7 @@ impl CoordinatorCore {
                     self.engine.respond(request, response);
                 }
                 if let (Ok(()), Some(initialize)) = (result, initialize) {
-                    self.engine.fx.share_state_initializations.push(*initialize);
+                    self.engine.share_state_initializations.push(*initialize);
                 }
             }
             PendingWrite::RetryTimer { key } => {

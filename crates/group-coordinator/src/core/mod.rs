@@ -133,6 +133,10 @@ pub(crate) struct Engine {
     pub(crate) image_with_new_topics: i64,
     /// Per-group overrides of consumer-group settings.
     pub(crate) group_configs: ClientMap<String, crate::GroupConfigOverrides>,
+    /// Share-partition initializations released by durable heartbeats, until
+    /// taken (`CoordinatorCore::take_share_state_initializations`). Kept apart from
+    /// `Effects`, which every request moves: share groups alone pay for them.
+    pub(crate) share_state_initializations: Vec<group_types::InitializeShareGroupStateRequest>,
     /// Server assignors by name: the built-ins (`uniform`, `range`), then those
     /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
@@ -348,6 +352,7 @@ impl CoordinatorCore {
                 image: Arc::new(crate::MetadataImage::default()),
                 image_with_new_topics: 0,
                 group_configs: ClientMap::default(),
+                share_state_initializations: Vec::new(),
                 assignors: vec![
                     Arc::new(group_assignors::server::UniformAssignor),
                     Arc::new(group_assignors::server::ServerRangeAssignor),

@@ -81,11 +81,6 @@ pub struct Effects {
     /// What happened to groups (state changes, rebalances, expirations), in order:
     /// for logs and metrics, nothing to act on.
     pub events: Vec<crate::core::GroupEvent>,
-    /// Share partitions a share group needs state for, to ask of the share
-    /// coordinator (`persisterInitialize`), each released once the heartbeat
-    /// that asked is durable. The answer goes back through
-    /// [`CoordinatorCore::share_group_state_initialized`](crate::CoordinatorCore::share_group_state_initialized).
-    pub share_state_initializations: Vec<group_types::InitializeShareGroupStateRequest>,
 }
 
 impl Effects {
@@ -95,7 +90,6 @@ impl Effects {
             && self.timers.is_empty()
             && self.writes.is_empty()
             && self.events.is_empty()
-            && self.share_state_initializations.is_empty()
     }
 
     /// Appends another step's effects.
@@ -104,7 +98,6 @@ impl Effects {
         self.timers.extend(other.timers);
         self.writes.extend(other.writes);
         self.events.extend(other.events);
-        self.share_state_initializations.extend(other.share_state_initializations);
     }
 }
 

@@ -279,7 +279,12 @@ impl Inner {
         for write in scratch.writes.drain(..) {
             queued.push((write.id, write.records));
         }
-        for ask in scratch.share_state_initializations.drain(..) {
+        let asks = if shard.core.has_share_state_initializations() {
+            shard.core.take_share_state_initializations()
+        } else {
+            Vec::new()
+        };
+        for ask in asks {
             match &self.share_persister {
                 Some(persister) => persister.initialize(ask),
                 // `open` refuses share groups without a persister; a core that asks

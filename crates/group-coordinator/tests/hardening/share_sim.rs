@@ -118,7 +118,7 @@ impl Sim {
     fn process(&mut self, fx: Effects) {
         self.timers.apply(fx.timers);
         self.queue.extend(fx.writes);
-        self.asked.extend(fx.share_state_initializations);
+        self.asked.extend(self.core.take_share_state_initializations());
         for (rid, response) in fx.responses {
             if !self.answered.insert(rid) {
                 self.fail(format!("request {rid:?} answered twice"));

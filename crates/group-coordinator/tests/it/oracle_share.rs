@@ -95,7 +95,6 @@ impl Replay {
     fn process(&mut self, now: i64, fx: Effects, out: &mut StepOut) {
         self.timers.apply(fx.timers);
         out.answers.extend(fx.responses);
-        out.initializations.extend(fx.share_state_initializations);
         for write in fx.writes {
             if !self.core.is_write_outstanding(write.id) {
                 continue;
@@ -104,6 +103,7 @@ impl Replay {
             let more = self.core.complete_write(now, write.id, Ok(()));
             self.process(now, more, out);
         }
+        out.initializations.extend(self.core.take_share_state_initializations());
     }
 
     fn request(&mut self, now: i64, request: Request) -> (Response, StepOut) {

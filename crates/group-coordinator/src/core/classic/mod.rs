@@ -84,6 +84,7 @@ impl Engine {
 
 /// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
 /// `position` is where `req.member_id` sits in the group, if it is a member.
+#[inline]
 fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
     if g.is(GroupState::Dead) {
         return Err(ErrorCode::CoordinatorNotAvailable);

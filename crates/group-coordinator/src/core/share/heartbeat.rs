@@ -8,8 +8,8 @@
 //! initialized share partitions are assigned: a heartbeat whose members
 //! subscribe to partitions the share coordinator has no state for yet writes
 //! them as initializing and asks for their initialization
-//! ([`Effects::share_state_initializations`](crate::Effects), released with
-//! the heartbeat's answer once its records are durable).
+//! ([`CoordinatorCore::take_share_state_initializations`], released with the
+//! heartbeat's answer once its records are durable).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};

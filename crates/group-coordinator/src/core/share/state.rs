@@ -15,6 +15,19 @@ use super::group::{InitTopic, ShareState};
 use crate::core::{CoordinatorCore, Effects, GroupKind, PendingWrite, Undo};
 
 impl CoordinatorCore {
+    /// The share partitions share groups need state for, to ask of the share
+    /// coordinator (`persisterInitialize`): each released once the heartbeat that
+    /// asked is durable, and handed out once. The answer goes back through
+    /// [`share_group_state_initialized`](Self::share_group_state_initialized).
+    pub fn take_share_state_initializations(&mut self) -> Vec<group_types::InitializeShareGroupStateRequest> {
+        std::mem::take(&mut self.engine.share_state_initializations)
+    }
+
+    /// True when initializations wait to be taken.
+    pub fn has_share_state_initializations(&self) -> bool {
+        !self.engine.share_state_initializations.is_empty()
+    }
+
     /// The share coordinator answered the initialization of `partitions` (per
     /// topic id) of share group `group_id`: `initialized` when it succeeded.
     /// Writes the group's new state record; nothing when there is nothing to

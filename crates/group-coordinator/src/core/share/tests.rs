@@ -289,7 +289,6 @@ mod heartbeats {
         let mut out = Effects::default();
         out.responses.extend(fx.responses);
         out.timers.extend(fx.timers);
-        out.share_state_initializations.extend(fx.share_state_initializations);
         for w in fx.writes {
             let more = core.complete_write(100, w.id, result);
             out.extend(complete(core, more, result));
@@ -321,7 +320,7 @@ mod heartbeats {
         assert!(!fx.writes.is_empty());
         let done = complete(&mut core, fx, Err(ErrorCode::NotEnoughReplicas));
         assert_eq!(answer_of(&done).error_code, ErrorCode::CoordinatorNotAvailable);
-        assert!(done.share_state_initializations.is_empty());
+        assert!(!core.has_share_state_initializations(), "{done:?}");
         assert!(!core.groups.contains_key("g"), "the group the failed join made is gone");
     }
 
@@ -332,8 +331,9 @@ mod heartbeats {
         let fx = core.handle(0, RequestId(1), join("m1"));
         let done = complete(&mut core, fx, Ok(()));
         assert_eq!(answer_of(&done).member_epoch, 1);
-        assert_eq!(done.share_state_initializations.len(), 1, "foo is asked to be initialized");
-        let init = &done.share_state_initializations[0];
+        let asked = core.take_share_state_initializations();
+        assert_eq!(asked.len(), 1, "foo is asked to be initialized");
+        let init = &asked[0];
         let partitions: Vec<(TopicId, Vec<i32>)> = init
             .topics
             .iter()
@@ -365,7 +365,8 @@ mod heartbeats {
             let fx = core.handle(0, RequestId(1), join("m1"));
             complete(&mut core, fx, Ok(()))
         };
-        let init = done.share_state_initializations[0].clone();
+        assert_eq!(answer_of(&done).member_epoch, 1);
+        let init = core.take_share_state_initializations().remove(0);
         let partitions: Vec<(TopicId, Vec<i32>)> = init
             .topics
             .iter()
