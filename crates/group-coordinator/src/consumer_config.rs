@@ -173,49 +173,50 @@ impl GroupConfigOverrides {
     /// Checks the share-group overrides against the broker's `group.share.*`
     /// bounds, and session > interval (`GroupConfig.validate`).
     pub fn validate_share(&self, broker: &crate::ShareGroupConfig) -> Result<(), BadConsumerGroupConfig> {
-        let session = self.share_session_timeout_ms.unwrap_or(broker.session_timeout_ms);
-        let interval = self.share_heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms);
-        if !(broker.min_session_timeout_ms..=broker.max_session_timeout_ms).contains(&session) {
-            return Err(BadConsumerGroupConfig(format!(
-                "share.session.timeout.ms {session} is outside [{}, {}]",
-                broker.min_session_timeout_ms, broker.max_session_timeout_ms
-            )));
-        }
-        if !(broker.min_heartbeat_interval_ms..=broker.max_heartbeat_interval_ms).contains(&interval) {
-            return Err(BadConsumerGroupConfig(format!(
-                "share.heartbeat.interval.ms {interval} is outside [{}, {}]",
-                broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms
-            )));
-        }
-        if interval >= session {
-            return Err(BadConsumerGroupConfig(format!(
-                "share.heartbeat.interval.ms {interval} must be below share.session.timeout.ms {session}"
-            )));
-        }
-        Ok(())
+        check_overrides(
+            "share",
+            self.share_session_timeout_ms.unwrap_or(broker.session_timeout_ms),
+            (broker.min_session_timeout_ms, broker.max_session_timeout_ms),
+            self.share_heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms),
+            (broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms),
+        )
     }
 
     /// Checks the overrides against the broker's bounds, and session > interval.
     pub fn validate(&self, broker: &ConsumerGroupConfig) -> Result<(), BadConsumerGroupConfig> {
-        let session = self.session_timeout_ms.unwrap_or(broker.session_timeout_ms);
-        let interval = self.heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms);
-        if !(broker.min_session_timeout_ms..=broker.max_session_timeout_ms).contains(&session) {
-            return Err(BadConsumerGroupConfig(format!(
-                "consumer.session.timeout.ms {session} is outside [{}, {}]",
-                broker.min_session_timeout_ms, broker.max_session_timeout_ms
-            )));
-        }
-        if !(broker.min_heartbeat_interval_ms..=broker.max_heartbeat_interval_ms).contains(&interval) {
-            return Err(BadConsumerGroupConfig(format!(
-                "consumer.heartbeat.interval.ms {interval} is outside [{}, {}]",
-                broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms
-            )));
-        }
-        if interval >= session {
-            return Err(BadConsumerGroupConfig(format!(
-                "consumer.heartbeat.interval.ms {interval} must be below consumer.session.timeout.ms {session}"
-            )));
-        }
-        Ok(())
+        check_overrides(
+            "consumer",
+            self.session_timeout_ms.unwrap_or(broker.session_timeout_ms),
+            (broker.min_session_timeout_ms, broker.max_session_timeout_ms),
+            self.heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms),
+            (broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms),
+        )
     }
+}
+
+/// A kind's session and interval (its `kind.session.timeout.ms` and
+/// `kind.heartbeat.interval.ms` group settings) within the broker's bounds, the
+/// interval below the session (`GroupConfig.validate`).
+fn check_overrides(
+    kind: &str,
+    session: i32,
+    (min_session, max_session): (i32, i32),
+    interval: i32,
+    (min_interval, max_interval): (i32, i32),
+) -> Result<(), BadConsumerGroupConfig> {
+    let bad = |m: String| Err(BadConsumerGroupConfig(m));
+    if !(min_session..=max_session).contains(&session) {
+        return bad(format!("{kind}.session.timeout.ms {session} is outside [{min_session}, {max_session}]"));
+    }
+    if !(min_interval..=max_interval).contains(&interval) {
+        return bad(format!(
+            "{kind}.heartbeat.interval.ms {interval} is outside [{min_interval}, {max_interval}]"
+        ));
+    }
+    if interval >= session {
+        return bad(format!(
+            "{kind}.heartbeat.interval.ms {interval} must be below {kind}.session.timeout.ms {session}"
+        ));
+    }
+    Ok(())
 }

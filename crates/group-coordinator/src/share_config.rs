@@ -99,4 +99,33 @@ mod tests {
     fn settings_are_checked_as_kafka_checks_them(#[case] config: ShareGroupConfig, #[case] ok: bool) {
         assert_eq!(config.validate().is_ok(), ok, "{config:?}");
     }
+
+    /// A group's `share.session.timeout.ms` / `share.heartbeat.interval.ms` within the
+    /// broker's bounds, the interval below the session (`GroupConfig.validate`).
+    #[rstest]
+    #[case::none(None, None, None)]
+    #[case::within(Some(50_000), Some(10_000), None)]
+    #[case::session_too_short(
+        Some(1_000),
+        None,
+        Some("share.session.timeout.ms 1000 is outside [45000, 60000]")
+    )]
+    #[case::interval_too_long(
+        None,
+        Some(20_000),
+        Some("share.heartbeat.interval.ms 20000 is outside [5000, 15000]")
+    )]
+    fn group_overrides_are_checked(
+        #[case] session: Option<i32>,
+        #[case] interval: Option<i32>,
+        #[case] error: Option<&str>,
+    ) {
+        let overrides = crate::GroupConfigOverrides {
+            share_session_timeout_ms: session,
+            share_heartbeat_interval_ms: interval,
+            ..Default::default()
+        };
+        let got = overrides.validate_share(&ShareGroupConfig::default()).err().map(|e| e.0);
+        assert_eq!(got.as_deref(), error);
+    }
 }
