@@ -82,6 +82,10 @@ pub struct CoordinatorMetrics {
     pub consumer_groups: [usize; 4],
     /// Members of consumer groups, whichever protocol each member speaks.
     pub consumer_members: usize,
+    /// Share groups (KIP-932): Empty, then Stable.
+    pub share_groups: [usize; 2],
+    /// Members of share groups.
+    pub share_members: usize,
     /// Join phases begun (a group entering PreparingRebalance).
     pub rebalances_started: u64,
     /// Join phases completed with members (a new generation in CompletingRebalance).
@@ -160,6 +164,21 @@ impl CoordinatorMetrics {
             + self.groups_completing_rebalance
             + self.groups_stable
             + self.consumer_groups.iter().sum::<usize>()
+            + self.share_groups.iter().sum::<usize>()
+    }
+
+    /// Share groups in state `state` (`Empty` or `Stable`; 0 for any other).
+    pub fn share_groups_in(&self, state: &str) -> usize {
+        match state {
+            "Empty" => self.share_groups[0],
+            "Stable" => self.share_groups[1],
+            _ => 0,
+        }
+    }
+
+    pub(crate) fn count_share_group(&mut self, members: usize) {
+        self.share_groups[usize::from(members > 0)] += 1;
+        self.share_members += members;
     }
 
     pub(crate) fn count_consumer_group(&mut self, state: ConsumerGroupState, members: usize) {

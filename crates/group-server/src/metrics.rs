@@ -364,7 +364,8 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
     .map(|state| (state.as_str(), "classic", m.groups_in(state)));
     let consumer = CoordinatorMetrics::CONSUMER_GROUP_STATES
         .map(|state| (state.as_str(), "consumer", m.consumer_groups_in(state)));
-    for (state, kind, n) in classic.into_iter().chain(consumer) {
+    let share = ["Empty", "Stable"].map(|state| (state, "share", m.share_groups_in(state)));
+    for (state, kind, n) in classic.into_iter().chain(consumer).chain(share) {
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         ConstGauge::new(n).encode(family.encode_family(&[("state", state), ("type", kind)])?)?;
     }
@@ -374,7 +375,7 @@ fn encode_coordinator(enc: &mut DescriptorEncoder<'_>, m: &CoordinatorMetrics) -
         None,
         MetricType::Gauge,
     )?;
-    for (kind, n) in [("classic", m.members), ("consumer", m.consumer_members)] {
+    for (kind, n) in [("classic", m.members), ("consumer", m.consumer_members), ("share", m.share_members)] {
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         ConstGauge::new(n).encode(family.encode_family(&[("type", kind)])?)?;
     }

@@ -431,9 +431,7 @@ impl crate::CoordinatorCore {
                 crate::core::GroupKind::Consumer(g) => {
                     metrics.count_consumer_group(g.state(), g.modern.members.len())
                 }
-                // Counted with their own labels once share groups are served
-                // (ShareGroupHeartbeat); until then only a load makes one.
-                crate::core::GroupKind::Share(_) => {}
+                crate::core::GroupKind::Share(g) => metrics.count_share_group(g.modern.members.len()),
             }
         }
     }

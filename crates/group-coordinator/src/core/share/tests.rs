@@ -492,3 +492,14 @@ mod kept_counts {
         }
     }
 }
+
+/// Share groups are counted by state (Empty, Stable) and members, beside the other kinds.
+#[rstest]
+#[case::with_members(&["m1", "m2"], [0, 1], 2)]
+#[case::empty(&[], [1, 0], 0)]
+fn share_groups_are_counted(#[case] members: &[&str], #[case] groups: [usize; 2], #[case] n: usize) {
+    let core = loaded(share_group(members));
+    let mut metrics = crate::CoordinatorMetrics::default();
+    core.count_groups(&mut metrics);
+    assert_eq!((metrics.share_groups, metrics.share_members, metrics.groups()), (groups, n, 1));
+}
