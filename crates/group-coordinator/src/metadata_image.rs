@@ -125,6 +125,11 @@ impl MetadataImage {
         self.by_name.is_empty()
     }
 
+    /// The ids of `old`'s topics this image no longer has (deleted topics).
+    pub fn deleted_since(&self, old: &MetadataImage) -> Vec<TopicId> {
+        old.topics().filter(|t| self.topic_by_id(t.id).is_none()).map(|t| t.id).collect()
+    }
+
     /// Names of topics created, deleted or changed (partitions, id) from `old` to
     /// this image. Rack changes alone are not listed: in Kafka a broker
     /// registration is not a topic delta, so no group refreshes for it

@@ -701,11 +701,32 @@ impl GroupCoordinator {
 
     /// Replaces the metadata image every coordinator partition's consumer groups
     /// see (see [`CoordinatorCore::update_metadata_image`]).
+    ///
+    /// Share groups first drop the share state of deleted topics
+    /// ([`CoordinatorCore::share_topics_deleted`]), as Kafka's
+    /// `maybeCleanupShareGroupState` runs before the new image.
     pub fn update_metadata_image(&self, image: MetadataImage) {
         let image = Arc::new(image);
-        *lock(&self.inner.image) = image.clone();
-        for shard in &self.inner.shards {
-            lock(shard).core.update_metadata_image(image.clone());
+        let old = std::mem::replace(&mut *lock(&self.inner.image), image.clone());
+        let deleted = image.deleted_since(&old);
+        for (index, shard) in self.inner.shards.iter().enumerate() {
+            let mut shard = lock(shard);
+            if !deleted.is_empty() && shard.state.is_owned() {
+                let now = self.inner.clock.now_ms();
+                let Shard { core, scratch, .. } = &mut *shard;
+                scratch.extend(core.share_topics_deleted(now, &deleted));
+                let mut deliver = Delivery::new();
+                let kick = self.inner.run_for(&mut shard, None, &mut deliver);
+                let incarnation = shard.incarnation;
+                shard.core.update_metadata_image(image.clone());
+                drop(shard);
+                fill(deliver);
+                if kick {
+                    self.inner.kick(index, incarnation);
+                }
+                continue;
+            }
+            shard.core.update_metadata_image(image.clone());
         }
     }
 
@@ -717,6 +738,11 @@ impl GroupCoordinator {
     /// A snapshot of consumer group `group_id`.
     pub fn get_consumer_group(&self, group_id: &str) -> Option<crate::ConsumerGroupSnapshot> {
         lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.consumer_group(group_id)
+    }
+
+    /// A snapshot of share group `group_id`.
+    pub fn get_share_group(&self, group_id: &str) -> Option<crate::ShareGroupSnapshot> {
+        lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.share_group(group_id)
     }
 
     /// Sets group `group_id`'s overrides of the consumer-group settings.

@@ -673,10 +673,17 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
             }
             "metadata" => {
-                let deleted = step["delete"].as_array().is_some_and(|d| !d.is_empty());
-                if deleted {
-                    outcome.stopped = Some((i, "metadata (topic deletion)".to_owned()));
-                    break;
+                // Deleted topics first drop out of the share state
+                // (`maybeCleanupShareGroupState`), then the new image.
+                let mut deleted = Vec::new();
+                for name in step["delete"].as_array().into_iter().flatten() {
+                    if let Some((id, _)) = r.topics.remove(name.as_str().unwrap()) {
+                        deleted.push(id);
+                    }
+                }
+                if !deleted.is_empty() {
+                    let fx = r.core.share_topics_deleted(at, &deleted);
+                    r.process(at, fx, &mut out);
                 }
                 for t in step["create"].as_array().into_iter().flatten() {
                     add_topic(&mut r, t);

@@ -73,6 +73,14 @@ fn an_initialization_goes_to_the_persister_and_its_answer_assigns_the_partitions
     let r = coordinator.handle_share_group_heartbeat(heartbeat(1, None)).expect("answered");
     assert_eq!(r.member_epoch, 2, "the initialized partitions bump the group");
     assert_eq!(r.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..4)]));
+
+    // The topic is deleted: its share state goes before the image changes.
+    coordinator.update_metadata_image(MetadataImage::new(2, []));
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("a state record");
+    assert!(state.initialized.is_empty(), "{state:?}");
+    let r = coordinator.handle_share_group_heartbeat(heartbeat(2, None)).expect("answered");
+    assert_eq!((r.member_epoch, r.assignment), (3, Some(Vec::new())), "the next heartbeat drops the topic");
 }
 
 #[test]

@@ -118,3 +118,55 @@ fn remove_partitions(map: &mut BTreeMap<TopicId, InitTopic>, id: TopicId, parts:
         }
     }
 }
+
+impl CoordinatorCore {
+    /// Topics `deleted` left the cluster (`GroupMetadataManager.maybeCleanupShareGroupState`,
+    /// run before the image without them): every share group whose state names one
+    /// writes its state again without them (the share coordinator drops their state
+    /// on its own, from the same metadata). The caller then installs the new image.
+    pub fn share_topics_deleted(&mut self, now_ms: i64, deleted: &[TopicId]) -> Effects {
+        let mut out = Effects::default();
+        if deleted.is_empty() {
+            return out;
+        }
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        let mut ids: Vec<Arc<str>> = self
+            .groups
+            .iter()
+            .filter_map(|(id, g)| {
+                let state = g.share()?.share_state.as_deref()?;
+                let names = |t: &TopicId| {
+                    state.initializing.contains_key(t)
+                        || state.initialized.contains_key(t)
+                        || state.deleting.contains_key(t)
+                };
+                deleted.iter().any(names).then(|| id.clone())
+            })
+            .collect();
+        // In id order, so that a step's records do not depend on the map's order.
+        ids.sort_unstable();
+        let now = self.engine.now;
+        for id in ids {
+            let Some(g) = self.groups.get_mut(&id).and_then(GroupKind::share_mut) else { continue };
+            let Some(mut next) = g.share_state.as_deref().cloned() else { continue };
+            for t in deleted {
+                next.initializing.remove(t);
+                next.initialized.remove(t);
+                next.deleting.remove(t);
+            }
+            let record = ModernGroupRecord::ShareStatePartitionMetadata {
+                group_id: id.clone(),
+                value: Some(Box::new(next.value())),
+            };
+            let mut changes = Vec::new();
+            g.replay(&record, now, Some(&mut changes));
+            self.engine.timeline.push(Undo::Share { group: id.clone(), changes });
+            let pending = PendingWrite::ShareHeartbeat { answer: None, initialize: None };
+            self.write_group_records(&id, vec![Record::Modern(record)], pending);
+        }
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
+    }
+}

@@ -503,3 +503,17 @@ fn share_groups_are_counted(#[case] members: &[&str], #[case] groups: [usize; 2]
     core.count_groups(&mut metrics);
     assert_eq!((metrics.share_groups, metrics.share_members, metrics.groups()), (groups, n, 1));
 }
+
+/// A deleted topic leaves every share group's state (`maybeCleanupShareGroupState`):
+/// one record per group that named it, none for the others.
+#[test]
+fn a_deleted_topic_leaves_the_share_state() {
+    let mut core = loaded(share_group(&["m1"]));
+    let fx = core.share_topics_deleted(100, &[TopicId([9; 16])]);
+    assert!(fx.writes.is_empty(), "a topic no group names writes nothing");
+    let fx = core.share_topics_deleted(100, &[FOO]);
+    let written: Vec<&Record> = fx.writes.iter().flat_map(|w| w.records.iter()).collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let state = core.share_group("g").and_then(|g| g.share_state).expect("the group keeps a state record");
+    assert!(state.initialized.is_empty() && state.initializing.is_empty(), "{state:?}");
+}
