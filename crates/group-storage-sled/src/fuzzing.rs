@@ -57,8 +57,8 @@ pub fn record(input: &[u8]) {
     if let Ok(epoch) = codec::decode_epoch(value) {
         assert_eq!(codec::encode_epoch(epoch).as_slice(), value, "epoch round trip");
     }
-    for record_type in CONSUMER_RECORD_TYPES {
-        let sub = if matches!(record_type, 3 | 6) { "" } else { "m" };
+    for record_type in MODERN_RECORD_TYPES {
+        let sub = if group_offsets::record_type::is_group_level(record_type) { "" } else { "m" };
         let shared = group_offsets::codec::decode_modern_value(record_type, Arc::from("g"), sub, value);
         if let Ok(record) = shared {
             let encoded = codec::encode_value(&group_offsets::Record::Modern(record.clone()))
@@ -75,8 +75,9 @@ pub fn record(input: &[u8]) {
     }
 }
 
-/// Kafka's consumer-group record types (`group_offsets::record_type`).
-const CONSUMER_RECORD_TYPES: [i16; 6] = [3, 5, 6, 7, 8, 16];
+/// Kafka's record types of the modern kinds (`group_offsets::record_type`): the
+/// consumer group's, then the share group's (which have no legacy form).
+const MODERN_RECORD_TYPES: [i16; 12] = [3, 5, 6, 7, 8, 16, 10, 11, 12, 13, 14, 15];
 
 /// The fuzz input's layout: one byte `n`, then a key of `n` bytes (fewer if the input
 /// ends first), then the value, the rest.
@@ -174,6 +175,60 @@ mod tests {
         records.into_iter().map(|(name, r)| (format!("consumer-{}", name.replace(' ', "-")), r)).collect()
     }
 
+    /// One small share-group record of each type (KIP-932): shared-codec values
+    /// only (they have no legacy form).
+    fn share_seeds() -> Vec<(String, ModernGroupRecord)> {
+        use group_offsets::{
+            ConsumerGroupMetadataValue, ShareMemberAssignmentValue, ShareMemberMetadataValue,
+            ShareStatePartitionMetadataValue, ShareTopicPartitions,
+        };
+        use group_types::{ConsumerMemberState, TopicId, TopicIdPartitions};
+        let (g, m) = (|| Arc::<str>::from("g"), || Arc::<str>::from("m"));
+        let t = TopicId::from_u128(1);
+        let topic = ShareTopicPartitions { topic_id: t, topic_name: "t1".into(), partitions: vec![0, 1] };
+        let records = vec![
+            ModernGroupRecord::ShareMemberMetadata {
+                group_id: g(),
+                member_id: m(),
+                value: Some(Box::new(ShareMemberMetadataValue {
+                    rack_id: Some("r1".into()),
+                    client_id: "c".into(),
+                    client_host: "/h".into(),
+                    subscribed_topic_names: vec!["t1".into()],
+                })),
+            },
+            ModernGroupRecord::ShareGroupMetadata {
+                group_id: g(),
+                value: Some(ConsumerGroupMetadataValue { epoch: 3, metadata_hash: 258 }),
+            },
+            ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g(), value: Some(3) },
+            ModernGroupRecord::ShareTargetAssignmentMember {
+                group_id: g(),
+                member_id: m(),
+                value: Some(vec![TopicIdPartitions::new(t, [0, 1])]),
+            },
+            ModernGroupRecord::ShareCurrentMemberAssignment {
+                group_id: g(),
+                member_id: m(),
+                value: Some(ShareMemberAssignmentValue {
+                    member_epoch: 3,
+                    previous_member_epoch: 2,
+                    state: ConsumerMemberState::Stable,
+                    assigned: vec![TopicIdPartitions::new(t, [1])],
+                }),
+            },
+            ModernGroupRecord::ShareStatePartitionMetadata {
+                group_id: g(),
+                value: Some(Box::new(ShareStatePartitionMetadataValue {
+                    initializing: vec![topic.clone()],
+                    initialized: vec![topic],
+                    deleting: vec![(t, "t1".into())],
+                })),
+            },
+        ];
+        records.into_iter().map(|r| (format!("share-{}", r.type_name()), r)).collect()
+    }
+
     /// One record of each kind under its own key, and a layout v1 offset.
     fn seeds() -> Vec<(String, Vec<u8>)> {
         let p = CoordinatorPartition(7);
@@ -213,6 +268,11 @@ mod tests {
             let shared = codec::encode_value(&group_offsets::Record::Modern(r)).expect("a value");
             [(format!("{name}-v2"), join(&key, &shared)), (name, join(&key, &legacy))]
         });
+        let share = share_seeds().into_iter().map(|(name, r)| {
+            let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
+            let shared = codec::encode_value(&group_offsets::Record::Modern(r)).expect("a value");
+            (format!("{name}-v2"), join(&key, &shared))
+        });
         let shared_offset = codec::encode_value(&group_offsets::Record::Offset {
             group_id: Arc::from("g"),
             partition: group_types::TopicPartition::new("t1", 0),
@@ -240,6 +300,7 @@ mod tests {
             ),
         ];
         seeds.extend(consumer);
+        seeds.extend(share);
         seeds
     }
 
