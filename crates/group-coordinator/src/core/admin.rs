@@ -117,12 +117,43 @@ impl CoordinatorCore {
             .respond(rid, Response::ListGroups(ListGroupsResponse { error_code: ErrorCode::None, groups }));
     }
 
+    /// DeleteGroups. Share groups with share state go first through
+    /// Kafka's share pre-step (`GroupCoordinatorService.deleteGroups`): their
+    /// partitions are written as deleting and their state is asked deleted of the
+    /// share coordinator; the request waits for those answers
+    /// ([`share_group_state_deleted`](CoordinatorCore::share_group_state_deleted)),
+    /// and a group whose state could not be deleted is answered with the error and
+    /// kept.
     pub(crate) fn delete_groups(&mut self, rid: RequestId, req: DeleteGroupsRequest) {
+        let waiting = self.share_delete_pre_step(&req);
+        if waiting.is_empty() {
+            self.delete_groups_now(rid, &req.group_ids, Vec::new());
+        } else {
+            self.engine.share_deletes.push(share::ParkedDelete {
+                request: rid,
+                groups: req.group_ids,
+                waiting,
+                failed: Vec::new(),
+            });
+        }
+    }
+
+    /// Deletes `group_ids` but those in `failed`, which are answered with their error.
+    pub(crate) fn delete_groups_now(
+        &mut self,
+        rid: RequestId,
+        group_ids: &[GroupId],
+        failed: Vec<(GroupId, ErrorCode)>,
+    ) {
         let mut response = DeleteGroupsResponse::default();
         let mut records = Vec::new();
         let mut deleted = Vec::new();
-        for id in &req.group_ids {
+        for id in group_ids {
             if response.results.iter().any(|r| r.group_id == *id) {
+                continue;
+            }
+            if let Some((_, code)) = failed.iter().find(|(g, _)| g == id) {
+                response.results.push(DeletedGroup { group_id: id.clone(), error_code: *code });
                 continue;
             }
             let code = match self.groups.get_key_value(id.as_str()) {

@@ -137,6 +137,10 @@ pub(crate) struct Engine {
     /// taken (`CoordinatorCore::take_share_state_initializations`). Kept apart from
     /// `Effects`, which every request moves: share groups alone pay for them.
     pub(crate) share_state_initializations: Vec<group_types::InitializeShareGroupStateRequest>,
+    /// Share-state deletions asked by DeleteGroups, until taken.
+    pub(crate) share_state_deletions: Vec<group_types::DeleteShareGroupStateRequest>,
+    /// DeleteGroups requests waiting for the share coordinator's deletions.
+    pub(crate) share_deletes: Vec<share::ParkedDelete>,
     /// Server assignors by name: the built-ins (`uniform`, `range`), then those
     /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
@@ -353,6 +357,8 @@ impl CoordinatorCore {
                 image_with_new_topics: 0,
                 group_configs: ClientMap::default(),
                 share_state_initializations: Vec::new(),
+                share_state_deletions: Vec::new(),
+                share_deletes: Vec::new(),
                 assignors: vec![
                     Arc::new(group_assignors::server::UniformAssignor),
                     Arc::new(group_assignors::server::ServerRangeAssignor),

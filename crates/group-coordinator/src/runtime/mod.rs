@@ -279,20 +279,18 @@ impl Inner {
         for write in scratch.writes.drain(..) {
             queued.push((write.id, write.records));
         }
-        let asks = if shard.core.has_share_state_initializations() {
-            shard.core.take_share_state_initializations()
-        } else {
-            Vec::new()
-        };
-        for ask in asks {
+        if shard.core.has_share_state_initializations() || shard.core.has_share_state_deletions() {
+            let (asks, deletions) =
+                (shard.core.take_share_state_initializations(), shard.core.take_share_state_deletions());
             match &self.share_persister {
-                Some(persister) => persister.initialize(ask),
-                // `open` refuses share groups without a persister; a core that asks
-                // anyway (its config changed under it) is told no at once.
+                Some(persister) => {
+                    asks.into_iter().for_each(|ask| persister.initialize(ask));
+                    deletions.into_iter().for_each(|ask| persister.delete_state(ask));
+                }
+                // `open` refuses share groups without a persister: nothing asks then.
                 None => tracing::warn!(
                     target: "group_coordinator",
-                    group = %ask.group_id,
-                    "share partitions need initializing but no share persister is configured"
+                    "share state work asked for but no share persister is configured"
                 ),
             }
         }

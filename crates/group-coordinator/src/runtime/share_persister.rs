@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use group_types::InitializeShareGroupStateRequest;
+use group_types::{DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest};
 
 use super::GroupCoordinator;
 
@@ -19,9 +19,29 @@ pub trait SharePersister: Send + Sync + fmt::Debug {
     /// coordinator partition's lock held: hand the work to another thread or
     /// task and return; never report from within the call.
     fn initialize(&self, request: InitializeShareGroupStateRequest);
+
+    /// Deletes the share state of `request`'s partitions (a DeleteGroups of an
+    /// empty share group waits for it), then reports the outcome with
+    /// [`GroupCoordinator::share_group_state_deleted`]; the same rules as
+    /// [`initialize`](Self::initialize).
+    fn delete_state(&self, request: DeleteShareGroupStateRequest);
 }
 
 impl GroupCoordinator {
+    /// The share coordinator answered a deletion asked through the
+    /// [`SharePersister`]: `Ok` when the state went. The DeleteGroups that waits
+    /// for it deletes the group then, or answers the error for it.
+    pub fn share_group_state_deleted(
+        &self,
+        request: &DeleteShareGroupStateRequest,
+        result: Result<(), ErrorCode>,
+    ) {
+        let group = request.group_id.as_str();
+        self.inner.step_group(group, |core, now, scratch| {
+            scratch.extend(core.share_group_state_deleted(now, group, result));
+        });
+    }
+
     /// The share coordinator answered an initialization asked through the
     /// [`SharePersister`]: `initialized` when it succeeded. The group's state
     /// record moves the partitions to initialized (the next heartbeat assigns

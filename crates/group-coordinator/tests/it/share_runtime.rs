@@ -10,19 +10,23 @@ use group_coordinator::{
 };
 use group_offsets::MemoryMetadataStore;
 use group_types::{
-    ErrorCode, GroupId, InitializeShareGroupStateRequest, MemberId, ShareGroupHeartbeatRequest, TopicId,
-    TopicIdPartitions,
+    DeleteGroupsRequest, DeleteShareGroupStateRequest, ErrorCode, GroupId, InitializeShareGroupStateRequest,
+    MemberId, ShareGroupHeartbeatRequest, TopicId, TopicIdPartitions,
 };
 
 const FOO: TopicId = TopicId([3; 16]);
 
 /// A share coordinator that keeps what it is asked, to answer when the test says.
 #[derive(Debug, Default)]
-struct Parked(Mutex<Vec<InitializeShareGroupStateRequest>>);
+struct Parked(Mutex<Vec<InitializeShareGroupStateRequest>>, Mutex<Vec<DeleteShareGroupStateRequest>>);
 
 impl SharePersister for Parked {
     fn initialize(&self, request: InitializeShareGroupStateRequest) {
         self.0.lock().unwrap().push(request);
+    }
+
+    fn delete_state(&self, request: DeleteShareGroupStateRequest) {
+        self.1.lock().unwrap().push(request);
     }
 }
 
@@ -81,6 +85,45 @@ fn an_initialization_goes_to_the_persister_and_its_answer_assigns_the_partitions
     assert!(state.initialized.is_empty(), "{state:?}");
     let r = coordinator.handle_share_group_heartbeat(heartbeat(2, None)).expect("answered");
     assert_eq!((r.member_epoch, r.assignment), (3, Some(Vec::new())), "the next heartbeat drops the topic");
+}
+
+/// DeleteGroups of an empty share group waits for the share coordinator to
+/// delete its state; a failed deletion keeps the group and answers the error.
+#[test]
+fn deleting_a_share_group_waits_for_its_state_to_go() {
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .share_persister(persister.clone())
+        .open()
+        .expect("opens");
+    coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("joined");
+    let asked = std::mem::take(&mut *persister.0.lock().unwrap());
+    coordinator.share_group_state_initialized(&asked[0], true);
+    coordinator.handle_share_group_heartbeat(heartbeat(1, None)).expect("assigned");
+    coordinator.handle_share_group_heartbeat(heartbeat(-1, None)).expect("left");
+    let delete = || coordinator.delete_groups(DeleteGroupsRequest { group_ids: vec![GroupId::from("g")] });
+
+    let pending = delete();
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let asked = std::mem::take(&mut *persister.1.lock().unwrap());
+    assert_eq!(asked.len(), 1, "the state deletion is asked: {asked:?}");
+    let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
+    assert_eq!((state.initialized.len(), state.deleting.len()), (0, 1), "foo is deleting");
+    coordinator.share_group_state_deleted(&asked[0], Err(ErrorCode::CoordinatorNotAvailable));
+    let r = pending.wait().expect("answered");
+    assert_eq!(r.results[0].error_code, ErrorCode::CoordinatorNotAvailable);
+    assert!(coordinator.get_share_group("g").is_some(), "a failed state deletion keeps the group");
+
+    let pending = delete();
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let asked = std::mem::take(&mut *persister.1.lock().unwrap());
+    assert_eq!(asked.len(), 1, "asked again, deleting topics retried");
+    coordinator.share_group_state_deleted(&asked[0], Ok(()));
+    let r = pending.wait().expect("answered");
+    assert_eq!(r.results[0].error_code, ErrorCode::None);
+    assert!(coordinator.get_share_group("g").is_none());
 }
 
 #[test]

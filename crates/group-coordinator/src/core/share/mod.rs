@@ -10,11 +10,13 @@
 //! replay, and what the other kinds' APIs answer about it (a share group is not
 //! a classic or consumer group: `ShareGroup.validateOffsetCommit` and friends).
 
+mod delete;
 mod describe;
 mod group;
 mod heartbeat;
 mod state;
 
+pub(crate) use self::delete::ParkedDelete;
 pub(crate) use self::group::{ShareChange, ShareGroup};
 pub(crate) use self::heartbeat::validate_share_heartbeat;
 
