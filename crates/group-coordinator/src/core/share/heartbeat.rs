@@ -412,19 +412,35 @@ impl CoordinatorCore {
         let mut members: Vec<&ShareMember> =
             g.modern.members.values().filter(|m| m.id != updated.id).chain([updated]).collect();
         members.sort_by(|a, b| a.id.cmp(&b.id));
-        let subscribed: Vec<Vec<TopicId>> =
-            members.iter().map(|m| topic_ids(&m.subscribed_topic_names, image)).collect();
+        // Members with the same subscription share one resolved list: it is resolved
+        // once, and the assignor recognises equal subscriptions by the list's address.
+        let mut lists: Vec<Vec<TopicId>> = Vec::new();
+        let mut known: BTreeMap<&[String], usize> = BTreeMap::new();
+        let at: Vec<usize> = members
+            .iter()
+            .map(|m| {
+                *known.entry(&m.subscribed_topic_names).or_insert_with(|| {
+                    lists.push(topic_ids(&m.subscribed_topic_names, image));
+                    lists.len() - 1
+                })
+            })
+            .collect();
+        let subscribed: Vec<&Vec<TopicId>> = at.iter().map(|&i| &lists[i]).collect();
         let empty = MemberTarget::default();
+        // Members are in id order, as targets are kept: one walk finds them all.
+        let currents: Vec<Option<&Held>> =
+            g.modern.targets.get_ascending(members.iter().map(|m| &*m.id)).collect();
         let spec = GroupSpec {
             members: members
                 .iter()
-                .zip(&subscribed)
-                .map(|(m, topics)| MemberSpec {
+                .zip(subscribed)
+                .zip(&currents)
+                .map(|((m, topics), current)| MemberSpec {
                     member_id: &m.id,
                     instance_id: None,
                     rack_id: m.rack_id.as_deref(),
                     subscribed_topics: topics,
-                    current: g.modern.targets.get(&m.id).map_or(&empty, |t| &**t),
+                    current: current.map_or(&empty, |t| &**t),
                 })
                 .collect(),
             subscription_type,
@@ -443,9 +459,9 @@ impl CoordinatorCore {
             }
         };
         let mut mine = Assignment::default();
-        for (m, target) in members.iter().zip(targets.members) {
+        for ((m, target), current) in members.iter().zip(targets.members).zip(currents) {
             let target = assignment::from_sorted(target.topics);
-            if g.modern.targets.get(&m.id).map(|t| &**t) != Some(&target) {
+            if current.map(|t| &**t) != Some(&target) {
                 records.push(ModernGroupRecord::ShareTargetAssignmentMember {
                     group_id: group_id.clone(),
                     member_id: m.id.clone(),
