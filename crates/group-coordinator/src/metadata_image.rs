@@ -156,6 +156,13 @@ impl MetadataImage {
     }
 }
 
+/// An image tells the server assignors how many partitions a topic has.
+impl group_assignors::server::SubscribedTopicDescriber for MetadataImage {
+    fn partition_count(&self, topic: TopicId) -> Option<u32> {
+        self.topic_by_id(topic).map(|t| t.partitions)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -468,7 +468,11 @@ impl Inner {
     /// Runs `step` on the core holding group `group_id`, at the clock's time,
     /// then applies what it left; nothing when its partition is not served here.
     fn step_group(&self, group_id: &str, step: impl FnOnce(&mut CoordinatorCore, i64, &mut Effects)) {
-        let index = self.shard_of(group_id);
+        self.step_shard(self.shard_of(group_id), step);
+    }
+
+    /// Runs `step` on shard `index`'s core, as [`step_group`](Self::step_group).
+    fn step_shard(&self, index: usize, step: impl FnOnce(&mut CoordinatorCore, i64, &mut Effects)) {
         let mut shard = lock(&self.shards[index]);
         if self.stopped.load(Ordering::Acquire) || !shard.state.is_owned() {
             return;
@@ -708,23 +712,12 @@ impl GroupCoordinator {
         let old = std::mem::replace(&mut *lock(&self.inner.image), image.clone());
         let deleted = image.deleted_since(&old);
         for (index, shard) in self.inner.shards.iter().enumerate() {
-            let mut shard = lock(shard);
-            if !deleted.is_empty() && shard.state.is_owned() {
-                let now = self.inner.clock.now_ms();
-                let Shard { core, scratch, .. } = &mut *shard;
-                scratch.extend(core.share_topics_deleted(now, &deleted));
-                let mut deliver = Delivery::new();
-                let kick = self.inner.run_for(&mut shard, None, &mut deliver);
-                let incarnation = shard.incarnation;
-                shard.core.update_metadata_image(image.clone());
-                drop(shard);
-                fill(deliver);
-                if kick {
-                    self.inner.kick(index, incarnation);
-                }
-                continue;
+            if !deleted.is_empty() {
+                self.inner.step_shard(index, |core, now, scratch| {
+                    scratch.extend(core.share_topics_deleted(now, &deleted));
+                });
             }
-            shard.core.update_metadata_image(image.clone());
+            lock(shard).core.update_metadata_image(image.clone());
         }
     }
 

@@ -3,25 +3,16 @@
 
 use std::sync::Arc;
 
-use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, SubscribedTopicDescriber};
+use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget};
 use group_offsets::ModernGroupRecord;
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
 use super::{ConsumerMember, Work, topics};
-use crate::MetadataImage;
 use crate::core::CoordinatorCore;
 use crate::core::modern::assignment;
 
 type Refusal = (ErrorCode, Option<String>);
-
-struct Describer<'a>(&'a MetadataImage);
-
-impl SubscribedTopicDescriber for Describer<'_> {
-    fn partition_count(&self, topic: TopicId) -> Option<u32> {
-        self.0.topic_by_id(topic).map(|t| t.partitions)
-    }
-}
 
 impl CoordinatorCore {
     /// `updateSubscriptionMetadata`: the subscription type and the metadata hash
@@ -88,7 +79,7 @@ impl CoordinatorCore {
             // (oracle-kip848 finding 3).
             subscription_type: work.cg.subscription_type(),
         };
-        let result = assignor.assign(&spec, &Describer(&image));
+        let result = assignor.assign(&spec, &*image);
         let targets = match result {
             Ok(targets) if targets.members.len() == spec.members.len() => targets,
             Ok(_) | Err(_) => {

@@ -15,9 +15,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use group_assignors::server::{
-    GroupSpec, MemberSpec, MemberTarget, ShareGroupSpec, SubscribedTopicDescriber, SubscriptionType,
-};
+use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, ShareGroupSpec, SubscriptionType};
 use group_offsets::{ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberMetadataValue};
 use group_types::{
     ConsumerMemberState, ErrorCode, InitializeShareGroupStateRequest, InitializeStatePartition,
@@ -72,14 +70,6 @@ struct Outcome {
     initialize: Option<InitializeShareGroupStateRequest>,
     /// Whether the group's metadata was hashed again (its refresh is done).
     refreshed: bool,
-}
-
-struct Describer<'a>(&'a MetadataImage);
-
-impl SubscribedTopicDescriber for Describer<'_> {
-    fn partition_count(&self, topic: TopicId) -> Option<u32> {
-        self.0.topic_by_id(topic).map(|t| t.partitions)
-    }
 }
 
 impl CoordinatorCore {
@@ -447,8 +437,7 @@ impl CoordinatorCore {
         };
         let state = g.share_state.as_deref();
         let assignable = |t: TopicId, p: i32| state.is_some_and(|s| s.is_initialized(t, p));
-        let result =
-            assignor.assign(&ShareGroupSpec { group: &spec, assignable: &assignable }, &Describer(image));
+        let result = assignor.assign(&ShareGroupSpec { group: &spec, assignable: &assignable }, &**image);
         let targets = match result {
             Ok(targets) if targets.members.len() == members.len() => targets,
             Ok(_) | Err(_) => {
@@ -586,8 +575,6 @@ impl CoordinatorCore {
         self.engine.fx.timers.push(timer);
         let answer = rid.map(|rid| (rid, Response::ShareGroupHeartbeat(response)));
         let now = self.engine.now;
-        let removes =
-            records.iter().any(|r| matches!(r, ModernGroupRecord::ShareGroupMetadata { value: None, .. }));
         if records.is_empty() {
             if let Some(g) = self.groups.get_mut(gid).and_then(GroupKind::share_mut) {
                 if refreshed {
@@ -636,7 +623,6 @@ impl CoordinatorCore {
                 self.put_group(group_id.clone(), GroupKind::Share(Box::new(g)));
             }
         }
-        debug_assert!(!removes, "a heartbeat never deletes its group");
         let pending = PendingWrite::ShareHeartbeat {
             answer: answer.map(|(request, response)| (request, Box::new(response))),
             initialize: initialize.map(Box::new),
