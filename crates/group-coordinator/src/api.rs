@@ -27,6 +27,14 @@ use group_types::{
     ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupRequest,
     SyncGroupResponse,
 };
+// The share coordinator's RPCs, used by name in the table.
+#[allow(unused_imports)]
+use group_types::{
+    DeleteShareGroupStateRequest, DeleteShareGroupStateResponse, InitializeShareGroupStateRequest,
+    InitializeShareGroupStateResponse, ReadShareGroupStateRequest, ReadShareGroupStateResponse,
+    ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse, WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse,
+};
 
 use crate::core::RequestId;
 use crate::runtime::{Caller, EachGroup, Pending, ResponseKind};
@@ -42,6 +50,10 @@ pub enum Routing {
     EachGroup,
     /// Every partition this node serves.
     AllPartitions,
+    /// Split per share partition, each part to the partition its key
+    /// `group:topicId:partition` routes to (`ShareCoordinatorService.partitionFor`),
+    /// the answers merged: the share-state RPCs of the hosted share coordinator.
+    SharePartitions,
 }
 
 /// What an answer may wait for before it is released.
@@ -134,6 +146,9 @@ macro_rules! route {
     (@kind all_partitions) => {
         Routing::AllPartitions
     };
+    (@kind share_partitions) => {
+        Routing::SharePartitions
+    };
     (@group one_group $r:ident) => {
         Some($r.group_id.as_str())
     };
@@ -141,6 +156,11 @@ macro_rules! route {
         Some($r.group_ids.first().map_or("", GroupId::as_str))
     };
     (@group all_partitions $r:ident) => {{
+        let _ = $r;
+        None::<&str>
+    }};
+    // CLUSTER_ACTION on the cluster, asked by the split (`SharePartitions`).
+    (@group share_partitions $r:ident) => {{
         let _ = $r;
         None::<&str>
     }};
@@ -154,6 +174,9 @@ macro_rules! route {
     };
     (@submit all_partitions $caller:ident $request:ident) => {
         $caller.list_all(&$request)
+    };
+    (@submit share_partitions $caller:ident $request:ident) => {
+        $crate::runtime::SharePartitions::answer($request, $caller)
     };
 }
 
@@ -654,6 +677,71 @@ macro_rules! group_api_table {
                 },
                 core_first: |_, config| !config.share.enabled,
             }
+            /// InitializeShareGroupState (KIP-932): the group coordinator asks for share partitions'
+            /// state to be created (or reset) at a start offset; answered once durable.
+            /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
+            InitializeShareGroupState {
+                key: 83, versions: 0..=0,
+                request: InitializeShareGroupStateRequest, response: InitializeShareGroupStateResponse,
+                route: share_partitions, acl: ClusterAction, waits: write,
+                methods: initialize_share_group_state, handle_initialize_share_group_state,
+                core: |core, id, r, _| core.share_state(id, r),
+                refused: |r, code| $crate::core::share_coordinator::refused(r, code),
+                failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
+                core_first: |_, _| false,
+            }
+            /// ReadShareGroupState (KIP-932): a share partition's leader reads its state (a higher
+            /// leader epoch is written first).
+            /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
+            ReadShareGroupState {
+                key: 84, versions: 0..=0,
+                request: ReadShareGroupStateRequest, response: ReadShareGroupStateResponse,
+                route: share_partitions, acl: ClusterAction, waits: write,
+                methods: read_share_group_state, handle_read_share_group_state,
+                core: |core, id, r, _| core.share_state(id, r),
+                refused: |r, code| $crate::core::share_coordinator::refused(r, code),
+                failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
+                core_first: |_, _| false,
+            }
+            /// WriteShareGroupState (KIP-932): a share partition's leader writes its start offset
+            /// and changed state batches; answered once durable.
+            /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
+            WriteShareGroupState {
+                key: 85, versions: 0..=0,
+                request: WriteShareGroupStateRequest, response: WriteShareGroupStateResponse,
+                route: share_partitions, acl: ClusterAction, waits: write,
+                methods: write_share_group_state, handle_write_share_group_state,
+                core: |core, id, r, _| core.share_state(id, r),
+                refused: |r, code| $crate::core::share_coordinator::refused(r, code),
+                failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
+                core_first: |_, _| false,
+            }
+            /// DeleteShareGroupState (KIP-932): the group coordinator deletes share partitions'
+            /// state; answered once durable.
+            /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
+            DeleteShareGroupState {
+                key: 86, versions: 0..=0,
+                request: DeleteShareGroupStateRequest, response: DeleteShareGroupStateResponse,
+                route: share_partitions, acl: ClusterAction, waits: write,
+                methods: delete_share_group_state, handle_delete_share_group_state,
+                core: |core, id, r, _| core.share_state(id, r),
+                refused: |r, code| $crate::core::share_coordinator::refused(r, code),
+                failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
+                core_first: |_, _| false,
+            }
+            /// ReadShareGroupStateSummary (KIP-932): share partitions' start offsets and epochs,
+            /// for DescribeShareGroupOffsets.
+            /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
+            ReadShareGroupStateSummary {
+                key: 87, versions: 0..=0,
+                request: ReadShareGroupStateSummaryRequest, response: ReadShareGroupStateSummaryResponse,
+                route: share_partitions, acl: ClusterAction, waits: write,
+                methods: read_share_group_state_summary, handle_read_share_group_state_summary,
+                core: |core, id, r, _| core.share_state(id, r),
+                refused: |r, code| $crate::core::share_coordinator::refused(r, code),
+                failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
+                core_first: |_, _| false,
+            }
         }
     };
 }
@@ -702,6 +790,53 @@ mod tests {
             Api::ShareGroupDescribe => {
                 ShareGroupDescribeRequest { group_ids: ids, ..Default::default() }.into()
             }
+            Api::InitializeShareGroupState => {
+                state_request(id, group_types::InitializeStatePartition::default())
+            }
+            Api::ReadShareGroupState => state_request(id, group_types::ReadStatePartition::default()),
+            Api::WriteShareGroupState => state_request(id, group_types::WriteStatePartition::default()),
+            Api::DeleteShareGroupState => state_request(id, group_types::DeleteStatePartition::default()),
+            Api::ReadShareGroupStateSummary => {
+                state_request(id, group_types::ReadStateSummaryPartition::default())
+            }
+        }
+    }
+
+    /// A share-state request of group `id` naming partition 0 of one topic.
+    fn state_request<P>(id: GroupId, data: P) -> Request
+    where
+        group_types::ShareStateRequest<P>: Into<Request>,
+    {
+        let topic = group_types::ShareStateTopic::new(group_types::TopicId::from_u128(1), [data]);
+        group_types::ShareStateRequest { api_version: 0, group_id: id, topics: vec![topic] }.into()
+    }
+
+    /// Every partition's error code of a share-state answer.
+    fn state_codes<R: group_share_coordinator::PartitionAnswer + HasCode, P>(
+        r: &group_types::ShareStateResponse<R, P>,
+    ) -> Vec<ErrorCode> {
+        r.results.iter().flat_map(|t| t.partitions.iter().map(HasCode::code)).collect()
+    }
+
+    trait HasCode {
+        fn code(&self) -> ErrorCode;
+    }
+
+    impl HasCode for group_types::ShareStatePartitionResult {
+        fn code(&self) -> ErrorCode {
+            self.error_code
+        }
+    }
+
+    impl HasCode for group_types::ReadStatePartitionResult {
+        fn code(&self) -> ErrorCode {
+            self.error_code
+        }
+    }
+
+    impl HasCode for group_types::ReadStateSummaryPartitionResult {
+        fn code(&self) -> ErrorCode {
+            self.error_code
         }
     }
 
@@ -722,6 +857,11 @@ mod tests {
             Response::ConsumerGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
             Response::ShareGroupHeartbeat(r) => vec![r.error_code],
             Response::ShareGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
+            Response::InitializeShareGroupState(r) => state_codes(r),
+            Response::ReadShareGroupState(r) => state_codes(r),
+            Response::WriteShareGroupState(r) => state_codes(r),
+            Response::DeleteShareGroupState(r) => state_codes(r),
+            Response::ReadShareGroupStateSummary(r) => state_codes(r),
         }
     }
 
@@ -795,7 +935,9 @@ mod tests {
     fn the_acl_is_asked_on_the_group_unless_the_request_names_none() {
         for &api in Api::ALL {
             let request = request(api, "g");
-            let expected = (api.routing() != Routing::AllPartitions).then_some((api.acl(), "g"));
+            // ListGroups names no group; the share-state RPCs ask CLUSTER_ACTION of the cluster.
+            let named = !matches!(api.routing(), Routing::AllPartitions | Routing::SharePartitions);
+            let expected = named.then_some((api.acl(), "g"));
             assert_eq!(request.group_acl(), expected, "{}", api.name());
         }
     }

@@ -50,6 +50,8 @@ pub struct CoordinatorConfig {
     pub consumer: crate::ConsumerGroupConfig,
     /// KIP-932 share groups (`group.share.*`).
     pub share: crate::ShareGroupConfig,
+    /// The share coordinator each coordinator partition hosts (`share.coordinator.*`).
+    pub share_coordinator: group_share_coordinator::ShareCoordinatorConfig,
 }
 
 impl Default for CoordinatorConfig {
@@ -70,6 +72,7 @@ impl Default for CoordinatorConfig {
             member_id_seed: 0x5eed_c0de_1234_5678,
             consumer: crate::ConsumerGroupConfig::default(),
             share: crate::ShareGroupConfig::default(),
+            share_coordinator: group_share_coordinator::ShareCoordinatorConfig::default(),
         }
     }
 }

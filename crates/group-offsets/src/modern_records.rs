@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use group_share_coordinator::{SharePartitionKey, SharePartitionState};
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,13 @@ pub mod record_type {
     pub const SHARE_CURRENT_MEMBER_ASSIGNMENT: i16 = 14;
     /// `ShareGroupStatePartitionMetadata`.
     pub const SHARE_STATE_PARTITION_METADATA: i16 = 15;
+    /// The share coordinator's state of one share partition: this project's
+    /// own record, not Kafka's. Kafka keeps share state in another topic,
+    /// `__share_group_state`, as ShareSnapshot (type 0) and ShareUpdate (type 1)
+    /// records that a reader folds; here it lives in the coordinator partition
+    /// of its share partition key, stored folded (one record per key, the last
+    /// replacing the earlier), under a type `__consumer_offsets` never uses.
+    pub const SHARE_STATE: i16 = 1000;
 
     /// True for the kinds keyed by the group alone (no member id or regex).
     pub const fn is_group_level(record_type: i16) -> bool {
@@ -268,6 +276,17 @@ pub enum ModernGroupRecord {
         /// The value.
         value: Option<Box<ShareStatePartitionMetadataValue>>,
     },
+    /// The share coordinator's state of one share partition ([`record_type::SHARE_STATE`]).
+    ShareState {
+        /// The share group.
+        group_id: Arc<str>,
+        /// `topicId:partition`, the share partition key after the group (Kafka's
+        /// coordinator key `group:topicId:partition` without the group); see
+        /// [`ModernGroupRecord::share_state`].
+        share_partition: Arc<str>,
+        /// The state, as the share coordinator holds it.
+        value: Option<Box<SharePartitionState>>,
+    },
 }
 
 impl ModernGroupRecord {
@@ -285,8 +304,37 @@ impl ModernGroupRecord {
             | ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, .. }
             | ModernGroupRecord::ShareTargetAssignmentMember { group_id, .. }
             | ModernGroupRecord::ShareCurrentMemberAssignment { group_id, .. }
-            | ModernGroupRecord::ShareStatePartitionMetadata { group_id, .. } => group_id,
+            | ModernGroupRecord::ShareStatePartitionMetadata { group_id, .. }
+            | ModernGroupRecord::ShareState { group_id, .. } => group_id,
         }
+    }
+
+    /// The record of share partition `key`'s state (`None`: its tombstone).
+    ///
+    /// ```
+    /// use group_offsets::ModernGroupRecord;
+    /// use group_share_coordinator::SharePartitionKey;
+    /// use group_types::TopicId;
+    ///
+    /// let key = SharePartitionKey::new("g:1", TopicId::from_u128(5), 3);
+    /// let record = ModernGroupRecord::share_state(&key, None);
+    /// assert_eq!(&**record.group_id(), "g:1");
+    /// assert_eq!(record.share_partition_key(), Some(key));
+    /// ```
+    pub fn share_state(key: &SharePartitionKey, value: Option<SharePartitionState>) -> ModernGroupRecord {
+        ModernGroupRecord::ShareState {
+            group_id: Arc::from(key.group_id.as_str()),
+            share_partition: Arc::from(format!("{}:{}", key.topic_id, key.partition)),
+            value: value.map(Box::new),
+        }
+    }
+
+    /// The share partition a [`ShareState`](ModernGroupRecord::ShareState) record is
+    /// about (`None` for other records, or a sub-key that names none).
+    pub fn share_partition_key(&self) -> Option<SharePartitionKey> {
+        let ModernGroupRecord::ShareState { group_id, share_partition, .. } = self else { return None };
+        let (topic, partition) = share_partition.split_once(':')?;
+        Some(SharePartitionKey::new(&**group_id, topic.parse().ok()?, partition.parse().ok()?))
     }
 
     /// Kafka's record type number (one of [`record_type`]).
@@ -312,6 +360,7 @@ impl ModernGroupRecord {
             ModernGroupRecord::ShareStatePartitionMetadata { .. } => {
                 record_type::SHARE_STATE_PARTITION_METADATA
             }
+            ModernGroupRecord::ShareState { .. } => record_type::SHARE_STATE,
         }
     }
 
@@ -331,6 +380,7 @@ impl ModernGroupRecord {
             ModernGroupRecord::ShareTargetAssignmentMember { .. } => "ShareGroupTargetAssignmentMember",
             ModernGroupRecord::ShareCurrentMemberAssignment { .. } => "ShareGroupCurrentMemberAssignment",
             ModernGroupRecord::ShareStatePartitionMetadata { .. } => "ShareGroupStatePartitionMetadata",
+            ModernGroupRecord::ShareState { .. } => "ShareState",
         }
     }
 
@@ -350,6 +400,7 @@ impl ModernGroupRecord {
             | ModernGroupRecord::ShareTargetAssignmentMember { member_id, .. }
             | ModernGroupRecord::ShareCurrentMemberAssignment { member_id, .. } => member_id,
             ModernGroupRecord::RegularExpression { regex, .. } => regex,
+            ModernGroupRecord::ShareState { share_partition, .. } => share_partition,
         }
     }
 
@@ -368,6 +419,7 @@ impl ModernGroupRecord {
             ModernGroupRecord::ShareTargetAssignmentMember { value, .. } => value.is_none(),
             ModernGroupRecord::ShareCurrentMemberAssignment { value, .. } => value.is_none(),
             ModernGroupRecord::ShareStatePartitionMetadata { value, .. } => value.is_none(),
+            ModernGroupRecord::ShareState { value, .. } => value.is_none(),
         }
     }
 }

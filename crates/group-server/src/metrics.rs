@@ -33,8 +33,8 @@ use crate::CoordinatorService;
 use crate::connection::Budgets;
 use crate::node::SUPPORTED_APIS;
 
-/// API keys with a slot of their own are below this (ShareGroupHeartbeat is 76).
-const KEY_TABLE: usize = 80;
+/// API keys with a slot of their own are below this (ReadShareGroupStateSummary is 87).
+const KEY_TABLE: usize = 96;
 
 /// The slot of requests with an API key this node does not serve.
 const UNKNOWN: usize = SUPPORTED_APIS.len();

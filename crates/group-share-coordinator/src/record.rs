@@ -4,13 +4,14 @@
 //! business, not this crate's.
 
 use group_types::StateBatch;
+use serde::{Deserialize, Serialize};
 
 use crate::SharePartitionKey;
 
 /// A full snapshot of a share partition's state (`ShareSnapshotValue`, record type
 /// 0). It is also the shape of the state the shard keeps per share partition
 /// (Kafka's `ShareGroupOffset`): a ShareUpdate is merged into it on replay.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShareSnapshotValue {
     /// Counts the snapshots of the share partition since its state was created.
     pub snapshot_epoch: i32,

@@ -16,8 +16,9 @@ use group_types::{
     InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
     ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest, ShareStateResponse,
-    ShareStateTopic, TopicId, WriteShareGroupStateRequest, WriteShareGroupStateResponse, WriteStatePartition,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest,
+    ShareStateResponse, ShareStateTopic, TopicId, WriteShareGroupStateRequest, WriteShareGroupStateResponse,
+    WriteStatePartition,
 };
 
 use crate::shard::default_error_message;
@@ -77,6 +78,7 @@ macro_rules! partition_indexed {
 partition_indexed!(
     InitializeStatePartition,
     ReadStatePartition,
+    ReadStateSummaryPartition,
     WriteStatePartition,
     DeleteStatePartition,
     ShareStatePartitionResult,
@@ -146,7 +148,7 @@ fn split<P: PartitionIndexed + Clone, R: PartitionAnswer>(
     active: bool,
     num_partitions: i32,
     order: Checks,
-) -> Split<P, ShareStateResponse<R>> {
+) -> Split<P, ShareStateResponse<R, P>> {
     let no_partitions =
         request.topics.iter().any(|t| t.partitions.is_empty()) && order != Checks::ActiveFirstTopicsOnly;
     let malformed = request.topics.is_empty() || no_partitions || request.group_id.is_empty();
@@ -165,7 +167,7 @@ fn split<P: PartitionIndexed + Clone, R: PartitionAnswer>(
                 ShareStateTopic::new(t.topic_id, answers)
             })
             .collect();
-        Split::Answered(ShareStateResponse { results })
+        Split::Answered(ShareStateResponse::new(results))
     };
     match order {
         Checks::ListsFirst if malformed => Split::Answered(ShareStateResponse::default()),
@@ -214,7 +216,7 @@ pub fn split_read_summary(
     request: &ReadShareGroupStateSummaryRequest,
     active: bool,
     num_partitions: i32,
-) -> Split<ReadStatePartition, ReadShareGroupStateSummaryResponse> {
+) -> Split<ReadStateSummaryPartition, ReadShareGroupStateSummaryResponse> {
     split(request, active, num_partitions, Checks::ActiveFirst)
 }
 
@@ -437,10 +439,10 @@ impl ShareCoordinatorService {
     /// at once, and merges the answers.
     fn serve<P, R: PartitionAnswer>(
         &mut self,
-        split: Split<P, ShareStateResponse<R>>,
+        split: Split<P, ShareStateResponse<R, P>>,
         operation: &str,
         op: impl Fn(&ShareCoordinatorShard, &ShardCall<P>) -> ShardResult<PartitionReply<R>>,
-    ) -> ServiceResult<ShareStateResponse<R>> {
+    ) -> ServiceResult<ShareStateResponse<R, P>> {
         let calls = match split {
             Split::Answered(response) => return ServiceResult { response, records: Vec::new() },
             Split::Calls(calls) => calls,
@@ -464,7 +466,7 @@ impl ShareCoordinatorService {
             }
             answers.push((call.key.topic_id, result.response.result));
         }
-        ServiceResult { response: ShareStateResponse { results: merge_answers(answers) }, records: appended }
+        ServiceResult { response: ShareStateResponse::new(merge_answers(answers)), records: appended }
     }
 }
 

@@ -15,10 +15,12 @@
 use std::collections::{HashMap, HashSet};
 
 use group_types::hash::ClientMap;
+use serde::{Deserialize, Serialize};
 
 use group_types::{
     ErrorCode, GroupId, InitializeStatePartition, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, TopicId, WriteStatePartition,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, ShareStatePartitionResult, TopicId,
+    WriteStatePartition,
 };
 
 use crate::offsets::OffsetsManager;
@@ -112,7 +114,9 @@ pub struct PartitionReply<P> {
 }
 
 /// What the shard holds per live share partition (Kafka's four timeline maps).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// It is also what a coordinator that stores state by key stores for a share
+/// partition: [`ShareCoordinatorShard::restore`] puts it back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SharePartitionState {
     /// The merged state (Kafka's `ShareGroupOffset`).
     pub offset: ShareSnapshotValue,
@@ -198,6 +202,21 @@ impl ShareCoordinatorShard {
     /// offset is superseded by a later snapshot (`None`: nothing is, or 0).
     pub fn last_redundant_offset(&self) -> Option<i64> {
         self.offsets.last_redundant_offset()
+    }
+
+    /// Puts `key`'s state back as it was (`None`: no state): what a store that
+    /// keeps the state per key rather than Kafka's log of snapshots and updates
+    /// loads, and what undoes a replay whose write failed. The offsets of
+    /// `last_redundant_offset` are a log's and are left alone.
+    pub fn restore(&mut self, key: SharePartitionKey, state: Option<SharePartitionState>) {
+        match state {
+            Some(state) => {
+                self.partitions.insert(key, state);
+            }
+            None => {
+                self.partitions.remove(&key);
+            }
+        }
     }
 
     /// Kafka's `replay`: applies `record`, written at `offset`. A snapshot replaces
@@ -410,7 +429,7 @@ impl ShareCoordinatorShard {
         &self,
         group_id: &GroupId,
         topic_id: Option<TopicId>,
-        data: &ReadStatePartition,
+        data: &ReadStateSummaryPartition,
     ) -> ShardResult<PartitionReply<ReadStateSummaryPartitionResult>> {
         let target = Target { group_id, topic_id, partition: data.partition };
         let checked = self.check_ids(target).and_then(|topic_id| {

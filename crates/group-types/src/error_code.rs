@@ -100,6 +100,9 @@ error_codes! {
     TopicAuthorizationFailed = 29, "TOPIC_AUTHORIZATION_FAILED";
     /// 30: the caller may not use the group.
     GroupAuthorizationFailed = 30, "GROUP_AUTHORIZATION_FAILED";
+    /// 31: the caller may not perform the operation on the cluster (an
+    /// inter-broker RPC without CLUSTER_ACTION).
+    ClusterAuthorizationFailed = 31, "CLUSTER_AUTHORIZATION_FAILED";
     /// 35: the request version is not supported.
     UnsupportedVersion = 35, "UNSUPPORTED_VERSION";
     /// 42: the request is malformed.

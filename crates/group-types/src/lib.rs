@@ -140,9 +140,9 @@ pub use crate::share_state::{
     InitializeShareGroupStateRequest, InitializeShareGroupStateResponse, InitializeStatePartition,
     ReadShareGroupStateRequest, ReadShareGroupStateResponse, ReadShareGroupStateSummaryRequest,
     ReadShareGroupStateSummaryResponse, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest, ShareStateResponse,
-    ShareStateTopic, StateBatch, WriteShareGroupStateRequest, WriteShareGroupStateResponse,
-    WriteStatePartition,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, ShareStatePartitionResult, ShareStateRequest,
+    ShareStateResponse, ShareStateTopic, StateBatch, WriteShareGroupStateRequest,
+    WriteShareGroupStateResponse, WriteStatePartition,
 };
 pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, MemberState, UnknownGroupState};
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};

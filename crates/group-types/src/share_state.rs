@@ -9,6 +9,8 @@
 //! partition containers are generic: [`ShareStateRequest`], [`ShareStateResponse`]
 //! and [`ShareStateTopic`] over each API's per-partition data.
 
+use std::marker::PhantomData;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{ErrorCode, GroupId, TopicId};
@@ -115,17 +117,29 @@ impl<P> Default for ShareStateRequest<P> {
     }
 }
 
-/// A share-state response: per topic, each named partition's answer (`R`). The
-/// five APIs' responses are this type.
+/// A share-state response: per topic, each named partition's answer (`R`), to a
+/// request whose partitions carry `P`. The five APIs' responses are this type;
+/// `P` only tells apart the three whose answers are alike (Initialize, Write,
+/// Delete), so that each API's response is a type of its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShareStateResponse<R> {
+#[serde(bound(serialize = "R: Serialize", deserialize = "R: Deserialize<'de>"))]
+pub struct ShareStateResponse<R, P = ()> {
     /// Per topic and partition.
     pub results: Vec<ShareStateTopic<R>>,
+    #[serde(skip)]
+    request: PhantomData<fn() -> P>,
 }
 
-impl<R> Default for ShareStateResponse<R> {
-    fn default() -> ShareStateResponse<R> {
-        ShareStateResponse { results: Vec::new() }
+impl<R, P> ShareStateResponse<R, P> {
+    /// The response of `results`.
+    pub fn new(results: Vec<ShareStateTopic<R>>) -> ShareStateResponse<R, P> {
+        ShareStateResponse { results, request: PhantomData }
+    }
+}
+
+impl<R, P> Default for ShareStateResponse<R, P> {
+    fn default() -> ShareStateResponse<R, P> {
+        ShareStateResponse::new(Vec::new())
     }
 }
 
@@ -133,27 +147,29 @@ impl<R> Default for ShareStateResponse<R> {
 /// partitions' state to be created, or reset, at a start offset.
 pub type InitializeShareGroupStateRequest = ShareStateRequest<InitializeStatePartition>;
 /// An InitializeShareGroupState response (v0).
-pub type InitializeShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+pub type InitializeShareGroupStateResponse =
+    ShareStateResponse<ShareStatePartitionResult, InitializeStatePartition>;
 /// A ReadShareGroupState request (v0): a share partition's leader reads its state,
 /// announcing its leader epoch.
 pub type ReadShareGroupStateRequest = ShareStateRequest<ReadStatePartition>;
 /// A ReadShareGroupState response (v0).
-pub type ReadShareGroupStateResponse = ShareStateResponse<ReadStatePartitionResult>;
+pub type ReadShareGroupStateResponse = ShareStateResponse<ReadStatePartitionResult, ReadStatePartition>;
 /// A WriteShareGroupState request (v0 and v1): a share partition's leader writes
 /// its start offset and the state batches that changed.
 pub type WriteShareGroupStateRequest = ShareStateRequest<WriteStatePartition>;
 /// A WriteShareGroupState response (v0 and v1).
-pub type WriteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+pub type WriteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult, WriteStatePartition>;
 /// A DeleteShareGroupState request (v0): the group coordinator deletes share
 /// partitions' state.
 pub type DeleteShareGroupStateRequest = ShareStateRequest<DeleteStatePartition>;
 /// A DeleteShareGroupState response (v0).
-pub type DeleteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult>;
+pub type DeleteShareGroupStateResponse = ShareStateResponse<ShareStatePartitionResult, DeleteStatePartition>;
 /// A ReadShareGroupStateSummary request (v0 and v1): the group coordinator reads
 /// share partitions' start offsets (for DescribeShareGroupOffsets).
-pub type ReadShareGroupStateSummaryRequest = ShareStateRequest<ReadStatePartition>;
+pub type ReadShareGroupStateSummaryRequest = ShareStateRequest<ReadStateSummaryPartition>;
 /// A ReadShareGroupStateSummary response (v0 and v1).
-pub type ReadShareGroupStateSummaryResponse = ShareStateResponse<ReadStateSummaryPartitionResult>;
+pub type ReadShareGroupStateSummaryResponse =
+    ShareStateResponse<ReadStateSummaryPartitionResult, ReadStateSummaryPartition>;
 
 /// One partition of an InitializeShareGroupState request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -166,9 +182,20 @@ pub struct InitializeStatePartition {
     pub start_offset: i64,
 }
 
-/// One partition of a ReadShareGroupState or ReadShareGroupStateSummary request.
+/// One partition of a ReadShareGroupState request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct ReadStatePartition {
+    /// The partition index.
+    pub partition: i32,
+    /// The leader epoch of the share partition's leader.
+    pub leader_epoch: i32,
+}
+
+/// One partition of a ReadShareGroupStateSummary request: the fields of a
+/// [`ReadStatePartition`], a type of its own so that the two requests are two
+/// types (each API's request names its API).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ReadStateSummaryPartition {
     /// The partition index.
     pub partition: i32,
     /// The leader epoch of the share partition's leader.

@@ -81,6 +81,7 @@ impl CoordinatorCore {
                 self.replay_offsets(group_id, std::iter::once((partition, offset)))
             }
             Record::OffsetTombstone { group_id, partition } => self.offsets.set(&group_id, partition, None),
+            Record::Modern(record @ ModernGroupRecord::ShareState { .. }) => self.load_share_state(&record),
             Record::Modern(record) if is_share_record(&record) => {
                 let id = record.group_id().clone();
                 if matches!(record, ModernGroupRecord::ShareGroupMetadata { value: None, .. }) {
@@ -181,6 +182,8 @@ fn replay_rank(record: &ModernGroupRecord) -> u8 {
         | ModernGroupRecord::ShareTargetAssignmentMetadata { .. } => 4,
         ModernGroupRecord::CurrentMemberAssignment { .. }
         | ModernGroupRecord::ShareCurrentMemberAssignment { .. } => 5,
+        // Share state belongs to no group's state machine: any place will do.
+        ModernGroupRecord::ShareState { .. } => 6,
     }
 }
 

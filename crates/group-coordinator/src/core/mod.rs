@@ -14,6 +14,7 @@ mod migration;
 pub(crate) mod modern;
 pub(crate) mod offsets;
 pub(crate) mod share;
+pub(crate) mod share_coordinator;
 mod timeline;
 mod timer_queue;
 mod types;
@@ -331,6 +332,12 @@ pub struct CoordinatorCore {
     /// request works on it (`kind.rs`), kept to spare an allocation each time.
     pub(crate) spare_consumer: Option<Box<consumer::ConsumerGroup>>,
     pub(crate) engine: Engine,
+    /// The share coordinator of the share partitions whose keys route here
+    /// (`share_coordinator.rs`).
+    pub(crate) share_coordinator: group_share_coordinator::ShareCoordinatorShard,
+    /// The offset the shard's next record replays at (its offsets only order
+    /// its own bookkeeping: the store keeps state, not a log).
+    pub(crate) share_log_offset: i64,
     started: bool,
 }
 
@@ -338,7 +345,12 @@ impl CoordinatorCore {
     /// A core with no groups.
     pub fn new(config: CoordinatorConfig) -> CoordinatorCore {
         let ids = MemberIdGenerator::new(config.member_id_seed);
+        let mut share_coordinator =
+            group_share_coordinator::ShareCoordinatorShard::new(config.share_coordinator.clone());
+        share_coordinator.on_loaded(group_share_coordinator::TopicsImage::default());
         CoordinatorCore {
+            share_coordinator,
+            share_log_offset: 0,
             groups: ClientMap::default(),
             offsets: OffsetStore::default(),
             spare_consumer: None,
@@ -670,6 +682,7 @@ impl CoordinatorCore {
                 }
             }
         }
+        self.share_coordinator.on_new_metadata_image(share_coordinator::topics_image(&image));
         self.engine.image = image;
     }
 

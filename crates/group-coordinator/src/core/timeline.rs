@@ -187,6 +187,12 @@ impl<E: Entry> Timeline<E> {
         self.outstanding.iter().any(|(w, _)| *w == id)
     }
 
+    /// The write issued last and not yet completed, if any: an answer that must
+    /// follow every write in flight waits for it.
+    pub(crate) fn last_outstanding(&self) -> Option<WriteId> {
+        self.outstanding.back().map(|(w, _)| *w)
+    }
+
     /// True when any write is outstanding.
     pub(crate) fn has_outstanding(&self) -> bool {
         !self.outstanding.is_empty()

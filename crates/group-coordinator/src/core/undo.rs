@@ -41,6 +41,13 @@ pub(crate) enum Undo {
     Consumer { group: Arc<str>, changes: Vec<Change> },
     /// What one request's records changed in share group `group`, oldest first.
     Share { group: Arc<str>, changes: Vec<ShareChange> },
+    /// The hosted share coordinator's state of share partition `key` (of share
+    /// group `group`) was `prev` before the change (`None`: it had none).
+    ShareState {
+        group: Arc<str>,
+        key: Box<group_share_coordinator::SharePartitionKey>,
+        prev: Option<Box<group_share_coordinator::SharePartitionState>>,
+    },
 }
 
 impl Entry for Undo {
@@ -50,7 +57,8 @@ impl Entry for Undo {
             Undo::Offsets { group, .. }
             | Undo::GroupOffsets { group, .. }
             | Undo::Consumer { group, .. }
-            | Undo::Share { group, .. } => group,
+            | Undo::Share { group, .. }
+            | Undo::ShareState { group, .. } => group,
         }
     }
 }
@@ -251,6 +259,7 @@ impl CoordinatorCore {
                 }
             }
             Undo::GroupOffsets { group, prev } => self.offsets.restore(group, prev.map(|o| *o)),
+            Undo::ShareState { key, prev, .. } => self.undo_share_state(*key, prev.map(|p| *p)),
         }
     }
 
@@ -360,7 +369,8 @@ mod tests {
                 Undo::Group { .. }
                 | Undo::GroupOffsets { .. }
                 | Undo::Consumer { .. }
-                | Undo::Share { .. } => None,
+                | Undo::Share { .. }
+                | Undo::ShareState { .. } => None,
             })
             .collect();
         assert_eq!(prevs, vec![Some(1), None]);

@@ -106,7 +106,7 @@ fn resource_name(resource: Resource<'_>) -> &str {
 
 impl Inner {
     /// Asks the authorizer; a denial is counted and reported when `audited`.
-    fn allowed(
+    pub(super) fn allowed(
         &self,
         context: &RequestContext,
         operation: AclOperation,

@@ -33,6 +33,7 @@ mod ownership;
 mod pending;
 mod serving_lease;
 mod share_persister;
+mod share_state;
 mod storage_stage;
 mod timers;
 
@@ -54,6 +55,7 @@ use self::pending::Slot;
 pub use self::pending::{Outcome, Pending, ResponseKind};
 pub use self::serving_lease::ServingLease;
 pub use self::share_persister::SharePersister;
+pub(crate) use self::share_state::SharePartitions;
 use self::storage_stage::StageMessage;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
@@ -141,7 +143,7 @@ impl WriteGauge {
     }
 }
 
-struct Inner {
+pub(crate) struct Inner {
     shards: Vec<Mutex<Shard>>,
     partitions: u32,
     storage: Arc<dyn MetadataStore>,
@@ -585,12 +587,17 @@ impl GroupCoordinator {
     ) -> Result<Self, CoordinatorError> {
         config.consumer.validate()?;
         config.share.validate()?;
-        if config.share.enabled && ownership.share_persister.is_none() {
-            return Err(crate::BadConsumerGroupConfig(
-                "share groups need a share persister (GroupCoordinatorBuilder::share_persister)".into(),
-            )
-            .into());
-        }
+        // Share groups without a persister of the caller's use the share
+        // coordinator the coordinator partitions host, through a thread of their own.
+        let mut ownership = ownership;
+        let hosted = match (config.share.enabled, &ownership.share_persister) {
+            (true, None) => {
+                let (persister, asks) = share_persister::HostedSharePersister::new();
+                ownership.share_persister = Some(Arc::new(persister));
+                Some(asks)
+            }
+            _ => None,
+        };
         let partitions = storage.partition_count().max(1);
         let threaded = !clock.drives_timers();
         let (control_tx, control_rx) = bounded(1);
@@ -675,6 +682,14 @@ impl GroupCoordinator {
             if kick {
                 inner.kick(i, incarnation);
             }
+        }
+        if let Some(asks) = hosted {
+            let weak = Arc::downgrade(&inner);
+            // Detached: it ends once the coordinator (and the sender it holds) is dropped.
+            std::thread::Builder::new()
+                .name("group-coordinator-share-persister".into())
+                .spawn(move || share_persister::serve(weak, asks))
+                .map_err(|e| CoordinatorError::Thread(e.into()))?;
         }
         let timer_thread = if threaded {
             let weak = Arc::downgrade(&inner);

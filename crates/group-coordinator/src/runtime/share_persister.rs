@@ -6,10 +6,14 @@
 //! back through [`GroupCoordinator::share_group_state_initialized`].
 
 use std::fmt;
+use std::sync::Weak;
 
+use crossbeam_channel::{Receiver, Sender};
 use group_types::{DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest};
 
-use super::GroupCoordinator;
+use super::share_state::SharePartitions;
+use super::{GroupCoordinator, Inner};
+use crate::RequestContext;
 
 /// Where a node's share groups get their share-partition state initialized
 /// (a broker's share coordinator, local or reached by InitializeShareGroupState).
@@ -36,10 +40,7 @@ impl GroupCoordinator {
         request: &DeleteShareGroupStateRequest,
         result: Result<(), ErrorCode>,
     ) {
-        let group = request.group_id.as_str();
-        self.inner.step_group(group, |core, now, scratch| {
-            scratch.extend(core.share_group_state_deleted(now, group, result));
-        });
+        self.inner.share_group_state_deleted(request, result);
     }
 
     /// The share coordinator answered an initialization asked through the
@@ -52,15 +53,105 @@ impl GroupCoordinator {
         request: &InitializeShareGroupStateRequest,
         initialized: bool,
     ) {
+        self.inner.share_group_state_initialized(request, initialized);
+    }
+}
+
+impl Inner {
+    fn share_group_state_deleted(
+        &self,
+        request: &DeleteShareGroupStateRequest,
+        result: Result<(), ErrorCode>,
+    ) {
+        let group = request.group_id.as_str();
+        self.step_group(group, |core, now, scratch| {
+            scratch.extend(core.share_group_state_deleted(now, group, result));
+        });
+    }
+
+    fn share_group_state_initialized(&self, request: &InitializeShareGroupStateRequest, initialized: bool) {
         let partitions: Vec<_> = request
             .topics
             .iter()
             .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
             .collect();
-        self.inner.step_group(request.group_id.as_str(), |core, now, scratch| {
+        self.step_group(request.group_id.as_str(), |core, now, scratch| {
             let fx =
                 core.share_group_state_initialized(now, request.group_id.as_str(), &partitions, initialized);
             scratch.extend(fx);
         });
+    }
+}
+
+/// What the hosted share coordinator is asked to do for the node's share groups.
+#[derive(Debug)]
+pub(super) enum Ask {
+    Initialize(InitializeShareGroupStateRequest),
+    Delete(DeleteShareGroupStateRequest),
+}
+
+/// The [`SharePersister`] of a node whose share state its own coordinator
+/// partitions host (the default when share groups are on and no persister is
+/// given): each ask goes, off the caller's lock, to a thread of the runtime
+/// (`group-coordinator-share-persister`) that sends it to the coordinator as an
+/// InitializeShareGroupState or DeleteShareGroupState, waits for the answer and
+/// reports it. A share partition whose key routes to a partition this node does
+/// not serve answers NOT_COORDINATOR, so its initialization fails and is asked
+/// again after `group.share.initialize.retry.interval.ms`, as Kafka retries.
+#[derive(Debug)]
+pub(super) struct HostedSharePersister {
+    asks: Sender<Ask>,
+}
+
+impl HostedSharePersister {
+    /// The persister and the receiving end its thread serves ([`serve`]).
+    pub(super) fn new() -> (HostedSharePersister, Receiver<Ask>) {
+        let (asks, rx) = crossbeam_channel::unbounded();
+        (HostedSharePersister { asks }, rx)
+    }
+}
+
+impl SharePersister for HostedSharePersister {
+    fn initialize(&self, request: InitializeShareGroupStateRequest) {
+        // The thread is gone only once the coordinator is: nothing waits then.
+        let _ = self.asks.send(Ask::Initialize(request));
+    }
+
+    fn delete_state(&self, request: DeleteShareGroupStateRequest) {
+        let _ = self.asks.send(Ask::Delete(request));
+    }
+}
+
+/// The hosted persister's thread: serves asks until the coordinator is dropped
+/// (its sender with it) or stopped.
+pub(super) fn serve(inner: Weak<Inner>, asks: Receiver<Ask>) {
+    while let Ok(ask) = asks.recv() {
+        let Some(inner) = inner.upgrade() else { return };
+        if inner.stopped.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let anonymous = RequestContext::ANONYMOUS;
+        match ask {
+            Ask::Initialize(request) => {
+                let answer = request.clone().answer_as(&inner, &anonymous).wait();
+                let ok = answer.is_ok_and(|r| {
+                    r.results.iter().all(|t| t.partitions.iter().all(|p| p.error_code == ErrorCode::None))
+                });
+                inner.share_group_state_initialized(&request, ok);
+            }
+            Ask::Delete(request) => {
+                let answer = request.clone().answer_as(&inner, &anonymous).wait();
+                let result = match answer {
+                    Ok(r) => r
+                        .results
+                        .iter()
+                        .flat_map(|t| t.partitions.iter())
+                        .find(|p| p.error_code != ErrorCode::None)
+                        .map_or(Ok(()), |p| Err(p.error_code)),
+                    Err(_) => Err(ErrorCode::CoordinatorNotAvailable),
+                };
+                inner.share_group_state_deleted(&request, result);
+            }
+        }
     }
 }

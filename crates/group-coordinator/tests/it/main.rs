@@ -15,6 +15,7 @@ mod ownership;
 mod runtime;
 mod scenarios;
 mod share_runtime;
+mod share_state;
 mod support;
 mod tables;
 mod topic_metadata;

@@ -127,8 +127,25 @@ fn deleting_a_share_group_waits_for_its_state_to_go() {
 }
 
 #[test]
-fn share_groups_without_a_persister_are_refused_at_open() {
-    let refused = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config()).open();
-    let error = refused.expect_err("share groups need a persister").to_string();
-    assert!(error.contains("share persister"), "{error}");
+fn share_groups_without_a_persister_use_the_hosted_share_coordinator() {
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 4)]))
+        .open()
+        .expect("opens with the hosted share coordinator");
+    let r =
+        coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("answered");
+    assert_eq!((r.error_code, r.member_epoch, r.assignment), (ErrorCode::None, 1, Some(Vec::new())));
+    // The hosted persister answers on its own thread; the group's state record follows.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let assigned = loop {
+        let r = coordinator
+            .handle_share_group_heartbeat(heartbeat(r.member_epoch.max(1), None))
+            .expect("answered");
+        if r.assignment.as_ref().is_some_and(|a| !a.is_empty()) || std::time::Instant::now() > deadline {
+            break r;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert_eq!(assigned.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..4)]));
+    assert_eq!(assigned.member_epoch, 2);
 }

@@ -16,6 +16,7 @@
 //! | 13 `ShareGroupTargetAssignmentMember` | as type 7 |
 //! | 14 `ShareGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]` |
 //! | 15 `ShareGroupStatePartitionMetadata` | `initializing: [share topic]`, `initialized: [share topic]`, `deleting: [(topic id, name: str)]`; a share topic is its id's 16 bytes, its name, then its partitions as in topic partitions |
+//! | 1000 `ShareState` (sub-key `topicId:partition`) | `snapshot_epoch`, `state_epoch`, `leader_epoch`, `start_offset`, `delivery_complete_count`, `create_timestamp`, `write_timestamp` (each `ivarint`), `state_batches: [(first_offset: ivarint, last_offset: ivarint, delivery_state: i8 byte, delivery_count: ivarint)]`, `max_leader_epoch: ivarint`, `max_state_epoch: opt ivarint`, `updates_since_snapshot: opt ivarint` |
 //!
 //! Lists are a `uvarint` count, then the items; topic partitions are the
 //! topic id's 16 bytes, then a list of `ivarint` partitions.
@@ -27,7 +28,8 @@ use crate::{
     CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, ShareMemberAssignmentValue,
     ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, record_type,
 };
-use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
+use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
+use group_types::{ConsumerMemberState, ProtocolMetadata, StateBatch, TopicId, TopicIdPartitions};
 
 use super::{DecodeError, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
 
@@ -78,6 +80,7 @@ pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) 
                 put_str(out, name);
             }
         }
+        ModernGroupRecord::ShareState { value: Some(state), .. } => put_share_state(out, state),
         ModernGroupRecord::CurrentMemberAssignment { value: Some(a), .. } => {
             put_ivarint(out, i64::from(a.member_epoch));
             put_ivarint(out, i64::from(a.previous_member_epoch));
@@ -93,6 +96,66 @@ pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) 
         // Tombstones: the flag said it all.
         _ => {}
     }
+}
+
+fn put_share_state(out: &mut Vec<u8>, state: &SharePartitionState) {
+    let o = &state.offset;
+    for v in [o.snapshot_epoch, o.state_epoch, o.leader_epoch] {
+        put_ivarint(out, i64::from(v));
+    }
+    put_ivarint(out, o.start_offset);
+    put_ivarint(out, i64::from(o.delivery_complete_count));
+    put_ivarint(out, o.create_timestamp);
+    put_ivarint(out, o.write_timestamp);
+    put_uvarint(out, o.state_batches.len() as u64);
+    for b in &o.state_batches {
+        put_ivarint(out, b.first_offset);
+        put_ivarint(out, b.last_offset);
+        out.push(b.delivery_state as u8);
+        put_ivarint(out, i64::from(b.delivery_count));
+    }
+    put_ivarint(out, i64::from(state.max_leader_epoch));
+    for v in [state.max_state_epoch, state.updates_since_snapshot] {
+        match v {
+            Some(v) => {
+                out.push(1);
+                put_ivarint(out, i64::from(v));
+            }
+            None => out.push(0),
+        }
+    }
+}
+
+fn take_share_state(r: &mut Reader<'_>) -> Result<SharePartitionState, DecodeError> {
+    let (snapshot_epoch, state_epoch, leader_epoch) = (r.i32()?, r.i32()?, r.i32()?);
+    let start_offset = r.ivarint()?;
+    let delivery_complete_count = r.i32()?;
+    let (create_timestamp, write_timestamp) = (r.ivarint()?, r.ivarint()?);
+    let n = r.uvarint()?;
+    // A batch takes at least four bytes: never trust the count further.
+    let mut state_batches =
+        Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 4));
+    for _ in 0..n {
+        let (first_offset, last_offset) = (r.ivarint()?, r.ivarint()?);
+        let delivery_state = r.u8()? as i8;
+        let count = r.ivarint()?;
+        let delivery_count = i16::try_from(count).map_err(|_| out_of_range("an i16", count))?;
+        state_batches.push(StateBatch { first_offset, last_offset, delivery_state, delivery_count });
+    }
+    let offset = ShareSnapshotValue {
+        snapshot_epoch,
+        state_epoch,
+        leader_epoch,
+        start_offset,
+        delivery_complete_count,
+        create_timestamp,
+        write_timestamp,
+        state_batches,
+    };
+    let max_leader_epoch = r.i32()?;
+    let max_state_epoch = if r.flag()? { Some(r.i32()?) } else { None };
+    let updates_since_snapshot = if r.flag()? { Some(r.i32()?) } else { None };
+    Ok(SharePartitionState { offset, max_leader_epoch, max_state_epoch, updates_since_snapshot })
 }
 
 fn put_member(out: &mut Vec<u8>, m: &ConsumerMemberMetadataValue) {
@@ -301,6 +364,10 @@ fn take_value(
                 })
                 .transpose()?;
             ModernGroupRecord::ShareStatePartitionMetadata { group_id, value }
+        }
+        record_type::SHARE_STATE => {
+            let value = present.then(|| take_share_state(r).map(Box::new)).transpose()?;
+            ModernGroupRecord::ShareState { group_id, share_partition: sub(), value }
         }
         other => return Err(DecodeError::UnknownRecordType(other)),
     })

@@ -5,6 +5,8 @@
 use super::super::{read_records as decode_records, write_records};
 use super::*;
 use crate::{Record, conformance};
+use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
+use group_types::StateBatch;
 
 /// A batch body, as `group-storage-etcd` frames it.
 fn encode_records(records: &[Record]) -> Result<Vec<u8>, DecodeError> {
@@ -138,7 +140,40 @@ fn share_golden() -> Vec<(&'static str, ModernGroupRecord, Vec<u8>)> {
             [&[1, 4, 30, 1, b'g', 0, 1, 1][..], &T1_BYTES, &[1, b't', 1, 2, 0, 1], &T1_BYTES, &[1, b't']]
                 .concat(),
         ),
+        share_state_golden(),
     ]
+}
+
+/// The share coordinator's state of one share partition (type 1000) and its bytes.
+fn share_state_golden() -> (&'static str, ModernGroupRecord, Vec<u8>) {
+    let key = group_share_coordinator::SharePartitionKey::new("g", TopicId(T1_BYTES), 2);
+    let state = SharePartitionState {
+        offset: ShareSnapshotValue {
+            snapshot_epoch: 1,
+            state_epoch: 0,
+            leader_epoch: 2,
+            start_offset: 10,
+            delivery_complete_count: 3,
+            create_timestamp: 5,
+            write_timestamp: 6,
+            state_batches: vec![StateBatch::new(10, 19, 2, 1)],
+        },
+        max_leader_epoch: 2,
+        max_state_epoch: Some(0),
+        updates_since_snapshot: None,
+    };
+    let sub = format!("{}:2", TopicId(T1_BYTES));
+    // Type 1000 zigzags to 2000 (varint d0 0f); the sub-key is the topic id's
+    // base64 and the partition. Then every number zigzagged: epochs 1, 0, 2,
+    // start offset 10, count 3, timestamps 5 and 6, one batch (10, 19, state 2,
+    // count 1), max leader epoch 2, a max state epoch of 0, no update count.
+    let bytes = [
+        &[1, 4, 0xd0, 0x0f, 1, b'g', sub.len() as u8][..],
+        sub.as_bytes(),
+        &[1, 2, 0, 4, 20, 6, 10, 12, 1, 20, 38, 2, 2, 4, 1, 0, 0],
+    ]
+    .concat();
+    ("share state", ModernGroupRecord::share_state(&key, Some(state)), bytes)
 }
 
 #[test]
@@ -195,7 +230,9 @@ fn bad_values_name_the_record_key() {
             continue;
         }
         // Cut where the value starts (after count, tag, type, group "g", sub-key, flag).
-        let header = 5 + 1 + record.sub_key().len() + 1;
+        // The type is one varint byte below 64 (zigzag below 128), else two.
+        let type_len = if record.record_type() < 64 { 1 } else { 2 };
+        let header = 4 + type_len + 1 + record.sub_key().len() + 1;
         let error = decode_records(&bytes[..header]).unwrap_err();
         let key = format!("type {}, group \"g\", sub-key {:?}", record.record_type(), record.sub_key());
         assert!(matches!(&error, DecodeError::InModernRecord { .. }), "{name}: {error:?}");

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
+use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
+use group_types::{ConsumerMemberState, ProtocolMetadata, StateBatch, TopicId, TopicIdPartitions};
 
 use crate::{
     ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
@@ -13,7 +14,7 @@ use crate::{
     ShareTopicPartitions, record_type,
 };
 
-/// The twelve kinds, for checks that go over every one of them.
+/// The thirteen kinds, for checks that go over every one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
     GroupMetadata,
@@ -28,10 +29,11 @@ pub(super) enum Kind {
     ShareTargetAssignmentMember,
     ShareCurrentMemberAssignment,
     ShareStatePartitionMetadata,
+    ShareState,
 }
 
 impl Kind {
-    pub(super) const ALL: [Kind; 12] = [
+    pub(super) const ALL: [Kind; 13] = [
         Kind::GroupMetadata,
         Kind::MemberMetadata,
         Kind::TargetAssignmentMetadata,
@@ -44,6 +46,7 @@ impl Kind {
         Kind::ShareTargetAssignmentMember,
         Kind::ShareCurrentMemberAssignment,
         Kind::ShareStatePartitionMetadata,
+        Kind::ShareState,
     ];
 
     /// True for the kinds keyed by the group alone (their sub-key is `""`).
@@ -119,6 +122,12 @@ impl Kind {
             Kind::ShareStatePartitionMetadata => ModernGroupRecord::ShareStatePartitionMetadata {
                 group_id,
                 value: n.map(|n| Box::new(share_state(n))),
+            },
+            // The store keeps the sub-key as it is: any string stands in for `topicId:partition`.
+            Kind::ShareState => ModernGroupRecord::ShareState {
+                group_id,
+                share_partition: sub,
+                value: n.map(|n| Box::new(share_partition_state(n))),
             },
         }
     }
@@ -198,6 +207,24 @@ fn share_state(n: i32) -> ShareStatePartitionMetadataValue {
         initializing: vec![topic(n, vec![n, n + 1])],
         initialized: vec![topic(n + 1, vec![0]), topic(n + 2, Vec::new())],
         deleting: vec![(topic_id(n + 3), format!("queue-{}", n + 3))],
+    }
+}
+
+fn share_partition_state(n: i32) -> SharePartitionState {
+    SharePartitionState {
+        offset: ShareSnapshotValue {
+            snapshot_epoch: n,
+            state_epoch: n + 1,
+            leader_epoch: n + 2,
+            start_offset: i64::from(n) * 100,
+            delivery_complete_count: n,
+            create_timestamp: 1_700_000_000_000,
+            write_timestamp: 1_700_000_000_000 + i64::from(n),
+            state_batches: vec![StateBatch::new(i64::from(n) * 100, i64::from(n) * 100 + 9, 2, 1)],
+        },
+        max_leader_epoch: n + 2,
+        max_state_epoch: (n % 2 == 0).then_some(n + 1),
+        updates_since_snapshot: (n % 3 != 0).then_some(n),
     }
 }
 
@@ -496,6 +523,32 @@ pub fn awkward_records() -> Vec<ModernGroupRecord> {
                 }],
                 deleting: vec![(TopicId::ZERO, String::new()), (topic_id(9), unicode.to_owned())],
             })),
+        },
+        ModernGroupRecord::ShareState {
+            group_id: g(unicode),
+            share_partition: g(nul),
+            value: Some(Box::new(SharePartitionState {
+                offset: ShareSnapshotValue {
+                    snapshot_epoch: i32::MIN,
+                    state_epoch: i32::MAX,
+                    leader_epoch: -1,
+                    start_offset: i64::MIN,
+                    delivery_complete_count: -1,
+                    create_timestamp: i64::MAX,
+                    write_timestamp: 0,
+                    state_batches: (0..2000)
+                        .map(|i| StateBatch::new(i * 10, i * 10 + 9, 4, i16::MAX))
+                        .collect(),
+                },
+                max_leader_epoch: i32::MAX,
+                max_state_epoch: Some(i32::MIN),
+                updates_since_snapshot: Some(0),
+            })),
+        },
+        ModernGroupRecord::ShareState {
+            group_id: g(""),
+            share_partition: g(""),
+            value: Some(Box::new(share_partition_state(0))),
         },
     ]);
     records

@@ -34,6 +34,7 @@ pub(crate) fn rekey(record: ModernGroupRecord, group_id: Arc<str>, sub: Arc<str>
             C::ShareCurrentMemberAssignment { group_id, member_id: sub, value }
         }
         C::ShareStatePartitionMetadata { value, .. } => C::ShareStatePartitionMetadata { group_id, value },
+        C::ShareState { value, .. } => C::ShareState { group_id, share_partition: sub, value },
     }
 }
 
@@ -62,6 +63,7 @@ pub(crate) fn tombstone_of(record: &ModernGroupRecord) -> ModernGroupRecord {
             C::ShareCurrentMemberAssignment { group_id, member_id: sub, value: None }
         }
         C::ShareStatePartitionMetadata { .. } => C::ShareStatePartitionMetadata { group_id, value: None },
+        C::ShareState { .. } => C::ShareState { group_id, share_partition: sub, value: None },
     }
 }
 

@@ -24,6 +24,7 @@ mod offset_fetch;
 pub(crate) mod schema;
 mod share_group_describe;
 mod share_group_heartbeat;
+mod share_state;
 mod sync_group;
 
 use bytes::Bytes;

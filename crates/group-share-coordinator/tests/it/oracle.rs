@@ -28,7 +28,8 @@ use group_share_coordinator::{
 };
 use group_types::{
     GroupId, InitializeStatePartition, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, StateBatch, TopicId, WriteStatePartition,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, ShareStatePartitionResult, StateBatch,
+    TopicId, WriteStatePartition,
 };
 use serde_json::{Value, json};
 
@@ -165,8 +166,10 @@ impl Replay {
                         (req, out.records, self.read_json(&out.response))
                     }
                     "summary" => {
-                        let data =
-                            ReadStatePartition { partition, leader_epoch: int("leader_epoch", 0) as i32 };
+                        let data = ReadStateSummaryPartition {
+                            partition,
+                            leader_epoch: int("leader_epoch", 0) as i32,
+                        };
                         let out = self.shard.read_state_summary(&group, topic_id, &data);
                         let req = json!({"partition": partition, "leaderEpoch": data.leader_epoch});
                         (req, out.records, self.summary_json(&out.response))

@@ -13,9 +13,9 @@ use group_share_coordinator::{
 use group_types::{
     DeleteShareGroupStateRequest, DeleteStatePartition, ErrorCode, GroupId, InitializeShareGroupStateRequest,
     InitializeStatePartition, ReadShareGroupStateRequest, ReadShareGroupStateSummaryRequest,
-    ReadStatePartition, ReadStatePartitionResult, ReadStateSummaryPartitionResult, ShareStatePartitionResult,
-    ShareStateRequest, ShareStateResponse, ShareStateTopic, StateBatch, TopicId, WriteShareGroupStateRequest,
-    WriteStatePartition,
+    ReadStatePartition, ReadStatePartitionResult, ReadStateSummaryPartition, ReadStateSummaryPartitionResult,
+    ShareStatePartitionResult, ShareStateRequest, ShareStateResponse, ShareStateTopic, StateBatch, TopicId,
+    WriteShareGroupStateRequest, WriteStatePartition,
 };
 use rstest::rstest;
 
@@ -41,7 +41,7 @@ fn request<P>(group: &str, topics: &[(TopicId, Vec<i32>)], data: impl Fn(i32) ->
 }
 
 /// (shard calls, the answer's number of topic results) of a split.
-fn shape<P, R>(split: Split<P, ShareStateResponse<R>>) -> (usize, Option<usize>) {
+fn shape<P, R>(split: Split<P, ShareStateResponse<R, P>>) -> (usize, Option<usize>) {
     match split {
         Split::Calls(calls) => (calls.len(), None),
         Split::Answered(answer) => (0, Some(answer.results.len())),
@@ -50,6 +50,7 @@ fn shape<P, R>(split: Split<P, ShareStateResponse<R>>) -> (usize, Option<usize>)
 
 fn split_of(api: Api, group: &str, topics: &[(TopicId, Vec<i32>)], active: bool) -> (usize, Option<usize>) {
     let read = |partition| ReadStatePartition { partition, leader_epoch: 0 };
+    let summary = |partition| ReadStateSummaryPartition { partition, leader_epoch: 0 };
     match api {
         Api::Initialize => shape(split_initialize(
             &request(group, topics, |partition| InitializeStatePartition { partition, ..Default::default() }),
@@ -67,7 +68,7 @@ fn split_of(api: Api, group: &str, topics: &[(TopicId, Vec<i32>)], active: bool)
             active,
             50,
         )),
-        Api::Summary => shape(split_read_summary(&request(group, topics, read), active, 50)),
+        Api::Summary => shape(split_read_summary(&request(group, topics, summary), active, 50)),
     }
 }
 
@@ -131,6 +132,7 @@ fn when_not_started(#[case] api: Api) {
     let mut service = ShareCoordinatorService::new(ShareCoordinatorConfig::default());
     let topics = [(T1, vec![0]), (T2, vec![1])];
     let read = |partition| ReadStatePartition { partition, leader_epoch: 1 };
+    let summary = |partition| ReadStateSummaryPartition { partition, leader_epoch: 1 };
     let plain = |r: &ShareStatePartitionResult| (r.partition, r.error_code, r.error_message.clone());
     let answers = match api {
         Api::Write => {
@@ -145,7 +147,7 @@ fn when_not_started(#[case] api: Api) {
             (r.partition, r.error_code, r.error_message.clone())
         }),
         Api::Summary => {
-            outcomes(&service.read_state_summary(&request("group1", &topics, read)).response, |r| {
+            outcomes(&service.read_state_summary(&request("group1", &topics, summary)).response, |r| {
                 (r.partition, r.error_code, r.error_message.clone())
             })
         }
@@ -167,8 +169,8 @@ fn when_not_started(#[case] api: Api) {
 }
 
 /// Every partition's (topic, partition, error code, message).
-fn outcomes<R>(
-    response: &ShareStateResponse<R>,
+fn outcomes<R, P>(
+    response: &ShareStateResponse<R, P>,
     of: impl Fn(&R) -> (i32, ErrorCode, Option<String>),
 ) -> Vec<(TopicId, i32, ErrorCode, Option<String>)> {
     let mut all = Vec::new();
@@ -259,7 +261,16 @@ fn initialize_write_read_summary_delete_success() {
     let summary = service.read_state_summary(&ReadShareGroupStateSummaryRequest {
         api_version: 1,
         group_id: group.clone(),
-        topics: two_read_topics(),
+        topics: two_read_topics()
+            .into_iter()
+            .map(|t| {
+                let parts = t.partitions.iter().map(|p| ReadStateSummaryPartition {
+                    partition: p.partition,
+                    leader_epoch: p.leader_epoch,
+                });
+                ShareStateTopic::new(t.topic_id, parts)
+            })
+            .collect(),
     });
     let summary_of = |p| ReadStateSummaryPartitionResult {
         partition: p,
@@ -290,13 +301,13 @@ fn initialize_write_read_summary_delete_success() {
 fn answers_merge_per_topic_and_partition() {
     let mut service = started();
     let topics = vec![
-        ShareStateTopic::new(T1, [ReadStatePartition { partition: 0, leader_epoch: 0 }]),
-        ShareStateTopic::new(T2, [ReadStatePartition { partition: 0, leader_epoch: 0 }]),
+        ShareStateTopic::new(T1, [ReadStateSummaryPartition { partition: 0, leader_epoch: 0 }]),
+        ShareStateTopic::new(T2, [ReadStateSummaryPartition { partition: 0, leader_epoch: 0 }]),
         ShareStateTopic::new(
             T1,
             [
-                ReadStatePartition { partition: 1, leader_epoch: 0 },
-                ReadStatePartition { partition: 0, leader_epoch: 0 },
+                ReadStateSummaryPartition { partition: 1, leader_epoch: 0 },
+                ReadStateSummaryPartition { partition: 0, leader_epoch: 0 },
             ],
         ),
     ];

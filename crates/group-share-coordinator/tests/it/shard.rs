@@ -12,7 +12,8 @@ use group_share_coordinator::{
 };
 use group_types::{
     ErrorCode, GroupId, InitializeStatePartition, ReadStatePartition, ReadStatePartitionResult,
-    ReadStateSummaryPartitionResult, ShareStatePartitionResult, StateBatch, TopicId, WriteStatePartition,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, ShareStatePartitionResult, StateBatch,
+    TopicId, WriteStatePartition,
 };
 use rstest::rstest;
 
@@ -266,8 +267,11 @@ fn refusals(
             (r.records, (partition, r.response.result.error_code, r.response.result.error_message))
         }
         Op::Summary { partition, leader_epoch } => {
-            let r =
-                f.shard.read_state_summary(&g, Some(TOPIC), &ReadStatePartition { partition, leader_epoch });
+            let r = f.shard.read_state_summary(
+                &g,
+                Some(TOPIC),
+                &ReadStateSummaryPartition { partition, leader_epoch },
+            );
             let expected = ReadStateSummaryPartitionResult::error(partition, code, message);
             assert_eq!(r.response.result, expected, "a refused summary carries defaults");
             (r.records, (partition, r.response.result.error_code, r.response.result.error_message))
@@ -392,7 +396,7 @@ fn read_state_summary_success() {
     let result = f.shard.read_state_summary(
         &group(),
         Some(TOPIC),
-        &ReadStatePartition { partition: PARTITION, leader_epoch: 1 },
+        &ReadStateSummaryPartition { partition: PARTITION, leader_epoch: 1 },
     );
     let expected = ReadStateSummaryPartitionResult {
         partition: PARTITION,

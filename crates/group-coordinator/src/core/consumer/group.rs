@@ -348,7 +348,8 @@ impl ConsumerGroup {
             | ModernGroupRecord::ShareTargetAssignmentMetadata { .. }
             | ModernGroupRecord::ShareTargetAssignmentMember { .. }
             | ModernGroupRecord::ShareCurrentMemberAssignment { .. }
-            | ModernGroupRecord::ShareStatePartitionMetadata { .. } => {}
+            | ModernGroupRecord::ShareStatePartitionMetadata { .. }
+            | ModernGroupRecord::ShareState { .. } => {}
         }
     }
 

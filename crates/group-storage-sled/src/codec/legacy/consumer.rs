@@ -146,9 +146,8 @@ pub(crate) fn encode_consumer(record: &ModernGroupRecord) -> Result<Option<Vec<u
         | ModernGroupRecord::ShareTargetAssignmentMetadata { .. }
         | ModernGroupRecord::ShareTargetAssignmentMember { .. }
         | ModernGroupRecord::ShareCurrentMemberAssignment { .. }
-        | ModernGroupRecord::ShareStatePartitionMetadata { .. } => {
-            Err(EncodeError::NoLegacyForm(record.record_type()))
-        }
+        | ModernGroupRecord::ShareStatePartitionMetadata { .. }
+        | ModernGroupRecord::ShareState { .. } => Err(EncodeError::NoLegacyForm(record.record_type())),
     }
 }
 

@@ -99,9 +99,11 @@ fn every_kind_has_a_golden_value() {
     assert_eq!(types, [3, 5, 6, 7, 8, 16]);
 }
 
-/// True for the record types the legacy format had: share groups came after it.
+/// True for the record types the legacy format had: share groups and the share
+/// coordinator's state came after it.
 fn has_legacy_form(record: &ModernGroupRecord) -> bool {
     !(10..=15).contains(&record.record_type())
+        && record.record_type() != group_offsets::record_type::SHARE_STATE
 }
 
 #[test]

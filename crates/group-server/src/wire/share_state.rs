@@ -1,0 +1,321 @@
+//! The share coordinator's RPCs (keys 83-87, KIP-932) on the wire:
+//! InitializeShareGroupState, ReadShareGroupState, WriteShareGroupState,
+//! DeleteShareGroupState and ReadShareGroupStateSummary. They share one shape (a
+//! group, then per topic id the partitions with the API's data), so each API's
+//! part here is its partition's fields, both ways, and its layout.
+
+use group_coordinator::CoordinatorError;
+use group_types as gt;
+use kafka_protocol::messages as kp;
+use kafka_protocol::protocol::StrBytes;
+
+use super::schema::Ty::{Arr, I8, I16, I32, I64, Str, Uuid};
+use super::schema::{Message, Struct, always, plain};
+use super::{WireApi, id, osb, unavailable, uuid};
+use crate::node::{Ctx, Node, Reply, RequestError};
+
+fn topic_id(id: &uuid::Uuid) -> gt::TopicId {
+    gt::TopicId(id.into_bytes())
+}
+
+/// A request of `group` with `topics`' partitions, each converted by `data`.
+fn request<W, P>(
+    group: &StrBytes,
+    topics: impl IntoIterator<Item = (uuid::Uuid, Vec<W>)>,
+    data: impl Fn(&W) -> P,
+) -> gt::ShareStateRequest<P> {
+    gt::ShareStateRequest {
+        api_version: 0,
+        group_id: id(group),
+        topics: topics
+            .into_iter()
+            .map(|(t, partitions)| gt::ShareStateTopic::new(topic_id(&t), partitions.iter().map(&data)))
+            .collect(),
+    }
+}
+
+/// The coordinator's answer, or every partition of `request` answered
+/// COORDINATOR_NOT_AVAILABLE (with `refusal`) when the coordinator gave none.
+fn answered<P: Clone, R>(
+    request: &gt::ShareStateRequest<P>,
+    answer: Result<gt::ShareStateResponse<R, P>, CoordinatorError>,
+    refusal: impl Fn(i32, gt::ErrorCode) -> R,
+    partition: impl Fn(&P) -> i32,
+) -> gt::ShareStateResponse<R, P> {
+    answer.unwrap_or_else(|e| {
+        let code = unavailable(&e);
+        gt::ShareStateResponse::new(
+            request
+                .topics
+                .iter()
+                .map(|t| {
+                    gt::ShareStateTopic::new(
+                        t.topic_id,
+                        t.partitions.iter().map(|p| refusal(partition(p), code)),
+                    )
+                })
+                .collect(),
+        )
+    })
+}
+
+fn wire_batch_in(b: &kp::write_share_group_state_request::StateBatch) -> gt::StateBatch {
+    gt::StateBatch::new(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+}
+
+fn wire_batch_out(b: &gt::StateBatch) -> kp::read_share_group_state_response::StateBatch {
+    kp::read_share_group_state_response::StateBatch::default()
+        .with_first_offset(b.first_offset)
+        .with_last_offset(b.last_offset)
+        .with_delivery_state(b.delivery_state)
+        .with_delivery_count(b.delivery_count)
+}
+
+/// A refusal of one partition, with Kafka's message for the code.
+fn refusal<R: group_share_coordinator::PartitionAnswer>(partition: i32, code: gt::ErrorCode) -> R {
+    R::refusal(partition, code, group_share_coordinator::default_error_message(code).to_owned())
+}
+
+impl WireApi for gt::InitializeShareGroupStateRequest {
+    type Wire = kp::InitializeShareGroupStateRequest;
+    const SCHEMA: Message = Message::new(0, 0, 0, &INITIALIZE);
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
+        let req = request(&wire.group_id, topics, |p| gt::InitializeStatePartition {
+            partition: p.partition,
+            state_epoch: p.state_epoch,
+            start_offset: p.start_offset,
+        });
+        let asked = req.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            use kp::initialize_share_group_state_response as w;
+            let r = answered(&asked, r, refusal, |p| p.partition);
+            let results = r.results.into_iter().map(|t| {
+                w::InitializeStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
+                    t.partitions
+                        .into_iter()
+                        .map(|p| {
+                            w::PartitionResult::default()
+                                .with_partition(p.partition)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                        })
+                        .collect(),
+                )
+            });
+            kp::InitializeShareGroupStateResponse::default().with_results(results.collect())
+        }))
+    }
+
+    #[cfg(test)]
+    fn sample(v: i16) -> bytes::Bytes {
+        use crate::test_samples::{enc, s};
+        use kp::initialize_share_group_state_request as w;
+        let p = w::PartitionData::default().with_partition(1).with_state_epoch(2).with_start_offset(3);
+        let t = w::InitializeStateData::default()
+            .with_topic_id(uuid::Uuid::from_u128(7))
+            .with_partitions(vec![p]);
+        enc(&kp::InitializeShareGroupStateRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+    }
+}
+
+impl WireApi for gt::ReadShareGroupStateRequest {
+    type Wire = kp::ReadShareGroupStateRequest;
+    const SCHEMA: Message = Message::new(0, 0, 0, &READ);
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
+        let req = request(&wire.group_id, topics, |p| gt::ReadStatePartition {
+            partition: p.partition,
+            leader_epoch: p.leader_epoch,
+        });
+        let asked = req.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            use kp::read_share_group_state_response as w;
+            let r = answered(&asked, r, refusal, |p| p.partition);
+            let results = r.results.into_iter().map(|t| {
+                w::ReadStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
+                    t.partitions
+                        .into_iter()
+                        .map(|p| {
+                            w::PartitionResult::default()
+                                .with_partition(p.partition)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                                .with_state_epoch(p.state_epoch)
+                                .with_start_offset(p.start_offset)
+                                .with_state_batches(p.state_batches.iter().map(wire_batch_out).collect())
+                        })
+                        .collect(),
+                )
+            });
+            kp::ReadShareGroupStateResponse::default().with_results(results.collect())
+        }))
+    }
+
+    #[cfg(test)]
+    fn sample(v: i16) -> bytes::Bytes {
+        use crate::test_samples::{enc, s};
+        use kp::read_share_group_state_request as w;
+        let p = w::PartitionData::default().with_partition(1).with_leader_epoch(2);
+        let t = w::ReadStateData::default().with_topic_id(uuid::Uuid::from_u128(7)).with_partitions(vec![p]);
+        enc(&kp::ReadShareGroupStateRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+    }
+}
+
+impl WireApi for gt::WriteShareGroupStateRequest {
+    type Wire = kp::WriteShareGroupStateRequest;
+    const SCHEMA: Message = Message::new(0, 0, 0, &WRITE);
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
+        // v0 carries no delivery complete count: -1, unknown (KIP-1226).
+        let req = request(&wire.group_id, topics, |p| gt::WriteStatePartition {
+            partition: p.partition,
+            state_epoch: p.state_epoch,
+            leader_epoch: p.leader_epoch,
+            start_offset: p.start_offset,
+            delivery_complete_count: -1,
+            state_batches: p.state_batches.iter().map(wire_batch_in).collect(),
+        });
+        let asked = req.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            use kp::write_share_group_state_response as w;
+            let r = answered(&asked, r, refusal, |p| p.partition);
+            let results = r.results.into_iter().map(|t| {
+                w::WriteStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
+                    t.partitions
+                        .into_iter()
+                        .map(|p| {
+                            w::PartitionResult::default()
+                                .with_partition(p.partition)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                        })
+                        .collect(),
+                )
+            });
+            kp::WriteShareGroupStateResponse::default().with_results(results.collect())
+        }))
+    }
+
+    #[cfg(test)]
+    fn sample(v: i16) -> bytes::Bytes {
+        use crate::test_samples::{enc, s};
+        use kp::write_share_group_state_request as w;
+        let b = w::StateBatch::default().with_first_offset(1).with_last_offset(2).with_delivery_state(2);
+        let p =
+            w::PartitionData::default().with_partition(1).with_start_offset(3).with_state_batches(vec![b]);
+        let t = w::WriteStateData::default().with_topic_id(uuid::Uuid::from_u128(7)).with_partitions(vec![p]);
+        enc(&kp::WriteShareGroupStateRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+    }
+}
+
+impl WireApi for gt::DeleteShareGroupStateRequest {
+    type Wire = kp::DeleteShareGroupStateRequest;
+    const SCHEMA: Message = Message::new(0, 0, 0, &DELETE);
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
+        let req = request(&wire.group_id, topics, |p| gt::DeleteStatePartition { partition: p.partition });
+        let asked = req.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            use kp::delete_share_group_state_response as w;
+            let r = answered(&asked, r, refusal, |p| p.partition);
+            let results = r.results.into_iter().map(|t| {
+                w::DeleteStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
+                    t.partitions
+                        .into_iter()
+                        .map(|p| {
+                            w::PartitionResult::default()
+                                .with_partition(p.partition)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                        })
+                        .collect(),
+                )
+            });
+            kp::DeleteShareGroupStateResponse::default().with_results(results.collect())
+        }))
+    }
+
+    #[cfg(test)]
+    fn sample(v: i16) -> bytes::Bytes {
+        use crate::test_samples::{enc, s};
+        use kp::delete_share_group_state_request as w;
+        let p = w::PartitionData::default().with_partition(1);
+        let t =
+            w::DeleteStateData::default().with_topic_id(uuid::Uuid::from_u128(7)).with_partitions(vec![p]);
+        enc(&kp::DeleteShareGroupStateRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+    }
+}
+
+impl WireApi for gt::ReadShareGroupStateSummaryRequest {
+    type Wire = kp::ReadShareGroupStateSummaryRequest;
+    const SCHEMA: Message = Message::new(0, 0, 0, &READ);
+
+    fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
+        node.record(|| ctx.line(""));
+        let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
+        let req = request(&wire.group_id, topics, |p| gt::ReadStateSummaryPartition {
+            partition: p.partition,
+            leader_epoch: p.leader_epoch,
+        });
+        let asked = req.clone();
+        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
+            use kp::read_share_group_state_summary_response as w;
+            let r = answered(&asked, r, refusal, |p| p.partition);
+            let results = r.results.into_iter().map(|t| {
+                w::ReadStateSummaryResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
+                    t.partitions
+                        .into_iter()
+                        .map(|p| {
+                            w::PartitionResult::default()
+                                .with_partition(p.partition)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                                .with_state_epoch(p.state_epoch)
+                                .with_leader_epoch(p.leader_epoch)
+                                .with_start_offset(p.start_offset)
+                        })
+                        .collect(),
+                )
+            });
+            kp::ReadShareGroupStateSummaryResponse::default().with_results(results.collect())
+        }))
+    }
+
+    #[cfg(test)]
+    fn sample(v: i16) -> bytes::Bytes {
+        use crate::test_samples::{enc, s};
+        use kp::read_share_group_state_summary_request as w;
+        let p = w::PartitionData::default().with_partition(1).with_leader_epoch(2);
+        let t = w::ReadStateSummaryData::default()
+            .with_topic_id(uuid::Uuid::from_u128(7))
+            .with_partitions(vec![p]);
+        enc(&kp::ReadShareGroupStateSummaryRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+    }
+}
+
+// Each request field by field as `kafka-protocol` decodes it, for the walk
+// (`super::schema`): a group, then topics of an id and the API's partitions.
+static INITIALIZE_PARTITION: Struct = plain(&[always(I32), always(I32), always(I64)]);
+static INITIALIZE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&INITIALIZE_PARTITION))]);
+static INITIALIZE: Struct = plain(&[always(Str), always(Arr(&INITIALIZE_TOPIC))]);
+/// ReadShareGroupState's and ReadShareGroupStateSummary's (partition, leader epoch).
+static READ_PARTITION: Struct = plain(&[always(I32), always(I32)]);
+static READ_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&READ_PARTITION))]);
+static READ: Struct = plain(&[always(Str), always(Arr(&READ_TOPIC))]);
+static STATE_BATCH: Struct = plain(&[always(I64), always(I64), always(I8), always(I16)]);
+static WRITE_PARTITION: Struct =
+    plain(&[always(I32), always(I32), always(I32), always(I64), always(Arr(&STATE_BATCH))]);
+static WRITE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&WRITE_PARTITION))]);
+static WRITE: Struct = plain(&[always(Str), always(Arr(&WRITE_TOPIC))]);
+static DELETE_PARTITION: Struct = plain(&[always(I32)]);
+static DELETE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&DELETE_PARTITION))]);
+static DELETE: Struct = plain(&[always(Str), always(Arr(&DELETE_TOPIC))]);
