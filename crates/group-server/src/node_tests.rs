@@ -34,6 +34,9 @@ fn node() -> Node {
         metrics: Arc::default(),
         budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
         brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
+        share_sessions: std::sync::Mutex::new(crate::share_session::ShareSessionCache::new(
+            crate::share_session::DEFAULT_MAX_SHARE_SESSIONS,
+        )),
     }
 }
 
