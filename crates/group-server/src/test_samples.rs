@@ -128,6 +128,51 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
             };
             enc(&CreateTopicsRequest::default().with_topics(vec![t("n1"), t("n2")]).with_timeout_ms(1000), v)
         }
+        ApiKey::ShareFetch => {
+            use share_fetch_request::*;
+            let b = AcknowledgementBatch::default()
+                .with_first_offset(0)
+                .with_last_offset(1)
+                .with_acknowledge_types(vec![1, 2]);
+            let p = |i| {
+                FetchPartition::default()
+                    .with_partition_index(i)
+                    .with_acknowledgement_batches(vec![b.clone()])
+            };
+            let t = FetchTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
+            let f = ForgottenTopic::default().with_topic_id(tid(2)).with_partitions(vec![0, 1]);
+            let r = ShareFetchRequest::default()
+                .with_group_id(Some(s("g").into()))
+                .with_member_id(Some(s("m")))
+                .with_share_session_epoch(1)
+                .with_max_wait_ms(500)
+                .with_min_bytes(1)
+                .with_max_bytes(1 << 20)
+                .with_max_records(500)
+                .with_batch_size(500)
+                .with_topics(vec![t])
+                .with_forgotten_topics_data(vec![f]);
+            enc(&r, v)
+        }
+        ApiKey::ShareAcknowledge => {
+            use share_acknowledge_request::*;
+            let b = AcknowledgementBatch::default()
+                .with_first_offset(0)
+                .with_last_offset(1)
+                .with_acknowledge_types(vec![1, 3]);
+            let p = |i| {
+                AcknowledgePartition::default()
+                    .with_partition_index(i)
+                    .with_acknowledgement_batches(vec![b.clone()])
+            };
+            let t = AcknowledgeTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
+            let r = ShareAcknowledgeRequest::default()
+                .with_group_id(Some(s("g").into()))
+                .with_member_id(Some(s("m")))
+                .with_share_session_epoch(1)
+                .with_topics(vec![t]);
+            enc(&r, v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -155,6 +200,8 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::SaslHandshake => SaslHandshakeRequest::decode(&mut b, v).is_ok(),
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::decode(&mut b, v).is_ok(),
         ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareFetch => ShareFetchRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareAcknowledge => ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }
