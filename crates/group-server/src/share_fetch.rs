@@ -399,3 +399,7 @@ fn fetch_refused(error: ErrorCode, hold_ms: Option<i32>, log: String) -> ShareAn
         log: format!("{log},\"error\":\"{}\"", error.name()),
     }
 }
+
+#[cfg(test)]
+#[path = "share_fetch_tests.rs"]
+mod tests;
