@@ -15,7 +15,9 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
 
 use crate::node::Node;
-use crate::share_session::{FINAL_EPOCH, FetchContext, Named, ShareSessionCache, TopicIdPartition};
+use crate::share_session::{
+    FINAL_EPOCH, FetchContext, Named, SessionFetch, ShareSessionCache, TopicIdPartition,
+};
 use crate::topics::Topics;
 
 /// `group.share.record.lock.duration.ms`'s default (`ShareGroupConfig`): what a fetch
@@ -127,7 +129,8 @@ impl Node {
         let acknowledges =
             req.topics.iter().flat_map(|t| &t.partitions).any(|p| !p.acknowledgement_batches.is_empty());
         let mut sessions = self.share_sessions();
-        let context = sessions.new_context(group, member, epoch, fetch, &forget, acknowledges, connection);
+        let request = SessionFetch { epoch, fetch, forget: &forget, acknowledges, connection };
+        let context = sessions.new_context(group, member, request);
         let context = match context {
             Ok(context) => context,
             // Kafka answers a full cache only after the request's wait

@@ -94,6 +94,21 @@ pub(crate) enum FetchContext {
     Final,
 }
 
+/// What a ShareFetch brings to its session step.
+#[derive(Debug)]
+pub(crate) struct SessionFetch<'a> {
+    /// The request's share session epoch.
+    pub(crate) epoch: i32,
+    /// The partitions it fetches, with their topics' names where known.
+    pub(crate) fetch: Vec<Named>,
+    /// The partitions it forgets.
+    pub(crate) forget: &'a [TopicIdPartition],
+    /// Whether it carries acknowledgements.
+    pub(crate) acknowledges: bool,
+    /// The connection it came on.
+    pub(crate) connection: SocketAddr,
+}
+
 /// A partition of a session (Kafka's `CachedSharePartition`).
 #[derive(Debug, Clone)]
 struct Cached {
@@ -178,12 +193,9 @@ impl ShareSessionCache {
         &mut self,
         group: &str,
         member: &str,
-        epoch: i32,
-        fetch: Vec<Named>,
-        forget: &[TopicIdPartition],
-        acknowledges: bool,
-        connection: SocketAddr,
+        request: SessionFetch<'_>,
     ) -> Result<FetchContext, ShareSessionError> {
+        let SessionFetch { epoch, fetch, forget, acknowledges, connection } = request;
         let key = key(group, member);
         match epoch {
             FINAL_EPOCH => {

@@ -9,7 +9,7 @@ use group_types::ErrorCode;
 use rstest::rstest;
 use uuid::Uuid;
 
-use super::{FetchContext, ShareSessionCache, ShareSessionError, TopicIdPartition, next_epoch};
+use super::{FetchContext, SessionFetch, ShareSessionCache, ShareSessionError, TopicIdPartition, next_epoch};
 
 /// Partition `n` of topic `foo` (ids 1) or, from 10 on, partition `n - 10` of `bar` (id 2).
 fn tp(n: u8) -> TopicIdPartition {
@@ -56,7 +56,15 @@ fn run(cache: &mut ShareSessionCache, step: Step) -> Outcome {
     let forget = |parts: &[u8]| parts.iter().map(|&n| tp(n)).collect::<Vec<_>>();
     match step {
         Fetch(member, epoch, fetch, forgotten, acks, c) => {
-            match cache.new_context("grp", member, epoch, named(fetch), &forget(forgotten), acks, conn(c)) {
+            let forget = forget(forgotten);
+            let request = SessionFetch {
+                epoch,
+                fetch: named(fetch),
+                forget: &forget,
+                acknowledges: acks,
+                connection: conn(c),
+            };
+            match cache.new_context("grp", member, request) {
                 Ok(FetchContext::Full(_)) => Full,
                 Ok(FetchContext::Subsequent(_)) => Subsequent,
                 Ok(FetchContext::Final) => Final,
@@ -247,8 +255,22 @@ fn subsequent_responses_carry_what_changed() {
     let mut cache = ShareSessionCache::new(10);
     let ok = ErrorCode::None;
     let err = ErrorCode::UnknownTopicOrPartition;
-    cache.new_context("grp", "m1", 0, named(&[0, 1]), &[], false, conn(1)).expect("opens");
-    cache.new_context("grp", "m1", 1, named(&[10]), &[tp(0)], false, conn(1)).expect("continues");
+    let open = SessionFetch {
+        epoch: 0,
+        fetch: named(&[0, 1]),
+        forget: &[],
+        acknowledges: false,
+        connection: conn(1),
+    };
+    cache.new_context("grp", "m1", open).expect("opens");
+    let next = SessionFetch {
+        epoch: 1,
+        fetch: named(&[10]),
+        forget: &[tp(0)],
+        acknowledges: false,
+        connection: conn(1),
+    };
+    cache.new_context("grp", "m1", next).expect("continues");
     // foo-1 was answered when the session opened; bar-0 is new.
     assert_eq!(cache.select("grp", "m1", &[(tp(1), ok), (tp(10), ok)]), [false, true]);
     assert_eq!(cache.select("grp", "m1", &[(tp(1), ok), (tp(10), ok)]), [false, false]);
