@@ -125,7 +125,7 @@ impl GroupServer {
         let node = Arc::new(Node {
             brokers,
             share_sessions: std::sync::Mutex::new(crate::share_session::ShareSessionCache::new(
-                crate::share_session::DEFAULT_MAX_SHARE_SESSIONS,
+                config.max_share_sessions,
             )),
             topics: Arc::new(SharedTopics::new(&config.topics)),
             topic_creation_refused: matches!(config.storage, crate::StorageMode::Cluster(_)).then_some(
