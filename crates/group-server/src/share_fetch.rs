@@ -53,6 +53,24 @@ struct Batch {
     types: Vec<i8>,
 }
 
+/// Each partition's acknowledgement batches, from the topics of a ShareFetch or a
+/// ShareAcknowledge (the same fields in two generated types).
+macro_rules! acknowledgements {
+    ($topics:expr) => {
+        $topics.iter().flat_map(|t| {
+            t.partitions.iter().map(move |p| {
+                let batches = p.acknowledgement_batches.iter();
+                let batches = batches.map(|b| Batch {
+                    first: b.first_offset,
+                    last: b.last_offset,
+                    types: b.acknowledge_types.clone(),
+                });
+                (TopicIdPartition { topic_id: t.topic_id, partition: p.partition_index }, batches.collect())
+            })
+        })
+    };
+}
+
 /// Kafka's `KafkaApis.isMemberIdValid`: present, not empty, at most 36 UTF-16 units
 /// (a UUID's text).
 fn valid_member_id(member: Option<&StrBytes>) -> Option<&str> {
@@ -143,20 +161,7 @@ impl Node {
 
         // The acknowledgements first, as Kafka starts them before the fetch.
         let acknowledged = if acknowledges {
-            let batches = req.topics.iter().flat_map(|t| {
-                t.partitions.iter().map(move |p| {
-                    let batches = p
-                        .acknowledgement_batches
-                        .iter()
-                        .map(|b| Batch {
-                            first: b.first_offset,
-                            last: b.last_offset,
-                            types: b.acknowledge_types.clone(),
-                        })
-                        .collect();
-                    (TopicIdPartition { topic_id: t.topic_id, partition: p.partition_index }, batches)
-                })
-            });
+            let batches = acknowledgements!(req.topics);
             self.acknowledge(caller, &known, &sessions, group, member, batches)
         } else {
             Vec::new()
@@ -261,20 +266,7 @@ impl Node {
             return refused(e.code(), log);
         }
         let known = self.topics.get();
-        let batches = req.topics.iter().flat_map(|t| {
-            t.partitions.iter().map(move |p| {
-                let batches = p
-                    .acknowledgement_batches
-                    .iter()
-                    .map(|b| Batch {
-                        first: b.first_offset,
-                        last: b.last_offset,
-                        types: b.acknowledge_types.clone(),
-                    })
-                    .collect();
-                (TopicIdPartition { topic_id: t.topic_id, partition: p.partition_index }, batches)
-            })
-        });
+        let batches = acknowledgements!(req.topics);
         let acknowledged = self.acknowledge(caller, &known, &sessions, group, member, batches);
         if epoch == FINAL_EPOCH {
             sessions.release(group, member);

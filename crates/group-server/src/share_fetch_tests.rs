@@ -19,8 +19,6 @@ use uuid::Uuid;
 
 use crate::node::{Node, Reply};
 use crate::session::Session;
-use crate::share_session::ShareSessionCache;
-use crate::topics::SharedTopics;
 use crate::{CoordinatorService, TopicSpec};
 
 const MEMBER: &str = "member-1";
@@ -58,19 +56,7 @@ fn node_with(share_enabled: bool, max_sessions: usize, denied: &'static str) -> 
         builder = builder.share_persister(Arc::new(NoPersister));
     }
     let service = CoordinatorService::new(builder.open().expect("memory coordinator"));
-    Node {
-        topics: Arc::new(SharedTopics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }])),
-        topic_creation_refused: None,
-        creating: std::sync::Mutex::new(()),
-        topic_creators: None,
-        service: Arc::new(service),
-        log: None,
-        authorizer: Arc::new(Deny(denied)),
-        metrics: Arc::default(),
-        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
-        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
-        share_sessions: std::sync::Mutex::new(ShareSessionCache::new(max_sessions)),
-    }
+    crate::test_samples::test_node(service, Arc::new(Deny(denied)), max_sessions)
 }
 
 fn node() -> Node {

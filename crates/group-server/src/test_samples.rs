@@ -9,6 +9,32 @@ use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use crate::node::visit_group_api;
 use crate::wire::{VisitWireApi, WireApi};
 
+/// A node over `service` with topic `t1` (3 partitions), checking its own APIs with
+/// `authorizer`, holding at most `max_share_sessions` share sessions.
+pub(crate) fn test_node(
+    service: crate::CoordinatorService,
+    authorizer: std::sync::Arc<dyn group_coordinator::Authorizer>,
+    max_share_sessions: usize,
+) -> crate::node::Node {
+    use std::sync::{Arc, Mutex};
+    crate::node::Node {
+        topics: Arc::new(crate::topics::SharedTopics::new(&[crate::TopicSpec {
+            name: "t1".into(),
+            partitions: 3,
+        }])),
+        topic_creation_refused: None,
+        creating: Mutex::new(()),
+        topic_creators: None,
+        service: Arc::new(service),
+        log: None,
+        authorizer,
+        metrics: Arc::default(),
+        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
+        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
+        share_sessions: Mutex::new(crate::share_session::ShareSessionCache::new(max_share_sessions)),
+    }
+}
+
 /// A string for a sample.
 pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
