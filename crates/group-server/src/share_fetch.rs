@@ -162,7 +162,7 @@ impl Node {
         // The acknowledgements first, as Kafka starts them before the fetch.
         let acknowledged = if acknowledges {
             let batches = acknowledgements!(req.topics);
-            self.acknowledge(caller, &known, &sessions, group, member, batches)
+            self.acknowledge(caller, &known, &sessions, group, batches)
         } else {
             Vec::new()
         };
@@ -196,6 +196,7 @@ impl Node {
                 (*tp, error)
             })
             .collect();
+        sessions.fetched(group, answered.iter().filter(|(_, e)| e.is_ok()).map(|(tp, _)| *tp));
         if subsequent {
             let keep = sessions.select(group, member, &answered);
             let mut keep = keep.into_iter();
@@ -267,7 +268,7 @@ impl Node {
         }
         let known = self.topics.get();
         let batches = acknowledgements!(req.topics);
-        let acknowledged = self.acknowledge(caller, &known, &sessions, group, member, batches);
+        let acknowledged = self.acknowledge(caller, &known, &sessions, group, batches);
         if epoch == FINAL_EPOCH {
             sessions.release(group, member);
         }
@@ -298,8 +299,8 @@ impl Node {
     /// Each partition's acknowledgements, answered as Kafka answers them: an unknown
     /// topic id (`getAcknowledgeBatchesFrom...`), malformed batches
     /// (`validateAcknowledgementBatches`), no READ on the topic, an unknown partition, no
-    /// batches at all (`handleAcknowledgements`), a partition the member never fetched
-    /// (`SharePartitionManager.acknowledge`: no share partition), and offsets never
+    /// batches at all (`handleAcknowledgements`), a partition no fetch of the group has
+    /// reached (`SharePartitionManager.acknowledge`: no share partition), and offsets never
     /// acquired (`SharePartition.acknowledge`). A partition named twice keeps its last
     /// batches, in its first place.
     fn acknowledge(
@@ -308,7 +309,6 @@ impl Node {
         known: &Topics,
         sessions: &ShareSessionCache,
         group: &str,
-        member: &str,
         requested: impl Iterator<Item = (TopicIdPartition, Vec<Batch>)>,
     ) -> Vec<(TopicIdPartition, ErrorCode, Option<&'static str>)> {
         let mut partitions: Vec<(TopicIdPartition, Vec<Batch>)> = Vec::new();
@@ -318,7 +318,6 @@ impl Node {
                 None => partitions.push((tp, batches)),
             }
         }
-        let fetched = sessions.partitions(group, member);
         partitions
             .into_iter()
             .map(|(tp, batches)| {
@@ -333,7 +332,7 @@ impl Node {
                         (ErrorCode::UnknownTopicOrPartition, None)
                     }
                     Some(_) if batches.is_empty() => (ErrorCode::None, None),
-                    Some(_) if !fetched.contains(&tp) => {
+                    Some(_) if !sessions.has_share_partition(group, &tp) => {
                         (ErrorCode::UnknownTopicOrPartition, Some(NO_SHARE_PARTITION))
                     }
                     // The share partition starts at 0, the end of its empty log: a batch

@@ -410,3 +410,30 @@ fn acknowledging_a_denied_topic() {
     let resp = share_ack(&node, &mut s, &ack_req(1, t1(), 0, &[(0, 0, &[1])]));
     assert_eq!(resp.responses[0].partitions[0].error_code, ErrorCode::TopicAuthorizationFailed.code());
 }
+
+/// A share partition is the group's, not the member's (`SharePartitionManager`'s
+/// partition cache): another member's fetch makes an acknowledgement
+/// INVALID_RECORD_STATE; a ShareFetch's acknowledgements run before its own fetch; the
+/// group's last session takes its share partitions with it.
+#[test]
+fn share_partitions_belong_to_the_group() {
+    let node = node();
+    let (mut one, mut two) = (session(1), session(2));
+    let as_two = |req: kp::ShareFetchRequest| req.with_member_id(Some(StrBytes::from_static_str("member-2")));
+    share_fetch(&node, &mut one, &fetch_req(0, t1(), &[0]));
+    share_fetch(&node, &mut two, &as_two(fetch_req(0, t1(), &[1])));
+    let ack =
+        ack_req(1, t1(), 0, &[(0, 0, &[1])]).with_member_id(Some(StrBytes::from_static_str("member-2")));
+    assert_eq!(share_ack(&node, &mut two, &ack).responses[0].partitions[0].error_code, 121);
+    // Partition 2 joins member-2's session in the request that acknowledges it.
+    let (_, resp) = share_fetch(&node, &mut two, &as_two(fetch_ack_req(2, t1(), 2, &[(0, 0, &[1])])));
+    assert_eq!(fetched(&resp), [(t1(), 2, 0, 3)]);
+    let (_, resp) = share_fetch(&node, &mut two, &as_two(fetch_ack_req(3, t1(), 2, &[(0, 0, &[1])])));
+    assert_eq!(fetched(&resp), [(t1(), 2, 0, 121)]);
+
+    share_fetch(&node, &mut one, &fetch_req(-1, t1(), &[]));
+    share_fetch(&node, &mut two, &as_two(fetch_req(-1, t1(), &[])));
+    share_fetch(&node, &mut one, &fetch_req(0, UNKNOWN, &[0]));
+    let resp = share_ack(&node, &mut one, &ack_req(1, t1(), 0, &[(0, 0, &[1])]));
+    assert_eq!(resp.responses[0].partitions[0].error_code, 3);
+}

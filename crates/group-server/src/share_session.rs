@@ -7,7 +7,7 @@
 //! Sans-I/O and clock-free: Kafka's share sessions do not expire with time, only when
 //! the member closes them (epoch -1), opens a new one (epoch 0) or its connection closes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 
 use group_types::ErrorCode;
@@ -157,12 +157,20 @@ pub(crate) struct ShareSessionCache {
     /// removed since (stale: the connection closing must not remove a newer session
     /// of the same key opened elsewhere, as `SessionKeyAndState` guards).
     by_connection: HashMap<SocketAddr, (Key, bool)>,
+    /// Per group, the partitions a fetch of the group has reached: where Kafka holds a
+    /// `SharePartition` (`SharePartitionCache`), which an acknowledgement needs.
+    share_partitions: HashMap<String, HashSet<TopicIdPartition>>,
 }
 
 impl ShareSessionCache {
     /// A cache of at most `max_sessions` sessions (`group.share.max.share.sessions`).
     pub(crate) fn new(max_sessions: usize) -> ShareSessionCache {
-        ShareSessionCache { max_sessions, sessions: HashMap::new(), by_connection: HashMap::new() }
+        ShareSessionCache {
+            max_sessions,
+            sessions: HashMap::new(),
+            by_connection: HashMap::new(),
+            share_partitions: HashMap::new(),
+        }
     }
 
     /// How many sessions there are.
@@ -178,6 +186,7 @@ impl ShareSessionCache {
     }
 
     /// The partitions of the session of (`group`, `member`), in order.
+    #[cfg(test)]
     pub(crate) fn partitions(&self, group: &str, member: &str) -> Vec<TopicIdPartition> {
         self.sessions
             .get(&key(group, member))
@@ -261,9 +270,37 @@ impl ShareSessionCache {
     }
 
     /// Closes the session of (`group`, `member`) after its final request was answered
-    /// (`SharePartitionManager.releaseSession`); false when there was none.
+    /// (`SharePartitionManager.releaseSession`); false when there was none. The last
+    /// session of a group takes the group's share partitions with it (Kafka waits for a
+    /// connection to close to notice the group is empty; here the bound comes sooner).
     pub(crate) fn release(&mut self, group: &str, member: &str) -> bool {
-        self.remove(&key(group, member))
+        let key = key(group, member);
+        let removed = self.remove(&key);
+        self.forget_group_if_empty(&key.0);
+        removed
+    }
+
+    /// A fetch of `group` reached `partitions`: the group now has share partitions
+    /// there (`SharePartitionManager.fetchMessages` creates them).
+    pub(crate) fn fetched(&mut self, group: &str, partitions: impl IntoIterator<Item = TopicIdPartition>) {
+        let mut partitions = partitions.into_iter().peekable();
+        if partitions.peek().is_some() {
+            self.share_partitions.entry(group.to_owned()).or_default().extend(partitions);
+        }
+    }
+
+    /// Whether a fetch of `group` has reached `partition` (an acknowledgement of a
+    /// partition without a share partition is UNKNOWN_TOPIC_OR_PARTITION).
+    pub(crate) fn has_share_partition(&self, group: &str, partition: &TopicIdPartition) -> bool {
+        self.share_partitions.get(group).is_some_and(|p| p.contains(partition))
+    }
+
+    /// `ShareSessionCache.checkAndNotifyListenersOnGroupEmpty` and
+    /// `SharePartitionManager`'s `onGroupEmpty`: no session left, no share partitions.
+    fn forget_group_if_empty(&mut self, group: &str) {
+        if !self.sessions.keys().any(|(g, _)| g == group) {
+            self.share_partitions.remove(group);
+        }
     }
 
     /// Which of a subsequent fetch's partitions the response carries, given each one's
@@ -295,10 +332,11 @@ impl ShareSessionCache {
     /// The connection closed: the session it opened last goes, unless that one was
     /// closed or replaced already (`ShareSessionCache.ClientConnectionDisconnectListener`).
     pub(crate) fn connection_closed(&mut self, connection: SocketAddr) {
-        if let Some((key, stale)) = self.by_connection.remove(&connection)
-            && !stale
-        {
-            self.remove(&key);
+        if let Some((key, stale)) = self.by_connection.remove(&connection) {
+            if !stale {
+                self.remove(&key);
+            }
+            self.forget_group_if_empty(&key.0);
         }
     }
 

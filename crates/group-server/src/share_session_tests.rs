@@ -286,3 +286,36 @@ fn errors_are_kafkas_codes() {
     assert_eq!(ShareSessionError::LimitReached.code().code(), 133);
     assert_eq!(ShareSessionError::AcknowledgeOnInitialEpoch.code().code(), 42);
 }
+
+/// The group's share partitions stay while any of its sessions does, and go with the
+/// last one (released, or its connection closed).
+#[test]
+fn share_partitions_go_with_the_groups_last_session() {
+    let mut cache = ShareSessionCache::new(10);
+    let open = |member: &'static str, c| {
+        move |cache: &mut ShareSessionCache| {
+            let request = SessionFetch {
+                epoch: 0,
+                fetch: named(&[0]),
+                forget: &[],
+                acknowledges: false,
+                connection: conn(c),
+            };
+            cache.new_context("grp", member, request).expect("opens");
+        }
+    };
+    open("m1", 1)(&mut cache);
+    open("m2", 2)(&mut cache);
+    cache.fetched("grp", [tp(0)]);
+    assert!(cache.has_share_partition("grp", &tp(0)));
+    assert!(!cache.has_share_partition("grp", &tp(1)) && !cache.has_share_partition("other", &tp(0)));
+    cache.release("grp", "m1");
+    assert!(cache.has_share_partition("grp", &tp(0)), "m2 still has a session");
+    cache.connection_closed(conn(2));
+    assert!(!cache.has_share_partition("grp", &tp(0)));
+
+    open("m1", 1)(&mut cache);
+    cache.fetched("grp", [tp(0)]);
+    cache.release("grp", "m1");
+    assert!(!cache.has_share_partition("grp", &tp(0)));
+}
