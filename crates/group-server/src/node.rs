@@ -896,10 +896,10 @@ fn check_new_topic(
     Ok(partitions)
 }
 
-/// The group APIs the node decodes and routes but does not advertise: share groups
-/// need a share coordinator, which this node does not host yet, so the coordinator
-/// answers them `UNSUPPORTED_VERSION` (Kafka leaves them out of ApiVersions too while
-/// share groups are off).
+/// The APIs the node decodes and routes but does not advertise: share groups need a
+/// share coordinator, which this node does not host yet, so the coordinator answers the
+/// share group APIs `UNSUPPORTED_VERSION`, and the node ShareFetch and ShareAcknowledge
+/// (Kafka leaves them out of ApiVersions too while share groups are off).
 pub const UNADVERTISED_APIS: [ApiKey; 4] =
     [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe, ApiKey::ShareFetch, ApiKey::ShareAcknowledge];
 
