@@ -84,9 +84,9 @@ impl Node {
         self.share_sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether `caller` may read `topic` (`None`: an unknown id, never authorized).
-    fn may_read_topic(&self, caller: &RequestContext, topic: Option<&str>) -> bool {
-        topic.is_some_and(|t| self.authorizer.authorize(caller, AclOperation::Read, Resource::Topic(t)))
+    /// Whether `caller` may read `topic`.
+    fn may_read_topic(&self, caller: &RequestContext, topic: &str) -> bool {
+        self.authorizer.authorize(caller, AclOperation::Read, Resource::Topic(topic))
     }
 
     /// The checks both share APIs start with, in Kafka's order: share groups on, a group
@@ -182,9 +182,7 @@ impl Node {
                 // `ErroneousAndValidPartitionData`, then `handleFetchFromShareFetchRequest`.
                 let error = match name.as_deref() {
                     None => ErrorCode::UnknownTopicId,
-                    Some(name) if !self.may_read_topic(caller, Some(name)) => {
-                        ErrorCode::TopicAuthorizationFailed
-                    }
+                    Some(name) if !self.may_read_topic(caller, name) => ErrorCode::TopicAuthorizationFailed,
                     Some(name) if !known.has_partition(name, tp.partition) => {
                         ErrorCode::UnknownTopicOrPartition
                     }
@@ -325,7 +323,7 @@ impl Node {
                 let (error, message) = match name {
                     None => (ErrorCode::UnknownTopicId, None),
                     Some(_) if !valid_batches(&batches) => (ErrorCode::InvalidRequest, None),
-                    Some(name) if !self.may_read_topic(caller, Some(name)) => {
+                    Some(name) if !self.may_read_topic(caller, name) => {
                         (ErrorCode::TopicAuthorizationFailed, None)
                     }
                     Some(name) if !known.has_partition(name, tp.partition) => {
