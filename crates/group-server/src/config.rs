@@ -237,6 +237,9 @@ pub struct ServerConfig {
     pub metrics_listen: Option<SocketAddr>,
     /// How log lines on stderr are written.
     pub log_format: LogFormat,
+    /// `group.share.max.share.sessions`: the share sessions (ShareFetch) this node holds
+    /// at most; one more is refused with SHARE_SESSION_LIMIT_REACHED (default 2000).
+    pub max_share_sessions: usize,
 }
 
 impl Default for ServerConfig {
@@ -257,6 +260,7 @@ impl Default for ServerConfig {
             security: SecurityConfig::default(),
             metrics_listen: None,
             log_format: LogFormat::Human,
+            max_share_sessions: crate::share_session::DEFAULT_MAX_SHARE_SESSIONS,
         }
     }
 }

@@ -305,6 +305,8 @@ async fn requests<R: Input, W: AsyncWrite + Unpin + Send>(
     let reader = read_loop(node, input, session, leftover, limits, &activity, tx, shutdown);
     let writer = write_loop(output, rx, peer, &activity, node);
     let (stop, ()) = tokio::join!(reader, writer);
+    // Kafka's `ShareSessionCache` drops the share session a connection opened when it closes.
+    node.share_sessions.lock().unwrap_or_else(std::sync::PoisonError::into_inner).connection_closed(peer);
     // Replies never written (the connection failed or closed) leave the node's count.
     let unwritten = activity.queued.load(Ordering::Relaxed);
     node.budgets.replies_queued.fetch_sub(unwritten, Ordering::Relaxed);

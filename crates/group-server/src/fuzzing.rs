@@ -109,6 +109,9 @@ fn build() -> Built {
         metrics: Arc::default(),
         budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
         brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
+        share_sessions: std::sync::Mutex::new(crate::share_session::ShareSessionCache::new(
+            crate::share_session::DEFAULT_MAX_SHARE_SESSIONS,
+        )),
     };
     Built { node, service }
 }

@@ -123,6 +123,8 @@ mod request_log;
 pub mod sasl;
 mod server;
 mod session;
+mod share_fetch;
+mod share_session;
 #[cfg(test)]
 mod test_samples;
 mod tls;

@@ -87,7 +87,7 @@ impl Reply {
 }
 
 /// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
-const BROKER_APIS: [(ApiKey, i16, i16); 9] = [
+const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
     (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
     (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
@@ -108,6 +108,14 @@ const BROKER_APIS: [(ApiKey, i16, i16); 9] = [
         ApiKey::SaslAuthenticate,
         kp::SaslAuthenticateRequest::VERSIONS.min,
         kp::SaslAuthenticateRequest::VERSIONS.max,
+    ),
+    // KIP-932's fetch path over the empty partitions (`crate::share_fetch`). The crate
+    // decodes v1 only; Kafka 4.2 serves v1-v2 (v2: renew acknowledgements, KIP-1222).
+    (ApiKey::ShareFetch, kp::ShareFetchRequest::VERSIONS.min, kp::ShareFetchRequest::VERSIONS.max),
+    (
+        ApiKey::ShareAcknowledge,
+        kp::ShareAcknowledgeRequest::VERSIONS.min,
+        kp::ShareAcknowledgeRequest::VERSIONS.max,
     ),
 ];
 
@@ -234,6 +242,8 @@ pub(crate) struct Node {
     pub(crate) budgets: Arc<crate::connection::Budgets>,
     /// The brokers Metadata lists and FindCoordinator picks from.
     pub(crate) brokers: crate::brokers::Brokers,
+    /// The share sessions of ShareFetch and ShareAcknowledge.
+    pub(crate) share_sessions: std::sync::Mutex<crate::share_session::ShareSessionCache>,
 }
 
 /// A whole response frame: the length prefix, the header, the response. The
@@ -307,7 +317,7 @@ impl Node {
         let header: RequestHeader = decode_request_header_from_buffer(&mut frame)
             .map_err(|e| RequestError::Decode(format!("request header: {e}")))?;
         session.set_client_id(header.client_id.as_ref().map_or("", |c| c.as_str()));
-        let ctx = Ctx { correlation_id, api, version, caller: &session.context };
+        let ctx = Ctx { correlation_id, api, version, caller: &session.context, peer: session.peer };
         self.dispatch(&ctx, &mut frame)
     }
 
@@ -392,6 +402,25 @@ impl Node {
                     ctx.line(&format!(",\"topics\":[{}]", topics.join(",")))
                 });
                 now(&resp)
+            }
+            ApiKey::ShareFetch => {
+                let req: kp::ShareFetchRequest = decode(body, api, v)?;
+                let answer = self.share_fetch(ctx.caller, ctx.peer, &req);
+                self.record(|| ctx.line(&answer.log));
+                let frame = answer.response.frame(ctx)?;
+                Ok(match answer.hold_ms {
+                    Some(ms) => {
+                        let wait = Duration::from_millis(u64::try_from(ms).unwrap_or(0)).min(MAX_FETCH_WAIT);
+                        Reply::NotBefore(Instant::now() + wait, frame)
+                    }
+                    None => Reply::Now(frame),
+                })
+            }
+            ApiKey::ShareAcknowledge => {
+                let req: kp::ShareAcknowledgeRequest = decode(body, api, v)?;
+                let answer = self.share_acknowledge(ctx.caller, &req);
+                self.record(|| ctx.line(&answer.log));
+                now(&answer.response)
             }
             _ => self.dispatch_group(ctx, body),
         }
@@ -867,11 +896,12 @@ fn check_new_topic(
     Ok(partitions)
 }
 
-/// The group APIs the node decodes and routes but does not advertise: share groups
-/// need a share coordinator, which this node does not host yet, so the coordinator
-/// answers them `UNSUPPORTED_VERSION` (Kafka leaves them out of ApiVersions too while
-/// share groups are off).
-pub const UNADVERTISED_APIS: [ApiKey; 2] = [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe];
+/// The APIs the node decodes and routes but does not advertise: share groups need a
+/// share coordinator, which this node does not host yet, so the coordinator answers the
+/// share group APIs `UNSUPPORTED_VERSION`, and the node ShareFetch and ShareAcknowledge
+/// (Kafka leaves them out of ApiVersions too while share groups are off).
+pub const UNADVERTISED_APIS: [ApiKey; 4] =
+    [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe, ApiKey::ShareFetch, ApiKey::ShareAcknowledge];
 
 /// The ApiVersions body: every supported key with the crate's range.
 fn api_versions(error: ErrorCode) -> kp::ApiVersionsResponse {
@@ -895,6 +925,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) version: i16,
     /// Who asks: group requests run as this caller.
     pub(crate) caller: &'a RequestContext,
+    /// The connection's peer, which names the connection (share sessions end with it).
+    pub(crate) peer: std::net::SocketAddr,
 }
 
 impl Ctx<'_> {

@@ -12,8 +12,7 @@ use proptest::prelude::*;
 use super::{Node, Reply, RequestError, SUPPORTED_APIS};
 use crate::session::Session;
 use crate::test_samples::sample;
-use crate::topics::SharedTopics;
-use crate::{CoordinatorService, ServerConfig, StorageMode, TopicSpec};
+use crate::{CoordinatorService, ServerConfig, StorageMode};
 
 fn session() -> Session {
     Session::new("127.0.0.1:9092".parse().expect("address"), Principal::ANONYMOUS)
@@ -23,18 +22,11 @@ fn node() -> Node {
     let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
     config.coordinator.initial_rebalance_delay_ms = 0;
     let service = CoordinatorService::open(&config).expect("memory coordinator");
-    Node {
-        topics: Arc::new(SharedTopics::new(&[TopicSpec { name: "t1".into(), partitions: 3 }])),
-        topic_creation_refused: None,
-        creating: std::sync::Mutex::new(()),
-        topic_creators: None,
-        service: Arc::new(service),
-        log: None,
-        authorizer: Arc::new(group_coordinator::AllowAll),
-        metrics: Arc::default(),
-        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
-        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
-    }
+    crate::test_samples::test_node(
+        service,
+        Arc::new(group_coordinator::AllowAll),
+        crate::share_session::DEFAULT_MAX_SHARE_SESSIONS,
+    )
 }
 
 fn frame(api: ApiKey, version: i16, correlation_id: i32, body: &[u8]) -> Bytes {

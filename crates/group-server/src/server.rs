@@ -124,6 +124,9 @@ impl GroupServer {
         });
         let node = Arc::new(Node {
             brokers,
+            share_sessions: std::sync::Mutex::new(crate::share_session::ShareSessionCache::new(
+                config.max_share_sessions,
+            )),
             topics: Arc::new(SharedTopics::new(&config.topics)),
             topic_creation_refused: matches!(config.storage, crate::StorageMode::Cluster(_)).then_some(
                 "a cluster node cannot create topics: every node serves the --topic list it was \

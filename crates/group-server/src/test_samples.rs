@@ -9,6 +9,32 @@ use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use crate::node::visit_group_api;
 use crate::wire::{VisitWireApi, WireApi};
 
+/// A node over `service` with topic `t1` (3 partitions), checking its own APIs with
+/// `authorizer`, holding at most `max_share_sessions` share sessions.
+pub(crate) fn test_node(
+    service: crate::CoordinatorService,
+    authorizer: std::sync::Arc<dyn group_coordinator::Authorizer>,
+    max_share_sessions: usize,
+) -> crate::node::Node {
+    use std::sync::{Arc, Mutex};
+    crate::node::Node {
+        topics: Arc::new(crate::topics::SharedTopics::new(&[crate::TopicSpec {
+            name: "t1".into(),
+            partitions: 3,
+        }])),
+        topic_creation_refused: None,
+        creating: Mutex::new(()),
+        topic_creators: None,
+        service: Arc::new(service),
+        log: None,
+        authorizer,
+        metrics: Arc::default(),
+        budgets: Arc::new(crate::connection::Budgets::new(&crate::ConnectionLimits::default())),
+        brokers: crate::brokers::single_node(0, "127.0.0.1", 9092),
+        share_sessions: Mutex::new(crate::share_session::ShareSessionCache::new(max_share_sessions)),
+    }
+}
+
 /// A string for a sample.
 pub(crate) fn s(v: &str) -> StrBytes {
     StrBytes::from_string(v.to_owned())
@@ -128,6 +154,51 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
             };
             enc(&CreateTopicsRequest::default().with_topics(vec![t("n1"), t("n2")]).with_timeout_ms(1000), v)
         }
+        ApiKey::ShareFetch => {
+            use share_fetch_request::*;
+            let b = AcknowledgementBatch::default()
+                .with_first_offset(0)
+                .with_last_offset(1)
+                .with_acknowledge_types(vec![1, 2]);
+            let p = |i| {
+                FetchPartition::default()
+                    .with_partition_index(i)
+                    .with_acknowledgement_batches(vec![b.clone()])
+            };
+            let t = FetchTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
+            let f = ForgottenTopic::default().with_topic_id(tid(2)).with_partitions(vec![0, 1]);
+            let r = ShareFetchRequest::default()
+                .with_group_id(Some(s("g").into()))
+                .with_member_id(Some(s("m")))
+                .with_share_session_epoch(1)
+                .with_max_wait_ms(500)
+                .with_min_bytes(1)
+                .with_max_bytes(1 << 20)
+                .with_max_records(500)
+                .with_batch_size(500)
+                .with_topics(vec![t])
+                .with_forgotten_topics_data(vec![f]);
+            enc(&r, v)
+        }
+        ApiKey::ShareAcknowledge => {
+            use share_acknowledge_request::*;
+            let b = AcknowledgementBatch::default()
+                .with_first_offset(0)
+                .with_last_offset(1)
+                .with_acknowledge_types(vec![1, 3]);
+            let p = |i| {
+                AcknowledgePartition::default()
+                    .with_partition_index(i)
+                    .with_acknowledgement_batches(vec![b.clone()])
+            };
+            let t = AcknowledgeTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
+            let r = ShareAcknowledgeRequest::default()
+                .with_group_id(Some(s("g").into()))
+                .with_member_id(Some(s("m")))
+                .with_share_session_epoch(1)
+                .with_topics(vec![t]);
+            enc(&r, v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -155,6 +226,8 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::SaslHandshake => SaslHandshakeRequest::decode(&mut b, v).is_ok(),
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::decode(&mut b, v).is_ok(),
         ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareFetch => ShareFetchRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareAcknowledge => ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

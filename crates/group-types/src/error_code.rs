@@ -126,6 +126,8 @@ error_codes! {
     GroupSubscribedToTopic = 86, "GROUP_SUBSCRIBED_TO_TOPIC";
     /// 88: a `require_stable` fetch found an unacknowledged commit.
     UnstableOffsetCommit = 88, "UNSTABLE_OFFSET_COMMIT";
+    /// 100: a request named a topic id the server does not know.
+    UnknownTopicId = 100, "UNKNOWN_TOPIC_ID";
     /// 110: a consumer-protocol member's epoch is not the coordinator's (KIP-848): it
     /// must rejoin with epoch 0 and the same member id.
     FencedMemberEpoch = 110, "FENCED_MEMBER_EPOCH";
@@ -135,11 +137,20 @@ error_codes! {
     UnsupportedAssignor = 112, "UNSUPPORTED_ASSIGNOR";
     /// 113: an offset commit or fetch carried an epoch that is not the member's current one.
     StaleMemberEpoch = 113, "STALE_MEMBER_EPOCH";
+    /// 121: a share acknowledgement named records that are not in a state it can
+    /// change (never acquired, or acquired by another member) (KIP-932).
+    InvalidRecordState = 121, "INVALID_RECORD_STATE";
+    /// 122: ShareFetch or ShareAcknowledge named a share session the broker does not hold.
+    ShareSessionNotFound = 122, "SHARE_SESSION_NOT_FOUND";
+    /// 123: the share session epoch is not the session's next one.
+    InvalidShareSessionEpoch = 123, "INVALID_SHARE_SESSION_EPOCH";
     /// 124: a share-state initialize or write carried a state epoch below the share
     /// partition's (KIP-932).
     FencedStateEpoch = 124, "FENCED_STATE_EPOCH";
     /// 128: a subscription's regular expression does not compile.
     InvalidRegularExpression = 128, "INVALID_REGULAR_EXPRESSION";
+    /// 133: the broker holds `group.share.max.share.sessions` share sessions already.
+    ShareSessionLimitReached = 133, "SHARE_SESSION_LIMIT_REACHED";
 }
 
 impl ErrorCode {

@@ -284,6 +284,12 @@ settings! {
                 heartbeat asks for it again",
         value: &Int::new("MS", 1, INT_MAX, |d| &mut d.config.coordinator.share.initialize_retry_interval_ms),
     },
+    ShareMaxShareSessions: Setting {
+        flag: "--share-max-share-sessions",
+        property: Kafka("group.share.max.share.sessions"),
+        about: "Most share sessions (ShareFetch) the node holds",
+        value: &Int::new("N", 1, INT_MAX, |d| &mut d.config.max_share_sessions),
+    },
     OffsetsRetentionMinutes: Setting {
         flag: "--offsets-retention-minutes",
         property: Kafka("offsets.retention.minutes"),

@@ -168,6 +168,27 @@ static CREATE_TOPICS_TOPIC: Struct = plain(&[
 ]);
 static CREATE_TOPICS: Struct = plain(&[always(Arr(&CREATE_TOPICS_TOPIC)), always(I32), always(Bool)]);
 
+// A compact array of int8 (the acknowledge types) is laid out as compact bytes are.
+static ACKNOWLEDGEMENT_BATCH: Struct = plain(&[always(I64), always(I64), always(Bytes)]);
+static SHARE_FETCH_PARTITION: Struct = plain(&[always(I32), always(Arr(&ACKNOWLEDGEMENT_BATCH))]);
+static SHARE_FETCH_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&SHARE_FETCH_PARTITION))]);
+static SHARE_FORGOTTEN_TOPIC: Struct = plain(&[always(Uuid), always(ArrI32)]);
+static SHARE_FETCH: Struct = plain(&[
+    always(Str),
+    always(Str),
+    always(I32),
+    always(I32),
+    always(I32),
+    always(I32),
+    always(I32),
+    always(I32),
+    always(Arr(&SHARE_FETCH_TOPIC)),
+    always(Arr(&SHARE_FORGOTTEN_TOPIC)),
+]);
+static SHARE_ACKNOWLEDGE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&SHARE_FETCH_PARTITION))]);
+static SHARE_ACKNOWLEDGE: Struct =
+    plain(&[always(Str), always(Str), always(I32), always(Arr(&SHARE_ACKNOWLEDGE_TOPIC))]);
+
 /// The request of an API the node answers itself; a group API's is its `WireApi::SCHEMA`.
 pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
     let (min, max, flexible, body) = match api_key {
@@ -180,6 +201,8 @@ pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
         ApiKey::SaslHandshake => (0, 1, ALL, &SASL_HANDSHAKE),
         ApiKey::SaslAuthenticate => (0, 2, 2, &SASL_AUTHENTICATE),
         ApiKey::CreateTopics => (2, 7, 5, &CREATE_TOPICS),
+        ApiKey::ShareFetch => (1, 1, 0, &SHARE_FETCH),
+        ApiKey::ShareAcknowledge => (1, 1, 0, &SHARE_ACKNOWLEDGE),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

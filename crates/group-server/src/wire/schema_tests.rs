@@ -45,7 +45,7 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
     }
     assert_eq!(
         checked,
-        5 + 14 + 7 + 10 + 6 + 5 + 6 + 8 + 9 + 10 + 15 + 11 + 6 + 7 + 3 + 1 + 2 + 3 + 6 + 2 + 2 + 1 + 1 + 5
+        5 + 14 + 7 + 10 + 6 + 5 + 6 + 8 + 9 + 10 + 15 + 11 + 6 + 7 + 3 + 1 + 2 + 3 + 6 + 2 + 2 + 1 + 1 + 5 + 2
     );
 }
 

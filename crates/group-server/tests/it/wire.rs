@@ -23,7 +23,10 @@ fn api_versions_advertises_exactly_the_crate_ranges_with_header_v0() {
             .map(|&(k, lo, hi)| (k as i16, lo, hi))
             .collect();
         assert_eq!(got, want);
-        assert!(!got.iter().any(|&(k, _, _)| k == 76 || k == 77), "no share API while no share coordinator");
+        assert!(
+            !got.iter().any(|&(k, _, _)| matches!(k, 76..=79)),
+            "no share API while no share coordinator"
+        );
         // Produce is advertised (librdkafka needs it), and KIP-848's consumer protocol;
         // OffsetForLeaderEpoch and InitProducerId are not.
         assert!(got.iter().any(|&(k, lo, _)| k == 0 && lo == 3));
@@ -104,6 +107,35 @@ fn list_offsets_fetch_and_produce_over_empty_partitions() {
     let p = &resp.responses[0].partition_responses[0];
     assert_eq!(p.error_code, 42);
     assert!(p.error_message.as_ref().is_some_and(|m| m.contains("stores no records")));
+}
+
+/// Share groups are off (no share coordinator on the node): ShareFetch and ShareAcknowledge
+/// are answered UNSUPPORTED_VERSION (35), as `KafkaApis` answers them without the
+/// `share.version` feature, and the connection stays up.
+#[test]
+fn share_fetch_and_acknowledge_while_share_groups_are_off() {
+    let server = server();
+    let mut c = Conn::open(server.local_addr());
+    let fp = share_fetch_request::FetchPartition::default().with_partition_index(0);
+    let topic = share_fetch_request::FetchTopic::default()
+        .with_topic_id(topic_id_for("t1"))
+        .with_partitions(vec![fp]);
+    let req = ShareFetchRequest::default()
+        .with_group_id(Some(s("g").into()))
+        .with_member_id(Some(s("m")))
+        .with_max_wait_ms(5_000)
+        .with_min_bytes(1)
+        .with_topics(vec![topic]);
+    let resp: ShareFetchResponse = c.call(ApiKey::ShareFetch, 1, &req);
+    assert_eq!((resp.error_code, resp.responses.len()), (35, 0));
+    let req = ShareAcknowledgeRequest::default()
+        .with_group_id(Some(s("g").into()))
+        .with_member_id(Some(s("m")))
+        .with_share_session_epoch(1);
+    let resp: ShareAcknowledgeResponse = c.call(ApiKey::ShareAcknowledge, 1, &req);
+    assert_eq!(resp.error_code, 35);
+    let resp: ApiVersionsResponse = c.call(ApiKey::ApiVersions, 3, &ApiVersionsRequest::default());
+    assert_eq!(resp.error_code, 0);
 }
 
 /// The whole life cycle at librdkafka's (non-flexible) and kafka-python's (flexible) versions.

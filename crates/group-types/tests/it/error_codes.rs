@@ -38,6 +38,11 @@ use rstest::rstest;
 #[case(ErrorCode::FencedInstanceId, 82, "FENCED_INSTANCE_ID")]
 #[case(ErrorCode::GroupSubscribedToTopic, 86, "GROUP_SUBSCRIBED_TO_TOPIC")]
 #[case(ErrorCode::UnstableOffsetCommit, 88, "UNSTABLE_OFFSET_COMMIT")]
+#[case(ErrorCode::UnknownTopicId, 100, "UNKNOWN_TOPIC_ID")]
+#[case(ErrorCode::InvalidRecordState, 121, "INVALID_RECORD_STATE")]
+#[case(ErrorCode::ShareSessionNotFound, 122, "SHARE_SESSION_NOT_FOUND")]
+#[case(ErrorCode::InvalidShareSessionEpoch, 123, "INVALID_SHARE_SESSION_EPOCH")]
+#[case(ErrorCode::ShareSessionLimitReached, 133, "SHARE_SESSION_LIMIT_REACHED")]
 fn kafka_number_and_name(#[case] code: ErrorCode, #[case] number: i16, #[case] name: &str) {
     assert_eq!(code.code(), number);
     assert_eq!(ErrorCode::from_code(number), code);
