@@ -18,6 +18,9 @@ pub(crate) trait BrokerMap: Send + Sync + std::fmt::Debug {
     /// The broker coordinating `group_id`, `None` while no live node owns its
     /// coordinator partition (the client asks again: COORDINATOR_NOT_AVAILABLE).
     fn coordinator(&self, group_id: &str) -> Option<Broker>;
+    /// The broker hosting share partition `key`'s state: the owner of the
+    /// coordinator partition its key routes to (`ShareCoordinatorService.partitionFor`).
+    fn share_coordinator(&self, key: &group_share_coordinator::SharePartitionKey) -> Option<Broker>;
 }
 
 /// A node on its own: it is every broker and coordinates every group.
@@ -30,6 +33,10 @@ impl BrokerMap for SingleNode {
     }
 
     fn coordinator(&self, _group_id: &str) -> Option<Broker> {
+        Some(self.0.clone())
+    }
+
+    fn share_coordinator(&self, _key: &group_share_coordinator::SharePartitionKey) -> Option<Broker> {
         Some(self.0.clone())
     }
 }
@@ -62,6 +69,12 @@ impl BrokerMap for ClusterBrokers {
 
     fn coordinator(&self, group_id: &str) -> Option<Broker> {
         let partition = group_offsets::CoordinatorPartition::of(group_id, self.partitions);
+        self.view.owner_of(partition).map(broker)
+    }
+
+    fn share_coordinator(&self, key: &group_share_coordinator::SharePartitionKey) -> Option<Broker> {
+        let partitions = i32::try_from(self.partitions).unwrap_or(i32::MAX);
+        let partition = group_offsets::CoordinatorPartition(key.coordinator_partition(partitions) as u32);
         self.view.owner_of(partition).map(broker)
     }
 }

@@ -140,7 +140,7 @@ pub use crate::config::{
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
 pub use crate::limits::ConnectionLimits;
-pub use crate::node::{RequestError, SUPPORTED_APIS, UNADVERTISED_APIS};
+pub use crate::node::{RequestError, SHARE_GROUP_APIS, SUPPORTED_APIS};
 pub use crate::sasl::{Users, UsersError};
 pub use crate::server::GroupServer;
 pub use crate::tls::TlsError;

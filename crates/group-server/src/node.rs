@@ -11,6 +11,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use group_coordinator::{
     AclOperation, Authorizer, CoordinatorError, GroupApi, Pending, RequestContext, Resource, ResponseKind,
 };
+use group_share_coordinator::SharePartitionKey;
 use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages::{self as kp, ApiKey, RequestHeader, ResponseHeader};
 use kafka_protocol::protocol::{Decodable, Encodable, Message, StrBytes, decode_request_header_from_buffer};
@@ -308,7 +309,7 @@ impl Node {
             // A newer client: answer UNSUPPORTED_VERSION with a v0 body listing what we
             // serve; it retries with a version it finds there (real-clients.md section 4).
             self.record(|| format!("\"api\":\"ApiVersions\",\"version\":{version},\"fallback\":true"));
-            let resp = api_versions(ErrorCode::UnsupportedVersion);
+            let resp = api_versions(ErrorCode::UnsupportedVersion, self.share_groups());
             return encode_frame(correlation_id, api, 0, &resp).map(Reply::Now);
         }
         if version < min || version > max {
@@ -328,7 +329,7 @@ impl Node {
             ApiKey::ApiVersions => {
                 let _: kp::ApiVersionsRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(""));
-                now(&api_versions(ErrorCode::None))
+                now(&api_versions(ErrorCode::None, self.share_groups()))
             }
             ApiKey::Metadata => {
                 let req: kp::MetadataRequest = decode(body, api, v)?;
@@ -435,6 +436,11 @@ impl Node {
     /// Hands `request` to the coordinator as the request's caller.
     pub(crate) fn submit<R: GroupApi>(&self, ctx: &Ctx<'_>, request: R) -> Pending<R::Response> {
         request.submit(&self.service.coordinator().caller(ctx.caller))
+    }
+
+    /// Whether share groups are on (the coordinator's `share.enabled`).
+    fn share_groups(&self) -> bool {
+        self.service.coordinator().config().share.enabled
     }
 
     /// Writes a line to the request log, if there is one.
@@ -620,18 +626,33 @@ impl Node {
     ) -> kp::FindCoordinatorResponse {
         use kp::find_coordinator_response::Coordinator;
         let answer = |key: &str| {
-            let error = if req.key_type != 0 {
-                // Key type 0 is a group; transactions (1) are not coordinated here.
-                ErrorCode::CoordinatorNotAvailable
-            } else if !self.may(caller, AclOperation::Describe, Resource::Group(key)) {
-                // Kafka's `KafkaApis.handleFindCoordinatorRequest`: DESCRIBE on the group.
-                ErrorCode::GroupAuthorizationFailed
-            } else {
-                ErrorCode::None
+            // Kafka's `KafkaApis.getCoordinator`, in its order.
+            let share_key = (req.key_type == 2).then(|| key.parse::<SharePartitionKey>());
+            let error = match (req.key_type, &share_key) {
+                // DESCRIBE on the group.
+                (0, _) if !self.may(caller, AclOperation::Describe, Resource::Group(key)) => {
+                    ErrorCode::GroupAuthorizationFailed
+                }
+                (0, _) => ErrorCode::None,
+                // A share partition's coordinator (KIP-932): v6 on, CLUSTER_ACTION, a
+                // well-formed `group:topicId:partition`, share groups on here.
+                (2, _) if version < 6 => ErrorCode::InvalidRequest,
+                (2, _) if !self.may(caller, AclOperation::ClusterAction, Resource::Cluster) => {
+                    ErrorCode::ClusterAuthorizationFailed
+                }
+                (2, Some(Err(_))) => ErrorCode::InvalidRequest,
+                (2, _) if !self.share_groups() => ErrorCode::CoordinatorNotAvailable,
+                (2, _) => ErrorCode::None,
+                // Transactions (1) are not coordinated here.
+                _ => ErrorCode::CoordinatorNotAvailable,
+            };
+            let owner = || match &share_key {
+                Some(Ok(key)) => self.brokers.share_coordinator(key),
+                _ => self.brokers.coordinator(key),
             };
             // A group whose partition no live node owns yet (a failover under way):
             // the client asks again, as it does of Kafka while a partition moves.
-            match error.is_ok().then(|| self.brokers.coordinator(key)) {
+            match error.is_ok().then(owner) {
                 Some(Some(b)) => (error, b.node_id, sb(b.host), b.port),
                 Some(None) => (ErrorCode::CoordinatorNotAvailable, -1, StrBytes::default(), -1),
                 None => (error, -1, StrBytes::default(), -1),
@@ -896,18 +917,17 @@ fn check_new_topic(
     Ok(partitions)
 }
 
-/// The APIs the node decodes and routes but does not advertise: share groups need a
-/// share coordinator, which this node does not host yet, so the coordinator answers the
-/// share group APIs `UNSUPPORTED_VERSION`, and the node ShareFetch and ShareAcknowledge
-/// (Kafka leaves them out of ApiVersions too while share groups are off).
-pub const UNADVERTISED_APIS: [ApiKey; 4] =
+/// The share group APIs a client looks for: advertised only while share groups are on
+/// (Kafka leaves them out of ApiVersions too while they are off, and the coordinator
+/// then answers them `UNSUPPORTED_VERSION`).
+pub const SHARE_GROUP_APIS: [ApiKey; 4] =
     [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe, ApiKey::ShareFetch, ApiKey::ShareAcknowledge];
 
 /// The ApiVersions body: every supported key with the crate's range.
-fn api_versions(error: ErrorCode) -> kp::ApiVersionsResponse {
+fn api_versions(error: ErrorCode, share_groups: bool) -> kp::ApiVersionsResponse {
     let keys = SUPPORTED_APIS
         .iter()
-        .filter(|(k, _, _)| !UNADVERTISED_APIS.contains(k))
+        .filter(|(k, _, _)| share_groups || !SHARE_GROUP_APIS.contains(k))
         .map(|&(k, min, max)| {
             kp::api_versions_response::ApiVersion::default()
                 .with_api_key(k as i16)

@@ -128,7 +128,7 @@ fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     assert_eq!(header.correlation_id, 3);
     let resp = ApiVersionsResponse::decode(&mut body, 0).expect("v0 body");
     assert_eq!(resp.error_code, 35);
-    assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len() - super::UNADVERTISED_APIS.len());
+    assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len() - super::SHARE_GROUP_APIS.len(), "share groups off");
 }
 
 /// A cluster node's topics are its configuration: CreateTopics is checked, then refused
@@ -229,5 +229,69 @@ proptest! {
             }
         }
         let _ = node.handle(Bytes::from(garbage), &mut session());
+    }
+}
+
+/// FindCoordinator of a share partition (key type 2, KIP-932), as `KafkaApis.getCoordinator`
+/// answers it: from v6 only, with CLUSTER_ACTION, for a well-formed `group:topicId:partition`,
+/// while share groups are on; the node that hosts the key's coordinator partition.
+#[test]
+fn find_coordinator_of_a_share_partition() {
+    use kafka_protocol::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+
+    let share_node = |share: bool, authorizer: Arc<dyn group_coordinator::Authorizer>| {
+        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+        config.coordinator.share.enabled = share;
+        let service = CoordinatorService::open(&config).expect("memory coordinator");
+        crate::test_samples::test_node(service, authorizer, 10)
+    };
+    let good = "g1:LCa0a2j_xo_5m0U8HTBBNA:3";
+    let cases: [(&str, bool, bool, &str, i16, i16); 6] = [
+        ("a share partition", true, true, good, 6, 0),
+        ("before v6", true, true, good, 5, 42),
+        ("no CLUSTER_ACTION", true, false, good, 6, 31),
+        ("a malformed key", true, true, "g1:not-a-topic-id:3", 6, 42),
+        ("a blank group", true, true, " :LCa0a2j_xo_5m0U8HTBBNA:3", 6, 42),
+        ("share groups off", false, true, good, 6, 15),
+    ];
+    for (name, share, cluster_action, key, version, expected) in cases {
+        let authorizer: Arc<dyn group_coordinator::Authorizer> =
+            if cluster_action { Arc::new(group_coordinator::AllowAll) } else { Arc::new(NoClusterAction) };
+        let node = share_node(share, authorizer);
+        let mut req = FindCoordinatorRequest::default().with_key_type(2);
+        if version >= 4 {
+            req = req.with_coordinator_keys(vec![StrBytes::from_string(key.to_owned())]);
+        } else {
+            req = req.with_key(StrBytes::from_string(key.to_owned()));
+        }
+        let mut body = BytesMut::new();
+        req.encode(&mut body, version).expect("encodes");
+        let reply =
+            node.handle(frame(ApiKey::FindCoordinator, version, 1, &body), &mut session()).expect("answered");
+        let mut out = body_of(reply).freeze();
+        let _ = ResponseHeader::decode(&mut out, ApiKey::FindCoordinator.response_header_version(version));
+        let resp = FindCoordinatorResponse::decode(&mut out, version).expect("decodes");
+        let (code, node_id) = if version >= 4 {
+            (resp.coordinators[0].error_code, resp.coordinators[0].node_id.0)
+        } else {
+            (resp.error_code, resp.node_id.0)
+        };
+        assert_eq!(code, expected, "{name}");
+        assert_eq!(node_id, if expected == 0 { 0 } else { -1 }, "{name}");
+    }
+}
+
+/// Allows everything but CLUSTER_ACTION.
+#[derive(Debug)]
+struct NoClusterAction;
+
+impl group_coordinator::Authorizer for NoClusterAction {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        _: group_coordinator::Resource<'_>,
+    ) -> bool {
+        operation != group_coordinator::AclOperation::ClusterAction
     }
 }
