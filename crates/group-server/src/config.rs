@@ -250,7 +250,11 @@ impl Default for ServerConfig {
             topics: Vec::new(),
             storage: StorageMode::Sled(PathBuf::from("./data")),
             node_id: 0,
-            coordinator: CoordinatorConfig::default(),
+            // The server serves share groups by default (`group.coordinator.rebalance.protocols`).
+            coordinator: CoordinatorConfig {
+                share: group_coordinator::ShareGroupConfig { enabled: true, ..Default::default() },
+                ..CoordinatorConfig::default()
+            },
             limits: ConnectionLimits::default(),
             partitions: group_offsets::DEFAULT_COORDINATOR_PARTITIONS,
             verbose: false,

@@ -128,7 +128,7 @@ fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     assert_eq!(header.correlation_id, 3);
     let resp = ApiVersionsResponse::decode(&mut body, 0).expect("v0 body");
     assert_eq!(resp.error_code, 35);
-    assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len() - super::SHARE_GROUP_APIS.len(), "share groups off");
+    assert_eq!(resp.api_keys.len(), SUPPORTED_APIS.len(), "share groups on, as by default");
 }
 
 /// A cluster node's topics are its configuration: CreateTopics is checked, then refused

@@ -154,11 +154,12 @@ settings! {
     RebalanceProtocols: Setting {
         flag: "--rebalance-protocols",
         property: Kafka("group.coordinator.rebalance.protocols"),
-        about: "Group protocols served, comma-separated: classic (required) and consumer (KIP-848: \
-                ConsumerGroupHeartbeat and ConsumerGroupDescribe; without it they are answered \
-                UNSUPPORTED_VERSION)",
-        value: &Parsed::new("LIST", |d| &mut d.config.coordinator.consumer.enabled, rebalance_protocols)
-            .shown_as(|&consumer| Some(if consumer { "classic,consumer" } else { "classic" }.to_owned())),
+        about: "Group protocols served, comma-separated: classic (required), consumer (KIP-848: \
+                ConsumerGroupHeartbeat and ConsumerGroupDescribe) and share (KIP-932 share groups; \
+                a --cluster node serves none yet); the APIs of one left out are answered \
+                UNSUPPORTED_VERSION",
+        value: &Parsed::new("LIST", |d| &mut d.parts.protocols, rebalance_protocols)
+            .shown_as(|protocols| Some(protocols.names())),
     },
     // The KIP-848 settings keep Kafka's `GroupCoordinatorConfig` bounds: each at least 1
     // (the checks that relate them to each other are in `validate`).

@@ -36,10 +36,13 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         second: "each other".into(),
         expected: e.0,
     })?;
-    // Share groups are on (as in Kafka 4.2) where the node hosts the share state of
-    // every share partition: on its own. A cluster node would have to reach the
-    // share coordinator of partitions other nodes own, which it cannot yet.
-    draft.config.coordinator.share.enabled = !matches!(draft.config.storage, StorageMode::Cluster(_));
+    // Share groups need the share state of every share partition at hand: a node on
+    // its own hosts it all. A cluster node would have to reach the share coordinator
+    // of partitions other nodes own, which it cannot yet.
+    let protocols = draft.parts.protocols;
+    draft.config.coordinator.consumer.enabled = protocols.consumer;
+    draft.config.coordinator.share.enabled =
+        protocols.share && !matches!(draft.config.storage, StorageMode::Cluster(_));
     // The core's checks of the share-group settings.
     draft.config.coordinator.share.validate().map_err(|e| ConfigError::Conflict {
         first: "the share group settings".into(),

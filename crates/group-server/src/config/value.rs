@@ -35,6 +35,8 @@ pub(super) struct Draft {
 /// `--cluster`.
 #[derive(Debug)]
 pub(super) struct Parts {
+    /// The group protocols served besides classic.
+    pub(super) protocols: Protocols,
     pub(super) memory: bool,
     pub(super) cluster: bool,
     /// The etcd endpoints, key prefix and lease, with their defaults.
@@ -49,6 +51,8 @@ pub(super) struct Parts {
 impl Default for Parts {
     fn default() -> Parts {
         Parts {
+            // Kafka 4.2 serves all three.
+            protocols: Protocols { consumer: true, share: true },
             memory: false,
             cluster: false,
             etcd: ClusterSettings::new(Vec::new()),
@@ -403,22 +407,42 @@ fn split_host_port(text: &str) -> Option<(&str, &str)> {
 }
 
 /// `group.coordinator.rebalance.protocols`: whether `consumer` is among them.
-pub(super) fn rebalance_protocols(raw: &Raw) -> Result<bool, ConfigError> {
-    let expected = "a comma-separated list of classic and consumer, with classic (Kafka does not \
-                    support disabling the classic protocol)";
+pub(super) fn rebalance_protocols(raw: &Raw) -> Result<Protocols, ConfigError> {
+    let expected = "a comma-separated list of classic, consumer and share, with classic (Kafka does \
+                    not support disabling the classic protocol)";
     let mut classic = false;
-    let mut consumer = false;
+    let mut protocols = Protocols { consumer: false, share: false };
     for name in raw.value.split(',').map(str::trim).filter(|n| !n.is_empty()) {
         match name.to_ascii_lowercase().as_str() {
             "classic" => classic = true,
-            "consumer" => consumer = true,
+            "consumer" => protocols.consumer = true,
+            "share" => protocols.share = true,
             _ => return Err(raw.bad(expected)),
         }
     }
     if !classic {
         return Err(raw.bad(expected));
     }
-    Ok(consumer)
+    Ok(protocols)
+}
+
+/// The group protocols served besides classic (`group.coordinator.rebalance.protocols`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Protocols {
+    /// KIP-848's consumer protocol.
+    pub(super) consumer: bool,
+    /// KIP-932's share groups (a cluster node serves none: see `validate`).
+    pub(super) share: bool,
+}
+
+impl Protocols {
+    /// The list as the setting takes it.
+    pub(super) fn names(self) -> String {
+        let mut names = vec!["classic"];
+        names.extend(self.consumer.then_some("consumer"));
+        names.extend(self.share.then_some("share"));
+        names.join(",")
+    }
 }
 
 /// `group.consumer.assignors`: the built-in server assignors by short name, at least

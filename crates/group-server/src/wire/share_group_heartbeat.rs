@@ -63,10 +63,25 @@ impl WireApi for gt::ShareGroupHeartbeatRequest {
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = share_group_heartbeat_request(&wire, &ctx.caller.client_id, &ctx.caller.client_host);
         let (group, member, epoch) = (req.group_id.clone(), req.member_id.clone(), req.member_epoch);
+        let log = node.log.clone().map(|log| {
+            let line = ctx.line(&format!(",\"group\":{group:?},\"member\":{member:?},\"epoch\":{epoch}"));
+            (log, line)
+        });
         Ok(ctx.later(node.submit(ctx, req), move |r, _| {
             let r = r.unwrap_or_else(|e| {
                 gt::ShareGroupHeartbeatResponse::error(unavailable(&e), Some(e.to_string()))
             });
+            // The answer as the consumer heartbeat's line has it: the member's epoch and
+            // how many partitions it is assigned (-1: no assignment sent).
+            if let Some((log, line)) = log {
+                log.write(&format!(
+                    "{line},\"response\":true,\"error\":{},\"member_epoch\":{},\"member_id\":{:?},\"assignment\":{}",
+                    r.error_code.code(),
+                    r.member_epoch,
+                    r.member_id.as_ref().map_or("", |m| m.as_str()),
+                    r.assignment.as_ref().map_or(-1, |a| a.iter().map(|t| t.partitions.len() as i64).sum())
+                ));
+            }
             if !r.error_code.is_ok() {
                 tracing::debug!(
                     target: "group_server",

@@ -497,7 +497,7 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--connections-max-idle-ms", "connections.max.idle.ms", "600000"),
     ("--max-frame-bytes", "socket.request.max.bytes", "1048576"),
     ("--queued-max-request-bytes", "queued.max.request.bytes", "67108864"),
-    ("--rebalance-protocols", "group.coordinator.rebalance.protocols", "classic,consumer"),
+    ("--rebalance-protocols", "group.coordinator.rebalance.protocols", "classic,consumer,share"),
     ("--consumer-session-timeout-ms", "group.consumer.session.timeout.ms", "45000"),
     ("--consumer-min-session-timeout-ms", "group.consumer.min.session.timeout.ms", "45000"),
     ("--consumer-max-session-timeout-ms", "group.consumer.max.session.timeout.ms", "60000"),
@@ -706,6 +706,8 @@ fn cluster_nodes_keep_offsets_in_etcd(
     #[case] ttl: i64,
 ) {
     let c = parse(args).expect("parses");
+    // A cluster node cannot reach the share state other nodes host: no share groups.
+    assert!(!c.coordinator.share.enabled && c.coordinator.consumer.enabled);
     let StorageMode::Cluster(settings) = c.storage else { panic!("not a cluster node: {:?}", c.storage) };
     assert_eq!(settings.endpoints, endpoints);
     assert_eq!(settings.prefix, prefix);
@@ -764,7 +766,7 @@ fn bad_cluster_settings_are_refused(#[case] args: &[&str], #[case] says: &str) {
 )]
 #[case::zero(&["--consumer-min-heartbeat-interval-ms", "0"], "expected an integer from 1 to 2147483647")]
 #[case::classic_is_required(&["--rebalance-protocols", "consumer"], "with classic")]
-#[case::streams_unsupported(&["--rebalance-protocols", "classic,streams"], "classic and consumer")]
+#[case::streams_unsupported(&["--rebalance-protocols", "classic,streams"], "classic, consumer and share")]
 #[case::bad_policy(&["--consumer-migration-policy", "sideways"], "disabled, upgrade, downgrade or bidirectional")]
 #[case::unknown_assignor(&["--consumer-assignors", "uniform,sticky"], "uniform and range, each once")]
 #[case::duplicate_assignor(&["--consumer-assignors", "range,range"], "uniform and range, each once")]
@@ -816,7 +818,9 @@ fn consumer_group_settings_are_read() {
     );
     assert_eq!((cg.max_size, cg.migration_policy), (3, group_coordinator::MigrationPolicy::Upgrade));
     let off = parse(&["--rebalance-protocols", "classic"]).expect("parses");
-    assert!(!off.coordinator.consumer.enabled);
+    assert!(!off.coordinator.consumer.enabled && !off.coordinator.share.enabled);
+    let share = parse(&["--rebalance-protocols", "classic,share"]).expect("parses");
+    assert!(!share.coordinator.consumer.enabled && share.coordinator.share.enabled);
     let path =
         file("group.consumer.session.timeout.ms=50000\ngroup.coordinator.rebalance.protocols=classic\n");
     let from_file = parse(&["--config", path.to_str().expect("UTF-8")]).expect("parses");

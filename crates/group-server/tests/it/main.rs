@@ -12,6 +12,7 @@ mod consumer_protocol;
 mod e2e;
 mod e2e_consumer_protocol;
 mod e2e_security;
+mod e2e_share;
 mod group_ids;
 mod limits;
 mod memory;

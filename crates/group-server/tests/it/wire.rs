@@ -107,12 +107,12 @@ fn list_offsets_fetch_and_produce_over_empty_partitions() {
     assert!(p.error_message.as_ref().is_some_and(|m| m.contains("stores no records")));
 }
 
-/// Share groups are off (no share coordinator on the node): ShareFetch and ShareAcknowledge
-/// are answered UNSUPPORTED_VERSION (35), as `KafkaApis` answers them without the
-/// `share.version` feature, and the connection stays up.
+/// Share groups are off (`--rebalance-protocols` without `share`): ShareFetch and
+/// ShareAcknowledge are answered UNSUPPORTED_VERSION (35), as `KafkaApis` answers them
+/// without the `share.version` feature, and the connection stays up.
 #[test]
 fn share_fetch_and_acknowledge_while_share_groups_are_off() {
-    let server = server();
+    let server = crate::client::server_with(|c| c.coordinator.share.enabled = false);
     let mut c = Conn::open(server.local_addr());
     let fp = share_fetch_request::FetchPartition::default().with_partition_index(0);
     let topic = share_fetch_request::FetchTopic::default()
