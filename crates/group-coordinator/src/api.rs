@@ -18,14 +18,14 @@
 
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse, DeletedGroup,
-    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup,
-    DescribedShareGroup, ErrorCode, GroupId, HeartbeatRequest, HeartbeatResponse, JoinGroupRequest,
-    JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse,
-    MemberId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse,
-    OffsetFetchRequest, OffsetFetchResponse, ProtocolName, ShareGroupDescribeRequest,
-    ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse,
+    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeletedGroup, DescribeGroupsRequest,
+    DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup, DescribedShareGroup, ErrorCode, GroupId,
+    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
+    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitRequest,
+    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
+    ProtocolName, ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse, SyncGroupRequest, SyncGroupResponse,
 };
 // The share coordinator's RPCs, used by name in the table.
 #[allow(unused_imports)]
@@ -742,6 +742,21 @@ macro_rules! group_api_table {
                 failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
                 core_first: |_, _| false,
             }
+            /// DeleteShareGroupOffsets (KIP-932): an empty share group's share state for the
+            /// named topics is deleted at the share coordinator; the answer comes once the
+            /// persister has answered and the group's state record is durable. READ on each
+            /// topic too (`KafkaApis.handleDeleteShareGroupOffsetsRequest`): denied topics are
+            /// answered `TOPIC_AUTHORIZATION_FAILED` before the core.
+            DeleteShareGroupOffsets {
+                key: 92, versions: 0..=0,
+                request: DeleteShareGroupOffsetsRequest, response: DeleteShareGroupOffsetsResponse,
+                route: one_group, acl: Delete, waits: write,
+                methods: delete_share_group_offsets, handle_delete_share_group_offsets,
+                core: |core, id, r, _| core.delete_share_group_offsets(id, r),
+                refused: |_, code| $crate::core::share::delete_offsets_error(code, None),
+                // Kafka's service refuses these before it looks for the partition.
+                core_first: |r, config| !config.share.enabled || r.group_id.is_empty(),
+            }
         }
     };
 }
@@ -798,6 +813,9 @@ mod tests {
             Api::DeleteShareGroupState => state_request(id, group_types::DeleteStatePartition::default()),
             Api::ReadShareGroupStateSummary => {
                 state_request(id, group_types::ReadStateSummaryPartition::default())
+            }
+            Api::DeleteShareGroupOffsets => {
+                DeleteShareGroupOffsetsRequest { group_id: id, topic_names: vec!["t".to_owned()] }.into()
             }
         }
     }
@@ -862,6 +880,7 @@ mod tests {
             Response::WriteShareGroupState(r) => state_codes(r),
             Response::DeleteShareGroupState(r) => state_codes(r),
             Response::ReadShareGroupStateSummary(r) => state_codes(r),
+            Response::DeleteShareGroupOffsets(r) => vec![r.error_code],
         }
     }
 
@@ -955,7 +974,8 @@ mod tests {
                 checked.contains(&api)
                     || api == Api::ConsumerGroupHeartbeat
                     || api == Api::ShareGroupHeartbeat
-                    || api == Api::ShareGroupDescribe,
+                    || api == Api::ShareGroupDescribe
+                    || api == Api::DeleteShareGroupOffsets,
                 "{} with an empty id",
                 api.name()
             );

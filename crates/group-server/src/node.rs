@@ -920,8 +920,13 @@ fn check_new_topic(
 /// The share group APIs a client looks for: advertised only while share groups are on
 /// (Kafka leaves them out of ApiVersions too while they are off, and the coordinator
 /// then answers them `UNSUPPORTED_VERSION`).
-pub const SHARE_GROUP_APIS: [ApiKey; 4] =
-    [ApiKey::ShareGroupHeartbeat, ApiKey::ShareGroupDescribe, ApiKey::ShareFetch, ApiKey::ShareAcknowledge];
+pub const SHARE_GROUP_APIS: [ApiKey; 5] = [
+    ApiKey::ShareGroupHeartbeat,
+    ApiKey::ShareGroupDescribe,
+    ApiKey::ShareFetch,
+    ApiKey::ShareAcknowledge,
+    ApiKey::DeleteShareGroupOffsets,
+];
 
 /// The ApiVersions body: every supported key with the crate's range.
 fn api_versions(error: ErrorCode, share_groups: bool) -> kp::ApiVersionsResponse {

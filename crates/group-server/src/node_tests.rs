@@ -295,3 +295,42 @@ impl group_coordinator::Authorizer for NoClusterAction {
         operation != group_coordinator::AclOperation::ClusterAction
     }
 }
+
+/// DeleteShareGroupOffsets (key 92) through the frame path, as
+/// `KafkaApis.handleDeleteShareGroupOffsetsRequest` answers before and in its
+/// coordinator: UNSUPPORTED_VERSION while share groups are off, DELETE on the group,
+/// an empty id INVALID_GROUP_ID, a missing group GROUP_ID_NOT_FOUND with its message
+/// (the ACLs are the coordinator's: `group-coordinator`'s `share_runtime` tests).
+#[test]
+fn delete_share_group_offsets_on_the_wire() {
+    use kafka_protocol::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic;
+    use kafka_protocol::messages::{DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse};
+
+    let cases: [(&str, bool, &str, i16, Option<&str>); 3] = [
+        ("a missing group", true, "nope", 69, Some("Group nope not found.")),
+        ("an empty group id", true, "", 24, None),
+        ("share groups off", false, "nope", 35, None),
+    ];
+    for (name, share, group, expected, message) in cases {
+        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+        config.coordinator.share.enabled = share;
+        let service = CoordinatorService::open(&config).expect("memory coordinator");
+        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
+        let topic = DeleteShareGroupOffsetsRequestTopic::default()
+            .with_topic_name(StrBytes::from_static_str("t").into());
+        let req = DeleteShareGroupOffsetsRequest::default()
+            .with_group_id(StrBytes::from_string(group.to_owned()).into())
+            .with_topics(vec![topic]);
+        let mut body = BytesMut::new();
+        req.encode(&mut body, 0).expect("encodes");
+        let reply = node
+            .handle(frame(ApiKey::DeleteShareGroupOffsets, 0, 1, &body), &mut session())
+            .expect("answered");
+        let mut out = body_of(reply).freeze();
+        let _ = ResponseHeader::decode(&mut out, ApiKey::DeleteShareGroupOffsets.response_header_version(0));
+        let resp = DeleteShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        assert_eq!(resp.error_code, expected, "{name}");
+        assert_eq!(resp.error_message.as_ref().map(|m| m.as_str()), message, "{name}");
+        assert!(resp.responses.is_empty(), "{name}");
+    }
+}

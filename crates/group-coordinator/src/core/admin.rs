@@ -260,6 +260,9 @@ impl CoordinatorCore {
                     self.engine.share_state_initializations.push(*initialize);
                 }
             }
+            PendingWrite::ShareOffsetsDelete { parked, ask } => {
+                self.share_offsets_delete_written(*parked, ask, result);
+            }
             PendingWrite::RetryTimer { key } => {
                 if result.is_err() {
                     let at = self.engine.now + crate::core::consumer::TIMER_RETRY_BACKOFF_MS;

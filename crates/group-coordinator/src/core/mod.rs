@@ -90,6 +90,12 @@ pub(crate) enum PendingWrite {
         answer: Option<(RequestId, Box<Response>)>,
         initialize: Option<Box<group_types::InitializeShareGroupStateRequest>>,
     },
+    /// A DeleteShareGroupOffsets' deleting topics: once durable, the share-state
+    /// deletion it asks (none: it is answered) and the request parked for it.
+    ShareOffsetsDelete {
+        parked: Box<share::ParkedOffsetsDelete>,
+        ask: Option<Box<group_types::DeleteShareGroupStateRequest>>,
+    },
 }
 
 /// What a Stable static replacement must restore if its record cannot be written.
@@ -138,10 +144,12 @@ pub(crate) struct Engine {
     /// taken (`CoordinatorCore::take_share_state_initializations`). Kept apart from
     /// `Effects`, which every request moves: share groups alone pay for them.
     pub(crate) share_state_initializations: Vec<group_types::InitializeShareGroupStateRequest>,
-    /// Share-state deletions asked by DeleteGroups, until taken.
+    /// Share-state deletions asked by DeleteGroups and DeleteShareGroupOffsets, until taken.
     pub(crate) share_state_deletions: Vec<group_types::DeleteShareGroupStateRequest>,
     /// DeleteGroups requests waiting for the share coordinator's deletions.
     pub(crate) share_deletes: Vec<share::ParkedDelete>,
+    /// DeleteShareGroupOffsets requests waiting for the share coordinator's deletions.
+    pub(crate) share_offset_deletes: Vec<share::ParkedOffsetsDelete>,
     /// Server assignors by name: the built-ins (`uniform`, `range`), then those
     /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
@@ -371,6 +379,7 @@ impl CoordinatorCore {
                 share_state_initializations: Vec::new(),
                 share_state_deletions: Vec::new(),
                 share_deletes: Vec::new(),
+                share_offset_deletes: Vec::new(),
                 assignors: vec![
                     Arc::new(group_assignors::server::UniformAssignor),
                     Arc::new(group_assignors::server::ServerRangeAssignor),

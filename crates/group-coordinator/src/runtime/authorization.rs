@@ -16,9 +16,9 @@ use std::sync::atomic::Ordering;
 
 use group_types::{
     ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
-    DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup, ErrorCode, GroupId,
-    ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
-    PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicEntries,
+    DeletedShareOffsetsTopic, DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup,
+    ErrorCode, GroupId, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse,
+    OffsetFetchData, PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -85,6 +85,8 @@ enum Fixup {
     FetchAll,
     /// OffsetDelete partitions answered without the core, as for a commit.
     OffsetDelete(PartitionMap<ErrorCode>),
+    /// DeleteShareGroupOffsets topics the caller may not read.
+    DeleteShareOffsets(Vec<String>),
 }
 
 fn operation_name(operation: AclOperation) -> &'static str {
@@ -255,6 +257,19 @@ impl Inner {
                 let rejected = self.trim_offset_delete(context, &mut r.topics);
                 if rejected.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(rejected) }
             }
+            Request::DeleteShareGroupOffsets(r) => {
+                // `KafkaApis.handleDeleteShareGroupOffsetsRequest`: READ on each topic; the
+                // coordinator is called with what is left, even nothing.
+                let mut denied = Vec::new();
+                r.topic_names.retain(|t| {
+                    let ok = self.allowed(context, AclOperation::Read, Resource::Topic(t), true);
+                    if !ok {
+                        denied.push(t.clone());
+                    }
+                    ok
+                });
+                if denied.is_empty() { Fixup::Nothing } else { Fixup::DeleteShareOffsets(denied) }
+            }
             _ => Fixup::Nothing,
         };
         Admission::Admitted(request, fixup)
@@ -344,10 +359,31 @@ impl Fixup {
                 }
                 Response::OffsetDelete(r)
             }
+            // Denied topics first, then the coordinator's; a group-level error answers alone.
+            (Fixup::DeleteShareOffsets(denied), Response::DeleteShareGroupOffsets(mut r))
+                if r.error_code == ErrorCode::None =>
+            {
+                let code = ErrorCode::TopicAuthorizationFailed;
+                let mut topics: Vec<_> = denied
+                    .into_iter()
+                    .map(|topic_name| DeletedShareOffsetsTopic {
+                        topic_name,
+                        topic_id: group_types::TopicId::ZERO,
+                        error_code: code,
+                        error_message: Some(TOPIC_AUTHORIZATION_FAILED.to_owned()),
+                    })
+                    .collect();
+                topics.append(&mut r.responses);
+                r.responses = topics;
+                Response::DeleteShareGroupOffsets(r)
+            }
             (_, response) => response,
         }
     }
 }
+
+/// `Errors.TOPIC_AUTHORIZATION_FAILED`'s message.
+const TOPIC_AUTHORIZATION_FAILED: &str = "Topic authorization failed.";
 
 /// Kafka's ACL operation codes (`AclOperation.code`) of what a group supports.
 const ACL_READ: i32 = 3;

@@ -9,7 +9,7 @@ use std::fmt;
 use std::sync::Weak;
 
 use crossbeam_channel::{Receiver, Sender};
-use group_types::{DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest};
+use group_types::{DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest, TopicId};
 
 use super::share_state::SharePartitions;
 use super::{GroupCoordinator, Inner};
@@ -24,10 +24,11 @@ pub trait SharePersister: Send + Sync + fmt::Debug {
     /// task and return; never report from within the call.
     fn initialize(&self, request: InitializeShareGroupStateRequest);
 
-    /// Deletes the share state of `request`'s partitions (a DeleteGroups of an
-    /// empty share group waits for it), then reports the outcome with
-    /// [`GroupCoordinator::share_group_state_deleted`]; the same rules as
-    /// [`initialize`](Self::initialize).
+    /// Deletes the share state of `request`'s partitions (a DeleteGroups or a
+    /// DeleteShareGroupOffsets of an empty share group waits for it), then reports
+    /// the outcome with [`GroupCoordinator::share_group_state_deleted_topics`] (or,
+    /// with one outcome for all, [`GroupCoordinator::share_group_state_deleted`]);
+    /// the same rules as [`initialize`](Self::initialize).
     fn delete_state(&self, request: DeleteShareGroupStateRequest);
 }
 
@@ -41,6 +42,18 @@ impl GroupCoordinator {
         result: Result<(), ErrorCode>,
     ) {
         self.inner.share_group_state_deleted(request, result);
+    }
+
+    /// The share coordinator answered a deletion asked through the
+    /// [`SharePersister`], per topic of `request` (`NONE` when its state went), or
+    /// with one error for the whole call. A DeleteShareGroupOffsets waiting for it
+    /// answers per topic; a DeleteGroups deletes the group or answers the first error.
+    pub fn share_group_state_deleted_topics(
+        &self,
+        request: &DeleteShareGroupStateRequest,
+        result: Result<&[(TopicId, ErrorCode)], ErrorCode>,
+    ) {
+        self.inner.share_group_state_deleted_topics(request, result);
     }
 
     /// The share coordinator answered an initialization asked through the
@@ -58,14 +71,24 @@ impl GroupCoordinator {
 }
 
 impl Inner {
+    /// One outcome for every topic of `request`.
     fn share_group_state_deleted(
         &self,
         request: &DeleteShareGroupStateRequest,
         result: Result<(), ErrorCode>,
     ) {
-        let group = request.group_id.as_str();
-        self.step_group(group, |core, now, scratch| {
-            scratch.extend(core.share_group_state_deleted(now, group, result));
+        let code = result.err().unwrap_or(ErrorCode::None);
+        let topics: Vec<_> = request.topics.iter().map(|t| (t.topic_id, code)).collect();
+        self.share_group_state_deleted_topics(request, Ok(&topics));
+    }
+
+    fn share_group_state_deleted_topics(
+        &self,
+        request: &DeleteShareGroupStateRequest,
+        result: Result<&[(TopicId, ErrorCode)], ErrorCode>,
+    ) {
+        self.step_group(request.group_id.as_str(), |core, now, scratch| {
+            scratch.extend(core.share_group_state_deleted_topics(now, request, result));
         });
     }
 
@@ -141,16 +164,23 @@ pub(super) fn serve(inner: Weak<Inner>, asks: Receiver<Ask>) {
             }
             Ask::Delete(request) => {
                 let answer = request.clone().answer_as(&inner, &anonymous).wait();
-                let result = match answer {
-                    Ok(r) => r
-                        .results
-                        .iter()
-                        .flat_map(|t| t.partitions.iter())
-                        .find(|p| p.error_code != ErrorCode::None)
-                        .map_or(Ok(()), |p| Err(p.error_code)),
-                    Err(_) => Err(ErrorCode::CoordinatorNotAvailable),
-                };
-                inner.share_group_state_deleted(&request, result);
+                match answer {
+                    Ok(r) => {
+                        // Per topic, its first partition error (Kafka's
+                        // `handleDeleteShareGroupOffsetStateResult`).
+                        let topics: Vec<_> = r
+                            .results
+                            .iter()
+                            .map(|t| {
+                                let failed = t.partitions.iter().find(|p| p.error_code != ErrorCode::None);
+                                (t.topic_id, failed.map_or(ErrorCode::None, |p| p.error_code))
+                            })
+                            .collect();
+                        inner.share_group_state_deleted_topics(&request, Ok(&topics));
+                    }
+                    Err(_) => inner
+                        .share_group_state_deleted_topics(&request, Err(ErrorCode::CoordinatorNotAvailable)),
+                }
             }
         }
     }

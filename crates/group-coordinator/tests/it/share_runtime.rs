@@ -149,3 +149,75 @@ fn share_groups_without_a_persister_use_the_hosted_share_coordinator() {
     assert_eq!(assigned.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..4)]));
     assert_eq!(assigned.member_epoch, 2);
 }
+
+/// Denies READ on topic `bar` and DELETE on group `h`.
+#[derive(Debug)]
+struct OffsetsAcls;
+
+impl group_coordinator::Authorizer for OffsetsAcls {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        use group_coordinator::{AclOperation, Resource};
+        !matches!(
+            (operation, resource),
+            (AclOperation::Read, Resource::Topic("bar")) | (AclOperation::Delete, Resource::Group("h"))
+        )
+    }
+}
+
+/// DeleteShareGroupOffsets through the runtime (`GroupCoordinatorService.deleteShareGroupOffsets`
+/// with `KafkaApis`' ACLs): the initialized topic is asked deleted of the persister
+/// once the deleting record is durable, the answer waits for the persister, a topic
+/// the caller may not read is answered TOPIC_AUTHORIZATION_FAILED first, and a
+/// group it may not delete GROUP_AUTHORIZATION_FAILED.
+#[test]
+fn deleting_share_offsets_waits_for_the_persister() {
+    use group_types::DeleteShareGroupOffsetsRequest;
+
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .share_persister(persister.clone())
+        .authorizer(Arc::new(OffsetsAcls))
+        .open()
+        .expect("opens");
+    coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("joined");
+    let asked = std::mem::take(&mut *persister.0.lock().unwrap());
+    coordinator.share_group_state_initialized(&asked[0], true);
+    coordinator.handle_share_group_heartbeat(heartbeat(1, None)).expect("assigned");
+    let request = |group: &str| DeleteShareGroupOffsetsRequest {
+        group_id: GroupId::from(group),
+        topic_names: vec!["foo".into(), "bar".into()],
+    };
+
+    let r = coordinator.handle_delete_share_group_offsets(request("g")).expect("answered");
+    assert_eq!(r.error_code, ErrorCode::NonEmptyGroup, "a member holds the group");
+    let r = coordinator.handle_delete_share_group_offsets(request("h")).expect("answered");
+    assert_eq!(r.error_code, ErrorCode::GroupAuthorizationFailed);
+
+    coordinator.handle_share_group_heartbeat(heartbeat(-1, None)).expect("left");
+    let pending = coordinator.delete_share_group_offsets(request("g"));
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let asked = std::mem::take(&mut *persister.1.lock().unwrap());
+    assert_eq!(asked.len(), 1, "the state deletion is asked: {asked:?}");
+    assert_eq!(asked[0].topics.iter().map(|t| t.topic_id).collect::<Vec<_>>(), [FOO]);
+    let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
+    assert_eq!((state.initialized.len(), state.deleting.len()), (0, 1), "foo is deleting");
+    coordinator.share_group_state_deleted_topics(&asked[0], Ok(&[(FOO, ErrorCode::None)]));
+    let r = pending.wait().expect("answered");
+    let topics: Vec<_> =
+        r.responses.iter().map(|t| (t.topic_name.as_str(), t.topic_id, t.error_code)).collect();
+    assert_eq!(
+        topics,
+        [("bar", TopicId::ZERO, ErrorCode::TopicAuthorizationFailed), ("foo", FOO, ErrorCode::None)],
+        "denied topics first, then the coordinator's"
+    );
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
+    assert!(state.deleting.is_empty(), "foo's state went: {state:?}");
+}

@@ -13,6 +13,7 @@
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
 mod delete_groups;
+mod delete_share_group_offsets;
 mod describe_groups;
 mod heartbeat;
 mod join_group;

@@ -14,11 +14,13 @@ mod delete;
 mod describe;
 mod group;
 mod heartbeat;
+mod offsets;
 mod state;
 
 pub(crate) use self::delete::ParkedDelete;
 pub(crate) use self::group::{ShareChange, ShareGroup};
 pub(crate) use self::heartbeat::validate_share_heartbeat;
+pub(crate) use self::offsets::{ParkedOffsetsDelete, delete_offsets_error};
 
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{GroupId, ListedGroup};
@@ -68,5 +70,7 @@ pub(crate) fn deletion_records(group_id: &Arc<str>, g: &ShareGroup) -> Vec<Recor
     out.into_iter().map(Record::Modern).collect()
 }
 
+#[cfg(test)]
+mod offsets_tests;
 #[cfg(test)]
 mod tests;

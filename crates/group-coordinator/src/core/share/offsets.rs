@@ -1,0 +1,299 @@
+//! The share-group offset admin APIs (KIP-932) in the core: a share group's
+//! "offsets" are its share partitions' start offsets, kept by the share
+//! coordinator, so each of these APIs writes the group's share-state record and
+//! asks the share coordinator through the persister, and its answer waits for
+//! the persister's.
+//!
+//! DeleteShareGroupOffsets is `GroupCoordinatorShard.initiateDeleteShareGroupOffsets`
+//! (`GroupMetadataManager.sharePartitionsEligibleForOffsetDeletion`), then, once
+//! the record is durable, the persister's `deleteState`, then
+//! `GroupCoordinatorShard.completeDeleteShareGroupOffsets` for the topics whose
+//! state went (`GroupCoordinatorService.deleteShareGroupOffsets` chains them).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use group_offsets::{ModernGroupRecord, Record};
+use group_share_coordinator::default_error_message;
+use group_types::{
+    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeleteShareGroupStateRequest,
+    DeleteStatePartition, DeletedShareOffsetsTopic, ErrorCode, ShareStateTopic, TopicId,
+};
+
+use super::group::ShareGroup;
+use crate::core::{CoordinatorCore, Effects, GroupKind, PendingWrite, RequestId, Response, Undo};
+
+/// `Errors.NON_EMPTY_GROUP`'s message, as `ShareGroup.validateDeleteGroup` throws it.
+const NON_EMPTY_GROUP: &str = "The group is not empty.";
+/// `sharePartitionsEligibleForOffsetDeletion`'s answer for a topic with no share state.
+const NOTHING_TO_DELETE: &str = "There is no offset information to delete.";
+
+/// A DeleteShareGroupOffsets whose share-state deletion the persister has not
+/// answered yet (Kafka's `DeleteShareGroupOffsetsResultHolder`, in flight).
+#[derive(Debug)]
+pub(crate) struct ParkedOffsetsDelete {
+    pub(crate) request: RequestId,
+    pub(crate) group: Arc<str>,
+    /// The topics asked deleted of the share coordinator.
+    pub(crate) topics: BTreeSet<TopicId>,
+    /// The topics answered before the share coordinator (Kafka's `errorTopicResponseList`).
+    pub(crate) errors: Vec<DeletedShareOffsetsTopic>,
+}
+
+/// A DeleteShareGroupOffsets answer carrying only `code` (and its message).
+pub(crate) fn delete_offsets_error(
+    code: ErrorCode,
+    message: Option<String>,
+) -> DeleteShareGroupOffsetsResponse {
+    DeleteShareGroupOffsetsResponse { error_code: code, error_message: message, responses: Vec::new() }
+}
+
+/// One topic's DeleteShareGroupOffsets outcome.
+fn deleted_topic(
+    name: &str,
+    id: TopicId,
+    code: ErrorCode,
+    message: Option<&str>,
+) -> DeletedShareOffsetsTopic {
+    DeletedShareOffsetsTopic {
+        topic_name: name.to_owned(),
+        topic_id: id,
+        error_code: code,
+        error_message: message.map(str::to_owned),
+    }
+}
+
+impl CoordinatorCore {
+    /// The share group `id` names, for the offset admin APIs: `GROUP_ID_NOT_FOUND`
+    /// when there is none or the group is of another kind
+    /// (`GroupMetadataManager.shareGroup`), `NON_EMPTY_GROUP` when it has members.
+    fn empty_share_group(&self, id: &str) -> Result<(&Arc<str>, &ShareGroup), (ErrorCode, String)> {
+        match self.groups.get_key_value(id) {
+            None => Err((ErrorCode::GroupIdNotFound, format!("Group {id} not found."))),
+            Some((key, GroupKind::Share(g))) if g.modern.members.is_empty() => Ok((key, g)),
+            Some((_, GroupKind::Share(_))) => Err((ErrorCode::NonEmptyGroup, NON_EMPTY_GROUP.to_owned())),
+            Some(_) => Err((ErrorCode::GroupIdNotFound, format!("Group {id} is not a share group."))),
+        }
+    }
+
+    /// DeleteShareGroupOffsets: the group's initialized topics among the request's
+    /// move to deleting (one state record), and their share state is asked deleted
+    /// once the record is durable; the answer waits for the persister
+    /// ([`share_group_state_deleted_topics`](Self::share_group_state_deleted_topics)).
+    /// A topic the group has no state for is `UNKNOWN_TOPIC_OR_PARTITION` ("There
+    /// is no offset information to delete."), one not in the metadata
+    /// `UNKNOWN_TOPIC_OR_PARTITION` with its default message; a topic already
+    /// deleting is asked again, every partition of it.
+    pub(crate) fn delete_share_group_offsets(&mut self, rid: RequestId, req: DeleteShareGroupOffsetsRequest) {
+        let refuse = |code, message| Response::DeleteShareGroupOffsets(delete_offsets_error(code, message));
+        if !self.engine.config.share.enabled {
+            self.engine.respond(rid, refuse(ErrorCode::UnsupportedVersion, None));
+            return;
+        }
+        if req.group_id.is_empty() {
+            self.engine.respond(rid, refuse(ErrorCode::InvalidGroupId, None));
+            return;
+        }
+        let (key, g) = match self.empty_share_group(req.group_id.as_str()) {
+            Ok(found) => found,
+            Err((code, message)) => {
+                self.engine.respond(rid, refuse(code, Some(message)));
+                return;
+            }
+        };
+        let key = key.clone();
+        // A group without a state record has nothing to delete: Kafka answers no topics.
+        let Some(mut next) = g.share_state.as_deref().cloned() else {
+            self.engine
+                .respond(rid, Response::DeleteShareGroupOffsets(DeleteShareGroupOffsetsResponse::default()));
+            return;
+        };
+        let image = self.engine.image.clone();
+        let mut asked: BTreeMap<TopicId, Vec<i32>> = BTreeMap::new();
+        let mut errors = Vec::new();
+        for name in &req.topic_names {
+            let Some(topic) = image.topic(name) else {
+                let message = default_error_message(ErrorCode::UnknownTopicOrPartition);
+                errors.push(deleted_topic(
+                    name,
+                    TopicId::ZERO,
+                    ErrorCode::UnknownTopicOrPartition,
+                    Some(message),
+                ));
+                continue;
+            };
+            if let Some(init) = next.initialized.remove(&topic.id) {
+                asked.entry(topic.id).or_insert_with(|| init.partitions.iter().copied().collect());
+                next.deleting.insert(topic.id, topic.name.to_string());
+            } else if next.deleting.contains_key(&topic.id) {
+                asked.entry(topic.id).or_insert_with(|| (0..topic.partitions as i32).collect());
+            } else {
+                let code = ErrorCode::UnknownTopicOrPartition;
+                errors.push(deleted_topic(name, TopicId::ZERO, code, Some(NOTHING_TO_DELETE)));
+            }
+        }
+        // `attachTopicName`: the deleting topics carry their names from the metadata.
+        for (id, name) in &mut next.deleting {
+            if let Some(t) = image.topic_by_id(*id) {
+                *name = t.name.to_string();
+            }
+        }
+        let parked = ParkedOffsetsDelete {
+            request: rid,
+            group: key.clone(),
+            topics: asked.keys().copied().collect(),
+            errors,
+        };
+        let ask = (!asked.is_empty()).then(|| {
+            let topics = asked
+                .into_iter()
+                .map(|(t, partitions)| {
+                    ShareStateTopic::new(
+                        t,
+                        partitions.into_iter().map(|partition| DeleteStatePartition { partition }),
+                    )
+                })
+                .collect();
+            Box::new(DeleteShareGroupStateRequest {
+                group_id: key.as_ref().into(),
+                topics,
+                ..Default::default()
+            })
+        });
+        // Kafka writes the record even when nothing moved.
+        self.write_share_state(
+            &key,
+            next,
+            PendingWrite::ShareOffsetsDelete { parked: Box::new(parked), ask },
+        );
+    }
+
+    /// Writes share group `key`'s state record `next`, replayed now (undone if
+    /// the write fails), with `pending` for its completion.
+    pub(crate) fn write_share_state(
+        &mut self,
+        key: &Arc<str>,
+        next: super::group::ShareState,
+        pending: PendingWrite,
+    ) {
+        let now = self.engine.now;
+        let record = ModernGroupRecord::ShareStatePartitionMetadata {
+            group_id: key.clone(),
+            value: Some(Box::new(next.value())),
+        };
+        if let Some(g) = self.groups.get_mut(&**key).and_then(GroupKind::share_mut) {
+            let mut changes = Vec::new();
+            g.replay(&record, now, Some(&mut changes));
+            self.engine.timeline.push(Undo::Share { group: key.clone(), changes });
+        }
+        self.write_group_records(key, vec![Record::Modern(record)], pending);
+    }
+
+    /// The state record of a DeleteShareGroupOffsets is durable (or failed):
+    /// the share-state deletion is asked and the request parks for it, or, with
+    /// nothing to ask, it is answered.
+    pub(crate) fn share_offsets_delete_written(
+        &mut self,
+        parked: ParkedOffsetsDelete,
+        ask: Option<Box<DeleteShareGroupStateRequest>>,
+        result: Result<(), ErrorCode>,
+    ) {
+        let response = match (result, ask) {
+            (Err(error), _) => delete_offsets_error(crate::core::map_operation_error(error), None),
+            (Ok(()), None) => {
+                DeleteShareGroupOffsetsResponse { responses: parked.errors, ..Default::default() }
+            }
+            (Ok(()), Some(ask)) => {
+                self.engine.share_state_deletions.push(*ask);
+                self.engine.share_offset_deletes.push(parked);
+                return;
+            }
+        };
+        self.engine.respond(parked.request, Response::DeleteShareGroupOffsets(response));
+    }
+
+    /// The share coordinator answered `request`, a share-state deletion: per
+    /// topic (`NONE` when the topic's state went), or one error for the whole
+    /// call. The DeleteShareGroupOffsets that asked it completes
+    /// (`completeDeleteShareGroupOffsets`): the topics whose state went leave
+    /// deleting and are answered `NONE` once that record is durable, the others
+    /// with the persister's error, and a failed call answers its error for the
+    /// group. A deletion no such request asked is a DeleteGroups': it gets the
+    /// first error ([`share_group_state_deleted`](Self::share_group_state_deleted)).
+    pub fn share_group_state_deleted_topics(
+        &mut self,
+        now_ms: i64,
+        request: &DeleteShareGroupStateRequest,
+        result: Result<&[(TopicId, ErrorCode)], ErrorCode>,
+    ) -> Effects {
+        let group_id = request.group_id.as_str();
+        let asked: BTreeSet<TopicId> = request.topics.iter().map(|t| t.topic_id).collect();
+        let at =
+            self.engine.share_offset_deletes.iter().position(|p| &*p.group == group_id && p.topics == asked);
+        let Some(at) = at else {
+            let first = match result {
+                Ok(topics) => {
+                    topics.iter().map(|(_, c)| *c).find(|c| *c != ErrorCode::None).map_or(Ok(()), Err)
+                }
+                Err(code) => Err(code),
+            };
+            return self.share_group_state_deleted(now_ms, group_id, first);
+        };
+        let parked = self.engine.share_offset_deletes.remove(at);
+        let mut out = Effects::default();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        match result {
+            Ok(topics) => self.complete_share_offsets_delete(parked, topics),
+            // `deleteShareGroupOffsetsState`'s `exceptionally`: the error for the group.
+            Err(code) => self
+                .engine
+                .respond(parked.request, Response::DeleteShareGroupOffsets(delete_offsets_error(code, None))),
+        }
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
+    }
+
+    /// `GroupCoordinatorService.handleDeleteShareGroupOffsetStateResult` and
+    /// `GroupCoordinatorShard.completeDeleteShareGroupOffsets`.
+    fn complete_share_offsets_delete(
+        &mut self,
+        parked: ParkedOffsetsDelete,
+        topics: &[(TopicId, ErrorCode)],
+    ) {
+        let image = self.engine.image.clone();
+        let name_of = |id: TopicId| image.topic_by_id(id).map_or_else(String::new, |t| t.name.to_string());
+        let mut errors = parked.errors;
+        let mut went = Vec::new();
+        for (id, code) in topics {
+            if *code == ErrorCode::None {
+                went.push(*id);
+            } else {
+                errors.push(deleted_topic(&name_of(*id), *id, *code, Some(default_error_message(*code))));
+            }
+        }
+        let state =
+            self.groups.get(&*parked.group).and_then(GroupKind::share).and_then(|g| g.share_state.as_deref());
+        let (Some(state), false) = (state, went.is_empty()) else {
+            // Nothing went, or the group is gone: answered without a record, as
+            // Kafka answers when it finds no state to update.
+            let response = DeleteShareGroupOffsetsResponse { responses: errors, ..Default::default() };
+            self.engine.respond(parked.request, Response::DeleteShareGroupOffsets(response));
+            return;
+        };
+        let mut next = state.clone();
+        for id in &went {
+            next.deleting.remove(id);
+        }
+        let mut responses: Vec<_> =
+            went.iter().map(|id| deleted_topic(&name_of(*id), *id, ErrorCode::None, None)).collect();
+        responses.extend(errors);
+        let response = Box::new(Response::DeleteShareGroupOffsets(DeleteShareGroupOffsetsResponse {
+            responses,
+            ..Default::default()
+        }));
+        let key = parked.group.clone();
+        self.write_share_state(&key, next, PendingWrite::Respond { request: parked.request, response });
+    }
+}

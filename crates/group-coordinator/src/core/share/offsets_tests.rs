@@ -1,0 +1,357 @@
+//! The share-group offset admin APIs in the core, as Kafka 4.2 answers them:
+//! `GroupMetadataManagerTest` (`testSharePartitionsEligibleForOffsetDeletion*`,
+//! `testCompleteDeleteShareGroupOffsets*`), `GroupCoordinatorShardTest`
+//! (`testInitiateDeleteShareGroupOffsets*`, `testCompleteDeleteShareGroupOffsets*`)
+//! and `GroupCoordinatorServiceTest` (`testDeleteShareGroupOffsets*`), each driven
+//! end to end through the core with the persister answering as the case says.
+
+use std::sync::Arc;
+
+use group_offsets::{
+    ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareStatePartitionMetadataValue,
+    ShareTopicPartitions, fold,
+};
+use group_types::{
+    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, ErrorCode, GroupId, TopicId,
+};
+use rstest::rstest;
+
+use crate::config::CoordinatorConfig;
+use crate::core::{CoordinatorCore, Effects, GroupKind, Request, RequestId, Response};
+use crate::{MetadataImage, TopicImage};
+
+/// The metadata: t1 with 3 partitions, t2 to t4 with 2 (t5 does not exist).
+const TOPICS: [(&str, u32); 4] = [("t1", 3), ("t2", 2), ("t3", 2), ("t4", 2)];
+
+fn topic_id(name: &str) -> TopicId {
+    let n = name.trim_start_matches('t').parse::<u128>().unwrap_or(99);
+    TopicId::from_u128(n)
+}
+
+fn name_of(id: TopicId) -> String {
+    TOPICS.iter().map(|(n, _)| *n).find(|n| topic_id(n) == id).unwrap_or("?").to_owned()
+}
+
+/// Topics by name, each with partitions 0 to the count given.
+type Parts<'a> = &'a [(&'a str, i32)];
+
+fn share_topics(parts: Parts<'_>) -> Vec<ShareTopicPartitions> {
+    parts
+        .iter()
+        .map(|(n, p)| ShareTopicPartitions {
+            topic_id: topic_id(n),
+            topic_name: (*n).into(),
+            partitions: (0..*p).collect(),
+        })
+        .collect()
+}
+
+/// Share groups on.
+fn config() -> CoordinatorConfig {
+    let mut config = CoordinatorConfig::default();
+    config.share.enabled = true;
+    config
+}
+
+/// A core whose share group `g` (epoch 0, `members` members) has the given share state.
+fn core_with(
+    initializing: Parts<'_>,
+    initialized: Parts<'_>,
+    deleting: &[&str],
+    members: usize,
+) -> CoordinatorCore {
+    let g = || Arc::<str>::from("g");
+    let mut records = vec![ModernGroupRecord::ShareGroupMetadata {
+        group_id: g(),
+        value: Some(ConsumerGroupMetadataValue { epoch: 0, metadata_hash: 0 }),
+    }];
+    for m in 0..members {
+        records.push(ModernGroupRecord::ShareMemberMetadata {
+            group_id: g(),
+            member_id: Arc::from(format!("m{m}").as_str()),
+            value: Some(Box::default()),
+        });
+    }
+    records.push(ModernGroupRecord::ShareStatePartitionMetadata {
+        group_id: g(),
+        value: Some(Box::new(ShareStatePartitionMetadataValue {
+            initializing: share_topics(initializing),
+            initialized: share_topics(initialized),
+            deleting: deleting.iter().map(|n| (topic_id(n), (*n).to_owned())).collect(),
+        })),
+    });
+    let mut core = CoordinatorCore::new(config());
+    let image = MetadataImage::new(1, TOPICS.iter().map(|(n, p)| TopicImage::new(topic_id(n), *n, *p)));
+    core.update_metadata_image(Arc::new(image));
+    let _ = core.load(0, fold(records.into_iter().map(Record::Modern)));
+    core
+}
+
+/// What one DeleteShareGroupOffsets did.
+#[derive(Default)]
+struct Run {
+    /// The share-state deletion asked: per topic, its partitions.
+    asked: Vec<(String, Vec<i32>)>,
+    /// Every share-state record written, as (initializing, initialized, deleting) topic names.
+    records: Vec<(Vec<String>, Vec<String>, Vec<String>)>,
+    answer: Option<DeleteShareGroupOffsetsResponse>,
+}
+
+/// Completes every write of `fx` (ok), keeping the records and the answer.
+fn drive(core: &mut CoordinatorCore, fx: Effects, run: &mut Run) {
+    for (rid, response) in fx.responses {
+        if let (RequestId(1), Response::DeleteShareGroupOffsets(r)) = (rid, response) {
+            run.answer = Some(r);
+        }
+    }
+    for write in fx.writes {
+        for r in &write.records {
+            if let Record::Modern(ModernGroupRecord::ShareStatePartitionMetadata { value: Some(v), .. }) = r {
+                let names = |t: &[ShareTopicPartitions]| t.iter().map(|t| t.topic_name.clone()).collect();
+                let deleting = v.deleting.iter().map(|(_, n)| n.clone()).collect();
+                run.records.push((names(&v.initializing), names(&v.initialized), deleting));
+            }
+        }
+        let more = core.complete_write(100, write.id, Ok(()));
+        drive(core, more, run);
+    }
+}
+
+/// The persister's answer to the deletion asked.
+#[derive(Clone, Copy)]
+enum Persister<'a> {
+    /// Per topic, its error (`NONE` where the state went).
+    Topics(&'a [(&'a str, ErrorCode)]),
+    /// The whole call failed.
+    Failed(ErrorCode),
+}
+
+fn delete(core: &mut CoordinatorCore, topics: &[&str], persister: Persister<'_>) -> Run {
+    let req = DeleteShareGroupOffsetsRequest {
+        group_id: GroupId::from("g"),
+        topic_names: topics.iter().map(|t| (*t).to_owned()).collect(),
+    };
+    let mut run = Run::default();
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    drive(core, fx, &mut run);
+    for ask in core.take_share_state_deletions() {
+        for t in &ask.topics {
+            run.asked.push((name_of(t.topic_id), t.partitions.iter().map(|p| p.partition).collect()));
+        }
+        let answered: Vec<(TopicId, ErrorCode)>;
+        let result = match persister {
+            Persister::Topics(codes) => {
+                answered = ask
+                    .topics
+                    .iter()
+                    .map(|t| {
+                        let code = codes.iter().find(|(n, _)| topic_id(n) == t.topic_id).map(|(_, c)| *c);
+                        (t.topic_id, code.unwrap_or(ErrorCode::None))
+                    })
+                    .collect();
+                Ok(answered.as_slice())
+            }
+            Persister::Failed(code) => Err(code),
+        };
+        let fx = core.share_group_state_deleted_topics(100, &ask, result);
+        drive(core, fx, &mut run);
+    }
+    run
+}
+
+fn strings(names: &[&str]) -> Vec<String> {
+    names.iter().map(|n| (*n).to_owned()).collect()
+}
+
+const NOTHING: &str = "There is no offset information to delete.";
+const UNKNOWN: &str = "This server does not host this topic-partition.";
+const OK: Persister<'static> = Persister::Topics(&[]);
+
+/// `sharePartitionsEligibleForOffsetDeletion` and `completeDeleteShareGroupOffsets`:
+/// what is asked of the persister, the deleting record, and the answer (topic,
+/// error, message) once the persister deleted everything asked.
+#[rstest]
+// testSharePartitionsEligibleForOffsetDeletionSuccess
+#[case::initialized_topics_are_deleted(
+    &[], &[("t1", 3), ("t2", 2)], &[], &["t1", "t2"],
+    &[("t1", vec![0, 1, 2]), ("t2", vec![0, 1])], &["t1", "t2"],
+    &[("t1", ErrorCode::None, None), ("t2", ErrorCode::None, None)],
+)]
+// testSharePartitionsEligibleForOffsetDeletionContainsDeletingTopics: t3 is
+// deleting, so asked again with every partition; t4 stays deleting.
+#[case::a_deleting_topic_is_asked_again(
+    &[], &[("t1", 3), ("t2", 2)], &["t3", "t4"], &["t1", "t2", "t3"],
+    &[("t1", vec![0, 1, 2]), ("t2", vec![0, 1]), ("t3", vec![0, 1])], &["t1", "t2", "t3", "t4"],
+    &[("t1", ErrorCode::None, None), ("t2", ErrorCode::None, None), ("t3", ErrorCode::None, None)],
+)]
+// testSharePartitionsEligibleForOffsetDeletionErrorTopics
+#[case::an_unknown_topic_is_answered_unknown(
+    &[], &[("t1", 3)], &[], &["t1", "t5"],
+    &[("t1", vec![0, 1, 2])], &["t1"],
+    &[("t1", ErrorCode::None, None), ("t5", ErrorCode::UnknownTopicOrPartition, Some(UNKNOWN))],
+)]
+// testSharePartitionsEligibleForOffsetDeletionUninitializedTopics
+#[case::an_initializing_topic_has_nothing_to_delete(
+    &[("t2", 2)], &[("t1", 3)], &[], &["t1", "t2"],
+    &[("t1", vec![0, 1, 2])], &["t1"],
+    &[("t1", ErrorCode::None, None), ("t2", ErrorCode::UnknownTopicOrPartition, Some(NOTHING))],
+)]
+// testSharePartitionsEligibleForOffsetDeletionUninitializedAndErrorTopics
+#[case::uninitialized_and_unknown_topics(
+    &[("t2", 2)], &[("t1", 3)], &[], &["t1", "t2", "t5"],
+    &[("t1", vec![0, 1, 2])], &["t1"],
+    &[
+        ("t1", ErrorCode::None, None),
+        ("t2", ErrorCode::UnknownTopicOrPartition, Some(NOTHING)),
+        ("t5", ErrorCode::UnknownTopicOrPartition, Some(UNKNOWN)),
+    ],
+)]
+// testInitiateDeleteShareGroupOffsetsEmptyResult / testDeleteShareGroupOffsetsRequestReturnsNullParametersWithErrorTopics:
+// nothing to ask, answered with the errors once the record is durable.
+#[case::nothing_to_ask(
+    &[("t2", 2)], &[], &[], &["t2", "t5"],
+    &[], &[],
+    &[("t2", ErrorCode::UnknownTopicOrPartition, Some(NOTHING)), ("t5", ErrorCode::UnknownTopicOrPartition, Some(UNKNOWN))],
+)]
+fn delete_share_group_offsets_as_kafka(
+    #[case] initializing: Parts<'_>,
+    #[case] initialized: Parts<'_>,
+    #[case] deleting: &[&str],
+    #[case] request: &[&str],
+    #[case] asked: &[(&str, Vec<i32>)],
+    #[case] deleting_after_initiate: &[&str],
+    #[case] topics: &[(&str, ErrorCode, Option<&str>)],
+) {
+    let mut core = core_with(initializing, initialized, deleting, 0);
+    let run = delete(&mut core, request, OK);
+    let want_asked: Vec<_> = asked.iter().map(|(n, p)| ((*n).to_owned(), p.clone())).collect();
+    assert_eq!(run.asked, want_asked);
+    let first = run.records.first().expect("the initiate record");
+    let still_initializing: Vec<&str> = initializing.iter().map(|(n, _)| *n).collect();
+    assert_eq!(first.0, strings(&still_initializing));
+    assert_eq!(first.2, strings(deleting_after_initiate));
+    let answer = run.answer.expect("answered");
+    assert_eq!((answer.error_code, answer.error_message.as_deref()), (ErrorCode::None, None));
+    let mut got: Vec<_> = answer
+        .responses
+        .iter()
+        .map(|t| (t.topic_name.clone(), t.error_code, t.error_message.clone()))
+        .collect();
+    got.sort();
+    let want: Vec<_> = topics.iter().map(|(n, c, m)| ((*n).to_owned(), *c, m.map(str::to_owned))).collect();
+    assert_eq!(got, want);
+    // Topics the share coordinator deleted left deleting (`completeDeleteShareGroupOffsets`).
+    let state = core.groups.get("g").and_then(GroupKind::share).and_then(|g| g.share_state.as_deref());
+    let left: Vec<String> = state.map(|s| s.deleting.values().cloned().collect()).unwrap_or_default();
+    let asked_names: Vec<&str> = asked.iter().map(|(n, _)| *n).collect();
+    let want_left: Vec<&str> =
+        deleting_after_initiate.iter().copied().filter(|n| !asked_names.contains(n)).collect();
+    assert_eq!(left, strings(&want_left));
+}
+
+/// The group-level refusals (`testInitiateDeleteShareGroupOffsetsGroupNotFound`,
+/// `...NonEmptyShareGroup`, `testDeleteShareGroupOffsetsInvalidGroupId`): no
+/// record, nothing asked.
+#[rstest]
+#[case::missing_group("missing", 0, ErrorCode::GroupIdNotFound, Some("Group missing not found."))]
+#[case::non_empty_group("g", 1, ErrorCode::NonEmptyGroup, Some("The group is not empty."))]
+#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, None)]
+#[case::share_groups_off("g", 0, ErrorCode::UnsupportedVersion, None)]
+fn delete_share_group_offsets_refusals(
+    #[case] group: &str,
+    #[case] members: usize,
+    #[case] code: ErrorCode,
+    #[case] message: Option<&str>,
+) {
+    let mut core = core_with(&[], &[("t1", 3)], &[], members);
+    if code == ErrorCode::UnsupportedVersion {
+        core.engine.config.share.enabled = false;
+    }
+    let req =
+        DeleteShareGroupOffsetsRequest { group_id: GroupId::from(group), topic_names: vec!["t1".to_owned()] };
+    let mut run = Run::default();
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    drive(&mut core, fx, &mut run);
+    assert!(run.records.is_empty());
+    assert!(core.take_share_state_deletions().is_empty());
+    let answer = run.answer.expect("answered");
+    assert_eq!((answer.error_code, answer.error_message.as_deref()), (code, message));
+    assert!(answer.responses.is_empty());
+}
+
+/// A group of another kind is not a share group (`GroupMetadataManager.shareGroup`).
+#[test]
+fn a_consumer_group_is_not_a_share_group() {
+    let mut core = CoordinatorCore::new(config());
+    let record = ModernGroupRecord::GroupMetadata {
+        group_id: Arc::from("c"),
+        value: Some(ConsumerGroupMetadataValue { epoch: 1, metadata_hash: 0 }),
+    };
+    let _ = core.load(0, fold(vec![Record::Modern(record)]));
+    let req = DeleteShareGroupOffsetsRequest { group_id: GroupId::from("c"), topic_names: Vec::new() };
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    let Some((_, Response::DeleteShareGroupOffsets(r))) = fx.responses.into_iter().next() else {
+        panic!("answered at once")
+    };
+    assert_eq!(
+        (r.error_code, r.error_message.as_deref()),
+        (ErrorCode::GroupIdNotFound, Some("Group c is not a share group."))
+    );
+}
+
+/// The persister's errors (`GroupCoordinatorServiceTest`:
+/// `testDeleteShareGroupOffsetsPersisterReturnsNoSuccessfulTopics`,
+/// `testDeleteShareGroupOffsetsSuccessWithErrorTopics`,
+/// `testDeleteShareGroupOffsetsPersisterThrowsError`): a topic that failed keeps
+/// deleting and is answered with the persister's error; a failed call answers
+/// its error for the group.
+#[rstest]
+#[case::one_topic_fails(
+    Persister::Topics(&[("t2", ErrorCode::UnknownServerError)]),
+    ErrorCode::None,
+    &[("t1", ErrorCode::None), ("t2", ErrorCode::UnknownServerError)],
+    &["t2"],
+)]
+#[case::every_topic_fails(
+    Persister::Topics(&[("t1", ErrorCode::UnknownServerError), ("t2", ErrorCode::UnknownServerError)]),
+    ErrorCode::None,
+    &[("t1", ErrorCode::UnknownServerError), ("t2", ErrorCode::UnknownServerError)],
+    &["t1", "t2"],
+)]
+#[case::the_call_fails(Persister::Failed(ErrorCode::CoordinatorNotAvailable), ErrorCode::CoordinatorNotAvailable, &[], &["t1", "t2"])]
+fn delete_share_group_offsets_persister_errors(
+    #[case] persister: Persister<'_>,
+    #[case] group_code: ErrorCode,
+    #[case] topics: &[(&str, ErrorCode)],
+    #[case] still_deleting: &[&str],
+) {
+    let mut core = core_with(&[], &[("t1", 3), ("t2", 2)], &[], 0);
+    let run = delete(&mut core, &["t1", "t2"], persister);
+    let answer = run.answer.expect("answered");
+    assert_eq!(answer.error_code, group_code);
+    let mut got: Vec<_> = answer.responses.iter().map(|t| (t.topic_name.clone(), t.error_code)).collect();
+    got.sort();
+    let want: Vec<_> = topics.iter().map(|(n, c)| ((*n).to_owned(), *c)).collect();
+    assert_eq!(got, want);
+    // No completion record when nothing went.
+    let went = topics.iter().any(|(_, c)| *c == ErrorCode::None);
+    assert_eq!(run.records.len(), 1 + usize::from(went));
+    let state = core.groups.get("g").and_then(GroupKind::share).and_then(|g| g.share_state.as_deref());
+    let left: Vec<String> = state.map(|s| s.deleting.values().cloned().collect()).unwrap_or_default();
+    assert_eq!(left, strings(still_deleting));
+}
+
+/// A group without a share-state record has nothing to delete: no record, no
+/// topics answered (`testCompleteDeleteShareGroupOffsetsEmptyResult`'s null map).
+#[test]
+fn a_group_without_share_state_answers_no_topics() {
+    let mut core = CoordinatorCore::new(config());
+    let record = ModernGroupRecord::ShareGroupMetadata {
+        group_id: Arc::from("g"),
+        value: Some(ConsumerGroupMetadataValue { epoch: 1, metadata_hash: 0 }),
+    };
+    let _ = core.load(0, fold(vec![Record::Modern(record)]));
+    let run = delete(&mut core, &["t1"], OK);
+    assert!(run.records.is_empty() && run.asked.is_empty());
+    assert_eq!(run.answer, Some(DeleteShareGroupOffsetsResponse::default()));
+}
