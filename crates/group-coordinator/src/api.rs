@@ -17,14 +17,15 @@
 //! `group-server`'s `translate.rs`).
 
 use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest,
-    ConsumerGroupHeartbeatResponse, DeleteGroupsRequest, DeleteGroupsResponse,
-    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeletedGroup, DescribeGroupsRequest,
-    DescribeGroupsResponse, DescribedConsumerGroup, DescribedGroup, DescribedShareGroup, ErrorCode, GroupId,
-    HeartbeatRequest, HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest,
-    LeaveGroupResponse, ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitRequest,
-    OffsetCommitResponse, OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse,
-    ProtocolName, ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupHeartbeatRequest,
+    AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DeleteShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
+    DescribedConsumerGroup, DescribedGroup, DescribedShareGroup, ErrorCode, GroupId, HeartbeatRequest,
+    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
+    ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProtocolName,
+    ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupHeartbeatRequest,
     ShareGroupHeartbeatResponse, SyncGroupRequest, SyncGroupResponse,
 };
 // The share coordinator's RPCs, used by name in the table.
@@ -742,6 +743,21 @@ macro_rules! group_api_table {
                 failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
                 core_first: |_, _| false,
             }
+            /// AlterShareGroupOffsets (KIP-932): an empty (or new) share group's share partitions
+            /// are initialized again at the given start offsets; the answer comes once the
+            /// persister has answered. READ on each topic too, and the topic in the metadata
+            /// (`KafkaApis.handleAlterShareGroupOffsetsRequest`): other topics' partitions are
+            /// answered `TOPIC_AUTHORIZATION_FAILED` or `UNKNOWN_TOPIC_OR_PARTITION` before the core.
+            AlterShareGroupOffsets {
+                key: 91, versions: 0..=0,
+                request: AlterShareGroupOffsetsRequest, response: AlterShareGroupOffsetsResponse,
+                route: one_group, acl: Read, waits: write,
+                methods: alter_share_group_offsets, handle_alter_share_group_offsets,
+                core: |core, id, r, _| core.alter_share_group_offsets(id, r),
+                refused: |_, code| $crate::core::share::alter_offsets_error(code, None),
+                // Kafka's service refuses these before it looks for the partition.
+                core_first: |r, config| !config.share.enabled || r.group_id.is_empty(),
+            }
             /// DeleteShareGroupOffsets (KIP-932): an empty share group's share state for the
             /// named topics is deleted at the share coordinator; the answer comes once the
             /// persister has answered and the group's state record is durable. READ on each
@@ -814,6 +830,14 @@ mod tests {
             Api::ReadShareGroupStateSummary => {
                 state_request(id, group_types::ReadStateSummaryPartition::default())
             }
+            Api::AlterShareGroupOffsets => AlterShareGroupOffsetsRequest {
+                group_id: id,
+                topics: vec![group_types::AlterShareOffsetsTopic {
+                    topic_name: "t".to_owned(),
+                    partitions: vec![group_types::ShareStartOffset { partition_index: 0, start_offset: 5 }],
+                }],
+            }
+            .into(),
             Api::DeleteShareGroupOffsets => {
                 DeleteShareGroupOffsetsRequest { group_id: id, topic_names: vec!["t".to_owned()] }.into()
             }
@@ -880,6 +904,7 @@ mod tests {
             Response::WriteShareGroupState(r) => state_codes(r),
             Response::DeleteShareGroupState(r) => state_codes(r),
             Response::ReadShareGroupStateSummary(r) => state_codes(r),
+            Response::AlterShareGroupOffsets(r) => vec![r.error_code],
             Response::DeleteShareGroupOffsets(r) => vec![r.error_code],
         }
     }
@@ -975,6 +1000,7 @@ mod tests {
                     || api == Api::ConsumerGroupHeartbeat
                     || api == Api::ShareGroupHeartbeat
                     || api == Api::ShareGroupDescribe
+                    || api == Api::AlterShareGroupOffsets
                     || api == Api::DeleteShareGroupOffsets,
                 "{} with an empty id",
                 api.name()

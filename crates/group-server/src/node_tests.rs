@@ -334,3 +334,53 @@ fn delete_share_group_offsets_on_the_wire() {
         assert!(resp.responses.is_empty(), "{name}");
     }
 }
+
+/// AlterShareGroupOffsets (key 91) through the frame path: UNSUPPORTED_VERSION while
+/// share groups are off, an empty id INVALID_GROUP_ID, and a topic the node does not
+/// have answered UNKNOWN_TOPIC_OR_PARTITION per partition (`KafkaApis.handleAlterShareGroupOffsetsRequest`).
+#[test]
+fn alter_share_group_offsets_on_the_wire() {
+    use kafka_protocol::messages::alter_share_group_offsets_request::{
+        AlterShareGroupOffsetsRequestPartition, AlterShareGroupOffsetsRequestTopic,
+    };
+    use kafka_protocol::messages::{AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse};
+
+    /// Per partition, its error code.
+    type Codes<'a> = &'a [(i32, i16)];
+    let unknown: Codes<'_> = &[(0, 3), (1, 3)];
+    let cases: [(&str, bool, &str, i16, Codes<'_>); 3] = [
+        ("an unknown topic", true, "g", 0, unknown),
+        ("an empty group id", true, "", 24, &[]),
+        ("share groups off", false, "g", 35, &[]),
+    ];
+    for (name, share, group, expected, partitions) in cases {
+        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+        config.coordinator.share.enabled = share;
+        let service = CoordinatorService::open(&config).expect("memory coordinator");
+        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
+        let p = |i| {
+            AlterShareGroupOffsetsRequestPartition::default().with_partition_index(i).with_start_offset(5)
+        };
+        let topic = AlterShareGroupOffsetsRequestTopic::default()
+            .with_topic_name(StrBytes::from_static_str("no-such-topic").into())
+            .with_partitions(vec![p(0), p(1)]);
+        let req = AlterShareGroupOffsetsRequest::default()
+            .with_group_id(StrBytes::from_string(group.to_owned()).into())
+            .with_topics(vec![topic]);
+        let mut body = BytesMut::new();
+        req.encode(&mut body, 0).expect("encodes");
+        let reply = node
+            .handle(frame(ApiKey::AlterShareGroupOffsets, 0, 1, &body), &mut session())
+            .expect("answered");
+        let mut out = body_of(reply).freeze();
+        let _ = ResponseHeader::decode(&mut out, ApiKey::AlterShareGroupOffsets.response_header_version(0));
+        let resp = AlterShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        assert_eq!(resp.error_code, expected, "{name}");
+        let got: Vec<(i32, i16)> = resp
+            .responses
+            .iter()
+            .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.error_code)))
+            .collect();
+        assert_eq!(got, partitions, "{name}");
+    }
+}

@@ -260,6 +260,7 @@ impl CoordinatorCore {
                     self.engine.share_state_initializations.push(*initialize);
                 }
             }
+            PendingWrite::ShareOffsetsAlter(parked) => self.share_offsets_alter_written(*parked, result),
             PendingWrite::ShareOffsetsDelete { parked, ask } => {
                 self.share_offsets_delete_written(*parked, ask, result);
             }

@@ -96,6 +96,9 @@ pub(crate) enum PendingWrite {
         parked: Box<share::ParkedOffsetsDelete>,
         ask: Option<Box<group_types::DeleteShareGroupStateRequest>>,
     },
+    /// An AlterShareGroupOffsets' epoch and initializing partitions: once durable,
+    /// the initialization it asks (none: it is answered) and the request parked for it.
+    ShareOffsetsAlter(Box<share::ParkedOffsetsAlter>),
 }
 
 /// What a Stable static replacement must restore if its record cannot be written.
@@ -150,6 +153,8 @@ pub(crate) struct Engine {
     pub(crate) share_deletes: Vec<share::ParkedDelete>,
     /// DeleteShareGroupOffsets requests waiting for the share coordinator's deletions.
     pub(crate) share_offset_deletes: Vec<share::ParkedOffsetsDelete>,
+    /// AlterShareGroupOffsets requests waiting for the share coordinator's initializations.
+    pub(crate) share_offset_alters: Vec<share::ParkedOffsetsAlter>,
     /// Server assignors by name: the built-ins (`uniform`, `range`), then those
     /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
@@ -380,6 +385,7 @@ impl CoordinatorCore {
                 share_state_deletions: Vec::new(),
                 share_deletes: Vec::new(),
                 share_offset_deletes: Vec::new(),
+                share_offset_alters: Vec::new(),
                 assignors: vec![
                     Arc::new(group_assignors::server::UniformAssignor),
                     Arc::new(group_assignors::server::ServerRangeAssignor),

@@ -15,10 +15,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
 use group_types::{
-    ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse, DeleteGroupsRequest, DeleteGroupsResponse,
-    DeletedShareOffsetsTopic, DescribeGroupsRequest, DescribeGroupsResponse, DescribedConsumerGroup,
-    ErrorCode, GroupId, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse,
-    OffsetFetchData, PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, TopicEntries,
+    AlteredShareOffsetsTopic, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
+    DeleteGroupsRequest, DeleteGroupsResponse, DeletedShareOffsetsTopic, DescribeGroupsRequest,
+    DescribeGroupsResponse, DescribedConsumerGroup, ErrorCode, GroupId, ListGroupsRequest,
+    ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData, PartitionMap,
+    ShareGroupDescribeRequest, ShareGroupDescribeResponse, SharePartitionOutcome, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -87,6 +88,8 @@ enum Fixup {
     OffsetDelete(PartitionMap<ErrorCode>),
     /// DeleteShareGroupOffsets topics the caller may not read.
     DeleteShareOffsets(Vec<String>),
+    /// AlterShareGroupOffsets topics answered without the core: denied or unknown.
+    AlterShareOffsets(Vec<AlteredShareOffsetsTopic>),
 }
 
 fn operation_name(operation: AclOperation) -> &'static str {
@@ -257,6 +260,37 @@ impl Inner {
                 let rejected = self.trim_offset_delete(context, &mut r.topics);
                 if rejected.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(rejected) }
             }
+            Request::AlterShareGroupOffsets(r) => {
+                // `KafkaApis.handleAlterShareGroupOffsetsRequest`: READ on each topic, then
+                // the topic in the metadata; the coordinator is called with what is left.
+                let mut rejected = Vec::new();
+                r.topics.retain(|t| {
+                    let code =
+                        if !self.allowed(context, AclOperation::Read, Resource::Topic(&t.topic_name), true) {
+                            ErrorCode::TopicAuthorizationFailed
+                        } else if !self.topics.contains(&t.topic_name, 0) {
+                            ErrorCode::UnknownTopicOrPartition
+                        } else {
+                            return true;
+                        };
+                    let message = match code {
+                        ErrorCode::TopicAuthorizationFailed => TOPIC_AUTHORIZATION_FAILED,
+                        _ => group_share_coordinator::default_error_message(code),
+                    };
+                    let partitions = t.partitions.iter().map(|p| SharePartitionOutcome {
+                        partition_index: p.partition_index,
+                        error_code: code,
+                        error_message: Some(message.to_owned()),
+                    });
+                    rejected.push(AlteredShareOffsetsTopic {
+                        topic_name: t.topic_name.clone(),
+                        topic_id: group_types::TopicId::ZERO,
+                        partitions: partitions.collect(),
+                    });
+                    false
+                });
+                if rejected.is_empty() { Fixup::Nothing } else { Fixup::AlterShareOffsets(rejected) }
+            }
             Request::DeleteShareGroupOffsets(r) => {
                 // `KafkaApis.handleDeleteShareGroupOffsetsRequest`: READ on each topic; the
                 // coordinator is called with what is left, even nothing.
@@ -376,6 +410,15 @@ impl Fixup {
                 topics.append(&mut r.responses);
                 r.responses = topics;
                 Response::DeleteShareGroupOffsets(r)
+            }
+            // `AlterShareGroupOffsetsResponse.Builder`: the rejected topics, then the
+            // coordinator's merged in; a group-level error answers alone.
+            (Fixup::AlterShareOffsets(mut rejected), Response::AlterShareGroupOffsets(mut r))
+                if r.error_code == ErrorCode::None =>
+            {
+                rejected.append(&mut r.responses);
+                r.responses = rejected;
+                Response::AlterShareGroupOffsets(r)
             }
             (_, response) => response,
         }

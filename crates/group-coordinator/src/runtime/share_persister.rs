@@ -57,6 +57,20 @@ impl GroupCoordinator {
     }
 
     /// The share coordinator answered an initialization asked through the
+    /// [`SharePersister`], per partition of `request` (topic, partition, `NONE`
+    /// when it succeeded), or with one error for the whole call. An
+    /// AlterShareGroupOffsets waiting for it answers per partition; a heartbeat's
+    /// initialization moves the partitions as
+    /// [`share_group_state_initialized`](Self::share_group_state_initialized) does.
+    pub fn share_group_state_initialized_partitions(
+        &self,
+        request: &InitializeShareGroupStateRequest,
+        result: Result<&[(TopicId, i32, ErrorCode)], ErrorCode>,
+    ) {
+        self.inner.share_group_state_initialized_partitions(request, result);
+    }
+
+    /// The share coordinator answered an initialization asked through the
     /// [`SharePersister`]: `initialized` when it succeeded. The group's state
     /// record moves the partitions to initialized (the next heartbeat assigns
     /// them) or, on failure, drops them from initializing (the next asks again).
@@ -92,17 +106,29 @@ impl Inner {
         });
     }
 
+    fn share_group_state_initialized_partitions(
+        &self,
+        request: &InitializeShareGroupStateRequest,
+        result: Result<&[(TopicId, i32, ErrorCode)], ErrorCode>,
+    ) {
+        self.step_group(request.group_id.as_str(), |core, now, scratch| {
+            scratch.extend(core.share_group_state_initialized_partitions(now, request, result));
+        });
+    }
+
+    /// One outcome for every partition of `request` (a failure without its code
+    /// is `UNKNOWN_SERVER_ERROR` for an AlterShareGroupOffsets waiting for it).
     fn share_group_state_initialized(&self, request: &InitializeShareGroupStateRequest, initialized: bool) {
+        if !initialized {
+            self.share_group_state_initialized_partitions(request, Err(ErrorCode::UnknownServerError));
+            return;
+        }
         let partitions: Vec<_> = request
             .topics
             .iter()
-            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
+            .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, p.partition, ErrorCode::None)))
             .collect();
-        self.step_group(request.group_id.as_str(), |core, now, scratch| {
-            let fx =
-                core.share_group_state_initialized(now, request.group_id.as_str(), &partitions, initialized);
-            scratch.extend(fx);
-        });
+        self.share_group_state_initialized_partitions(request, Ok(&partitions));
     }
 }
 
@@ -157,10 +183,22 @@ pub(super) fn serve(inner: Weak<Inner>, asks: Receiver<Ask>) {
         match ask {
             Ask::Initialize(request) => {
                 let answer = request.clone().answer_as(&inner, &anonymous).wait();
-                let ok = answer.is_ok_and(|r| {
-                    r.results.iter().all(|t| t.partitions.iter().all(|p| p.error_code == ErrorCode::None))
-                });
-                inner.share_group_state_initialized(&request, ok);
+                match answer {
+                    Ok(r) => {
+                        let partitions: Vec<_> = r
+                            .results
+                            .iter()
+                            .flat_map(|t| {
+                                t.partitions.iter().map(|p| (t.topic_id, p.partition, p.error_code))
+                            })
+                            .collect();
+                        inner.share_group_state_initialized_partitions(&request, Ok(&partitions));
+                    }
+                    Err(_) => inner.share_group_state_initialized_partitions(
+                        &request,
+                        Err(ErrorCode::CoordinatorNotAvailable),
+                    ),
+                }
             }
             Ask::Delete(request) => {
                 let answer = request.clone().answer_as(&inner, &anonymous).wait();

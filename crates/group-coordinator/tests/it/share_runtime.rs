@@ -150,7 +150,7 @@ fn share_groups_without_a_persister_use_the_hosted_share_coordinator() {
     assert_eq!(assigned.member_epoch, 2);
 }
 
-/// Denies READ on topic `bar` and DELETE on group `h`.
+/// Denies READ on topic `bar`, and DELETE and READ on group `h`.
 #[derive(Debug)]
 struct OffsetsAcls;
 
@@ -164,7 +164,8 @@ impl group_coordinator::Authorizer for OffsetsAcls {
         use group_coordinator::{AclOperation, Resource};
         !matches!(
             (operation, resource),
-            (AclOperation::Read, Resource::Topic("bar")) | (AclOperation::Delete, Resource::Group("h"))
+            (AclOperation::Read, Resource::Topic("bar"))
+                | (AclOperation::Delete | AclOperation::Read, Resource::Group("h"))
         )
     }
 }
@@ -220,4 +221,51 @@ fn deleting_share_offsets_waits_for_the_persister() {
     assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
     let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
     assert!(state.deleting.is_empty(), "foo's state went: {state:?}");
+}
+
+/// AlterShareGroupOffsets through the runtime (`GroupCoordinatorService.alterShareGroupOffsets`
+/// with `KafkaApis`' ACLs): the partitions are asked initialized at the given start
+/// offsets and the bumped epoch once durable, the answer waits for the persister,
+/// a topic the caller may not read is answered TOPIC_AUTHORIZATION_FAILED per
+/// partition first, and a group it may not read GROUP_AUTHORIZATION_FAILED.
+#[test]
+fn altering_share_offsets_waits_for_the_persister() {
+    use group_types::{AlterShareGroupOffsetsRequest, AlterShareOffsetsTopic, ShareStartOffset};
+
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .share_persister(persister.clone())
+        .authorizer(Arc::new(OffsetsAcls))
+        .open()
+        .expect("opens");
+    let topic = |name: &str| AlterShareOffsetsTopic {
+        topic_name: name.into(),
+        partitions: vec![ShareStartOffset { partition_index: 1, start_offset: 42 }],
+    };
+    let request = |group: &str| AlterShareGroupOffsetsRequest {
+        group_id: GroupId::from(group),
+        topics: vec![topic("bar"), topic("foo")],
+    };
+    let r = coordinator.handle_alter_share_group_offsets(request("h")).expect("answered");
+    assert_eq!(r.error_code, ErrorCode::GroupAuthorizationFailed);
+
+    let pending = coordinator.alter_share_group_offsets(request("g"));
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let asked = std::mem::take(&mut *persister.0.lock().unwrap());
+    assert_eq!(asked.len(), 1, "the initialization is asked: {asked:?}");
+    let p = &asked[0].topics[0].partitions[0];
+    assert_eq!((asked[0].topics[0].topic_id, p.partition, p.state_epoch, p.start_offset), (FOO, 1, 1, 42));
+    coordinator.share_group_state_initialized_partitions(&asked[0], Ok(&[(FOO, 1, ErrorCode::None)]));
+    let r = pending.wait().expect("answered");
+    let got: Vec<_> = r
+        .responses
+        .iter()
+        .map(|t| (t.topic_name.as_str(), t.partitions[0].partition_index, t.partitions[0].error_code))
+        .collect();
+    assert_eq!(got, [("bar", 1, ErrorCode::TopicAuthorizationFailed), ("foo", 1, ErrorCode::None)]);
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
+    assert_eq!((state.initializing.len(), state.initialized.len()), (0, 1), "{state:?}");
 }

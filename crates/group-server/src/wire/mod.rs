@@ -10,6 +10,7 @@
 //! fills with the wire default) what a version cannot carry, because the crate refuses to
 //! encode a set field its version lacks.
 
+mod alter_share_group_offsets;
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
 mod delete_groups;

@@ -69,8 +69,8 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             + 1
             + 5
             + 2
-            // DeleteShareGroupOffsets v0.
-            + 1
+            // AlterShareGroupOffsets v0, DeleteShareGroupOffsets v0.
+            + 2
     );
 }
 

@@ -20,7 +20,9 @@ mod state;
 pub(crate) use self::delete::ParkedDelete;
 pub(crate) use self::group::{ShareChange, ShareGroup};
 pub(crate) use self::heartbeat::validate_share_heartbeat;
-pub(crate) use self::offsets::{ParkedOffsetsDelete, delete_offsets_error};
+pub(crate) use self::offsets::{
+    ParkedOffsetsAlter, ParkedOffsetsDelete, alter_offsets_error, delete_offsets_error,
+};
 
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{GroupId, ListedGroup};

@@ -9,18 +9,27 @@
 //! the record is durable, the persister's `deleteState`, then
 //! `GroupCoordinatorShard.completeDeleteShareGroupOffsets` for the topics whose
 //! state went (`GroupCoordinatorService.deleteShareGroupOffsets` chains them).
+//!
+//! AlterShareGroupOffsets is `GroupMetadataManager.alterShareGroupOffsets` (the
+//! group created if need be, its epoch bumped, the partitions written as
+//! initializing), then, once durable, the persister's `initializeState` with the
+//! given start offsets at the new epoch, and `GroupCoordinatorService.persisterInitialize`'s
+//! handling of its answer.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use group_offsets::ConsumerGroupMetadataValue;
 use group_offsets::{ModernGroupRecord, Record};
 use group_share_coordinator::default_error_message;
 use group_types::{
+    AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, AlteredShareOffsetsTopic,
     DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeleteShareGroupStateRequest,
-    DeleteStatePartition, DeletedShareOffsetsTopic, ErrorCode, ShareStateTopic, TopicId,
+    DeleteStatePartition, DeletedShareOffsetsTopic, ErrorCode, InitializeShareGroupStateRequest,
+    InitializeStatePartition, SharePartitionOutcome, ShareStateTopic, TopicId,
 };
 
-use super::group::ShareGroup;
+use super::group::{InitTopic, ShareGroup, ShareState};
 use crate::core::{CoordinatorCore, Effects, GroupKind, PendingWrite, RequestId, Response, Undo};
 
 /// `Errors.NON_EMPTY_GROUP`'s message, as `ShareGroup.validateDeleteGroup` throws it.
@@ -38,6 +47,23 @@ pub(crate) struct ParkedOffsetsDelete {
     pub(crate) topics: BTreeSet<TopicId>,
     /// The topics answered before the share coordinator (Kafka's `errorTopicResponseList`).
     pub(crate) errors: Vec<DeletedShareOffsetsTopic>,
+}
+
+/// An AlterShareGroupOffsets whose initialization the persister has not
+/// answered yet: its answer so far, and what it asked.
+#[derive(Debug)]
+pub(crate) struct ParkedOffsetsAlter {
+    pub(crate) request: RequestId,
+    pub(crate) response: AlterShareGroupOffsetsResponse,
+    pub(crate) ask: InitializeShareGroupStateRequest,
+}
+
+/// An AlterShareGroupOffsets answer carrying only `code` (and its message).
+pub(crate) fn alter_offsets_error(
+    code: ErrorCode,
+    message: Option<String>,
+) -> AlterShareGroupOffsetsResponse {
+    AlterShareGroupOffsetsResponse { error_code: code, error_message: message, responses: Vec::new() }
 }
 
 /// A DeleteShareGroupOffsets answer carrying only `code` (and its message).
@@ -170,12 +196,7 @@ impl CoordinatorCore {
 
     /// Writes share group `key`'s state record `next`, replayed now (undone if
     /// the write fails), with `pending` for its completion.
-    pub(crate) fn write_share_state(
-        &mut self,
-        key: &Arc<str>,
-        next: super::group::ShareState,
-        pending: PendingWrite,
-    ) {
+    pub(crate) fn write_share_state(&mut self, key: &Arc<str>, next: ShareState, pending: PendingWrite) {
         let now = self.engine.now;
         let record = ModernGroupRecord::ShareStatePartitionMetadata {
             group_id: key.clone(),
@@ -295,5 +316,231 @@ impl CoordinatorCore {
         }));
         let key = parked.group.clone();
         self.write_share_state(&key, next, PendingWrite::Respond { request: parked.request, response });
+    }
+}
+
+impl CoordinatorCore {
+    /// AlterShareGroupOffsets: the share group (created when there is none) must be
+    /// empty; its epoch is bumped and the named partitions that exist are written
+    /// as initializing (`addInitializingTopicsRecords`), and once that is durable
+    /// their state is asked initialized at the given start offsets and the new
+    /// epoch. The answer waits for the persister
+    /// ([`share_group_state_initialized_partitions`](Self::share_group_state_initialized_partitions));
+    /// a partition beyond its topic's count, or of a topic not in the metadata, is
+    /// `UNKNOWN_TOPIC_OR_PARTITION`.
+    pub(crate) fn alter_share_group_offsets(&mut self, rid: RequestId, req: AlterShareGroupOffsetsRequest) {
+        let refuse = |code, message| Response::AlterShareGroupOffsets(alter_offsets_error(code, message));
+        if !self.engine.config.share.enabled {
+            self.engine.respond(rid, refuse(ErrorCode::UnsupportedVersion, None));
+            return;
+        }
+        if req.group_id.is_empty() {
+            self.engine.respond(rid, refuse(ErrorCode::InvalidGroupId, None));
+            return;
+        }
+        let gid = req.group_id.as_str();
+        let (key, epoch, hash, current) = match self.empty_share_group(gid) {
+            Ok((key, g)) => {
+                (key.clone(), g.modern.group_epoch, g.modern.metadata_hash, g.share_state.as_deref())
+            }
+            // `getOrMaybeCreateShareGroup(groupId, true)`: a new group is empty.
+            Err((ErrorCode::GroupIdNotFound, _)) if !self.groups.contains_key(gid) => {
+                (Arc::from(gid), 0, 0, None)
+            }
+            Err((code, message)) => {
+                self.engine.respond(rid, refuse(code, Some(message)));
+                return;
+            }
+        };
+        let current = current.cloned();
+        let now = self.engine.now;
+        let epoch = epoch + 1;
+        let image = self.engine.image.clone();
+        let unknown = |partition_index| SharePartitionOutcome {
+            partition_index,
+            error_code: ErrorCode::UnknownTopicOrPartition,
+            error_message: Some(default_error_message(ErrorCode::UnknownTopicOrPartition).to_owned()),
+        };
+        let mut responses = Vec::new();
+        let mut initializing: BTreeMap<TopicId, InitTopic> = BTreeMap::new();
+        let mut asked: BTreeMap<TopicId, BTreeMap<i32, i64>> = BTreeMap::new();
+        for t in &req.topics {
+            let Some(topic) = image.topic(&t.topic_name) else {
+                responses.push(AlteredShareOffsetsTopic {
+                    topic_name: t.topic_name.clone(),
+                    topic_id: TopicId::ZERO,
+                    partitions: t.partitions.iter().map(|p| unknown(p.partition_index)).collect(),
+                });
+                continue;
+            };
+            let count = topic.partitions as i32;
+            let mut partitions = Vec::with_capacity(t.partitions.len());
+            for p in &t.partitions {
+                if p.partition_index < count {
+                    partitions.push(SharePartitionOutcome {
+                        partition_index: p.partition_index,
+                        ..Default::default()
+                    });
+                    asked.entry(topic.id).or_default().insert(p.partition_index, p.start_offset);
+                } else {
+                    partitions.push(unknown(p.partition_index));
+                }
+            }
+            // Kafka keeps an entry even when none of its partitions exist.
+            let entry = initializing.entry(topic.id).or_insert_with(|| InitTopic {
+                name: t.topic_name.clone(),
+                partitions: Default::default(),
+                timestamp_ms: now,
+            });
+            entry.partitions.extend(t.partitions.iter().map(|p| p.partition_index).filter(|p| *p < count));
+            responses.push(AlteredShareOffsetsTopic {
+                topic_name: t.topic_name.clone(),
+                topic_id: topic.id,
+                partitions,
+            });
+        }
+        let mut records = vec![ModernGroupRecord::ShareGroupMetadata {
+            group_id: key.clone(),
+            value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
+        }];
+        if !initializing.is_empty() {
+            let next = match current {
+                None => ShareState { initializing, ..ShareState::default() },
+                Some(mut next) => {
+                    // `combineInitMaps`: the partitions joined, the new name and time kept.
+                    for (id, t) in initializing {
+                        next.deleting.remove(&id);
+                        let entry = next.initializing.entry(id).or_insert_with(|| t.clone());
+                        entry.partitions.extend(&t.partitions);
+                        entry.name = t.name;
+                        entry.timestamp_ms = t.timestamp_ms;
+                    }
+                    next
+                }
+            };
+            records.push(ModernGroupRecord::ShareStatePartitionMetadata {
+                group_id: key.clone(),
+                value: Some(Box::new(next.value())),
+            });
+        }
+        let ask = InitializeShareGroupStateRequest {
+            group_id: key.as_ref().into(),
+            topics: asked
+                .into_iter()
+                .map(|(t, offsets)| {
+                    let partitions = offsets.into_iter().map(|(partition, start_offset)| {
+                        InitializeStatePartition { partition, state_epoch: epoch, start_offset }
+                    });
+                    ShareStateTopic::new(t, partitions)
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let response = AlterShareGroupOffsetsResponse { responses, ..Default::default() };
+        let parked = ParkedOffsetsAlter { request: rid, response, ask };
+        self.replay_share_records(&key, &records);
+        let records = records.into_iter().map(Record::Modern).collect();
+        self.write_group_records(&key, records, PendingWrite::ShareOffsetsAlter(Box::new(parked)));
+    }
+
+    /// Replays `records` into share group `key`, creating it when there is none
+    /// (both undone if their write fails).
+    fn replay_share_records(&mut self, key: &Arc<str>, records: &[ModernGroupRecord]) {
+        let now = self.engine.now;
+        match self.groups.get_mut(&**key).and_then(GroupKind::share_mut) {
+            Some(g) => {
+                let mut changes = Vec::new();
+                for r in records {
+                    g.replay(r, now, Some(&mut changes));
+                }
+                self.engine.timeline.push(Undo::Share { group: key.clone(), changes });
+            }
+            None => {
+                let mut g = ShareGroup::new();
+                g.refresh_needed = false;
+                for r in records {
+                    g.replay(r, now, None);
+                }
+                self.put_group(key.clone(), GroupKind::Share(Box::new(g)));
+            }
+        }
+    }
+
+    /// The records of an AlterShareGroupOffsets are durable (or failed): the
+    /// initialization is asked and the request parks for it, or, with no
+    /// partition to ask, it is answered.
+    pub(crate) fn share_offsets_alter_written(
+        &mut self,
+        parked: ParkedOffsetsAlter,
+        result: Result<(), ErrorCode>,
+    ) {
+        let response = match result {
+            Err(error) => alter_offsets_error(crate::core::map_operation_error(error), None),
+            Ok(()) if parked.ask.topics.is_empty() => parked.response,
+            Ok(()) => {
+                self.engine.share_state_initializations.push(parked.ask.clone());
+                self.engine.share_offset_alters.push(parked);
+                return;
+            }
+        };
+        self.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
+    }
+
+    /// The share coordinator answered `request`, an initialization: per
+    /// partition (`NONE` where it succeeded), or one error for the whole call.
+    /// The AlterShareGroupOffsets that asked it is answered
+    /// (`GroupCoordinatorService.persisterInitialize`): on success the partitions
+    /// move to initialized; a partition's error is answered for it and nothing
+    /// moves; a failed call answers its error for the group. An initialization
+    /// no such request asked is a heartbeat's
+    /// ([`share_group_state_initialized`](Self::share_group_state_initialized)).
+    pub fn share_group_state_initialized_partitions(
+        &mut self,
+        now_ms: i64,
+        request: &InitializeShareGroupStateRequest,
+        result: Result<&[(TopicId, i32, ErrorCode)], ErrorCode>,
+    ) -> Effects {
+        let group_id = request.group_id.as_str();
+        let partitions: Vec<(TopicId, Vec<i32>)> = request
+            .topics
+            .iter()
+            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
+            .collect();
+        let ok = result.is_ok_and(|r| r.iter().all(|(_, _, c)| *c == ErrorCode::None));
+        let Some(at) = self.engine.share_offset_alters.iter().position(|p| p.ask == *request) else {
+            return self.share_group_state_initialized(now_ms, group_id, &partitions, ok);
+        };
+        let parked = self.engine.share_offset_alters.remove(at);
+        let mut out = Effects::default();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        let response = match result {
+            Ok(_) if ok => {
+                self.apply_share_initialization(group_id, &partitions, true);
+                parked.response
+            }
+            // `buildErrorResponse(response, result)`: each partition the persister failed.
+            Ok(codes) => {
+                let mut response = parked.response;
+                for t in &mut response.responses {
+                    for p in t.partitions.iter_mut().filter(|p| p.error_code == ErrorCode::None) {
+                        let failed = codes.iter().find(|(id, i, c)| {
+                            *id == t.topic_id && *i == p.partition_index && *c != ErrorCode::None
+                        });
+                        if let Some((_, _, code)) = failed {
+                            p.error_code = *code;
+                            p.error_message = Some(default_error_message(*code).to_owned());
+                        }
+                    }
+                }
+                response
+            }
+            // A failed call is answered for the group (`KafkaApis` sends only that).
+            Err(code) => alter_offsets_error(code, Some(default_error_message(code).to_owned())),
+        };
+        self.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
     }
 }

@@ -355,3 +355,249 @@ fn a_group_without_share_state_answers_no_topics() {
     assert!(run.records.is_empty() && run.asked.is_empty());
     assert_eq!(run.answer, Some(DeleteShareGroupOffsetsResponse::default()));
 }
+
+/// What one AlterShareGroupOffsets did.
+#[derive(Default)]
+struct AlterRun {
+    /// The initialization asked: (topic, partition, state epoch, start offset).
+    asked: Vec<(String, i32, i32, i64)>,
+    /// The group's epoch after the request's records.
+    epoch: Option<i32>,
+    answer: Option<group_types::AlterShareGroupOffsetsResponse>,
+}
+
+/// The persister's answer to an initialization.
+#[derive(Clone, Copy)]
+enum InitAnswer<'a> {
+    /// Per (topic, partition), its error (`NONE` where not named).
+    Partitions(&'a [(&'a str, i32, ErrorCode)]),
+    /// The whole call failed.
+    Failed(ErrorCode),
+}
+
+fn alter(
+    core: &mut CoordinatorCore,
+    group: &str,
+    offsets: &[(&str, i32, i64)],
+    persister: InitAnswer<'_>,
+) -> AlterRun {
+    let mut topics: Vec<group_types::AlterShareOffsetsTopic> = Vec::new();
+    for (t, p, o) in offsets {
+        let at = match topics.iter().position(|x| x.topic_name == *t) {
+            Some(at) => at,
+            None => {
+                topics.push(group_types::AlterShareOffsetsTopic {
+                    topic_name: (*t).to_owned(),
+                    partitions: Vec::new(),
+                });
+                topics.len() - 1
+            }
+        };
+        topics[at].partitions.push(group_types::ShareStartOffset { partition_index: *p, start_offset: *o });
+    }
+    let req = group_types::AlterShareGroupOffsetsRequest { group_id: GroupId::from(group), topics };
+    let fx = core.handle(100, RequestId(1), Request::AlterShareGroupOffsets(req));
+    let mut run = AlterRun::default();
+    let mut answers = Vec::new();
+    drive_all(core, fx, &mut answers);
+    run.epoch = core.groups.get(group).and_then(GroupKind::share).map(|g| g.modern.group_epoch);
+    for ask in core.take_share_state_initializations() {
+        for t in &ask.topics {
+            for p in &t.partitions {
+                run.asked.push((name_of(t.topic_id), p.partition, p.state_epoch, p.start_offset));
+            }
+        }
+        let codes: Vec<(TopicId, i32, ErrorCode)>;
+        let result = match persister {
+            InitAnswer::Partitions(failed) => {
+                codes = ask
+                    .topics
+                    .iter()
+                    .flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, p.partition)))
+                    .map(|(t, p)| {
+                        let code =
+                            failed.iter().find(|(n, i, _)| topic_id(n) == t && *i == p).map(|(_, _, c)| *c);
+                        (t, p, code.unwrap_or(ErrorCode::None))
+                    })
+                    .collect();
+                Ok(codes.as_slice())
+            }
+            InitAnswer::Failed(code) => Err(code),
+        };
+        let fx = core.share_group_state_initialized_partitions(100, &ask, result);
+        drive_all(core, fx, &mut answers);
+    }
+    run.answer = answers.into_iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(1), Response::AlterShareGroupOffsets(r)) => Some(r),
+        _ => None,
+    });
+    run
+}
+
+/// Completes every write of `fx` (ok), keeping the answers.
+fn drive_all(core: &mut CoordinatorCore, fx: Effects, answers: &mut Vec<(RequestId, Response)>) {
+    answers.extend(fx.responses);
+    for write in fx.writes {
+        let more = core.complete_write(100, write.id, Ok(()));
+        drive_all(core, more, answers);
+    }
+}
+
+/// Topic names with their partitions.
+type Named = Vec<(String, Vec<i32>)>;
+
+/// The share state of `g` as (initializing, initialized, deleting) topic names
+/// with their partitions.
+fn state_of(core: &CoordinatorCore) -> (Named, Named, Vec<String>) {
+    let state = core.groups.get("g").and_then(GroupKind::share).and_then(|g| g.share_state.as_deref());
+    let Some(s) = state else { return Default::default() };
+    let list = |m: &std::collections::BTreeMap<TopicId, super::group::InitTopic>| {
+        m.values().map(|t| (t.name.clone(), t.partitions.iter().copied().collect())).collect()
+    };
+    (list(&s.initializing), list(&s.initialized), s.deleting.values().cloned().collect())
+}
+
+/// `testAlterShareGroupOffsetsBumpsGroupEpoch` and `alterShareGroupOffsets`'
+/// per-partition answers: the epoch goes up by one, the existing partitions are
+/// asked initialized at their start offsets and the new epoch, and, once the
+/// persister initialized them, they are initialized; a partition beyond the
+/// topic's count, or of an unknown topic, is UNKNOWN_TOPIC_OR_PARTITION.
+#[rstest]
+#[case::one_partition(&[("t1", 0, 10)], &[("t1", 0, 6, 10)], &[("t1", 0, ErrorCode::None)], &[("t1", vec![0])])]
+#[case::a_partition_beyond_the_count(
+    &[("t1", 0, 10), ("t1", 5, 3)],
+    &[("t1", 0, 6, 10)],
+    &[("t1", 0, ErrorCode::None), ("t1", 5, ErrorCode::UnknownTopicOrPartition)],
+    &[("t1", vec![0])],
+)]
+#[case::an_unknown_topic(
+    &[("t5", 0, 1), ("t2", 1, 7)],
+    &[("t2", 1, 6, 7)],
+    &[("t2", 1, ErrorCode::None), ("t5", 0, ErrorCode::UnknownTopicOrPartition)],
+    &[("t2", vec![1])],
+)]
+fn alter_share_group_offsets_as_kafka(
+    #[case] offsets: &[(&str, i32, i64)],
+    #[case] asked: &[(&str, i32, i32, i64)],
+    #[case] partitions: &[(&str, i32, ErrorCode)],
+    #[case] initialized: &[(&str, Vec<i32>)],
+) {
+    let mut core = core_with(&[], &[], &[], 0);
+    // The group at epoch 5, as Kafka's case has it.
+    let epoch = ModernGroupRecord::ShareGroupMetadata {
+        group_id: Arc::from("g"),
+        value: Some(ConsumerGroupMetadataValue { epoch: 5, metadata_hash: 0 }),
+    };
+    core.groups.get_mut("g").and_then(GroupKind::share_mut).expect("g").replay(&epoch, 0, None);
+    let run = alter(&mut core, "g", offsets, InitAnswer::Partitions(&[]));
+    assert_eq!(run.epoch, Some(6), "the epoch is bumped");
+    let want: Vec<_> = asked.iter().map(|(t, p, e, o)| ((*t).to_owned(), *p, *e, *o)).collect();
+    assert_eq!(run.asked, want);
+    let answer = run.answer.expect("answered");
+    assert_eq!(answer.error_code, ErrorCode::None);
+    let mut got: Vec<_> = answer
+        .responses
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(move |p| (t.topic_name.clone(), p.partition_index, p.error_code))
+        })
+        .collect();
+    got.sort();
+    let want: Vec<_> = partitions.iter().map(|(t, p, c)| ((*t).to_owned(), *p, *c)).collect();
+    assert_eq!(got, want);
+    let (initializing, now_initialized, _) = state_of(&core);
+    assert!(initializing.is_empty(), "{initializing:?}");
+    let want: Vec<_> = initialized.iter().map(|(t, p)| ((*t).to_owned(), p.clone())).collect();
+    assert_eq!(now_initialized, want);
+}
+
+/// `testAlterShareGroupOffsetsErroneousCallDoesNotBumpGroupEpoch` and the
+/// service's refusals: no record, nothing asked, the epoch unchanged.
+#[rstest]
+#[case::non_empty_group("g", 1, ErrorCode::NonEmptyGroup, Some("The group is not empty."))]
+#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, None)]
+fn alter_share_group_offsets_refusals(
+    #[case] group: &str,
+    #[case] members: usize,
+    #[case] code: ErrorCode,
+    #[case] message: Option<&str>,
+) {
+    let mut core = core_with(&[], &[("t1", 3)], &[], members);
+    let run = alter(&mut core, group, &[("t1", 0, 10)], InitAnswer::Partitions(&[]));
+    assert!(run.asked.is_empty());
+    let answer = run.answer.expect("answered");
+    assert_eq!((answer.error_code, answer.error_message.as_deref()), (code, message));
+    assert_eq!(core.groups.get("g").and_then(GroupKind::share).map(|g| g.modern.group_epoch), Some(0));
+}
+
+/// A missing group is created, as `getOrMaybeCreateShareGroup(groupId, true)` does.
+#[test]
+fn altering_a_missing_group_creates_it() {
+    let mut core = core_with(&[], &[], &[], 0);
+    let run = alter(&mut core, "new", &[("t3", 1, 4)], InitAnswer::Partitions(&[]));
+    assert_eq!(run.epoch, Some(1));
+    assert_eq!(run.asked, [("t3".to_owned(), 1, 1, 4)]);
+    assert_eq!(run.answer.map(|a| a.error_code), Some(ErrorCode::None));
+}
+
+/// An initialized topic altered again is initializing until the persister
+/// answers (`addInitializingTopicsRecords` keeps the initialized map), and a
+/// deleting topic altered leaves deleting.
+#[test]
+fn altering_writes_the_partitions_initializing() {
+    let mut core = core_with(&[], &[("t1", 3)], &["t2"], 0);
+    let req = group_types::AlterShareGroupOffsetsRequest {
+        group_id: GroupId::from("g"),
+        topics: vec![
+            group_types::AlterShareOffsetsTopic {
+                topic_name: "t1".into(),
+                partitions: vec![group_types::ShareStartOffset { partition_index: 0, start_offset: 3 }],
+            },
+            group_types::AlterShareOffsetsTopic {
+                topic_name: "t2".into(),
+                partitions: vec![group_types::ShareStartOffset { partition_index: 1, start_offset: 0 }],
+            },
+        ],
+    };
+    let fx = core.handle(100, RequestId(1), Request::AlterShareGroupOffsets(req));
+    let mut answers = Vec::new();
+    drive_all(&mut core, fx, &mut answers);
+    let (initializing, initialized, deleting) = state_of(&core);
+    assert_eq!(initializing, [("t1".to_owned(), vec![0]), ("t2".to_owned(), vec![1])]);
+    assert_eq!(initialized, [("t1".to_owned(), vec![0, 1, 2])]);
+    assert!(deleting.is_empty());
+    assert!(answers.is_empty(), "the answer waits for the persister");
+}
+
+/// The persister's failures (`GroupCoordinatorService.buildErrorResponse`): a
+/// partition's error is answered for it and nothing moves to initialized; a
+/// failed call answers its error for the group.
+#[rstest]
+#[case::a_partition_fails(
+    InitAnswer::Partitions(&[("t1", 1, ErrorCode::FencedStateEpoch)]),
+    ErrorCode::None,
+    &[("t1", 0, ErrorCode::None), ("t1", 1, ErrorCode::FencedStateEpoch)],
+)]
+#[case::the_call_fails(InitAnswer::Failed(ErrorCode::CoordinatorNotAvailable), ErrorCode::CoordinatorNotAvailable, &[])]
+fn alter_share_group_offsets_persister_errors(
+    #[case] persister: InitAnswer<'_>,
+    #[case] group_code: ErrorCode,
+    #[case] partitions: &[(&str, i32, ErrorCode)],
+) {
+    let mut core = core_with(&[], &[], &[], 0);
+    let run = alter(&mut core, "g", &[("t1", 0, 10), ("t1", 1, 20)], persister);
+    let answer = run.answer.expect("answered");
+    assert_eq!(answer.error_code, group_code);
+    let got: Vec<_> = answer
+        .responses
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(move |p| (t.topic_name.clone(), p.partition_index, p.error_code))
+        })
+        .collect();
+    let want: Vec<_> = partitions.iter().map(|(t, p, c)| ((*t).to_owned(), *p, *c)).collect();
+    assert_eq!(got, want);
+    let (initializing, initialized, _) = state_of(&core);
+    assert!(initialized.is_empty(), "nothing moves: {initialized:?}");
+    assert_eq!(initializing, [("t1".to_owned(), vec![0, 1])], "Kafka leaves them initializing");
+}

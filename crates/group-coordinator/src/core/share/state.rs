@@ -48,7 +48,12 @@ impl CoordinatorCore {
         out
     }
 
-    fn apply_share_initialization(&mut self, group_id: &str, partitions: &[(TopicId, Vec<i32>)], ok: bool) {
+    pub(crate) fn apply_share_initialization(
+        &mut self,
+        group_id: &str,
+        partitions: &[(TopicId, Vec<i32>)],
+        ok: bool,
+    ) {
         let now = self.engine.now;
         let image = self.engine.image.clone();
         let Some(g) = self.groups.get_mut(group_id).and_then(GroupKind::share_mut) else { return };
