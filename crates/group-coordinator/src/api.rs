@@ -21,12 +21,13 @@ use group_types::{
     ConsumerGroupDescribeResponse, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeleteShareGroupOffsetsRequest,
     DeleteShareGroupOffsetsResponse, DeletedGroup, DescribeGroupsRequest, DescribeGroupsResponse,
-    DescribedConsumerGroup, DescribedGroup, DescribedShareGroup, ErrorCode, GroupId, HeartbeatRequest,
-    HeartbeatResponse, JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse,
-    ListGroupsRequest, ListGroupsResponse, MemberId, OffsetCommitRequest, OffsetCommitResponse,
-    OffsetDeleteRequest, OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProtocolName,
-    ShareGroupDescribeRequest, ShareGroupDescribeResponse, ShareGroupHeartbeatRequest,
-    ShareGroupHeartbeatResponse, SyncGroupRequest, SyncGroupResponse,
+    DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse, DescribedConsumerGroup,
+    DescribedGroup, DescribedShareGroup, ErrorCode, GroupId, HeartbeatRequest, HeartbeatResponse,
+    JoinGroupRequest, JoinGroupResponse, LeaveGroupRequest, LeaveGroupResponse, ListGroupsRequest,
+    ListGroupsResponse, MemberId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
+    OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProtocolName, ShareGroupDescribeRequest,
+    ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupRequest,
+    SyncGroupResponse,
 };
 // The share coordinator's RPCs, used by name in the table.
 #[allow(unused_imports)]
@@ -144,6 +145,9 @@ macro_rules! route {
     (@kind each_group) => {
         Routing::EachGroup
     };
+    (@kind each_share_group) => {
+        Routing::EachGroup
+    };
     (@kind all_partitions) => {
         Routing::AllPartitions
     };
@@ -155,6 +159,9 @@ macro_rules! route {
     };
     (@group each_group $r:ident) => {
         Some($r.group_ids.first().map_or("", GroupId::as_str))
+    };
+    (@group each_share_group $r:ident) => {
+        Some($r.groups.first().map_or("", |g| g.group_id.as_str()))
     };
     (@group all_partitions $r:ident) => {{
         let _ = $r;
@@ -171,6 +178,9 @@ macro_rules! route {
         $caller.submit_to(shard, Request::from($request))
     }};
     (@submit each_group $caller:ident $request:ident) => {
+        EachGroup::answer($request, $caller)
+    };
+    (@submit each_share_group $caller:ident $request:ident) => {
         EachGroup::answer($request, $caller)
     };
     (@submit all_partitions $caller:ident $request:ident) => {
@@ -437,7 +447,8 @@ macro_rules! coordinator_apis {
 ///   server finds its codec's under the same names); `(boxed)` keeps a large
 ///   request boxed inside [`Request`];
 /// - `route`: `one_group` (the request's `group_id`), `each_group` (split
-///   per `group_ids`, see the runtime's `EachGroup`), `all_partitions`;
+///   per `group_ids`, see the runtime's `EachGroup`), `each_share_group` (split
+///   per `groups`, each with its own topics), `all_partitions`, `share_partitions`;
 /// - `acl`: the [`AclOperation`] asked on the group (topic checks are per API,
 ///   in the runtime's `authorization`);
 /// - `waits`: `barrier`, `write` or `never` (see [`Waits`]);
@@ -743,6 +754,27 @@ macro_rules! group_api_table {
                 failed_write: |r, code| $crate::core::share_coordinator::failed(r, code),
                 core_first: |_, _| false,
             }
+            /// DescribeShareGroupOffsets (KIP-932), each group asked in its own partition: its
+            /// share partitions' start offsets, read from the share coordinator (the answer
+            /// waits for it). Served at v0: `kafka-protocol` 0.18 decodes no v1 (Kafka 4.2
+            /// serves v0-v1; v1 adds lag, KIP-1226). DESCRIBE on each topic too
+            /// (`KafkaApis.handleDescribeShareGroupOffsetsRequest`): named topics the caller
+            /// may not describe are answered `TOPIC_AUTHORIZATION_FAILED`, and left out of a
+            /// description of every topic.
+            DescribeShareGroupOffsets {
+                key: 90, versions: 0..=0,
+                request: DescribeShareGroupOffsetsRequest, response: DescribeShareGroupOffsetsResponse,
+                route: each_share_group, acl: Describe, waits: never,
+                methods: describe_share_group_offsets, handle_describe_share_group_offsets,
+                core: |core, id, r, _| core.describe_share_group_offsets(id, r),
+                refused: |r, code| $crate::core::share::describe_offsets_error(
+                    r.groups.iter().map(|g| &g.group_id), code, None,
+                ),
+                failed_write: |r, code| $crate::core::share::describe_offsets_error(
+                    r.groups.iter().map(|g| &g.group_id), code, None,
+                ),
+                core_first: |_, config| !config.share.enabled,
+            }
             /// AlterShareGroupOffsets (KIP-932): an empty (or new) share group's share partitions
             /// are initialized again at the given start offsets; the answer comes once the
             /// persister has answered. READ on each topic too, and the topic in the metadata
@@ -830,6 +862,14 @@ mod tests {
             Api::ReadShareGroupStateSummary => {
                 state_request(id, group_types::ReadStateSummaryPartition::default())
             }
+            Api::DescribeShareGroupOffsets => DescribeShareGroupOffsetsRequest {
+                api_version: 0,
+                groups: vec![group_types::DescribeShareGroupOffsetsGroupRequest {
+                    group_id: id,
+                    topics: None,
+                }],
+            }
+            .into(),
             Api::AlterShareGroupOffsets => AlterShareGroupOffsetsRequest {
                 group_id: id,
                 topics: vec![group_types::AlterShareOffsetsTopic {
@@ -904,6 +944,7 @@ mod tests {
             Response::WriteShareGroupState(r) => state_codes(r),
             Response::DeleteShareGroupState(r) => state_codes(r),
             Response::ReadShareGroupStateSummary(r) => state_codes(r),
+            Response::DescribeShareGroupOffsets(r) => r.groups.iter().map(|g| g.error_code).collect(),
             Response::AlterShareGroupOffsets(r) => vec![r.error_code],
             Response::DeleteShareGroupOffsets(r) => vec![r.error_code],
         }
@@ -1000,6 +1041,7 @@ mod tests {
                     || api == Api::ConsumerGroupHeartbeat
                     || api == Api::ShareGroupHeartbeat
                     || api == Api::ShareGroupDescribe
+                    || api == Api::DescribeShareGroupOffsets
                     || api == Api::AlterShareGroupOffsets
                     || api == Api::DeleteShareGroupOffsets,
                 "{} with an empty id",

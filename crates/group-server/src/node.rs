@@ -920,11 +920,12 @@ fn check_new_topic(
 /// The share group APIs a client looks for: advertised only while share groups are on
 /// (Kafka leaves them out of ApiVersions too while they are off, and the coordinator
 /// then answers them `UNSUPPORTED_VERSION`).
-pub const SHARE_GROUP_APIS: [ApiKey; 6] = [
+pub const SHARE_GROUP_APIS: [ApiKey; 7] = [
     ApiKey::ShareGroupHeartbeat,
     ApiKey::ShareGroupDescribe,
     ApiKey::ShareFetch,
     ApiKey::ShareAcknowledge,
+    ApiKey::DescribeShareGroupOffsets,
     ApiKey::AlterShareGroupOffsets,
     ApiKey::DeleteShareGroupOffsets,
 ];

@@ -384,3 +384,51 @@ fn alter_share_group_offsets_on_the_wire() {
         assert_eq!(got, partitions, "{name}");
     }
 }
+
+/// DescribeShareGroupOffsets (key 90) through the frame path: each group answered in
+/// request order; a topic not in the metadata has start offset -1 (absence of data,
+/// as `GroupCoordinatorService.describeShareGroupOffsets` answers it); UNSUPPORTED_VERSION
+/// for every group while share groups are off.
+#[test]
+fn describe_share_group_offsets_on_the_wire() {
+    use kafka_protocol::messages::describe_share_group_offsets_request::{
+        DescribeShareGroupOffsetsRequestGroup, DescribeShareGroupOffsetsRequestTopic,
+    };
+    use kafka_protocol::messages::{DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse};
+
+    for share in [true, false] {
+        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+        config.coordinator.share.enabled = share;
+        let service = CoordinatorService::open(&config).expect("memory coordinator");
+        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
+        let topic = DescribeShareGroupOffsetsRequestTopic::default()
+            .with_topic_name(StrBytes::from_static_str("no-such-topic").into())
+            .with_partitions(vec![4]);
+        let group = |id: &'static str, topics| {
+            DescribeShareGroupOffsetsRequestGroup::default()
+                .with_group_id(StrBytes::from_static_str(id).into())
+                .with_topics(topics)
+        };
+        let req = DescribeShareGroupOffsetsRequest::default()
+            .with_groups(vec![group("b", Some(vec![topic])), group("a", None)]);
+        let mut body = BytesMut::new();
+        req.encode(&mut body, 0).expect("encodes");
+        let reply = node
+            .handle(frame(ApiKey::DescribeShareGroupOffsets, 0, 1, &body), &mut session())
+            .expect("answered");
+        let mut out = body_of(reply).freeze();
+        let _ =
+            ResponseHeader::decode(&mut out, ApiKey::DescribeShareGroupOffsets.response_header_version(0));
+        let resp = DescribeShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        let ids: Vec<&str> = resp.groups.iter().map(|g| g.group_id.0.as_str()).collect();
+        assert_eq!(ids, ["b", "a"], "request order");
+        let codes: Vec<i16> = resp.groups.iter().map(|g| g.error_code).collect();
+        assert_eq!(codes, if share { [0, 0] } else { [35, 35] });
+        if share {
+            let b = &resp.groups[0].topics;
+            assert_eq!(b.len(), 1);
+            assert_eq!((b[0].partitions[0].partition_index, b[0].partitions[0].start_offset), (4, -1));
+            assert!(resp.groups[1].topics.is_empty(), "a missing group has no offsets");
+        }
+    }
+}

@@ -45,6 +45,7 @@ struct NoPersister;
 impl SharePersister for NoPersister {
     fn initialize(&self, _: group_types::InitializeShareGroupStateRequest) {}
     fn delete_state(&self, _: group_types::DeleteShareGroupStateRequest) {}
+    fn read_summary(&self, _: group_types::ReadShareGroupStateSummaryRequest) {}
 }
 
 fn node_with(share_enabled: bool, max_sessions: usize, denied: &'static str) -> Node {

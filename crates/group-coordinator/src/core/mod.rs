@@ -155,6 +155,10 @@ pub(crate) struct Engine {
     pub(crate) share_offset_deletes: Vec<share::ParkedOffsetsDelete>,
     /// AlterShareGroupOffsets requests waiting for the share coordinator's initializations.
     pub(crate) share_offset_alters: Vec<share::ParkedOffsetsAlter>,
+    /// Share-state summary reads asked by DescribeShareGroupOffsets, until taken.
+    pub(crate) share_state_summaries: Vec<group_types::ReadShareGroupStateSummaryRequest>,
+    /// DescribeShareGroupOffsets requests waiting for the share coordinator's summaries.
+    pub(crate) share_offset_describes: Vec<share::ParkedOffsetsDescribe>,
     /// Server assignors by name: the built-ins (`uniform`, `range`), then those
     /// registered, which replace a built-in of the same name.
     pub(crate) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
@@ -386,6 +390,8 @@ impl CoordinatorCore {
                 share_deletes: Vec::new(),
                 share_offset_deletes: Vec::new(),
                 share_offset_alters: Vec::new(),
+                share_state_summaries: Vec::new(),
+                share_offset_describes: Vec::new(),
                 assignors: vec![
                     Arc::new(group_assignors::server::UniformAssignor),
                     Arc::new(group_assignors::server::ServerRangeAssignor),

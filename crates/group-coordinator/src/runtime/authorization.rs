@@ -17,9 +17,10 @@ use std::sync::atomic::Ordering;
 use group_types::{
     AlteredShareOffsetsTopic, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedShareOffsetsTopic, DescribeGroupsRequest,
-    DescribeGroupsResponse, DescribedConsumerGroup, ErrorCode, GroupId, ListGroupsRequest,
-    ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData, PartitionMap,
-    ShareGroupDescribeRequest, ShareGroupDescribeResponse, SharePartitionOutcome, TopicEntries,
+    DescribeGroupsResponse, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse,
+    DescribedConsumerGroup, DescribedShareOffset, DescribedShareOffsetsTopic, ErrorCode, GroupId,
+    ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
+    PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, SharePartitionOutcome, TopicEntries,
 };
 
 use super::{GroupCoordinator, Inner, PartitionState, Pending, ResponseKind, lock};
@@ -88,6 +89,10 @@ enum Fixup {
     OffsetDelete(PartitionMap<ErrorCode>),
     /// DeleteShareGroupOffsets topics the caller may not read.
     DeleteShareOffsets(Vec<String>),
+    /// DescribeShareGroupOffsets topics the caller may not describe, with their partitions.
+    DescribeShareOffsets(Partitions),
+    /// DescribeShareGroupOffsets of every topic: those the caller may not describe are left out.
+    DescribeShareOffsetsAll,
     /// AlterShareGroupOffsets topics answered without the core: denied or unknown.
     AlterShareOffsets(Vec<AlteredShareOffsetsTopic>),
 }
@@ -260,6 +265,28 @@ impl Inner {
                 let rejected = self.trim_offset_delete(context, &mut r.topics);
                 if rejected.is_empty() { Fixup::Nothing } else { Fixup::OffsetDelete(rejected) }
             }
+            // `KafkaApis.handleDescribeShareGroupOffsetsRequest`: DESCRIBE on each named
+            // topic; a description of every topic is filtered once answered.
+            Request::DescribeShareGroupOffsets(r) => match r.groups.first_mut().map(|g| &mut g.topics) {
+                Some(None) => Fixup::DescribeShareOffsetsAll,
+                Some(Some(topics)) => {
+                    let mut denied = Vec::new();
+                    topics.retain(|t| {
+                        let ok = self.allowed(
+                            context,
+                            AclOperation::Describe,
+                            Resource::Topic(&t.topic_name),
+                            true,
+                        );
+                        if !ok {
+                            denied.push((t.topic_name.clone(), t.partitions.clone()));
+                        }
+                        ok
+                    });
+                    if denied.is_empty() { Fixup::Nothing } else { Fixup::DescribeShareOffsets(denied) }
+                }
+                None => Fixup::Nothing,
+            },
             Request::AlterShareGroupOffsets(r) => {
                 // `KafkaApis.handleAlterShareGroupOffsetsRequest`: READ on each topic, then
                 // the topic in the metadata; the coordinator is called with what is left.
@@ -410,6 +437,35 @@ impl Fixup {
                 topics.append(&mut r.responses);
                 r.responses = topics;
                 Response::DeleteShareGroupOffsets(r)
+            }
+            // Denied topics after the coordinator's; a group-level error answers alone.
+            (Fixup::DescribeShareOffsets(denied), Response::DescribeShareGroupOffsets(mut r)) => {
+                if let Some(g) = r.groups.first_mut().filter(|g| g.error_code == ErrorCode::None) {
+                    for (topic_name, partitions) in denied {
+                        let partitions = partitions.into_iter().map(|partition_index| DescribedShareOffset {
+                            partition_index,
+                            start_offset: -1,
+                            leader_epoch: 0,
+                            lag: -1,
+                            error_code: ErrorCode::TopicAuthorizationFailed,
+                            error_message: Some(TOPIC_AUTHORIZATION_FAILED.to_owned()),
+                        });
+                        g.topics.push(DescribedShareOffsetsTopic {
+                            topic_name,
+                            topic_id: group_types::TopicId::ZERO,
+                            partitions: partitions.collect(),
+                        });
+                    }
+                }
+                Response::DescribeShareGroupOffsets(r)
+            }
+            (Fixup::DescribeShareOffsetsAll, Response::DescribeShareGroupOffsets(mut r)) => {
+                for g in &mut r.groups {
+                    g.topics.retain(|t| {
+                        authorizer.authorize(context, AclOperation::Describe, Resource::Topic(&t.topic_name))
+                    });
+                }
+                Response::DescribeShareGroupOffsets(r)
             }
             // `AlterShareGroupOffsetsResponse.Builder`: the rejected topics, then the
             // coordinator's merged in; a group-level error answers alone.
@@ -649,6 +705,30 @@ impl EachGroup for ConsumerGroupDescribeRequest {
                 authorize_described(&*authorizer, &context, g, include);
             }
             ConsumerGroupDescribeResponse { groups }
+        })
+    }
+}
+
+impl EachGroup for DescribeShareGroupOffsetsRequest {
+    /// Its groups carry their own topics: the split is by `groups`.
+    fn group_ids(&self) -> &[GroupId] {
+        &[]
+    }
+
+    fn group(&self) -> &str {
+        self.groups.first().map_or("", |g| g.group_id.as_str())
+    }
+
+    /// In request order, as `KafkaApis` joins its per-group futures.
+    fn answer(self, caller: &Caller<'_>) -> Pending<DescribeShareGroupOffsetsResponse> {
+        let version = self.api_version;
+        let parts = self
+            .groups
+            .into_iter()
+            .map(|g| DescribeShareGroupOffsetsRequest { api_version: version, groups: vec![g] })
+            .collect();
+        caller.fan_out(parts, move |answers: Vec<DescribeShareGroupOffsetsResponse>| {
+            DescribeShareGroupOffsetsResponse { groups: answers.into_iter().flat_map(|a| a.groups).collect() }
         })
     }
 }

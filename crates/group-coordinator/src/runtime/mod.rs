@@ -281,13 +281,20 @@ impl Inner {
         for write in scratch.writes.drain(..) {
             queued.push((write.id, write.records));
         }
-        if shard.core.has_share_state_initializations() || shard.core.has_share_state_deletions() {
-            let (asks, deletions) =
-                (shard.core.take_share_state_initializations(), shard.core.take_share_state_deletions());
+        if shard.core.has_share_state_initializations()
+            || shard.core.has_share_state_deletions()
+            || shard.core.has_share_state_summaries()
+        {
+            let (asks, deletions, summaries) = (
+                shard.core.take_share_state_initializations(),
+                shard.core.take_share_state_deletions(),
+                shard.core.take_share_state_summaries(),
+            );
             match &self.share_persister {
                 Some(persister) => {
                     asks.into_iter().for_each(|ask| persister.initialize(ask));
                     deletions.into_iter().for_each(|ask| persister.delete_state(ask));
+                    summaries.into_iter().for_each(|ask| persister.read_summary(ask));
                 }
                 // `open` refuses share groups without a persister: nothing asks then.
                 None => tracing::warn!(

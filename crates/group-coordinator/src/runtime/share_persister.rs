@@ -9,7 +9,10 @@ use std::fmt;
 use std::sync::Weak;
 
 use crossbeam_channel::{Receiver, Sender};
-use group_types::{DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest, TopicId};
+use group_types::{
+    DeleteShareGroupStateRequest, ErrorCode, InitializeShareGroupStateRequest,
+    ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse, TopicId,
+};
 
 use super::share_state::SharePartitions;
 use super::{GroupCoordinator, Inner};
@@ -30,6 +33,12 @@ pub trait SharePersister: Send + Sync + fmt::Debug {
     /// with one outcome for all, [`GroupCoordinator::share_group_state_deleted`]);
     /// the same rules as [`initialize`](Self::initialize).
     fn delete_state(&self, request: DeleteShareGroupStateRequest);
+
+    /// Reads the start offsets and epochs of `request`'s partitions (a
+    /// DescribeShareGroupOffsets waits for it), then reports the answer with
+    /// [`GroupCoordinator::share_group_state_summary_read`]; the same rules as
+    /// [`initialize`](Self::initialize).
+    fn read_summary(&self, request: ReadShareGroupStateSummaryRequest);
 }
 
 impl GroupCoordinator {
@@ -54,6 +63,17 @@ impl GroupCoordinator {
         result: Result<&[(TopicId, ErrorCode)], ErrorCode>,
     ) {
         self.inner.share_group_state_deleted_topics(request, result);
+    }
+
+    /// The share coordinator answered a summary read asked through the
+    /// [`SharePersister`], or failed it with one error: the
+    /// DescribeShareGroupOffsets waiting for it is answered.
+    pub fn share_group_state_summary_read(
+        &self,
+        request: &ReadShareGroupStateSummaryRequest,
+        result: Result<&ReadShareGroupStateSummaryResponse, ErrorCode>,
+    ) {
+        self.inner.share_group_state_summary_read(request, result);
     }
 
     /// The share coordinator answered an initialization asked through the
@@ -106,6 +126,16 @@ impl Inner {
         });
     }
 
+    fn share_group_state_summary_read(
+        &self,
+        request: &ReadShareGroupStateSummaryRequest,
+        result: Result<&ReadShareGroupStateSummaryResponse, ErrorCode>,
+    ) {
+        self.step_group(request.group_id.as_str(), |core, now, scratch| {
+            scratch.extend(core.share_group_state_summary_read(now, request, result));
+        });
+    }
+
     fn share_group_state_initialized_partitions(
         &self,
         request: &InitializeShareGroupStateRequest,
@@ -137,6 +167,7 @@ impl Inner {
 pub(super) enum Ask {
     Initialize(InitializeShareGroupStateRequest),
     Delete(DeleteShareGroupStateRequest),
+    ReadSummary(ReadShareGroupStateSummaryRequest),
 }
 
 /// The [`SharePersister`] of a node whose share state its own coordinator
@@ -169,6 +200,10 @@ impl SharePersister for HostedSharePersister {
     fn delete_state(&self, request: DeleteShareGroupStateRequest) {
         let _ = self.asks.send(Ask::Delete(request));
     }
+
+    fn read_summary(&self, request: ReadShareGroupStateSummaryRequest) {
+        let _ = self.asks.send(Ask::ReadSummary(request));
+    }
 }
 
 /// The hosted persister's thread: serves asks until the coordinator is dropped
@@ -198,6 +233,14 @@ pub(super) fn serve(inner: Weak<Inner>, asks: Receiver<Ask>) {
                         &request,
                         Err(ErrorCode::CoordinatorNotAvailable),
                     ),
+                }
+            }
+            Ask::ReadSummary(request) => {
+                let answer = request.clone().answer_as(&inner, &anonymous).wait();
+                match answer {
+                    Ok(r) => inner.share_group_state_summary_read(&request, Ok(&r)),
+                    Err(_) => inner
+                        .share_group_state_summary_read(&request, Err(ErrorCode::CoordinatorNotAvailable)),
                 }
             }
             Ask::Delete(request) => {

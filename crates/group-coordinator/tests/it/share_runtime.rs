@@ -18,7 +18,11 @@ const FOO: TopicId = TopicId([3; 16]);
 
 /// A share coordinator that keeps what it is asked, to answer when the test says.
 #[derive(Debug, Default)]
-struct Parked(Mutex<Vec<InitializeShareGroupStateRequest>>, Mutex<Vec<DeleteShareGroupStateRequest>>);
+struct Parked(
+    Mutex<Vec<InitializeShareGroupStateRequest>>,
+    Mutex<Vec<DeleteShareGroupStateRequest>>,
+    Mutex<Vec<group_types::ReadShareGroupStateSummaryRequest>>,
+);
 
 impl SharePersister for Parked {
     fn initialize(&self, request: InitializeShareGroupStateRequest) {
@@ -27,6 +31,10 @@ impl SharePersister for Parked {
 
     fn delete_state(&self, request: DeleteShareGroupStateRequest) {
         self.1.lock().unwrap().push(request);
+    }
+
+    fn read_summary(&self, request: group_types::ReadShareGroupStateSummaryRequest) {
+        self.2.lock().unwrap().push(request);
     }
 }
 
@@ -150,7 +158,7 @@ fn share_groups_without_a_persister_use_the_hosted_share_coordinator() {
     assert_eq!(assigned.member_epoch, 2);
 }
 
-/// Denies READ on topic `bar`, and DELETE and READ on group `h`.
+/// Denies READ and DESCRIBE on topic `bar`, and DELETE, READ and DESCRIBE on group `h`.
 #[derive(Debug)]
 struct OffsetsAcls;
 
@@ -164,8 +172,8 @@ impl group_coordinator::Authorizer for OffsetsAcls {
         use group_coordinator::{AclOperation, Resource};
         !matches!(
             (operation, resource),
-            (AclOperation::Read, Resource::Topic("bar"))
-                | (AclOperation::Delete | AclOperation::Read, Resource::Group("h"))
+            (AclOperation::Read | AclOperation::Describe, Resource::Topic("bar"))
+                | (AclOperation::Delete | AclOperation::Read | AclOperation::Describe, Resource::Group("h"))
         )
     }
 }
@@ -268,4 +276,57 @@ fn altering_share_offsets_waits_for_the_persister() {
     assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
     let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
     assert_eq!((state.initializing.len(), state.initialized.len()), (0, 1), "{state:?}");
+}
+
+/// DescribeShareGroupOffsets through the runtime (`GroupCoordinatorService.describeShareGroupOffsets`
+/// with `KafkaApis`' ACLs): split per group, each read of the persister's summary;
+/// a named topic the caller may not describe is answered TOPIC_AUTHORIZATION_FAILED
+/// after the others, a group it may not describe GROUP_AUTHORIZATION_FAILED.
+#[test]
+fn describing_share_offsets_reads_the_persister() {
+    use group_types::{
+        DescribeShareGroupOffsetsGroupRequest, DescribeShareGroupOffsetsRequest,
+        ReadShareGroupStateSummaryResponse, ReadStateSummaryPartitionResult, ShareOffsetsTopicRequest,
+        ShareStateTopic,
+    };
+
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .share_persister(persister.clone())
+        .authorizer(Arc::new(OffsetsAcls))
+        .open()
+        .expect("opens");
+    let topic = |name: &str| ShareOffsetsTopicRequest { topic_name: name.into(), partitions: vec![1] };
+    let group = |id: &str| DescribeShareGroupOffsetsGroupRequest {
+        group_id: GroupId::from(id),
+        topics: Some(vec![topic("bar"), topic("foo")]),
+    };
+    let request = DescribeShareGroupOffsetsRequest { api_version: 0, groups: vec![group("h"), group("g")] };
+    let pending = coordinator.describe_share_group_offsets(request);
+    let asked = std::mem::take(&mut *persister.2.lock().unwrap());
+    assert_eq!(asked.len(), 1, "g's summary is read: {asked:?}");
+    assert_eq!((asked[0].group_id.as_str(), asked[0].topics[0].topic_id), ("g", FOO));
+    let read = ReadStateSummaryPartitionResult {
+        partition: 1,
+        start_offset: 12,
+        leader_epoch: 3,
+        ..Default::default()
+    };
+    let summary = ReadShareGroupStateSummaryResponse::new(vec![ShareStateTopic::new(FOO, [read])]);
+    coordinator.share_group_state_summary_read(&asked[0], Ok(&summary));
+    let r = pending.wait().expect("answered");
+    assert_eq!(r.groups.len(), 2);
+    assert_eq!(
+        (r.groups[0].group_id.as_str(), r.groups[0].error_code),
+        ("h", ErrorCode::GroupAuthorizationFailed)
+    );
+    let g = &r.groups[1];
+    let got: Vec<_> = g
+        .topics
+        .iter()
+        .map(|t| (t.topic_name.as_str(), t.partitions[0].start_offset, t.partitions[0].error_code))
+        .collect();
+    assert_eq!(got, [("foo", 12, ErrorCode::None), ("bar", -1, ErrorCode::TopicAuthorizationFailed)]);
 }

@@ -16,6 +16,7 @@ mod consumer_group_heartbeat;
 mod delete_groups;
 mod delete_share_group_offsets;
 mod describe_groups;
+mod describe_share_group_offsets;
 mod heartbeat;
 mod join_group;
 mod leave_group;

@@ -69,8 +69,8 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             + 1
             + 5
             + 2
-            // AlterShareGroupOffsets v0, DeleteShareGroupOffsets v0.
-            + 2
+            // Describe-, Alter- and DeleteShareGroupOffsets v0.
+            + 3
     );
 }
 

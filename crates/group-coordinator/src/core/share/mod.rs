@@ -21,7 +21,8 @@ pub(crate) use self::delete::ParkedDelete;
 pub(crate) use self::group::{ShareChange, ShareGroup};
 pub(crate) use self::heartbeat::validate_share_heartbeat;
 pub(crate) use self::offsets::{
-    ParkedOffsetsAlter, ParkedOffsetsDelete, alter_offsets_error, delete_offsets_error,
+    ParkedOffsetsAlter, ParkedOffsetsDelete, ParkedOffsetsDescribe, alter_offsets_error,
+    delete_offsets_error, describe_offsets_error,
 };
 
 use group_offsets::{ModernGroupRecord, Record};

@@ -15,6 +15,14 @@
 //! initializing), then, once durable, the persister's `initializeState` with the
 //! given start offsets at the new epoch, and `GroupCoordinatorService.persisterInitialize`'s
 //! handling of its answer.
+//!
+//! DescribeShareGroupOffsets is `GroupCoordinatorService.describeShareGroupOffsets`
+//! (the named topics) and `describeShareGroupAllOffsets` (every initialized
+//! partition of the group, from committed state): the persister's
+//! `readSummary`, answered per partition. The lag of KIP-1226 needs the
+//! partitions' end offsets, which the coordinator does not have: it is -1
+//! (`PartitionFactory.UNINITIALIZED_LAG`), as Kafka answers where it cannot
+//! compute it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -25,12 +33,19 @@ use group_share_coordinator::default_error_message;
 use group_types::{
     AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, AlteredShareOffsetsTopic,
     DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse, DeleteShareGroupStateRequest,
-    DeleteStatePartition, DeletedShareOffsetsTopic, ErrorCode, InitializeShareGroupStateRequest,
-    InitializeStatePartition, SharePartitionOutcome, ShareStateTopic, TopicId,
+    DeleteStatePartition, DeletedShareOffsetsTopic, DescribeShareGroupOffsetsRequest,
+    DescribeShareGroupOffsetsResponse, DescribedShareOffset, DescribedShareOffsetsGroup,
+    DescribedShareOffsetsTopic, ErrorCode, GroupId, InitializeShareGroupStateRequest,
+    InitializeStatePartition, ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse,
+    ReadStateSummaryPartition, SharePartitionOutcome, ShareStateTopic, TopicId,
 };
 
 use super::group::{InitTopic, ShareGroup, ShareState};
+use crate::core::undo::Committed;
 use crate::core::{CoordinatorCore, Effects, GroupKind, PendingWrite, RequestId, Response, Undo};
+
+/// `PartitionFactory.UNINITIALIZED_START_OFFSET`, `UNINITIALIZED_LAG`.
+const UNINITIALIZED: i64 = -1;
 
 /// `Errors.NON_EMPTY_GROUP`'s message, as `ShareGroup.validateDeleteGroup` throws it.
 const NON_EMPTY_GROUP: &str = "The group is not empty.";
@@ -56,6 +71,50 @@ pub(crate) struct ParkedOffsetsAlter {
     pub(crate) request: RequestId,
     pub(crate) response: AlterShareGroupOffsetsResponse,
     pub(crate) ask: InitializeShareGroupStateRequest,
+}
+
+/// A DescribeShareGroupOffsets of one group whose summary read the persister
+/// has not answered yet.
+#[derive(Debug)]
+pub(crate) struct ParkedOffsetsDescribe {
+    pub(crate) request: RequestId,
+    pub(crate) group: GroupId,
+    /// The names of the topics asked, by id.
+    pub(crate) names: BTreeMap<TopicId, String>,
+    /// Topics not in the metadata, answered after the persister's (start offset -1).
+    pub(crate) unknown: Vec<DescribedShareOffsetsTopic>,
+    pub(crate) ask: ReadShareGroupStateSummaryRequest,
+}
+
+/// A DescribeShareGroupOffsets answer of `groups`, each carrying only `code`
+/// (`message`, as `DescribeShareGroupOffsetsRequest.getErrorDescribedGroup` gives).
+pub(crate) fn describe_offsets_error<'a>(
+    groups: impl IntoIterator<Item = &'a GroupId>,
+    code: ErrorCode,
+    message: Option<&str>,
+) -> DescribeShareGroupOffsetsResponse {
+    let groups = groups
+        .into_iter()
+        .map(|g| DescribedShareOffsetsGroup {
+            group_id: g.clone(),
+            error_code: code,
+            error_message: message.map(str::to_owned),
+            topics: Vec::new(),
+        })
+        .collect();
+    DescribeShareGroupOffsetsResponse { groups }
+}
+
+/// A partition without share state to describe: start offset -1.
+fn undescribed(partition_index: i32) -> DescribedShareOffset {
+    DescribedShareOffset {
+        partition_index,
+        start_offset: UNINITIALIZED,
+        leader_epoch: 0,
+        lag: UNINITIALIZED,
+        error_code: ErrorCode::None,
+        error_message: None,
+    }
 }
 
 /// An AlterShareGroupOffsets answer carrying only `code` (and its message).
@@ -539,6 +598,165 @@ impl CoordinatorCore {
             Err(code) => alter_offsets_error(code, Some(default_error_message(code).to_owned())),
         };
         self.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
+    }
+}
+
+impl CoordinatorCore {
+    /// DescribeShareGroupOffsets of one group (the runtime splits a request per
+    /// group). Named topics are read whether or not the group exists, as Kafka
+    /// reads them; a topic not in the metadata is answered with start offset -1
+    /// for each partition asked. With no topics named, every initialized partition
+    /// of the group in committed state is read. The answer waits for the
+    /// persister's summary ([`share_group_state_summary_read`](Self::share_group_state_summary_read)).
+    pub(crate) fn describe_share_group_offsets(
+        &mut self,
+        rid: RequestId,
+        req: DescribeShareGroupOffsetsRequest,
+    ) {
+        let ids: Vec<GroupId> = req.groups.iter().map(|g| g.group_id.clone()).collect();
+        if !self.engine.config.share.enabled {
+            let response = describe_offsets_error(&ids, ErrorCode::UnsupportedVersion, None);
+            self.engine.respond(rid, Response::DescribeShareGroupOffsets(response));
+            return;
+        }
+        let Some(group) = req.groups.into_iter().next() else {
+            self.engine.respond(
+                rid,
+                Response::DescribeShareGroupOffsets(DescribeShareGroupOffsetsResponse::default()),
+            );
+            return;
+        };
+        let image = self.engine.image.clone();
+        let mut names = BTreeMap::new();
+        let mut unknown = Vec::new();
+        let mut topics: Vec<ShareStateTopic<ReadStateSummaryPartition>> = Vec::new();
+        let read = |partitions: &mut dyn Iterator<Item = i32>| -> Vec<ReadStateSummaryPartition> {
+            partitions.map(|partition| ReadStateSummaryPartition { partition, leader_epoch: 0 }).collect()
+        };
+        match &group.topics {
+            Some(asked) => {
+                for t in asked {
+                    match image.topic(&t.topic_name) {
+                        Some(topic) => {
+                            names.insert(topic.id, t.topic_name.clone());
+                            topics.push(ShareStateTopic::new(
+                                topic.id,
+                                read(&mut t.partitions.iter().copied()),
+                            ));
+                        }
+                        None => unknown.push(DescribedShareOffsetsTopic {
+                            topic_name: t.topic_name.clone(),
+                            topic_id: TopicId::ZERO,
+                            partitions: t.partitions.iter().map(|p| undescribed(*p)).collect(),
+                        }),
+                    }
+                }
+            }
+            // `initializedShareGroupPartitions`, a read of committed state.
+            None => {
+                if let Some(Committed::Share(g)) = self.committed_view(group.group_id.as_str())
+                    && let Some(state) = g.share_state.as_deref()
+                {
+                    for (id, init) in &state.initialized {
+                        if let Some(topic) = image.topic_by_id(*id) {
+                            names.insert(*id, topic.name.to_string());
+                            topics
+                                .push(ShareStateTopic::new(*id, read(&mut init.partitions.iter().copied())));
+                        }
+                    }
+                }
+            }
+        }
+        if topics.is_empty() {
+            let answered = DescribedShareOffsetsGroup {
+                group_id: group.group_id,
+                topics: unknown,
+                ..Default::default()
+            };
+            let response = DescribeShareGroupOffsetsResponse { groups: vec![answered] };
+            self.engine.respond(rid, Response::DescribeShareGroupOffsets(response));
+            return;
+        }
+        let ask =
+            ReadShareGroupStateSummaryRequest { api_version: 0, group_id: group.group_id.clone(), topics };
+        self.engine.share_state_summaries.push(ask.clone());
+        self.engine.share_offset_describes.push(ParkedOffsetsDescribe {
+            request: rid,
+            group: group.group_id,
+            names,
+            unknown,
+            ask,
+        });
+    }
+
+    /// The summary reads DescribeShareGroupOffsets needs, to ask of the share
+    /// coordinator (`persister.readSummary`), handed out once.
+    pub fn take_share_state_summaries(&mut self) -> Vec<ReadShareGroupStateSummaryRequest> {
+        std::mem::take(&mut self.engine.share_state_summaries)
+    }
+
+    /// True when summary reads wait to be taken.
+    pub fn has_share_state_summaries(&self) -> bool {
+        !self.engine.share_state_summaries.is_empty()
+    }
+
+    /// The share coordinator answered `request`, a summary read, or failed it
+    /// with one error. The DescribeShareGroupOffsets that asked it is answered
+    /// (`GroupCoordinatorService.computeShareGroupLagAndBuildResponse`): each
+    /// partition's start offset and leader epoch, or -1 and 0 where the persister
+    /// answered an error (absence of data, not an error), then the topics not in
+    /// the metadata; a failed call is the group's error. Nothing happens when no
+    /// such request waits (it was answered when its partition moved).
+    pub fn share_group_state_summary_read(
+        &mut self,
+        now_ms: i64,
+        request: &ReadShareGroupStateSummaryRequest,
+        result: Result<&ReadShareGroupStateSummaryResponse, ErrorCode>,
+    ) -> Effects {
+        let Some(at) = self.engine.share_offset_describes.iter().position(|p| p.ask == *request) else {
+            return Effects::default();
+        };
+        let parked = self.engine.share_offset_describes.remove(at);
+        let mut out = Effects::default();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        let group = match result {
+            Err(code) => DescribedShareOffsetsGroup {
+                group_id: parked.group,
+                error_code: code,
+                error_message: Some(default_error_message(code).to_owned()),
+                topics: Vec::new(),
+            },
+            Ok(summary) => {
+                let mut topics: Vec<DescribedShareOffsetsTopic> = summary
+                    .results
+                    .iter()
+                    .map(|t| DescribedShareOffsetsTopic {
+                        topic_name: parked.names.get(&t.topic_id).cloned().unwrap_or_default(),
+                        topic_id: t.topic_id,
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| match p.error_code {
+                                ErrorCode::None => DescribedShareOffset {
+                                    start_offset: p.start_offset,
+                                    leader_epoch: p.leader_epoch,
+                                    ..undescribed(p.partition)
+                                },
+                                _ => undescribed(p.partition),
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                topics.extend(parked.unknown);
+                DescribedShareOffsetsGroup { group_id: parked.group, topics, ..Default::default() }
+            }
+        };
+        let response = DescribeShareGroupOffsetsResponse { groups: vec![group] };
+        self.engine.respond(parked.request, Response::DescribeShareGroupOffsets(response));
         self.end();
         std::mem::swap(&mut self.engine.fx, &mut out);
         out

@@ -601,3 +601,168 @@ fn alter_share_group_offsets_persister_errors(
     assert!(initialized.is_empty(), "nothing moves: {initialized:?}");
     assert_eq!(initializing, [("t1".to_owned(), vec![0, 1])], "Kafka leaves them initializing");
 }
+
+/// The persister's answer to a summary read.
+#[derive(Clone, Copy)]
+enum SummaryAnswer<'a> {
+    /// Per (topic, partition): its error, start offset and leader epoch.
+    Partitions(&'a [(&'a str, i32, ErrorCode, i64, i32)]),
+    /// The whole call failed.
+    Failed(ErrorCode),
+}
+
+/// A description of group `g`: per topic its partitions, or every topic (`None`).
+fn describe(
+    core: &mut CoordinatorCore,
+    topics: Option<&[(&str, &[i32])]>,
+    persister: SummaryAnswer<'_>,
+) -> (Vec<(String, Vec<i32>)>, group_types::DescribedShareOffsetsGroup) {
+    let topics = topics.map(|t| {
+        t.iter()
+            .map(|(n, p)| group_types::ShareOffsetsTopicRequest {
+                topic_name: (*n).to_owned(),
+                partitions: p.to_vec(),
+            })
+            .collect()
+    });
+    let group = group_types::DescribeShareGroupOffsetsGroupRequest { group_id: GroupId::from("g"), topics };
+    let req = group_types::DescribeShareGroupOffsetsRequest { api_version: 0, groups: vec![group] };
+    let mut answers = Vec::new();
+    let fx = core.handle(100, RequestId(1), Request::DescribeShareGroupOffsets(req));
+    drive_all(core, fx, &mut answers);
+    let mut asked = Vec::new();
+    for ask in core.take_share_state_summaries() {
+        let mut results = Vec::new();
+        for t in &ask.topics {
+            let partitions: Vec<i32> = t.partitions.iter().map(|p| p.partition).collect();
+            asked.push((name_of(t.topic_id), partitions.clone()));
+            let answered = partitions.iter().map(|p| {
+                let found = match persister {
+                    SummaryAnswer::Partitions(all) => {
+                        all.iter().find(|(n, i, ..)| topic_id(n) == t.topic_id && i == p)
+                    }
+                    SummaryAnswer::Failed(_) => None,
+                };
+                let (code, start, leader) =
+                    found.map_or((ErrorCode::None, 0, 0), |(_, _, c, s, l)| (*c, *s, *l));
+                group_types::ReadStateSummaryPartitionResult {
+                    partition: *p,
+                    error_code: code,
+                    start_offset: start,
+                    leader_epoch: leader,
+                    ..Default::default()
+                }
+            });
+            results.push(group_types::ShareStateTopic::new(t.topic_id, answered));
+        }
+        let summary = group_types::ReadShareGroupStateSummaryResponse::new(results);
+        let result = match persister {
+            SummaryAnswer::Failed(code) => Err(code),
+            SummaryAnswer::Partitions(_) => Ok(&summary),
+        };
+        let fx = core.share_group_state_summary_read(100, &ask, result);
+        drive_all(core, fx, &mut answers);
+    }
+    let answer = answers.into_iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(1), Response::DescribeShareGroupOffsets(mut r)) => r.groups.pop(),
+        _ => None,
+    });
+    (asked, answer.expect("answered"))
+}
+
+/// `GroupCoordinatorServiceTest`'s `testDescribeShareGroupOffsets*` and
+/// `testDescribeShareGroupAllOffsets*`: what is read of the persister, and the
+/// start offset (and leader epoch) answered per partition; -1 for a topic not in
+/// the metadata and where the persister answered an error; every initialized
+/// partition when no topic is named; a failed call is the group's error.
+#[rstest]
+// testDescribeShareGroupOffsetsWithDefaultPersister
+#[case::named_topics(
+    Some(&[("t1", &[0, 1][..])][..]),
+    SummaryAnswer::Partitions(&[("t1", 0, ErrorCode::None, 21, 1), ("t1", 1, ErrorCode::None, 5, 2)]),
+    &[("t1", vec![0, 1])],
+    ErrorCode::None,
+    &[("t1", 0, 21, 1), ("t1", 1, 5, 2)],
+)]
+// testDescribeShareGroupOffsetsNonexistentTopicWithDefaultPersister
+#[case::an_unknown_topic(
+    Some(&[("t5", &[0][..]), ("t1", &[2][..])][..]),
+    SummaryAnswer::Partitions(&[("t1", 2, ErrorCode::None, 7, 0)]),
+    &[("t1", vec![2])],
+    ErrorCode::None,
+    &[("t1", 2, 7, 0), ("t5", 0, -1, 0)],
+)]
+// testDescribeShareGroupOffsetsWithDefaultPersisterReadSummaryPartitionError
+#[case::a_partition_error_is_no_data(
+    Some(&[("t1", &[0, 1][..])][..]),
+    SummaryAnswer::Partitions(&[("t1", 0, ErrorCode::UnknownServerError, 0, 0), ("t1", 1, ErrorCode::None, 9, 3)]),
+    &[("t1", vec![0, 1])],
+    ErrorCode::None,
+    &[("t1", 0, -1, 0), ("t1", 1, 9, 3)],
+)]
+// testDescribeShareGroupAllOffsets: the initialized partitions, not the initializing.
+#[case::every_initialized_partition(
+    None,
+    SummaryAnswer::Partitions(&[("t1", 0, ErrorCode::None, 4, 1), ("t1", 1, ErrorCode::None, 4, 1), ("t1", 2, ErrorCode::None, 4, 1)]),
+    &[("t1", vec![0, 1, 2])],
+    ErrorCode::None,
+    &[("t1", 0, 4, 1), ("t1", 1, 4, 1), ("t1", 2, 4, 1)],
+)]
+// testDescribeShareGroupOffsetsWithDefaultPersisterThrowsError / testDescribeShareGroupAllOffsetsThrowsError
+#[case::the_call_fails(
+    Some(&[("t1", &[0][..])][..]),
+    SummaryAnswer::Failed(ErrorCode::CoordinatorNotAvailable),
+    &[("t1", vec![0])],
+    ErrorCode::CoordinatorNotAvailable,
+    &[],
+)]
+// testDescribeShareGroupOffsetsWithNoOpPersister's empty read: nothing asked.
+#[case::only_unknown_topics(
+    Some(&[("t5", &[3][..])][..]),
+    SummaryAnswer::Partitions(&[]),
+    &[],
+    ErrorCode::None,
+    &[("t5", 3, -1, 0)],
+)]
+fn describe_share_group_offsets_as_kafka(
+    #[case] topics: Option<&[(&str, &[i32])]>,
+    #[case] persister: SummaryAnswer<'_>,
+    #[case] asked: &[(&str, Vec<i32>)],
+    #[case] code: ErrorCode,
+    #[case] offsets: &[(&str, i32, i64, i32)],
+) {
+    let mut core = core_with(&[("t2", 2)], &[("t1", 3)], &[], 0);
+    let (got_asked, group) = describe(&mut core, topics, persister);
+    let want: Vec<_> = asked.iter().map(|(n, p)| ((*n).to_owned(), p.clone())).collect();
+    assert_eq!(got_asked, want);
+    assert_eq!((group.group_id.as_str(), group.error_code), ("g", code));
+    let got: Vec<_> = group
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| (t.topic_name.clone(), p.partition_index, p.start_offset, p.leader_epoch))
+        })
+        .collect();
+    let want: Vec<_> = offsets.iter().map(|(t, p, s, l)| ((*t).to_owned(), *p, *s, *l)).collect();
+    assert_eq!(got, want);
+    // No end offsets here: the lag is never known (KIP-1226).
+    assert!(
+        group
+            .topics
+            .iter()
+            .flat_map(|t| &t.partitions)
+            .all(|p| p.lag == -1 && p.error_code == ErrorCode::None)
+    );
+}
+
+/// A description of every topic of a group that does not exist reads nothing
+/// and answers no topics (`initializedShareGroupPartitions`' empty map).
+#[test]
+fn describing_every_topic_of_a_missing_group_answers_none() {
+    let mut core = CoordinatorCore::new(config());
+    let (asked, group) = describe(&mut core, None, SummaryAnswer::Partitions(&[]));
+    assert!(asked.is_empty());
+    assert_eq!((group.error_code, group.topics.len()), (ErrorCode::None, 0));
+}
