@@ -330,3 +330,61 @@ fn describing_share_offsets_reads_the_persister() {
         .collect();
     assert_eq!(got, [("foo", 12, ErrorCode::None), ("bar", -1, ErrorCode::TopicAuthorizationFailed)]);
 }
+
+/// The three offset admin APIs against the hosted share coordinator, end to end:
+/// an alter of a new group initializes its partitions at the given start offsets,
+/// a description of every topic reads them back, a deletion removes their state,
+/// and the next description has nothing to read.
+#[test]
+fn the_offset_admin_apis_against_the_hosted_share_coordinator() {
+    use group_types::{
+        AlterShareGroupOffsetsRequest, AlterShareOffsetsTopic, DeleteShareGroupOffsetsRequest,
+        DescribeShareGroupOffsetsGroupRequest, DescribeShareGroupOffsetsRequest, ShareStartOffset,
+    };
+
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .open()
+        .expect("opens with the hosted share coordinator");
+    let offsets = |start| {
+        (0..2).map(move |p| ShareStartOffset { partition_index: p, start_offset: start + i64::from(p) })
+    };
+    let alter = AlterShareGroupOffsetsRequest {
+        group_id: GroupId::from("g"),
+        topics: vec![AlterShareOffsetsTopic { topic_name: "foo".into(), partitions: offsets(40).collect() }],
+    };
+    let r = coordinator.handle_alter_share_group_offsets(alter).expect("answered once initialized");
+    assert_eq!(r.error_code, ErrorCode::None);
+    assert!(r.responses[0].partitions.iter().all(|p| p.error_code == ErrorCode::None), "{r:?}");
+
+    let describe = || {
+        let group = DescribeShareGroupOffsetsGroupRequest { group_id: GroupId::from("g"), topics: None };
+        let r = coordinator
+            .handle_describe_share_group_offsets(DescribeShareGroupOffsetsRequest {
+                api_version: 0,
+                groups: vec![group],
+            })
+            .expect("answered once read");
+        r.groups[0]
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(|p| (t.topic_name.clone(), p.partition_index, p.start_offset))
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    // The initialized record follows the answer (Kafka does not wait for it either).
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    // In the order the share coordinator's partitions answered: compared as a set.
+    assert_eq!(describe(), [("foo".to_owned(), 0, 40), ("foo".to_owned(), 1, 41)].into());
+
+    let delete =
+        DeleteShareGroupOffsetsRequest { group_id: GroupId::from("g"), topic_names: vec!["foo".into()] };
+    let r = coordinator.handle_delete_share_group_offsets(delete).expect("answered once deleted");
+    assert_eq!(r.error_code, ErrorCode::None);
+    assert_eq!(
+        r.responses.iter().map(|t| (t.topic_id, t.error_code)).collect::<Vec<_>>(),
+        [(FOO, ErrorCode::None)]
+    );
+    assert!(describe().is_empty(), "no state left to describe");
+}
