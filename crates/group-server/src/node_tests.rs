@@ -296,6 +296,20 @@ impl group_coordinator::Authorizer for NoClusterAction {
     }
 }
 
+/// `req` sent at v0 as `api` to a memory node with share groups `share`, and its answer.
+fn share_admin_call<Q: Encodable, R: Decodable>(share: bool, api: ApiKey, req: &Q) -> R {
+    let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+    config.coordinator.share.enabled = share;
+    let service = CoordinatorService::open(&config).expect("memory coordinator");
+    let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
+    let mut body = BytesMut::new();
+    req.encode(&mut body, 0).expect("encodes");
+    let reply = node.handle(frame(api, 0, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    let _ = ResponseHeader::decode(&mut out, api.response_header_version(0));
+    R::decode(&mut out, 0).expect("decodes")
+}
+
 /// DeleteShareGroupOffsets (key 92) through the frame path, as
 /// `KafkaApis.handleDeleteShareGroupOffsetsRequest` answers before and in its
 /// coordinator: UNSUPPORTED_VERSION while share groups are off, DELETE on the group,
@@ -312,23 +326,13 @@ fn delete_share_group_offsets_on_the_wire() {
         ("share groups off", false, "nope", 35, None),
     ];
     for (name, share, group, expected, message) in cases {
-        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
-        config.coordinator.share.enabled = share;
-        let service = CoordinatorService::open(&config).expect("memory coordinator");
-        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
         let topic = DeleteShareGroupOffsetsRequestTopic::default()
             .with_topic_name(StrBytes::from_static_str("t").into());
         let req = DeleteShareGroupOffsetsRequest::default()
             .with_group_id(StrBytes::from_string(group.to_owned()).into())
             .with_topics(vec![topic]);
-        let mut body = BytesMut::new();
-        req.encode(&mut body, 0).expect("encodes");
-        let reply = node
-            .handle(frame(ApiKey::DeleteShareGroupOffsets, 0, 1, &body), &mut session())
-            .expect("answered");
-        let mut out = body_of(reply).freeze();
-        let _ = ResponseHeader::decode(&mut out, ApiKey::DeleteShareGroupOffsets.response_header_version(0));
-        let resp = DeleteShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        let resp: DeleteShareGroupOffsetsResponse =
+            share_admin_call(share, ApiKey::DeleteShareGroupOffsets, &req);
         assert_eq!(resp.error_code, expected, "{name}");
         assert_eq!(resp.error_message.as_ref().map(|m| m.as_str()), message, "{name}");
         assert!(resp.responses.is_empty(), "{name}");
@@ -354,10 +358,6 @@ fn alter_share_group_offsets_on_the_wire() {
         ("share groups off", false, "g", 35, &[]),
     ];
     for (name, share, group, expected, partitions) in cases {
-        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
-        config.coordinator.share.enabled = share;
-        let service = CoordinatorService::open(&config).expect("memory coordinator");
-        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
         let p = |i| {
             AlterShareGroupOffsetsRequestPartition::default().with_partition_index(i).with_start_offset(5)
         };
@@ -367,14 +367,8 @@ fn alter_share_group_offsets_on_the_wire() {
         let req = AlterShareGroupOffsetsRequest::default()
             .with_group_id(StrBytes::from_string(group.to_owned()).into())
             .with_topics(vec![topic]);
-        let mut body = BytesMut::new();
-        req.encode(&mut body, 0).expect("encodes");
-        let reply = node
-            .handle(frame(ApiKey::AlterShareGroupOffsets, 0, 1, &body), &mut session())
-            .expect("answered");
-        let mut out = body_of(reply).freeze();
-        let _ = ResponseHeader::decode(&mut out, ApiKey::AlterShareGroupOffsets.response_header_version(0));
-        let resp = AlterShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        let resp: AlterShareGroupOffsetsResponse =
+            share_admin_call(share, ApiKey::AlterShareGroupOffsets, &req);
         assert_eq!(resp.error_code, expected, "{name}");
         let got: Vec<(i32, i16)> = resp
             .responses
@@ -397,10 +391,6 @@ fn describe_share_group_offsets_on_the_wire() {
     use kafka_protocol::messages::{DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse};
 
     for share in [true, false] {
-        let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
-        config.coordinator.share.enabled = share;
-        let service = CoordinatorService::open(&config).expect("memory coordinator");
-        let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
         let topic = DescribeShareGroupOffsetsRequestTopic::default()
             .with_topic_name(StrBytes::from_static_str("no-such-topic").into())
             .with_partitions(vec![4]);
@@ -411,15 +401,8 @@ fn describe_share_group_offsets_on_the_wire() {
         };
         let req = DescribeShareGroupOffsetsRequest::default()
             .with_groups(vec![group("b", Some(vec![topic])), group("a", None)]);
-        let mut body = BytesMut::new();
-        req.encode(&mut body, 0).expect("encodes");
-        let reply = node
-            .handle(frame(ApiKey::DescribeShareGroupOffsets, 0, 1, &body), &mut session())
-            .expect("answered");
-        let mut out = body_of(reply).freeze();
-        let _ =
-            ResponseHeader::decode(&mut out, ApiKey::DescribeShareGroupOffsets.response_header_version(0));
-        let resp = DescribeShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+        let resp: DescribeShareGroupOffsetsResponse =
+            share_admin_call(share, ApiKey::DescribeShareGroupOffsets, &req);
         let ids: Vec<&str> = resp.groups.iter().map(|g| g.group_id.0.as_str()).collect();
         assert_eq!(ids, ["b", "a"], "request order");
         let codes: Vec<i16> = resp.groups.iter().map(|g| g.error_code).collect();

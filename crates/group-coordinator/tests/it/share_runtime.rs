@@ -178,6 +178,20 @@ impl group_coordinator::Authorizer for OffsetsAcls {
     }
 }
 
+/// A coordinator over topic foo (2 partitions) with [`OffsetsAcls`] and a
+/// [`Parked`] persister.
+fn with_offsets_acls() -> (GroupCoordinator, Arc<Parked>) {
+    let persister = Arc::new(Parked::default());
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .clock(Arc::new(ManualClock::new(0)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .share_persister(persister.clone())
+        .authorizer(Arc::new(OffsetsAcls))
+        .open()
+        .expect("opens");
+    (coordinator, persister)
+}
+
 /// DeleteShareGroupOffsets through the runtime (`GroupCoordinatorService.deleteShareGroupOffsets`
 /// with `KafkaApis`' ACLs): the initialized topic is asked deleted of the persister
 /// once the deleting record is durable, the answer waits for the persister, a topic
@@ -187,14 +201,7 @@ impl group_coordinator::Authorizer for OffsetsAcls {
 fn deleting_share_offsets_waits_for_the_persister() {
     use group_types::DeleteShareGroupOffsetsRequest;
 
-    let persister = Arc::new(Parked::default());
-    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
-        .clock(Arc::new(ManualClock::new(0)))
-        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
-        .share_persister(persister.clone())
-        .authorizer(Arc::new(OffsetsAcls))
-        .open()
-        .expect("opens");
+    let (coordinator, persister) = with_offsets_acls();
     coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("joined");
     let asked = std::mem::take(&mut *persister.0.lock().unwrap());
     coordinator.share_group_state_initialized(&asked[0], true);
@@ -240,14 +247,7 @@ fn deleting_share_offsets_waits_for_the_persister() {
 fn altering_share_offsets_waits_for_the_persister() {
     use group_types::{AlterShareGroupOffsetsRequest, AlterShareOffsetsTopic, ShareStartOffset};
 
-    let persister = Arc::new(Parked::default());
-    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
-        .clock(Arc::new(ManualClock::new(0)))
-        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
-        .share_persister(persister.clone())
-        .authorizer(Arc::new(OffsetsAcls))
-        .open()
-        .expect("opens");
+    let (coordinator, persister) = with_offsets_acls();
     let topic = |name: &str| AlterShareOffsetsTopic {
         topic_name: name.into(),
         partitions: vec![ShareStartOffset { partition_index: 1, start_offset: 42 }],
@@ -290,14 +290,7 @@ fn describing_share_offsets_reads_the_persister() {
         ShareStateTopic,
     };
 
-    let persister = Arc::new(Parked::default());
-    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
-        .clock(Arc::new(ManualClock::new(0)))
-        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
-        .share_persister(persister.clone())
-        .authorizer(Arc::new(OffsetsAcls))
-        .open()
-        .expect("opens");
+    let (coordinator, persister) = with_offsets_acls();
     let topic = |name: &str| ShareOffsetsTopicRequest { topic_name: name.into(), partitions: vec![1] };
     let group = |id: &str| DescribeShareGroupOffsetsGroupRequest {
         group_id: GroupId::from(id),

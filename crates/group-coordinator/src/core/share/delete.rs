@@ -110,32 +110,28 @@ impl CoordinatorCore {
         group_id: &str,
         result: Result<(), ErrorCode>,
     ) -> Effects {
-        let mut out = Effects::default();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        self.begin(now_ms);
-        let mut ready = Vec::new();
-        for parked in &mut self.engine.share_deletes {
-            if let Some(at) = parked.waiting.iter().position(|g| &**g == group_id) {
-                parked.waiting.remove(at);
-                if let Err(code) = result {
-                    parked.failed.push((GroupId::from(group_id), code));
+        self.share_step(now_ms, |core| {
+            let mut ready = Vec::new();
+            for parked in &mut core.engine.share_deletes {
+                if let Some(at) = parked.waiting.iter().position(|g| &**g == group_id) {
+                    parked.waiting.remove(at);
+                    if let Err(code) = result {
+                        parked.failed.push((GroupId::from(group_id), code));
+                    }
                 }
             }
-        }
-        let mut i = 0;
-        while i < self.engine.share_deletes.len() {
-            if self.engine.share_deletes[i].waiting.is_empty() {
-                ready.push(self.engine.share_deletes.remove(i));
-            } else {
-                i += 1;
+            let mut i = 0;
+            while i < core.engine.share_deletes.len() {
+                if core.engine.share_deletes[i].waiting.is_empty() {
+                    ready.push(core.engine.share_deletes.remove(i));
+                } else {
+                    i += 1;
+                }
             }
-        }
-        for parked in ready {
-            self.delete_groups_now(parked.request, &parked.groups, parked.failed);
-        }
-        self.end();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        out
+            for parked in ready {
+                core.delete_groups_now(parked.request, &parked.groups, parked.failed);
+            }
+        })
     }
 
     /// The share-state deletions share groups need, to ask of the share

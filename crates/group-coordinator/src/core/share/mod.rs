@@ -29,6 +29,21 @@ use group_offsets::{ModernGroupRecord, Record};
 use group_types::{GroupId, ListedGroup};
 use std::sync::Arc;
 
+impl crate::core::CoordinatorCore {
+    /// Runs `f` as one step at `now_ms` outside any request (a persister's
+    /// answer), returning its effects, and leaving those of the step it may be
+    /// called within untouched.
+    pub(crate) fn share_step(&mut self, now_ms: i64, f: impl FnOnce(&mut Self)) -> crate::core::Effects {
+        let mut out = crate::core::Effects::default();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        f(self);
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
+    }
+}
+
 /// The ListGroups entry of a share group (KIP-1043: type `share`, protocol
 /// type `share`, state Empty or Stable).
 pub(crate) fn listed(group_id: &str, g: &ShareGroup) -> ListedGroup {

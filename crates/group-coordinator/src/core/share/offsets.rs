@@ -320,19 +320,16 @@ impl CoordinatorCore {
             return self.share_group_state_deleted(now_ms, group_id, first);
         };
         let parked = self.engine.share_offset_deletes.remove(at);
-        let mut out = Effects::default();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        self.begin(now_ms);
-        match result {
-            Ok(topics) => self.complete_share_offsets_delete(parked, topics),
-            // `deleteShareGroupOffsetsState`'s `exceptionally`: the error for the group.
-            Err(code) => self
-                .engine
-                .respond(parked.request, Response::DeleteShareGroupOffsets(delete_offsets_error(code, None))),
-        }
-        self.end();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        out
+        self.share_step(now_ms, |core| {
+            match result {
+                Ok(topics) => core.complete_share_offsets_delete(parked, topics),
+                // `deleteShareGroupOffsetsState`'s `exceptionally`: the error for the group.
+                Err(code) => core.engine.respond(
+                    parked.request,
+                    Response::DeleteShareGroupOffsets(delete_offsets_error(code, None)),
+                ),
+            }
+        })
     }
 
     /// `GroupCoordinatorService.handleDeleteShareGroupOffsetStateResult` and
@@ -570,37 +567,33 @@ impl CoordinatorCore {
             return self.share_group_state_initialized(now_ms, group_id, &partitions, ok);
         };
         let parked = self.engine.share_offset_alters.remove(at);
-        let mut out = Effects::default();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        self.begin(now_ms);
-        let response = match result {
-            Ok(_) if ok => {
-                self.apply_share_initialization(group_id, &partitions, true);
-                parked.response
-            }
-            // `buildErrorResponse(response, result)`: each partition the persister failed.
-            Ok(codes) => {
-                let mut response = parked.response;
-                for t in &mut response.responses {
-                    for p in t.partitions.iter_mut().filter(|p| p.error_code == ErrorCode::None) {
-                        let failed = codes.iter().find(|(id, i, c)| {
-                            *id == t.topic_id && *i == p.partition_index && *c != ErrorCode::None
-                        });
-                        if let Some((_, _, code)) = failed {
-                            p.error_code = *code;
-                            p.error_message = Some(default_error_message(*code).to_owned());
+        self.share_step(now_ms, |core| {
+            let response = match result {
+                Ok(_) if ok => {
+                    core.apply_share_initialization(group_id, &partitions, true);
+                    parked.response
+                }
+                // `buildErrorResponse(response, result)`: each partition the persister failed.
+                Ok(codes) => {
+                    let mut response = parked.response;
+                    for t in &mut response.responses {
+                        for p in t.partitions.iter_mut().filter(|p| p.error_code == ErrorCode::None) {
+                            let failed = codes.iter().find(|(id, i, c)| {
+                                *id == t.topic_id && *i == p.partition_index && *c != ErrorCode::None
+                            });
+                            if let Some((_, _, code)) = failed {
+                                p.error_code = *code;
+                                p.error_message = Some(default_error_message(*code).to_owned());
+                            }
                         }
                     }
+                    response
                 }
-                response
-            }
-            // A failed call is answered for the group (`KafkaApis` sends only that).
-            Err(code) => alter_offsets_error(code, Some(default_error_message(code).to_owned())),
-        };
-        self.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
-        self.end();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        out
+                // A failed call is answered for the group (`KafkaApis` sends only that).
+                Err(code) => alter_offsets_error(code, Some(default_error_message(code).to_owned())),
+            };
+            core.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
+        })
     }
 }
 
@@ -720,45 +713,41 @@ impl CoordinatorCore {
             return Effects::default();
         };
         let parked = self.engine.share_offset_describes.remove(at);
-        let mut out = Effects::default();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        self.begin(now_ms);
-        let group = match result {
-            Err(code) => DescribedShareOffsetsGroup {
-                group_id: parked.group,
-                error_code: code,
-                error_message: Some(default_error_message(code).to_owned()),
-                topics: Vec::new(),
-            },
-            Ok(summary) => {
-                let mut topics: Vec<DescribedShareOffsetsTopic> = summary
-                    .results
-                    .iter()
-                    .map(|t| DescribedShareOffsetsTopic {
-                        topic_name: parked.names.get(&t.topic_id).cloned().unwrap_or_default(),
-                        topic_id: t.topic_id,
-                        partitions: t
-                            .partitions
-                            .iter()
-                            .map(|p| match p.error_code {
-                                ErrorCode::None => DescribedShareOffset {
-                                    start_offset: p.start_offset,
-                                    leader_epoch: p.leader_epoch,
-                                    ..undescribed(p.partition)
-                                },
-                                _ => undescribed(p.partition),
-                            })
-                            .collect(),
-                    })
-                    .collect();
-                topics.extend(parked.unknown);
-                DescribedShareOffsetsGroup { group_id: parked.group, topics, ..Default::default() }
-            }
-        };
-        let response = DescribeShareGroupOffsetsResponse { groups: vec![group] };
-        self.engine.respond(parked.request, Response::DescribeShareGroupOffsets(response));
-        self.end();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        out
+        self.share_step(now_ms, |core| {
+            let group = match result {
+                Err(code) => DescribedShareOffsetsGroup {
+                    group_id: parked.group,
+                    error_code: code,
+                    error_message: Some(default_error_message(code).to_owned()),
+                    topics: Vec::new(),
+                },
+                Ok(summary) => {
+                    let mut topics: Vec<DescribedShareOffsetsTopic> = summary
+                        .results
+                        .iter()
+                        .map(|t| DescribedShareOffsetsTopic {
+                            topic_name: parked.names.get(&t.topic_id).cloned().unwrap_or_default(),
+                            topic_id: t.topic_id,
+                            partitions: t
+                                .partitions
+                                .iter()
+                                .map(|p| match p.error_code {
+                                    ErrorCode::None => DescribedShareOffset {
+                                        start_offset: p.start_offset,
+                                        leader_epoch: p.leader_epoch,
+                                        ..undescribed(p.partition)
+                                    },
+                                    _ => undescribed(p.partition),
+                                })
+                                .collect(),
+                        })
+                        .collect();
+                    topics.extend(parked.unknown);
+                    DescribedShareOffsetsGroup { group_id: parked.group, topics, ..Default::default() }
+                }
+            };
+            let response = DescribeShareGroupOffsetsResponse { groups: vec![group] };
+            core.engine.respond(parked.request, Response::DescribeShareGroupOffsets(response));
+        })
     }
 }

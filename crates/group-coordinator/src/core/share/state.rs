@@ -39,13 +39,7 @@ impl CoordinatorCore {
         partitions: &[(TopicId, Vec<i32>)],
         initialized: bool,
     ) -> Effects {
-        let mut out = Effects::default();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        self.begin(now_ms);
-        self.apply_share_initialization(group_id, partitions, initialized);
-        self.end();
-        std::mem::swap(&mut self.engine.fx, &mut out);
-        out
+        self.share_step(now_ms, |core| core.apply_share_initialization(group_id, partitions, initialized))
     }
 
     pub(crate) fn apply_share_initialization(
