@@ -353,14 +353,17 @@ macro_rules! coordinator_apis {
             }
 
             /// Whether the request creates its group when the group does not exist
-            /// (a classic JoinGroup, a simple consumer's OffsetCommit, a consumer
-            /// group's first heartbeat): what `max_groups` refuses.
+            /// (a classic JoinGroup, a simple consumer's OffsetCommit, a consumer or
+            /// share group's first heartbeat, an AlterShareGroupOffsets): what
+            /// `max_groups` refuses.
             pub(crate) fn may_create_group(&self) -> bool {
                 match self {
                     Request::JoinGroup(_) => true,
                     Request::OffsetCommit(r) => r.generation_id < 0,
                     Request::ConsumerGroupHeartbeat(r) => r.member_epoch == 0,
                     Request::ShareGroupHeartbeat(r) => r.member_epoch == 0,
+                    // `getOrMaybeCreateShareGroup(groupId, true)`.
+                    Request::AlterShareGroupOffsets(_) => true,
                     _ => false,
                 }
             }
