@@ -29,8 +29,11 @@ fn coordinator(store: Arc<dyn MetadataStore>) -> GroupCoordinator {
         .metadata_image(MetadataImage::new(1, [TopicImage::new(TOPIC, "queue", PARTITIONS as u32)]))
         .open()
         .expect("opens");
-    let partitions =
-        (0..PARTITIONS).map(|partition| InitializeStatePartition { partition, state_epoch: 0, start_offset: 0 });
+    let partitions = (0..PARTITIONS).map(|partition| InitializeStatePartition {
+        partition,
+        state_epoch: 0,
+        start_offset: 0,
+    });
     let init = InitializeShareGroupStateRequest {
         api_version: 0,
         group_id: GroupId::from("queue-readers"),
@@ -50,7 +53,10 @@ fn write(partition: i32, n: i64) -> WriteShareGroupStateRequest {
         leader_epoch: 0,
         start_offset: start,
         delivery_complete_count: 500,
-        state_batches: vec![StateBatch::new(start, start + 499, 2, 1), StateBatch::new(start + 500, start + 999, 0, 1)],
+        state_batches: vec![
+            StateBatch::new(start, start + 499, 2, 1),
+            StateBatch::new(start + 500, start + 999, 0, 1),
+        ],
     };
     WriteShareGroupStateRequest {
         api_version: 0,
