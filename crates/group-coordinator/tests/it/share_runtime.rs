@@ -163,7 +163,7 @@ impl group_coordinator::Authorizer for MalloryCannotSeeFoo {
     ) -> bool {
         let topic_foo = matches!(resource, group_coordinator::Resource::Topic("foo"));
         context.principal.name() != "mallory"
-            || !(foo && operation == group_coordinator::AclOperation::Describe)
+            || !(topic_foo && operation == group_coordinator::AclOperation::Describe)
     }
 }
 
