@@ -762,6 +762,15 @@ impl GroupCoordinator {
         lock(&self.inner.shards[shard]).core.set_group_config(group_id, overrides)
     }
 
+    /// What share group `group_id` runs with: the broker's `group.share.*` defaults
+    /// with the group's own settings ([`set_group_config`](Self::set_group_config))
+    /// over them. A broker's fetch path reads its lock duration and limits here.
+    pub fn share_group_settings(&self, group_id: &str) -> crate::ShareGroupSettings {
+        let shard = self.inner.shard_of(group_id);
+        let shard = lock(&self.inner.shards[shard]);
+        crate::ShareGroupSettings::of(&self.inner.config.share, shard.core.group_config(group_id))
+    }
+
     /// The coordinator as the anonymous principal sees it (the methods without a
     /// [`RequestContext`](crate::RequestContext)).
     pub(crate) fn anonymous(&self) -> Caller<'_> {
