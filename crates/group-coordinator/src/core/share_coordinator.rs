@@ -37,7 +37,7 @@ use group_types::{
 
 use crate::MetadataImage;
 use crate::core::undo::Undo;
-use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response};
+use crate::core::{CoordinatorCore, Effects, PendingWrite, RequestId, Response};
 
 /// The data of one share partition in one of the five share-state requests: how
 /// the shard answers it, and the API's [`Response`].
@@ -172,6 +172,26 @@ impl CoordinatorCore {
             Some(write) => self.engine.deferred.push((write, id, response)),
             None => self.engine.respond(id, response),
         }
+    }
+
+    /// Topics were deleted: the share state of their share partitions goes
+    /// (`ShareCoordinatorShard.maybeCleanupShareState`, run by Kafka's service on a
+    /// metadata image that deletes topics), written as tombstones whose failure is
+    /// only logged, as Kafka's is.
+    pub fn share_state_topics_deleted(&mut self, now_ms: i64, deleted: &[TopicId]) -> Effects {
+        let mut out = Effects::default();
+        let deleted: std::collections::HashSet<TopicId> = deleted.iter().copied().collect();
+        let tombstones = self.share_coordinator.maybe_cleanup_share_state(&deleted);
+        if tombstones.is_empty() {
+            return out;
+        }
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        let records = tombstones.iter().map(|r| self.apply_share_record(r)).collect();
+        self.engine.write(records, PendingWrite::Logged);
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
     }
 
     /// Replays one of the shard's records with an undo entry, and gives the

@@ -730,6 +730,7 @@ impl GroupCoordinator {
             if !deleted.is_empty() {
                 self.inner.step_shard(index, |core, now, scratch| {
                     scratch.extend(core.share_topics_deleted(now, &deleted));
+                    scratch.extend(core.share_state_topics_deleted(now, &deleted));
                 });
             }
             lock(shard).core.update_metadata_image(image.clone());

@@ -230,3 +230,20 @@ fn share_state_and_share_groups_move_with_their_partitions() {
     let group = second.get_share_group("sg").expect("the share group moved");
     assert_eq!(group.members.len(), 1);
 }
+
+/// A deleted topic's share state goes (`maybeCleanupShareState`): tombstones in every
+/// coordinator partition holding some of it, so a restart finds none.
+#[test]
+fn a_deleted_topics_share_state_goes() {
+    let store = Arc::new(MemoryMetadataStore::new());
+    let coordinator = open(&store);
+    coordinator.handle_initialize_share_group_state(initialize("g", 0)).expect("answered");
+    let stored = |store: &MemoryMetadataStore| {
+        let all = store.load_all().expect("loads");
+        all.consumer.iter().filter(|r| r.record_type() == group_offsets::record_type::SHARE_STATE).count()
+    };
+    assert_eq!(stored(&store), PARTITIONS as usize);
+    coordinator.update_metadata_image(MetadataImage::new(2, []));
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    assert_eq!(stored(&store), 0, "every share partition of the deleted topic is gone");
+}
