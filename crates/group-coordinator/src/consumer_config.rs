@@ -167,6 +167,16 @@ pub struct GroupConfigOverrides {
     pub share_session_timeout_ms: Option<i32>,
     /// `share.heartbeat.interval.ms`.
     pub share_heartbeat_interval_ms: Option<i32>,
+    /// `share.record.lock.duration.ms`.
+    pub share_record_lock_duration_ms: Option<i32>,
+    /// `share.delivery.count.limit`.
+    pub share_delivery_count_limit: Option<i32>,
+    /// `share.partition.max.record.locks`.
+    pub share_partition_max_record_locks: Option<i32>,
+    /// `share.auto.offset.reset`.
+    pub share_auto_offset_reset: Option<crate::ShareAutoOffsetReset>,
+    /// `share.isolation.level`.
+    pub share_isolation_level: Option<crate::ShareIsolationLevel>,
 }
 
 impl GroupConfigOverrides {
@@ -179,7 +189,32 @@ impl GroupConfigOverrides {
             (broker.min_session_timeout_ms, broker.max_session_timeout_ms),
             self.share_heartbeat_interval_ms.unwrap_or(broker.heartbeat_interval_ms),
             (broker.min_heartbeat_interval_ms, broker.max_heartbeat_interval_ms),
-        )
+        )?;
+        for (name, value, min, max) in [
+            (
+                "share.record.lock.duration.ms",
+                self.share_record_lock_duration_ms,
+                broker.min_record_lock_duration_ms,
+                broker.max_record_lock_duration_ms,
+            ),
+            (
+                "share.delivery.count.limit",
+                self.share_delivery_count_limit,
+                broker.min_delivery_count_limit,
+                broker.max_delivery_count_limit,
+            ),
+            (
+                "share.partition.max.record.locks",
+                self.share_partition_max_record_locks,
+                broker.min_partition_max_record_locks,
+                broker.max_partition_max_record_locks,
+            ),
+        ] {
+            if let Some(v) = value.filter(|v| !(min..=max).contains(v)) {
+                return Err(BadConsumerGroupConfig(format!("{name} {v} is outside [{min}, {max}]")));
+            }
+        }
+        Ok(())
     }
 
     /// Checks the overrides against the broker's bounds, and session > interval.

@@ -177,7 +177,9 @@ pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
     ResponseKind, ServingLease, SharePersister, SystemClock, TimerDriver,
 };
-pub use crate::share_config::ShareGroupConfig;
+pub use crate::share_config::{
+    ShareAutoOffsetReset, ShareGroupConfig, ShareGroupSettings, ShareIsolationLevel,
+};
 pub use crate::snapshot::{
     ConsumerGroupSnapshot, ConsumerMemberSnapshot, GroupMetadata, MemberMetadata, ShareGroupSnapshot,
     ShareMemberSnapshot,

@@ -160,6 +160,8 @@ pub use crate::modern_records::{
 pub use crate::partition_offsets::PartitionOffsets;
 pub use crate::persistent::PersistentOffsetStorage;
 pub use crate::records::{GroupMetadataRecord, MemberMetadataRecord};
+// The share coordinator's types a `ModernGroupRecord::ShareState` holds, so that an
+// engine names them through the crate whose records they are.
 pub use crate::retention::{
     CONSUMER_PROTOCOL_TYPE, DEFAULT_OFFSETS_RETENTION_MS, ExpirationRule, RetentionGroup, TopicSet,
     expired_offsets, retention_ms_from_minutes,
@@ -168,3 +170,4 @@ pub use crate::storage::{
     AppendCompletion, CoordinatorPartition, DEFAULT_COORDINATOR_PARTITIONS, LoadedPartition, MetadataStore,
     OffsetStorage, OwnerEpoch, Record, StoredGroups,
 };
+pub use group_share_coordinator::{SharePartitionKey, SharePartitionState, ShareSnapshotValue};

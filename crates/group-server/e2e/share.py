@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 
+from consumer_protocol import ScenarioFailed, check, wait_until
 from worker_io import emit, read_request_log, stdin_commands
 
 TOPIC = "queue"
@@ -36,27 +37,6 @@ GROUP = "share-e2e"
 SESSION_MS = 6000
 HEARTBEAT_MS = 500
 WORKER_LIFETIME_S = 90.0
-
-
-class ScenarioFailed(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise ScenarioFailed(message)
-
-
-def wait_until(pred, timeout, what):
-    end = time.time() + timeout
-    last = None
-    while True:
-        last = pred()
-        if last:
-            return last
-        if time.time() > end:
-            raise ScenarioFailed(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)
 
 
 # --------------------------------------------------------------------------- worker side

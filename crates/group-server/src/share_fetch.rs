@@ -20,10 +20,6 @@ use crate::share_session::{
 };
 use crate::topics::Topics;
 
-/// `group.share.record.lock.duration.ms`'s default (`ShareGroupConfig`): what a fetch
-/// response says an acquisition lock lasts (nothing is ever acquired here).
-pub(crate) const RECORD_LOCK_DURATION_MS: i32 = 30_000;
-
 /// The highest acknowledge type of v1 (`AcknowledgeType`: 0 gap, 1 accept, 2 release,
 /// 3 reject; 4, renew, is v2's and needs `IsRenewAck`).
 const MAX_ACKNOWLEDGE_TYPE: i8 = 3;
@@ -234,8 +230,11 @@ impl Node {
         let _ = write!(log, ",\"partitions\":{},\"acknowledged\":{}", answered.len(), acknowledged.len());
         // Min bytes 0 is met by nothing: `DelayedShareFetch.isMinBytesSatisfied`.
         let hold_ms = (fetched && req.min_bytes > 0).then_some(req.max_wait_ms);
+        // What an acquisition lock of the group lasts (`share.record.lock.duration.ms`,
+        // the group's or the broker's), though nothing is ever acquired here.
+        let lock_ms = self.service.coordinator().share_group_settings(group).record_lock_duration_ms;
         let response = kp::ShareFetchResponse::default()
-            .with_acquisition_lock_timeout_ms(RECORD_LOCK_DURATION_MS)
+            .with_acquisition_lock_timeout_ms(lock_ms)
             .with_responses(topics);
         ShareAnswer { response, hold_ms, log }
     }

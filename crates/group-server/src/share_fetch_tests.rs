@@ -438,3 +438,21 @@ fn share_partitions_belong_to_the_group() {
     let resp = share_ack(&node, &mut one, &ack_req(1, t1(), 0, &[(0, 0, &[1])]));
     assert_eq!(resp.responses[0].partitions[0].error_code, 3);
 }
+
+/// The acquisition lock a fetch announces is the group's `share.record.lock.duration.ms`:
+/// the broker's `group.share.record.lock.duration.ms`, or the group's own setting.
+#[test]
+fn a_fetch_announces_the_groups_record_lock_duration() {
+    let node = node();
+    let lock = |node: &Node| {
+        let (_, resp) = share_fetch(node, &mut session(9), &fetch_req(0, t1(), &[0]));
+        resp.acquisition_lock_timeout_ms
+    };
+    assert_eq!(lock(&node), 30_000, "the broker's default");
+    let overrides = group_coordinator::GroupConfigOverrides {
+        share_record_lock_duration_ms: Some(20_000),
+        ..Default::default()
+    };
+    node.service.coordinator().set_group_config("g", overrides).expect("within the broker's bounds");
+    assert_eq!(lock(&node), 20_000, "the group's own");
+}

@@ -225,6 +225,24 @@ mod tests {
                     deleting: vec![(t, "t1".into())],
                 })),
             },
+            ModernGroupRecord::share_state(
+                &group_offsets::SharePartitionKey::new("g", t, 1),
+                Some(group_offsets::SharePartitionState {
+                    offset: group_offsets::ShareSnapshotValue {
+                        snapshot_epoch: 1,
+                        state_epoch: 0,
+                        leader_epoch: 2,
+                        start_offset: 10,
+                        delivery_complete_count: 3,
+                        create_timestamp: 5,
+                        write_timestamp: 6,
+                        state_batches: vec![group_types::StateBatch::new(10, 19, 2, 1)],
+                    },
+                    max_leader_epoch: 2,
+                    max_state_epoch: Some(0),
+                    updates_since_snapshot: Some(1),
+                }),
+            ),
         ];
         records.into_iter().map(|r| (format!("share-{}", r.type_name()), r)).collect()
     }

@@ -741,6 +741,11 @@ impl CoordinatorCore {
         Ok(())
     }
 
+    /// Group `group_id`'s overrides, if it has any.
+    pub fn group_config(&self, group_id: &str) -> Option<&crate::GroupConfigOverrides> {
+        self.engine.group_configs.get(group_id)
+    }
+
     /// A read-only snapshot of one group, sharing nothing with the live group.
     pub fn group(&self, group_id: &str) -> Option<GroupMetadata> {
         let (id, kind) = self.groups.get_key_value(group_id)?;

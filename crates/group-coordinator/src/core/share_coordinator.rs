@@ -37,7 +37,7 @@ use group_types::{
 
 use crate::MetadataImage;
 use crate::core::undo::Undo;
-use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response};
+use crate::core::{CoordinatorCore, Effects, PendingWrite, RequestId, Response};
 
 /// The data of one share partition in one of the five share-state requests: how
 /// the shard answers it, and the API's [`Response`].
@@ -65,129 +65,49 @@ pub(crate) trait StatePartition: PartitionIndexed + Clone + Sized {
     ) -> Split<Self, ShareStateResponse<Self::Answer, Self>>;
 }
 
-impl StatePartition for InitializeStatePartition {
-    type Answer = ShareStatePartitionResult;
+/// Implements [`StatePartition`] for one API's partition data: its answer's type,
+/// the shard's operation, the API's [`Response`] variant and the service's split.
+macro_rules! state_partition {
+    ($($data:ty => $answer:ty, $response:ident, $split:ident, |$d:ident, $s:ident, $now:ident, $g:ident, $t:ident| $run:expr;)*) => {$(
+        impl StatePartition for $data {
+            type Answer = $answer;
 
-    fn run(
-        &self,
-        s: &ShareCoordinatorShard,
-        now: i64,
-        g: &GroupId,
-        t: TopicId,
-    ) -> ShardResult<PartitionReply<Self::Answer>> {
-        s.initialize_state(now, g, Some(t), self)
-    }
+            fn run(
+                &self,
+                $s: &ShareCoordinatorShard,
+                $now: i64,
+                $g: &GroupId,
+                $t: TopicId,
+            ) -> ShardResult<PartitionReply<Self::Answer>> {
+                let $d = self;
+                $run
+            }
 
-    fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
-        Response::InitializeShareGroupState(response)
-    }
+            fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
+                Response::$response(response)
+            }
 
-    fn split(
-        request: &ShareStateRequest<Self>,
-        partitions: i32,
-    ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
-        split_initialize(request, true, partitions)
-    }
+            fn split(
+                request: &ShareStateRequest<Self>,
+                partitions: i32,
+            ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
+                $split(request, true, partitions)
+            }
+        }
+    )*};
 }
 
-impl StatePartition for ReadStatePartition {
-    type Answer = ReadStatePartitionResult;
-
-    fn run(
-        &self,
-        s: &ShareCoordinatorShard,
-        now: i64,
-        g: &GroupId,
-        t: TopicId,
-    ) -> ShardResult<PartitionReply<Self::Answer>> {
-        s.read_state(now, g, Some(t), self)
-    }
-
-    fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
-        Response::ReadShareGroupState(response)
-    }
-
-    fn split(
-        request: &ShareStateRequest<Self>,
-        partitions: i32,
-    ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
-        split_read(request, true, partitions)
-    }
-}
-
-impl StatePartition for WriteStatePartition {
-    type Answer = ShareStatePartitionResult;
-
-    fn run(
-        &self,
-        s: &ShareCoordinatorShard,
-        now: i64,
-        g: &GroupId,
-        t: TopicId,
-    ) -> ShardResult<PartitionReply<Self::Answer>> {
-        s.write_state(now, g, Some(t), self)
-    }
-
-    fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
-        Response::WriteShareGroupState(response)
-    }
-
-    fn split(
-        request: &ShareStateRequest<Self>,
-        partitions: i32,
-    ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
-        split_write(request, true, partitions)
-    }
-}
-
-impl StatePartition for DeleteStatePartition {
-    type Answer = ShareStatePartitionResult;
-
-    fn run(
-        &self,
-        s: &ShareCoordinatorShard,
-        _: i64,
-        g: &GroupId,
-        t: TopicId,
-    ) -> ShardResult<PartitionReply<Self::Answer>> {
-        s.delete_state(g, Some(t), self.partition)
-    }
-
-    fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
-        Response::DeleteShareGroupState(response)
-    }
-
-    fn split(
-        request: &ShareStateRequest<Self>,
-        partitions: i32,
-    ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
-        split_delete(request, true, partitions)
-    }
-}
-
-impl StatePartition for ReadStateSummaryPartition {
-    type Answer = ReadStateSummaryPartitionResult;
-
-    fn run(
-        &self,
-        s: &ShareCoordinatorShard,
-        _: i64,
-        g: &GroupId,
-        t: TopicId,
-    ) -> ShardResult<PartitionReply<Self::Answer>> {
-        s.read_state_summary(g, Some(t), self)
-    }
-
-    fn respond(response: ShareStateResponse<Self::Answer, Self>) -> Response {
-        Response::ReadShareGroupStateSummary(response)
-    }
-
-    fn split(
-        request: &ShareStateRequest<Self>,
-        partitions: i32,
-    ) -> Split<Self, ShareStateResponse<Self::Answer, Self>> {
-        split_read_summary(request, true, partitions)
-    }
+state_partition! {
+    InitializeStatePartition => ShareStatePartitionResult, InitializeShareGroupState, split_initialize,
+        |d, s, now, g, t| s.initialize_state(now, g, Some(t), d);
+    ReadStatePartition => ReadStatePartitionResult, ReadShareGroupState, split_read,
+        |d, s, now, g, t| s.read_state(now, g, Some(t), d);
+    WriteStatePartition => ShareStatePartitionResult, WriteShareGroupState, split_write,
+        |d, s, now, g, t| s.write_state(now, g, Some(t), d);
+    DeleteStatePartition => ShareStatePartitionResult, DeleteShareGroupState, split_delete,
+        |d, s, _now, g, t| s.delete_state(g, Some(t), d.partition);
+    ReadStateSummaryPartition => ReadStateSummaryPartitionResult, ReadShareGroupStateSummary, split_read_summary,
+        |d, s, _now, g, t| s.read_state_summary(g, Some(t), d);
 }
 
 /// `request` answered `code` for every partition it names, with Kafka's message
@@ -252,6 +172,26 @@ impl CoordinatorCore {
             Some(write) => self.engine.deferred.push((write, id, response)),
             None => self.engine.respond(id, response),
         }
+    }
+
+    /// Topics were deleted: the share state of their share partitions goes
+    /// (`ShareCoordinatorShard.maybeCleanupShareState`, run by Kafka's service on a
+    /// metadata image that deletes topics), written as tombstones whose failure is
+    /// only logged, as Kafka's is.
+    pub fn share_state_topics_deleted(&mut self, now_ms: i64, deleted: &[TopicId]) -> Effects {
+        let mut out = Effects::default();
+        let deleted: std::collections::HashSet<TopicId> = deleted.iter().copied().collect();
+        let tombstones = self.share_coordinator.maybe_cleanup_share_state(&deleted);
+        if tombstones.is_empty() {
+            return out;
+        }
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        self.begin(now_ms);
+        let records = tombstones.iter().map(|r| self.apply_share_record(r)).collect();
+        self.engine.write(records, PendingWrite::Logged);
+        self.end();
+        std::mem::swap(&mut self.engine.fx, &mut out);
+        out
     }
 
     /// Replays one of the shard's records with an undo entry, and gives the

@@ -18,8 +18,8 @@ use group_types::{
     AlteredShareOffsetsTopic, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
     DeleteGroupsRequest, DeleteGroupsResponse, DeletedShareOffsetsTopic, DescribeGroupsRequest,
     DescribeGroupsResponse, DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse,
-    DescribedConsumerGroup, DescribedShareOffset, DescribedShareOffsetsTopic, ErrorCode, GroupId,
-    ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
+    DescribedConsumerGroup, DescribedShareGroup, DescribedShareOffset, DescribedShareOffsetsTopic, ErrorCode,
+    GroupId, ListGroupsRequest, ListGroupsResponse, OffsetCommitData, OffsetCommitResponse, OffsetFetchData,
     PartitionMap, ShareGroupDescribeRequest, ShareGroupDescribeResponse, SharePartitionOutcome, TopicEntries,
 };
 
@@ -230,10 +230,15 @@ impl Inner {
         }
         // KAFKA-18813: a subscription to a topic the caller may not describe
         // fails the whole heartbeat (§2.1 step 3).
-        if let Request::ConsumerGroupHeartbeat(r) = &request
-            && let Some(names) = &r.subscribed_topic_names
-            && names.iter().any(|t| !self.allowed(context, AclOperation::Describe, Resource::Topic(t), true))
-        {
+        let subscribed = match &request {
+            Request::ConsumerGroupHeartbeat(r) => r.subscribed_topic_names.as_deref(),
+            // `KafkaApis.handleShareGroupHeartbeat` checks the same.
+            Request::ShareGroupHeartbeat(r) => r.subscribed_topic_names.as_deref(),
+            _ => None,
+        };
+        if subscribed.is_some_and(|names| {
+            names.iter().any(|t| !self.allowed(context, AclOperation::Describe, Resource::Topic(t), true))
+        }) {
             return Admission::Answered(request.refused(ErrorCode::TopicAuthorizationFailed));
         }
         let fixup = match &mut request {
@@ -489,30 +494,92 @@ const ACL_READ: i32 = 3;
 const ACL_DELETE: i32 = 6;
 const ACL_DESCRIBE: i32 = 8;
 
-/// `KafkaApis.handleConsumerGroupDescribe`'s checks after the coordinator: a group
-/// whose members hold a topic the caller may not describe is
-/// `TOPIC_AUTHORIZATION_FAILED` with no members; otherwise its authorized
-/// operations, when asked for.
+/// A described modern group, as `KafkaApis` checks it after the coordinator.
+trait Described {
+    fn failed(&self) -> bool;
+    fn group(&self) -> &str;
+    /// The names of the topics its members hold (or are to hold).
+    fn held_topics(&self) -> impl Iterator<Item = &str>;
+    /// The group answered `TOPIC_AUTHORIZATION_FAILED`, with no members.
+    fn deny_topics(&mut self);
+    fn set_authorized_operations(&mut self, bits: i32);
+}
+
+impl Described for DescribedConsumerGroup {
+    fn failed(&self) -> bool {
+        self.error_code != ErrorCode::None
+    }
+
+    fn group(&self) -> &str {
+        &self.group_id
+    }
+
+    fn held_topics(&self) -> impl Iterator<Item = &str> {
+        self.members
+            .iter()
+            .flat_map(|m| m.assignment.iter().chain(&m.target_assignment))
+            .map(|t| &*t.topic_name)
+    }
+
+    fn deny_topics(&mut self) {
+        *self =
+            DescribedConsumerGroup::error(self.group_id.clone(), ErrorCode::TopicAuthorizationFailed, None);
+    }
+
+    fn set_authorized_operations(&mut self, bits: i32) {
+        self.authorized_operations = bits;
+    }
+}
+
+impl Described for DescribedShareGroup {
+    fn failed(&self) -> bool {
+        self.error_code != ErrorCode::None
+    }
+
+    fn group(&self) -> &str {
+        &self.group_id
+    }
+
+    fn held_topics(&self) -> impl Iterator<Item = &str> {
+        self.members.iter().flat_map(|m| &m.assignment).map(|t| &*t.topic_name)
+    }
+
+    /// `KafkaApis.handleShareGroupDescribe` says why.
+    fn deny_topics(&mut self) {
+        let message = "The group has described topic(s) that the client is not authorized to describe.";
+        *self = DescribedShareGroup::error(
+            self.group_id.clone(),
+            ErrorCode::TopicAuthorizationFailed,
+            Some(message.to_owned()),
+        );
+    }
+
+    fn set_authorized_operations(&mut self, bits: i32) {
+        self.authorized_operations = bits;
+    }
+}
+
+/// `KafkaApis.handleConsumerGroupDescribe`'s and `handleShareGroupDescribe`'s checks
+/// after the coordinator: a group whose members hold a topic the caller may not
+/// describe is `TOPIC_AUTHORIZATION_FAILED` with no members; otherwise its
+/// authorized operations, when asked for.
 fn authorize_described(
     authorizer: &dyn crate::Authorizer,
     context: &RequestContext,
-    g: &mut DescribedConsumerGroup,
+    g: &mut impl Described,
     include: bool,
 ) {
-    if g.error_code != ErrorCode::None {
+    if g.failed() {
         return;
     }
-    let denied = g
-        .members
-        .iter()
-        .flat_map(|m| m.assignment.iter().chain(&m.target_assignment))
-        .any(|t| !authorizer.authorize(context, AclOperation::Describe, Resource::Topic(&t.topic_name)));
+    let denied =
+        g.held_topics().any(|t| !authorizer.authorize(context, AclOperation::Describe, Resource::Topic(t)));
     if denied {
-        *g = DescribedConsumerGroup::error(g.group_id.clone(), ErrorCode::TopicAuthorizationFailed, None);
+        g.deny_topics();
         return;
     }
     if include {
-        let allowed = |op| authorizer.authorize(context, op, Resource::Group(&g.group_id));
+        let allowed = |op| authorizer.authorize(context, op, Resource::Group(g.group()));
         let mut bits = 0;
         for (op, code) in [
             (AclOperation::Read, ACL_READ),
@@ -523,7 +590,7 @@ fn authorize_described(
                 bits |= 1 << code;
             }
         }
-        g.authorized_operations = bits;
+        g.set_authorized_operations(bits);
     }
 }
 
@@ -738,7 +805,8 @@ impl EachGroup for ShareGroupDescribeRequest {
         &self.group_ids
     }
 
-    /// An empty group id is answered first, as Kafka does, the rest in request order.
+    /// An empty group id is answered first, as Kafka does, the rest in request order;
+    /// then each group's answer passes `KafkaApis`'s checks after the coordinator.
     fn answer(self, caller: &Caller<'_>) -> Pending<ShareGroupDescribeResponse> {
         let include = self.include_authorized_operations;
         let mut ids = self.group_ids;
@@ -750,8 +818,14 @@ impl EachGroup for ShareGroupDescribeRequest {
                 include_authorized_operations: include,
             })
             .collect();
-        caller.fan_out(parts, move |answers: Vec<ShareGroupDescribeResponse>| ShareGroupDescribeResponse {
-            groups: answers.into_iter().flat_map(|a| a.groups).collect(),
+        let authorizer = caller.coordinator.inner.authorizer.clone();
+        let context = caller.context.clone();
+        caller.fan_out(parts, move |answers: Vec<ShareGroupDescribeResponse>| {
+            let mut groups: Vec<_> = answers.into_iter().flat_map(|a| a.groups).collect();
+            for g in &mut groups {
+                authorize_described(&*authorizer, &context, g, include);
+            }
+            ShareGroupDescribeResponse { groups }
         })
     }
 }

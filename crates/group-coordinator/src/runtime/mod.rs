@@ -737,6 +737,7 @@ impl GroupCoordinator {
             if !deleted.is_empty() {
                 self.inner.step_shard(index, |core, now, scratch| {
                     scratch.extend(core.share_topics_deleted(now, &deleted));
+                    scratch.extend(core.share_state_topics_deleted(now, &deleted));
                 });
             }
             lock(shard).core.update_metadata_image(image.clone());
@@ -767,6 +768,15 @@ impl GroupCoordinator {
         overrides.validate(&self.inner.config.consumer)?;
         let shard = self.inner.shard_of(group_id);
         lock(&self.inner.shards[shard]).core.set_group_config(group_id, overrides)
+    }
+
+    /// What share group `group_id` runs with: the broker's `group.share.*` defaults
+    /// with the group's own settings ([`set_group_config`](Self::set_group_config))
+    /// over them. A broker's fetch path reads its lock duration and limits here.
+    pub fn share_group_settings(&self, group_id: &str) -> crate::ShareGroupSettings {
+        let shard = self.inner.shard_of(group_id);
+        let shard = lock(&self.inner.shards[shard]);
+        crate::ShareGroupSettings::of(&self.inner.config.share, shard.core.group_config(group_id))
     }
 
     /// The coordinator as the anonymous principal sees it (the methods without a

@@ -2,15 +2,21 @@
 //! heartbeat, change subscriptions, leave, crash and come back, while time moves
 //! in random steps (sessions expire), topics grow, writes complete late and some
 //! fail after later requests were handled, and the share coordinator answers the
-//! initializations the group asks for late, or fails them.
+//! initializations the group asks for late, or fails them. The share coordinator
+//! is the core's own (as the runtime hosts it): an initialization the group asks
+//! for is sent to it as InitializeShareGroupState, and a broker's share partition
+//! leader writes the share partitions' state (WriteShareGroupState) among it all.
 //!
 //! Checked after every step: every request is answered exactly once; a member
 //! holds only initialized partitions of topics it subscribes to; no epoch runs
 //! ahead of the group epoch. Whenever no write is outstanding, loading the
-//! records written so far gives back the live group (load is replay). At the end
+//! records written so far gives back the live group and the live share state
+//! (load is replay). At the end
 //! failures stop, the share coordinator answers everything, every live client
 //! keeps heartbeating: every member reaches the group's epoch and every
-//! partition of the subscribed topics is initialized and held by some member.
+//! partition of the subscribed topics is initialized and held by some member;
+//! and every share partition's state is the one its last acknowledged write left
+//! (an acknowledged write is never lost, a failed one never seen).
 //!
 //! `SHARE_SIM_SEEDS=<n>` runs more seeds than CI's default.
 
@@ -21,7 +27,12 @@ use group_coordinator::{
     CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Record, Request, RequestId, Response,
     TimerQueue, TopicImage, Write,
 };
-use group_types::{ErrorCode, InitializeShareGroupStateRequest, ShareGroupHeartbeatRequest, TopicId};
+use group_share_coordinator::SharePartitionKey;
+use group_types::{
+    ErrorCode, InitializeShareGroupStateRequest, ReadShareGroupStateRequest, ReadStatePartition,
+    ShareGroupHeartbeatRequest, ShareStateTopic, StateBatch, TopicId, WriteShareGroupStateRequest,
+    WriteStatePartition,
+};
 
 use crate::support::Rng;
 
@@ -35,6 +46,17 @@ enum Phase {
     Out,
     In,
     Crashed,
+}
+
+/// Who waits for an answer.
+#[derive(Debug)]
+enum Owner {
+    /// Client `i`'s heartbeat.
+    Client(usize),
+    /// The share coordinator's InitializeShareGroupState of an ask of the group's.
+    Initialize(InitializeShareGroupStateRequest),
+    /// The partition leader's write of share partition `p` of foo, at start offset `start`.
+    Write { partition: i32, start: i64 },
 }
 
 #[derive(Debug)]
@@ -61,7 +83,12 @@ struct Sim {
     clients: Vec<Client>,
     next_request: u64,
     answered: HashSet<RequestId>,
-    owner_of: HashMap<RequestId, usize>,
+    owner_of: HashMap<RequestId, Owner>,
+    /// Per share partition of foo, the start offset its last acknowledged write set.
+    acked: HashMap<i32, i64>,
+    /// The share partitions of foo with a write in flight.
+    writing: HashSet<i32>,
+    next_offset: i64,
     partitions: (u32, u32),
     version: i64,
     trace: Vec<String>,
@@ -105,6 +132,9 @@ impl Sim {
             next_request: 0,
             answered: HashSet::new(),
             owner_of: HashMap::new(),
+            acked: HashMap::new(),
+            writing: HashSet::new(),
+            next_offset: 0,
             partitions,
             version: 1,
             trace: Vec::new(),
@@ -151,10 +181,28 @@ impl Sim {
     }
 
     fn deliver(&mut self, rid: RequestId, response: Response) {
-        let Some(i) = self.owner_of.remove(&rid) else { return };
-        let Response::ShareGroupHeartbeat(r) = response else {
-            self.fail(format!("another answer {response:?}"))
+        let i = match (self.owner_of.remove(&rid), response) {
+            (None, _) => return,
+            (Some(Owner::Client(i)), Response::ShareGroupHeartbeat(r)) => (i, r),
+            (Some(Owner::Initialize(ask)), Response::InitializeShareGroupState(r)) => {
+                let ok =
+                    r.results.iter().all(|t| t.partitions.iter().all(|p| p.error_code == ErrorCode::None));
+                self.trace.push(format!("{} share coordinator initialized: {ok}", self.now));
+                let fx = self.core.share_group_state_initialized(self.now, "g", &ask_partitions(&ask), ok);
+                return self.process(fx);
+            }
+            (Some(Owner::Write { partition, start }), Response::WriteShareGroupState(r)) => {
+                self.writing.remove(&partition);
+                let code = r.results[0].partitions[0].error_code;
+                self.trace.push(format!("{} write foo-{partition} at {start}: {code:?}", self.now));
+                if code == ErrorCode::None {
+                    self.acked.insert(partition, start);
+                }
+                return;
+            }
+            (owner, response) => self.fail(format!("{owner:?} answered {response:?}")),
         };
+        let (i, r) = i;
         let c = &mut self.clients[i];
         c.waiting = None;
         self.trace.push(format!(
@@ -196,7 +244,7 @@ impl Sim {
         self.next_request += 1;
         let rid = RequestId(self.next_request);
         c.waiting = Some(rid);
-        self.owner_of.insert(rid, i);
+        self.owner_of.insert(rid, Owner::Client(i));
         let req = ShareGroupHeartbeatRequest {
             group_id: "g".into(),
             member_id: c.member_id.as_str().into(),
@@ -211,23 +259,59 @@ impl Sim {
         self.process(fx);
     }
 
-    /// Answers the oldest asked initialization.
+    /// Answers the oldest asked initialization: sent to the share coordinator (whose
+    /// answer the group then gets), or failed before it (a share coordinator away).
     fn answer_initialization(&mut self, ok: bool) {
         if self.asked.is_empty() {
             return;
         }
         let ask = self.asked.remove(0);
-        let partitions: Vec<(TopicId, Vec<i32>)> = ask
-            .topics
-            .iter()
-            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
-            .collect();
+        let partitions = ask_partitions(&ask);
         self.trace.push(format!(
             "{} persister {} {partitions:?}",
             self.now,
-            if ok { "ok" } else { "failed" }
+            if ok { "asks the share coordinator" } else { "failed" }
         ));
-        let fx = self.core.share_group_state_initialized(self.now, "g", &partitions, ok);
+        if !ok {
+            let fx = self.core.share_group_state_initialized(self.now, "g", &partitions, false);
+            return self.process(fx);
+        }
+        let rid = self.request_id();
+        self.owner_of.insert(rid, Owner::Initialize(ask.clone()));
+        let fx = self.core.handle(self.now, rid, Request::InitializeShareGroupState(ask));
+        self.process(fx);
+    }
+
+    fn request_id(&mut self) -> RequestId {
+        self.next_request += 1;
+        RequestId(self.next_request)
+    }
+
+    /// The partition leader writes share partition `p` of foo (once its state
+    /// exists), one write in flight per share partition as a `SharePartition` keeps.
+    fn write_state(&mut self, p: i32) {
+        let key = SharePartitionKey::new("g", FOO, p);
+        if self.writing.contains(&p) || self.core.share_coordinator().share_partition(&key).is_none() {
+            return;
+        }
+        self.next_offset += 10;
+        let start = self.next_offset;
+        let data = WriteStatePartition {
+            partition: p,
+            start_offset: start,
+            state_batches: vec![StateBatch::new(start, start + 4, 2, 1)],
+            ..WriteStatePartition::default()
+        };
+        let request = WriteShareGroupStateRequest {
+            api_version: 0,
+            group_id: "g".into(),
+            topics: vec![ShareStateTopic::new(FOO, [data])],
+        };
+        let rid = self.request_id();
+        self.writing.insert(p);
+        self.owner_of.insert(rid, Owner::Write { partition: p, start });
+        self.trace.push(format!("{} write foo-{p} at {start}", self.now));
+        let fx = self.core.handle(self.now, rid, Request::WriteShareGroupState(request));
         self.process(fx);
     }
 
@@ -276,9 +360,13 @@ impl Sim {
                     c.leaving = false;
                 }
             }
-            61..=72 => {
+            61..=68 => {
                 let ok = !self.rng.chance(25);
                 self.answer_initialization(ok);
+            }
+            69..=72 => {
+                let p = self.rng.below(u64::from(self.partitions.0)) as i32;
+                self.write_state(p);
             }
             73..=80 => {
                 let k = 1 + self.rng.below(3) as usize;
@@ -352,6 +440,15 @@ impl Sim {
             if got != want {
                 self.fail(format!("loading the log gives {got:#?}\nnot {want:#?}"));
             }
+            let state = |core: &CoordinatorCore| {
+                core.share_coordinator()
+                    .share_partitions()
+                    .map(|(k, s)| (k.clone(), s.clone()))
+                    .collect::<Vec<_>>()
+            };
+            if state(&loaded) != state(&self.core) {
+                self.fail(format!("loaded share state {:#?}\nnot {:#?}", state(&loaded), state(&self.core)));
+            }
         }
     }
 
@@ -373,6 +470,7 @@ impl Sim {
             while !self.asked.is_empty() {
                 self.answer_initialization(true);
             }
+            self.complete_writes(usize::MAX, None);
             for i in 0..self.clients.len() {
                 self.send(i);
             }
@@ -386,6 +484,7 @@ impl Sim {
             }
             held.extend(m.assigned.iter().flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, *p))));
         }
+        self.check_acknowledged_writes();
         let subscribed: BTreeSet<&str> =
             g.members.iter().flat_map(|m| m.subscribed_topic_names.iter().map(String::as_str)).collect();
         for (topic, name, n) in [(FOO, "foo", self.partitions.0), (BAR, "bar", self.partitions.1)] {
@@ -398,6 +497,39 @@ impl Sim {
             }
         }
     }
+}
+
+impl Sim {
+    /// Every share partition of foo reads back as its last acknowledged write left it.
+    fn check_acknowledged_writes(&mut self) {
+        let mut acked: Vec<(i32, i64)> = self.acked.iter().map(|(p, s)| (*p, *s)).collect();
+        acked.sort_unstable();
+        for (p, start) in acked {
+            let rid = self.request_id();
+            let request = ReadShareGroupStateRequest {
+                api_version: 0,
+                group_id: "g".into(),
+                topics: vec![ShareStateTopic::new(
+                    FOO,
+                    [ReadStatePartition { partition: p, leader_epoch: 0 }],
+                )],
+            };
+            let fx = self.core.handle(self.now, rid, Request::ReadShareGroupState(request));
+            let Some((_, Response::ReadShareGroupState(r))) =
+                fx.responses.into_iter().find(|(id, _)| *id == rid)
+            else {
+                self.fail(format!("foo-{p}: no read answer with nothing outstanding"))
+            };
+            let read = &r.results[0].partitions[0];
+            if (read.error_code, read.start_offset) != (ErrorCode::None, start) {
+                self.fail(format!("foo-{p} reads {read:?}, its last acknowledged write set start {start}"));
+            }
+        }
+    }
+}
+
+fn ask_partitions(ask: &InitializeShareGroupStateRequest) -> Vec<(TopicId, Vec<i32>)> {
+    ask.topics.iter().map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect())).collect()
 }
 
 fn image(version: i64, (foo_partitions, bar_partitions): (u32, u32)) -> MetadataImage {

@@ -381,3 +381,62 @@ fn the_offset_admin_apis_against_the_hosted_share_coordinator() {
     );
     assert!(describe().is_empty(), "no state left to describe");
 }
+
+/// Denies DESCRIBE on topic `foo` to `User:mallory`, allows everything else.
+#[derive(Debug)]
+struct MalloryCannotSeeFoo;
+
+impl group_coordinator::Authorizer for MalloryCannotSeeFoo {
+    fn authorize(
+        &self,
+        context: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        let topic_foo = matches!(resource, group_coordinator::Resource::Topic("foo"));
+        context.principal.name() != "mallory"
+            || !(topic_foo && operation == group_coordinator::AclOperation::Describe)
+    }
+}
+
+/// `KafkaApis`' topic checks of the share APIs: a heartbeat subscribing to a topic the
+/// caller may not describe, and a description of a group holding one, are
+/// TOPIC_AUTHORIZATION_FAILED (the description with Kafka's message and no members).
+#[test]
+fn share_apis_hide_topics_the_caller_may_not_describe() {
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .authorizer(Arc::new(MalloryCannotSeeFoo))
+        .open()
+        .expect("opens");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut r =
+        coordinator.handle_share_group_heartbeat(heartbeat(0, Some(vec!["foo".into()]))).expect("answered");
+    while r.assignment.as_ref().is_none_or(|a| a.is_empty()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        r = coordinator.handle_share_group_heartbeat(heartbeat(r.member_epoch, None)).expect("answered");
+    }
+    assert_eq!(r.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..2)]), "the member holds foo");
+
+    let mallory = group_coordinator::RequestContext::new(group_coordinator::Principal::user("mallory"));
+    let as_mallory = coordinator.caller(&mallory);
+    let mut join = heartbeat(0, Some(vec!["foo".into()]));
+    join.member_id = MemberId::from("m2");
+    let refused = as_mallory.handle_share_group_heartbeat(join).expect("answered");
+    assert_eq!(refused.error_code, ErrorCode::TopicAuthorizationFailed);
+
+    let describe = group_types::ShareGroupDescribeRequest {
+        group_ids: vec![GroupId::from("g")],
+        include_authorized_operations: true,
+    };
+    let hidden = as_mallory.handle_share_group_describe(describe.clone()).expect("answered");
+    let g = &hidden.groups[0];
+    assert_eq!(g.error_code, ErrorCode::TopicAuthorizationFailed);
+    assert!(g.members.is_empty() && g.error_message.as_deref().is_some_and(|m| m.contains("not authorized")));
+
+    let seen = coordinator.handle_share_group_describe(describe).expect("answered");
+    let g = &seen.groups[0];
+    assert_eq!((g.error_code, g.members.len()), (ErrorCode::None, 1));
+    // READ (3), DELETE (6) and DESCRIBE (8) on the group.
+    assert_eq!(g.authorized_operations, (1 << 3) | (1 << 6) | (1 << 8));
+}

@@ -177,3 +177,73 @@ fn the_share_state_rpcs_need_cluster_action() {
     assert_eq!(codes, vec![ErrorCode::ClusterAuthorizationFailed; PARTITIONS as usize]);
     assert_eq!(read_all(&coordinator, "g")[0].1, ErrorCode::ClusterAuthorizationFailed);
 }
+
+/// A coordinator partition that moves to another node takes its share state and its
+/// share groups along: the new owner loads both from the store.
+#[test]
+fn share_state_and_share_groups_move_with_their_partitions() {
+    let store = Arc::new(MemoryMetadataStore::new());
+    let mut config = CoordinatorConfig::default();
+    config.share.enabled = true;
+    let node = |store: &Arc<MemoryMetadataStore>| {
+        GroupCoordinator::builder(store.clone(), config.clone())
+            .clock(Arc::new(ManualClock::new(1_000)))
+            .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", PARTITIONS as u32)]))
+            .managed_ownership()
+            .open()
+            .expect("opens")
+    };
+    let all = || (0..store.partition_count()).map(group_offsets::CoordinatorPartition);
+    let first = node(&store);
+    for p in all() {
+        first.load_partition(p, group_offsets::OwnerEpoch(1)).expect("loads");
+    }
+    first.handle_initialize_share_group_state(initialize("g", 5)).expect("answered");
+    first.handle_write_share_group_state(write("g", 6, StateBatch::new(5, 9, 2, 1))).expect("answered");
+    // Another group: its own initializations (on the hosted persister's thread) would
+    // reset "g"'s share partitions, as Kafka's would, at a moment of their choosing.
+    let joined = first
+        .handle_share_group_heartbeat(group_types::ShareGroupHeartbeatRequest {
+            group_id: GroupId::from("sg"),
+            member_id: group_types::MemberId::from("m1"),
+            member_epoch: 0,
+            subscribed_topic_names: Some(vec!["foo".into()]),
+            ..Default::default()
+        })
+        .expect("answered");
+    assert_eq!(joined.error_code, ErrorCode::None);
+    let before = read_all(&first, "g");
+    for p in all() {
+        first.unload_partition(p);
+    }
+
+    let stored = store.load_all().expect("loads");
+    let kept =
+        stored.consumer.iter().filter(|r| r.record_type() == group_offsets::record_type::SHARE_STATE).count();
+    assert_eq!(kept, PARTITIONS as usize, "every share partition's state is stored");
+    let second = node(&store);
+    for p in all() {
+        second.load_partition(p, group_offsets::OwnerEpoch(2)).expect("loads");
+    }
+    assert_eq!(read_all(&second, "g"), before, "the share state moved");
+    assert_eq!(before[6].3, [StateBatch::new(5, 9, 2, 1)]);
+    let group = second.get_share_group("sg").expect("the share group moved");
+    assert_eq!(group.members.len(), 1);
+}
+
+/// A deleted topic's share state goes (`maybeCleanupShareState`): tombstones in every
+/// coordinator partition holding some of it, so a restart finds none.
+#[test]
+fn a_deleted_topics_share_state_goes() {
+    let store = Arc::new(MemoryMetadataStore::new());
+    let coordinator = open(&store);
+    coordinator.handle_initialize_share_group_state(initialize("g", 0)).expect("answered");
+    let stored = |store: &MemoryMetadataStore| {
+        let all = store.load_all().expect("loads");
+        all.consumer.iter().filter(|r| r.record_type() == group_offsets::record_type::SHARE_STATE).count()
+    };
+    assert_eq!(stored(&store), PARTITIONS as usize);
+    coordinator.update_metadata_image(MetadataImage::new(2, []));
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    assert_eq!(stored(&store), 0, "every share partition of the deleted topic is gone");
+}

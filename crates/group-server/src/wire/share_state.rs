@@ -5,6 +5,7 @@
 //! part here is its partition's fields, both ways, and its layout.
 
 use group_coordinator::CoordinatorError;
+use group_share_coordinator::{PartitionAnswer, PartitionIndexed};
 use group_types as gt;
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
@@ -36,7 +37,7 @@ fn request<W, P>(
 
 /// The coordinator's answer, or every partition of `request` answered
 /// COORDINATOR_NOT_AVAILABLE (with `refusal`) when the coordinator gave none.
-fn answered<P: Clone, R>(
+fn answered<P, R>(
     request: &gt::ShareStateRequest<P>,
     answer: Result<gt::ShareStateResponse<R, P>, CoordinatorError>,
     refusal: impl Fn(i32, gt::ErrorCode) -> R,
@@ -71,8 +72,44 @@ fn wire_batch_out(b: &gt::StateBatch) -> kp::read_share_group_state_response::St
         .with_delivery_count(b.delivery_count)
 }
 
+/// Serves one share-state request: `wire`'s group and `topics`, each partition's data
+/// converted by `data`, handed to the coordinator; its answer (or every partition
+/// COORDINATOR_NOT_AVAILABLE) encoded by `encode`.
+fn serve_state<W, P, R, E>(
+    node: &Node,
+    ctx: &Ctx<'_>,
+    group: &StrBytes,
+    topics: impl IntoIterator<Item = (uuid::Uuid, Vec<W>)>,
+    data: impl Fn(&W) -> P,
+    encode: impl FnOnce(gt::ShareStateResponse<R, P>) -> E + Send + 'static,
+) -> Result<Reply, RequestError>
+where
+    P: PartitionIndexed + Clone + Send + 'static,
+    R: PartitionAnswer + Send + 'static,
+    gt::ShareStateRequest<P>: group_coordinator::GroupApi<Response = gt::ShareStateResponse<R, P>>,
+    gt::ShareStateResponse<R, P>: group_coordinator::ResponseKind + Send + 'static,
+    E: kafka_protocol::protocol::Encodable + 'static,
+{
+    node.record(|| ctx.line(""));
+    let req = request(group, topics, data);
+    let asked = req.clone();
+    Ok(ctx.later(node.submit(ctx, req), move |r, _| encode(answered(&asked, r, refusal, P::partition))))
+}
+
+/// Each topic's answers as the wire's `topic` of its id and its partitions' `part`s.
+fn results<R, P, T, W>(
+    r: gt::ShareStateResponse<R, P>,
+    topic: impl Fn(uuid::Uuid, Vec<W>) -> T,
+    part: impl Fn(R) -> W,
+) -> Vec<T> {
+    r.results
+        .into_iter()
+        .map(|t| topic(uuid(t.topic_id), t.partitions.into_iter().map(&part).collect()))
+        .collect()
+}
+
 /// A refusal of one partition, with Kafka's message for the code.
-fn refusal<R: group_share_coordinator::PartitionAnswer>(partition: i32, code: gt::ErrorCode) -> R {
+fn refusal<R: PartitionAnswer>(partition: i32, code: gt::ErrorCode) -> R {
     R::refusal(partition, code, group_share_coordinator::default_error_message(code).to_owned())
 }
 
@@ -81,32 +118,25 @@ impl WireApi for gt::InitializeShareGroupStateRequest {
     const SCHEMA: Message = Message::new(0, 0, 0, &INITIALIZE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        node.record(|| ctx.line(""));
+        use kp::initialize_share_group_state_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
-        let req = request(&wire.group_id, topics, |p| gt::InitializeStatePartition {
-            partition: p.partition,
-            state_epoch: p.state_epoch,
-            start_offset: p.start_offset,
-        });
-        let asked = req.clone();
-        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            use kp::initialize_share_group_state_response as w;
-            let r = answered(&asked, r, refusal, |p| p.partition);
-            let results = r.results.into_iter().map(|t| {
-                w::InitializeStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
-                    t.partitions
-                        .into_iter()
-                        .map(|p| {
-                            w::PartitionResult::default()
-                                .with_partition(p.partition)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                        })
-                        .collect(),
-                )
-            });
-            kp::InitializeShareGroupStateResponse::default().with_results(results.collect())
-        }))
+        let data =
+            |p: &kp::initialize_share_group_state_request::PartitionData| gt::InitializeStatePartition {
+                partition: p.partition,
+                state_epoch: p.state_epoch,
+                start_offset: p.start_offset,
+            };
+        serve_state(node, ctx, &wire.group_id, topics, data, |r| {
+            let topic =
+                |id, parts| w::InitializeStateResult::default().with_topic_id(id).with_partitions(parts);
+            let part = |p: gt::ShareStatePartitionResult| {
+                w::PartitionResult::default()
+                    .with_partition(p.partition)
+                    .with_error_code(p.error_code.code())
+                    .with_error_message(osb(p.error_message))
+            };
+            kp::InitializeShareGroupStateResponse::default().with_results(results(r, topic, part))
+        })
     }
 
     #[cfg(test)]
@@ -126,34 +156,25 @@ impl WireApi for gt::ReadShareGroupStateRequest {
     const SCHEMA: Message = Message::new(0, 0, 0, &READ);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        node.record(|| ctx.line(""));
+        use kp::read_share_group_state_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
-        let req = request(&wire.group_id, topics, |p| gt::ReadStatePartition {
+        let data = |p: &kp::read_share_group_state_request::PartitionData| gt::ReadStatePartition {
             partition: p.partition,
             leader_epoch: p.leader_epoch,
-        });
-        let asked = req.clone();
-        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            use kp::read_share_group_state_response as w;
-            let r = answered(&asked, r, refusal, |p| p.partition);
-            let results = r.results.into_iter().map(|t| {
-                w::ReadStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
-                    t.partitions
-                        .into_iter()
-                        .map(|p| {
-                            w::PartitionResult::default()
-                                .with_partition(p.partition)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                                .with_state_epoch(p.state_epoch)
-                                .with_start_offset(p.start_offset)
-                                .with_state_batches(p.state_batches.iter().map(wire_batch_out).collect())
-                        })
-                        .collect(),
-                )
-            });
-            kp::ReadShareGroupStateResponse::default().with_results(results.collect())
-        }))
+        };
+        serve_state(node, ctx, &wire.group_id, topics, data, |r| {
+            let topic = |id, parts| w::ReadStateResult::default().with_topic_id(id).with_partitions(parts);
+            let part = |p: gt::ReadStatePartitionResult| {
+                w::PartitionResult::default()
+                    .with_partition(p.partition)
+                    .with_error_code(p.error_code.code())
+                    .with_error_message(osb(p.error_message))
+                    .with_state_epoch(p.state_epoch)
+                    .with_start_offset(p.start_offset)
+                    .with_state_batches(p.state_batches.iter().map(wire_batch_out).collect())
+            };
+            kp::ReadShareGroupStateResponse::default().with_results(results(r, topic, part))
+        })
     }
 
     #[cfg(test)]
@@ -171,36 +192,27 @@ impl WireApi for gt::WriteShareGroupStateRequest {
     const SCHEMA: Message = Message::new(0, 0, 0, &WRITE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        node.record(|| ctx.line(""));
+        use kp::write_share_group_state_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
         // v0 carries no delivery complete count: -1, unknown (KIP-1226).
-        let req = request(&wire.group_id, topics, |p| gt::WriteStatePartition {
+        let data = |p: &kp::write_share_group_state_request::PartitionData| gt::WriteStatePartition {
             partition: p.partition,
             state_epoch: p.state_epoch,
             leader_epoch: p.leader_epoch,
             start_offset: p.start_offset,
             delivery_complete_count: -1,
             state_batches: p.state_batches.iter().map(wire_batch_in).collect(),
-        });
-        let asked = req.clone();
-        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            use kp::write_share_group_state_response as w;
-            let r = answered(&asked, r, refusal, |p| p.partition);
-            let results = r.results.into_iter().map(|t| {
-                w::WriteStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
-                    t.partitions
-                        .into_iter()
-                        .map(|p| {
-                            w::PartitionResult::default()
-                                .with_partition(p.partition)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                        })
-                        .collect(),
-                )
-            });
-            kp::WriteShareGroupStateResponse::default().with_results(results.collect())
-        }))
+        };
+        serve_state(node, ctx, &wire.group_id, topics, data, |r| {
+            let topic = |id, parts| w::WriteStateResult::default().with_topic_id(id).with_partitions(parts);
+            let part = |p: gt::ShareStatePartitionResult| {
+                w::PartitionResult::default()
+                    .with_partition(p.partition)
+                    .with_error_code(p.error_code.code())
+                    .with_error_message(osb(p.error_message))
+            };
+            kp::WriteShareGroupStateResponse::default().with_results(results(r, topic, part))
+        })
     }
 
     #[cfg(test)]
@@ -220,28 +232,21 @@ impl WireApi for gt::DeleteShareGroupStateRequest {
     const SCHEMA: Message = Message::new(0, 0, 0, &DELETE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        node.record(|| ctx.line(""));
+        use kp::delete_share_group_state_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
-        let req = request(&wire.group_id, topics, |p| gt::DeleteStatePartition { partition: p.partition });
-        let asked = req.clone();
-        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            use kp::delete_share_group_state_response as w;
-            let r = answered(&asked, r, refusal, |p| p.partition);
-            let results = r.results.into_iter().map(|t| {
-                w::DeleteStateResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
-                    t.partitions
-                        .into_iter()
-                        .map(|p| {
-                            w::PartitionResult::default()
-                                .with_partition(p.partition)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                        })
-                        .collect(),
-                )
-            });
-            kp::DeleteShareGroupStateResponse::default().with_results(results.collect())
-        }))
+        let data = |p: &kp::delete_share_group_state_request::PartitionData| gt::DeleteStatePartition {
+            partition: p.partition,
+        };
+        serve_state(node, ctx, &wire.group_id, topics, data, |r| {
+            let topic = |id, parts| w::DeleteStateResult::default().with_topic_id(id).with_partitions(parts);
+            let part = |p: gt::ShareStatePartitionResult| {
+                w::PartitionResult::default()
+                    .with_partition(p.partition)
+                    .with_error_code(p.error_code.code())
+                    .with_error_message(osb(p.error_message))
+            };
+            kp::DeleteShareGroupStateResponse::default().with_results(results(r, topic, part))
+        })
     }
 
     #[cfg(test)]
@@ -260,34 +265,25 @@ impl WireApi for gt::ReadShareGroupStateSummaryRequest {
     const SCHEMA: Message = Message::new(0, 0, 0, &READ);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        node.record(|| ctx.line(""));
+        use kp::read_share_group_state_summary_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
-        let req = request(&wire.group_id, topics, |p| gt::ReadStateSummaryPartition {
-            partition: p.partition,
-            leader_epoch: p.leader_epoch,
-        });
-        let asked = req.clone();
-        Ok(ctx.later(node.submit(ctx, req), move |r, _| {
-            use kp::read_share_group_state_summary_response as w;
-            let r = answered(&asked, r, refusal, |p| p.partition);
-            let results = r.results.into_iter().map(|t| {
-                w::ReadStateSummaryResult::default().with_topic_id(uuid(t.topic_id)).with_partitions(
-                    t.partitions
-                        .into_iter()
-                        .map(|p| {
-                            w::PartitionResult::default()
-                                .with_partition(p.partition)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                                .with_state_epoch(p.state_epoch)
-                                .with_leader_epoch(p.leader_epoch)
-                                .with_start_offset(p.start_offset)
-                        })
-                        .collect(),
-                )
-            });
-            kp::ReadShareGroupStateSummaryResponse::default().with_results(results.collect())
-        }))
+        let data = |p: &kp::read_share_group_state_summary_request::PartitionData| {
+            gt::ReadStateSummaryPartition { partition: p.partition, leader_epoch: p.leader_epoch }
+        };
+        serve_state(node, ctx, &wire.group_id, topics, data, |r| {
+            let topic =
+                |id, parts| w::ReadStateSummaryResult::default().with_topic_id(id).with_partitions(parts);
+            let part = |p: gt::ReadStateSummaryPartitionResult| {
+                w::PartitionResult::default()
+                    .with_partition(p.partition)
+                    .with_error_code(p.error_code.code())
+                    .with_error_message(osb(p.error_message))
+                    .with_state_epoch(p.state_epoch)
+                    .with_leader_epoch(p.leader_epoch)
+                    .with_start_offset(p.start_offset)
+            };
+            kp::ReadShareGroupStateSummaryResponse::default().with_results(results(r, topic, part))
+        })
     }
 
     #[cfg(test)]

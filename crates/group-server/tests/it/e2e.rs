@@ -18,6 +18,28 @@ pub(crate) fn real_clients_turn() -> MutexGuard<'static, ()> {
     REAL_CLIENTS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The real-client tests' setting: the server binary, the work directory in its
+/// target directory, the scripts' directory, and the python of the virtual
+/// environment `e2e/venv.sh` keeps there (created on the first call).
+pub(crate) struct Clients {
+    pub(crate) binary: PathBuf,
+    pub(crate) work: PathBuf,
+    pub(crate) scripts: PathBuf,
+    pub(crate) python: String,
+}
+
+pub(crate) fn clients() -> Clients {
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_group-server"));
+    // <target>/<profile>/group-server: the work directory lives in <target>.
+    let target = binary.parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
+    let work = target.join("group-server-e2e");
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e");
+    let venv = Command::new("bash").arg(scripts.join("venv.sh")).arg(&work).output().expect("venv.sh runs");
+    assert!(venv.status.success(), "venv.sh failed: {}", String::from_utf8_lossy(&venv.stderr));
+    let python = String::from_utf8(venv.stdout).expect("UTF-8").trim().to_owned();
+    Clients { binary, work, scripts, python }
+}
+
 /// Generous: the first run also creates the virtual environment and installs the clients.
 const LIMIT: Duration = Duration::from_secs(600);
 

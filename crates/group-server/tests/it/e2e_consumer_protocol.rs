@@ -6,20 +6,12 @@
 //! The script runs the scenarios it is given in parallel, against one server in memory
 //! (short consumer session and heartbeat timers) and one on sled for the restart.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Runs `scenarios` of the script, expecting every one to pass.
 fn run(name: &str, scenarios: &[&str]) {
     let _turn = crate::e2e::real_clients_turn();
-    let binary = PathBuf::from(env!("CARGO_BIN_EXE_group-server"));
-    // <target>/<profile>/group-server: the work directory lives in <target>.
-    let target = binary.parent().and_then(Path::parent).expect("binary in a target dir").to_path_buf();
-    let work = target.join("group-server-e2e");
-    let e2e = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e");
-    let venv = Command::new("bash").arg(e2e.join("venv.sh")).arg(&work).output().expect("venv.sh runs");
-    assert!(venv.status.success(), "venv.sh failed: {}", String::from_utf8_lossy(&venv.stderr));
-    let python = String::from_utf8(venv.stdout).expect("UTF-8").trim().to_owned();
+    let crate::e2e::Clients { binary, work, scripts: e2e, python } = crate::e2e::clients();
     let run_dir = work.join(format!("consumer-protocol-{name}"));
     let _ = std::fs::remove_dir_all(&run_dir);
     let mut command = Command::new(&python);
