@@ -175,7 +175,7 @@ pub use crate::metadata_image::{MetadataImage, TopicImage};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};
 pub use crate::runtime::{
     Caller, Clock, GroupCoordinator, GroupCoordinatorBuilder, ManualClock, Outcome, PartitionState, Pending,
-    ResponseKind, ServingLease, SharePersister, SystemClock, TimerDriver,
+    ResponseKind, ServingLease, SharePersister, ShareStateRouting, SystemClock, TimerDriver,
 };
 pub use crate::share_config::{
     ShareAutoOffsetReset, ShareGroupConfig, ShareGroupSettings, ShareIsolationLevel,

@@ -24,6 +24,10 @@ acknowledged commit (and, for kp, the node that acknowledged it):
   resumed, with an error (never acknowledged) and the offset stays the new owner's;
   no kp commit is acknowledged by the resumed node after the new owner acknowledged
   one; the resumed node rejoins and takes its share again;
+- share groups: three share consumers (confluent-kafka's ShareConsumer) of a group
+  hold every partition between them; kill -9 of the group's owner moves the group
+  and its share state to another node, where the same members carry on, all checked
+  through ShareGroupDescribe;
 - a 4th node joins: it takes its share (13/13/12/12), and groups on partitions that
   moved to it (predicted from the ownership rules) carry on committing through it;
 - etcd quorum: with one etcd member (the leader) killed commits carry on; with a
@@ -583,6 +587,9 @@ class Node:
         args += ["--node-id", str(self.node_id), "--listen", "127.0.0.1:0", "--lease-ttl-secs", str(LEASE_TTL_S)]
         args += ["--cluster-prefix", c.prefix, "--topic", "%s:%d" % (TOPIC, PARTITIONS)]
         args += ["--initial-rebalance-delay-ms", "0", "--exit-on-stdin-close"]
+        # Short share-group timers, so that share members join and move in seconds.
+        args += ["--share-min-session-timeout-ms", "1000", "--share-session-timeout-ms", "10000"]
+        args += ["--share-min-heartbeat-interval-ms", "100", "--share-heartbeat-interval-ms", "500"]
         log = open(os.path.join(c.workdir, "node-%d.log" % self.node_id), "a")
         self.proc = Procs.spawn(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
         self.stopped = False
@@ -1325,8 +1332,53 @@ def scenario_etcd(cluster, state):
     )
 
 
+def scenario_share(cluster, state):
+    import share
+
+    owners = state["owners"]
+    victim = 3
+    group, _ = group_owned_by(cluster, owners, victim, "share")
+    everything = frozenset((TOPIC, p) for p in range(PARTITIONS))
+
+    def described(node_id):
+        node = cluster.nodes[node_id]
+        error, group_state, epoch, members = share.describe(node.addr, group)
+        held = [m[2] for m in members.values()]
+        covered = len(members) == 3 and all(held) and frozenset().union(*held) == everything
+        return (epoch, members) if error == 0 and group_state == "Stable" and covered else None
+
+    workers = [share.Worker(cluster.workdir, cluster.bootstrap(), "share-%s" % n, group, TOPIC) for n in "abc"]
+    try:
+        epoch, members = poll_until(lambda: described(victim), 40, "three share members covering every partition")
+        killed = time.time()
+        cluster.nodes[victim].kill()
+        new_owner = poll_until(
+            lambda: (lambda o: o if o not in (None, victim) else None)(cluster.owner(group)),
+            LEASE_TTL_S + MOVE_SLACK_S,
+            "the share group's partition to move",
+        )
+        _, after = poll_until(lambda: described(new_owner), RESUME_S, "the share group on its new owner")
+        check(set(after) == set(members), "the same members after the move: %s, not %s" % (sorted(after), sorted(members)))
+        moved = time.time() - killed
+        for w in workers:
+            w.close()
+    finally:
+        for w in workers:
+            w.kill()
+    cluster.restart(victim)
+    state["owners"] = cluster.wait_spread([1, 2, 3], 30)
+    return "3 share members on %d partitions (group epoch %d) moved with their group from node %d to node %d in %.1f s" % (
+        PARTITIONS,
+        epoch,
+        victim,
+        new_owner,
+        moved,
+    )
+
+
 SCENARIOS = [
     ("spread", scenario_spread),
+    ("share-owner-killed", scenario_share),
     ("kill-9-owner", scenario_kill),
     ("sigstop-owner", scenario_pause),
     ("fourth-node-joins", scenario_join),

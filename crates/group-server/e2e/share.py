@@ -53,7 +53,7 @@ def worker(cfg):
             "error_cb": lambda err: emit({"event": "client_error", "error": str(err), "fatal": err.fatal()}),
         }
     )
-    consumer.subscribe([TOPIC])
+    consumer.subscribe([cfg.get("topic", TOPIC)])
     commands = stdin_commands()
     emit({"event": "started"})
     deadline = time.time() + WORKER_LIFETIME_S
@@ -200,9 +200,9 @@ def recv_exactly(s, n):
 
 
 class Worker:
-    def __init__(self, workdir, bootstrap, name):
+    def __init__(self, workdir, bootstrap, name, group=GROUP, topic=TOPIC):
         self.name = name
-        cfg = dict(bootstrap=bootstrap, group=GROUP, client_id=name)
+        cfg = dict(bootstrap=bootstrap, group=group, client_id=name, topic=topic)
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "worker", json.dumps(cfg)],
             stdin=subprocess.PIPE,

@@ -18,9 +18,10 @@ pub(crate) trait BrokerMap: Send + Sync + std::fmt::Debug {
     /// The broker coordinating `group_id`, `None` while no live node owns its
     /// coordinator partition (the client asks again: COORDINATOR_NOT_AVAILABLE).
     fn coordinator(&self, group_id: &str) -> Option<Broker>;
-    /// The broker hosting share partition `key`'s state: the owner of the
-    /// coordinator partition its key routes to (`ShareCoordinatorService.partitionFor`).
-    fn share_coordinator(&self, key: &group_share_coordinator::SharePartitionKey) -> Option<Broker>;
+    /// The broker that owns coordinator `partition` (where a share partition's
+    /// state lives: `GroupCoordinator::share_partition_of`), `None` while no live
+    /// node does.
+    fn owner(&self, partition: group_offsets::CoordinatorPartition) -> Option<Broker>;
 }
 
 /// A node on its own: it is every broker and coordinates every group.
@@ -36,7 +37,7 @@ impl BrokerMap for SingleNode {
         Some(self.0.clone())
     }
 
-    fn share_coordinator(&self, _key: &group_share_coordinator::SharePartitionKey) -> Option<Broker> {
+    fn owner(&self, _partition: group_offsets::CoordinatorPartition) -> Option<Broker> {
         Some(self.0.clone())
     }
 }
@@ -72,9 +73,7 @@ impl BrokerMap for ClusterBrokers {
         self.view.owner_of(partition).map(broker)
     }
 
-    fn share_coordinator(&self, key: &group_share_coordinator::SharePartitionKey) -> Option<Broker> {
-        let partitions = i32::try_from(self.partitions).unwrap_or(i32::MAX);
-        let partition = group_offsets::CoordinatorPartition(key.coordinator_partition(partitions) as u32);
+    fn owner(&self, partition: group_offsets::CoordinatorPartition) -> Option<Broker> {
         self.view.owner_of(partition).map(broker)
     }
 }

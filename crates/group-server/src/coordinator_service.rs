@@ -109,10 +109,14 @@ impl CoordinatorService {
         #[cfg(feature = "cluster")]
         if clustered {
             // Partitions are loaded as this node comes to own them, not at open.
+            // A share group's share state lives with the group: a node reaches the
+            // share state of its own groups without calling another node
+            // (DECISIONS.md, "Share state lives in the coordinator partitions").
             builder = builder
                 .managed_ownership()
                 .on_partition_lost(wakeup.listener())
-                .serving_lease(serving.clone());
+                .serving_lease(serving.clone())
+                .share_state_routing(group_coordinator::ShareStateRouting::WithGroup);
         }
         let coordinator = Arc::new(builder.open().map_err(ServerError::Coordinator)?);
         if !clustered {

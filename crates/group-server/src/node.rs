@@ -647,7 +647,7 @@ impl Node {
                 _ => ErrorCode::CoordinatorNotAvailable,
             };
             let owner = || match &share_key {
-                Some(Ok(key)) => self.brokers.share_coordinator(key),
+                Some(Ok(key)) => self.brokers.owner(self.service.coordinator().share_partition_of(key)),
                 _ => self.brokers.coordinator(key),
             };
             // A group whose partition no live node owns yet (a failover under way):

@@ -56,6 +56,7 @@ pub use self::pending::{Outcome, Pending, ResponseKind};
 pub use self::serving_lease::ServingLease;
 pub use self::share_persister::SharePersister;
 pub(crate) use self::share_state::SharePartitions;
+pub use self::share_state::ShareStateRouting;
 use self::storage_stage::StageMessage;
 use crate::{
     CoordinatorConfig, CoordinatorCore, CoordinatorError, Effects, GroupMetadata, Request, RequestId,
@@ -185,6 +186,8 @@ pub(crate) struct Inner {
     groups: AtomicUsize,
     /// Where share groups' partitions get initialized (`GroupCoordinatorBuilder::share_persister`).
     share_persister: Option<Arc<dyn SharePersister>>,
+    /// Which partition hosts a share partition's state (`GroupCoordinatorBuilder::share_state_routing`).
+    share_routing: ShareStateRouting,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -668,6 +671,7 @@ impl GroupCoordinator {
             append_tokens: AtomicU64::new(0),
             groups: AtomicUsize::new(0),
             share_persister: ownership.share_persister,
+            share_routing: ownership.share_routing,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {
@@ -777,6 +781,23 @@ impl GroupCoordinator {
         let shard = self.inner.shard_of(group_id);
         let shard = lock(&self.inner.shards[shard]);
         crate::ShareGroupSettings::of(&self.inner.config.share, shard.core.group_config(group_id))
+    }
+
+    /// The coordinator partition that hosts share partition `key`'s state (see
+    /// [`ShareStateRouting`]): where FindCoordinator of key type 2 points.
+    pub fn share_partition_of(
+        &self,
+        key: &group_share_coordinator::SharePartitionKey,
+    ) -> CoordinatorPartition {
+        match self.inner.share_routing {
+            ShareStateRouting::WithGroup => {
+                CoordinatorPartition::of(key.group_id.as_str(), self.inner.partitions)
+            }
+            _ => {
+                let partitions = i32::try_from(self.inner.partitions).unwrap_or(i32::MAX);
+                CoordinatorPartition(key.coordinator_partition(partitions).unsigned_abs())
+            }
+        }
     }
 
     /// The coordinator as the anonymous principal sees it (the methods without a

@@ -58,6 +58,7 @@ pub(super) struct Options {
     pub(super) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
     /// Where share groups' partitions get initialized.
     pub(super) share_persister: Option<Arc<dyn super::SharePersister>>,
+    pub(super) share_routing: super::ShareStateRouting,
 }
 
 /// A request waiting in a partition: where its answer goes, and the answer it

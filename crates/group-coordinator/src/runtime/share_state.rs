@@ -15,6 +15,22 @@ use super::{Caller, Inner, Pending, ResponseKind};
 use crate::core::share_coordinator::{StatePartition, refused};
 use crate::{AclOperation, CoordinatorError, GroupApi, RequestContext, Resource};
 
+/// Which coordinator partition hosts a share partition's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ShareStateRouting {
+    /// Kafka's: the partition its key `group:topicId:partition` hashes to
+    /// (`ShareCoordinatorService.partitionFor`), so that a group's share state is
+    /// spread over the partitions, as over `__share_group_state`'s in Kafka.
+    #[default]
+    ByKey,
+    /// Its group's own partition: every share partition of a group lives where the
+    /// group does, so the group coordinator reaches its share state without leaving
+    /// the node (what a cluster whose nodes cannot call each other needs; it gives up
+    /// spreading one group's share-state writes over several partitions).
+    WithGroup,
+}
+
 /// A request of the hosted share coordinator: split by share partition key.
 pub(crate) trait SharePartitions: GroupApi {
     /// Splits the request and answers it from its parts', as `context`.
@@ -43,10 +59,14 @@ where
             return Pending::ready(Ok(response));
         }
         let partitions = i32::try_from(inner.partitions).unwrap_or(i32::MAX);
-        let calls = match P::split(&self, partitions) {
+        let mut calls = match P::split(&self, partitions) {
             Split::Answered(response) => return Pending::ready(Ok(P::respond(response))),
             Split::Calls(calls) => calls,
         };
+        if inner.share_routing == ShareStateRouting::WithGroup {
+            let group = i32::try_from(inner.shard_of(self.group_id.as_str())).unwrap_or(0);
+            calls.iter_mut().for_each(|call| call.coordinator_partition = group);
+        }
         let parts = by_partition(&self, calls)
             .into_iter()
             .map(|(shard, part)| inner.submit_as(context, shard, part.into()))

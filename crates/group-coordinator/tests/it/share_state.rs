@@ -251,3 +251,27 @@ fn a_deleted_topics_share_state_goes() {
     assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
     assert_eq!(stored(&store), 0, "every share partition of the deleted topic is gone");
 }
+
+/// With `ShareStateRouting::WithGroup` every share partition of a group lives in the
+/// group's own coordinator partition, and `share_partition_of` says so.
+#[test]
+fn share_state_routed_with_its_group_lives_in_the_groups_partition() {
+    let store = Arc::new(MemoryMetadataStore::new());
+    let coordinator = GroupCoordinator::builder(store.clone(), CoordinatorConfig::default())
+        .clock(Arc::new(ManualClock::new(1_000)))
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", PARTITIONS as u32)]))
+        .share_state_routing(group_coordinator::ShareStateRouting::WithGroup)
+        .open()
+        .expect("opens");
+    coordinator.handle_initialize_share_group_state(initialize("g", 3)).expect("answered");
+    let home = store.partition_of("g");
+    for p in 0..PARTITIONS {
+        assert_eq!(coordinator.share_partition_of(&SharePartitionKey::new("g", FOO, p)), home);
+    }
+    let held = store.load(home).expect("loads").groups.consumer;
+    let states = held.iter().filter(|r| r.record_type() == group_offsets::record_type::SHARE_STATE).count();
+    assert_eq!(states, PARTITIONS as usize, "every share partition's state is in the group's partition");
+    assert!(
+        read_all(&coordinator, "g").iter().all(|(_, code, start, _)| (*code, *start) == (ErrorCode::None, 3))
+    );
+}

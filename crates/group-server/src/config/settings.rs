@@ -155,9 +155,8 @@ settings! {
         flag: "--rebalance-protocols",
         property: Kafka("group.coordinator.rebalance.protocols"),
         about: "Group protocols served, comma-separated: classic (required), consumer (KIP-848: \
-                ConsumerGroupHeartbeat and ConsumerGroupDescribe) and share (KIP-932 share groups; \
-                a --cluster node serves none yet); the APIs of one left out are answered \
-                UNSUPPORTED_VERSION",
+                ConsumerGroupHeartbeat and ConsumerGroupDescribe) and share (KIP-932 share groups); \
+                the APIs of one left out are answered UNSUPPORTED_VERSION",
         value: &Parsed::new("LIST", |d| &mut d.parts.protocols, rebalance_protocols)
             .shown_as(|protocols| Some(protocols.names())),
     },

@@ -36,13 +36,9 @@ pub(super) fn resolve(layer: &Layer) -> Result<ServerConfig, ConfigError> {
         second: "each other".into(),
         expected: e.0,
     })?;
-    // Share groups need the share state of every share partition at hand: a node on
-    // its own hosts it all. A cluster node would have to reach the share coordinator
-    // of partitions other nodes own, which it cannot yet.
     let protocols = draft.parts.protocols;
     draft.config.coordinator.consumer.enabled = protocols.consumer;
-    draft.config.coordinator.share.enabled =
-        protocols.share && !matches!(draft.config.storage, StorageMode::Cluster(_));
+    draft.config.coordinator.share.enabled = protocols.share;
     // The core's checks of the share-group settings.
     draft.config.coordinator.share.validate().map_err(|e| ConfigError::Conflict {
         first: "the share group settings".into(),

@@ -44,5 +44,5 @@ fn real_kafka_clients_follow_groups_across_a_cluster() {
     let mut command = Command::new(&python);
     command.arg(e2e.join("cluster.py")).arg("run");
     command.args(["--server", arg(&binary), "--etcd", arg(&etcd), "--workdir", arg(&work)]);
-    crate::e2e::run_scenarios(command, "cluster: 5/5 scenarios passed");
+    crate::e2e::run_scenarios(command, "cluster: 6/6 scenarios passed");
 }

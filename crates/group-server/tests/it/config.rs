@@ -706,8 +706,8 @@ fn cluster_nodes_keep_offsets_in_etcd(
     #[case] ttl: i64,
 ) {
     let c = parse(args).expect("parses");
-    // A cluster node cannot reach the share state other nodes host: no share groups.
-    assert!(!c.coordinator.share.enabled && c.coordinator.consumer.enabled);
+    // A cluster node serves share groups too (their share state lives with them).
+    assert!(c.coordinator.share.enabled && c.coordinator.consumer.enabled);
     let StorageMode::Cluster(settings) = c.storage else { panic!("not a cluster node: {:?}", c.storage) };
     assert_eq!(settings.endpoints, endpoints);
     assert_eq!(settings.prefix, prefix);
