@@ -296,6 +296,8 @@ impl Inner {
                 // `KafkaApis.handleAlterShareGroupOffsetsRequest`: READ on each topic, then
                 // the topic in the metadata; the coordinator is called with what is left.
                 let mut rejected = Vec::new();
+                // Named by the id the metadata has for them (Kafka's `topicNamesToIds`).
+                let image = super::lock(&self.image).clone();
                 r.topics.retain(|t| {
                     let code =
                         if !self.allowed(context, AclOperation::Read, Resource::Topic(&t.topic_name), true) {
@@ -316,7 +318,7 @@ impl Inner {
                     });
                     rejected.push(AlteredShareOffsetsTopic {
                         topic_name: t.topic_name.clone(),
-                        topic_id: group_types::TopicId::ZERO,
+                        topic_id: image.topic(&t.topic_name).map_or(group_types::TopicId::ZERO, |i| i.id),
                         partitions: partitions.collect(),
                     });
                     false

@@ -15,6 +15,7 @@ use group_types::{
 };
 
 const FOO: TopicId = TopicId([3; 16]);
+const BAR: TopicId = TopicId([4; 16]);
 
 /// A share coordinator that keeps what it is asked, to answer when the test says.
 #[derive(Debug, Default)]
@@ -184,7 +185,10 @@ fn with_offsets_acls() -> (GroupCoordinator, Arc<Parked>) {
     let persister = Arc::new(Parked::default());
     let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
         .clock(Arc::new(ManualClock::new(0)))
-        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .metadata_image(MetadataImage::new(
+            1,
+            [TopicImage::new(FOO, "foo", 2), TopicImage::new(BAR, "bar", 2)],
+        ))
         .share_persister(persister.clone())
         .authorizer(Arc::new(OffsetsAcls))
         .open()
@@ -270,9 +274,12 @@ fn altering_share_offsets_waits_for_the_persister() {
     let got: Vec<_> = r
         .responses
         .iter()
-        .map(|t| (t.topic_name.as_str(), t.partitions[0].partition_index, t.partitions[0].error_code))
+        .map(|t| {
+            (t.topic_name.as_str(), t.topic_id, t.partitions[0].partition_index, t.partitions[0].error_code)
+        })
         .collect();
-    assert_eq!(got, [("bar", 1, ErrorCode::TopicAuthorizationFailed), ("foo", 1, ErrorCode::None)]);
+    // A denied topic is named by its id in the metadata, as Kafka's `topicNamesToIds` names it.
+    assert_eq!(got, [("bar", BAR, 1, ErrorCode::TopicAuthorizationFailed), ("foo", FOO, 1, ErrorCode::None)]);
     assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
     let state = coordinator.get_share_group("g").and_then(|g| g.share_state).expect("state");
     assert_eq!((state.initializing.len(), state.initialized.len()), (0, 1), "{state:?}");
