@@ -4,8 +4,8 @@
 //!
 //! It is not a broker: it stores no records. It serves the group APIs (JoinGroup,
 //! SyncGroup, Heartbeat, LeaveGroup, OffsetCommit, OffsetFetch, ListGroups,
-//! DescribeGroups, DeleteGroups, OffsetDelete, and KIP-848's ConsumerGroupHeartbeat and
-//! ConsumerGroupDescribe) from `group-coordinator`, plus what a
+//! DescribeGroups, DeleteGroups, OffsetDelete, KIP-848's ConsumerGroupHeartbeat and
+//! ConsumerGroupDescribe, and KIP-932's share group APIs) from `group-coordinator`, plus what a
 //! consumer needs around them: ApiVersions, Metadata and FindCoordinator pointing at
 //! itself, and ListOffsets and Fetch over the *empty* partitions of the topics it is
 //! configured with. Produce is advertised (librdkafka needs to see it) and refused.
@@ -64,6 +64,14 @@
 //!   ids, which clients resolve with Metadata by id (v12+; an unknown id is answered
 //!   `UNKNOWN_TOPIC_ID`). `--consumer-session-timeout-ms` and the other `group.consumer.*`
 //!   settings have Kafka's bounds.
+//! - KIP-932 share groups (`share` in `--rebalance-protocols`, on by default):
+//!   ShareGroupHeartbeat v1, ShareGroupDescribe v1, the offset admin APIs
+//!   (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets v0), and
+//!   ShareFetch / ShareAcknowledge v1 with share sessions over the empty partitions
+//!   (nothing is ever acquired); the share coordinator's RPCs (InitializeShareGroupState
+//!   to ReadShareGroupStateSummary, v0, CLUSTER_ACTION) and FindCoordinator key type 2
+//!   are answered by the share coordinator the node hosts, its state durable like
+//!   offsets (on a cluster node it lives with its group and moves with it).
 //! - CreateTopics (v2-v7) adds topics to a running node, in memory only (gone after a
 //!   restart): Metadata, Fetch and commits know them at once, and consumer groups
 //!   subscribed to them (by name or regex) are assigned their partitions. Kafka's checks

@@ -121,7 +121,7 @@ impl GroupCoordinatorBuilder {
 
     /// Which coordinator partition hosts a share partition's state: Kafka's routing
     /// by key (the default), or the group's own partition
-    /// ([`ShareStateRouting::WithGroup`], for nodes that cannot reach each other's
+    /// ([`ShareStateRouting::WithGroup`](crate::ShareStateRouting::WithGroup), for nodes that cannot reach each other's
     /// share state). Every node of a cluster must choose the same.
     pub fn share_state_routing(mut self, routing: crate::ShareStateRouting) -> GroupCoordinatorBuilder {
         self.ownership.share_routing = routing;
