@@ -722,7 +722,7 @@ macro_rules! group_api_table {
             /// and changed state batches; answered once durable.
             /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
             WriteShareGroupState {
-                key: 85, versions: 0..=0,
+                key: 85, versions: 0..=1,
                 request: WriteShareGroupStateRequest, response: WriteShareGroupStateResponse,
                 route: share_partitions, acl: ClusterAction, waits: write,
                 methods: write_share_group_state, handle_write_share_group_state,
@@ -748,7 +748,7 @@ macro_rules! group_api_table {
             /// for DescribeShareGroupOffsets.
             /// CLUSTER_ACTION on the cluster, as `KafkaApis` asks of these inter-broker RPCs.
             ReadShareGroupStateSummary {
-                key: 87, versions: 0..=0,
+                key: 87, versions: 0..=1,
                 request: ReadShareGroupStateSummaryRequest, response: ReadShareGroupStateSummaryResponse,
                 route: share_partitions, acl: ClusterAction, waits: write,
                 methods: read_share_group_state_summary, handle_read_share_group_state_summary,
@@ -759,13 +759,12 @@ macro_rules! group_api_table {
             }
             /// DescribeShareGroupOffsets (KIP-932), each group asked in its own partition: its
             /// share partitions' start offsets, read from the share coordinator (the answer
-            /// waits for it). Served at v0: `kafka-protocol` 0.18 decodes no v1 (Kafka 4.2
-            /// serves v0-v1; v1 adds lag, KIP-1226). DESCRIBE on each topic too
+            /// waits for it); v1 adds the lag (KIP-1226). DESCRIBE on each topic too
             /// (`KafkaApis.handleDescribeShareGroupOffsetsRequest`): named topics the caller
             /// may not describe are answered `TOPIC_AUTHORIZATION_FAILED`, and left out of a
             /// description of every topic.
             DescribeShareGroupOffsets {
-                key: 90, versions: 0..=0,
+                key: 90, versions: 0..=1,
                 request: DescribeShareGroupOffsetsRequest, response: DescribeShareGroupOffsetsResponse,
                 route: each_share_group, acl: Describe, waits: never,
                 methods: describe_share_group_offsets, handle_describe_share_group_offsets,

@@ -20,8 +20,8 @@ use crate::brokers::Broker;
 use crate::request_log::RequestLog;
 use crate::session::Session;
 use crate::topics::{SharedTopics, Topics};
-use crate::wire::WireApi;
 use crate::wire::schema::{self, SchemaError};
+use crate::wire::{WireApi, share_codec};
 
 /// Why a request frame could not be served: the connection is closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,14 +110,10 @@ const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
         kp::SaslAuthenticateRequest::VERSIONS.min,
         kp::SaslAuthenticateRequest::VERSIONS.max,
     ),
-    // KIP-932's fetch path over the empty partitions (`crate::share_fetch`). The crate
-    // decodes v1 only; Kafka 4.2 serves v1-v2 (v2: renew acknowledgements, KIP-1222).
-    (ApiKey::ShareFetch, kp::ShareFetchRequest::VERSIONS.min, kp::ShareFetchRequest::VERSIONS.max),
-    (
-        ApiKey::ShareAcknowledge,
-        kp::ShareAcknowledgeRequest::VERSIONS.min,
-        kp::ShareAcknowledgeRequest::VERSIONS.max,
-    ),
+    // KIP-932's fetch path over the empty partitions (`crate::share_fetch`), at Kafka
+    // 4.2's versions (`wire::share_codec`: the crate knows v1 only).
+    (ApiKey::ShareFetch, 1, 2),
+    (ApiKey::ShareAcknowledge, 1, 2),
 ];
 
 /// Expands the coordinator's table of group APIs into the node's dispatch and the
@@ -135,12 +131,14 @@ macro_rules! serve_group_apis {
         const GROUP_APIS: [(ApiKey, i16, i16); [$($key),*].len()] = [$((ApiKey::$api, $min, $max)),*];
 
         // The table's keys are `kafka-protocol`'s, and its versions the codec's ranges
-        // (real-clients.md section 4: what ApiVersions advertises is exactly those).
-        // So is the walk's layout of each request (`WireApi::SCHEMA`, in `wire/`).
+        // (real-clients.md section 4: what ApiVersions advertises is exactly those):
+        // the crate's, up to the newer ones `wire::share_codec` declares (the tests
+        // decode every version's sample). So is the walk's layout of each request
+        // (`WireApi::SCHEMA`, in `wire/`).
         $(const _: () = assert!(
             ApiKey::$api as i16 == $key
                 && kp::$req::VERSIONS.min == $min
-                && kp::$req::VERSIONS.max == $max
+                && kp::$req::VERSIONS.max <= $max
                 && <gt::$req as WireApi>::SCHEMA.min == $min
                 && <gt::$req as WireApi>::SCHEMA.max == $max
         );)*
@@ -405,8 +403,8 @@ impl Node {
                 now(&resp)
             }
             ApiKey::ShareFetch => {
-                let req: kp::ShareFetchRequest = decode(body, api, v)?;
-                let answer = self.share_fetch(ctx.caller, ctx.peer, &req);
+                let req: share_codec::ShareFetchRequest = decode(body, api, v)?;
+                let answer = self.share_fetch(ctx.caller, ctx.peer, &req, v);
                 self.record(|| ctx.line(&answer.log));
                 let frame = answer.response.frame(ctx)?;
                 Ok(match answer.hold_ms {
@@ -418,8 +416,8 @@ impl Node {
                 })
             }
             ApiKey::ShareAcknowledge => {
-                let req: kp::ShareAcknowledgeRequest = decode(body, api, v)?;
-                let answer = self.share_acknowledge(ctx.caller, &req);
+                let req: share_codec::ShareAcknowledgeRequest = decode(body, api, v)?;
+                let answer = self.share_acknowledge(ctx.caller, &req, v);
                 self.record(|| ctx.line(&answer.log));
                 now(&answer.response)
             }

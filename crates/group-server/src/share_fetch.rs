@@ -19,10 +19,11 @@ use crate::share_session::{
     FINAL_EPOCH, FetchContext, Named, SessionFetch, ShareSessionCache, TopicIdPartition,
 };
 use crate::topics::Topics;
+use crate::wire::share_codec::{self as codec, Pinned, SameAfter};
 
-/// The highest acknowledge type of v1 (`AcknowledgeType`: 0 gap, 1 accept, 2 release,
-/// 3 reject; 4, renew, is v2's and needs `IsRenewAck`).
-const MAX_ACKNOWLEDGE_TYPE: i8 = 3;
+/// `AcknowledgeType.RENEW` (KIP-1222): v2's, and only with `IsRenewAck`. The types
+/// below it are 0 gap, 1 accept, 2 release and 3 reject.
+const RENEW: i8 = 4;
 
 /// What `SharePartition.acknowledge` answers for offsets it holds no in-flight record of.
 const NOT_ACQUIRED: &str = "Batch record not found. The request batch offsets are not found in the cache.";
@@ -53,7 +54,7 @@ struct Batch {
 /// ShareAcknowledge (the same fields in two generated types).
 macro_rules! acknowledgements {
     ($topics:expr) => {
-        $topics.iter().flat_map(|t| {
+        $topics.iter().map(|Pinned(t)| t).flat_map(|t| {
             t.partitions.iter().map(move |p| {
                 let batches = p.acknowledgement_batches.iter();
                 let batches = batches.map(|b| Batch {
@@ -90,13 +91,13 @@ impl Node {
     fn share_request_checks<'a>(
         &self,
         caller: &RequestContext,
-        group: Option<&'a kp::GroupId>,
+        group: Option<&'a StrBytes>,
         member: Option<&'a StrBytes>,
     ) -> Result<(&'a str, &'a str), ErrorCode> {
         if !self.service.coordinator().config().share.enabled {
             return Err(ErrorCode::UnsupportedVersion);
         }
-        let group = group.map(|g| g.0.as_str()).ok_or(ErrorCode::InvalidRequest)?;
+        let group = group.map(StrBytes::as_str).ok_or(ErrorCode::InvalidRequest)?;
         if !self.authorizer.authorize(caller, AclOperation::Read, Resource::Group(group)) {
             return Err(ErrorCode::GroupAuthorizationFailed);
         }
@@ -108,24 +109,31 @@ impl Node {
     /// of every valid partition, which finds nothing. It is held for `max_wait_ms`
     /// when some partition was fetched and `min_bytes` is positive (`DelayedShareFetch`
     /// waits for bytes that never come); at once otherwise, and on a top-level error.
+    /// A v2 fetch that renews locks (`IsRenewAck`, KIP-1222) fetches nothing.
     pub(crate) fn share_fetch(
         &self,
         caller: &RequestContext,
         connection: SocketAddr,
-        req: &kp::ShareFetchRequest,
-    ) -> ShareAnswer<kp::ShareFetchResponse> {
+        req: &codec::ShareFetchRequest,
+        version: i16,
+    ) -> ShareAnswer<codec::ShareFetchResponse> {
         let epoch = req.share_session_epoch;
         let mut log = format!(",\"epoch\":{epoch}");
         let (group, member) =
             match self.share_request_checks(caller, req.group_id.as_ref(), req.member_id.as_ref()) {
                 Ok(ids) => ids,
-                Err(error) => return fetch_refused(error, None, log),
+                Err(error) => return fetch_refused(error, None, None, log),
             };
         let _ = write!(log, ",\"group\":{group:?},\"member\":{member:?}");
+        if let Some(message) = invalid_v2_fetch(req) {
+            return fetch_refused(ErrorCode::InvalidRequest, Some(message), None, log);
+        }
+        let renew = Renew { supported: version >= 2, is_renew_ack: req.is_renew_ack };
         let known = self.topics.get();
         let fetch: Vec<Named> = req
             .topics
             .iter()
+            .map(|Pinned(t)| t)
             .flat_map(|t| {
                 let name = known.name_of(&t.topic_id).map(str::to_owned);
                 t.partitions.iter().map(move |p| {
@@ -136,12 +144,13 @@ impl Node {
         let forget: Vec<TopicIdPartition> = req
             .forgotten_topics_data
             .iter()
+            .map(|Pinned(t)| t)
             .flat_map(|t| {
                 t.partitions.iter().map(|&partition| TopicIdPartition { topic_id: t.topic_id, partition })
             })
             .collect();
         let acknowledges =
-            req.topics.iter().flat_map(|t| &t.partitions).any(|p| !p.acknowledgement_batches.is_empty());
+            req.topics.iter().flat_map(|t| &t.0.partitions).any(|p| !p.acknowledgement_batches.is_empty());
         let mut sessions = self.share_sessions();
         let request = SessionFetch { epoch, fetch, forget: &forget, acknowledges, connection };
         let context = sessions.new_context(group, member, request);
@@ -150,20 +159,23 @@ impl Node {
             // Kafka answers a full cache only after the request's wait
             // (`SharePartitionManager.createIdleShareFetchTimerTask`).
             Err(e @ crate::share_session::ShareSessionError::LimitReached) => {
-                return fetch_refused(e.code(), Some(req.max_wait_ms), log);
+                return fetch_refused(e.code(), None, Some(req.max_wait_ms), log);
             }
-            Err(e) => return fetch_refused(e.code(), None, log),
+            Err(e) => return fetch_refused(e.code(), None, None, log),
         };
 
         // The acknowledgements first, as Kafka starts them before the fetch.
         let acknowledged = if acknowledges {
             let batches = acknowledgements!(req.topics);
-            self.acknowledge(caller, &known, &sessions, group, batches)
+            self.acknowledge(caller, &known, &sessions, group, batches, renew)
         } else {
             Vec::new()
         };
 
         let (valid, subsequent) = match context {
+            // A renewing fetch skips the fetch, lest fetching outlast the renewed locks
+            // (`KafkaApis.handleShareFetchRequest`).
+            _ if renew.is_renew_ack && renew.supported => (Vec::new(), false),
             FetchContext::Full(partitions) => (partitions, false),
             FetchContext::Subsequent(partitions) => (partitions, true),
             FetchContext::Final => (Vec::new(), false),
@@ -236,7 +248,7 @@ impl Node {
         let response = kp::ShareFetchResponse::default()
             .with_acquisition_lock_timeout_ms(lock_ms)
             .with_responses(topics);
-        ShareAnswer { response, hold_ms, log }
+        ShareAnswer { response: SameAfter(response), hold_ms, log }
     }
 
     /// ShareAcknowledge: the session step, then each partition's acknowledgements,
@@ -244,12 +256,13 @@ impl Node {
     pub(crate) fn share_acknowledge(
         &self,
         caller: &RequestContext,
-        req: &kp::ShareAcknowledgeRequest,
-    ) -> ShareAnswer<kp::ShareAcknowledgeResponse> {
+        req: &codec::ShareAcknowledgeRequest,
+        version: i16,
+    ) -> ShareAnswer<codec::ShareAcknowledgeResponse> {
         let epoch = req.share_session_epoch;
         let mut log = format!(",\"epoch\":{epoch}");
         let refused = |error: ErrorCode, log: String| ShareAnswer {
-            response: kp::ShareAcknowledgeResponse::default().with_error_code(error.code()),
+            response: codec::ShareAcknowledgeResponse { error_code: error.code(), ..Default::default() },
             hold_ms: None,
             log: format!("{log},\"error\":\"{}\"", error.name()),
         };
@@ -265,32 +278,38 @@ impl Node {
         }
         let known = self.topics.get();
         let batches = acknowledgements!(req.topics);
-        let acknowledged = self.acknowledge(caller, &known, &sessions, group, batches);
+        let renew = Renew { supported: version >= 2, is_renew_ack: req.is_renew_ack };
+        let acknowledged = self.acknowledge(caller, &known, &sessions, group, batches, renew);
         if epoch == FINAL_EPOCH {
             sessions.release(group, member);
         }
         drop(sessions);
-        let mut topics: Vec<kp::share_acknowledge_response::ShareAcknowledgeTopicResponse> = Vec::new();
+        let mut topics: Vec<Pinned<kp::share_acknowledge_response::ShareAcknowledgeTopicResponse, 1>> =
+            Vec::new();
         for (tp, error, message) in &acknowledged {
             let part = kp::share_acknowledge_response::PartitionData::default()
                 .with_partition_index(tp.partition)
                 .with_error_code(error.code())
                 .with_error_message(message.map(StrBytes::from_static_str));
-            match topics.iter_mut().find(|t| t.topic_id == tp.topic_id) {
-                Some(topic) => topic.partitions.push(part),
-                None => topics.push(
+            match topics.iter_mut().find(|t| t.0.topic_id == tp.topic_id) {
+                Some(topic) => topic.0.partitions.push(part),
+                None => topics.push(Pinned(
                     kp::share_acknowledge_response::ShareAcknowledgeTopicResponse::default()
                         .with_topic_id(tp.topic_id)
                         .with_partitions(vec![part]),
-                ),
+                )),
             }
         }
         let _ = write!(log, ",\"acknowledged\":{}", acknowledged.len());
-        ShareAnswer {
-            response: kp::ShareAcknowledgeResponse::default().with_responses(topics),
-            hold_ms: None,
-            log,
-        }
+        // v2 tells the member how long its (renewed) locks last: the group's
+        // `share.record.lock.duration.ms` (`KafkaApis.processShareAcknowledgeResponse`).
+        let lock_ms = self.service.coordinator().share_group_settings(group).record_lock_duration_ms;
+        let response = codec::ShareAcknowledgeResponse {
+            acquisition_lock_timeout_ms: lock_ms,
+            responses: topics,
+            ..Default::default()
+        };
+        ShareAnswer { response, hold_ms: None, log }
     }
 
     /// Each partition's acknowledgements, answered as Kafka answers them: an unknown
@@ -307,6 +326,7 @@ impl Node {
         sessions: &ShareSessionCache,
         group: &str,
         requested: impl Iterator<Item = (TopicIdPartition, Vec<Batch>)>,
+        renew: Renew,
     ) -> Vec<(TopicIdPartition, ErrorCode, Option<&'static str>)> {
         let mut partitions: Vec<(TopicIdPartition, Vec<Batch>)> = Vec::new();
         for (tp, batches) in requested {
@@ -321,7 +341,7 @@ impl Node {
                 let name = known.name_of(&tp.topic_id);
                 let (error, message) = match name {
                     None => (ErrorCode::UnknownTopicId, None),
-                    Some(_) if !valid_batches(&batches) => (ErrorCode::InvalidRequest, None),
+                    Some(_) if !valid_batches(&batches, renew) => (ErrorCode::InvalidRequest, None),
                     Some(name) if !self.may_read_topic(caller, name) => {
                         (ErrorCode::TopicAuthorizationFailed, None)
                     }
@@ -344,10 +364,19 @@ impl Node {
     }
 }
 
-/// `KafkaApis.validateAcknowledgementBatches` for v1: each batch in order and not
-/// overlapping the previous, with one type for the whole batch or one per offset, each
-/// a v1 type.
-fn valid_batches(batches: &[Batch]) -> bool {
+/// Whether a request may renew locks: v2 (`supportsRenewAcknowledgements`) and
+/// `IsRenewAck` set.
+#[derive(Debug, Clone, Copy)]
+struct Renew {
+    supported: bool,
+    is_renew_ack: bool,
+}
+
+/// `KafkaApis.validateAcknowledgementBatches`: each batch in order and not overlapping
+/// the previous, with one type for the whole batch or one per offset, each a type of
+/// the version, and renewing only with `IsRenewAck`.
+fn valid_batches(batches: &[Batch], renew: Renew) -> bool {
+    let max_type = if renew.supported { RENEW } else { RENEW - 1 };
     let mut previous_last = -1;
     for b in batches {
         let per_offset = i64::try_from(b.types.len()).unwrap_or(i64::MAX);
@@ -355,7 +384,8 @@ fn valid_batches(batches: &[Batch]) -> bool {
             && b.first >= previous_last
             && !b.types.is_empty()
             && (b.types.len() == 1 || b.last.checked_sub(b.first) == Some(per_offset - 1))
-            && b.types.iter().all(|&t| (0..=MAX_ACKNOWLEDGE_TYPE).contains(&t));
+            && b.types.iter().all(|&t| (0..=max_type).contains(&t))
+            && (renew.is_renew_ack || !b.types.contains(&RENEW));
         if !ok {
             return false;
         }
@@ -381,11 +411,45 @@ fn topic_entry(
     &mut topics[at]
 }
 
-/// A ShareFetch refused as a whole (`ShareFetchRequest.getErrorResponse`: the error,
-/// no partitions, no lock timeout).
-fn fetch_refused(error: ErrorCode, hold_ms: Option<i32>, log: String) -> ShareAnswer<kp::ShareFetchResponse> {
+/// What makes a v2 ShareFetch invalid as a whole, in Kafka's words: a renewing fetch
+/// must not ask to fetch (`KafkaApis.handleShareFetchRequest`, KIP-1222). An acquire
+/// mode that is neither 0 (batch-optimized) nor 1 (record-limit) is refused here too;
+/// Kafka's `ShareAcquireMode.forId` throws for it later, answered UNKNOWN_SERVER_ERROR.
+fn invalid_v2_fetch(req: &codec::ShareFetchRequest) -> Option<String> {
+    if !(0..=1).contains(&req.share_acquire_mode) {
+        return Some(format!("Unknown share acquire mode id: {}", req.share_acquire_mode));
+    }
+    if !req.is_renew_ack {
+        return None;
+    }
+    let fields = [
+        ("maxBytes", req.max_bytes),
+        ("minBytes", req.min_bytes),
+        ("maxRecords", req.max_records),
+        ("maxWaitMs", req.max_wait_ms),
+    ];
+    let mut message = String::new();
+    for (name, value) in fields {
+        if value != 0 {
+            let _ = write!(message, "{name} must be set to 0, ");
+        }
+    }
+    (!message.is_empty()).then(|| message + "if isRenewAck is true.")
+}
+
+/// A ShareFetch refused as a whole (`ShareFetchRequest.getErrorResponse`: the error and
+/// its message, no partitions, no lock timeout).
+fn fetch_refused(
+    error: ErrorCode,
+    message: Option<String>,
+    hold_ms: Option<i32>,
+    log: String,
+) -> ShareAnswer<codec::ShareFetchResponse> {
+    let response = kp::ShareFetchResponse::default()
+        .with_error_code(error.code())
+        .with_error_message(message.map(StrBytes::from_string));
     ShareAnswer {
-        response: kp::ShareFetchResponse::default().with_error_code(error.code()),
+        response: SameAfter(response),
         hold_ms,
         log: format!("{log},\"error\":\"{}\"", error.name()),
     }

@@ -19,6 +19,7 @@ use uuid::Uuid;
 
 use crate::node::{Node, Reply};
 use crate::session::Session;
+use crate::wire::share_codec::{self as codec, Pinned};
 use crate::{CoordinatorService, TopicSpec};
 
 const MEMBER: &str = "member-1";
@@ -76,29 +77,41 @@ const UNKNOWN: Uuid = Uuid::from_u128(7);
 
 /// A request frame (length prefix stripped) at v1.
 fn frame<R: Encodable>(api: ApiKey, req: &R) -> Bytes {
+    frame_at(api, req, 1)
+}
+
+/// A request frame (length prefix stripped) at `version`.
+fn frame_at<R: Encodable>(api: ApiKey, req: &R, version: i16) -> Bytes {
     let mut out = BytesMut::new();
     RequestHeader::default()
         .with_request_api_key(api as i16)
-        .with_request_api_version(1)
+        .with_request_api_version(version)
         .with_correlation_id(5)
         .with_client_id(Some(StrBytes::from_static_str("test")))
-        .encode(&mut out, api.request_header_version(1))
+        .encode(&mut out, api.request_header_version(version))
         .expect("header encodes");
-    req.encode(&mut out, 1).expect("request encodes");
+    req.encode(&mut out, version).expect("request encodes");
     out.freeze()
 }
 
-/// The reply's hold (`None`: sent at once) and its decoded response.
+/// The reply's hold (`None`: sent at once) and its decoded v1 response.
 fn answer<R: Decodable>(api: ApiKey, reply: Reply) -> (Option<Instant>, R) {
+    answer_at(api, reply, 1)
+}
+
+/// The reply's hold (`None`: sent at once) and its response decoded at `version`.
+fn answer_at<R: Decodable>(api: ApiKey, reply: Reply, version: i16) -> (Option<Instant>, R) {
     let (hold, frame) = match reply {
         Reply::Now(frame) => (None, frame),
         Reply::NotBefore(at, frame) => (Some(at), frame),
         Reply::Later(_) | Reply::Nothing => panic!("a share request is answered by the node itself"),
     };
     let mut body = frame.freeze().split_off(4);
-    let header = ResponseHeader::decode(&mut body, api.response_header_version(1)).expect("header");
+    let header = ResponseHeader::decode(&mut body, api.response_header_version(version)).expect("header");
     assert_eq!(header.correlation_id, 5);
-    (hold, R::decode(&mut body, 1).expect("response decodes"))
+    let response = R::decode(&mut body, version).expect("response decodes");
+    assert!(body.is_empty(), "the response has {} bytes more than its v{version}", body.len());
+    (hold, response)
 }
 
 type Batch = (i64, i64, &'static [i8]);
@@ -455,4 +468,103 @@ fn a_fetch_announces_the_groups_record_lock_duration() {
     };
     node.service.coordinator().set_group_config("g", overrides).expect("within the broker's bounds");
     assert_eq!(lock(&node), 20_000, "the group's own");
+}
+
+/// `req` as a v2 ShareFetch that renews (`IsRenewAck`) or not.
+fn fetch_v2(req: kp::ShareFetchRequest, is_renew_ack: bool) -> codec::ShareFetchRequest {
+    codec::ShareFetchRequest {
+        group_id: req.group_id.map(|g| g.0),
+        member_id: req.member_id,
+        share_session_epoch: req.share_session_epoch,
+        max_wait_ms: req.max_wait_ms,
+        min_bytes: req.min_bytes,
+        max_bytes: req.max_bytes,
+        max_records: req.max_records,
+        batch_size: req.batch_size,
+        share_acquire_mode: 0,
+        is_renew_ack,
+        topics: req.topics.into_iter().map(Pinned).collect(),
+        forgotten_topics_data: req.forgotten_topics_data.into_iter().map(Pinned).collect(),
+    }
+}
+
+/// A renewing v2 fetch: everything it would fetch set to 0, as KIP-1222 asks.
+fn renewing(req: kp::ShareFetchRequest) -> codec::ShareFetchRequest {
+    let req = req.with_max_wait_ms(0).with_min_bytes(0).with_max_bytes(0).with_max_records(0);
+    fetch_v2(req, true)
+}
+
+fn share_fetch_v2(
+    node: &Node,
+    s: &mut Session,
+    req: &codec::ShareFetchRequest,
+) -> (Option<Instant>, kp::ShareFetchResponse) {
+    let reply = node.handle(frame_at(ApiKey::ShareFetch, req, 2), s).expect("answered");
+    // v2's answer has v1's layout.
+    let (hold, resp): (_, codec::ShareFetchResponse) = answer_at(ApiKey::ShareFetch, reply, 2);
+    (hold, resp.0)
+}
+
+/// KIP-1222: a renewing v2 ShareFetch must ask to fetch nothing; whatever it sets is
+/// named in `KafkaApis.handleShareFetchRequest`'s words.
+#[rstest]
+#[case::all_set(fetch_v2(fetch_req(0, t1(), &[0]), true), Some("maxBytes must be set to 0, minBytes must be set to 0, maxRecords must be set to 0, maxWaitMs must be set to 0, if isRenewAck is true."))]
+#[case::only_the_wait(fetch_v2(fetch_req(0, t1(), &[0]).with_max_bytes(0).with_min_bytes(0).with_max_records(0), true), Some("maxWaitMs must be set to 0, if isRenewAck is true."))]
+#[case::all_zero(renewing(fetch_req(0, t1(), &[0])), None)]
+#[case::not_renewing(fetch_v2(fetch_req(0, t1(), &[0]), false), None)]
+#[case::unknown_acquire_mode(codec::ShareFetchRequest { share_acquire_mode: 2, ..fetch_v2(fetch_req(0, t1(), &[0]), false) }, Some("Unknown share acquire mode id: 2"))]
+fn a_renewing_fetch_asks_for_nothing(#[case] req: codec::ShareFetchRequest, #[case] refusal: Option<&str>) {
+    let (_, resp) = share_fetch_v2(&node(), &mut session(1), &req);
+    match refusal {
+        Some(message) => {
+            assert_eq!(resp.error_code, ErrorCode::InvalidRequest.code());
+            assert_eq!(resp.error_message.as_deref(), Some(message));
+            assert!(resp.responses.is_empty());
+        }
+        None => assert_eq!(resp.error_code, 0, "{:?}", resp.error_message),
+    }
+}
+
+/// A renewing fetch renews and fetches nothing (`KafkaApis`: "we must forego the record
+/// fetching"): only its acknowledgements are answered, at once. Over this node's empty
+/// partitions a renewal names records never acquired.
+#[test]
+fn a_renewing_fetch_only_acknowledges() {
+    let node = node();
+    let mut s = session(1);
+    share_fetch(&node, &mut s, &fetch_req(0, t1(), &[0, 1]));
+    let (hold, resp) = share_fetch_v2(&node, &mut s, &renewing(fetch_ack_req(1, t1(), 1, &[(0, 0, &[4])])));
+    assert_eq!(hold, None, "nothing fetched, nothing to wait for");
+    assert_eq!(fetched(&resp), [(t1(), 1, 0, ErrorCode::InvalidRecordState.code())]);
+    // The session went on: the next fetch, not renewing, fetches its partitions again
+    // and waits for records.
+    let (hold, resp) = share_fetch_v2(&node, &mut s, &fetch_v2(fetch_req(2, t1(), &[0, 1]), false));
+    assert_eq!(resp.error_code, 0);
+    assert!(hold.is_some());
+}
+
+/// `validateAcknowledgementBatches`: RENEW (4) is a type of v2 only, and only with
+/// `IsRenewAck`.
+#[rstest]
+#[case::v1(1, false, ErrorCode::InvalidRequest)]
+#[case::v2_without_is_renew_ack(2, false, ErrorCode::InvalidRequest)]
+#[case::v2_renewing(2, true, ErrorCode::InvalidRecordState)]
+fn renew_acknowledgements(#[case] version: i16, #[case] is_renew_ack: bool, #[case] error: ErrorCode) {
+    let node = node();
+    let mut s = session(1);
+    share_fetch(&node, &mut s, &fetch_req(0, t1(), &[0]));
+    let kp_ack = ack_req(1, t1(), 0, &[(0, 0, &[4])]);
+    let ack = codec::ShareAcknowledgeRequest {
+        group_id: kp_ack.group_id.map(|g| g.0),
+        member_id: kp_ack.member_id,
+        share_session_epoch: kp_ack.share_session_epoch,
+        is_renew_ack,
+        topics: kp_ack.topics.into_iter().map(Pinned).collect(),
+    };
+    let reply = node.handle(frame_at(ApiKey::ShareAcknowledge, &ack, version), &mut s).expect("answered");
+    let (_, resp): (_, codec::ShareAcknowledgeResponse) = answer_at(ApiKey::ShareAcknowledge, reply, version);
+    assert_eq!(resp.error_code, 0);
+    assert_eq!(resp.responses[0].0.partitions[0].error_code, error.code());
+    let lock = if version >= 2 { 30_000 } else { 0 };
+    assert_eq!(resp.acquisition_lock_timeout_ms, lock, "v2 announces the group's lock duration");
 }

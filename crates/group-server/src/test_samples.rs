@@ -7,6 +7,7 @@ use kafka_protocol::messages::*;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use crate::node::visit_group_api;
+use crate::wire::share_codec::{self, Pinned};
 use crate::wire::{VisitWireApi, WireApi};
 
 /// A node over `service` with topic `t1` (3 partitions), checking its own APIs with
@@ -167,17 +168,20 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
             };
             let t = FetchTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
             let f = ForgottenTopic::default().with_topic_id(tid(2)).with_partitions(vec![0, 1]);
-            let r = ShareFetchRequest::default()
-                .with_group_id(Some(s("g").into()))
-                .with_member_id(Some(s("m")))
-                .with_share_session_epoch(1)
-                .with_max_wait_ms(500)
-                .with_min_bytes(1)
-                .with_max_bytes(1 << 20)
-                .with_max_records(500)
-                .with_batch_size(500)
-                .with_topics(vec![t])
-                .with_forgotten_topics_data(vec![f]);
+            let r = share_codec::ShareFetchRequest {
+                group_id: Some(s("g")),
+                member_id: Some(s("m")),
+                share_session_epoch: 1,
+                max_wait_ms: 500,
+                min_bytes: 1,
+                max_bytes: 1 << 20,
+                max_records: 500,
+                batch_size: 500,
+                share_acquire_mode: 1,
+                is_renew_ack: true,
+                topics: vec![Pinned(t)],
+                forgotten_topics_data: vec![Pinned(f)],
+            };
             enc(&r, v)
         }
         ApiKey::ShareAcknowledge => {
@@ -192,11 +196,13 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
                     .with_acknowledgement_batches(vec![b.clone()])
             };
             let t = AcknowledgeTopic::default().with_topic_id(tid(1)).with_partitions(vec![p(0), p(1)]);
-            let r = ShareAcknowledgeRequest::default()
-                .with_group_id(Some(s("g").into()))
-                .with_member_id(Some(s("m")))
-                .with_share_session_epoch(1)
-                .with_topics(vec![t]);
+            let r = share_codec::ShareAcknowledgeRequest {
+                group_id: Some(s("g")),
+                member_id: Some(s("m")),
+                share_session_epoch: 1,
+                is_renew_ack: true,
+                topics: vec![Pinned(t)],
+            };
             enc(&r, v)
         }
         other => panic!("no sample for {other:?}"),
@@ -226,8 +232,8 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::SaslHandshake => SaslHandshakeRequest::decode(&mut b, v).is_ok(),
         ApiKey::SaslAuthenticate => SaslAuthenticateRequest::decode(&mut b, v).is_ok(),
         ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut b, v).is_ok(),
-        ApiKey::ShareFetch => ShareFetchRequest::decode(&mut b, v).is_ok(),
-        ApiKey::ShareAcknowledge => ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareFetch => share_codec::ShareFetchRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ShareAcknowledge => share_codec::ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

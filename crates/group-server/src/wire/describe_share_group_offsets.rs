@@ -1,13 +1,13 @@
 //! DescribeShareGroupOffsets (key 90, KIP-932) on the wire: share groups' share
-//! partition start offsets. Served at v0, the one version `kafka-protocol` 0.18
-//! decodes (Kafka 4.2 serves v0-v1; v1 adds lag, KIP-1226, which the coordinator
-//! keeps in its answer).
+//! partition start offsets, and from v1 their lag (KIP-1226). `kafka-protocol` 0.18
+//! knows v0 only: the answer is written by [`super::share_codec`].
 
 use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, ArrI32, Str};
 use super::schema::{Message, Struct, always, plain};
+use super::share_codec as codec;
 use super::{WireApi, id, osb, s, sb, unavailable, uuid, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -38,52 +38,40 @@ pub(super) fn describe_share_group_offsets_request(
 
 pub(super) fn describe_share_group_offsets_response(
     resp: gt::DescribeShareGroupOffsetsResponse,
-) -> kp::DescribeShareGroupOffsetsResponse {
-    use kp::describe_share_group_offsets_response as r;
+) -> codec::DescribeShareGroupOffsetsResponse {
+    let partition = |p: gt::DescribedShareOffset| codec::DescribeShareGroupOffsetsPartition {
+        partition_index: p.partition_index,
+        start_offset: p.start_offset,
+        leader_epoch: p.leader_epoch,
+        lag: p.lag,
+        error_code: p.error_code.code(),
+        error_message: osb(p.error_message),
+    };
+    let topic = |t: gt::DescribedShareOffsetsTopic| codec::DescribeShareGroupOffsetsTopic {
+        topic_name: sb(t.topic_name),
+        topic_id: uuid(t.topic_id),
+        partitions: t.partitions.into_iter().map(partition).collect(),
+    };
     let groups = resp
         .groups
         .into_iter()
-        .map(|g| {
-            let topics = g
-                .topics
-                .into_iter()
-                .map(|t| {
-                    let partitions = t
-                        .partitions
-                        .into_iter()
-                        .map(|p| {
-                            // v0 has no lag: it is left at the wire default.
-                            r::DescribeShareGroupOffsetsResponsePartition::default()
-                                .with_partition_index(p.partition_index)
-                                .with_start_offset(p.start_offset)
-                                .with_leader_epoch(p.leader_epoch)
-                                .with_error_code(p.error_code.code())
-                                .with_error_message(osb(p.error_message))
-                        })
-                        .collect();
-                    r::DescribeShareGroupOffsetsResponseTopic::default()
-                        .with_topic_name(sb(t.topic_name).into())
-                        .with_topic_id(uuid(t.topic_id))
-                        .with_partitions(partitions)
-                })
-                .collect();
-            r::DescribeShareGroupOffsetsResponseGroup::default()
-                .with_group_id(wire_id(g.group_id).into())
-                .with_topics(topics)
-                .with_error_code(g.error_code.code())
-                .with_error_message(osb(g.error_message))
+        .map(|g| codec::DescribeShareGroupOffsetsGroup {
+            group_id: wire_id(g.group_id),
+            topics: g.topics.into_iter().map(topic).collect(),
+            error_code: g.error_code.code(),
+            error_message: osb(g.error_message),
         })
         .collect();
-    kp::DescribeShareGroupOffsetsResponse::default().with_groups(groups)
+    codec::DescribeShareGroupOffsetsResponse { throttle_time_ms: 0, groups }
 }
 
 impl WireApi for gt::DescribeShareGroupOffsetsRequest {
-    type Wire = kp::DescribeShareGroupOffsetsRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &BODY);
+    type Wire = codec::DescribeShareGroupOffsetsRequest;
+    const SCHEMA: Message = Message::new(0, 1, 0, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
-        let req = describe_share_group_offsets_request(&wire, ctx.version);
+        let req = describe_share_group_offsets_request(&wire.0, ctx.version);
         let ids: Vec<gt::GroupId> = req.groups.iter().map(|g| g.group_id.clone()).collect();
         Ok(ctx.later(node.submit(ctx, req), move |r, _| {
             let r = r.unwrap_or_else(|e| {
@@ -113,7 +101,10 @@ impl WireApi for gt::DescribeShareGroupOffsetsRequest {
         let g = w::DescribeShareGroupOffsetsRequestGroup::default()
             .with_group_id(s("g").into())
             .with_topics(Some(vec![t]));
-        enc(&kp::DescribeShareGroupOffsetsRequest::default().with_groups(vec![g]), v)
+        enc(
+            &codec::SameAfter::<_, 0>(kp::DescribeShareGroupOffsetsRequest::default().with_groups(vec![g])),
+            v,
+        )
     }
 }
 

@@ -25,6 +25,7 @@ mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
 pub(crate) mod schema;
+pub(crate) mod share_codec;
 mod share_group_describe;
 mod share_group_heartbeat;
 mod share_state;

@@ -182,12 +182,14 @@ static SHARE_FETCH: Struct = plain(&[
     always(I32),
     always(I32),
     always(I32),
+    f(I8, 2, ALL),
+    f(Bool, 2, ALL),
     always(Arr(&SHARE_FETCH_TOPIC)),
     always(Arr(&SHARE_FORGOTTEN_TOPIC)),
 ]);
 static SHARE_ACKNOWLEDGE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&SHARE_FETCH_PARTITION))]);
 static SHARE_ACKNOWLEDGE: Struct =
-    plain(&[always(Str), always(Str), always(I32), always(Arr(&SHARE_ACKNOWLEDGE_TOPIC))]);
+    plain(&[always(Str), always(Str), always(I32), f(Bool, 2, ALL), always(Arr(&SHARE_ACKNOWLEDGE_TOPIC))]);
 
 /// The request of an API the node answers itself; a group API's is its `WireApi::SCHEMA`.
 pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
@@ -201,8 +203,8 @@ pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
         ApiKey::SaslHandshake => (0, 1, ALL, &SASL_HANDSHAKE),
         ApiKey::SaslAuthenticate => (0, 2, 2, &SASL_AUTHENTICATE),
         ApiKey::CreateTopics => (2, 7, 5, &CREATE_TOPICS),
-        ApiKey::ShareFetch => (1, 1, 0, &SHARE_FETCH),
-        ApiKey::ShareAcknowledge => (1, 1, 0, &SHARE_ACKNOWLEDGE),
+        ApiKey::ShareFetch => (1, 2, 0, &SHARE_FETCH),
+        ApiKey::ShareAcknowledge => (1, 2, 0, &SHARE_ACKNOWLEDGE),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

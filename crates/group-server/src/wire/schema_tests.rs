@@ -71,6 +71,9 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             + 2
             // Describe-, Alter- and DeleteShareGroupOffsets v0.
             + 3
+            // `share_codec`'s: ShareFetch and ShareAcknowledge v2, WriteShareGroupState,
+            // ReadShareGroupStateSummary and DescribeShareGroupOffsets v1.
+            + 5
     );
 }
 

@@ -11,7 +11,8 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
 
 use super::schema::Ty::{Arr, I8, I16, I32, I64, Str, Uuid};
-use super::schema::{Message, Struct, always, plain};
+use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::share_codec::{self as codec, Pinned, SameAfter};
 use super::{WireApi, id, osb, unavailable, uuid};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -19,14 +20,15 @@ fn topic_id(id: &uuid::Uuid) -> gt::TopicId {
     gt::TopicId(id.into_bytes())
 }
 
-/// A request of `group` with `topics`' partitions, each converted by `data`.
+/// A request of `group` at `version` with `topics`' partitions, each converted by `data`.
 fn request<W, P>(
+    version: i16,
     group: &StrBytes,
     topics: impl IntoIterator<Item = (uuid::Uuid, Vec<W>)>,
     data: impl Fn(&W) -> P,
 ) -> gt::ShareStateRequest<P> {
     gt::ShareStateRequest {
-        api_version: 0,
+        api_version: version,
         group_id: id(group),
         topics: topics
             .into_iter()
@@ -60,7 +62,8 @@ fn answered<P, R>(
     })
 }
 
-fn wire_batch_in(b: &kp::write_share_group_state_request::StateBatch) -> gt::StateBatch {
+fn wire_batch_in(b: &Pinned<kp::write_share_group_state_request::StateBatch, 0>) -> gt::StateBatch {
+    let b = &b.0;
     gt::StateBatch::new(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
 }
 
@@ -91,7 +94,7 @@ where
     E: kafka_protocol::protocol::Encodable + 'static,
 {
     node.record(|| ctx.line(""));
-    let req = request(group, topics, data);
+    let req = request(ctx.version, group, topics, data);
     let asked = req.clone();
     Ok(ctx.later(node.submit(ctx, req), move |r, _| encode(answered(&asked, r, refusal, P::partition))))
 }
@@ -188,19 +191,19 @@ impl WireApi for gt::ReadShareGroupStateRequest {
 }
 
 impl WireApi for gt::WriteShareGroupStateRequest {
-    type Wire = kp::WriteShareGroupStateRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &WRITE);
+    type Wire = codec::WriteShareGroupStateRequest;
+    const SCHEMA: Message = Message::new(0, 1, 0, &WRITE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         use kp::write_share_group_state_response as w;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
-        // v0 carries no delivery complete count: -1, unknown (KIP-1226).
-        let data = |p: &kp::write_share_group_state_request::PartitionData| gt::WriteStatePartition {
+        // v0 carries no delivery complete count: it reads -1, unknown (KIP-1226).
+        let data = |p: &codec::WriteStatePartition| gt::WriteStatePartition {
             partition: p.partition,
             state_epoch: p.state_epoch,
             leader_epoch: p.leader_epoch,
             start_offset: p.start_offset,
-            delivery_complete_count: -1,
+            delivery_complete_count: p.delivery_complete_count,
             state_batches: p.state_batches.iter().map(wire_batch_in).collect(),
         };
         serve_state(node, ctx, &wire.group_id, topics, data, |r| {
@@ -211,19 +214,29 @@ impl WireApi for gt::WriteShareGroupStateRequest {
                     .with_error_code(p.error_code.code())
                     .with_error_message(osb(p.error_message))
             };
-            kp::WriteShareGroupStateResponse::default().with_results(results(r, topic, part))
+            // v1 answers as v0 does: it adds to the request only.
+            SameAfter::<_, 0>(
+                kp::WriteShareGroupStateResponse::default().with_results(results(r, topic, part)),
+            )
         })
     }
 
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s};
-        use kp::write_share_group_state_request as w;
-        let b = w::StateBatch::default().with_first_offset(1).with_last_offset(2).with_delivery_state(2);
-        let p =
-            w::PartitionData::default().with_partition(1).with_start_offset(3).with_state_batches(vec![b]);
-        let t = w::WriteStateData::default().with_topic_id(uuid::Uuid::from_u128(7)).with_partitions(vec![p]);
-        enc(&kp::WriteShareGroupStateRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+        let b = kp::write_share_group_state_request::StateBatch::default()
+            .with_first_offset(1)
+            .with_last_offset(2)
+            .with_delivery_state(2);
+        let p = codec::WriteStatePartition {
+            partition: 1,
+            start_offset: 3,
+            delivery_complete_count: 4,
+            state_batches: vec![Pinned(b)],
+            ..Default::default()
+        };
+        let t = codec::WriteStateData { topic_id: uuid::Uuid::from_u128(7), partitions: vec![p] };
+        enc(&codec::WriteShareGroupStateRequest { group_id: s("g"), topics: vec![t] }, v)
     }
 }
 
@@ -261,28 +274,27 @@ impl WireApi for gt::DeleteShareGroupStateRequest {
 }
 
 impl WireApi for gt::ReadShareGroupStateSummaryRequest {
-    type Wire = kp::ReadShareGroupStateSummaryRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &READ);
+    type Wire = codec::ReadShareGroupStateSummaryRequest;
+    const SCHEMA: Message = Message::new(0, 1, 0, &READ);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
-        use kp::read_share_group_state_summary_response as w;
+        let SameAfter(wire) = wire;
         let topics = wire.topics.into_iter().map(|t| (t.topic_id, t.partitions));
         let data = |p: &kp::read_share_group_state_summary_request::PartitionData| {
             gt::ReadStateSummaryPartition { partition: p.partition, leader_epoch: p.leader_epoch }
         };
         serve_state(node, ctx, &wire.group_id, topics, data, |r| {
-            let topic =
-                |id, parts| w::ReadStateSummaryResult::default().with_topic_id(id).with_partitions(parts);
-            let part = |p: gt::ReadStateSummaryPartitionResult| {
-                w::PartitionResult::default()
-                    .with_partition(p.partition)
-                    .with_error_code(p.error_code.code())
-                    .with_error_message(osb(p.error_message))
-                    .with_state_epoch(p.state_epoch)
-                    .with_leader_epoch(p.leader_epoch)
-                    .with_start_offset(p.start_offset)
+            let topic = |topic_id, partitions| codec::ReadStateSummaryResult { topic_id, partitions };
+            let part = |p: gt::ReadStateSummaryPartitionResult| codec::ReadStateSummaryPartition {
+                partition: p.partition,
+                error_code: p.error_code.code(),
+                error_message: osb(p.error_message),
+                state_epoch: p.state_epoch,
+                leader_epoch: p.leader_epoch,
+                start_offset: p.start_offset,
+                delivery_complete_count: p.delivery_complete_count,
             };
-            kp::ReadShareGroupStateSummaryResponse::default().with_results(results(r, topic, part))
+            codec::ReadShareGroupStateSummaryResponse { results: results(r, topic, part) }
         })
     }
 
@@ -294,7 +306,9 @@ impl WireApi for gt::ReadShareGroupStateSummaryRequest {
         let t = w::ReadStateSummaryData::default()
             .with_topic_id(uuid::Uuid::from_u128(7))
             .with_partitions(vec![p]);
-        enc(&kp::ReadShareGroupStateSummaryRequest::default().with_group_id(s("g")).with_topics(vec![t]), v)
+        let request =
+            kp::ReadShareGroupStateSummaryRequest::default().with_group_id(s("g")).with_topics(vec![t]);
+        enc(&SameAfter::<_, 0>(request), v)
     }
 }
 
@@ -309,7 +323,7 @@ static READ_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&READ_PARTITION))])
 static READ: Struct = plain(&[always(Str), always(Arr(&READ_TOPIC))]);
 static STATE_BATCH: Struct = plain(&[always(I64), always(I64), always(I8), always(I16)]);
 static WRITE_PARTITION: Struct =
-    plain(&[always(I32), always(I32), always(I32), always(I64), always(Arr(&STATE_BATCH))]);
+    plain(&[always(I32), always(I32), always(I32), always(I64), f(I32, 1, ALL), always(Arr(&STATE_BATCH))]);
 static WRITE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&WRITE_PARTITION))]);
 static WRITE: Struct = plain(&[always(Str), always(Arr(&WRITE_TOPIC))]);
 static DELETE_PARTITION: Struct = plain(&[always(I32)]);
