@@ -48,8 +48,9 @@
 //!
 //! # What a client sees
 //!
-//! - ApiVersions advertises exactly the `kafka-protocol` 0.18 ranges of [`SUPPORTED_APIS`]
-//!   (which read as a Kafka 4.x broker to kafka-python and librdkafka). A client asking for
+//! - ApiVersions advertises exactly the ranges of [`SUPPORTED_APIS`]: `kafka-protocol`
+//!   0.18's, and Kafka 4.2's for the share APIs that crate stops short of (which read as a
+//!   Kafka 4.x broker to kafka-python and librdkafka). A client asking for
 //!   a newer ApiVersions gets `UNSUPPORTED_VERSION` with a v0 body listing them, and retries.
 //! - Metadata and FindCoordinator name this node (id 0 unless `--node-id`); every topic has
 //!   a non-zero id derived from its name, the same across restarts (Fetch v13+ uses it).
@@ -66,10 +67,11 @@
 //!   settings have Kafka's bounds.
 //! - KIP-932 share groups (`share` in `--rebalance-protocols`, on by default):
 //!   ShareGroupHeartbeat v1, ShareGroupDescribe v1, the offset admin APIs
-//!   (DescribeShareGroupOffsets, AlterShareGroupOffsets, DeleteShareGroupOffsets v0), and
-//!   ShareFetch / ShareAcknowledge v1 with share sessions over the empty partitions
-//!   (nothing is ever acquired); the share coordinator's RPCs (InitializeShareGroupState
-//!   to ReadShareGroupStateSummary, v0, CLUSTER_ACTION) and FindCoordinator key type 2
+//!   (DescribeShareGroupOffsets v0-v1 with lag, AlterShareGroupOffsets and
+//!   DeleteShareGroupOffsets v0), and ShareFetch / ShareAcknowledge v1-v2 with share
+//!   sessions over the empty partitions (nothing is ever acquired; v2 renews locks); the
+//!   share coordinator's RPCs (InitializeShareGroupState to ReadShareGroupStateSummary,
+//!   v0-v1, CLUSTER_ACTION) and FindCoordinator key type 2
 //!   are answered by the share coordinator the node hosts, its state durable like
 //!   offsets (on a cluster node it lives with its group and moves with it).
 //! - CreateTopics (v2-v7) adds topics to a running node, in memory only (gone after a
