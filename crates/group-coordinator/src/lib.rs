@@ -150,6 +150,7 @@ mod authorizer;
 mod config;
 mod consumer_config;
 mod core;
+mod end_offsets;
 mod error;
 mod latency;
 mod metadata_image;
@@ -169,6 +170,7 @@ pub use crate::core::{
     CoordinatorCore, Effects, ExpirationReason, GroupEvent, Record, Request, RequestId, Response, TimerKey,
     TimerOp, TimerQueue, Write, WriteId, map_append_error, map_operation_error,
 };
+pub use crate::end_offsets::{EndOffsetQuery, PartitionEndOffsets};
 pub use crate::error::CoordinatorError;
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metadata_image::{MetadataImage, TopicImage};
