@@ -36,6 +36,10 @@
 //!   default, set with [`GroupCoordinatorBuilder::topic_metadata`]); OffsetCommit and
 //!   OffsetDelete partitions it does not know are answered
 //!   `UNKNOWN_TOPIC_OR_PARTITION` after the topic ACL check and never stored.
+//! - [`PartitionEndOffsets`]: where partitions' logs end (none by default, set
+//!   with [`GroupCoordinatorBuilder::partition_end_offsets`]), Kafka's
+//!   `PartitionMetadataClient`; DescribeShareGroupOffsets answers a share
+//!   partition's lag (KIP-1226) from it, and -1 without it.
 //! - [`GroupEvent`]s: state changes, rebalances, expirations and fenced members,
 //!   reported by the core in [`Effects::events`]; the runtime emits each as a
 //!   `tracing` event (target `group_coordinator`, silent without a subscriber; what

@@ -332,10 +332,13 @@ fn describing_share_offsets_reads_the_persister() {
     assert_eq!(got, [("foo", 12, ErrorCode::None), ("bar", -1, ErrorCode::TopicAuthorizationFailed)]);
 }
 
+/// A partition's end offset in [`Ends`]: (topic, partition) and the answer.
+type EndOffset = ((&'static str, i32), Result<i64, ErrorCode>);
+
 /// End offsets from a table, keeping what was asked.
 #[derive(Debug, Default)]
 struct Ends {
-    offsets: Vec<((&'static str, i32), Result<i64, ErrorCode>)>,
+    offsets: Vec<EndOffset>,
     asked: Mutex<Vec<(TopicId, String, i32)>>,
 }
 
