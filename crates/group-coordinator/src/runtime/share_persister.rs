@@ -32,7 +32,9 @@ pub trait SharePersister: Send + Sync + fmt::Debug {
     /// DeleteShareGroupOffsets of an empty share group waits for it), then reports
     /// the outcome with [`GroupCoordinator::share_group_state_deleted_topics`] (or,
     /// with one outcome for all, [`GroupCoordinator::share_group_state_deleted`]);
-    /// the same rules as [`initialize`](Self::initialize).
+    /// the same rules as [`initialize`](Self::initialize). Two asks of the same
+    /// group and topics (a DeleteGroups and a DeleteShareGroupOffsets) are told
+    /// apart only by their order: answer them in the order they were asked.
     fn delete_state(&self, request: DeleteShareGroupStateRequest);
 
     /// Reads the start offsets and epochs of `request`'s partitions (a

@@ -67,6 +67,8 @@ pub(crate) struct ParkedOffsetsDelete {
     pub(crate) topics: BTreeSet<TopicId>,
     /// The topics answered before the share coordinator (Kafka's `errorTopicResponseList`).
     pub(crate) errors: Vec<DeletedShareOffsetsTopic>,
+    /// When its deletion was asked (`Engine::share_deletion_seq`).
+    pub(crate) seq: u64,
 }
 
 /// An AlterShareGroupOffsets whose initialization the persister has not
@@ -302,6 +304,7 @@ impl CoordinatorCore {
             group: key.clone(),
             topics: asked.keys().copied().collect(),
             errors,
+            seq: 0,
         };
         let ask = (!asked.is_empty()).then(|| {
             let topics = asked
@@ -358,6 +361,8 @@ impl CoordinatorCore {
                 DeleteShareGroupOffsetsResponse { responses: parked.errors, ..Default::default() }
             }
             (Ok(()), Some(ask)) => {
+                let mut parked = parked;
+                parked.seq = self.engine.next_share_deletion();
                 self.engine.share_state_deletions.push(*ask);
                 self.engine.share_offset_deletes.push(parked);
                 return;
@@ -374,6 +379,8 @@ impl CoordinatorCore {
     /// with the persister's error, and a failed call answers its error for the
     /// group. A deletion no such request asked is a DeleteGroups': it gets the
     /// first error ([`share_group_state_deleted`](Self::share_group_state_deleted)).
+    /// When both wait on the same deletion (same group and topics), the one that
+    /// asked first gets the answer, as the persister answers in order.
     pub fn share_group_state_deleted_topics(
         &mut self,
         now_ms: i64,
@@ -384,6 +391,19 @@ impl CoordinatorCore {
         let asked: BTreeSet<TopicId> = request.topics.iter().map(|t| t.topic_id).collect();
         let at =
             self.engine.share_offset_deletes.iter().position(|p| &*p.group == group_id && p.topics == asked);
+        // A DeleteGroups that asked the same deletion earlier takes this answer
+        // first: a persister answers in the order it was asked (the hosted one
+        // does), and identical asks are told apart by nothing else.
+        let earlier_delete_groups = self
+            .engine
+            .share_group_deletion_asks
+            .iter()
+            .filter(|(g, topics, _)| &**g == group_id && *topics == asked)
+            .map(|(_, _, seq)| *seq)
+            .min();
+        let at = at.filter(|at| {
+            earlier_delete_groups.is_none_or(|seq| seq > self.engine.share_offset_deletes[*at].seq)
+        });
         let Some(at) = at else {
             let first = match result {
                 Ok(topics) => {

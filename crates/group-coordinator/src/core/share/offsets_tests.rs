@@ -971,3 +971,46 @@ fn a_failed_write_answers_the_error_with_its_message() {
     );
     assert!(core.take_share_state_deletions().is_empty());
 }
+
+/// A DeleteGroups and a DeleteShareGroupOffsets of the same group ask the same
+/// deletion (t1, every partition) one after the other: the answers are matched
+/// in the order the deletions were asked, as a persister answers them, so the
+/// DeleteGroups asked first gets the first answer (a failure: the group is kept)
+/// and the DeleteShareGroupOffsets the second (t1's state went).
+#[test]
+fn identical_deletions_are_answered_in_the_order_asked() {
+    let mut core = core_with(&[], &[("t1", 3)], &[], 0);
+    let mut answers = Vec::new();
+    let req = group_types::DeleteGroupsRequest { group_ids: vec![GroupId::from("g")] };
+    let fx = core.handle(100, RequestId(2), Request::DeleteGroups(req));
+    drive_all(&mut core, fx, &mut answers);
+    let req = DeleteShareGroupOffsetsRequest { group_id: GroupId::from("g"), topic_names: vec!["t1".into()] };
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    drive_all(&mut core, fx, &mut answers);
+    let asks = core.take_share_state_deletions();
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert_eq!(asks[0], asks[1], "the same deletion, asked twice");
+    assert!(answers.is_empty(), "both wait for the persister");
+
+    let fx = core.share_group_state_deleted_topics(100, &asks[0], Err(ErrorCode::CoordinatorNotAvailable));
+    drive_all(&mut core, fx, &mut answers);
+    let went = [(topic_id("t1"), ErrorCode::None)];
+    let fx = core.share_group_state_deleted_topics(100, &asks[1], Ok(&went));
+    drive_all(&mut core, fx, &mut answers);
+
+    let deleted_groups = answers.iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(2), Response::DeleteGroups(r)) => Some(r.results.clone()),
+        _ => None,
+    });
+    let codes: Vec<_> = deleted_groups.expect("DeleteGroups answered").iter().map(|g| g.error_code).collect();
+    assert_eq!(codes, [ErrorCode::CoordinatorNotAvailable], "the first answer is the DeleteGroups'");
+    let offsets = answers.iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(1), Response::DeleteShareGroupOffsets(r)) => Some(r.clone()),
+        _ => None,
+    });
+    let offsets = offsets.expect("DeleteShareGroupOffsets answered");
+    assert_eq!(offsets.error_code, ErrorCode::None);
+    let topics: Vec<_> = offsets.responses.iter().map(|t| (t.topic_name.as_str(), t.error_code)).collect();
+    assert_eq!(topics, [("t1", ErrorCode::None)], "the second answer is the offsets'");
+    assert!(core.groups.contains_key("g"), "the group whose state deletion failed is kept");
+}
