@@ -770,10 +770,12 @@ macro_rules! group_api_table {
                 methods: describe_share_group_offsets, handle_describe_share_group_offsets,
                 core: |core, id, r, _| core.describe_share_group_offsets(id, r),
                 refused: |r, code| $crate::core::share::describe_offsets_error(
-                    r.groups.iter().map(|g| &g.group_id), code, None,
+                    r.groups.iter().map(|g| &g.group_id), code,
+                    $crate::core::share::describe_refusal_message(code),
                 ),
                 failed_write: |r, code| $crate::core::share::describe_offsets_error(
-                    r.groups.iter().map(|g| &g.group_id), code, None,
+                    r.groups.iter().map(|g| &g.group_id), code,
+                    $crate::core::share::describe_refusal_message(code),
                 ),
                 core_first: |_, config| !config.share.enabled,
             }

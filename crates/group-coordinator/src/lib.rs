@@ -36,6 +36,10 @@
 //!   default, set with [`GroupCoordinatorBuilder::topic_metadata`]); OffsetCommit and
 //!   OffsetDelete partitions it does not know are answered
 //!   `UNKNOWN_TOPIC_OR_PARTITION` after the topic ACL check and never stored.
+//! - [`PartitionEndOffsets`]: where partitions' logs end (none by default, set
+//!   with [`GroupCoordinatorBuilder::partition_end_offsets`]), Kafka's
+//!   `PartitionMetadataClient`; DescribeShareGroupOffsets answers a share
+//!   partition's lag (KIP-1226) from it, and -1 without it.
 //! - [`GroupEvent`]s: state changes, rebalances, expirations and fenced members,
 //!   reported by the core in [`Effects::events`]; the runtime emits each as a
 //!   `tracing` event (target `group_coordinator`, silent without a subscriber; what
@@ -150,6 +154,7 @@ mod authorizer;
 mod config;
 mod consumer_config;
 mod core;
+mod end_offsets;
 mod error;
 mod latency;
 mod metadata_image;
@@ -169,6 +174,7 @@ pub use crate::core::{
     CoordinatorCore, Effects, ExpirationReason, GroupEvent, Record, Request, RequestId, Response, TimerKey,
     TimerOp, TimerQueue, Write, WriteId, map_append_error, map_operation_error,
 };
+pub use crate::end_offsets::{EndOffsetQuery, PartitionEndOffsets};
 pub use crate::error::CoordinatorError;
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metadata_image::{MetadataImage, TopicImage};

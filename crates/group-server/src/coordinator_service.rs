@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use group_coordinator::{Authorizer, GroupCoordinator, TopicMetadata};
+use group_coordinator::{Authorizer, GroupCoordinator, PartitionEndOffsets, TopicMetadata};
 use group_offsets::{MemoryMetadataStore, MetadataStore, StorageError};
 use group_storage_sled::{SledMetadataStore, SledOptions};
 
@@ -19,7 +19,8 @@ pub struct CoordinatorService {
     /// The ACLs the coordinator checks, when `--acl-file` is given.
     acl: Option<Arc<AclAuthorizer>>,
     /// The topics OffsetCommit and OffsetDelete may name (the coordinator's
-    /// `TopicMetadata`), replaced by [`CoordinatorService::topics_changed`].
+    /// `TopicMetadata`, and its `PartitionEndOffsets` for share lag), replaced by
+    /// [`CoordinatorService::topics_changed`].
     topics: Arc<SharedTopics>,
     /// The version of the last metadata image handed to the coordinator.
     image_version: std::sync::atomic::AtomicI64,
@@ -99,8 +100,10 @@ impl CoordinatorService {
         // request layer does. KIP-848 groups see the same topics as a metadata image.
         let topics = Arc::new(SharedTopics::new(&config.topics));
         let image = Topics::new(&config.topics).image(1);
+        // The same topics answer DescribeShareGroupOffsets' end offsets (KIP-1226 lag).
         let mut builder = GroupCoordinator::builder(storage, config.coordinator.clone())
             .topic_metadata(Arc::clone(&topics) as Arc<dyn TopicMetadata>)
+            .partition_end_offsets(Arc::clone(&topics) as Arc<dyn PartitionEndOffsets>)
             .metadata_image(image);
         if let Some(acl) = &acl {
             builder = builder.authorizer(Arc::clone(acl) as Arc<dyn Authorizer>);

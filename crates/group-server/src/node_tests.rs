@@ -320,10 +320,12 @@ fn delete_share_group_offsets_on_the_wire() {
     use kafka_protocol::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic;
     use kafka_protocol::messages::{DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse};
 
+    // Kafka's refusals carry the error's default message (`getErrorDeleteResponseData`,
+    // `KafkaApis`' `getErrorResponse(Errors)`).
     let cases: [(&str, bool, &str, i16, Option<&str>); 3] = [
         ("a missing group", true, "nope", 69, Some("Group nope not found.")),
-        ("an empty group id", true, "", 24, None),
-        ("share groups off", false, "nope", 35, None),
+        ("an empty group id", true, "", 24, Some("The group id is invalid.")),
+        ("share groups off", false, "nope", 35, Some("The version of API is not supported.")),
     ];
     for (name, share, group, expected, message) in cases {
         let topic = DeleteShareGroupOffsetsRequestTopic::default()
@@ -414,4 +416,81 @@ fn describe_share_group_offsets_on_the_wire() {
             assert!(resp.groups[1].topics.is_empty(), "a missing group has no offsets");
         }
     }
+}
+
+/// DescribeShareGroupOffsets' lag (KIP-1226) on a node: the coordinator's end
+/// offsets are the node's topics (empty logs, end offset 0), so a share group
+/// altered to start at 0 lags by 0 where it would be -1 without them, and a
+/// partition the node does not have is UNKNOWN_TOPIC_OR_PARTITION. v0 carries no
+/// lag on the wire: the frame path answers the start offsets, the lag is checked
+/// through the coordinator's API.
+#[test]
+fn share_offsets_lag_comes_from_the_nodes_topics() {
+    use group_types::{
+        AlterShareGroupOffsetsRequest, AlterShareOffsetsTopic, DescribeShareGroupOffsetsGroupRequest,
+        DescribeShareGroupOffsetsRequest, ErrorCode, GroupId, ShareOffsetsTopicRequest, ShareStartOffset,
+    };
+    use kafka_protocol::messages::describe_share_group_offsets_request::{
+        DescribeShareGroupOffsetsRequestGroup, DescribeShareGroupOffsetsRequestTopic,
+    };
+
+    let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+    config.coordinator.share.enabled = true;
+    config.topics = vec![crate::TopicSpec { name: "foo".into(), partitions: 2 }];
+    let service = CoordinatorService::open(&config).expect("memory coordinator");
+    let node = crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10);
+    let coordinator = node.service.coordinator();
+    let start = |partition_index| ShareStartOffset { partition_index, start_offset: 0 };
+    let alter = AlterShareGroupOffsetsRequest {
+        group_id: GroupId::from("g"),
+        topics: vec![AlterShareOffsetsTopic {
+            topic_name: "foo".into(),
+            partitions: vec![start(0), start(1)],
+        }],
+    };
+    let r = coordinator.handle_alter_share_group_offsets(alter).expect("answered once initialized");
+    assert_eq!(r.error_code, ErrorCode::None, "{r:?}");
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+
+    let group = DescribeShareGroupOffsetsGroupRequest {
+        group_id: GroupId::from("g"),
+        topics: Some(vec![ShareOffsetsTopicRequest { topic_name: "foo".into(), partitions: vec![0, 1] }]),
+    };
+    let r = coordinator
+        .handle_describe_share_group_offsets(DescribeShareGroupOffsetsRequest {
+            api_version: 1,
+            groups: vec![group],
+        })
+        .expect("answered once read");
+    let mut got: Vec<_> = r.groups[0]
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.start_offset, p.lag, p.error_code)))
+        .collect();
+    got.sort();
+    assert_eq!(got, [(0, 0, 0, ErrorCode::None), (1, 0, 0, ErrorCode::None)]);
+
+    // The same description at v0 on the wire: the start offsets, no lag field.
+    let topic = DescribeShareGroupOffsetsRequestTopic::default()
+        .with_topic_name(StrBytes::from_static_str("foo").into())
+        .with_partitions(vec![0, 1]);
+    let group = DescribeShareGroupOffsetsRequestGroup::default()
+        .with_group_id(StrBytes::from_static_str("g").into())
+        .with_topics(Some(vec![topic]));
+    let req = kafka_protocol::messages::DescribeShareGroupOffsetsRequest::default().with_groups(vec![group]);
+    let mut body = BytesMut::new();
+    req.encode(&mut body, 0).expect("encodes");
+    let api = ApiKey::DescribeShareGroupOffsets;
+    let reply = node.handle(frame(api, 0, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    let _ = ResponseHeader::decode(&mut out, api.response_header_version(0));
+    let resp =
+        kafka_protocol::messages::DescribeShareGroupOffsetsResponse::decode(&mut out, 0).expect("decodes");
+    let mut got: Vec<_> = resp.groups[0]
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.start_offset, p.error_code)))
+        .collect();
+    got.sort();
+    assert_eq!(got, [(0, 0, 0), (1, 0, 0)]);
 }

@@ -1,6 +1,7 @@
 //! The topics this node answers Metadata, ListOffsets and Fetch for: empty partitions
 //! with stable topic ids. They are the `--topic`s at start, plus those CreateTopics adds
-//! while the node runs (kept in memory only).
+//! while the node runs (kept in memory only). They are also the coordinator's
+//! `TopicMetadata` and its `PartitionEndOffsets` (every log here is empty).
 
 use std::collections::BTreeMap;
 use std::str::FromStr;
@@ -153,5 +154,53 @@ impl SharedTopics {
 impl group_coordinator::TopicMetadata for SharedTopics {
     fn contains(&self, topic: &str, partition: i32) -> bool {
         self.current.read().unwrap_or_else(PoisonError::into_inner).has_partition(topic, partition)
+    }
+}
+
+/// The node stores no records: a partition it has ends at offset 0, as ListOffsets
+/// answers it, and one it does not have is `UNKNOWN_TOPIC_OR_PARTITION` (what
+/// Kafka's ListOffsets answers for it). So a share partition's lag here is
+/// `0 - start offset - delivery complete count`: 0 for a group altered to start at 0.
+impl group_coordinator::PartitionEndOffsets for SharedTopics {
+    fn latest_offsets(
+        &self,
+        partitions: &[group_coordinator::EndOffsetQuery],
+    ) -> Vec<Result<i64, group_types::ErrorCode>> {
+        let topics = self.get();
+        partitions
+            .iter()
+            .map(|q| {
+                if topics.has_partition(&q.topic_name, q.partition) {
+                    Ok(0)
+                } else {
+                    Err(group_types::ErrorCode::UnknownTopicOrPartition)
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use group_coordinator::{EndOffsetQuery, PartitionEndOffsets};
+    use group_types::ErrorCode;
+
+    use super::{SharedTopics, TopicSpec};
+
+    /// A known partition's log is empty (end offset 0); an unknown topic, or a
+    /// partition beyond its topic's count, is `UNKNOWN_TOPIC_OR_PARTITION`.
+    #[test]
+    fn end_offsets_are_zero_for_known_partitions() {
+        let topics = SharedTopics::new(&[TopicSpec { name: "foo".into(), partitions: 2 }]);
+        let query = |name: &str, partition| EndOffsetQuery {
+            topic_id: group_types::TopicId(super::topic_id_for(name).into_bytes()),
+            topic_name: name.into(),
+            partition,
+        };
+        let got = topics.latest_offsets(&[query("foo", 1), query("foo", 2), query("bar", 0)]);
+        assert_eq!(
+            got,
+            [Ok(0), Err(ErrorCode::UnknownTopicOrPartition), Err(ErrorCode::UnknownTopicOrPartition)]
+        );
     }
 }

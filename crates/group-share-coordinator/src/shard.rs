@@ -38,10 +38,27 @@ pub const WRITE_UNINITIALIZED_MESSAGE: &str = "Write operation on uninitialized 
 /// `ShareCoordinatorShard.READ_UNINITIALIZED_SHARE_PARTITION`.
 pub const READ_UNINITIALIZED_MESSAGE: &str = "Read operation on uninitialized share partition not allowed.";
 
-/// Kafka's default message for the error codes the shard answers (`Errors`).
+/// Kafka's default message for an error code (`Errors.message()`): those the
+/// shard answers, and those the group coordinator's share APIs answer with
+/// the error's message (refusals, failed persister calls, end-offset lookups);
+/// any other code gets `UNKNOWN_SERVER_ERROR`'s.
 pub fn default_error_message(code: ErrorCode) -> &'static str {
     match code {
         ErrorCode::UnknownTopicOrPartition => "This server does not host this topic-partition.",
+        ErrorCode::NotLeaderOrFollower => {
+            "For requests intended only for the leader, this error indicates that the broker is not the \
+             current leader. For requests intended for any replica, this error indicates that the broker \
+             is not a replica of the topic partition."
+        }
+        ErrorCode::RequestTimedOut => "The request timed out.",
+        ErrorCode::TopicAuthorizationFailed => "Topic authorization failed.",
+        ErrorCode::GroupAuthorizationFailed => "Group authorization failed.",
+        ErrorCode::ClusterAuthorizationFailed => "Cluster authorization failed.",
+        ErrorCode::UnsupportedVersion => "The version of API is not supported.",
+        ErrorCode::KafkaStorageError => "Disk error when trying to access log file on the disk.",
+        ErrorCode::NonEmptyGroup => "The group is not empty.",
+        ErrorCode::GroupIdNotFound => "The group id does not exist.",
+        ErrorCode::UnknownTopicId => "This server does not host this topic ID.",
         ErrorCode::FencedLeaderEpoch => {
             "The leader epoch in the request is older than the epoch on the broker."
         }

@@ -21,9 +21,10 @@ mod types;
 mod undo;
 
 use crate::core::classic::member_payload::MemberPayload;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use group_types::{ErrorCode, JoinGroupResponse, OffsetAndMetadata, TopicPartition};
+use group_types::{ErrorCode, JoinGroupResponse, OffsetAndMetadata, TopicId, TopicPartition};
 
 use crate::config::CoordinatorConfig;
 use crate::snapshot::{GroupMetadata, MemberMetadata};
@@ -151,6 +152,12 @@ pub(crate) struct Engine {
     pub(crate) share_state_deletions: Vec<group_types::DeleteShareGroupStateRequest>,
     /// DeleteGroups requests waiting for the share coordinator's deletions.
     pub(crate) share_deletes: Vec<share::ParkedDelete>,
+    /// The deletions DeleteGroups asked and the share coordinator has not answered:
+    /// group, topics and ask number, to tell them from a DeleteShareGroupOffsets'
+    /// identical ask (`share_group_state_deleted_topics`).
+    pub(crate) share_group_deletion_asks: Vec<(Arc<str>, BTreeSet<TopicId>, u64)>,
+    /// Numbers the share-state deletions in the order they are asked.
+    pub(crate) share_deletion_seq: u64,
     /// DeleteShareGroupOffsets requests waiting for the share coordinator's deletions.
     pub(crate) share_offset_deletes: Vec<share::ParkedOffsetsDelete>,
     /// AlterShareGroupOffsets requests waiting for the share coordinator's initializations.
@@ -165,6 +172,12 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
+    /// The number of the share-state deletion asked next.
+    pub(crate) fn next_share_deletion(&mut self) -> u64 {
+        self.share_deletion_seq += 1;
+        self.share_deletion_seq
+    }
+
     // Inlined so that an answer built at the call is written straight into the
     // vector, not built, passed by pointer and copied (168 bytes, 30 instructions
     // of a keep-alive's 900).
@@ -388,6 +401,8 @@ impl CoordinatorCore {
                 share_state_initializations: Vec::new(),
                 share_state_deletions: Vec::new(),
                 share_deletes: Vec::new(),
+                share_group_deletion_asks: Vec::new(),
+                share_deletion_seq: 0,
                 share_offset_deletes: Vec::new(),
                 share_offset_alters: Vec::new(),
                 share_state_summaries: Vec::new(),

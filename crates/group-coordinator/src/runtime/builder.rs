@@ -119,6 +119,19 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Answers DescribeShareGroupOffsets' lag (KIP-1226) with the partitions' end
+    /// offsets from `end_offsets` (Kafka's `PartitionMetadataClient`), asked once
+    /// per summary the share coordinator answers, off the partition's lock (see
+    /// [`PartitionEndOffsets`](crate::PartitionEndOffsets)). Without it every
+    /// partition's lag is -1, as Kafka answers where it cannot compute it.
+    pub fn partition_end_offsets(
+        mut self,
+        end_offsets: Arc<dyn crate::PartitionEndOffsets>,
+    ) -> GroupCoordinatorBuilder {
+        self.ownership.end_offsets = Some(end_offsets);
+        self
+    }
+
     /// Which coordinator partition hosts a share partition's state: Kafka's routing
     /// by key (the default), or the group's own partition
     /// ([`ShareStateRouting::WithGroup`](crate::ShareStateRouting::WithGroup), for nodes that cannot reach each other's

@@ -186,6 +186,8 @@ pub(crate) struct Inner {
     groups: AtomicUsize,
     /// Where share groups' partitions get initialized (`GroupCoordinatorBuilder::share_persister`).
     share_persister: Option<Arc<dyn SharePersister>>,
+    /// Partitions' end offsets for share lag (`GroupCoordinatorBuilder::partition_end_offsets`).
+    end_offsets: Option<Arc<dyn crate::PartitionEndOffsets>>,
     /// Which partition hosts a share partition's state (`GroupCoordinatorBuilder::share_state_routing`).
     share_routing: ShareStateRouting,
 }
@@ -671,6 +673,7 @@ impl GroupCoordinator {
             append_tokens: AtomicU64::new(0),
             groups: AtomicUsize::new(0),
             share_persister: ownership.share_persister,
+            end_offsets: ownership.end_offsets,
             share_routing: ownership.share_routing,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());

@@ -58,6 +58,8 @@ pub(super) struct Options {
     pub(super) assignors: Vec<Arc<dyn group_assignors::server::ServerAssignor>>,
     /// Where share groups' partitions get initialized.
     pub(super) share_persister: Option<Arc<dyn super::SharePersister>>,
+    /// Where DescribeShareGroupOffsets finds partitions' end offsets (none: lag -1).
+    pub(super) end_offsets: Option<Arc<dyn crate::PartitionEndOffsets>>,
     pub(super) share_routing: super::ShareStateRouting,
 }
 

@@ -16,7 +16,8 @@ use group_types::{
 
 use super::share_state::SharePartitions;
 use super::{GroupCoordinator, Inner};
-use crate::RequestContext;
+use crate::core::CoordinatorCore;
+use crate::{EndOffsetQuery, PartitionEndOffsets, RequestContext};
 
 /// Where a node's share groups get their share-partition state initialized
 /// (a broker's share coordinator, local or reached by InitializeShareGroupState).
@@ -31,7 +32,9 @@ pub trait SharePersister: Send + Sync + fmt::Debug {
     /// DeleteShareGroupOffsets of an empty share group waits for it), then reports
     /// the outcome with [`GroupCoordinator::share_group_state_deleted_topics`] (or,
     /// with one outcome for all, [`GroupCoordinator::share_group_state_deleted`]);
-    /// the same rules as [`initialize`](Self::initialize).
+    /// the same rules as [`initialize`](Self::initialize). Two asks of the same
+    /// group and topics (a DeleteGroups and a DeleteShareGroupOffsets) are told
+    /// apart only by their order: answer them in the order they were asked.
     fn delete_state(&self, request: DeleteShareGroupStateRequest);
 
     /// Reads the start offsets and epochs of `request`'s partitions (a
@@ -126,14 +129,53 @@ impl Inner {
         });
     }
 
+    /// The end offsets a summary's lag needs are looked up here, before the
+    /// partition's lock is taken, so a slow [`PartitionEndOffsets`] holds up only
+    /// this description (Kafka's service likewise asks its
+    /// `PartitionMetadataClient` outside the coordinator runtime).
     fn share_group_state_summary_read(
         &self,
         request: &ReadShareGroupStateSummaryRequest,
         result: Result<&ReadShareGroupStateSummaryResponse, ErrorCode>,
     ) {
+        let end_offsets = match (result, &self.end_offsets) {
+            (Ok(summary), Some(source)) => self.end_offsets_of(source.as_ref(), summary),
+            _ => Vec::new(),
+        };
         self.step_group(request.group_id.as_str(), |core, now, scratch| {
-            scratch.extend(core.share_group_state_summary_read(now, request, result));
+            scratch.extend(core.share_group_state_summary_read(now, request, result, &end_offsets));
         });
+    }
+
+    /// The latest offsets of `summary`'s partitions whose lag can be computed,
+    /// named as the metadata image names their topics. A topic the image no
+    /// longer holds is not asked: it is `UNKNOWN_TOPIC_OR_PARTITION`, as a
+    /// ListOffsets of it would be.
+    fn end_offsets_of(
+        &self,
+        source: &dyn PartitionEndOffsets,
+        summary: &ReadShareGroupStateSummaryResponse,
+    ) -> Vec<(TopicId, i32, Result<i64, ErrorCode>)> {
+        let wanted = CoordinatorCore::lag_partitions(summary);
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        let image = super::lock(&self.image).clone();
+        let mut end_offsets = Vec::with_capacity(wanted.len());
+        let mut queries = Vec::with_capacity(wanted.len());
+        for (topic_id, partition) in wanted {
+            match image.topic_by_id(topic_id) {
+                Some(t) => queries.push(EndOffsetQuery { topic_id, topic_name: t.name.clone(), partition }),
+                None => end_offsets.push((topic_id, partition, Err(ErrorCode::UnknownTopicOrPartition))),
+            }
+        }
+        let mut answers = source.latest_offsets(&queries).into_iter();
+        end_offsets.extend(queries.into_iter().map(|q| {
+            // A partition the source left unanswered is a failure of the source's.
+            let answer = answers.next().unwrap_or(Err(ErrorCode::UnknownServerError));
+            (q.topic_id, q.partition, answer)
+        }));
+        end_offsets
     }
 
     fn share_group_state_initialized_partitions(

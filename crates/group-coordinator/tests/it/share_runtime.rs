@@ -318,9 +318,10 @@ fn describing_share_offsets_reads_the_persister() {
     coordinator.share_group_state_summary_read(&asked[0], Ok(&summary));
     let r = pending.wait().expect("answered");
     assert_eq!(r.groups.len(), 2);
+    // `KafkaApis` sets the code alone on a group the caller may not describe.
     assert_eq!(
-        (r.groups[0].group_id.as_str(), r.groups[0].error_code),
-        ("h", ErrorCode::GroupAuthorizationFailed)
+        (r.groups[0].group_id.as_str(), r.groups[0].error_code, r.groups[0].error_message.as_deref()),
+        ("h", ErrorCode::GroupAuthorizationFailed, None)
     );
     let g = &r.groups[1];
     let got: Vec<_> = g
@@ -329,6 +330,176 @@ fn describing_share_offsets_reads_the_persister() {
         .map(|t| (t.topic_name.as_str(), t.partitions[0].start_offset, t.partitions[0].error_code))
         .collect();
     assert_eq!(got, [("foo", 12, ErrorCode::None), ("bar", -1, ErrorCode::TopicAuthorizationFailed)]);
+}
+
+/// A partition's end offset in [`Ends`]: (topic, partition) and the answer.
+type EndOffset = ((&'static str, i32), Result<i64, ErrorCode>);
+
+/// End offsets from a table, keeping what was asked.
+#[derive(Debug, Default)]
+struct Ends {
+    offsets: Vec<EndOffset>,
+    asked: Mutex<Vec<(TopicId, String, i32)>>,
+}
+
+impl group_coordinator::PartitionEndOffsets for Ends {
+    fn latest_offsets(
+        &self,
+        partitions: &[group_coordinator::EndOffsetQuery],
+    ) -> Vec<Result<i64, ErrorCode>> {
+        let mut asked = self.asked.lock().unwrap();
+        partitions
+            .iter()
+            .map(|q| {
+                asked.push((q.topic_id, q.topic_name.to_string(), q.partition));
+                let known = self.offsets.iter().find(|((t, p), _)| *t == &*q.topic_name && *p == q.partition);
+                known.map_or(Err(ErrorCode::UnknownTopicOrPartition), |(_, end)| *end)
+            })
+            .collect()
+    }
+}
+
+/// DescribeShareGroupOffsets' lag through the builder's `partition_end_offsets`
+/// (`GroupCoordinatorService.computeShareGroupLagAndBuildResponse`): the end
+/// offsets of the partitions whose lag can be computed are looked up, by the
+/// image's names, and the lag is end - start - delivered; an end-offset error is
+/// answered for its partition; a partition whose delivery complete count is -1
+/// is not looked up. Without the seam every lag is -1.
+#[test]
+fn describing_share_offsets_computes_lag_from_end_offsets() {
+    use group_types::{
+        DescribeShareGroupOffsetsGroupRequest, DescribeShareGroupOffsetsRequest,
+        ReadShareGroupStateSummaryResponse, ReadStateSummaryPartitionResult, ShareOffsetsTopicRequest,
+        ShareStateTopic,
+    };
+
+    let ends = Arc::new(Ends {
+        offsets: vec![(("foo", 0), Ok(50)), (("foo", 1), Err(ErrorCode::NotLeaderOrFollower))],
+        ..Ends::default()
+    });
+    let open = |ends: Option<Arc<Ends>>| {
+        let persister = Arc::new(Parked::default());
+        let mut builder = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+            .clock(Arc::new(ManualClock::new(0)))
+            .metadata_image(MetadataImage::new(
+                1,
+                [TopicImage::new(FOO, "foo", 2), TopicImage::new(BAR, "bar", 2)],
+            ))
+            .share_persister(persister.clone());
+        if let Some(ends) = ends {
+            builder = builder.partition_end_offsets(ends);
+        }
+        (builder.open().expect("opens"), persister)
+    };
+    let describe = |coordinator: &GroupCoordinator, persister: &Parked| {
+        let topics = vec![
+            ShareOffsetsTopicRequest { topic_name: "foo".into(), partitions: vec![0, 1] },
+            ShareOffsetsTopicRequest { topic_name: "bar".into(), partitions: vec![0] },
+        ];
+        let group =
+            DescribeShareGroupOffsetsGroupRequest { group_id: GroupId::from("g"), topics: Some(topics) };
+        let pending = coordinator.describe_share_group_offsets(DescribeShareGroupOffsetsRequest {
+            api_version: 1,
+            groups: vec![group],
+        });
+        let asked = std::mem::take(&mut *persister.2.lock().unwrap());
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        let read = |partition, start_offset, delivery_complete_count| ReadStateSummaryPartitionResult {
+            partition,
+            start_offset,
+            leader_epoch: 2,
+            delivery_complete_count,
+            ..Default::default()
+        };
+        let summary = ReadShareGroupStateSummaryResponse::new(vec![
+            ShareStateTopic::new(FOO, [read(0, 10, 5), read(1, 3, 0)]),
+            ShareStateTopic::new(BAR, [read(0, 7, -1)]),
+        ]);
+        coordinator.share_group_state_summary_read(&asked[0], Ok(&summary));
+        let r = pending.wait().expect("answered");
+        r.groups[0]
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.topic_name.clone(), p.partition_index, p.start_offset, p.lag, p.error_code))
+            })
+            .collect::<Vec<_>>()
+    };
+    let row = |t: &str, p, start, lag, code| (t.to_owned(), p, start, lag, code);
+
+    let (coordinator, persister) = open(Some(ends.clone()));
+    assert_eq!(
+        describe(&coordinator, &persister),
+        [
+            row("foo", 0, 10, 35, ErrorCode::None),
+            row("foo", 1, 0, -1, ErrorCode::NotLeaderOrFollower),
+            row("bar", 0, 7, -1, ErrorCode::None),
+        ]
+    );
+    assert_eq!(
+        *ends.asked.lock().unwrap(),
+        [(FOO, "foo".to_owned(), 0), (FOO, "foo".to_owned(), 1)],
+        "bar-0's delivery complete count is unknown: not looked up"
+    );
+
+    let (coordinator, persister) = open(None);
+    assert_eq!(
+        describe(&coordinator, &persister),
+        [
+            row("foo", 0, 10, -1, ErrorCode::None),
+            row("foo", 1, 3, -1, ErrorCode::None),
+            row("bar", 0, 7, -1, ErrorCode::None),
+        ],
+        "without end offsets the lag is unknown"
+    );
+}
+
+/// The hosted share coordinator's summary carries the delivery complete count
+/// its initialization set (0 for a start offset given, as Kafka's
+/// `ShareGroupOffset.fromRequest` sets it), so an altered group's lag is the end
+/// offset less the start offset.
+#[test]
+fn the_hosted_share_coordinator_answers_lag_after_an_alter() {
+    use group_types::{
+        AlterShareGroupOffsetsRequest, AlterShareOffsetsTopic, DescribeShareGroupOffsetsGroupRequest,
+        DescribeShareGroupOffsetsRequest, ShareStartOffset,
+    };
+
+    let ends =
+        Arc::new(Ends { offsets: vec![(("foo", 0), Ok(100)), (("foo", 1), Ok(45))], ..Ends::default() });
+    let coordinator = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), config())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 2)]))
+        .partition_end_offsets(ends)
+        .open()
+        .expect("opens with the hosted share coordinator");
+    let alter = AlterShareGroupOffsetsRequest {
+        group_id: GroupId::from("g"),
+        topics: vec![AlterShareOffsetsTopic {
+            topic_name: "foo".into(),
+            partitions: vec![
+                ShareStartOffset { partition_index: 0, start_offset: 40 },
+                ShareStartOffset { partition_index: 1, start_offset: 41 },
+            ],
+        }],
+    };
+    let r = coordinator.handle_alter_share_group_offsets(alter).expect("answered once initialized");
+    assert_eq!(r.error_code, ErrorCode::None);
+    assert!(coordinator.wait_for_writes(std::time::Duration::from_secs(5)));
+    let group = DescribeShareGroupOffsetsGroupRequest { group_id: GroupId::from("g"), topics: None };
+    let r = coordinator
+        .handle_describe_share_group_offsets(DescribeShareGroupOffsetsRequest {
+            api_version: 1,
+            groups: vec![group],
+        })
+        .expect("answered once read");
+    let got: std::collections::BTreeSet<_> = r.groups[0]
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.start_offset, p.lag)))
+        .collect();
+    assert_eq!(got, [(0, 40, 60), (1, 41, 4)].into());
 }
 
 /// The three offset admin APIs against the hosted share coordinator, end to end:

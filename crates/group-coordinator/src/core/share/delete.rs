@@ -82,6 +82,7 @@ impl CoordinatorCore {
             if candidates.is_empty() {
                 continue;
             }
+            let asked: BTreeSet<TopicId> = candidates.keys().copied().collect();
             let topics = candidates
                 .into_iter()
                 .map(|(t, (_, partitions))| {
@@ -91,6 +92,8 @@ impl CoordinatorCore {
                     )
                 })
                 .collect();
+            let seq = self.engine.next_share_deletion();
+            self.engine.share_group_deletion_asks.push((key.clone(), asked, seq));
             self.engine.share_state_deletions.push(DeleteShareGroupStateRequest {
                 group_id: key.as_ref().into(),
                 topics,
@@ -110,6 +113,11 @@ impl CoordinatorCore {
         group_id: &str,
         result: Result<(), ErrorCode>,
     ) -> Effects {
+        // The oldest deletion of this group a DeleteGroups asked is answered.
+        let asks = &mut self.engine.share_group_deletion_asks;
+        if let Some(at) = asks.iter().position(|(g, _, _)| &**g == group_id) {
+            asks.remove(at);
+        }
         self.share_step(now_ms, |core| {
             let mut ready = Vec::new();
             for parked in &mut core.engine.share_deletes {

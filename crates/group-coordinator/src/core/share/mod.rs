@@ -22,7 +22,7 @@ pub(crate) use self::group::{ShareChange, ShareGroup};
 pub(crate) use self::heartbeat::validate_share_heartbeat;
 pub(crate) use self::offsets::{
     ParkedOffsetsAlter, ParkedOffsetsDelete, ParkedOffsetsDescribe, alter_offsets_error,
-    delete_offsets_error, describe_offsets_error,
+    delete_offsets_error, describe_offsets_error, describe_refusal_message,
 };
 
 use group_offsets::{ModernGroupRecord, Record};

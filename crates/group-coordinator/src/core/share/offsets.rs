@@ -19,8 +19,11 @@
 //! DescribeShareGroupOffsets is `GroupCoordinatorService.describeShareGroupOffsets`
 //! (the named topics) and `describeShareGroupAllOffsets` (every initialized
 //! partition of the group, from committed state): the persister's
-//! `readSummary`, answered per partition. The lag of KIP-1226 needs the
-//! partitions' end offsets, which the coordinator does not have: it is -1
+//! `readSummary`, answered per partition with its lag (KIP-1226,
+//! `computeShareGroupLagAndBuildResponse`): the end offsets of the partitions
+//! that qualify are an input (the runtime asks the embedder's
+//! `PartitionEndOffsets` for them, outside the partition's lock), so the core
+//! stays deterministic; without them the lag is -1
 //! (`PartitionFactory.UNINITIALIZED_LAG`), as Kafka answers where it cannot
 //! compute it.
 
@@ -37,14 +40,16 @@ use group_types::{
     DescribeShareGroupOffsetsResponse, DescribedShareOffset, DescribedShareOffsetsGroup,
     DescribedShareOffsetsTopic, ErrorCode, GroupId, InitializeShareGroupStateRequest,
     InitializeStatePartition, ReadShareGroupStateSummaryRequest, ReadShareGroupStateSummaryResponse,
-    ReadStateSummaryPartition, SharePartitionOutcome, ShareStateTopic, TopicId,
+    ReadStateSummaryPartition, ReadStateSummaryPartitionResult, SharePartitionOutcome, ShareStateTopic,
+    TopicId,
 };
 
 use super::group::{InitTopic, ShareGroup, ShareState};
 use crate::core::undo::Committed;
 use crate::core::{CoordinatorCore, Effects, GroupKind, PendingWrite, RequestId, Response, Undo};
 
-/// `PartitionFactory.UNINITIALIZED_START_OFFSET`, `UNINITIALIZED_LAG`.
+/// `PartitionFactory.UNINITIALIZED_START_OFFSET`, `UNINITIALIZED_LAG`,
+/// `UNINITIALIZED_DELIVERY_COMPLETE_COUNT`.
 const UNINITIALIZED: i64 = -1;
 
 /// `Errors.NON_EMPTY_GROUP`'s message, as `ShareGroup.validateDeleteGroup` throws it.
@@ -62,6 +67,8 @@ pub(crate) struct ParkedOffsetsDelete {
     pub(crate) topics: BTreeSet<TopicId>,
     /// The topics answered before the share coordinator (Kafka's `errorTopicResponseList`).
     pub(crate) errors: Vec<DeletedShareOffsetsTopic>,
+    /// When its deletion was asked (`Engine::share_deletion_seq`).
+    pub(crate) seq: u64,
 }
 
 /// An AlterShareGroupOffsets whose initialization the persister has not
@@ -87,7 +94,7 @@ pub(crate) struct ParkedOffsetsDescribe {
 }
 
 /// A DescribeShareGroupOffsets answer of `groups`, each carrying only `code`
-/// (`message`, as `DescribeShareGroupOffsetsRequest.getErrorDescribedGroup` gives).
+/// and `message`.
 pub(crate) fn describe_offsets_error<'a>(
     groups: impl IntoIterator<Item = &'a GroupId>,
     code: ErrorCode,
@@ -105,6 +112,19 @@ pub(crate) fn describe_offsets_error<'a>(
     DescribeShareGroupOffsetsResponse { groups }
 }
 
+/// The message of a DescribeShareGroupOffsets refused before the core: none
+/// for `UNSUPPORTED_VERSION` and `GROUP_AUTHORIZATION_FAILED`, which
+/// `KafkaApis.handleDescribeShareGroupOffsetsRequest` answers with the code
+/// alone; the error's default message otherwise, as the service's refusals
+/// (`DescribeShareGroupOffsetsRequest.getErrorDescribedGroup`) and a failed
+/// coordinator operation (`Errors.forException(exception).message`) carry it.
+pub(crate) fn describe_refusal_message(code: ErrorCode) -> Option<&'static str> {
+    match code {
+        ErrorCode::UnsupportedVersion | ErrorCode::GroupAuthorizationFailed => None,
+        _ => Some(default_error_message(code)),
+    }
+}
+
 /// A partition without share state to describe: start offset -1.
 fn undescribed(partition_index: i32) -> DescribedShareOffset {
     DescribedShareOffset {
@@ -117,20 +137,76 @@ fn undescribed(partition_index: i32) -> DescribedShareOffset {
     }
 }
 
-/// An AlterShareGroupOffsets answer carrying only `code` (and its message).
+/// `shouldComputeSharePartitionLag`: the summary answered the partition, its
+/// start offset is initialized and so is its delivery complete count (-1 until
+/// the share partition's first write, or an AlterShareGroupOffsets, sets it).
+fn computes_lag(p: &ReadStateSummaryPartitionResult) -> bool {
+    p.error_code == ErrorCode::None
+        && p.start_offset != UNINITIALIZED
+        && i64::from(p.delivery_complete_count) != UNINITIALIZED
+}
+
+/// One partition of `computeShareGroupLagAndBuildResponse`: its start offset and
+/// leader epoch (-1 and 0 where the summary answered an error) with the lag where
+/// it is computed and the end offset known, or the end-offset lookup's error.
+fn described(
+    topic_id: TopicId,
+    p: &ReadStateSummaryPartitionResult,
+    end_offsets: &[(TopicId, i32, Result<i64, ErrorCode>)],
+) -> DescribedShareOffset {
+    let read = || DescribedShareOffset {
+        start_offset: p.start_offset,
+        leader_epoch: p.leader_epoch,
+        ..undescribed(p.partition)
+    };
+    if p.error_code != ErrorCode::None {
+        return undescribed(p.partition);
+    }
+    if !computes_lag(p) {
+        return read();
+    }
+    let end = end_offsets.iter().find(|(t, i, _)| *t == topic_id && *i == p.partition);
+    match end.map(|(_, _, end)| *end) {
+        // No end-offset source: the lag is unknown, as Kafka answers where it cannot compute it.
+        None => read(),
+        // The end offset is the next offset to be written, so no +1 (Kafka's comment).
+        Some(Ok(end)) => DescribedShareOffset {
+            lag: end - p.start_offset - i64::from(p.delivery_complete_count),
+            ..read()
+        },
+        // Kafka sets only the error on such a partition: start offset and epoch keep
+        // their defaults (0), the lag its -1.
+        Some(Err(code)) => DescribedShareOffset {
+            partition_index: p.partition,
+            start_offset: 0,
+            leader_epoch: 0,
+            lag: UNINITIALIZED,
+            error_code: code,
+            error_message: Some(default_error_message(code).to_owned()),
+        },
+    }
+}
+
+/// An AlterShareGroupOffsets answer carrying only `code` and `message`, or the
+/// error's default message without one (`AlterShareGroupOffsetsRequest.getErrorResponseData`;
+/// `KafkaApis`' own refusals, `getErrorResponse(Errors)`, send it too).
 pub(crate) fn alter_offsets_error(
     code: ErrorCode,
     message: Option<String>,
 ) -> AlterShareGroupOffsetsResponse {
-    AlterShareGroupOffsetsResponse { error_code: code, error_message: message, responses: Vec::new() }
+    let error_message = Some(message.unwrap_or_else(|| default_error_message(code).to_owned()));
+    AlterShareGroupOffsetsResponse { error_code: code, error_message, responses: Vec::new() }
 }
 
-/// A DeleteShareGroupOffsets answer carrying only `code` (and its message).
+/// A DeleteShareGroupOffsets answer carrying only `code` and `message`, or the
+/// error's default message without one (`DeleteShareGroupOffsetsRequest.getErrorDeleteResponseData`;
+/// `KafkaApis`' own refusals, `getErrorResponse(Errors)`, send it too).
 pub(crate) fn delete_offsets_error(
     code: ErrorCode,
     message: Option<String>,
 ) -> DeleteShareGroupOffsetsResponse {
-    DeleteShareGroupOffsetsResponse { error_code: code, error_message: message, responses: Vec::new() }
+    let error_message = Some(message.unwrap_or_else(|| default_error_message(code).to_owned()));
+    DeleteShareGroupOffsetsResponse { error_code: code, error_message, responses: Vec::new() }
 }
 
 /// One topic's DeleteShareGroupOffsets outcome.
@@ -228,6 +304,7 @@ impl CoordinatorCore {
             group: key.clone(),
             topics: asked.keys().copied().collect(),
             errors,
+            seq: 0,
         };
         let ask = (!asked.is_empty()).then(|| {
             let topics = asked
@@ -284,6 +361,8 @@ impl CoordinatorCore {
                 DeleteShareGroupOffsetsResponse { responses: parked.errors, ..Default::default() }
             }
             (Ok(()), Some(ask)) => {
+                let mut parked = parked;
+                parked.seq = self.engine.next_share_deletion();
                 self.engine.share_state_deletions.push(*ask);
                 self.engine.share_offset_deletes.push(parked);
                 return;
@@ -300,6 +379,8 @@ impl CoordinatorCore {
     /// with the persister's error, and a failed call answers its error for the
     /// group. A deletion no such request asked is a DeleteGroups': it gets the
     /// first error ([`share_group_state_deleted`](Self::share_group_state_deleted)).
+    /// When both wait on the same deletion (same group and topics), the one that
+    /// asked first gets the answer, as the persister answers in order.
     pub fn share_group_state_deleted_topics(
         &mut self,
         now_ms: i64,
@@ -310,6 +391,19 @@ impl CoordinatorCore {
         let asked: BTreeSet<TopicId> = request.topics.iter().map(|t| t.topic_id).collect();
         let at =
             self.engine.share_offset_deletes.iter().position(|p| &*p.group == group_id && p.topics == asked);
+        // A DeleteGroups that asked the same deletion earlier takes this answer
+        // first: a persister answers in the order it was asked (the hosted one
+        // does), and identical asks are told apart by nothing else.
+        let earlier_delete_groups = self
+            .engine
+            .share_group_deletion_asks
+            .iter()
+            .filter(|(g, topics, _)| &**g == group_id && *topics == asked)
+            .map(|(_, _, seq)| *seq)
+            .min();
+        let at = at.filter(|at| {
+            earlier_delete_groups.is_none_or(|seq| seq > self.engine.share_offset_deletes[*at].seq)
+        });
         let Some(at) = at else {
             let first = match result {
                 Ok(topics) => {
@@ -590,7 +684,7 @@ impl CoordinatorCore {
                     response
                 }
                 // A failed call is answered for the group (`KafkaApis` sends only that).
-                Err(code) => alter_offsets_error(code, Some(default_error_message(code).to_owned())),
+                Err(code) => alter_offsets_error(code, None),
             };
             core.engine.respond(parked.request, Response::AlterShareGroupOffsets(response));
         })
@@ -691,6 +785,19 @@ impl CoordinatorCore {
         std::mem::take(&mut self.engine.share_state_summaries)
     }
 
+    /// The partitions of `summary` whose lag can be computed
+    /// (`GroupCoordinatorService.shouldComputeSharePartitionLag`: no error, a start
+    /// offset and a delivery complete count other than -1), in the summary's
+    /// order: those whose end offsets
+    /// [`share_group_state_summary_read`](Self::share_group_state_summary_read) needs.
+    pub fn lag_partitions(summary: &ReadShareGroupStateSummaryResponse) -> Vec<(TopicId, i32)> {
+        summary
+            .results
+            .iter()
+            .flat_map(|t| t.partitions.iter().filter(|p| computes_lag(p)).map(|p| (t.topic_id, p.partition)))
+            .collect()
+    }
+
     /// True when summary reads wait to be taken.
     pub fn has_share_state_summaries(&self) -> bool {
         !self.engine.share_state_summaries.is_empty()
@@ -701,13 +808,21 @@ impl CoordinatorCore {
     /// (`GroupCoordinatorService.computeShareGroupLagAndBuildResponse`): each
     /// partition's start offset and leader epoch, or -1 and 0 where the persister
     /// answered an error (absence of data, not an error), then the topics not in
-    /// the metadata; a failed call is the group's error. Nothing happens when no
+    /// the metadata; a failed call is the group's error.
+    ///
+    /// `end_offsets` are the partitions' latest offsets (topic, partition, the
+    /// offset or the lookup's error), looked up for the partitions
+    /// [`lag_partitions`](Self::lag_partitions) names: such a partition's lag is
+    /// `end offset - start offset - delivery complete count`, and a lookup error
+    /// is answered for it with its default message. A partition without an end
+    /// offset keeps lag -1 (Kafka's `UNINITIALIZED_LAG`). Nothing happens when no
     /// such request waits (it was answered when its partition moved).
     pub fn share_group_state_summary_read(
         &mut self,
         now_ms: i64,
         request: &ReadShareGroupStateSummaryRequest,
         result: Result<&ReadShareGroupStateSummaryResponse, ErrorCode>,
+        end_offsets: &[(TopicId, i32, Result<i64, ErrorCode>)],
     ) -> Effects {
         let Some(at) = self.engine.share_offset_describes.iter().position(|p| p.ask == *request) else {
             return Effects::default();
@@ -731,14 +846,7 @@ impl CoordinatorCore {
                             partitions: t
                                 .partitions
                                 .iter()
-                                .map(|p| match p.error_code {
-                                    ErrorCode::None => DescribedShareOffset {
-                                        start_offset: p.start_offset,
-                                        leader_epoch: p.leader_epoch,
-                                        ..undescribed(p.partition)
-                                    },
-                                    _ => undescribed(p.partition),
-                                })
+                                .map(|p| described(t.topic_id, p, end_offsets))
                                 .collect(),
                         })
                         .collect();

@@ -16,6 +16,8 @@ use group_types::{
 };
 use rstest::rstest;
 
+use group_share_coordinator::default_error_message;
+
 use crate::config::CoordinatorConfig;
 use crate::core::{CoordinatorCore, Effects, GroupKind, Request, RequestId, Response};
 use crate::{MetadataImage, TopicImage};
@@ -255,8 +257,10 @@ fn delete_share_group_offsets_as_kafka(
 #[rstest]
 #[case::missing_group("missing", 0, ErrorCode::GroupIdNotFound, Some("Group missing not found."))]
 #[case::non_empty_group("g", 1, ErrorCode::NonEmptyGroup, Some("The group is not empty."))]
-#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, None)]
-#[case::share_groups_off("g", 0, ErrorCode::UnsupportedVersion, None)]
+// `getErrorDeleteResponseData(Errors.INVALID_GROUP_ID)`: the error's message.
+#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, Some("The group id is invalid."))]
+// `KafkaApis`' `getErrorResponse(..., Errors.UNSUPPORTED_VERSION.exception)`: its message.
+#[case::share_groups_off("g", 0, ErrorCode::UnsupportedVersion, Some("The version of API is not supported."))]
 fn delete_share_group_offsets_refusals(
     #[case] group: &str,
     #[case] members: usize,
@@ -329,6 +333,10 @@ fn delete_share_group_offsets_persister_errors(
     let run = delete(&mut core, &["t1", "t2"], persister);
     let answer = run.answer.expect("answered");
     assert_eq!(answer.error_code, group_code);
+    // `getErrorDeleteResponseData(Errors.forException(throwable))`: a failed call
+    // carries its error's default message.
+    let message = (group_code != ErrorCode::None).then(|| default_error_message(group_code));
+    assert_eq!(answer.error_message.as_deref(), message);
     let mut got: Vec<_> = answer.responses.iter().map(|t| (t.topic_name.clone(), t.error_code)).collect();
     got.sort();
     let want: Vec<_> = topics.iter().map(|(n, c)| ((*n).to_owned(), *c)).collect();
@@ -515,7 +523,7 @@ fn alter_share_group_offsets_as_kafka(
 /// service's refusals: no record, nothing asked, the epoch unchanged.
 #[rstest]
 #[case::non_empty_group("g", 1, ErrorCode::NonEmptyGroup, Some("The group is not empty."))]
-#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, None)]
+#[case::empty_group_id("", 0, ErrorCode::InvalidGroupId, Some("The group id is invalid."))]
 fn alter_share_group_offsets_refusals(
     #[case] group: &str,
     #[case] members: usize,
@@ -617,6 +625,19 @@ fn describe(
     topics: Option<&[(&str, &[i32])]>,
     persister: SummaryAnswer<'_>,
 ) -> (Vec<(String, Vec<i32>)>, group_types::DescribedShareOffsetsGroup) {
+    describe_with(core, topics, persister, 0, &[])
+}
+
+/// [`describe`], the summary answering delivery complete count `dcc` for every
+/// partition, and the partitions' end offsets those the core asks for, as the
+/// runtime looks them up: (topic, partition, end offset or the lookup's error).
+fn describe_with(
+    core: &mut CoordinatorCore,
+    topics: Option<&[(&str, &[i32])]>,
+    persister: SummaryAnswer<'_>,
+    dcc: i32,
+    ends: &[(&str, i32, Result<i64, ErrorCode>)],
+) -> (Vec<(String, Vec<i32>)>, group_types::DescribedShareOffsetsGroup) {
     let topics = topics.map(|t| {
         t.iter()
             .map(|(n, p)| group_types::ShareOffsetsTopicRequest {
@@ -650,6 +671,7 @@ fn describe(
                     error_code: code,
                     start_offset: start,
                     leader_epoch: leader,
+                    delivery_complete_count: dcc,
                     ..Default::default()
                 }
             });
@@ -660,7 +682,15 @@ fn describe(
             SummaryAnswer::Failed(code) => Err(code),
             SummaryAnswer::Partitions(_) => Ok(&summary),
         };
-        let fx = core.share_group_state_summary_read(100, &ask, result);
+        // Only the partitions whose lag can be computed are looked up.
+        let end_offsets: Vec<_> = CoordinatorCore::lag_partitions(&summary)
+            .into_iter()
+            .filter_map(|(t, p)| {
+                let end = ends.iter().find(|(n, i, _)| topic_id(n) == t && *i == p)?;
+                Some((t, p, end.2))
+            })
+            .collect();
+        let fx = core.share_group_state_summary_read(100, &ask, result, &end_offsets);
         drive_all(core, fx, &mut answers);
     }
     let answer = answers.into_iter().find_map(|(rid, r)| match (rid, r) {
@@ -747,7 +777,7 @@ fn describe_share_group_offsets_as_kafka(
         .collect();
     let want: Vec<_> = offsets.iter().map(|(t, p, s, l)| ((*t).to_owned(), *p, *s, *l)).collect();
     assert_eq!(got, want);
-    // No end offsets here: the lag is never known (KIP-1226).
+    // No end offsets given: the lag is unknown (KIP-1226; see `describe_share_group_offsets_lag`).
     assert!(
         group
             .topics
@@ -765,4 +795,222 @@ fn describing_every_topic_of_a_missing_group_answers_none() {
     let (asked, group) = describe(&mut core, None, SummaryAnswer::Partitions(&[]));
     assert!(asked.is_empty());
     assert_eq!((group.error_code, group.topics.len()), (ErrorCode::None, 0));
+}
+
+const NO_SUCH_PARTITION: &str = "This server does not host this topic-partition.";
+
+/// `computeShareGroupLagAndBuildResponse` per partition (KIP-1226), after
+/// `GroupCoordinatorServiceTest`'s lag cases: the summary's answer for t1-0
+/// (error, start offset, delivery complete count; leader epoch 4), the end offset
+/// looked up (none without a source), whether the lag is computed
+/// (`shouldComputeSharePartitionLag`), and the partition answered (start offset,
+/// leader epoch, lag, error, message).
+#[rstest]
+#[case::lag_is_end_minus_start_minus_delivered(
+    (ErrorCode::None, 10, 3), Some(Ok(20)), true, (10, 4, 7, ErrorCode::None, None),
+)]
+// The end offset is the next offset to be written: an empty backlog is lag 0.
+#[case::nothing_left_to_deliver(
+    (ErrorCode::None, 10, 10), Some(Ok(20)), true, (10, 4, 0, ErrorCode::None, None),
+)]
+// A summary error is absence of data: start offset -1, epoch 0, nothing looked up.
+#[case::summary_error(
+    (ErrorCode::UnknownServerError, 10, 3), Some(Ok(20)), false, (-1, 0, -1, ErrorCode::None, None),
+)]
+#[case::start_offset_uninitialized(
+    (ErrorCode::None, -1, 0), Some(Ok(20)), false, (-1, 4, -1, ErrorCode::None, None),
+)]
+// Initialized without a start offset, never written: the count is unknown.
+#[case::delivery_complete_count_uninitialized(
+    (ErrorCode::None, 10, -1), Some(Ok(20)), false, (10, 4, -1, ErrorCode::None, None),
+)]
+// Kafka sets only the error and its message on such a partition.
+#[case::end_offset_error(
+    (ErrorCode::None, 10, 3),
+    Some(Err(ErrorCode::UnknownTopicOrPartition)),
+    true,
+    (0, 0, -1, ErrorCode::UnknownTopicOrPartition, Some(NO_SUCH_PARTITION)),
+)]
+// No end-offset source (the embedder gave none): lag -1, the rest as read.
+#[case::no_end_offset(
+    (ErrorCode::None, 10, 3), None, true, (10, 4, -1, ErrorCode::None, None),
+)]
+fn describe_share_group_offsets_lag(
+    #[case] summary: (ErrorCode, i64, i32),
+    #[case] end: Option<Result<i64, ErrorCode>>,
+    #[case] computed: bool,
+    #[case] want: (i64, i32, i64, ErrorCode, Option<&str>),
+) {
+    let (code, start, dcc) = summary;
+    let read = group_types::ReadStateSummaryPartitionResult {
+        partition: 0,
+        error_code: code,
+        start_offset: start,
+        leader_epoch: 4,
+        delivery_complete_count: dcc,
+        ..Default::default()
+    };
+    let response =
+        group_types::ReadShareGroupStateSummaryResponse::new(vec![group_types::ShareStateTopic::new(
+            topic_id("t1"),
+            [read],
+        )]);
+    let qualifying = CoordinatorCore::lag_partitions(&response);
+    assert_eq!(qualifying == [(topic_id("t1"), 0)], computed, "{qualifying:?}");
+
+    let mut core = core_with(&[], &[("t1", 3)], &[], 0);
+    let ends: Vec<_> = end.map(|e| ("t1", 0, e)).into_iter().collect();
+    let answer = [("t1", 0, code, start, 4)];
+    let (_, group) =
+        describe_with(&mut core, Some(&[("t1", &[0][..])]), SummaryAnswer::Partitions(&answer), dcc, &ends);
+    assert_eq!((group.error_code, group.error_message.as_deref()), (ErrorCode::None, None));
+    let p = &group.topics[0].partitions[0];
+    let got = (p.start_offset, p.leader_epoch, p.lag, p.error_code, p.error_message.as_deref());
+    assert_eq!((group.topics[0].topic_name.as_str(), p.partition_index), ("t1", 0));
+    assert_eq!(got, want);
+}
+
+/// The answers of the offset admin APIs refused before the core (the API table's
+/// `refused`: ownership, the group ACL, a stopped coordinator) carry Kafka's
+/// message: `KafkaApis.handleDescribeShareGroupOffsetsRequest` sends
+/// UNSUPPORTED_VERSION and GROUP_AUTHORIZATION_FAILED without one, everything
+/// else (`getErrorDescribedGroup`, `Errors.forException(exception).message`,
+/// `getErrorDeleteResponseData`, `getErrorResponseData`) with the error's own.
+#[rstest]
+#[case::describe_unsupported(crate::Api::DescribeShareGroupOffsets, ErrorCode::UnsupportedVersion, None)]
+#[case::describe_group_denied(
+    crate::Api::DescribeShareGroupOffsets,
+    ErrorCode::GroupAuthorizationFailed,
+    None
+)]
+#[case::describe_not_coordinator(
+    crate::Api::DescribeShareGroupOffsets,
+    ErrorCode::NotCoordinator,
+    Some("This is not the correct coordinator.")
+)]
+#[case::describe_loading(
+    crate::Api::DescribeShareGroupOffsets,
+    ErrorCode::CoordinatorLoadInProgress,
+    Some("The coordinator is loading and hence can't process requests.")
+)]
+#[case::describe_stopped(
+    crate::Api::DescribeShareGroupOffsets,
+    ErrorCode::CoordinatorNotAvailable,
+    Some("The coordinator is not available.")
+)]
+#[case::delete_group_denied(
+    crate::Api::DeleteShareGroupOffsets,
+    ErrorCode::GroupAuthorizationFailed,
+    Some("Group authorization failed.")
+)]
+#[case::delete_not_coordinator(
+    crate::Api::DeleteShareGroupOffsets,
+    ErrorCode::NotCoordinator,
+    Some("This is not the correct coordinator.")
+)]
+#[case::alter_group_denied(
+    crate::Api::AlterShareGroupOffsets,
+    ErrorCode::GroupAuthorizationFailed,
+    Some("Group authorization failed.")
+)]
+#[case::alter_stopped(
+    crate::Api::AlterShareGroupOffsets,
+    ErrorCode::CoordinatorNotAvailable,
+    Some("The coordinator is not available.")
+)]
+fn refusals_carry_kafkas_messages(
+    #[case] api: crate::Api,
+    #[case] code: ErrorCode,
+    #[case] message: Option<&str>,
+) {
+    let request: Request = match api {
+        crate::Api::DescribeShareGroupOffsets => group_types::DescribeShareGroupOffsetsRequest {
+            api_version: 0,
+            groups: vec![group_types::DescribeShareGroupOffsetsGroupRequest {
+                group_id: GroupId::from("g"),
+                topics: None,
+            }],
+        }
+        .into(),
+        crate::Api::DeleteShareGroupOffsets => {
+            DeleteShareGroupOffsetsRequest { group_id: GroupId::from("g"), topic_names: Vec::new() }.into()
+        }
+        _ => group_types::AlterShareGroupOffsetsRequest { group_id: GroupId::from("g"), topics: Vec::new() }
+            .into(),
+    };
+    let got = match request.refused(code) {
+        Response::DescribeShareGroupOffsets(r) => {
+            r.groups.into_iter().map(|g| (g.error_code, g.error_message)).next()
+        }
+        Response::DeleteShareGroupOffsets(r) => Some((r.error_code, r.error_message)),
+        Response::AlterShareGroupOffsets(r) => Some((r.error_code, r.error_message)),
+        other => panic!("answered {other:?}"),
+    };
+    assert_eq!(got, Some((code, message.map(str::to_owned))));
+}
+
+/// A DeleteShareGroupOffsets whose state record fails to write answers the
+/// mapped error for the group with its message (`handleOperationException`
+/// hands `getErrorDeleteResponseData` no message, so the error's own), and asks
+/// the persister nothing.
+#[test]
+fn a_failed_write_answers_the_error_with_its_message() {
+    let mut core = core_with(&[], &[("t1", 3)], &[], 0);
+    let req = DeleteShareGroupOffsetsRequest { group_id: GroupId::from("g"), topic_names: vec!["t1".into()] };
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    let write = fx.writes.into_iter().next().expect("the deleting record");
+    let fx = core.complete_write(100, write.id, Err(ErrorCode::NotEnoughReplicas));
+    let answer = fx.responses.into_iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(1), Response::DeleteShareGroupOffsets(r)) => Some(r),
+        _ => None,
+    });
+    let answer = answer.expect("answered");
+    assert_eq!(
+        (answer.error_code, answer.error_message.as_deref()),
+        (ErrorCode::CoordinatorNotAvailable, Some("The coordinator is not available."))
+    );
+    assert!(core.take_share_state_deletions().is_empty());
+}
+
+/// A DeleteGroups and a DeleteShareGroupOffsets of the same group ask the same
+/// deletion (t1, every partition) one after the other: the answers are matched
+/// in the order the deletions were asked, as a persister answers them, so the
+/// DeleteGroups asked first gets the first answer (a failure: the group is kept)
+/// and the DeleteShareGroupOffsets the second (t1's state went).
+#[test]
+fn identical_deletions_are_answered_in_the_order_asked() {
+    let mut core = core_with(&[], &[("t1", 3)], &[], 0);
+    let mut answers = Vec::new();
+    let req = group_types::DeleteGroupsRequest { group_ids: vec![GroupId::from("g")] };
+    let fx = core.handle(100, RequestId(2), Request::DeleteGroups(req));
+    drive_all(&mut core, fx, &mut answers);
+    let req = DeleteShareGroupOffsetsRequest { group_id: GroupId::from("g"), topic_names: vec!["t1".into()] };
+    let fx = core.handle(100, RequestId(1), Request::DeleteShareGroupOffsets(req));
+    drive_all(&mut core, fx, &mut answers);
+    let asks = core.take_share_state_deletions();
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert_eq!(asks[0], asks[1], "the same deletion, asked twice");
+    assert!(answers.is_empty(), "both wait for the persister");
+
+    let fx = core.share_group_state_deleted_topics(100, &asks[0], Err(ErrorCode::CoordinatorNotAvailable));
+    drive_all(&mut core, fx, &mut answers);
+    let went = [(topic_id("t1"), ErrorCode::None)];
+    let fx = core.share_group_state_deleted_topics(100, &asks[1], Ok(&went));
+    drive_all(&mut core, fx, &mut answers);
+
+    let deleted_groups = answers.iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(2), Response::DeleteGroups(r)) => Some(r.results.clone()),
+        _ => None,
+    });
+    let codes: Vec<_> = deleted_groups.expect("DeleteGroups answered").iter().map(|g| g.error_code).collect();
+    assert_eq!(codes, [ErrorCode::CoordinatorNotAvailable], "the first answer is the DeleteGroups'");
+    let offsets = answers.iter().find_map(|(rid, r)| match (rid, r) {
+        (RequestId(1), Response::DeleteShareGroupOffsets(r)) => Some(r.clone()),
+        _ => None,
+    });
+    let offsets = offsets.expect("DeleteShareGroupOffsets answered");
+    assert_eq!(offsets.error_code, ErrorCode::None);
+    let topics: Vec<_> = offsets.responses.iter().map(|t| (t.topic_name.as_str(), t.error_code)).collect();
+    assert_eq!(topics, [("t1", ErrorCode::None)], "the second answer is the offsets'");
+    assert!(core.groups.contains_key("g"), "the group whose state deletion failed is kept");
 }
