@@ -493,4 +493,22 @@ fn share_offsets_lag_comes_from_the_nodes_topics() {
         .collect();
     got.sort();
     assert_eq!(got, [(0, 0, 0), (1, 0, 0)]);
+
+    // At v1 the lag is on the wire too (KIP-1226; `wire::share_codec`): 0, not the
+    // unknown -1, since the empty partitions have nothing left to deliver.
+    let mut body = BytesMut::new();
+    crate::wire::share_codec::SameAfter::<_, 0>(req).encode(&mut body, 1).expect("encodes");
+    let reply = node.handle(frame(api, 1, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    let _ = ResponseHeader::decode(&mut out, api.response_header_version(1));
+    let resp =
+        crate::wire::share_codec::DescribeShareGroupOffsetsResponse::decode(&mut out, 1).expect("decodes");
+    assert!(out.is_empty(), "all of v1's fields read");
+    let mut got: Vec<_> = resp.groups[0]
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (p.partition_index, p.start_offset, p.lag, p.error_code)))
+        .collect();
+    got.sort();
+    assert_eq!(got, [(0, 0, 0, 0), (1, 0, 0, 0)]);
 }
