@@ -14,7 +14,8 @@ mod common;
 use std::hint::black_box;
 
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, IsolationLevel,
+    SharePartitionConfig,
 };
 use group_types::MemberId;
 
@@ -50,6 +51,8 @@ fn main() {
             max_fetch_records: BATCH as i32,
             fetch_offset: b.base_offset,
             batches: std::slice::from_ref(b),
+            isolation: IsolationLevel::ReadUncommitted,
+            aborted_transactions: &[],
         };
         let acquired = sp.acquire(&member, request, 0).expect("ordered batches");
         assert_eq!(acquired.count, BATCH as i32);

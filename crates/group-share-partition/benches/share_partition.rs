@@ -13,8 +13,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, SharePartition,
-    SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, IsolationLevel,
+    SharePartition, SharePartitionConfig,
 };
 use group_types::MemberId;
 
@@ -30,6 +30,8 @@ fn round(sp: &mut SharePartition, member: &MemberId, now: i64, per_offset: bool)
         max_fetch_records: BATCH as i32,
         fetch_offset: first,
         batches: &fetched,
+        isolation: IsolationLevel::ReadUncommitted,
+        aborted_transactions: &[],
     };
     let acquired = sp.acquire(member, request, now).expect("ordered batches");
     debug_assert_eq!(acquired.count, BATCH as i32);

@@ -29,6 +29,17 @@ impl SharePartition {
     /// positive, the fetch is empty or ends before the start offset, or the
     /// partition is at its in-flight limit (unless the fetch re-reads cached
     /// records). Batches that are not in order are refused.
+    ///
+    /// Under [`IsolationLevel::ReadCommitted`](crate::IsolationLevel::ReadCommitted),
+    /// the acquired records of the fetch's aborted transactions are archived (Kafka
+    /// does not write this change) and left out of the answer, whose count is that of
+    /// the ranges left (Kafka's `maybeFilterAbortedTransactionalAcquiredRecords`).
+    /// Kafka's rules (`fetchAbortedTransactionRecordBatches`): going through the
+    /// fetched batches with a producer id, a producer is aborted from the first offset
+    /// of its aborted transaction until its abort marker; its transactional batches
+    /// meanwhile (data, and control batches other than the abort marker) are archived,
+    /// the abort marker itself is delivered. Like Kafka, every cached record of such a
+    /// batch that is acquired, by this member or another, is archived.
     pub fn acquire(
         &mut self,
         member: &MemberId,
@@ -85,7 +96,8 @@ impl SharePartition {
         let keys = self.keys_in(low, last_to_acquire);
         if keys.is_empty() {
             let (records, count) = self.acquire_new(&ctx, base, last_to_acquire, max_records);
-            return Ok(ShareAcquiredRecords { records, count: count as i32 });
+            let acquired = ShareAcquiredRecords { records, count: count as i32 };
+            return Ok(self.maybe_filter_aborted(&request, acquired));
         }
 
         let mut result = Vec::new();
@@ -162,11 +174,13 @@ impl SharePartition {
             result.extend(records);
             acquired += count;
         }
-        if let Some(last) = result.last() {
-            let next = last.last_offset + 1;
-            self.maybe_update_gap_window_start(next);
-        }
-        Ok(ShareAcquiredRecords { records: result, count: acquired as i32 })
+        let Some(last) = result.last() else {
+            return Ok(ShareAcquiredRecords { records: result, count: acquired as i32 });
+        };
+        let next = last.last_offset + 1;
+        self.maybe_update_gap_window_start(next);
+        let acquired = ShareAcquiredRecords { records: result, count: acquired as i32 };
+        Ok(self.maybe_filter_aborted(&request, acquired))
     }
 
     /// Kafka's `lastOffsetAndMaxRecordsToAcquire`: the fetch's limit cut to the room

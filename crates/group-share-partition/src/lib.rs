@@ -12,8 +12,10 @@
 //!   state has none);
 //! - **fetch**: [`next_fetch_offset`](SharePartition::next_fetch_offset) says where to
 //!   read the log, [`acquire`](SharePartition::acquire) takes the fetched batches'
-//!   boundaries ([`FetchedBatch`]) and answers the [`AcquiredRecords`], each range
-//!   locked for the record lock duration;
+//!   boundaries and transaction headers ([`FetchedBatch`]) and answers the
+//!   [`AcquiredRecords`], each range locked for the record lock duration; under
+//!   [`IsolationLevel::ReadCommitted`] the records of the fetch's
+//!   [`AbortedTransaction`]s are archived instead;
 //! - **acknowledge**: [`acknowledge`](SharePartition::acknowledge) (accept, release,
 //!   reject, renew) and [`release_acquired_records`](SharePartition::release_acquired_records);
 //! - **time**: [`next_lock_deadline`](SharePartition::next_lock_deadline) and
@@ -38,7 +40,7 @@
 //! ```
 //! use group_share_partition::{
 //!     AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, AcquiredRecords,
-//!     FetchedBatch, ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
+//!     FetchedBatch, IsolationLevel, ReadShareGroupStateResult, SharePartition, SharePartitionConfig,
 //! };
 //! use group_types::{GroupId, MemberId, TopicId};
 //!
@@ -55,6 +57,7 @@
 //! let request = AcquireRequest {
 //!     mode: AcquireMode::BatchOptimized, batch_size: 500, max_fetch_records: 500,
 //!     fetch_offset: sp.next_fetch_offset(), batches: &fetched,
+//!     isolation: IsolationLevel::ReadUncommitted, aborted_transactions: &[],
 //! };
 //! let acquired = sp.acquire(&member, request, 1_000)?;
 //! assert_eq!(acquired.records, vec![AcquiredRecords::new(0, 9, 1)]);
@@ -67,6 +70,7 @@
 //! # Ok::<(), group_share_partition::ShareError>(())
 //! ```
 
+mod aborted;
 mod acknowledge;
 mod acquire;
 mod error;
@@ -86,6 +90,7 @@ pub use crate::persister::{
     WriteShareGroupStateParameters,
 };
 pub use crate::types::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, AcquiredRecords, FetchedBatch,
-    GAP_ACKNOWLEDGE_TYPE, PartitionState, RecordState, ShareAcquiredRecords, SharePartitionConfig,
+    AbortedTransaction, AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, AcquiredRecords,
+    ControlRecordType, FetchedBatch, GAP_ACKNOWLEDGE_TYPE, IsolationLevel, NO_PRODUCER_ID, PartitionState,
+    RecordState, ShareAcquiredRecords, SharePartitionConfig,
 };

@@ -113,20 +113,141 @@ pub enum AcquireMode {
     RecordLimit,
 }
 
-/// One record batch of a fetch response, by its offsets only: the share partition
-/// never reads record bytes.
+/// The producer id of a batch written without one (Kafka's `RecordBatch.NO_PRODUCER_ID`).
+pub const NO_PRODUCER_ID: i64 = -1;
+
+/// The type of a control batch's first record (Kafka's `ControlRecordType`), as far as
+/// a share partition cares: a transaction's end marker, or anything else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ControlRecordType {
+    /// 0: the end marker of an aborted transaction (`ControlRecordType.ABORT`).
+    Abort,
+    /// 1: the end marker of a committed transaction (`ControlRecordType.COMMIT`).
+    Commit,
+    /// Any other control record (leader change, snapshot, KRaft records, an unknown
+    /// type), or a control batch without records.
+    Other,
+}
+
+impl ControlRecordType {
+    /// The type a control record's key names (Kafka's `ControlRecordType.parse`): a
+    /// version `i16` then a type `i16`, big-endian. Kafka throws for a key shorter
+    /// than 4 bytes or with a negative version; such a key is [`Other`](Self::Other)
+    /// here, so it is never taken for an abort marker.
+    pub fn parse(key: &[u8]) -> ControlRecordType {
+        let (Some(version), Some(kind)) = (key.get(0..2), key.get(2..4)) else {
+            return ControlRecordType::Other;
+        };
+        if i16::from_be_bytes([version[0], version[1]]) < 0 {
+            return ControlRecordType::Other;
+        }
+        match i16::from_be_bytes([kind[0], kind[1]]) {
+            0 => ControlRecordType::Abort,
+            1 => ControlRecordType::Commit,
+            _ => ControlRecordType::Other,
+        }
+    }
+}
+
+/// One record batch of a fetch response, by its offsets and the header fields Kafka's
+/// `SharePartition.acquire` reads off a `RecordBatch` (`baseOffset`, `lastOffset`,
+/// `producerId`, `isTransactional`, `isControlBatch` and the control record's type):
+/// the share partition never reads record bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FetchedBatch {
     /// The batch's base offset.
     pub base_offset: i64,
     /// The batch's last offset.
     pub last_offset: i64,
+    /// The producer id (`RecordBatch.producerId`), [`NO_PRODUCER_ID`] when none.
+    pub producer_id: i64,
+    /// Whether the batch is part of a transaction (`RecordBatch.isTransactional`).
+    pub transactional: bool,
+    /// `None` for a data batch; for a control batch (`RecordBatch.isControlBatch`),
+    /// the type of its first record.
+    pub control: Option<ControlRecordType>,
 }
 
 impl FetchedBatch {
-    /// The batch `base_offset..=last_offset`.
+    /// The non-transactional data batch `base_offset..=last_offset`, without a
+    /// producer id.
     pub const fn new(base_offset: i64, last_offset: i64) -> FetchedBatch {
-        FetchedBatch { base_offset, last_offset }
+        FetchedBatch {
+            base_offset,
+            last_offset,
+            producer_id: NO_PRODUCER_ID,
+            transactional: false,
+            control: None,
+        }
+    }
+
+    /// The transactional data batch `base_offset..=last_offset` of `producer_id`.
+    pub const fn transactional(base_offset: i64, last_offset: i64, producer_id: i64) -> FetchedBatch {
+        FetchedBatch { base_offset, last_offset, producer_id, transactional: true, control: None }
+    }
+
+    /// The transactional control batch `base_offset..=last_offset` of `producer_id`
+    /// whose first record is a `control` record (a transaction marker is one record).
+    pub const fn control(
+        base_offset: i64,
+        last_offset: i64,
+        producer_id: i64,
+        control: ControlRecordType,
+    ) -> FetchedBatch {
+        FetchedBatch { base_offset, last_offset, producer_id, transactional: true, control: Some(control) }
+    }
+
+    /// Whether the batch has a producer id (Kafka's `RecordBatch.hasProducerId`).
+    pub const fn has_producer_id(&self) -> bool {
+        self.producer_id > NO_PRODUCER_ID
+    }
+
+    /// Whether the batch is a control batch whose first record ends an aborted
+    /// transaction (Kafka's `SharePartition.containsAbortMarker`).
+    pub const fn contains_abort_marker(&self) -> bool {
+        matches!(self.control, Some(ControlRecordType::Abort))
+    }
+}
+
+/// Which records a share group reads (the `share.isolation.level` group config; Kafka's
+/// `IsolationLevel`, with its numbers, which a share fetch maps to `FetchIsolation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum IsolationLevel {
+    /// 0: every record up to the high watermark, aborted transactions included
+    /// (`FetchIsolation.HIGH_WATERMARK`).
+    #[default]
+    ReadUncommitted,
+    /// 1: records up to the last stable offset, aborted transactions archived
+    /// (`FetchIsolation.TXN_COMMITTED`).
+    ReadCommitted,
+}
+
+impl IsolationLevel {
+    /// Kafka's number for the level (`IsolationLevel.id`).
+    pub const fn id(self) -> u8 {
+        match self {
+            IsolationLevel::ReadUncommitted => 0,
+            IsolationLevel::ReadCommitted => 1,
+        }
+    }
+}
+
+/// A transaction the fetched range holds records of and that was aborted (Kafka's
+/// `FetchResponseData.AbortedTransaction`, the fetch's `FetchPartitionData.abortedTransactions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AbortedTransaction {
+    /// The producer whose transaction was aborted.
+    pub producer_id: i64,
+    /// The first offset of the transaction.
+    pub first_offset: i64,
+}
+
+impl AbortedTransaction {
+    /// `producer_id`'s transaction from `first_offset`, aborted.
+    pub const fn new(producer_id: i64, first_offset: i64) -> AbortedTransaction {
+        AbortedTransaction { producer_id, first_offset }
     }
 }
 
@@ -144,6 +265,13 @@ pub struct AcquireRequest<'a> {
     pub fetch_offset: i64,
     /// The fetched record batches, in offset order.
     pub batches: &'a [FetchedBatch],
+    /// The group's `share.isolation.level` (Kafka's `isolationLevel` argument):
+    /// under [`IsolationLevel::ReadCommitted`] the acquired records of aborted
+    /// transactions are archived instead of delivered.
+    pub isolation: IsolationLevel,
+    /// The fetch's aborted transactions (Kafka's `FetchPartitionData.abortedTransactions`);
+    /// read only under [`IsolationLevel::ReadCommitted`].
+    pub aborted_transactions: &'a [AbortedTransaction],
 }
 
 /// A range of acquired records and how many times they have been delivered

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, PersisterFailure,
-    ReadShareGroupStateResult, RecordState, SharePartition, SharePartitionConfig,
+    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, IsolationLevel,
+    PersisterFailure, ReadShareGroupStateResult, RecordState, SharePartition, SharePartitionConfig,
 };
 use group_types::{GroupId, MemberId, TopicId};
 use proptest::prelude::*;
@@ -164,6 +164,8 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                     max_fetch_records: *max_fetch,
                     fetch_offset: fetch,
                     batches: fetched,
+                    isolation: IsolationLevel::ReadUncommitted,
+                    aborted_transactions: &[],
                 };
                 let got = sp.acquire(&member_id(*member), request, now).map_err(|e| ctx(e.to_string()))?;
                 let mut counted = 0;

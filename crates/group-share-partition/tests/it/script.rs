@@ -10,6 +10,9 @@
 //! init start=5 epoch=3 batches=5-10/0/2,11-15/4/3 [reset=15] [error=69] [=> err=-1]
 //! active                                        init from an empty read at 0
 //! acquire [member=m] [limit] [batch=500] [max=N] [fetch=O] 0-9,10-19 => 0-9/1,10-19/1 count=20
+//! acquire committed aborted=2@10 0-8:t1,9:c1,10-18:t2,19:a2 => ...   read_committed; batch
+//!         kinds :tP data of transactional producer P, :aP/:cP its abort/commit marker,
+//!         :xP another control batch, :pP non-transactional with producer id P
 //! ack [member=m] 0-9/1 12-14/[1,0,2] => ok | err=121
 //! release [member=m] => ok | err=121
 //! persister ok | fail=69 | hold                 how writes complete (timeout writes too)
@@ -20,14 +23,14 @@
 //! expect start=5 end=15 next=5 epoch=3 dcc=5 inflight=11 find=true state=active can=true
 //! expect deadline=100 | deadline=none gap=10-30 | gap=none
 //! batches 5-10,11-15:o                          the cache layout (`:o` per offset)
-//! rec 5-10=avail/2 0-4=acq/1/m                  record states (and holder)
+//! rec 5-10=avail/2 0-4=acq/1/m/lock 6=arch/1/-/nolock   record states (holder, lock)
 //! writes 1 [last=0-9/2/1,10-10/0/1 start=10]    writes issued so far, the last one's runs
 //! ```
 
 use group_share_partition::{
-    AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, PartitionState, PendingWrite,
-    PersisterFailure, PersisterStateBatch, ReadShareGroupStateResult, RecordState, SharePartition,
-    SharePartitionConfig,
+    AbortedTransaction, AcknowledgementBatch, AcquireMode, AcquireRequest, ControlRecordType, FetchedBatch,
+    IsolationLevel, PartitionState, PendingWrite, PersisterFailure, PersisterStateBatch,
+    ReadShareGroupStateResult, RecordState, SharePartition, SharePartitionConfig,
 };
 use group_types::{GroupId, MemberId, TopicId};
 
@@ -86,6 +89,27 @@ fn range(s: &str) -> (i64, i64) {
             let o = s.parse().expect("offset");
             (o, o)
         }
+    }
+}
+
+/// A fetched batch: `0-9` plain, `0-9:t1` transactional data of producer 1, `10:a1` /
+/// `10:c1` producer 1's abort / commit marker, `10:x1` another control batch, `0-9:p1`
+/// non-transactional with producer id 1.
+fn fetched_batch(w: &str) -> FetchedBatch {
+    let (r, kind) = match w.split_once(':') {
+        Some((r, k)) => (r, Some(k)),
+        None => (w, None),
+    };
+    let (f, l) = range(r);
+    let Some(kind) = kind else { return FetchedBatch::new(f, l) };
+    let producer: i64 = kind[1..].parse().expect("producer id");
+    match &kind[..1] {
+        "t" => FetchedBatch::transactional(f, l, producer),
+        "a" => FetchedBatch::control(f, l, producer, ControlRecordType::Abort),
+        "c" => FetchedBatch::control(f, l, producer, ControlRecordType::Commit),
+        "x" => FetchedBatch::control(f, l, producer, ControlRecordType::Other),
+        "p" => FetchedBatch { producer_id: producer, ..FetchedBatch::new(f, l) },
+        other => panic!("unknown batch kind {other}"),
     }
 }
 
@@ -192,12 +216,22 @@ impl Run {
                 let batches: Vec<FetchedBatch> = rest
                     .iter()
                     .flat_map(|w| w.split(','))
-                    .filter(|w| !w.is_empty() && *w != "limit")
-                    .map(|w| {
-                        let (f, l) = range(w);
-                        FetchedBatch::new(f, l)
-                    })
+                    .filter(|w| !w.is_empty() && *w != "limit" && *w != "committed")
+                    .map(fetched_batch)
                     .collect();
+                let aborted: Vec<AbortedTransaction> = opt(&opts, "aborted")
+                    .map(|a| {
+                        a.split(',')
+                            .map(|t| {
+                                let (p, f) = t.split_once('@').expect("producer@first");
+                                AbortedTransaction::new(
+                                    p.parse().expect("producer"),
+                                    f.parse().expect("first"),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 let fetch = opt(&opts, "fetch")
                     .map(|f| f.parse().expect("fetch"))
                     .or_else(|| batches.first().map(|b| b.base_offset))
@@ -212,6 +246,12 @@ impl Run {
                     max_fetch_records: opt(&opts, "max").map_or(i32::MAX, |m| m.parse().expect("max")),
                     fetch_offset: fetch,
                     batches: &batches,
+                    isolation: if rest.contains(&"committed") {
+                        IsolationLevel::ReadCommitted
+                    } else {
+                        IsolationLevel::ReadUncommitted
+                    },
+                    aborted_transactions: &aborted,
                 };
                 let now = self.now;
                 let got = self.sp().acquire(&member, request, now).map_err(|e| e.to_string())?;
@@ -346,6 +386,12 @@ impl Run {
                     let state = record_state(parts.next().expect("state"));
                     let count: Option<i32> = parts.next().map(|c| c.parse().expect("count"));
                     let holder = parts.next();
+                    let locked = match parts.next() {
+                        Some("lock") => Some(true),
+                        Some("nolock") => Some(false),
+                        None => None,
+                        Some(other) => return Err(format!("bad lock word {other}")),
+                    };
                     for o in f..=l {
                         let v = self.sp().record(o).ok_or(format!("offset {o} not cached"))?;
                         let holder_ok = match holder {
@@ -353,7 +399,12 @@ impl Run {
                             Some(m) => v.member_id.as_str() == m,
                             None => true,
                         };
-                        if v.state != state || count.is_some_and(|c| c != v.delivery_count) || !holder_ok {
+                        let lock_ok = locked.is_none_or(|l| l == v.lock_deadline_ms.is_some());
+                        if v.state != state
+                            || count.is_some_and(|c| c != v.delivery_count)
+                            || !holder_ok
+                            || !lock_ok
+                        {
                             return Err(format!("offset {o}: {v:?}, expected {s}"));
                         }
                     }
