@@ -5,12 +5,18 @@
 //! by two members at once, and never again once acknowledged or archived); the start
 //! offset only passes terminal records; and the in-flight count stays within Kafka's
 //! soft limit (the limit, plus the rest of the fetched batch that crossed it).
+//!
+//! The generated log interleaves producers' transactions, committed and aborted.
+//! Read uncommitted, they are plain records; read committed, no offset of an
+//! aborted transaction is ever acquired, and the fetched ones that were acquired are
+//! archived as they stood (delivery count kept, no holder, no lock).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use group_share_partition::{
-    AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest, FetchedBatch, IsolationLevel,
-    PersisterFailure, ReadShareGroupStateResult, RecordState, SharePartition, SharePartitionConfig,
+    AbortedTransaction, AcknowledgeType, AcknowledgementBatch, AcquireMode, AcquireRequest,
+    ControlRecordType, FetchedBatch, IsolationLevel, PersisterFailure, ReadShareGroupStateResult,
+    RecordState, SharePartition, SharePartitionConfig,
 };
 use group_types::{GroupId, MemberId, TopicId};
 use proptest::prelude::*;
@@ -56,15 +62,74 @@ fn member_id(m: u8) -> MemberId {
     MemberId::from(format!("member-{m}"))
 }
 
-/// The log's record batches, by first offset, from `lens`.
-fn log_batches(lens: &[u8]) -> Vec<FetchedBatch> {
+/// One entry of the generated log: a batch of `len` records of `kind` (0 plain, 1
+/// transactional data of `producer`, 2 its commit marker, 3 its abort marker; a marker
+/// of a producer without an open transaction is plain data).
+type Entry = (u8, u8, u8);
+
+/// A log and its transactions: the record batches, every aborted transaction with its
+/// abort marker's offset, and the offsets of aborted transactional data.
+struct Log {
+    batches: Vec<FetchedBatch>,
+    aborted: Vec<(AbortedTransaction, i64)>,
+    aborted_offsets: BTreeSet<i64>,
+}
+
+/// The log's record batches, by first offset, from `entries`; transactions still
+/// open at the end are committed.
+fn log_batches(entries: &[Entry]) -> Log {
     let mut next = 0;
-    lens.iter()
-        .map(|l| {
-            let b = FetchedBatch::new(next, next + i64::from(*l) - 1);
-            next += i64::from(*l);
-            b
-        })
+    let mut batches = Vec::new();
+    let mut aborted = Vec::new();
+    let mut aborted_offsets = BTreeSet::new();
+    // Per producer, the open transaction's first offset and data batches.
+    let mut open: BTreeMap<i64, (i64, Vec<(i64, i64)>)> = BTreeMap::new();
+    let marker =
+        |next: &mut i64, producer: i64, ty: ControlRecordType, batches: &mut Vec<FetchedBatch>| {
+            batches.push(FetchedBatch::control(*next, *next, producer, ty));
+            *next += 1;
+        };
+    for (len, kind, producer) in entries {
+        let len = i64::from(*len);
+        let producer = i64::from(*producer);
+        match (kind, open.contains_key(&producer)) {
+            (1, _) => {
+                batches.push(FetchedBatch::transactional(next, next + len - 1, producer));
+                open.entry(producer).or_insert((next, Vec::new())).1.push((next, next + len - 1));
+                next += len;
+            }
+            (2, true) => {
+                open.remove(&producer);
+                marker(&mut next, producer, ControlRecordType::Commit, &mut batches);
+            }
+            (3, true) => {
+                let (first, data) = open.remove(&producer).unwrap_or_default();
+                aborted.push((AbortedTransaction::new(producer, first), next));
+                for (f, l) in data {
+                    aborted_offsets.extend(f..=l);
+                }
+                marker(&mut next, producer, ControlRecordType::Abort, &mut batches);
+            }
+            _ => {
+                batches.push(FetchedBatch::new(next, next + len - 1));
+                next += len;
+            }
+        }
+    }
+    for producer in open.into_keys() {
+        marker(&mut next, producer, ControlRecordType::Commit, &mut batches);
+    }
+    Log { batches, aborted, aborted_offsets }
+}
+
+/// The aborted transactions a fetch of `fetched` answers: those overlapping it (as
+/// the log's transaction index gives them).
+fn aborted_in(log: &Log, fetched: &[FetchedBatch]) -> Vec<AbortedTransaction> {
+    let (Some(first), Some(last)) = (fetched.first(), fetched.last()) else { return Vec::new() };
+    log.aborted
+        .iter()
+        .filter(|(t, marker)| *marker >= first.base_offset && t.first_offset <= last.last_offset)
+        .map(|(t, _)| *t)
         .collect()
 }
 
@@ -123,7 +188,7 @@ fn check(
     Ok(())
 }
 
-fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
+fn run(entries: &[Entry], committed: bool, ops: &[Op]) -> Result<(), String> {
     let config = SharePartitionConfig {
         max_in_flight_records: MAX_IN_FLIGHT,
         max_delivery_count: MAX_DELIVERY,
@@ -142,9 +207,11 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
         state_batches: vec![],
     };
     sp.complete_initialize(Ok(read), None).map_err(|e| e.to_string())?;
-    let log = log_batches(lens);
+    let txns = log_batches(entries);
+    let log = &txns.batches;
     let log_end = log.last().map_or(0, |b| b.last_offset + 1);
-    let longest = lens.iter().map(|l| i64::from(*l)).max().unwrap_or(1);
+    let longest = log.iter().map(|b| b.last_offset - b.base_offset + 1).max().unwrap_or(1);
+    let isolation = if committed { IsolationLevel::ReadCommitted } else { IsolationLevel::ReadUncommitted };
     let mut model: BTreeMap<i64, Rec> = BTreeMap::new();
     let mut start = 0;
     let mut now = 0;
@@ -164,10 +231,57 @@ fn run(lens: &[u8], ops: &[Op]) -> Result<(), String> {
                     max_fetch_records: *max_fetch,
                     fetch_offset: fetch,
                     batches: fetched,
-                    isolation: IsolationLevel::ReadUncommitted,
-                    aborted_transactions: &[],
+                    isolation,
+                    aborted_transactions: &aborted_in(&txns, fetched),
                 };
                 let got = sp.acquire(&member_id(*member), request, now).map_err(|e| ctx(e.to_string()))?;
+                if committed {
+                    // No offset of an aborted transaction is delivered; the fetched ones
+                    // that were acquired, by anyone, are archived as they stood.
+                    for o in got.records.iter().flat_map(|a| a.first_offset..=a.last_offset) {
+                        if txns.aborted_offsets.contains(&o) {
+                            return Err(ctx(format!("acquired offset {o} of an aborted transaction")));
+                        }
+                    }
+                    let fetched_aborted = fetched
+                        .iter()
+                        .flat_map(|b| b.base_offset..=b.last_offset)
+                        .filter(|o| txns.aborted_offsets.contains(o));
+                    for o in fetched_aborted {
+                        let before = model.get(&o).cloned();
+                        let have = sp.record(o);
+                        let archived = |count: i32| Rec {
+                            state: RecordState::Archived,
+                            count,
+                            member: None,
+                            deadline: None,
+                        };
+                        let have_rec = have.as_ref().map(|h| Rec {
+                            state: h.state,
+                            count: h.delivery_count,
+                            member: None,
+                            deadline: h.lock_deadline_ms,
+                        });
+                        let ok = match (&before, &have_rec) {
+                            (Some(b), Some(h)) if b.state == RecordState::Acquired => *h == archived(b.count),
+                            // Acquired by this fetch and archived, or not acquired.
+                            (Some(b), Some(h)) if b.state == RecordState::Available => {
+                                *h == archived(b.count + 1) || h.state == RecordState::Available
+                            }
+                            (Some(b), Some(h)) => h.state == b.state,
+                            (Some(_), None) | (None, None) => true,
+                            (None, Some(h)) => *h == archived(1) || h.state == RecordState::Available,
+                        };
+                        if !ok {
+                            return Err(ctx(format!("aborted offset {o}: {have:?}, before {before:?}")));
+                        }
+                        if let Some(h) = have_rec
+                            && h.state == RecordState::Archived
+                        {
+                            model.insert(o, h);
+                        }
+                    }
+                }
                 let mut counted = 0;
                 for a in &got.records {
                     for o in a.first_offset..=a.last_offset {
@@ -333,10 +447,11 @@ proptest! {
 
     #[test]
     fn share_partition_matches_the_per_offset_model(
-        lens in prop::collection::vec(1u8..8, 4..20),
+        entries in prop::collection::vec((1u8..8, prop::sample::select(vec![0u8, 0, 1, 2, 3]), 1u8..4), 4..20),
+        committed in any::<bool>(),
         ops in prop::collection::vec(op(), 1..60),
     ) {
-        let outcome = run(&lens, &ops);
+        let outcome = run(&entries, committed, &ops);
         prop_assert!(outcome.is_ok(), "{}", outcome.err().unwrap_or_default());
     }
 }
