@@ -80,8 +80,7 @@ pub(crate) fn filter_batches_from_acquired(
     let mut records = acquired.into_iter();
     // A range, or what is left of one, still to check against the next batch.
     let mut unresolved: Option<AcquiredRecords> = None;
-    loop {
-        let Some(current) = unresolved.or_else(|| records.next()) else { break };
+    while let Some(current) = unresolved.or_else(|| records.next()) {
         unresolved = Some(current);
         let Some(b) = batch else {
             result.push(current);
