@@ -84,11 +84,10 @@ fn log_batches(entries: &[Entry]) -> Log {
     let mut aborted_offsets = BTreeSet::new();
     // Per producer, the open transaction's first offset and data batches.
     let mut open: BTreeMap<i64, (i64, Vec<(i64, i64)>)> = BTreeMap::new();
-    let marker =
-        |next: &mut i64, producer: i64, ty: ControlRecordType, batches: &mut Vec<FetchedBatch>| {
-            batches.push(FetchedBatch::control(*next, *next, producer, ty));
-            *next += 1;
-        };
+    let marker = |next: &mut i64, producer: i64, ty: ControlRecordType, batches: &mut Vec<FetchedBatch>| {
+        batches.push(FetchedBatch::control(*next, *next, producer, ty));
+        *next += 1;
+    };
     for (len, kind, producer) in entries {
         let len = i64::from(*len);
         let producer = i64::from(*producer);
