@@ -204,6 +204,26 @@ fn terminal_records_updated_when_aborted_transaction_offsets_are_archived() {
     expect next=3
 "
 )]
+// The archived records are terminal: an accept of the rest moves the start offset past
+// them, a lock timeout releases only the rest.
+#[case::accept_moves_start_offset_past_archived(
+    "
+    acquire committed aborted=1@0 0-1:t1,2:a1,3-4 => 2-4/1 count=3
+    expect start=0 dcc=2 next=5
+    ack 2-4/1 => ok
+    expect start=5 dcc=0 next=5
+"
+)]
+#[case::lock_timeout_releases_the_rest(
+    "
+    acquire committed aborted=1@0 0-1:t1,2:a1,3-4 => 2-4/1 count=3
+    expect deadline=30000
+    advance 30000
+    rec 0-1=arch/1/-/nolock 2-4=avail/1/-/nolock
+    expect next=2 deadline=none
+    writes 3 last=4/0/1   # one write per offset lock, as Kafka
+"
+)]
 fn read_committed_cached_paths(#[case] steps: &str) {
     run(&format!("active\n{steps}"));
 }
