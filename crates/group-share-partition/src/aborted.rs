@@ -25,10 +25,11 @@ impl SharePartition {
         }
         let to_archive = aborted_transaction_batches(request.batches, request.aborted_transactions);
         for b in &to_archive {
-            // Kafka's `fetchSubMap`: from the cached batch holding the base offset.
-            // Kafka throws when no cached batch starts at or before the base offset;
-            // that cannot happen for a batch this fetch acquired from, and otherwise
-            // the cached part of the batch is archived here.
+            // Kafka's `fetchSubMap`: from the cached batch at or before the base
+            // offset. When there is none (an aborted batch starting before the start
+            // offset of a cache that starts at it), Kafka throws IllegalStateException
+            // out of `acquire`, its records staying acquired until their locks run
+            // out; here the cached part of the batch is archived like the rest.
             let floor = self.floor_key(b.base_offset).unwrap_or(b.base_offset);
             let keys = self.keys_in(floor, b.last_offset);
             self.archive_records(b.base_offset, b.last_offset + 1, &keys, RecordState::Acquired);

@@ -227,3 +227,18 @@ fn terminal_records_updated_when_aborted_transaction_offsets_are_archived() {
 fn read_committed_cached_paths(#[case] steps: &str) {
     run(&format!("active\n{steps}"));
 }
+
+/// An aborted batch that starts before the start offset, with nothing cached before it:
+/// Kafka's `fetchSubMap` throws IllegalStateException out of `acquire` (the records
+/// stay acquired, undelivered, until their lock runs out); here the cached part is
+/// archived and the rest delivered.
+#[test]
+fn aborted_batch_before_the_start_offset() {
+    run("
+        init start=5
+        acquire committed aborted=1@0 0-9:t1,10:a1 => 10/1 count=1
+        batches 5-10:o
+        rec 5-9=arch/1/-/nolock 10=acq/1/member-1/lock
+        expect start=5 dcc=5
+    ");
+}
