@@ -40,9 +40,9 @@ impl SharePartition {
     }
 }
 
-/// Kafka's `fetchAbortedTransactionRecordBatches`: the transactional data batches of
-/// producers whose transaction was aborted, from the aborted transaction's first
-/// offset to the producer's abort marker.
+/// Kafka's `fetchAbortedTransactionRecordBatches`: the transactional batches (data,
+/// and control batches other than an abort marker) of producers whose transaction was
+/// aborted, from the aborted transaction's first offset to the producer's abort marker.
 pub(crate) fn aborted_transaction_batches(
     batches: &[FetchedBatch],
     aborted: &[AbortedTransaction],
