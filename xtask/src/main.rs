@@ -130,6 +130,14 @@ fn ci() -> Result<(), String> {
         c.args(["clippy", "--workspace"]).args(FEATURES).args(["--all-targets", "--", "-D", "warnings"]);
         c
     })?;
+    // The README's main job builds group-server alone, without the features the rest of
+    // the workspace turns on in its dependencies (kafka-protocol's `client`, for one):
+    // it must build so too.
+    step("cargo check -p group-server (alone)", {
+        let mut c = cargo();
+        c.args(["check", "-p", "group-server", "--bins"]);
+        c
+    })?;
     if has_nextest() {
         step("cargo nextest run", {
             let mut c = cargo();

@@ -17,11 +17,17 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::buf::{ByteBuf, ByteBufMut};
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
-/// A value with a wire form at a message's `version` (flexible versions only: compact
-/// strings and arrays).
-pub(crate) trait Field: Sized {
+/// A value written in its wire form at a message's `version` (flexible versions only:
+/// compact strings and arrays).
+pub(crate) trait Put {
     /// Writes the value.
     fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()>;
+}
+
+/// A value read from its wire form at a message's `version`. Apart from [`Put`]
+/// because `kafka-protocol` decodes a request's parts only with its `broker` feature
+/// and encodes them only with `client` (and a response's the other way round).
+pub(crate) trait Get: Sized {
     /// Reads a value, refusing a body that ends too soon or lies about a length.
     fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self>;
 }
@@ -37,11 +43,13 @@ fn need<B: ByteBuf>(buf: &B, bytes: usize) -> Result<()> {
 
 macro_rules! fixed {
     ($($ty:ty: $put:ident, $get:ident;)*) => {$(
-        impl Field for $ty {
+        impl Put for $ty {
             fn put<B: ByteBufMut>(&self, buf: &mut B, _: i16) -> Result<()> {
                 buf.$put(*self);
                 Ok(())
             }
+        }
+        impl Get for $ty {
             fn get<B: ByteBuf>(buf: &mut B, _: i16) -> Result<Self> {
                 need(buf, std::mem::size_of::<$ty>())?;
                 Ok(buf.$get())
@@ -57,22 +65,28 @@ fixed! {
     i64: put_i64, get_i64;
 }
 
-impl Field for bool {
+impl Put for bool {
     fn put<B: ByteBufMut>(&self, buf: &mut B, _: i16) -> Result<()> {
         buf.put_u8(u8::from(*self));
         Ok(())
     }
+}
+
+impl Get for bool {
     fn get<B: ByteBuf>(buf: &mut B, _: i16) -> Result<Self> {
         need(buf, 1)?;
         Ok(buf.get_u8() != 0)
     }
 }
 
-impl Field for uuid::Uuid {
+impl Put for uuid::Uuid {
     fn put<B: ByteBufMut>(&self, buf: &mut B, _: i16) -> Result<()> {
         buf.put_slice(self.as_bytes());
         Ok(())
     }
+}
+
+impl Get for uuid::Uuid {
     fn get<B: ByteBuf>(buf: &mut B, _: i16) -> Result<Self> {
         need(buf, 16)?;
         let mut id = [0; 16];
@@ -127,7 +141,7 @@ fn get_length<B: ByteBuf>(buf: &mut B) -> Result<Option<usize>> {
     }
 }
 
-impl Field for Option<StrBytes> {
+impl Put for Option<StrBytes> {
     fn put<B: ByteBufMut>(&self, buf: &mut B, _: i16) -> Result<()> {
         put_length(buf, self.as_ref().map(|s| s.len()))?;
         if let Some(s) = self {
@@ -135,6 +149,9 @@ impl Field for Option<StrBytes> {
         }
         Ok(())
     }
+}
+
+impl Get for Option<StrBytes> {
     fn get<B: ByteBuf>(buf: &mut B, _: i16) -> Result<Self> {
         let Some(length) = get_length(buf)? else { return Ok(None) };
         let bytes: Bytes = buf.try_get_bytes(length)?;
@@ -142,21 +159,27 @@ impl Field for Option<StrBytes> {
     }
 }
 
-impl Field for StrBytes {
+impl Put for StrBytes {
     fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
         Some(self.clone()).put(buf, version)
     }
+}
+
+impl Get for StrBytes {
     fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-        Option::<StrBytes>::get(buf, version)?
+        <Option<StrBytes> as Get>::get(buf, version)?
             .ok_or_else(|| anyhow::anyhow!("null string where one is required"))
     }
 }
 
-impl<T: Field> Field for Vec<T> {
+impl<T: Put> Put for Vec<T> {
     fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
         put_length(buf, Some(self.len()))?;
         self.iter().try_for_each(|item| item.put(buf, version))
     }
+}
+
+impl<T: Get> Get for Vec<T> {
     fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
         let length = get_length(buf)?.ok_or_else(|| anyhow::anyhow!("null array where one is required"))?;
         (0..length).map(|_| T::get(buf, version)).collect()
@@ -183,10 +206,13 @@ fn skip_tags<B: ByteBuf>(buf: &mut B) -> Result<()> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Pinned<T, const V: i16>(pub(crate) T);
 
-impl<T: Encodable + Decodable, const V: i16> Field for Pinned<T, V> {
+impl<T: Encodable, const V: i16> Put for Pinned<T, V> {
     fn put<B: ByteBufMut>(&self, buf: &mut B, _: i16) -> Result<()> {
         self.0.encode(buf, V)
     }
+}
+
+impl<T: Decodable, const V: i16> Get for Pinned<T, V> {
     fn get<B: ByteBuf>(buf: &mut B, _: i16) -> Result<Self> {
         T::decode(buf, V).map(Pinned)
     }
@@ -219,11 +245,13 @@ fn check_version(name: &str, version: i16, versions: std::ops::RangeInclusive<i1
 }
 
 /// Declares messages (or their parts) field by field: `name: Type = first_version`, with
-/// `or default` for what a version without the field reads as (else `Default`).
+/// `or default` for what a version without the field reads as (else `Default`). A
+/// request (or a part of one) is decoded, and encoded only by the tests; a response
+/// the other way round: `kafka-protocol` gives its parts' codecs so, by feature.
 macro_rules! message {
     ($(
         $(#[$meta:meta])*
-        pub(crate) struct $name:ident: $min:literal ..= $max:literal {
+        pub(crate) struct $name:ident: $min:literal ..= $max:literal as $kind:ident {
             $(
                 $(#[$fmeta:meta])*
                 $field:ident: $ty:ty = $since:literal $(or $default:expr)?,
@@ -236,7 +264,21 @@ macro_rules! message {
             $($(#[$fmeta])* pub(crate) $field: $ty,)*
         }
 
-        impl Field for $name {
+        message!(@$kind $name: $min..=$max { $($field: $since $(or $default)?,)* });
+    )*};
+    (@request $name:ident: $min:literal ..= $max:literal { $($rest:tt)* }) => {
+        message!(@get [] $name: $min..=$max { $($rest)* });
+        message!(@put [#[cfg(test)]] $name: $min..=$max { $($rest)* });
+    };
+    (@response $name:ident: $min:literal ..= $max:literal { $($rest:tt)* }) => {
+        message!(@get [#[cfg(test)]] $name: $min..=$max { $($rest)* });
+        message!(@put [] $name: $min..=$max { $($rest)* });
+    };
+    (@put [$($cfg:tt)*] $name:ident: $min:literal ..= $max:literal {
+        $($field:ident: $since:literal $(or $default:expr)?,)*
+    }) => {
+        $($cfg)*
+        impl Put for $name {
             fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
                 check_version(stringify!($name), version, $min..=$max)?;
                 $(if version >= $since {
@@ -245,20 +287,9 @@ macro_rules! message {
                 put_no_tags(buf);
                 Ok(())
             }
-
-            fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
-                check_version(stringify!($name), version, $min..=$max)?;
-                let mut out = $name::default();
-                $(if version >= $since {
-                    out.$field = Field::get(buf, version)?;
-                } $(else {
-                    out.$field = $default;
-                })?)*
-                skip_tags(buf)?;
-                Ok(out)
-            }
         }
 
+        $($cfg)*
         impl Encodable for $name {
             fn encode<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
                 self.put(buf, version)
@@ -272,18 +303,37 @@ macro_rules! message {
                 Ok(counted.len())
             }
         }
+    };
+    (@get [$($cfg:tt)*] $name:ident: $min:literal ..= $max:literal {
+        $($field:ident: $since:literal $(or $default:expr)?,)*
+    }) => {
+        $($cfg)*
+        impl Get for $name {
+            fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
+                check_version(stringify!($name), version, $min..=$max)?;
+                let mut out = $name::default();
+                $(if version >= $since {
+                    out.$field = Get::get(buf, version)?;
+                } $(else {
+                    out.$field = $default;
+                })?)*
+                skip_tags(buf)?;
+                Ok(out)
+            }
+        }
 
+        $($cfg)*
         impl Decodable for $name {
             fn decode<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
                 Self::get(buf, version)
             }
         }
-    )*};
+    };
 }
 
 message! {
     /// ShareFetch's request (key 78), v1-v2.
-    pub(crate) struct ShareFetchRequest: 1..=2 {
+    pub(crate) struct ShareFetchRequest: 1..=2 as request {
         group_id: Option<StrBytes> = 0,
         member_id: Option<StrBytes> = 0,
         share_session_epoch: i32 = 0,
@@ -301,7 +351,7 @@ message! {
     }
 
     /// ShareAcknowledge's request (key 79), v1-v2.
-    pub(crate) struct ShareAcknowledgeRequest: 1..=2 {
+    pub(crate) struct ShareAcknowledgeRequest: 1..=2 as request {
         group_id: Option<StrBytes> = 0,
         member_id: Option<StrBytes> = 0,
         share_session_epoch: i32 = 0,
@@ -311,7 +361,7 @@ message! {
     }
 
     /// ShareAcknowledge's response (key 79), v1-v2.
-    pub(crate) struct ShareAcknowledgeResponse: 1..=2 {
+    pub(crate) struct ShareAcknowledgeResponse: 1..=2 as response {
         throttle_time_ms: i32 = 0,
         error_code: i16 = 0,
         error_message: Option<StrBytes> = 0,
@@ -322,19 +372,19 @@ message! {
     }
 
     /// WriteShareGroupState's request (key 85), v0-v1.
-    pub(crate) struct WriteShareGroupStateRequest: 0..=1 {
+    pub(crate) struct WriteShareGroupStateRequest: 0..=1 as request {
         group_id: StrBytes = 0,
         topics: Vec<WriteStateData> = 0,
     }
 
     /// One topic of a WriteShareGroupState.
-    pub(crate) struct WriteStateData: 0..=1 {
+    pub(crate) struct WriteStateData: 0..=1 as request {
         topic_id: uuid::Uuid = 0,
         partitions: Vec<WriteStatePartition> = 0,
     }
 
     /// One share partition of a WriteShareGroupState.
-    pub(crate) struct WriteStatePartition: 0..=1 {
+    pub(crate) struct WriteStatePartition: 0..=1 as request {
         partition: i32 = 0,
         state_epoch: i32 = 0,
         leader_epoch: i32 = 0,
@@ -346,18 +396,18 @@ message! {
     }
 
     /// ReadShareGroupStateSummary's response (key 87), v0-v1.
-    pub(crate) struct ReadShareGroupStateSummaryResponse: 0..=1 {
+    pub(crate) struct ReadShareGroupStateSummaryResponse: 0..=1 as response {
         results: Vec<ReadStateSummaryResult> = 0,
     }
 
     /// One topic of a ReadShareGroupStateSummary answer.
-    pub(crate) struct ReadStateSummaryResult: 0..=1 {
+    pub(crate) struct ReadStateSummaryResult: 0..=1 as response {
         topic_id: uuid::Uuid = 0,
         partitions: Vec<ReadStateSummaryPartition> = 0,
     }
 
     /// One share partition of a ReadShareGroupStateSummary answer.
-    pub(crate) struct ReadStateSummaryPartition: 0..=1 {
+    pub(crate) struct ReadStateSummaryPartition: 0..=1 as response {
         partition: i32 = 0,
         error_code: i16 = 0,
         error_message: Option<StrBytes> = 0,
@@ -370,13 +420,13 @@ message! {
     }
 
     /// DescribeShareGroupOffsets' response (key 90), v0-v1.
-    pub(crate) struct DescribeShareGroupOffsetsResponse: 0..=1 {
+    pub(crate) struct DescribeShareGroupOffsetsResponse: 0..=1 as response {
         throttle_time_ms: i32 = 0,
         groups: Vec<DescribeShareGroupOffsetsGroup> = 0,
     }
 
     /// One group of a DescribeShareGroupOffsets answer.
-    pub(crate) struct DescribeShareGroupOffsetsGroup: 0..=1 {
+    pub(crate) struct DescribeShareGroupOffsetsGroup: 0..=1 as response {
         group_id: StrBytes = 0,
         topics: Vec<DescribeShareGroupOffsetsTopic> = 0,
         error_code: i16 = 0,
@@ -384,14 +434,14 @@ message! {
     }
 
     /// One topic of a DescribeShareGroupOffsets answer.
-    pub(crate) struct DescribeShareGroupOffsetsTopic: 0..=1 {
+    pub(crate) struct DescribeShareGroupOffsetsTopic: 0..=1 as response {
         topic_name: StrBytes = 0,
         topic_id: uuid::Uuid = 0,
         partitions: Vec<DescribeShareGroupOffsetsPartition> = 0,
     }
 
     /// One share partition of a DescribeShareGroupOffsets answer.
-    pub(crate) struct DescribeShareGroupOffsetsPartition: 0..=1 {
+    pub(crate) struct DescribeShareGroupOffsetsPartition: 0..=1 as response {
         partition_index: i32 = 0,
         start_offset: i64 = 0,
         leader_epoch: i32 = 0,
