@@ -27,7 +27,8 @@ use group_types::{
     ListGroupsResponse, MemberId, OffsetCommitRequest, OffsetCommitResponse, OffsetDeleteRequest,
     OffsetDeleteResponse, OffsetFetchRequest, OffsetFetchResponse, ProtocolName, ShareGroupDescribeRequest,
     ShareGroupDescribeResponse, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, SyncGroupRequest,
-    SyncGroupResponse,
+    SyncGroupResponse, TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
 };
 // The share coordinator's RPCs, used by name in the table.
 #[allow(unused_imports)]
@@ -56,6 +57,9 @@ pub enum Routing {
     /// `group:topicId:partition` routes to (`ShareCoordinatorService.partitionFor`),
     /// the answers merged: the share-state RPCs of the hosted share coordinator.
     SharePartitions,
+    /// Split per partition of `__consumer_offsets` the request names, each part
+    /// to that partition, the answers merged: WriteTxnMarkers.
+    CoordinatorPartitions,
 }
 
 /// What an answer may wait for before it is released.
@@ -154,6 +158,9 @@ macro_rules! route {
     (@kind share_partitions) => {
         Routing::SharePartitions
     };
+    (@kind coordinator_partitions) => {
+        Routing::CoordinatorPartitions
+    };
     (@group one_group $r:ident) => {
         Some($r.group_id.as_str())
     };
@@ -169,6 +176,11 @@ macro_rules! route {
     }};
     // CLUSTER_ACTION on the cluster, asked by the split (`SharePartitions`).
     (@group share_partitions $r:ident) => {{
+        let _ = $r;
+        None::<&str>
+    }};
+    // CLUSTER_ACTION on the cluster, asked by the split.
+    (@group coordinator_partitions $r:ident) => {{
         let _ = $r;
         None::<&str>
     }};
@@ -188,6 +200,9 @@ macro_rules! route {
     };
     (@submit share_partitions $caller:ident $request:ident) => {
         $crate::runtime::SharePartitions::answer($request, $caller)
+    };
+    (@submit coordinator_partitions $caller:ident $request:ident) => {
+        $caller.markers_by_partition($request)
     };
 }
 
@@ -451,7 +466,8 @@ macro_rules! coordinator_apis {
 ///   request boxed inside [`Request`];
 /// - `route`: `one_group` (the request's `group_id`), `each_group` (split
 ///   per `group_ids`, see the runtime's `EachGroup`), `each_share_group` (split
-///   per `groups`, each with its own topics), `all_partitions`, `share_partitions`;
+///   per `groups`, each with its own topics), `all_partitions`, `share_partitions`,
+///   `coordinator_partitions` (split per `__consumer_offsets` partition named);
 /// - `acl`: the [`AclOperation`] asked on the group (topic checks are per API,
 ///   in the runtime's `authorization`);
 /// - `waits`: `barrier`, `write` or `never` (see [`Waits`]);
@@ -580,6 +596,41 @@ macro_rules! group_api_table {
                 core: |core, id, r, _| core.list_groups(id, r),
                 refused: |_, code| ListGroupsResponse { error_code: code, groups: Vec::new() },
                 core_first: |_, _| false,
+            }
+            /// WriteTxnMarkers (KIP-98): a transaction coordinator ends producers'
+            /// transactions on partitions of `__consumer_offsets`; each partition's
+            /// pending transactional offsets of the producer commit or abort, and its
+            /// answer comes once that is durable. CLUSTER_ACTION on the cluster. The
+            /// library entry of a broker's own transaction coordinator.
+            WriteTxnMarkers {
+                key: 27, versions: 1..=1,
+                request: WriteTxnMarkersRequest, response: WriteTxnMarkersResponse,
+                route: coordinator_partitions, acl: ClusterAction, waits: write,
+                methods: write_txn_markers, handle_write_txn_markers,
+                core: |core, id, r, _| core.write_txn_markers(id, r),
+                refused: |r, code| WriteTxnMarkersResponse::uniform(r, code),
+                failed_write: |r, code| { let mut r = r.clone(); r.set_all(code); r },
+                core_first: |_, _| false,
+            }
+            /// TxnOffsetCommit (KIP-98, KIP-447): a transactional producer's offsets,
+            /// pending until its transaction's marker; answered once written. READ on
+            /// each topic too, as for OffsetCommit. An empty group id is
+            /// `INVALID_GROUP_ID` wherever the group would live.
+            TxnOffsetCommit {
+                key: 28, versions: 0..=5,
+                request: TxnOffsetCommitRequest, response: TxnOffsetCommitResponse,
+                route: one_group, acl: Read, waits: barrier,
+                methods: txn_offset_commit, handle_txn_offset_commit,
+                core: |core, id, r, _| core.txn_offset_commit(id, r),
+                refused: |r, code| TxnOffsetCommitResponse::uniform(r, code),
+                failed_write: |r, code| {
+                    let mut r = r.clone();
+                    for topic in &mut r.errors {
+                        topic.partitions.iter_mut().for_each(|(_, c)| *c = code);
+                    }
+                    r
+                },
+                core_first: |r, _| r.group_id.is_empty(),
             }
             /// DeleteGroups: one result per distinct group, in request order, once
             /// every deletion is durable.
@@ -839,6 +890,12 @@ mod tests {
             Api::SyncGroup => SyncGroupRequest { group_id: id, ..Default::default() }.into(),
             Api::DescribeGroups => DescribeGroupsRequest { group_ids: ids, ..Default::default() }.into(),
             Api::ListGroups => ListGroupsRequest::default().into(),
+            Api::WriteTxnMarkers => {
+                WriteTxnMarkersRequest::one(1, group_types::TransactionResult::Commit, &[0]).into()
+            }
+            Api::TxnOffsetCommit => TxnOffsetCommitRequest { group_id: id, ..Default::default() }
+                .with_offset("t", 0, group_types::OffsetCommitData::new(1))
+                .into(),
             Api::DeleteGroups => DeleteGroupsRequest { group_ids: ids }.into(),
             Api::OffsetDelete => OffsetDeleteRequest { group_id: group.into(), ..Default::default() }.into(),
             Api::ConsumerGroupHeartbeat => {
@@ -938,6 +995,8 @@ mod tests {
             Response::DescribeGroups(r) => r.groups.iter().map(|g| g.error_code).collect(),
             Response::ListGroups(r) => vec![r.error_code],
             Response::DeleteGroups(r) => r.results.iter().map(|g| g.error_code).collect(),
+            Response::WriteTxnMarkers(r) => r.iter().map(|(_, _, _, code)| code).collect(),
+            Response::TxnOffsetCommit(r) => r.iter().map(|(_, _, code)| code).collect(),
             Response::OffsetDelete(r) => vec![r.error_code],
             Response::ConsumerGroupHeartbeat(r) => vec![r.error_code],
             Response::ConsumerGroupDescribe(r) => r.groups.iter().map(|g| g.error_code).collect(),
@@ -1025,7 +1084,10 @@ mod tests {
         for &api in Api::ALL {
             let request = request(api, "g");
             // ListGroups names no group; the share-state RPCs ask CLUSTER_ACTION of the cluster.
-            let named = !matches!(api.routing(), Routing::AllPartitions | Routing::SharePartitions);
+            let named = !matches!(
+                api.routing(),
+                Routing::AllPartitions | Routing::SharePartitions | Routing::CoordinatorPartitions
+            );
             let expected = named.then_some((api.acl(), "g"));
             assert_eq!(request.group_acl(), expected, "{}", api.name());
         }
@@ -1045,6 +1107,7 @@ mod tests {
                     || api == Api::ConsumerGroupHeartbeat
                     || api == Api::ShareGroupHeartbeat
                     || api == Api::ShareGroupDescribe
+                    || api == Api::TxnOffsetCommit
                     || api == Api::DescribeShareGroupOffsets
                     || api == Api::AlterShareGroupOffsets
                     || api == Api::DeleteShareGroupOffsets,

@@ -26,13 +26,17 @@
 //! | 2 | [`Record::Offset`] | `group_id: str`, `topic: str`, `partition: ivarint`, `offset: ivarint`, `leader_epoch: opt ivarint`, `metadata: str`, `commit_time: ivarint`, `expire_time: opt ivarint` |
 //! | 3 | [`Record::OffsetTombstone`] | `group_id: str`, `topic: str`, `partition: ivarint` |
 //! | 4 | [`Record::Modern`] | `record_type: ivarint`, `group_id: str`, `sub_key: str`, `present: flag`, then the kind's value (module `codec::consumer`) |
+//! | 5 | [`Record::TxnOffset`] | `group_id: str`, `producer_id: ivarint`, `topic: str`, `partition: ivarint`, `sequence: uvarint`, `superseded: flag`, then an offset's fields as in tag 2 |
+//! | 6 | [`Record::TxnOffsetTombstone`] | `group_id: str`, `producer_id: ivarint`, `topic: str`, `partition: ivarint` |
 //!
 //! An option is a flag byte (0 or 1) then the value; a list is a `uvarint`
 //! count then the items.
 //!
 //! # Versions
 //!
-//! [`FORMAT_V2`] is the only version written. It continues
+//! [`FORMAT_V2`] is the only version written. Tags 5 and 6 (transactional
+//! offsets) came later within it: they add kinds of record, and change no
+//! body an older build wrote. It continues
 //! `group-storage-etcd`'s numbering, whose format 1 is this body without
 //! consumer-group records (tag 4) and which still frames its log entries
 //! with its own version byte ([`write_records`], [`read_records`]);
@@ -43,7 +47,7 @@ use std::sync::Arc;
 
 use group_types::{CommitMetadata, GroupId, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record};
+use crate::{GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record, TxnOffsetRecord};
 
 mod consumer;
 
@@ -55,6 +59,8 @@ const RECORD_GROUP_TOMBSTONE: u8 = 1;
 const RECORD_OFFSET: u8 = 2;
 const RECORD_OFFSET_TOMBSTONE: u8 = 3;
 const RECORD_CONSUMER: u8 = 4;
+const RECORD_TXN_OFFSET: u8 = 5;
+const RECORD_TXN_OFFSET_TOMBSTONE: u8 = 6;
 
 /// Why bytes are not a value of the codec.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -159,7 +165,11 @@ pub fn encode_value(record: &Record) -> Option<Vec<u8>> {
         }
         Record::Offset { offset, .. } => put_offset_value(&mut out, offset),
         Record::Modern(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c),
-        Record::GroupTombstone { .. } | Record::OffsetTombstone { .. } | Record::Modern(_) => return None,
+        Record::TxnOffset(t) => put_txn_offset_value(&mut out, t),
+        Record::GroupTombstone { .. }
+        | Record::OffsetTombstone { .. }
+        | Record::Modern(_)
+        | Record::TxnOffsetTombstone { .. } => return None,
     }
     Some(out)
 }
@@ -167,6 +177,17 @@ pub fn encode_value(record: &Record) -> Option<Vec<u8>> {
 /// The offset of a value written by [`encode_value`] for an offset record.
 pub fn decode_offset_value(bytes: &[u8]) -> Result<OffsetAndMetadata, DecodeError> {
     decode_value(bytes, take_offset_value)
+}
+
+/// The pending transactional offset of `group_id`, `producer_id` and
+/// `partition` from a value written by [`encode_value`].
+pub fn decode_txn_offset_value(
+    group_id: Arc<str>,
+    producer_id: i64,
+    partition: TopicPartition,
+    bytes: &[u8],
+) -> Result<TxnOffsetRecord, DecodeError> {
+    decode_value(bytes, |r| take_txn_offset_value(r, group_id, producer_id, partition))
 }
 
 /// The group record of `group_id` from a value written by [`encode_value`],
@@ -286,7 +307,30 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
             out.push(RECORD_CONSUMER);
             consumer::put_consumer(out, record);
         }
+        Record::TxnOffset(t) => {
+            out.push(RECORD_TXN_OFFSET);
+            put_txn_offset_key(out, &t.group_id, t.producer_id, &t.partition);
+            put_txn_offset_value(out, t);
+        }
+        Record::TxnOffsetTombstone { group_id, producer_id, partition } => {
+            out.push(RECORD_TXN_OFFSET_TOMBSTONE);
+            put_txn_offset_key(out, group_id, *producer_id, partition);
+        }
     }
+}
+
+fn put_txn_offset_key(out: &mut Vec<u8>, group_id: &str, producer_id: i64, partition: &TopicPartition) {
+    put_str(out, group_id);
+    put_ivarint(out, producer_id);
+    put_str(out, &partition.topic);
+    put_ivarint(out, i64::from(partition.partition));
+}
+
+/// A pending transactional offset's fields after its key.
+fn put_txn_offset_value(out: &mut Vec<u8>, t: &TxnOffsetRecord) {
+    put_uvarint(out, t.sequence);
+    out.push(u8::from(t.superseded));
+    put_offset_value(out, &t.offset);
 }
 
 /// A group record's fields after its group id.
@@ -343,8 +387,44 @@ fn take_record(
             Record::OffsetTombstone { group_id, partition: TopicPartition::new(topic, partition) }
         }
         RECORD_CONSUMER => Record::Modern(consumer::take_consumer(r, group_arc)?),
+        RECORD_TXN_OFFSET => {
+            let (group_id, producer_id, partition) = take_txn_offset_key(r, group_arc)?;
+            Record::TxnOffset(Box::new(take_txn_offset_value(r, group_id, producer_id, partition)?))
+        }
+        RECORD_TXN_OFFSET_TOMBSTONE => {
+            let (group_id, producer_id, partition) = take_txn_offset_key(r, group_arc)?;
+            Record::TxnOffsetTombstone { group_id, producer_id, partition }
+        }
         other => return Err(DecodeError::UnknownKind(other)),
     })
+}
+
+fn take_txn_offset_key(
+    r: &mut Reader<'_>,
+    group_arc: &mut impl FnMut(String) -> Arc<str>,
+) -> Result<(Arc<str>, i64, TopicPartition), DecodeError> {
+    let group_id = group_arc(r.string()?);
+    let producer_id = r.ivarint()?;
+    let topic = r.string()?;
+    let partition = r.i32()?;
+    Ok((group_id, producer_id, TopicPartition::new(topic, partition)))
+}
+
+/// A pending transactional offset's fields after its key.
+fn take_txn_offset_value(
+    r: &mut Reader<'_>,
+    group_id: Arc<str>,
+    producer_id: i64,
+    partition: TopicPartition,
+) -> Result<TxnOffsetRecord, DecodeError> {
+    let sequence = r.uvarint()?;
+    let superseded = match r.u8()? {
+        0 => false,
+        1 => true,
+        flag => return Err(DecodeError::Flag(flag)),
+    };
+    let offset = take_offset_value(r)?;
+    Ok(TxnOffsetRecord { group_id, producer_id, partition, offset, sequence, superseded })
 }
 
 /// A group record's fields after its group id.

@@ -59,7 +59,7 @@ use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 use crate::{
     AppendCompletion, CoordinatorPartition, GroupMetadataRecord, LoadedPartition, MemberMetadataRecord,
     MetadataStore, ModernGroupRecord, OffsetStorage, OwnerEpoch, PersistentOffsetStorage, Record,
-    StorageError, StoredGroups,
+    StorageError, StoredGroups, TxnOffsetRecord,
 };
 
 mod consumer;
@@ -68,6 +68,7 @@ mod consumer_samples;
 pub use consumer_samples::{awkward_records, consumer_tombstones, pinned_records};
 mod offsets;
 mod records;
+mod txn;
 
 /// Joins the writers of a concurrency check, then tells its reader they are done
 /// and joins it; re-raises the first panic of any of them (its failed assertion).
@@ -124,6 +125,8 @@ pub const METADATA_STORE_CHECKS: &[MetadataStoreCheck] = &[
         "modern_records_leave_offsets_and_group_records_alone",
         consumer::modern_records_leave_offsets_and_group_records_alone,
     ),
+    ("txn_offsets_round_trip_replace_and_remove", txn::txn_offsets_round_trip_replace_and_remove),
+    ("txn_offsets_stay_apart_from_other_keys", txn::txn_offsets_stay_apart_from_other_keys),
 ];
 
 /// Every [`OffsetStorage`] check, by name.
@@ -263,7 +266,13 @@ fn normalise(mut stored: StoredGroups) -> StoredGroups {
     stored.offsets.retain(|g| !g.is_empty());
     stored.offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     stored.consumer.sort_by_key(consumer_key);
+    stored.txn_offsets.sort_by_key(txn_key);
     stored
+}
+
+/// A pending transactional offset's key: (group, producer, partition).
+fn txn_key(record: &TxnOffsetRecord) -> (String, i64, TopicPartition) {
+    (record.group_id.to_string(), record.producer_id, record.partition.clone())
 }
 
 /// A consumer record's key: (group, record type, sub-key).
@@ -286,6 +295,13 @@ fn assert_stored_eq(actual: StoredGroups, expected: StoredGroups, what: &str) {
         "{what}: the keys (group, record type, sub-key) of the live consumer records differ"
     );
     assert_eq!(actual.consumer, expected.consumer, "{what}: consumer records differ");
+    let keys = |s: &StoredGroups| s.txn_offsets.iter().map(txn_key).collect::<Vec<_>>();
+    assert_eq!(
+        keys(&actual),
+        keys(&expected),
+        "{what}: the keys (group, producer, partition) of the pending transactional offsets differ"
+    );
+    assert_eq!(actual.txn_offsets, expected.txn_offsets, "{what}: pending transactional offsets differ");
 }
 
 /// A Stable classic group record with one member `m-1` whose assignment is
@@ -421,6 +437,8 @@ struct ModelPartition {
     offsets: BTreeMap<(String, TopicPartition), OffsetAndMetadata>,
     /// Live consumer records by (group, record type, sub-key).
     consumer: BTreeMap<(String, i16, String), ModernGroupRecord>,
+    /// Pending transactional offsets by (group, producer, partition).
+    txn: BTreeMap<(String, i64, TopicPartition), TxnOffsetRecord>,
 }
 
 impl ModelPartition {
@@ -450,6 +468,12 @@ impl ModelPartition {
                 Record::Modern(r) => {
                     self.consumer.insert(consumer_key(r), r.clone());
                 }
+                Record::TxnOffset(t) => {
+                    self.txn.insert(txn_key(t), (**t).clone());
+                }
+                Record::TxnOffsetTombstone { group_id, producer_id, partition } => {
+                    self.txn.remove(&(group_id.to_string(), *producer_id, partition.clone()));
+                }
             }
         }
         Outcome::Ok
@@ -472,6 +496,7 @@ impl ModelPartition {
                 groups: self.groups.values().cloned().collect(),
                 offsets: offsets.into_values().collect(),
                 consumer: self.consumer.values().cloned().collect(),
+                txn_offsets: self.txn.values().cloned().collect(),
             },
         }
     }

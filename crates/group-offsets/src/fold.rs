@@ -7,7 +7,8 @@
 //! A record's key is: for a group record, the group; for an offset, the
 //! group, topic and partition; for a consumer-group record, the group, its
 //! [`record_type`](ModernGroupRecord::record_type) and its
-//! [`sub_key`](ModernGroupRecord::sub_key). Keys of different kinds never
+//! [`sub_key`](ModernGroupRecord::sub_key); for a pending transactional
+//! offset, the group, producer and partition. Keys of different kinds never
 //! replace each other: a group tombstone leaves the group's offsets.
 
 use std::collections::BTreeMap;
@@ -17,7 +18,9 @@ use std::sync::Arc;
 use group_types::hash::ClientMap;
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, ModernGroupRecord, PartitionOffsets, Record, StoredGroups};
+use crate::{
+    GroupMetadataRecord, ModernGroupRecord, PartitionOffsets, Record, StoredGroups, TxnOffsetRecord,
+};
 
 /// Folds records, fed in log order, into [`StoredGroups`].
 ///
@@ -61,6 +64,8 @@ struct GroupData {
     record: Option<GroupMetadataRecord>,
     /// Consumer-group records by (record type, sub-key), the last one of each.
     consumer: BTreeMap<(i16, Arc<str>), ModernGroupRecord>,
+    /// Pending transactional offsets by (producer, partition), the last one of each.
+    txn: BTreeMap<(i64, TopicPartition), TxnOffsetRecord>,
 }
 
 /// Folds `records`, in order, from nothing.
@@ -170,6 +175,7 @@ impl Fold {
                         }
                     }
                     into.consumer.extend(group.consumer);
+                    into.txn.extend(group.txn);
                 }
             }
         }
@@ -190,6 +196,10 @@ impl Fold {
             Record::Offset { group_id, partition, offset } => (group_id, Change::Offset(partition, offset)),
             Record::OffsetTombstone { group_id, partition } => (group_id, Change::RemoveOffset(partition)),
             Record::Modern(record) => (Arc::clone(record.group_id()), Change::Consumer(record)),
+            Record::TxnOffset(record) => (Arc::clone(&record.group_id), Change::Txn(record)),
+            Record::TxnOffsetTombstone { group_id, producer_id, partition } => {
+                (group_id, Change::RemoveTxn(producer_id, partition))
+            }
         }
     }
 
@@ -222,6 +232,7 @@ impl Fold {
                 out.offsets.push(group.group_offsets(group_id));
             }
             out.consumer.extend(group.consumer.values().cloned());
+            out.txn_offsets.extend(group.txn.values().cloned());
         }
         sorted(out)
     }
@@ -243,6 +254,7 @@ impl Fold {
                 out.offsets.push(offsets);
             }
             out.consumer.extend(group.consumer.into_values());
+            out.txn_offsets.extend(group.txn.into_values());
         }
         sorted(out)
     }
@@ -253,18 +265,22 @@ fn sorted(mut out: StoredGroups) -> StoredGroups {
     out.offsets.sort_unstable_by(|a, b| a.group_id.cmp(&b.group_id));
     // Stable: a group's records are already in key order.
     out.consumer.sort_by(|a, b| a.group_id().cmp(b.group_id()));
+    out.txn_offsets.sort_by(|a, b| a.group_id.cmp(&b.group_id));
     out
 }
 
 impl StoredGroups {
     /// The records whose fold is this state: one group record per group, one
     /// offset record per committed offset, one consumer-group record per live
-    /// key, and no tombstones. What a snapshot of a partition holds.
+    /// key, one record per pending transactional offset, and no tombstones.
+    /// What a snapshot of a partition holds.
     pub fn into_records(self) -> Vec<Record> {
         let offsets: usize = self.offsets.iter().map(GroupOffsets::len).sum();
-        let mut records = Vec::with_capacity(self.groups.len() + self.consumer.len() + offsets);
+        let mut records =
+            Vec::with_capacity(self.groups.len() + self.consumer.len() + offsets + self.txn_offsets.len());
         records.extend(self.groups.into_iter().map(|g| Record::Group(Box::new(g))));
         records.extend(self.consumer.into_iter().map(Record::Modern));
+        records.extend(self.txn_offsets.into_iter().map(|t| Record::TxnOffset(Box::new(t))));
         for group in self.offsets {
             let id: Arc<str> = Arc::from(group.group_id);
             for (topic, partitions) in group.offsets {
@@ -284,7 +300,7 @@ impl StoredGroups {
 
 impl GroupData {
     fn is_empty(&self) -> bool {
-        self.offsets.is_empty() && self.record.is_none() && self.consumer.is_empty()
+        self.offsets.is_empty() && self.record.is_none() && self.consumer.is_empty() && self.txn.is_empty()
     }
 
     fn apply_consumer(&mut self, record: ModernGroupRecord) {
@@ -333,6 +349,8 @@ enum Change {
     Offset(TopicPartition, OffsetAndMetadata),
     RemoveOffset(TopicPartition),
     Consumer(ModernGroupRecord),
+    Txn(Box<TxnOffsetRecord>),
+    RemoveTxn(i64, TopicPartition),
 }
 
 impl Change {
@@ -343,6 +361,10 @@ impl Change {
             Record::Offset { partition, offset, .. } => Change::Offset(partition, offset),
             Record::OffsetTombstone { partition, .. } => Change::RemoveOffset(partition),
             Record::Modern(record) => Change::Consumer(record),
+            Record::TxnOffset(record) => Change::Txn(record),
+            Record::TxnOffsetTombstone { producer_id, partition, .. } => {
+                Change::RemoveTxn(producer_id, partition)
+            }
         }
     }
 
@@ -353,6 +375,12 @@ impl Change {
             Change::Offset(partition, offset) => group.insert(partition, offset),
             Change::RemoveOffset(partition) => group.remove(&partition),
             Change::Consumer(record) => group.apply_consumer(record),
+            Change::Txn(record) => {
+                group.txn.insert((record.producer_id, record.partition.clone()), *record);
+            }
+            Change::RemoveTxn(producer_id, partition) => {
+                group.txn.remove(&(producer_id, partition));
+            }
         }
     }
 }

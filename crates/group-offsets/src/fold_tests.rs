@@ -14,6 +14,7 @@ fn model(records: &[Record]) -> StoredGroups {
     let mut groups: BTreeMap<String, GroupMetadataRecord> = BTreeMap::new();
     let mut offsets: BTreeMap<(String, String, i32), OffsetAndMetadata> = BTreeMap::new();
     let mut consumer: BTreeMap<(String, i16, String), ModernGroupRecord> = BTreeMap::new();
+    let mut txn: BTreeMap<(String, i64, TopicPartition), TxnOffsetRecord> = BTreeMap::new();
     for record in records {
         match record {
             Record::Group(g) => {
@@ -39,6 +40,12 @@ fn model(records: &[Record]) -> StoredGroups {
                     consumer.insert(key, c.clone());
                 }
             }
+            Record::TxnOffset(t) => {
+                txn.insert((t.group_id.to_string(), t.producer_id, t.partition.clone()), (**t).clone());
+            }
+            Record::TxnOffsetTombstone { group_id, producer_id, partition } => {
+                txn.remove(&(group_id.to_string(), *producer_id, partition.clone()));
+            }
         }
     }
     let mut by_group: BTreeMap<String, GroupOffsets> = BTreeMap::new();
@@ -50,6 +57,7 @@ fn model(records: &[Record]) -> StoredGroups {
         groups: groups.into_values().collect(),
         offsets: by_group.into_values().collect(),
         consumer: consumer.into_values().collect(),
+        txn_offsets: txn.into_values().collect(),
     }
 }
 

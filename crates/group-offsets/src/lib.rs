@@ -159,7 +159,7 @@ pub use crate::modern_records::{
 };
 pub use crate::partition_offsets::PartitionOffsets;
 pub use crate::persistent::PersistentOffsetStorage;
-pub use crate::records::{GroupMetadataRecord, MemberMetadataRecord};
+pub use crate::records::{GroupMetadataRecord, MemberMetadataRecord, TxnOffsetRecord};
 // The share coordinator's types a `ModernGroupRecord::ShareState` holds, so that an
 // engine names them through the crate whose records they are.
 pub use crate::retention::{

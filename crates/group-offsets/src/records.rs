@@ -1,7 +1,11 @@
 //! What the coordinator persists about a group (`kafka-semantics.md` §6.8).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
-use group_types::{GroupId, GroupInstanceId, MemberId, ProtocolName, ProtocolType};
+use group_types::{
+    GroupId, GroupInstanceId, MemberId, OffsetAndMetadata, ProtocolName, ProtocolType, TopicPartition,
+};
 use serde::{Deserialize, Serialize};
 
 /// The persisted form of one group: what a restarted coordinator needs to
@@ -48,4 +52,34 @@ pub struct MemberMetadataRecord {
     pub subscription: Bytes,
     /// Its assignment bytes.
     pub assignment: Bytes,
+}
+
+/// One transactional offset commit waiting for its transaction's marker
+/// (KIP-98, KIP-447): Kafka keeps it in `OffsetMetadataManager`'s
+/// `pendingTransactionalOffsets`, invisible to the read path, until a COMMIT
+/// marker makes it the committed offset or an ABORT drops it.
+///
+/// Kafka decides at COMMIT whether a pending offset replaces the committed one
+/// by comparing the log offsets of the two records. Stores here are keyed, not
+/// logs, so each pending offset carries what that comparison needs:
+/// `sequence` orders it among the partition's pending offsets, and
+/// `superseded` says a newer commit of the partition is already committed (a
+/// plain commit written after it, or another producer's later pending offset
+/// committed first), so its COMMIT leaves the committed offset alone. Keyed by
+/// group, producer and partition; the last record of a key wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnOffsetRecord {
+    /// The group.
+    pub group_id: Arc<str>,
+    /// The transactional producer.
+    pub producer_id: i64,
+    /// The partition.
+    pub partition: TopicPartition,
+    /// The offset its COMMIT makes visible.
+    pub offset: OffsetAndMetadata,
+    /// Order of writing among the coordinator partition's pending offsets
+    /// (stands for Kafka's record offset).
+    pub sequence: u64,
+    /// A newer commit of the partition is committed: COMMIT leaves it.
+    pub superseded: bool,
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, mpsc};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, TopicPartition};
 
-use crate::{GroupMetadataRecord, ModernGroupRecord, StorageError};
+use crate::{GroupMetadataRecord, ModernGroupRecord, StorageError, TxnOffsetRecord};
 
 /// Kafka's default number of coordinator partitions (`offsets.topic.num.partitions`).
 pub const DEFAULT_COORDINATOR_PARTITIONS: u32 = 50;
@@ -98,6 +98,20 @@ pub enum Record {
     /// One record of a KIP-848 consumer group (or its tombstone), keyed by
     /// ([`ModernGroupRecord::record_type`], group, [`ModernGroupRecord::sub_key`]).
     Modern(ModernGroupRecord),
+    /// A transactional offset commit, pending until its transaction's marker
+    /// (keyed by group, producer and partition). Boxed: it is rare, and inline
+    /// it would make every record larger.
+    TxnOffset(Box<TxnOffsetRecord>),
+    /// Removal of a pending transactional offset: its marker came, or its
+    /// partition's offsets or its group were deleted.
+    TxnOffsetTombstone {
+        /// The group.
+        group_id: Arc<str>,
+        /// The transactional producer.
+        producer_id: i64,
+        /// The partition.
+        partition: TopicPartition,
+    },
 }
 
 impl Record {
@@ -107,8 +121,10 @@ impl Record {
             Record::Group(record) => &record.group_id,
             Record::GroupTombstone { group_id }
             | Record::Offset { group_id, .. }
-            | Record::OffsetTombstone { group_id, .. } => group_id,
+            | Record::OffsetTombstone { group_id, .. }
+            | Record::TxnOffsetTombstone { group_id, .. } => group_id,
             Record::Modern(record) => record.group_id(),
+            Record::TxnOffset(record) => &record.group_id,
         }
     }
 }
@@ -125,6 +141,9 @@ pub struct StoredGroups {
     /// The live records of consumer groups: per key the last one written, none
     /// whose last record is a tombstone, in no particular order.
     pub consumer: Vec<ModernGroupRecord>,
+    /// The pending transactional offsets (a group with only these is a simple
+    /// group), in no particular order.
+    pub txn_offsets: Vec<TxnOffsetRecord>,
 }
 
 impl StoredGroups {
@@ -133,6 +152,7 @@ impl StoredGroups {
         self.groups.extend(other.groups);
         self.offsets.extend(other.offsets);
         self.consumer.extend(other.consumer);
+        self.txn_offsets.extend(other.txn_offsets);
     }
 }
 

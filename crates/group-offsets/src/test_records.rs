@@ -160,6 +160,27 @@ pub(crate) fn record() -> impl Strategy<Value = Record> {
                 move |partition| Record::OffsetTombstone { group_id: Arc::clone(&g), partition }
             }),
             consumer(Arc::clone(&g)).prop_map(Record::Modern),
+            (0..3_i64, topic_partition(), offset(), any::<u64>(), any::<bool>()).prop_map({
+                let g = Arc::clone(&g);
+                move |(producer_id, partition, offset, sequence, superseded)| {
+                    Record::TxnOffset(Box::new(crate::TxnOffsetRecord {
+                        group_id: Arc::clone(&g),
+                        producer_id,
+                        partition,
+                        offset,
+                        sequence,
+                        superseded,
+                    }))
+                }
+            }),
+            (0..3_i64, topic_partition()).prop_map({
+                let g = Arc::clone(&g);
+                move |(producer_id, partition)| Record::TxnOffsetTombstone {
+                    group_id: Arc::clone(&g),
+                    producer_id,
+                    partition,
+                }
+            }),
         ]
     })
 }

@@ -143,7 +143,18 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
 /// The format version a value holding `records` is written in: the oldest
 /// that can hold them.
 pub(crate) fn records_format(records: &[Record]) -> u8 {
-    if records.iter().any(|r| matches!(r, Record::Modern(_))) { FORMAT_V2 } else { FORMAT_V1 }
+    // Format 1 knows tags 0 to 3 only: consumer records and pending
+    // transactional offsets need format 2.
+    let v1 = |r: &Record| {
+        matches!(
+            r,
+            Record::Group(_)
+                | Record::GroupTombstone { .. }
+                | Record::Offset { .. }
+                | Record::OffsetTombstone { .. }
+        )
+    };
+    if records.iter().all(v1) { FORMAT_V1 } else { FORMAT_V2 }
 }
 
 /// Checks a value's version byte: the formats this build reads.
@@ -336,6 +347,12 @@ mod tests {
         assert_eq!(records_format(std::slice::from_ref(&tombstone)), FORMAT_V1);
         assert_eq!(records_format(&fixture::classic_batch()), FORMAT_V1);
         assert_eq!(records_format(&fixture::consumer_batch()), FORMAT_V2);
+        let pending = Record::TxnOffsetTombstone {
+            group_id: Arc::from("g"),
+            producer_id: 1,
+            partition: TopicPartition::new("t", 0),
+        };
+        assert_eq!(records_format(&[tombstone.clone(), pending]), FORMAT_V2, "pending offsets need format 2");
     }
 
     fn sample() -> Vec<Record> {

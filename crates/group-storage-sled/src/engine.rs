@@ -320,11 +320,11 @@ impl Shared {
     }
 
     /// Makes the layout record name v3 before the first consumer-group record
-    /// is written (once per store; tombstones need no flip: a v2 store holds
-    /// nothing they could remove).
+    /// or pending transactional offset is written (once per store; tombstones
+    /// need no flip: a v2 store holds nothing they could remove).
     fn layout_for(&self, writes: &Writes) -> Result<(), StorageError> {
         if self.layout_v3.load(Ordering::Acquire)
-            || !writes.iter().any(|(key, value)| value.is_some() && keys::is_consumer_key(key))
+            || !writes.iter().any(|(key, value)| value.is_some() && keys::is_v3_key(key))
         {
             return Ok(());
         }
@@ -543,6 +543,17 @@ fn encode_records(partition: CoordinatorPartition, records: Vec<Record>) -> Resu
             }
             // A group whose consumer records are all removed leaves no key behind.
             Record::Modern(c) => keys::consumer_key(partition, c.group_id(), c.record_type(), c.sub_key())?,
+            Record::TxnOffset(t) => keys::txn_offset_key(
+                partition,
+                &t.group_id,
+                t.producer_id,
+                t.partition.topic(),
+                t.partition.partition,
+            )?,
+            Record::TxnOffsetTombstone { group_id, producer_id, partition: tp } => {
+                keys::txn_offset_key(partition, group_id, *producer_id, tp.topic(), tp.partition)?
+            }
+            #[allow(unreachable_patterns)]
             other => {
                 return Err(StorageError::InvalidInput {
                     message: format!("a record kind this store cannot hold: {other:?}"),

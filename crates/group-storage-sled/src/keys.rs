@@ -13,6 +13,7 @@
 //! | group record | `u32 BE partition` · `0x01` · group (UTF-8 bytes, to the end) | a group metadata record |
 //! | offset | `u32 BE partition` · `0x02` · `u16 BE len(group)` · group · `u16 BE len(topic)` · topic · `u32 BE (partition XOR 0x8000_0000)` | an offset record |
 //! | consumer-group record | `u32 BE partition` · `0x03` · `u16 BE len(group)` · group · `i16 BE record type` · sub-key (UTF-8 bytes, to the end) | a consumer-group record value |
+//! | pending transactional offset | `u32 BE partition` · `0x04` · `u16 BE len(group)` · group · `u64 BE (producer XOR 1<<63)` · `u16 BE len(topic)` · topic · `u32 BE (partition XOR 0x8000_0000)` | a pending offset's value |
 //!
 //! The length in front of an offset key's group id makes the group prefix
 //! unambiguous: no group's prefix is a prefix of another group's keys. A group
@@ -41,6 +42,9 @@ pub(crate) const KIND_GROUP: u8 = 1;
 const KIND_OFFSET: u8 = 2;
 /// The kind byte of consumer-group record keys.
 const KIND_CONSUMER: u8 = 3;
+/// The kind byte of pending transactional offset keys (a kind added within
+/// layout v3: older stores have none, so they read as before).
+const KIND_TXN_OFFSET: u8 = 4;
 
 /// Why bytes are not a key of the layout.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,9 +122,10 @@ pub(crate) fn offsets_end(partition: CoordinatorPartition) -> [u8; 5] {
     [a, b, c, d, KIND_OFFSET + 1]
 }
 
-/// True for a consumer-group record key (of any partition).
-pub(crate) fn is_consumer_key(key: &[u8]) -> bool {
-    key.get(4) == Some(&KIND_CONSUMER)
+/// True for a key that layout v2 does not have: a consumer-group record's or
+/// a pending transactional offset's (of any partition).
+pub(crate) fn is_v3_key(key: &[u8]) -> bool {
+    matches!(key.get(4), Some(&(KIND_CONSUMER | KIND_TXN_OFFSET)))
 }
 
 /// Every consumer-group record key of `partition` starts with these bytes.
@@ -194,6 +199,63 @@ pub(crate) fn parse_consumer_key(key: &[u8]) -> Result<ConsumerKey<'_>, KeyError
         rest.split_first_chunk::<2>().ok_or(KeyError::TruncatedBefore("record type"))?;
     let sub_key = utf8(sub_key, "sub-key")?;
     Ok(ConsumerKey { coordinator, group_id, record_type: i16::from_be_bytes(*record_type), sub_key })
+}
+
+/// Every pending transactional offset key of `partition` starts with these bytes.
+pub(crate) fn txn_offsets_prefix(partition: CoordinatorPartition) -> [u8; 5] {
+    let [a, b, c, d] = partition_prefix(partition);
+    [a, b, c, d, KIND_TXN_OFFSET]
+}
+
+/// The key of one pending transactional offset: (group, producer, topic partition).
+pub(crate) fn txn_offset_key(
+    partition: CoordinatorPartition,
+    group_id: &str,
+    producer_id: i64,
+    topic: &str,
+    topic_partition: i32,
+) -> Result<Vec<u8>, StorageError> {
+    let mut key = Vec::with_capacity(5 + 2 + group_id.len() + 8 + 2 + topic.len() + 4);
+    key.extend_from_slice(&txn_offsets_prefix(partition));
+    push_string(&mut key, "group id", group_id)?;
+    key.extend_from_slice(&((producer_id as u64) ^ (1 << 63)).to_be_bytes());
+    push_string(&mut key, "topic", topic)?;
+    key.extend_from_slice(&((topic_partition as u32) ^ SIGN_FLIP).to_be_bytes());
+    Ok(key)
+}
+
+/// The parts of a pending transactional offset key, borrowed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TxnOffsetKey<'a> {
+    /// The group.
+    pub(crate) group_id: &'a str,
+    /// The transactional producer.
+    pub(crate) producer_id: i64,
+    /// The topic.
+    pub(crate) topic: &'a str,
+    /// The topic partition.
+    pub(crate) partition: i32,
+}
+
+/// Splits a pending transactional offset key (of any partition) into its parts.
+pub(crate) fn parse_txn_offset_key(key: &[u8]) -> Result<TxnOffsetKey<'_>, KeyError> {
+    let (_, rest) = key.split_first_chunk::<4>().ok_or(KeyError::NoPartition)?;
+    let rest = match rest.split_first() {
+        Some((&KIND_TXN_OFFSET, rest)) => rest,
+        Some((&found, _)) => return Err(KeyError::OtherKind { found, expected: "a pending offset's" }),
+        None => return Err(KeyError::NoKind),
+    };
+    let (group_id, rest) = take_string(rest, "group id")?;
+    let (producer, rest) = rest.split_first_chunk::<8>().ok_or(KeyError::TruncatedBefore("producer id"))?;
+    let producer_id = (u64::from_be_bytes(*producer) ^ (1 << 63)) as i64;
+    let (topic, rest) = take_string(rest, "topic")?;
+    let partition: [u8; 4] = rest.try_into().map_err(|_| KeyError::PartitionLength(rest.len()))?;
+    Ok(TxnOffsetKey {
+        group_id,
+        producer_id,
+        topic,
+        partition: (u32::from_be_bytes(partition) ^ SIGN_FLIP) as i32,
+    })
 }
 
 /// The key of a group's record.
@@ -360,6 +422,34 @@ mod tests {
         assert_eq!(key, [0, 0, 0, 7, 2, 0, 1, b'g', 0, 2, b't', b'1', 0x80, 0, 0, 5]);
         let key = offset_key(CoordinatorPartition(0), "", "", -1).unwrap();
         assert_eq!(key, [0, 0, 0, 0, 2, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff]);
+    }
+
+    #[test]
+    fn txn_offset_key_bytes_are_pinned_and_parse_back() {
+        let key = txn_offset_key(P7, "g", 1, "t", -1).unwrap();
+        assert_eq!(
+            key,
+            [0, 0, 0, 7, 4, 0, 1, b'g', 0x80, 0, 0, 0, 0, 0, 0, 1, 0, 1, b't', 0x7f, 0xff, 0xff, 0xff]
+        );
+        for (group, producer, topic, partition) in
+            [("g", 1, "t", -1), ("", i64::MIN, "", i32::MAX), ("é", -1, "t.0", 0)]
+        {
+            let key = txn_offset_key(P7, group, producer, topic, partition).unwrap();
+            let parsed = parse_txn_offset_key(&key).unwrap();
+            assert_eq!(
+                (parsed.group_id, parsed.producer_id, parsed.topic, parsed.partition),
+                (group, producer, topic, partition)
+            );
+        }
+        // Producers sort as numbers: a negative id before a positive one.
+        assert!(txn_offset_key(P7, "g", -1, "t", 0).unwrap() < txn_offset_key(P7, "g", 0, "t", 0).unwrap());
+        let key = txn_offset_key(P7, "g", 1, "t", 0).unwrap();
+        assert_eq!(parse_txn_offset_key(&key[..key.len() - 1]), Err(KeyError::PartitionLength(3)));
+        assert_eq!(parse_txn_offset_key(&key[..10]), Err(KeyError::TruncatedBefore("producer id")));
+        assert!(matches!(
+            parse_txn_offset_key(&offset_key(P7, "g", "t", 0).unwrap()),
+            Err(KeyError::OtherKind { .. })
+        ));
     }
 
     #[test]

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use group_offsets::{
     CoordinatorPartition, Fold, GroupMetadataRecord, LoadedPartition, ModernGroupRecord, OwnerEpoch,
-    PartitionOffsets, Record, StorageError, StoredGroups,
+    PartitionOffsets, Record, StorageError, StoredGroups, TxnOffsetRecord,
 };
-use group_types::OffsetAndMetadata;
+use group_types::{OffsetAndMetadata, TopicPartition};
 
 use crate::codec::{self, DecodeError};
 use crate::keys::{self, ConsumerKey, OffsetKey, PARTITIONS_TREE};
@@ -75,6 +75,9 @@ pub(crate) fn load_partition(
     let (consumer, consumer_problems) = load_consumer(tree, partition, mode)?;
     problems.extend(consumer_problems);
     fold.apply(consumer.into_iter().map(Record::Modern));
+    let (txn, txn_problems) = load_txn_offsets(tree, partition, mode)?;
+    problems.extend(txn_problems);
+    fold.apply(txn.into_iter().map(|t| Record::TxnOffset(Box::new(t))));
     Ok((LoadedPartition { epoch, groups: fold.into_stored() }, problems))
 }
 
@@ -170,6 +173,42 @@ fn load_consumer(
                     _ => Arc::clone(group.insert(Arc::from(parsed.group_id))),
                 };
                 decode_consumer(&parsed, id, &value)
+            });
+        match (record, mode) {
+            (Ok(record), _) => records.push(record),
+            (Err(e), Unreadable::Fail) => return Err(e),
+            (Err(e), Unreadable::Skip) => problems.push(e),
+        }
+    }
+    Ok((records, problems))
+}
+
+/// The pending transactional offsets of `partition`, in key order.
+fn load_txn_offsets(
+    tree: &sled::Tree,
+    partition: CoordinatorPartition,
+    mode: Unreadable,
+) -> Result<(Vec<TxnOffsetRecord>, Vec<StorageError>), StorageError> {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    for entry in tree.scan_prefix(keys::txn_offsets_prefix(partition)) {
+        let (key, value) = entry.map_err(from_sled)?;
+        let shown = || keys::display_raw_key(PARTITIONS_TREE, &key);
+        let record = keys::parse_txn_offset_key(&key)
+            .map_err(|reason| StorageError::Corrupt {
+                group_id: String::new(),
+                key: shown(),
+                reason: format!("malformed key: {reason}"),
+            })
+            .and_then(|k| {
+                let tp = TopicPartition::new(k.topic, k.partition);
+                group_offsets::codec::decode_txn_offset_value(
+                    Arc::from(k.group_id),
+                    k.producer_id,
+                    tp,
+                    &value,
+                )
+                .map_err(|e| decode_error(&DecodeError::from(e), k.group_id.to_owned(), shown()))
             });
         match (record, mode) {
             (Ok(record), _) => records.push(record),

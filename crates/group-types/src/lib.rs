@@ -90,6 +90,8 @@ mod state;
 mod sync_group;
 mod topic_id;
 mod topic_partition;
+mod txn_offset_commit;
+mod write_txn_markers;
 
 pub use crate::consumer_group_describe::{
     AUTHORIZED_OPERATIONS_OMITTED, ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse,
@@ -148,3 +150,8 @@ pub use crate::state::{ConsumerGroupState, ConsumerMemberState, GroupState, Memb
 pub use crate::sync_group::{MemberAssignmentData, SyncGroupRequest, SyncGroupResponse};
 pub use crate::topic_id::{BadTopicId, TopicId};
 pub use crate::topic_partition::TopicPartition;
+pub use crate::txn_offset_commit::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
+pub use crate::write_txn_markers::{
+    GROUP_METADATA_TOPIC_NAME, TransactionResult, TxnMarker, TxnMarkerResult, WriteTxnMarkersRequest,
+    WriteTxnMarkersResponse,
+};

@@ -35,7 +35,7 @@ impl<T> TopicEntries<T> {
 
 /// Finds `topic`'s entry in `topics`, adding it at the end if it is not there:
 /// how builders group partitions by topic without a map.
-fn entry_of<'a, T>(topics: &'a mut Vec<TopicEntries<T>>, topic: &str) -> &'a mut TopicEntries<T> {
+pub(crate) fn entry_of<'a, T>(topics: &'a mut Vec<TopicEntries<T>>, topic: &str) -> &'a mut TopicEntries<T> {
     let position = match topics.iter().rposition(|t| t.topic == topic) {
         Some(position) => position,
         None => {

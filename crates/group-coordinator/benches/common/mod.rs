@@ -47,5 +47,5 @@ pub(crate) fn stored(groups: usize, members: usize) -> StoredGroups {
                 .collect(),
         })
         .collect();
-    StoredGroups { groups, offsets: Vec::new(), consumer: Vec::new() }
+    StoredGroups { groups, ..StoredGroups::default() }
 }

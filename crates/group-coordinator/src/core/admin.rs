@@ -169,10 +169,20 @@ impl CoordinatorCore {
                     for tp in offsets.iter().flat_map(|o| o.keys()) {
                         records.push(Record::OffsetTombstone { group_id: gid.clone(), partition: tp });
                     }
+                    // A partition with only pending transactional offsets gets one
+                    // tombstone too (`OffsetMetadataManager.deleteAllOffsets`).
+                    let pending = self.transactions.partitions_of(&gid);
+                    for tp in pending.iter().filter(|tp| !offsets.is_some_and(|o| o.contains_key(tp))) {
+                        records
+                            .push(Record::OffsetTombstone { group_id: gid.clone(), partition: tp.clone() });
+                    }
                     records.extend(kind.deletion_records(&gid));
                     deleted.push((gid.clone(), offsets.map_or(0, |o| o.len())));
                     self.remove_group(&gid);
                     self.remove_offsets(&gid);
+                    for tp in &pending {
+                        self.drop_pending(&gid, tp, &mut records);
+                    }
                     ErrorCode::None
                 }
             };

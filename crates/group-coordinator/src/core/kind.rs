@@ -6,10 +6,11 @@
 use std::sync::Arc;
 
 use group_offsets::Record;
-use group_types::{ErrorCode, GroupState, OffsetCommitRequest};
+use group_types::{ErrorCode, GroupState, OffsetCommitRequest, TxnOffsetCommitRequest};
 
 use crate::core::classic::{Group, validate_offset_commit};
 use crate::core::consumer::{self, ConsumerGroup};
+use crate::core::offsets::Committer;
 use crate::core::share::{self, ShareGroup};
 use crate::core::types::WriteId;
 use crate::core::{CoordinatorCore, Engine, PendingWrite};
@@ -123,8 +124,22 @@ impl GroupKind {
     ) -> Result<(), ErrorCode> {
         match self {
             GroupKind::Classic(g) => validate_offset_commit(g, req, eng),
-            GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, req),
+            GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, &Committer::plain(req)),
             // `ShareGroup.validateOffsetCommit`: a share group keeps no offsets.
+            GroupKind::Share(_) => Err(ErrorCode::GroupIdNotFound),
+        }
+    }
+
+    /// Checks a TxnOffsetCommit (`Group.validateOffsetCommit` with
+    /// `isTransactional`): it keeps no session alive.
+    pub(crate) fn validate_txn_offset_commit(&self, req: &TxnOffsetCommitRequest) -> Result<(), ErrorCode> {
+        let committer = Committer::transactional(req);
+        match self {
+            GroupKind::Classic(g) => {
+                let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
+                crate::core::classic::validate_commit(g, &committer, position)
+            }
+            GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, &committer),
             GroupKind::Share(_) => Err(ErrorCode::GroupIdNotFound),
         }
     }

@@ -28,7 +28,7 @@ impl CoordinatorCore {
     pub fn load(&mut self, now_ms: i64, stored: StoredGroups) -> Effects {
         self.begin(now_ms);
         self.arm_expiration();
-        let StoredGroups { groups, offsets, mut consumer } = stored;
+        let StoredGroups { groups, offsets, mut consumer, txn_offsets } = stored;
         // A store keeps the last record of each key, not their order: this is
         // an order their log could have had (group records, then each consumer
         // group's records as its writes order them, then offsets).
@@ -45,6 +45,9 @@ impl CoordinatorCore {
                 partitions.into_iter().map(move |(p, offset)| (TopicPartition::new(topic.clone(), p), offset))
             });
             self.replay_offsets(Arc::from(group.group_id), partitions);
+        }
+        for record in txn_offsets {
+            self.replay(Record::TxnOffset(Box::new(record)));
         }
         self.on_loaded();
         self.finish()
@@ -69,7 +72,9 @@ impl CoordinatorCore {
                 // Offsets the group still has keep a simple group, as a load
                 // of the folded store makes of them.
                 if matches!(self.groups.get(&group_id), Some(GroupKind::Classic(_))) {
-                    if self.offsets.get(&group_id).is_some_and(|o| !o.is_empty()) {
+                    let has_offsets = self.offsets.get(&group_id).is_some_and(|o| !o.is_empty())
+                        || self.transactions.group_has_pending(&group_id);
+                    if has_offsets {
                         let g = Group::new(group_id.clone(), self.engine.now);
                         self.groups.insert(group_id, GroupKind::Classic(g));
                     } else {
@@ -81,6 +86,18 @@ impl CoordinatorCore {
                 self.replay_offsets(group_id, std::iter::once((partition, offset)))
             }
             Record::OffsetTombstone { group_id, partition } => self.offsets.set(&group_id, partition, None),
+            // A pending transactional offset; a group with only these is a simple
+            // group too (`OffsetMetadataManager.replay` creates it either way).
+            Record::TxnOffset(record) => {
+                self.ensure_simple_group(&record.group_id);
+                self.transactions.load(*record);
+            }
+            Record::TxnOffsetTombstone { group_id, producer_id, partition } => {
+                if let Some(mut offsets) = self.transactions.get(&group_id, producer_id).cloned() {
+                    offsets.remove(&partition);
+                    self.transactions.set(&group_id, producer_id, Some(offsets));
+                }
+            }
             Record::Modern(record @ ModernGroupRecord::ShareState { .. }) => self.load_share_state(&record),
             Record::Modern(record) if is_share_record(&record) => {
                 let id = record.group_id().clone();
@@ -136,13 +153,18 @@ impl CoordinatorCore {
         group_id: Arc<str>,
         offsets: impl IntoIterator<Item = (TopicPartition, group_types::OffsetAndMetadata)>,
     ) {
-        if !self.groups.contains_key(&group_id) {
-            let g = Group::new(group_id.clone(), self.engine.now);
-            self.groups.insert(group_id.clone(), GroupKind::Classic(g));
-        }
+        self.ensure_simple_group(&group_id);
         let cache = self.offsets.entry(&group_id);
         for (partition, offset) in offsets {
             cache.insert(partition, offset);
+        }
+    }
+
+    /// Makes a simple (empty classic) group of `group_id` if no group has the id.
+    fn ensure_simple_group(&mut self, group_id: &Arc<str>) {
+        if !self.groups.contains_key(group_id) {
+            let g = Group::new(group_id.clone(), self.engine.now);
+            self.groups.insert(group_id.clone(), GroupKind::Classic(g));
         }
     }
 

@@ -358,6 +358,8 @@ pub struct CoordinatorCore {
     pub(crate) groups: ClientMap<Arc<str>, GroupKind>,
     /// Every group's committed offsets, beside the groups.
     pub(crate) offsets: OffsetStore,
+    /// Every group's pending transactional offsets, beside the committed ones.
+    pub(crate) transactions: offsets::transactions::TxnOffsets,
     /// An empty consumer group that holds a consumer group's slot while a
     /// request works on it (`kind.rs`), kept to spare an allocation each time.
     pub(crate) spare_consumer: Option<Box<consumer::ConsumerGroup>>,
@@ -383,6 +385,7 @@ impl CoordinatorCore {
             share_log_offset: 0,
             groups: ClientMap::default(),
             offsets: OffsetStore::default(),
+            transactions: Default::default(),
             spare_consumer: None,
             engine: Engine {
                 config,
@@ -784,6 +787,20 @@ impl CoordinatorCore {
             Some((_, value)) => value,
             None => base?.get_partition(topic, partition).cloned(),
         }
+    }
+
+    /// The pending transactional offsets of group `group_id` (live state: what a
+    /// marker would commit or abort now), ordered by producer then partition.
+    pub fn pending_transactional_offsets(
+        &self,
+        group_id: &str,
+    ) -> Vec<(i64, TopicPartition, OffsetAndMetadata)> {
+        let producers = self.transactions.of_group(group_id).into_iter().flatten();
+        producers
+            .flat_map(|(producer, offsets)| {
+                offsets.iter().map(|(tp, p)| (*producer, tp.clone(), p.offset.clone()))
+            })
+            .collect()
     }
 
     /// Number of groups held.

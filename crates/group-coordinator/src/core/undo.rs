@@ -16,6 +16,7 @@ use group_types::{ErrorCode, OffsetAndMetadata, TopicPartition};
 
 use crate::core::classic::Group;
 use crate::core::consumer::{Change, ConsumerGroup};
+use crate::core::offsets::transactions::ProducerOffsets;
 use crate::core::offsets::{OffsetCache, OffsetChanges};
 use crate::core::share::{ShareChange, ShareGroup};
 use crate::core::timeline::{Entry, Timeline};
@@ -48,6 +49,9 @@ pub(crate) enum Undo {
         key: Box<group_share_coordinator::SharePartitionKey>,
         prev: Option<Box<group_share_coordinator::SharePartitionState>>,
     },
+    /// `producer`'s pending transactional offsets in group `group` were `prev`
+    /// before the change (`None`: it had none).
+    TxnOffsets { group: Arc<str>, producer: i64, prev: Option<Box<ProducerOffsets>> },
 }
 
 impl Entry for Undo {
@@ -58,7 +62,8 @@ impl Entry for Undo {
             | Undo::GroupOffsets { group, .. }
             | Undo::Consumer { group, .. }
             | Undo::Share { group, .. }
-            | Undo::ShareState { group, .. } => group,
+            | Undo::ShareState { group, .. }
+            | Undo::TxnOffsets { group, .. } => group,
         }
     }
 }
@@ -185,6 +190,30 @@ pub(crate) fn committed_offsets<'a>(
     (live, overrides)
 }
 
+/// The partitions of group `id` with a pending transactional offset of any
+/// producer in committed state, given the live pending offsets: each
+/// producer's as it was before its first uncommitted change.
+pub(crate) fn committed_txn_partitions(
+    timeline: &Timeline<Undo>,
+    id: &str,
+    live: Option<&std::collections::BTreeMap<i64, ProducerOffsets>>,
+) -> std::collections::BTreeSet<TopicPartition> {
+    let mut by_producer: std::collections::BTreeMap<i64, Option<&ProducerOffsets>> =
+        live.into_iter().flatten().map(|(p, o)| (*p, Some(o))).collect();
+    if timeline.is_dirty(id) {
+        let mut seen = std::collections::BTreeSet::new();
+        for undo in timeline.uncommitted() {
+            if let Undo::TxnOffsets { group, producer, prev } = undo
+                && **group == *id
+                && seen.insert(*producer)
+            {
+                by_producer.insert(*producer, prev.as_deref());
+            }
+        }
+    }
+    by_producer.into_values().flatten().flat_map(|o| o.keys().cloned()).collect()
+}
+
 /// Partitions of `group` with a change not yet committed (Kafka's
 /// `pendingOffsetCommits`): the retention job leaves them alone.
 pub(crate) fn pending_partitions(timeline: &Timeline<Undo>, id: &str) -> Vec<TopicPartition> {
@@ -260,6 +289,9 @@ impl CoordinatorCore {
             }
             Undo::GroupOffsets { group, prev } => self.offsets.restore(group, prev.map(|o| *o)),
             Undo::ShareState { key, prev, .. } => self.undo_share_state(*key, prev.map(|p| *p)),
+            Undo::TxnOffsets { group, producer, prev } => {
+                self.transactions.set(&group, producer, prev.map(|p| *p));
+            }
         }
     }
 
@@ -321,6 +353,12 @@ impl CoordinatorCore {
         pending_partitions(&self.engine.timeline, id)
     }
 
+    /// The partitions of group `id` with a pending transactional offset, in
+    /// committed state.
+    pub(crate) fn committed_txn_partitions(&self, id: &str) -> std::collections::BTreeSet<TopicPartition> {
+        committed_txn_partitions(&self.engine.timeline, id, self.transactions.of_group(id))
+    }
+
     /// The committed offsets of group `id`: a base and the partitions whose
     /// committed value differs from it.
     pub(crate) fn committed_offsets(&self, id: &str) -> (Option<&OffsetCache>, OffsetOverrides) {
@@ -370,7 +408,8 @@ mod tests {
                 | Undo::GroupOffsets { .. }
                 | Undo::Consumer { .. }
                 | Undo::Share { .. }
-                | Undo::ShareState { .. } => None,
+                | Undo::ShareState { .. }
+                | Undo::TxnOffsets { .. } => None,
             })
             .collect();
         assert_eq!(prevs, vec![Some(1), None]);

@@ -36,6 +36,7 @@ mod share_persister;
 mod share_state;
 mod storage_stage;
 mod timers;
+mod txn_markers;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};

@@ -69,7 +69,7 @@ fn loading_an_oversized_group_rebalances_and_kicks_out_the_last_rejoiners() {
     // §8 #14, #15
     let mut sim = Sim::new(CoordinatorConfig { group_max_size: 4, ..test_config() });
     let record = stored_group(3, (0..6).map(|i| format!("m{i}")).collect());
-    let fx = sim.core.load(0, StoredGroups { groups: vec![record], offsets: vec![], consumer: vec![] });
+    let fx = sim.core.load(0, StoredGroups { groups: vec![record], ..StoredGroups::default() });
     sim.timers.apply(fx.timers);
     assert_eq!(sim.core.group("g").unwrap().state, GroupState::PreparingRebalance);
     let rids: Vec<_> = (0..6).map(|i| sim.send(Request::JoinGroup(join("g", &format!("m{i}"))))).collect();
@@ -322,7 +322,7 @@ fn a_restarted_core_never_hands_out_the_id_of_a_loaded_member() {
     // ...belongs to a member loaded by a core seeded the same way.
     let mut sim = Sim::new(test_config());
     let record = stored_group(1, vec![taken.clone()]);
-    let fx = sim.core.load(0, StoredGroups { groups: vec![record], offsets: vec![], consumer: vec![] });
+    let fx = sim.core.load(0, StoredGroups { groups: vec![record], ..StoredGroups::default() });
     sim.timers.apply(fx.timers);
     let rid = sim.send(Request::JoinGroup(join("g", "")));
     let answer = sim.join_answer(rid).unwrap();

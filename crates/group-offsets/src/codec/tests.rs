@@ -41,9 +41,35 @@ fn group_record() -> Record {
     }))
 }
 
+fn txn_offset_record() -> Record {
+    let Record::Offset { offset, .. } = offset_record() else { unreachable!() };
+    Record::TxnOffset(Box::new(TxnOffsetRecord {
+        group_id: Arc::from("g"),
+        producer_id: -2,
+        partition: TopicPartition::new("t", 1),
+        offset,
+        sequence: 300,
+        superseded: true,
+    }))
+}
+
 /// If one of these fails, the format changed: add a version instead.
 fn golden() -> Vec<(Record, Vec<u8>)> {
     vec![
+        (
+            txn_offset_record(),
+            // Version, tag, group, producer -2 zigzag, topic, partition 1
+            // zigzag, sequence 300 (varint), superseded, then tag 2's offset.
+            vec![2, 5, 1, b'g', 3, 1, b't', 2, 0xac, 0x02, 1, 10, 0, 1, b'm', 2, 1, 1],
+        ),
+        (
+            Record::TxnOffsetTombstone {
+                group_id: Arc::from("g"),
+                producer_id: 1000,
+                partition: TopicPartition::new("t", 0),
+            },
+            vec![2, 6, 1, b'g', 0xd0, 0x0f, 1, b't', 0],
+        ),
         (
             offset_record(),
             // Version, tag, group, topic, partition 0, offset 5 zigzag, no
@@ -101,6 +127,21 @@ fn value_bytes_are_the_records_fields_after_its_key() {
     assert_eq!(encode_value(&Record::GroupTombstone { group_id: Arc::from("g") }), None);
     // The key decides the kind: a group-level type with a sub-key is refused.
     assert_eq!(decode_modern_value(6, Arc::from("g"), "m", &value), Err(DecodeError::SubKeyOnGroupRecord(6)));
+    let txn = encode_value(&txn_offset_record()).unwrap();
+    assert_eq!(txn, [2, 0xac, 0x02, 1, 10, 0, 1, b'm', 2, 1, 1], "sequence, superseded, the offset");
+    let Record::TxnOffset(expected) = txn_offset_record() else { unreachable!() };
+    assert_eq!(decode_txn_offset_value(Arc::from("g"), -2, TopicPartition::new("t", 1), &txn), Ok(*expected));
+    let mut bad_flag = txn.clone();
+    bad_flag[3] = 2;
+    let key = || (Arc::from("g"), TopicPartition::new("t", 1));
+    let (g, tp) = key();
+    assert_eq!(decode_txn_offset_value(g, -2, tp, &bad_flag), Err(DecodeError::Flag(2)));
+    let tombstone = Record::TxnOffsetTombstone {
+        group_id: Arc::from("g"),
+        producer_id: 1,
+        partition: TopicPartition::new("t", 0),
+    };
+    assert_eq!(encode_value(&tombstone), None);
     assert_eq!(decode_offset_value(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
     assert_eq!(decode_offset_value(&[]), Err(DecodeError::Empty));
 }
@@ -176,7 +217,12 @@ proptest! {
         let Some(value) = encode_value(&record) else {
             let tombstone = match &record {
                 Record::Modern(c) => c.is_tombstone(),
-                other => matches!(other, Record::GroupTombstone { .. } | Record::OffsetTombstone { .. }),
+                other => matches!(
+                    other,
+                    Record::GroupTombstone { .. }
+                        | Record::OffsetTombstone { .. }
+                        | Record::TxnOffsetTombstone { .. }
+                ),
             };
             prop_assert!(tombstone, "only tombstones have no value");
             return Ok(());
@@ -189,6 +235,11 @@ proptest! {
                 let decoded = decode_modern_value(c.record_type(), Arc::clone(c.group_id()), c.sub_key(), &value);
                 prop_assert_eq!(decoded, Ok(c));
             }
+            Record::TxnOffset(t) => {
+                let decoded =
+                    decode_txn_offset_value(Arc::clone(&t.group_id), t.producer_id, t.partition.clone(), &value);
+                prop_assert_eq!(decoded, Ok(*t));
+            }
             other => prop_assert!(false, "{other:?} has a value"),
         }
     }
@@ -197,6 +248,7 @@ proptest! {
     fn arbitrary_bytes_are_a_value_or_an_error(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
         let _ = decode_offset_value(&bytes);
         let _ = decode_group_value("g", &bytes);
+        let _ = decode_txn_offset_value(Arc::from("g"), 1, TopicPartition::new("t", 0), &bytes);
         for t in [3, 5, 6, 7, 8, 16] {
             let sub = if matches!(t, 3 | 6) { "" } else { "m" };
             if let Ok(record) = decode_modern_value(t, Arc::from("g"), sub, &bytes) {

@@ -387,7 +387,7 @@ pub(super) fn load_all_returns_everything(t: &dyn Target) {
     let expected = StoredGroups {
         groups: vec![record("both", 4), record("record-only", 1)],
         offsets: vec![group_offsets("both", &both), group_offsets("simple", &simple)],
-        consumer: Vec::new(),
+        ..StoredGroups::default()
     };
     assert_stored_eq(loaded, expected, "load");
 }

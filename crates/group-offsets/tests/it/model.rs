@@ -254,7 +254,11 @@ impl PartitionModel {
         groups.sort_by(|a, b| a.group_id.cmp(&b.group_id));
         LoadedPartition {
             epoch: OwnerEpoch(self.epoch),
-            groups: StoredGroups { groups, offsets: offsets.into_values().collect(), consumer: Vec::new() },
+            groups: StoredGroups {
+                groups,
+                offsets: offsets.into_values().collect(),
+                ..StoredGroups::default()
+            },
         }
     }
 }

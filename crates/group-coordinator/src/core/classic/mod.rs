@@ -21,6 +21,7 @@ use group_types::{ErrorCode, GroupState, OffsetCommitRequest};
 
 pub(crate) use self::group::{Group, JoinTimer, Member};
 use crate::core::Engine;
+use crate::core::offsets::Committer;
 use crate::core::types::{Deadline, TimerKey};
 
 /// `validate_member` (§2.0).
@@ -82,25 +83,33 @@ impl Engine {
     }
 }
 
-/// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4).
-/// `position` is where `req.member_id` sits in the group, if it is a member.
+/// `ClassicGroup.validateOffsetCommit` (§2.5 step 3-4), for a plain or a
+/// transactional commit. `position` is where the committer sits in the
+/// group, if it is a member.
 #[inline]
-fn validate_commit(g: &Group, req: &OffsetCommitRequest, position: Option<usize>) -> Result<(), ErrorCode> {
+pub(crate) fn validate_commit(
+    g: &Group,
+    c: &Committer<'_>,
+    position: Option<usize>,
+) -> Result<(), ErrorCode> {
     if g.is(GroupState::Dead) {
         return Err(ErrorCode::CoordinatorNotAvailable);
     }
-    if req.generation_id < 0 && g.is(GroupState::Empty) {
+    if c.generation < 0 && g.is(GroupState::Empty) {
         return Ok(());
     }
-    if req.generation_id >= 0 || !req.member_id.is_empty() || req.group_instance_id.is_some() {
-        validate_member_at(g, &req.member_id, req.group_instance_id.as_deref(), position)?;
-        if req.generation_id != g.generation {
+    if c.generation >= 0 || !c.member_id.is_empty() || c.instance_id.is_some() {
+        validate_member_at(g, c.member_id, c.instance_id, position)?;
+        if c.generation != g.generation {
             return Err(ErrorCode::IllegalGeneration);
         }
-    } else if !g.is(GroupState::Empty) {
+    } else if !c.transactional && !g.is(GroupState::Empty) {
+        // A pre-KIP-447 producer sends no member id and no generation: only
+        // plain commits are refused for that on a group with members.
         return Err(ErrorCode::UnknownMemberId);
     }
-    if g.is(GroupState::CompletingRebalance) {
+    // The group's state is not enforced for transactional commits.
+    if !c.transactional && g.is(GroupState::CompletingRebalance) {
         return Err(ErrorCode::RebalanceInProgress);
     }
     Ok(())
@@ -116,7 +125,7 @@ pub(crate) fn validate_offset_commit(
 ) -> Result<(), ErrorCode> {
     // One lookup locates the member for validation and for its session.
     let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
-    validate_commit(g, req, position)?;
+    validate_commit(g, &Committer::plain(req), position)?;
     if matches!(g.state, GroupState::Stable | GroupState::PreparingRebalance)
         && let Some(i) = position
     {

@@ -7,23 +7,31 @@ use std::sync::Arc;
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
     DescribedGroup, ErrorCode, GroupId, GroupState, LeaveGroupRequest, LeaveGroupResponse,
-    LeaveMemberResponse, ListedGroup, OffsetCommitRequest, OffsetFetchRequest,
+    LeaveMemberResponse, ListedGroup, OffsetFetchRequest,
 };
 
 use super::{ConsumerGroup, subscribed_topic_names};
+use crate::core::offsets::Committer;
 use crate::core::{CoordinatorCore, RequestId, Response};
 
-/// `ConsumerGroup.validateOffsetCommit` (§7.1).
-pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, req: &OffsetCommitRequest) -> Result<(), ErrorCode> {
-    if req.generation_id < 0 && cg.modern.members.is_empty() {
+/// `ConsumerGroup.validateOffsetCommit` (§7.1), for a plain or a
+/// transactional commit. A transactional commit's stale or newer epoch is
+/// `ILLEGAL_GENERATION`, as Kafka maps it for TxnOffsetCommit before v6.
+pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, c: &Committer<'_>) -> Result<(), ErrorCode> {
+    if c.generation < 0 && cg.modern.members.is_empty() {
         return Ok(());
     }
-    let member = cg.modern.members.get(req.member_id.as_str()).ok_or(ErrorCode::UnknownMemberId)?;
-    if !member.is_classic() && req.api_version < 9 {
+    // TxnOffsetCommit does not require the member fields: they are checked
+    // only when one is given.
+    if c.transactional && c.generation == -1 && c.member_id.is_empty() && c.instance_id.is_none() {
+        return Ok(());
+    }
+    let member = cg.modern.members.get(c.member_id).ok_or(ErrorCode::UnknownMemberId)?;
+    if !c.transactional && !member.is_classic() && c.api_version < 9 {
         return Err(ErrorCode::UnsupportedVersion);
     }
-    if req.generation_id != member.member_epoch {
-        return Err(if member.is_classic() {
+    if c.generation != member.member_epoch {
+        return Err(if member.is_classic() || c.transactional {
             ErrorCode::IllegalGeneration
         } else {
             ErrorCode::StaleMemberEpoch

@@ -119,6 +119,26 @@ impl CoordinatorCore {
             TopicEntries { topic, partitions: codes }
         };
         let response = OffsetCommitResponse { errors: req.offsets.into_iter().map(commit_topic).collect() };
+        // Pending transactional offsets of the committed partitions are older now.
+        if !records.is_empty()
+            && !self.transactions.is_empty()
+            && self.transactions.group_has_pending(group_id)
+        {
+            let group_id = group_id.clone();
+            let committed: Vec<TopicPartition> = records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Offset { partition, .. } => Some(partition.clone()),
+                    _ => None,
+                })
+                .collect();
+            for tp in &committed {
+                self.supersede_by_commit(&group_id, tp, &mut records);
+            }
+            self.engine.write(records, PendingWrite::Commit { request: rid, response });
+            return;
+        }
+        let eng = &mut self.engine;
         if records.is_empty() {
             eng.respond(rid, Response::OffsetCommit(response));
             return;
@@ -136,6 +156,16 @@ impl CoordinatorCore {
             return;
         }
         let committed = view.is_some().then(|| self.committed_offsets(req.group_id.as_str()));
+        // `require_stable`: a partition any producer's open transaction wrote is
+        // UNSTABLE_OFFSET_COMMIT (`OffsetMetadataManager.fetchOffsets`).
+        let unstable = match req.require_stable && view.is_some() && !self.transactions.is_empty() {
+            true => self.committed_txn_partitions(req.group_id.as_str()),
+            false => Default::default(),
+        };
+        let unstable_data = || OffsetFetchData::error(ErrorCode::UnstableOffsetCommit);
+        let is_unstable = |topic: &str, partition: i32| {
+            unstable.iter().any(|tp| tp.partition == partition && &*tp.topic == topic)
+        };
         let mut response = OffsetFetchResponse::default();
         let lookup = |topic: &str, partition: i32| -> Option<&OffsetAndMetadata> {
             let (base, overrides) = committed.as_ref()?;
@@ -149,7 +179,11 @@ impl CoordinatorCore {
                 for (topic, partitions) in topics {
                     let out = response.offsets.entry(topic.clone()).or_default();
                     for &partition in partitions {
-                        let data = lookup(topic, partition).map_or_else(OffsetFetchData::missing, fetch_data);
+                        let data = if is_unstable(topic, partition) {
+                            unstable_data()
+                        } else {
+                            lookup(topic, partition).map_or_else(OffsetFetchData::missing, fetch_data)
+                        };
                         out.insert(partition, data);
                     }
                 }
@@ -168,12 +202,19 @@ impl CoordinatorCore {
                             }
                         }
                     }
+                    // Only committed partitions are listed: one with nothing but a
+                    // pending offset is left out, as Kafka's walk of its committed store does.
                     for (tp, offset) in all {
+                        let data = if is_unstable(&tp.topic, tp.partition) {
+                            unstable_data()
+                        } else {
+                            fetch_data(offset)
+                        };
                         response
                             .offsets
                             .entry(str::to_owned(&tp.topic))
                             .or_default()
-                            .insert(tp.partition, fetch_data(offset));
+                            .insert(tp.partition, data);
                     }
                 }
             }
@@ -218,7 +259,11 @@ impl CoordinatorCore {
                 }
                 out.insert(partition, ErrorCode::None);
                 let tp = TopicPartition::new(topic.as_str(), partition);
-                if held.is_some_and(|o| o.contains_key(&tp)) {
+                // A partition with only a pending transactional offset gets its
+                // tombstone too: it drops the pending offsets
+                // (`OffsetMetadataManager.deleteOffsets`).
+                let pending = || self.transactions.has_pending(group_id, topic, partition);
+                if held.is_some_and(|o| o.contains_key(&tp)) || pending() {
                     records
                         .push(Record::OffsetTombstone { group_id: group_id.clone(), partition: tp.clone() });
                     partitions.push(tp);
@@ -233,7 +278,12 @@ impl CoordinatorCore {
         for tp in &partitions {
             eng.remove_offset(&mut self.offsets, &group_id, tp);
         }
-        eng.write(records, PendingWrite::OffsetDelete { request: rid, response });
+        if self.transactions.group_has_pending(&group_id) {
+            for tp in &partitions {
+                self.drop_pending(&group_id, tp, &mut records);
+            }
+        }
+        self.engine.write(records, PendingWrite::OffsetDelete { request: rid, response });
     }
 
     /// §6.5: the periodic retention job over every group, with Kafka's rule from
@@ -257,6 +307,11 @@ impl CoordinatorCore {
             let mut expired = Vec::new();
             let held = self.offsets.get(&id);
             for (tp, offset) in held.iter().flat_map(|o| o.iter()) {
+                // An offset an open transaction may still replace stays
+                // (`OffsetMetadataManager.cleanupExpiredOffsets`).
+                if self.transactions.has_pending(&id, &tp.topic, tp.partition) {
+                    continue;
+                }
                 if retention_group.offset_expired(rule, &tp.topic, tp.partition, offset, now, retention) {
                     expired.push(tp);
                 }
@@ -264,6 +319,7 @@ impl CoordinatorCore {
             let all_expired = expired.len() == held.map_or(0, |o| o.len());
             let delete_group = all_expired
                 && pending.is_empty()
+                && !self.transactions.group_has_pending(&id)
                 && kind.is_empty()
                 && !kind.has_members()
                 && kind.barrier().is_none();

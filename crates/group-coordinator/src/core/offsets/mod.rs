@@ -6,6 +6,8 @@
 
 mod apis;
 pub(crate) mod cache;
+pub(crate) mod transactions;
+mod txn_apis;
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
@@ -15,6 +17,41 @@ use group_types::{OffsetAndMetadata, TopicPartition};
 use hashbrown::hash_table::HashTable;
 
 pub(crate) use self::cache::OffsetCache;
+
+/// Who commits, as a group's kind checks it (`Group.validateOffsetCommit`'s
+/// arguments): an OffsetCommit's or a TxnOffsetCommit's member fields.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Committer<'a> {
+    pub(crate) member_id: &'a str,
+    pub(crate) instance_id: Option<&'a str>,
+    /// The generation (classic) or member epoch (consumer); -1 for none.
+    pub(crate) generation: i32,
+    pub(crate) api_version: i16,
+    /// A TxnOffsetCommit: member fields optional, the group's state not enforced.
+    pub(crate) transactional: bool,
+}
+
+impl<'a> Committer<'a> {
+    pub(crate) fn plain(req: &'a group_types::OffsetCommitRequest) -> Committer<'a> {
+        Committer {
+            member_id: &req.member_id,
+            instance_id: req.group_instance_id.as_deref(),
+            generation: req.generation_id,
+            api_version: req.api_version,
+            transactional: false,
+        }
+    }
+
+    pub(crate) fn transactional(req: &'a group_types::TxnOffsetCommitRequest) -> Committer<'a> {
+        Committer {
+            member_id: &req.member_id,
+            instance_id: req.group_instance_id.as_deref(),
+            generation: req.generation_id,
+            api_version: req.api_version,
+            transactional: true,
+        }
+    }
+}
 
 /// Every group's committed offsets in one coordinator partition.
 ///
