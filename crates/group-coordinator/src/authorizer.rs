@@ -122,6 +122,8 @@ pub enum Resource<'a> {
     Topic(&'a str),
     /// The cluster (ListGroups lists every group for DESCRIBE on it).
     Cluster,
+    /// A transactional id (TxnOffsetCommit asks WRITE on it).
+    TransactionalId(&'a str),
 }
 
 /// Decides whether a caller may perform an operation on a resource: the hook through

@@ -104,7 +104,8 @@ pub enum RuleError {
 ///   principal.
 /// - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
 ///   `CLUSTER_ACTION` and `ALL`, separated by commas.
-/// - **resource**: `Group:<id>`, `Topic:<name>` or `Cluster:kafka-cluster` (`Cluster`
+/// - **resource**: `Group:<id>`, `Topic:<name>`, `TransactionalId:<id>` (WRITE on it
+///   lets a producer send TxnOffsetCommit) or `Cluster:kafka-cluster` (`Cluster`
 ///   alone and `Cluster:*` are the same: there is one cluster). The name is taken verbatim up to the next blank (it may hold
 ///   `:` and `*`); the name `*` alone is every resource of the type.
 /// - **`prefixed`**: Kafka's pattern type `PREFIXED`: the name is a prefix
@@ -268,6 +269,7 @@ enum Kind {
     Group,
     Topic,
     Cluster,
+    TransactionalId,
 }
 
 impl Kind {
@@ -374,8 +376,8 @@ struct Rule {
 /// by name, prefixes in a list.
 #[derive(Debug, Default)]
 struct Rules {
-    literal: [HashMap<String, Vec<Entry>>; 3],
-    prefixed: [Vec<(String, Entry)>; 3],
+    literal: [HashMap<String, Vec<Entry>>; 4],
+    prefixed: [Vec<(String, Entry)>; 4],
     count: usize,
 }
 
@@ -420,6 +422,7 @@ impl Rules {
             Resource::Group(name) => (Some(Kind::Group), name),
             Resource::Topic(name) => (Some(Kind::Topic), name),
             Resource::Cluster => (Some(Kind::Cluster), CLUSTER_NAME),
+            Resource::TransactionalId(name) => (Some(Kind::TransactionalId), name),
             // A resource this authorizer does not know has no rules.
             _ => (None, ""),
         };
@@ -538,8 +541,12 @@ fn parse_resource(word: &str) -> Result<(Kind, String), RuleError> {
         k if k.eq_ignore_ascii_case("group") => Kind::Group,
         k if k.eq_ignore_ascii_case("topic") => Kind::Topic,
         k if k.eq_ignore_ascii_case("cluster") => Kind::Cluster,
+        k if k.eq_ignore_ascii_case("transactionalid") => Kind::TransactionalId,
         _ => {
-            return Err(unexpected("a resource Group:<id>, Topic:<name> or Cluster:kafka-cluster", word));
+            return Err(unexpected(
+                "a resource Group:<id>, Topic:<name>, TransactionalId:<id> or Cluster:kafka-cluster",
+                word,
+            ));
         }
     };
     match (kind, name) {

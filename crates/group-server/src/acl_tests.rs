@@ -210,6 +210,7 @@ allow User:carol   READ      Group:local      from 10.0.0.1
 allow User:carol   READ      Group:v6         from ::1
 allow User:dave    DESCRIBE  Cluster:kafka-cluster
 allow User:erin    CLUSTER_ACTION Cluster
+allow User:alice   WRITE     TransactionalId:tx-  prefixed
 ";
 
 #[rstest]
@@ -218,6 +219,14 @@ allow User:erin    CLUSTER_ACTION Cluster
 #[case::literal_is_not_a_prefix("User:alice", AclOperation::Read, Resource::Group("orders-2"), false)]
 #[case::literal_other_operation("User:alice", AclOperation::Delete, Resource::Group("orders"), false)]
 #[case::literal_other_kind("User:alice", AclOperation::Read, Resource::Topic("orders"), false)]
+#[case::transactional_id_is_its_own_kind(
+    "User:alice",
+    AclOperation::Write,
+    Resource::TransactionalId("orders"),
+    false
+)]
+#[case::transactional_id("User:alice", AclOperation::Write, Resource::TransactionalId("tx-1"), true)]
+#[case::transactional_id_not_a_topic("User:alice", AclOperation::Write, Resource::Topic("tx-1"), false)]
 // Prefixed names: every name starting with the prefix, the prefix itself included.
 #[case::prefixed("User:alice", AclOperation::Read, Resource::Group("batch-eu"), true)]
 #[case::prefixed_itself("User:alice", AclOperation::Read, Resource::Group("batch-"), true)]

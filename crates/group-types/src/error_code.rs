@@ -107,6 +107,9 @@ error_codes! {
     UnsupportedVersion = 35, "UNSUPPORTED_VERSION";
     /// 42: the request is malformed.
     InvalidRequest = 42, "INVALID_REQUEST";
+    /// 53: the caller may not use the transactional id (TxnOffsetCommit without
+    /// WRITE on it).
+    TransactionalIdAuthorizationFailed = 53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED";
     /// 56: the log directory failed (mapped to `NOT_COORDINATOR`).
     KafkaStorageError = 56, "KAFKA_STORAGE_ERROR";
     /// 68: the group still has members.

@@ -81,6 +81,8 @@ enum Fixup {
     /// OffsetCommit partitions answered without the core: denied topics, unknown
     /// partitions.
     Commit(Vec<TopicEntries<ErrorCode>>),
+    /// TxnOffsetCommit partitions answered without the core, as for a commit.
+    TxnCommit(Vec<TopicEntries<ErrorCode>>),
     /// OffsetFetch partitions of denied topics.
     Fetch(Partitions),
     /// OffsetFetch of every offset: topics the caller may not describe are left out.
@@ -109,7 +111,7 @@ fn operation_name(operation: AclOperation) -> &'static str {
 
 fn resource_name(resource: Resource<'_>) -> &str {
     match resource {
-        Resource::Group(name) | Resource::Topic(name) => name,
+        Resource::Group(name) | Resource::Topic(name) | Resource::TransactionalId(name) => name,
         Resource::Cluster => "kafka-cluster",
     }
 }
@@ -257,6 +259,28 @@ impl Inner {
                     Fixup::Commit(rejected)
                 }
             }
+            // `KafkaApis.handleTxnOffsetCommitRequest`: WRITE on the transactional id
+            // before the group, then each topic as for a commit.
+            Request::TxnOffsetCommit(r) => {
+                let txn = Resource::TransactionalId(&r.transactional_id);
+                if !self.allowed(context, AclOperation::Write, txn, true) {
+                    return Admission::Answered(
+                        request.refused(ErrorCode::TransactionalIdAuthorizationFailed),
+                    );
+                }
+                let rejected = self.trim_offset_commit(context, &mut r.offsets);
+                if rejected.is_empty() {
+                    Fixup::Nothing
+                } else if r.offsets.is_empty() {
+                    return Admission::Answered(Fixup::TxnCommit(rejected).apply_to(
+                        &*self.authorizer,
+                        context,
+                        Response::TxnOffsetCommit(Default::default()),
+                    ));
+                } else {
+                    Fixup::TxnCommit(rejected)
+                }
+            }
             Request::OffsetFetch(r) => match &mut r.topics {
                 None => Fixup::FetchAll,
                 Some(topics) => {
@@ -401,6 +425,15 @@ impl Fixup {
                     }
                 }
                 Response::OffsetCommit(r)
+            }
+            (Fixup::TxnCommit(rejected), Response::TxnOffsetCommit(mut r)) => {
+                for entry in rejected {
+                    match r.errors.iter_mut().rev().find(|t| t.topic == entry.topic) {
+                        Some(topic) => topic.partitions.extend(entry.partitions),
+                        None => r.errors.push(entry),
+                    }
+                }
+                Response::TxnOffsetCommit(r)
             }
             (Fixup::Fetch(denied), Response::OffsetFetch(mut r)) if r.error_code == ErrorCode::None => {
                 for (topic, partitions) in denied {

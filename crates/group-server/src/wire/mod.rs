@@ -30,6 +30,8 @@ mod share_group_describe;
 mod share_group_heartbeat;
 mod share_state;
 mod sync_group;
+mod txn_offset_commit;
+mod write_txn_markers;
 
 use bytes::Bytes;
 use group_coordinator::{CoordinatorError, GroupApi};

@@ -74,6 +74,9 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // `share_codec`'s: ShareFetch and ShareAcknowledge v2, WriteShareGroupState,
             // ReadShareGroupStateSummary and DescribeShareGroupOffsets v1.
             + 5
+            // WriteTxnMarkers v1, TxnOffsetCommit v0-v5.
+            + 1
+            + 6
     );
 }
 
