@@ -158,7 +158,9 @@ impl CoordinatorCore {
         let committed = view.is_some().then(|| self.committed_offsets(req.group_id.as_str()));
         // `require_stable`: a partition any producer's open transaction wrote is
         // UNSTABLE_OFFSET_COMMIT (`OffsetMetadataManager.fetchOffsets`).
-        let unstable = match req.require_stable && view.is_some() && !self.transactions.is_empty() {
+        // Committed state: a transaction its marker ended in a write still in
+        // flight is still open here.
+        let unstable = match req.require_stable && view.is_some() {
             true => self.committed_txn_partitions(req.group_id.as_str()),
             false => Default::default(),
         };

@@ -8,6 +8,8 @@ mod apis;
 pub(crate) mod cache;
 pub(crate) mod transactions;
 mod txn_apis;
+#[cfg(test)]
+mod txn_tests;
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
