@@ -17,3 +17,4 @@ mod share_sim;
 mod simulation;
 mod stress;
 mod support;
+mod txn_sim;

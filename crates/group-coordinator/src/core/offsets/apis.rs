@@ -272,7 +272,10 @@ impl CoordinatorCore {
                 }
             }
         }
-        if records.is_empty() {
+        // Nothing to delete may be owed to a write still in flight (another
+        // delete, a marker): Kafka answers a write with no records once the
+        // writes before it commit, and an empty write orders this answer so.
+        if records.is_empty() && eng.pending_writes.is_empty() {
             eng.respond(rid, Response::OffsetDelete(response));
             return;
         }
