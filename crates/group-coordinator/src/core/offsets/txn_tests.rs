@@ -581,9 +581,11 @@ fn deleting_a_group_drops_its_pending_offsets() {
 /// expire, nor does a group with an open transaction.
 #[test]
 fn expiration_waits_for_open_transactions() {
-    let mut config = CoordinatorConfig::default();
-    config.offset_retention_ms = 60_000;
-    config.offsets_retention_check_interval_ms = 30_000;
+    let config = CoordinatorConfig {
+        offset_retention_ms: 60_000,
+        offsets_retention_check_interval_ms: 30_000,
+        ..CoordinatorConfig::default()
+    };
     let mut sim = Sim::new();
     sim.core = CoordinatorCore::new(config);
     let _ = sim.core.load(0, fold([]));
