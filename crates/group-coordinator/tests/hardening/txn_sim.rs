@@ -62,12 +62,15 @@ enum Asked {
     Read(Read),
 }
 
+/// Offsets by (group, partition of foo), each with the log position of its record.
+type Positioned = BTreeMap<(&'static str, i32), (i64, u64)>;
+
 /// Kafka's log: per group, committed (offset, log position) and per producer pending.
 #[derive(Debug, Default, Clone)]
 struct Log {
     position: u64,
-    committed: BTreeMap<(&'static str, i32), (i64, u64)>,
-    pending: BTreeMap<i64, BTreeMap<(&'static str, i32), (i64, u64)>>,
+    committed: Positioned,
+    pending: BTreeMap<i64, Positioned>,
 }
 
 impl Log {
