@@ -229,3 +229,41 @@ fn where_a_commit_is_appended_follows_the_engine(#[case] inline: bool) {
         }
     }
 }
+
+/// A transaction's marker while an earlier marker of the same producer is in
+/// flight: nothing is left for it to change, but it is answered only once the
+/// earlier one is durable, and fails with it (an empty append orders it, as
+/// Kafka's control record comes after the earlier one); the transaction stays
+/// open, and the retried marker commits it.
+#[test]
+fn a_marker_behind_a_failing_marker_fails_with_it() {
+    use group_types::{
+        GROUP_METADATA_TOPIC_NAME, OffsetCommitData, TransactionResult, TxnOffsetCommitRequest,
+        WriteTxnMarkersRequest,
+    };
+    let (c, store) = held();
+    let shard = i32::try_from(c.shard_of("g")).unwrap();
+    let marker = || WriteTxnMarkersRequest::one(7, TransactionResult::Commit, &[shard]);
+    let txn = TxnOffsetCommitRequest { group_id: "g".into(), producer_id: 7, ..Default::default() }
+        .with_offset("t", 0, OffsetCommitData::new(9));
+    let r = c.handle_txn_offset_commit(txn).unwrap();
+    assert_eq!(r.error_for("t", 0), Some(ErrorCode::None));
+    assert_eq!(fetched(&c, "g"), -1, "pending until its marker");
+
+    store.hold_appends(true);
+    let first = c.write_txn_markers(marker());
+    until_held(&store, 1);
+    let second = c.write_txn_markers(marker());
+    assert!(!second.is_ready(), "a marker is not answered before the writes before it");
+    assert!(store.release_held(None, Some(StorageError::io("disk full"))));
+    for answer in [first.wait().unwrap(), second.wait().unwrap()] {
+        let codes: Vec<ErrorCode> = answer.iter().map(|(_, _, _, code)| code).collect();
+        assert_eq!(codes, [ErrorCode::NotCoordinator], "{answer:?}");
+        assert_eq!(answer.markers[0].topics[0].topic, GROUP_METADATA_TOPIC_NAME);
+    }
+    assert_eq!(fetched(&c, "g"), -1);
+    store.hold_appends(false);
+    let retried = c.handle_write_txn_markers(marker()).unwrap();
+    assert!(retried.iter().all(|(_, _, _, code)| code == ErrorCode::None), "{retried:?}");
+    assert_eq!(fetched(&c, "g"), 9);
+}

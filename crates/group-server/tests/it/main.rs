@@ -21,4 +21,5 @@ mod robustness;
 mod security;
 mod shutdown;
 mod startup;
+mod txn;
 mod wire;
