@@ -11,6 +11,7 @@ mod observability;
 mod oracle;
 mod oracle_kip848;
 mod oracle_share;
+mod oracle_txn;
 mod ownership;
 mod runtime;
 mod scenarios;
