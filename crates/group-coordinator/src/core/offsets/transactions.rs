@@ -93,7 +93,7 @@ impl TxnOffsets {
         offsets: Option<ProducerOffsets>,
     ) -> Option<ProducerOffsets> {
         let offsets = offsets.filter(|o| !o.is_empty());
-        let prev = match offsets {
+        match offsets {
             Some(offsets) => {
                 self.producers.entry(producer).or_default().insert(group.clone());
                 self.groups.entry(group.clone()).or_default().insert(producer, offsets)
@@ -112,8 +112,7 @@ impl TxnOffsets {
                 }
                 prev
             }
-        };
-        prev
+        }
     }
 
     /// A pending offset loaded from storage; the next sequence stays above it.
