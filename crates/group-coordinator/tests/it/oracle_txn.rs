@@ -87,6 +87,8 @@ struct Replay {
     version: i64,
     /// Classic member name -> the id its JoinGroup answer carried.
     members: HashMap<String, String>,
+    /// Classic member name -> the static instance id it joined with.
+    instances: HashMap<String, String>,
     /// Producer name -> producer id.
     producers: HashMap<String, i64>,
     /// JoinGroups answered later (by a timer): request -> member name.
@@ -169,9 +171,17 @@ impl Replay {
         let kind = if let Some(g) = self.core.share_group(id) {
             json!({"type": "share", "state": g.state})
         } else if let Some(cg) = self.core.consumer_group(id) {
-            json!({"type": "consumer", "state": cg.state.as_str(), "group_epoch": cg.group_epoch})
+            let members: BTreeMap<&str, i32> =
+                cg.members.iter().map(|m| (m.member_id.as_str(), m.member_epoch)).collect();
+            json!({
+                "type": "consumer", "state": cg.state.as_str(), "group_epoch": cg.group_epoch,
+                "assignment_epoch": cg.assignment_epoch, "members": members,
+            })
         } else if let Some(g) = self.core.group(id) {
-            json!({"type": "classic", "state": g.state.as_str(), "generation": g.generation_id})
+            json!({
+                "type": "classic", "state": g.state.as_str(), "generation": g.generation_id,
+                "protocol_type": g.protocol_type, "num_members": g.members.len(),
+            })
         } else {
             return json!({"exists": false});
         };
@@ -200,8 +210,18 @@ fn offset(o: &group_types::OffsetAndMetadata) -> Value {
 fn expected_group(g: &Value) -> Value {
     let kind = match g["type"].as_str() {
         Some("share") => json!({"type": "share", "state": g["state"]}),
-        Some("consumer") => json!({"type": "consumer", "state": g["state"], "group_epoch": g["group_epoch"]}),
-        Some("classic") => json!({"type": "classic", "state": g["state"], "generation": g["generation"]}),
+        Some("consumer") => {
+            let members: BTreeMap<&String, &Value> =
+                g["members"].as_object().unwrap().iter().map(|(id, m)| (id, &m["member_epoch"])).collect();
+            json!({
+                "type": "consumer", "state": g["state"], "group_epoch": g["group_epoch"],
+                "assignment_epoch": g["assignment_epoch"], "members": members,
+            })
+        }
+        Some("classic") => json!({
+            "type": "classic", "state": g["state"], "generation": g["generation"],
+            "protocol_type": g["protocol_type"], "num_members": g["num_members"],
+        }),
         _ => return json!({"exists": false}),
     };
     let offsets = |v: &Value| -> BTreeMap<String, BTreeMap<String, Value>> {
@@ -248,6 +268,9 @@ struct RecordKeys {
     offsets: Vec<String>,
     /// A transactional batch's records (ours: `TxnOffset`).
     txn_offsets: Vec<String>,
+    /// The group records (classic metadata and the modern kinds' records) with
+    /// their sub-keys, in order, runs of one kind sorted as the recording sorts them.
+    groups: Vec<String>,
 }
 
 impl RecordKeys {
@@ -260,6 +283,13 @@ impl RecordKeys {
         ] {
             v.sort();
         }
+        let mut i = 0;
+        while i < self.groups.len() {
+            let kind = |k: &String| k.split(' ').next().map(str::to_owned);
+            let j = i + self.groups[i..].iter().take_while(|k| kind(k) == kind(&self.groups[i])).count();
+            self.groups[i..j].sort();
+            i = j;
+        }
         self
     }
 
@@ -270,7 +300,14 @@ impl RecordKeys {
                 Record::OffsetTombstone { group_id, partition } => {
                     keys.offset_tombstones.push(key(group_id, &partition.topic, partition.partition.into()));
                 }
-                Record::GroupTombstone { group_id } => keys.group_tombstones.push(group_id.to_string()),
+                Record::GroupTombstone { group_id } => {
+                    keys.group_tombstones.push(group_id.to_string());
+                    keys.groups.push(group_key("GroupMetadata", "", true));
+                }
+                Record::Group(_) => keys.groups.push(group_key("GroupMetadata", "", false)),
+                Record::Modern(m) => {
+                    keys.groups.push(group_key(m.type_name(), &m.sub_key(), m.is_tombstone()));
+                }
                 Record::Offset { group_id, partition, .. } => {
                     keys.offsets.push(key(group_id, &partition.topic, partition.partition.into()));
                 }
@@ -294,13 +331,30 @@ impl RecordKeys {
                 ("OffsetCommit", false) if txn => keys.txn_offsets.push(offset_key(k)),
                 ("OffsetCommit", false) => keys.offsets.push(offset_key(k)),
                 ("GroupMetadata", true) => {
-                    keys.group_tombstones.push(k["group"].as_str().unwrap().to_owned())
+                    keys.group_tombstones.push(k["group"].as_str().unwrap().to_owned());
+                    keys.groups.push(group_key("GroupMetadata", "", true));
                 }
-                _ => {}
+                (kind, _) => {
+                    let sub = k.get("memberId").and_then(Value::as_str).unwrap_or("");
+                    keys.groups.push(group_key(kind, sub, tombstone));
+                }
             }
         }
         keys.sorted()
     }
+}
+
+/// A group record as compared: its kind, its member (if keyed by one), and
+/// whether it is a tombstone.
+fn group_key(kind: &str, member: &str, tombstone: bool) -> String {
+    let mut out = kind.to_owned();
+    if !member.is_empty() {
+        out = format!("{out} {member}");
+    }
+    if tombstone {
+        out.push_str(" (tombstone)");
+    }
+    out
 }
 
 fn offset_key(k: &Value) -> String {
@@ -451,6 +505,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
         topics: BTreeMap::new(),
         version: 1,
         members: HashMap::new(),
+        instances: HashMap::new(),
         producers: HashMap::new(),
         parked_joins: HashMap::new(),
         next_request: 1_000,
@@ -722,10 +777,13 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     |t| t.iter().map(|n| n.as_str().unwrap().to_owned()).collect(),
                 );
                 let subscription = Subscription { topics, ..Subscription::default() }.encode().unwrap();
+                if let Some(instance) = step["instance"].as_str() {
+                    r.instances.insert(name.clone(), instance.to_owned());
+                }
                 let req = JoinGroupRequest {
                     group_id: GroupId::from(group.as_str()),
                     member_id: MemberId::from(r.member_id(step["member_id"].as_str().unwrap_or("")).as_str()),
-                    group_instance_id: step["instance"].as_str().map(GroupInstanceId::from),
+                    group_instance_id: r.instances.get(&name).map(|i| GroupInstanceId::from(i.as_str())),
                     client_id: "consumer".to_owned(),
                     client_host: "/127.0.0.1".to_owned(),
                     protocol_type: step["protocol_type"].as_str().unwrap_or("consumer").into(),
@@ -758,6 +816,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 let id = r.member_id(name);
                 let req = SyncGroupRequest {
                     group_id: GroupId::from(group.as_str()),
+                    group_instance_id: r.instances.get(name).map(|i| GroupInstanceId::from(i.as_str())),
                     generation_id: step["generation"].as_i64().unwrap_or(1) as i32,
                     member_id: MemberId::from(id.as_str()),
                     protocol_type: Some("consumer".into()),
@@ -874,6 +933,9 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
         for (rid, response) in std::mem::take(&mut out.answers) {
             let Some(name) = r.parked_joins.remove(&rid) else { continue };
             let Response::JoinGroup(resp) = response else { panic!("another answer") };
+            if resp.error_code.is_ok() {
+                r.members.entry(name.clone()).or_insert_with(|| resp.member_id.to_string());
+            }
             completed.push(json!({"member": name, "response": join_answer(&r, &resp)}));
         }
         let want_completed = exp["completed"].as_array().cloned().unwrap_or_default();
