@@ -9,6 +9,7 @@ mod late_writes;
 mod non_blocking;
 mod observability;
 mod oracle;
+mod oracle_common;
 mod oracle_kip848;
 mod oracle_share;
 mod oracle_txn;

@@ -39,50 +39,26 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Record, Request, RequestId, Response,
-    TimerQueue, TopicImage,
-};
+use group_coordinator::{CoordinatorConfig, Record, Request, RequestId, Response};
 use group_types::{
-    CommitMetadata, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DescribeGroupsRequest, ErrorCode,
-    GroupId, GroupInstanceId, InitializeShareGroupStateRequest, JoinGroupRequest, ListGroupsRequest,
-    MemberAssignmentData, MemberId, OffsetCommitData, OffsetCommitRequest, OffsetDeleteRequest,
-    OffsetFetchRequest, ProtocolMetadata, ShareGroupHeartbeatRequest, Subscription, SyncGroupRequest,
-    TopicId, TransactionResult, TxnOffsetCommitRequest, WriteTxnMarkersRequest,
+    CommitMetadata, ErrorCode, GroupId, GroupInstanceId, JoinGroupRequest, MemberAssignmentData, MemberId,
+    OffsetCommitData, OffsetDeleteRequest, OffsetFetchRequest, ProtocolMetadata, ShareGroupHeartbeatRequest,
+    Subscription, SyncGroupRequest, TopicId, TransactionResult, TxnOffsetCommitRequest,
+    WriteTxnMarkersRequest,
 };
 use serde_json::{Value, json};
+
+use super::oracle_common::{self, Driver, Failure, Outcome, Step, StepOut, image};
 
 fn oracle_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/oracle-txn")
 }
 
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 /// The first producer id a script names; the next ones follow.
 const FIRST_PRODUCER_ID: i64 = 1000;
 
-/// One difference from Kafka's answer.
-#[derive(Debug)]
-struct Failure {
-    step: usize,
-    what: String,
-}
-
-/// The outcome of one script.
-#[derive(Debug, Default)]
-struct Outcome {
-    failures: Vec<Failure>,
-    /// The step (and op) the replay stopped at, when an op is not replayed here.
-    stopped: Option<(usize, String)>,
-    /// Steps replayed.
-    steps: usize,
-}
-
 struct Replay {
-    core: CoordinatorCore,
-    timers: TimerQueue,
+    d: Driver,
     topics: BTreeMap<String, (TopicId, u32)>,
     version: i64,
     /// Classic member name -> the id its JoinGroup answer carried.
@@ -93,57 +69,9 @@ struct Replay {
     producers: HashMap<String, i64>,
     /// JoinGroups answered later (by a timer): request -> member name.
     parked_joins: HashMap<RequestId, String>,
-    next_request: u64,
-}
-
-/// What one step produced.
-#[derive(Default)]
-struct StepOut {
-    answers: Vec<(RequestId, Response)>,
-    records: Vec<Record>,
-    initializations: Vec<InitializeShareGroupStateRequest>,
 }
 
 impl Replay {
-    fn image(&self) -> MetadataImage {
-        MetadataImage::new(
-            self.version,
-            self.topics
-                .iter()
-                .map(|(name, (id, partitions))| TopicImage::new(*id, name.as_str(), *partitions)),
-        )
-    }
-
-    /// Applies effects: timers queued, writes completed at once, answers,
-    /// records and share-state initializations kept.
-    fn process(&mut self, now: i64, fx: Effects, out: &mut StepOut) {
-        self.timers.apply(fx.timers);
-        out.answers.extend(fx.responses);
-        for write in fx.writes {
-            if !self.core.is_write_outstanding(write.id) {
-                continue;
-            }
-            out.records.extend(write.records.iter().cloned());
-            let more = self.core.complete_write(now, write.id, Ok(()));
-            self.process(now, more, out);
-        }
-        out.initializations.extend(self.core.take_share_state_initializations());
-    }
-
-    /// Sends `request`, returning its answer if the step gave one.
-    fn send(&mut self, now: i64, request: Request, out: &mut StepOut) -> (RequestId, Option<Response>) {
-        self.next_request += 1;
-        let rid = RequestId(self.next_request);
-        let fx = self.core.handle(now, rid, request);
-        self.process(now, fx, out);
-        let answer = out.answers.iter().position(|(id, _)| *id == rid).map(|at| out.answers.remove(at).1);
-        (rid, answer)
-    }
-
-    fn request(&mut self, now: i64, request: Request, out: &mut StepOut) -> Response {
-        self.send(now, request, out).1.expect("an answer in the step")
-    }
-
     /// The id a script's member name stands for: a bound classic member's real
     /// id, any other string literally.
     fn member_id(&self, name: &str) -> String {
@@ -168,16 +96,16 @@ impl Replay {
     /// The group summary as the oracle writes it, without the log offsets
     /// (`commit_ms`, `record_offset`) and the classic set-up fields.
     fn group(&self, id: &str) -> Value {
-        let kind = if let Some(g) = self.core.share_group(id) {
+        let kind = if let Some(g) = self.d.core.share_group(id) {
             json!({"type": "share", "state": g.state})
-        } else if let Some(cg) = self.core.consumer_group(id) {
+        } else if let Some(cg) = self.d.core.consumer_group(id) {
             let members: BTreeMap<&str, i32> =
                 cg.members.iter().map(|m| (m.member_id.as_str(), m.member_epoch)).collect();
             json!({
                 "type": "consumer", "state": cg.state.as_str(), "group_epoch": cg.group_epoch,
                 "assignment_epoch": cg.assignment_epoch, "members": members,
             })
-        } else if let Some(g) = self.core.group(id) {
+        } else if let Some(g) = self.d.core.group(id) {
             json!({
                 "type": "classic", "state": g.state.as_str(), "generation": g.generation_id,
                 "protocol_type": g.protocol_type, "num_members": g.members.len(),
@@ -186,11 +114,11 @@ impl Replay {
             return json!({"exists": false});
         };
         let mut committed: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
-        for (tp, o) in self.core.group(id).map(|g| g.offsets).unwrap_or_default() {
+        for (tp, o) in self.d.core.group(id).map(|g| g.offsets).unwrap_or_default() {
             committed.entry(tp.topic.to_string()).or_default().insert(tp.partition.to_string(), offset(&o));
         }
         let mut pending: BTreeMap<String, BTreeMap<String, BTreeMap<String, Value>>> = BTreeMap::new();
-        for (producer, tp, o) in self.core.pending_transactional_offsets(id) {
+        for (producer, tp, o) in self.d.core.pending_transactional_offsets(id) {
             pending
                 .entry(producer.to_string())
                 .or_default()
@@ -283,13 +211,7 @@ impl RecordKeys {
         ] {
             v.sort();
         }
-        let mut i = 0;
-        while i < self.groups.len() {
-            let kind = |k: &String| k.split(' ').next().map(str::to_owned);
-            let j = i + self.groups[i..].iter().take_while(|k| kind(k) == kind(&self.groups[i])).count();
-            self.groups[i..j].sort();
-            i = j;
-        }
+        self.groups = oracle_common::runs_sorted(std::mem::take(&mut self.groups));
         self
     }
 
@@ -306,7 +228,7 @@ impl RecordKeys {
                 }
                 Record::Group(_) => keys.groups.push(group_key("GroupMetadata", "", false)),
                 Record::Modern(m) => {
-                    keys.groups.push(group_key(m.type_name(), &m.sub_key(), m.is_tombstone()));
+                    keys.groups.push(group_key(m.type_name(), m.sub_key(), m.is_tombstone()));
                 }
                 Record::Offset { group_id, partition, .. } => {
                     keys.offsets.push(key(group_id, &partition.topic, partition.partition.into()));
@@ -499,48 +421,33 @@ fn join_answer(r: &Replay, resp: &group_types::JoinGroupResponse) -> Value {
 }
 
 fn replay(scenario: &Value, expected: &Value) -> Outcome {
+    let mut topics = BTreeMap::new();
+    for t in scenario["topics"].as_array().unwrap() {
+        let id: TopicId = t["id"].as_str().unwrap().parse().unwrap();
+        topics.insert(t["name"].as_str().unwrap().to_owned(), (id, t["partitions"].as_u64().unwrap() as u32));
+    }
     let mut r = Replay {
-        core: CoordinatorCore::new(config_of(scenario)),
-        timers: TimerQueue::new(),
-        topics: BTreeMap::new(),
+        d: Driver::new(config_of(scenario), image(1, &topics)),
+        topics,
         version: 1,
         members: HashMap::new(),
         instances: HashMap::new(),
         producers: HashMap::new(),
         parked_joins: HashMap::new(),
-        next_request: 1_000,
     };
-    for t in scenario["topics"].as_array().unwrap() {
-        let id: TopicId = t["id"].as_str().unwrap().parse().unwrap();
-        r.topics
-            .insert(t["name"].as_str().unwrap().to_owned(), (id, t["partitions"].as_u64().unwrap() as u32));
-    }
-    r.core.update_metadata_image(Arc::new(r.image()));
-    let start = r.core.start(0);
-    r.timers.apply(start.timers);
     let default_group = scenario["group"].as_str().unwrap().to_owned();
-    let steps = scenario["steps"].as_array().unwrap();
-    let expected_steps = expected["steps"].as_array().unwrap();
     let mut outcome = Outcome::default();
     // Group -> its recorded committed offsets after the last step that showed it.
     let mut last_committed: HashMap<String, Value> = HashMap::new();
-    if steps.len() != expected_steps.len() {
-        outcome.failures.push(Failure {
-            step: 0,
-            what: format!("{} steps scripted, {} recorded", steps.len(), expected_steps.len()),
-        });
-    }
-    for (i, (step, exp)) in steps.iter().zip(expected_steps).enumerate() {
+    for (i, (step, exp)) in oracle_common::steps(scenario, expected).enumerate() {
         let mut failures = Vec::new();
         let mut fail = |what: String| failures.push(what);
         let at = step["at_ms"].as_i64().unwrap();
         let mut out = StepOut::default();
-        while let Some((deadline, key)) = r.timers.pop_due(at) {
-            let fx = r.core.fire_timer(deadline, &key);
-            r.process(deadline, fx, &mut out);
-        }
+        r.d.fire_due(at, &mut out);
         let group = step["group"].as_str().unwrap_or(&default_group).to_owned();
         let op = step["op"].as_str().unwrap();
+        let here = Step { at, step, group: &group, exp };
         match op {
             "txn_commit" => {
                 let req = txn_commit_request(&mut r, step, &group);
@@ -548,7 +455,8 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 if echo != exp["request"] {
                     fail(format!("request: sent {echo}, recorded {}", exp["request"]));
                 }
-                let Response::TxnOffsetCommit(resp) = r.request(at, Request::TxnOffsetCommit(req), &mut out)
+                let Response::TxnOffsetCommit(resp) =
+                    r.d.request(at, Request::TxnOffsetCommit(req), &mut out)
                 else {
                     panic!("another answer")
                 };
@@ -577,7 +485,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 };
                 let mut req = WriteTxnMarkersRequest::one(r.producer_id(step), result, &[0]);
                 req.markers[0].producer_epoch = step["producer_epoch"].as_i64().unwrap_or(0) as i16;
-                let Response::WriteTxnMarkers(resp) = r.request(at, Request::from(req), &mut out) else {
+                let Response::WriteTxnMarkers(resp) = r.d.request(at, Request::from(req), &mut out) else {
                     panic!("another answer")
                 };
                 if let Some(bad) = resp.iter().find(|(_, _, _, code)| !code.is_ok()) {
@@ -601,7 +509,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     member_epoch: member_id.as_ref().map(|_| step["epoch"].as_i64().unwrap_or(-1) as i32),
                     member_id,
                 };
-                let Response::OffsetFetch(resp) = r.request(at, Request::OffsetFetch(req), &mut out) else {
+                let Response::OffsetFetch(resp) = r.d.request(at, Request::OffsetFetch(req), &mut out) else {
                     panic!("another answer")
                 };
                 let topics: Vec<Value> = resp
@@ -629,38 +537,9 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
             }
             "commit" => {
-                let mut req = OffsetCommitRequest {
-                    group_id: GroupId::from(group.as_str()),
-                    member_id: MemberId::from(r.member_id(step["member_id"].as_str().unwrap_or("")).as_str()),
-                    generation_id: step["epoch"].as_i64().unwrap_or(-1) as i32,
-                    ..OffsetCommitRequest::default()
-                };
-                for o in step["offsets"].as_array().unwrap() {
-                    let o = o.as_array().unwrap();
-                    req.push(
-                        o[0].as_str().unwrap(),
-                        o[1].as_i64().unwrap() as i32,
-                        OffsetCommitData::new(o[2].as_i64().unwrap()),
-                    );
-                }
-                let Response::OffsetCommit(resp) = r.request(at, Request::OffsetCommit(req), &mut out) else {
-                    panic!("another answer")
-                };
-                let got: Vec<Value> = resp.iter().map(|(t, p, c)| json!([t, p, c.name()])).collect();
-                let want: Vec<Value> = exp["response"]["topics"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .flat_map(|t| {
-                        t["partitions"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(move |p| json!([t["name"], p["partitionIndex"], p["error"]]))
-                    })
-                    .collect();
-                if got != want {
-                    fail(format!("commit: got {}, want {}", json!(got), json!(want)));
+                let member_id = r.member_id(step["member_id"].as_str().unwrap_or(""));
+                if let Err(e) = oracle_common::plain_commit(&mut r.d, &here, &member_id, &mut out) {
+                    fail(e);
                 }
             }
             "offset_delete" => {
@@ -676,7 +555,8 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     })
                     .collect();
                 let req = OffsetDeleteRequest { group_id: group.clone(), topics };
-                let Response::OffsetDelete(resp) = r.request(at, Request::OffsetDelete(req), &mut out) else {
+                let Response::OffsetDelete(resp) = r.d.request(at, Request::OffsetDelete(req), &mut out)
+                else {
                     panic!("another answer")
                 };
                 let topics: Vec<Value> = resp
@@ -698,76 +578,18 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
             }
             "delete" => {
-                let ids: Vec<GroupId> = step["groups"].as_array().map_or_else(
-                    || vec![GroupId::from(group.as_str())],
-                    |g| g.iter().map(|g| GroupId::from(g.as_str().unwrap())).collect(),
-                );
-                let (rid, answer) =
-                    r.send(at, Request::DeleteGroups(DeleteGroupsRequest { group_ids: ids }), &mut out);
-                // The persister deletes what it is asked at once (the oracle's default).
-                for ask in r.core.take_share_state_deletions() {
-                    let fx = r.core.share_group_state_deleted(at, ask.group_id.as_str(), Ok(()));
-                    r.process(at, fx, &mut out);
-                }
-                let answer = answer.or_else(|| {
-                    let at_answer = out.answers.iter().position(|(id, _)| *id == rid)?;
-                    Some(out.answers.remove(at_answer).1)
-                });
-                let Some(Response::DeleteGroups(resp)) = answer else { panic!("another answer") };
-                let mut got: Vec<Value> = resp
-                    .results
-                    .iter()
-                    .map(|g| json!({"groupId": g.group_id.as_str(), "error": g.error_code.name()}))
-                    .collect();
-                got.sort_by(|a, b| a["groupId"].as_str().cmp(&b["groupId"].as_str()));
-                let want = &exp["response"]["results"];
-                if json!(got) != *want {
-                    fail(format!("delete: got {}, want {want}", json!(got)));
+                if let Err(e) = oracle_common::delete_groups(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "list" => {
-                let strs = |k: &str| -> Vec<String> {
-                    step[k].as_array().into_iter().flatten().map(|s| s.as_str().unwrap().to_owned()).collect()
-                };
-                let req = ListGroupsRequest { states_filter: strs("states"), types_filter: strs("types") };
-                let Response::ListGroups(resp) = r.request(at, Request::ListGroups(req), &mut out) else {
-                    panic!("another answer")
-                };
-                let mut groups: Vec<Value> = resp
-                    .groups
-                    .iter()
-                    .map(|g| json!({"groupId": g.group_id.as_str(), "protocolType": g.protocol_type, "groupState": g.group_state, "groupType": g.group_type}))
-                    .collect();
-                groups.sort_by(|a, b| a["groupId"].as_str().cmp(&b["groupId"].as_str()));
-                let got = json!({"error": resp.error_code.name(), "groups": groups});
-                if got != exp["response"] {
-                    fail(format!("list: got {got}, want {}", exp["response"]));
+                if let Err(e) = oracle_common::list(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "describe" => {
-                let ids = step["groups"].as_array().map_or_else(
-                    || vec![GroupId::from(group.as_str())],
-                    |g| g.iter().map(|g| GroupId::from(g.as_str().unwrap())).collect(),
-                );
-                let version = step["version"].as_i64().unwrap_or(6) as i16;
-                let req = DescribeGroupsRequest { group_ids: ids, api_version: version };
-                let Response::DescribeGroups(resp) = r.request(at, Request::DescribeGroups(req), &mut out)
-                else {
-                    panic!("another answer")
-                };
-                let got: Vec<Value> = resp
-                    .groups
-                    .iter()
-                    .map(|g| json!({"error": g.error_code.name(), "errorMessage": g.error_message, "groupId": g.group_id.as_str(), "groupState": g.group_state}))
-                    .collect();
-                let want: Vec<Value> = exp["response"]["groups"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|g| json!({"error": g["error"], "errorMessage": g["errorMessage"], "groupId": g["groupId"], "groupState": g["groupState"]}))
-                    .collect();
-                if got != want {
-                    fail(format!("describe: got {}, want {}", json!(got), json!(want)));
+                if let Err(e) = oracle_common::describe(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "join" => {
@@ -792,7 +614,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     rebalance_timeout_ms: 300_000,
                     ..JoinGroupRequest::default()
                 };
-                match r.send(at, Request::JoinGroup(req), &mut out) {
+                match r.d.send(at, Request::JoinGroup(req), &mut out) {
                     (_, Some(Response::JoinGroup(resp))) => {
                         if resp.error_code.is_ok() || resp.error_code == ErrorCode::MemberIdRequired {
                             r.members.insert(name, resp.member_id.to_string());
@@ -823,9 +645,8 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     protocol_name: Some("range".into()),
                     // Assignment bytes are left out of the recorded answer.
                     assignments: vec![MemberAssignmentData::new(id.as_str(), Vec::new())],
-                    ..SyncGroupRequest::default()
                 };
-                let Response::SyncGroup(resp) = r.request(at, Request::SyncGroup(req), &mut out) else {
+                let Response::SyncGroup(resp) = r.d.request(at, Request::SyncGroup(req), &mut out) else {
                     panic!("another answer")
                 };
                 let got = json!({
@@ -838,32 +659,8 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
             }
             "cg_hb" => {
-                let name = step["member"].as_str().unwrap().to_owned();
-                let epoch = step["epoch"].as_i64().unwrap_or(0) as i32;
-                let join = epoch == 0;
-                let req = ConsumerGroupHeartbeatRequest {
-                    group_id: GroupId::from(group.as_str()),
-                    member_id: MemberId::from(name.as_str()),
-                    member_epoch: epoch,
-                    rebalance_timeout_ms: if join { 5_000 } else { -1 },
-                    subscribed_topic_names: step["topics"]
-                        .as_array()
-                        .map(|t| t.iter().map(|n| n.as_str().unwrap().to_owned()).collect()),
-                    topic_partitions: join.then(Vec::new),
-                    client_id: "consumer".to_owned(),
-                    client_host: "/127.0.0.1".to_owned(),
-                    ..ConsumerGroupHeartbeatRequest::default()
-                };
-                let Response::ConsumerGroupHeartbeat(resp) =
-                    r.request(at, Request::ConsumerGroupHeartbeat(Box::new(req)), &mut out)
-                else {
-                    panic!("another answer")
-                };
-                let got = json!([resp.error_code.name(), resp.error_message, resp.member_epoch]);
-                let e = &exp["response"];
-                let want = json!([e["error"], e["errorMessage"], e["memberEpoch"]]);
-                if got != want {
-                    fail(format!("cg_hb: got {got}, want {want}"));
+                if let Err(e) = oracle_common::consumer_heartbeat(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "sg_hb" => {
@@ -880,7 +677,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     client_host: "/127.0.0.1".to_owned(),
                 };
                 let Response::ShareGroupHeartbeat(resp) =
-                    r.request(at, Request::ShareGroupHeartbeat(req), &mut out)
+                    r.d.request(at, Request::ShareGroupHeartbeat(req), &mut out)
                 else {
                     panic!("another answer")
                 };
@@ -891,14 +688,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
                 // The persister initializes what it is asked at once.
                 for init in std::mem::take(&mut out.initializations) {
-                    let partitions: Vec<(TopicId, Vec<i32>)> = init
-                        .topics
-                        .iter()
-                        .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
-                        .collect();
-                    let fx =
-                        r.core.share_group_state_initialized(at, init.group_id.as_str(), &partitions, true);
-                    r.process(at, fx, &mut out);
+                    r.d.share_state_initialized(at, &init, true, &mut out);
                 }
             }
             "metadata" => {
@@ -913,13 +703,12 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     }
                 }
                 let names: Vec<&str> = names.iter().map(String::as_str).collect();
-                let fx = r.core.offsets_topics_deleted(at, &names);
-                r.process(at, fx, &mut out);
-                let fx = r.core.share_topics_deleted(at, &ids);
-                r.process(at, fx, &mut out);
+                let fx = r.d.core.offsets_topics_deleted(at, &names);
+                r.d.process(at, fx, &mut out);
+                let fx = r.d.core.share_topics_deleted(at, &ids);
+                r.d.process(at, fx, &mut out);
                 r.version += 1;
-                let image = Arc::new(r.image());
-                r.core.update_metadata_image(image);
+                r.d.core.update_metadata_image(Arc::new(image(r.version, &r.topics)));
             }
             "advance" => {}
             other => {
@@ -975,35 +764,5 @@ const NOT_REPLAYED: &[(&str, &str)] = &[];
 
 #[test]
 fn every_txn_script_replays_as_kafka_answered() {
-    let dir = oracle_dir();
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert!(names.len() >= 14, "the oracle scripts are there");
-    let mut report = Vec::new();
-    let mut compared = 0;
-    for name in &names {
-        let scenario = load(&dir.join("scenarios").join(name));
-        let expected = load(&dir.join("expected").join(name));
-        let outcome = replay(&scenario, &expected);
-        let listed = NOT_REPLAYED.iter().find(|(n, _)| name.starts_with(n));
-        match (&outcome.stopped, listed) {
-            (None, None) => {
-                let recorded = expected["steps"].as_array().map_or(0, Vec::len);
-                if outcome.steps < recorded {
-                    report.push(format!("{name}: {} of {recorded} steps replayed", outcome.steps));
-                }
-            }
-            (Some((_, op)), Some((_, allowed))) if op == allowed => {}
-            (stopped, _) => report.push(format!("{name}: stopped at {stopped:?}, listed {listed:?}")),
-        }
-        compared += outcome.steps;
-        for f in outcome.failures {
-            report.push(format!("{name} step {}: {}", f.step, f.what));
-        }
-    }
-    assert!(compared >= 100, "steps compared: {compared}");
-    assert!(report.is_empty(), "{} differences from Kafka:\n{}", report.len(), report.join("\n"));
+    oracle_common::replay_all(&oracle_dir(), NOT_REPLAYED, 14, 100, replay);
 }
