@@ -10,8 +10,10 @@
 //! - the TxnOffsetCommit request as the script's version parses it (the
 //!   recording echoes it), which checks that this replay drops what a version
 //!   lacks as Kafka's converter does;
-//! - the group after each step: kind and state, its committed offsets (offset,
-//!   leader epoch, metadata) and every producer's pending ones.
+//! - the group after each step: kind and state (a classic group's generation,
+//!   protocol type and member count; a consumer group's epochs and its members'),
+//!   its committed offsets (offset, leader epoch, metadata) and every producer's
+//!   pending ones.
 //!
 //! Records are compared only where our stores can match Kafka's log:
 //!
@@ -22,18 +24,21 @@
 //!   replay makes pending because of the batch's producer id; ours are
 //!   `TxnOffset` records keyed by producer (storage keeps state by key, with no
 //!   batch to carry the producer), compared by partition;
-//! - a plain commit: Kafka's OffsetCommit records are our `Offset` records.
+//! - a plain commit: Kafka's OffsetCommit records are our `Offset` records;
+//! - group records (GroupMetadata, the modern kinds' records): kinds and member
+//!   keys, in order.
 //!
 //! Not compared, deliberately (`txn_apis.rs` explains the layout): Kafka writes
 //! nothing for a marker, where ours writes a `TxnOffsetTombstone` per pending
-//! offset it ends, an `Offset` record per offset it commits, and rewrites the
+//! offset it ends, an `Offset` record per offset it commits (checked: those are
+//! the recorded committed offsets the marker changed), and rewrites the
 //! `TxnOffset` records a commit supersedes; a tombstone of pending offsets also
 //! writes a `TxnOffsetTombstone` per producer. `commit_ms`, `record_offset` and
 //! `marker_offset` describe Kafka's log offsets, which our stores do not have.
 //!
 //! A script whose replay stops at an op not replayed here is listed in
 //! [`NOT_REPLAYED`], so the list only shrinks; a script replaying fewer steps
-//! than its recording fails.
+//! than its recording, or whose steps and recording differ in number, fails.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -93,8 +98,8 @@ impl Replay {
         *self.producers.entry(name).or_insert(next)
     }
 
-    /// The group summary as the oracle writes it, without the log offsets
-    /// (`commit_ms`, `record_offset`) and the classic set-up fields.
+    /// The group summary as the oracle writes it, for the fields compared (not
+    /// the log offsets `commit_ms` and `record_offset`, nor deadlines).
     fn group(&self, id: &str) -> Value {
         let kind = if let Some(g) = self.d.core.share_group(id) {
             json!({"type": "share", "state": g.state})
@@ -111,7 +116,8 @@ impl Replay {
                 "protocol_type": g.protocol_type, "num_members": g.members.len(),
             })
         } else {
-            return json!({"exists": false});
+            // Nothing of a missing group may linger: its pending offsets are still listed.
+            json!({"exists": false})
         };
         let mut committed: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
         for (tp, o) in self.d.core.group(id).map(|g| g.offsets).unwrap_or_default() {
@@ -150,7 +156,7 @@ fn expected_group(g: &Value) -> Value {
             "type": "classic", "state": g["state"], "generation": g["generation"],
             "protocol_type": g["protocol_type"], "num_members": g["num_members"],
         }),
-        _ => return json!({"exists": false}),
+        _ => json!({"exists": false}),
     };
     let offsets = |v: &Value| -> BTreeMap<String, BTreeMap<String, Value>> {
         v.as_object()
