@@ -23,45 +23,22 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, GroupConfigOverrides, MetadataImage, Record, Request,
-    RequestId, Response, TimerQueue, TopicImage,
-};
+use group_coordinator::{CoordinatorConfig, GroupConfigOverrides, Record, Request, Response};
 use group_types::{
-    ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, DeleteShareGroupOffsetsRequest,
-    DescribeGroupsRequest, ErrorCode, GroupId, InitializeShareGroupStateRequest, JoinGroupRequest,
-    ListGroupsRequest, MemberId, OffsetCommitData, OffsetCommitRequest, ProtocolMetadata,
-    ShareGroupDescribeRequest, ShareGroupHeartbeatRequest, Subscription, TopicId, TopicIdPartitions,
+    DeleteShareGroupOffsetsRequest, ErrorCode, GroupId, InitializeShareGroupStateRequest, JoinGroupRequest,
+    MemberId, ProtocolMetadata, ShareGroupDescribeRequest, ShareGroupHeartbeatRequest, Subscription, TopicId,
+    TopicIdPartitions,
 };
 use serde_json::{Value, json};
+
+use super::oracle_common::{self, Driver, Failure, Outcome, Step, StepOut, image};
 
 fn oracle_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/oracle-share")
 }
 
-fn load(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// One difference from Kafka's answer.
-#[derive(Debug)]
-struct Failure {
-    step: usize,
-    what: String,
-}
-
-/// The outcome of one script.
-#[derive(Debug, Default)]
-struct Outcome {
-    failures: Vec<Failure>,
-    /// The step (and op) the replay stopped at, when an op is not served yet.
-    stopped: Option<(usize, String)>,
-    steps: usize,
-}
-
 struct Replay {
-    core: CoordinatorCore,
-    timers: TimerQueue,
+    d: Driver,
     topics: BTreeMap<String, (TopicId, u32)>,
     names: HashMap<TopicId, String>,
     version: i64,
@@ -70,66 +47,9 @@ struct Replay {
     manual: bool,
     parked: Vec<InitializeShareGroupStateRequest>,
     group_configs: HashMap<String, GroupConfigOverrides>,
-    next_request: u64,
-}
-
-/// What one step produced.
-#[derive(Default)]
-struct StepOut {
-    answers: Vec<(RequestId, Response)>,
-    records: Vec<Record>,
-    initializations: Vec<InitializeShareGroupStateRequest>,
 }
 
 impl Replay {
-    fn image(&self) -> MetadataImage {
-        MetadataImage::new(
-            self.version,
-            self.topics
-                .iter()
-                .map(|(name, (id, partitions))| TopicImage::new(*id, name.as_str(), *partitions)),
-        )
-    }
-
-    /// Applies effects: timers queued, writes completed at once, answers,
-    /// records and initializations kept.
-    fn process(&mut self, now: i64, fx: Effects, out: &mut StepOut) {
-        self.timers.apply(fx.timers);
-        out.answers.extend(fx.responses);
-        for write in fx.writes {
-            if !self.core.is_write_outstanding(write.id) {
-                continue;
-            }
-            out.records.extend(write.records.iter().cloned());
-            let more = self.core.complete_write(now, write.id, Ok(()));
-            self.process(now, more, out);
-        }
-        out.initializations.extend(self.core.take_share_state_initializations());
-    }
-
-    fn request(&mut self, now: i64, request: Request) -> (Response, StepOut) {
-        self.next_request += 1;
-        let rid = RequestId(self.next_request);
-        let fx = self.core.handle(now, rid, request);
-        let mut out = StepOut::default();
-        self.process(now, fx, &mut out);
-        let at = out.answers.iter().position(|(id, _)| *id == rid).expect("an answer in the step");
-        let (_, response) = out.answers.remove(at);
-        (response, out)
-    }
-
-    /// The persister's answer to `init` (`initializeShareGroupState` or, failed,
-    /// `uninitializeShareGroupState`).
-    fn persister(&mut self, now: i64, init: &InitializeShareGroupStateRequest, ok: bool, out: &mut StepOut) {
-        let partitions: Vec<(TopicId, Vec<i32>)> = init
-            .topics
-            .iter()
-            .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
-            .collect();
-        let fx = self.core.share_group_state_initialized(now, init.group_id.as_str(), &partitions, ok);
-        self.process(now, fx, out);
-    }
-
     fn topic(&self, id: TopicId) -> Value {
         match self.names.get(&id) {
             Some(name) => json!(name),
@@ -166,7 +86,7 @@ impl Replay {
 
     /// The group summary as the oracle writes it, for the fields compared.
     fn group(&self, id: &str) -> Value {
-        if let Some(g) = self.core.share_group(id) {
+        if let Some(g) = self.d.core.share_group(id) {
             let parts = |topics: &[group_offsets::ShareTopicPartitions]| {
                 let mut out = BTreeMap::new();
                 for t in topics {
@@ -204,10 +124,10 @@ impl Replay {
                 "share_state": share_state,
             });
         }
-        if let Some(cg) = self.core.consumer_group(id) {
+        if let Some(cg) = self.d.core.consumer_group(id) {
             return json!({"type": "consumer", "state": cg.state.as_str(), "group_epoch": cg.group_epoch});
         }
-        if let Some(g) = self.core.group(id) {
+        if let Some(g) = self.d.core.group(id) {
             return json!({"type": "classic", "state": g.state.as_str()});
         }
         json!({"exists": false})
@@ -332,21 +252,6 @@ fn expected_record_keys(records: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Runs of one record type sorted by key, as the oracle sorts them.
-fn runs_sorted(mut keys: Vec<String>) -> Vec<String> {
-    let mut i = 0;
-    while i < keys.len() {
-        let kind = keys[i].split(' ').next().unwrap().to_owned();
-        let mut j = i;
-        while j < keys.len() && keys[j].split(' ').next().unwrap() == kind {
-            j += 1;
-        }
-        keys[i..j].sort();
-        i = j;
-    }
-    keys
-}
-
 fn config_of(scenario: &Value) -> CoordinatorConfig {
     let mut config = CoordinatorConfig::default();
     config.share.enabled = true;
@@ -363,38 +268,31 @@ fn config_of(scenario: &Value) -> CoordinatorConfig {
 }
 
 fn replay(scenario: &Value, expected: &Value) -> Outcome {
+    let mut topics = BTreeMap::new();
+    let mut names = HashMap::new();
+    for t in scenario["topics"].as_array().unwrap() {
+        add_topic(&mut topics, &mut names, t);
+    }
     let mut r = Replay {
-        core: CoordinatorCore::new(config_of(scenario)),
-        timers: TimerQueue::new(),
-        topics: BTreeMap::new(),
-        names: HashMap::new(),
+        d: Driver::new(config_of(scenario), image(1, &topics)),
+        topics,
+        names,
         version: 1,
         epochs: HashMap::new(),
         manual: scenario["persister"].as_str() == Some("manual"),
         parked: Vec::new(),
         group_configs: HashMap::new(),
-        next_request: 1_000,
     };
-    for t in scenario["topics"].as_array().unwrap() {
-        add_topic(&mut r, t);
-    }
-    r.core.update_metadata_image(Arc::new(r.image()));
-    let start = r.core.start(0);
-    r.timers.apply(start.timers);
     let default_group = scenario["group"].as_str().unwrap().to_owned();
-    let steps = scenario["steps"].as_array().unwrap();
-    let expected_steps = expected["steps"].as_array().unwrap();
-    let mut outcome = Outcome { steps: steps.len(), ..Outcome::default() };
-    for (i, (step, exp)) in steps.iter().zip(expected_steps).enumerate() {
+    let mut outcome = Outcome::default();
+    for (i, (step, exp)) in oracle_common::steps(scenario, expected).enumerate() {
         let mut fail = |what: String| outcome.failures.push(Failure { step: i, what });
         let at = step["at_ms"].as_i64().unwrap();
-        while let Some((deadline, key)) = r.timers.pop_due(at) {
-            let fx = r.core.fire_timer(deadline, &key);
-            let mut out = StepOut::default();
-            r.process(deadline, fx, &mut out);
-        }
+        // What timers write is not compared here.
+        r.d.fire_due(at, &mut StepOut::default());
         let group = step["group"].as_str().unwrap_or(&default_group).to_owned();
         let op = step["op"].as_str().unwrap();
+        let here = Step { at, step, group: &group, exp };
         let mut out = StepOut::default();
         match op {
             "sg_hb" => {
@@ -413,8 +311,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     client_id: step["client_id"].as_str().unwrap_or("consumer").to_owned(),
                     client_host: "/127.0.0.1".to_owned(),
                 };
-                let (response, o) = r.request(at, Request::ShareGroupHeartbeat(req));
-                out = o;
+                let response = r.d.request(at, Request::ShareGroupHeartbeat(req), &mut out);
                 let Response::ShareGroupHeartbeat(resp) = response else { panic!("another answer") };
                 if resp.error_code.is_ok() {
                     r.epochs.insert(name, resp.member_epoch);
@@ -448,14 +345,14 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     if r.manual {
                         r.parked.push(init);
                     } else {
-                        r.persister(at, &init, true, &mut out);
+                        r.d.share_state_initialized(at, &init, true, &mut out);
                     }
                 }
             }
             "persister_init" => {
                 let ok = step["error"].is_null();
                 for init in std::mem::take(&mut r.parked) {
-                    r.persister(at, &init, ok, &mut out);
+                    r.d.share_state_initialized(at, &init, ok, &mut out);
                 }
             }
             "sg_describe" => {
@@ -472,7 +369,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                         group_ids: vec![id],
                         include_authorized_operations: false,
                     };
-                    let (response, _) = r.request(at, Request::ShareGroupDescribe(req));
+                    let response = r.d.request(at, Request::ShareGroupDescribe(req), &mut StepOut::default());
                     let Response::ShareGroupDescribe(resp) = response else { panic!("another answer") };
                     groups.extend(resp.groups);
                 }
@@ -546,72 +443,18 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 }
             }
             "list" => {
-                let strs = |k: &str| -> Vec<String> {
-                    step[k].as_array().into_iter().flatten().map(|s| s.as_str().unwrap().to_owned()).collect()
-                };
-                let req = ListGroupsRequest { states_filter: strs("states"), types_filter: strs("types") };
-                let (response, _) = r.request(at, Request::ListGroups(req));
-                let Response::ListGroups(resp) = response else { panic!("another answer") };
-                let mut got: Vec<Value> = resp
-                    .groups
-                    .iter()
-                    .map(|g| json!({"groupId": g.group_id.as_str(), "protocolType": g.protocol_type, "groupState": g.group_state, "groupType": g.group_type}))
-                    .collect();
-                got.sort_by(|a, b| a["groupId"].as_str().cmp(&b["groupId"].as_str()));
-                let want = &exp["response"]["groups"];
-                if json!(got) != *want {
-                    fail(format!("list: got {}, want {want}", json!(got)));
+                if let Err(e) = oracle_common::list(&mut r.d, &here, &mut StepOut::default()) {
+                    fail(e);
                 }
             }
             "describe" => {
-                let ids = step["groups"].as_array().map_or_else(
-                    || vec![GroupId::from(group.as_str())],
-                    |g| g.iter().map(|g| GroupId::from(g.as_str().unwrap())).collect(),
-                );
-                let version = step["version"].as_i64().unwrap_or(6) as i16;
-                let req = DescribeGroupsRequest { group_ids: ids, api_version: version };
-                let (response, _) = r.request(at, Request::DescribeGroups(req));
-                let Response::DescribeGroups(resp) = response else { panic!("another answer") };
-                let got: Vec<Value> = resp
-                    .groups
-                    .iter()
-                    .map(|g| json!({"error": g.error_code.name(), "errorMessage": g.error_message, "groupId": g.group_id.as_str(), "groupState": g.group_state}))
-                    .collect();
-                let want: Vec<Value> = exp["response"]["groups"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|g| json!({"error": g["error"], "errorMessage": g["errorMessage"], "groupId": g["groupId"], "groupState": g["groupState"]}))
-                    .collect();
-                if got != want {
-                    fail(format!("describe: got {}, want {}", json!(got), json!(want)));
+                if let Err(e) = oracle_common::describe(&mut r.d, &here, &mut StepOut::default()) {
+                    fail(e);
                 }
             }
             "cg_hb" => {
-                let name = step["member"].as_str().unwrap().to_owned();
-                let epoch = step["epoch"].as_i64().unwrap_or(0) as i32;
-                let join = epoch == 0;
-                let req = ConsumerGroupHeartbeatRequest {
-                    group_id: GroupId::from(group.as_str()),
-                    member_id: MemberId::from(name.as_str()),
-                    member_epoch: epoch,
-                    rebalance_timeout_ms: if join { 5_000 } else { -1 },
-                    subscribed_topic_names: step["topics"]
-                        .as_array()
-                        .map(|t| t.iter().map(|n| n.as_str().unwrap().to_owned()).collect()),
-                    topic_partitions: join.then(Vec::new),
-                    client_id: "consumer".to_owned(),
-                    client_host: "/127.0.0.1".to_owned(),
-                    ..ConsumerGroupHeartbeatRequest::default()
-                };
-                let (response, o) = r.request(at, Request::ConsumerGroupHeartbeat(Box::new(req)));
-                out = o;
-                let Response::ConsumerGroupHeartbeat(resp) = response else { panic!("another answer") };
-                let got = json!([resp.error_code.name(), resp.error_message, resp.member_epoch]);
-                let e = &exp["response"];
-                let want = json!([e["error"], e["errorMessage"], e["memberEpoch"]]);
-                if got != want {
-                    fail(format!("cg_hb: got {got}, want {want}"));
+                if let Err(e) = oracle_common::consumer_heartbeat(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "join" => {
@@ -631,46 +474,16 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     rebalance_timeout_ms: 300_000,
                     ..JoinGroupRequest::default()
                 };
-                let (response, o) = r.request(at, Request::JoinGroup(req));
-                out = o;
+                let response = r.d.request(at, Request::JoinGroup(req), &mut out);
                 let Response::JoinGroup(resp) = response else { panic!("another answer") };
                 if json!(resp.error_code.name()) != exp["response"]["error"] {
                     fail(format!("join: got {}, want {}", resp.error_code.name(), exp["response"]["error"]));
                 }
             }
             "commit" => {
-                let mut req = OffsetCommitRequest {
-                    group_id: GroupId::from(group.as_str()),
-                    member_id: MemberId::from(step["member_id"].as_str().unwrap_or("")),
-                    generation_id: step["epoch"].as_i64().unwrap_or(-1) as i32,
-                    ..OffsetCommitRequest::default()
-                };
-                for o in step["offsets"].as_array().unwrap() {
-                    let o = o.as_array().unwrap();
-                    req.push(
-                        o[0].as_str().unwrap(),
-                        o[1].as_i64().unwrap() as i32,
-                        OffsetCommitData::new(o[2].as_i64().unwrap()),
-                    );
-                }
-                let (response, o) = r.request(at, Request::OffsetCommit(req));
-                out = o;
-                let Response::OffsetCommit(resp) = response else { panic!("another answer") };
-                let got: Vec<Value> = resp.iter().map(|(t, p, c)| json!([t, p, c.name()])).collect();
-                let want: Vec<Value> = exp["response"]["topics"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .flat_map(|t| {
-                        t["partitions"]
-                            .as_array()
-                            .unwrap()
-                            .iter()
-                            .map(move |p| json!([t["name"], p["partitionIndex"], p["error"]]))
-                    })
-                    .collect();
-                if got != want {
-                    fail(format!("commit: got {}, want {}", json!(got), json!(want)));
+                let member_id = step["member_id"].as_str().unwrap_or("");
+                if let Err(e) = oracle_common::plain_commit(&mut r.d, &here, member_id, &mut out) {
+                    fail(e);
                 }
             }
             "metadata" => {
@@ -683,11 +496,11 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     }
                 }
                 if !deleted.is_empty() {
-                    let fx = r.core.share_topics_deleted(at, &deleted);
-                    r.process(at, fx, &mut out);
+                    let fx = r.d.core.share_topics_deleted(at, &deleted);
+                    r.d.process(at, fx, &mut out);
                 }
                 for t in step["create"].as_array().into_iter().flatten() {
-                    add_topic(&mut r, t);
+                    add_topic(&mut r.topics, &mut r.names, t);
                 }
                 for (name, n) in step["partitions"].as_object().into_iter().flatten() {
                     if let Some(t) = r.topics.get_mut(name) {
@@ -695,37 +508,11 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     }
                 }
                 r.version += 1;
-                let image = Arc::new(r.image());
-                r.core.update_metadata_image(image);
+                r.d.core.update_metadata_image(Arc::new(image(r.version, &r.topics)));
             }
             "delete" => {
-                let ids: Vec<GroupId> = step["groups"].as_array().map_or_else(
-                    || vec![GroupId::from(group.as_str())],
-                    |g| g.iter().map(|g| GroupId::from(g.as_str().unwrap())).collect(),
-                );
-                r.next_request += 1;
-                let rid = RequestId(r.next_request);
-                let fx =
-                    r.core.handle(at, rid, Request::DeleteGroups(DeleteGroupsRequest { group_ids: ids }));
-                r.process(at, fx, &mut out);
-                // The persister deletes what it is asked at once (the oracle's default).
-                for ask in r.core.take_share_state_deletions() {
-                    let fx = r.core.share_group_state_deleted(at, ask.group_id.as_str(), Ok(()));
-                    r.process(at, fx, &mut out);
-                }
-                let at_answer = out.answers.iter().position(|(id, _)| *id == rid).expect("answered");
-                let Response::DeleteGroups(resp) = out.answers.remove(at_answer).1 else {
-                    panic!("another answer")
-                };
-                let mut got: Vec<Value> = resp
-                    .results
-                    .iter()
-                    .map(|g| json!({"groupId": g.group_id.as_str(), "error": g.error_code.name()}))
-                    .collect();
-                got.sort_by(|a, b| a["groupId"].as_str().cmp(&b["groupId"].as_str()));
-                let want = &exp["response"]["results"];
-                if json!(got) != *want {
-                    fail(format!("delete: got {}, want {want}", json!(got)));
+                if let Err(e) = oracle_common::delete_groups(&mut r.d, &here, &mut out) {
+                    fail(e);
                 }
             }
             "delete_offsets" => {
@@ -734,13 +521,10 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     group_id: GroupId::from(group.as_str()),
                     topic_names: names.collect(),
                 };
-                r.next_request += 1;
-                let rid = RequestId(r.next_request);
-                let fx = r.core.handle(at, rid, Request::DeleteShareGroupOffsets(req));
-                r.process(at, fx, &mut out);
+                let (rid, answer) = r.d.send(at, Request::DeleteShareGroupOffsets(req), &mut out);
                 // The persister deletes what it is asked at once; what it was asked is compared.
                 let mut asked = Vec::new();
-                for ask in r.core.take_share_state_deletions() {
+                for ask in r.d.core.take_share_state_deletions() {
                     let topics: BTreeMap<String, Vec<i32>> = ask
                         .topics
                         .iter()
@@ -754,17 +538,18 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     asked.push(json!({"call": "deleteState", "params": {"group": ask.group_id.as_str(), "topics": topics}}));
                     let done: Vec<(TopicId, ErrorCode)> =
                         ask.topics.iter().map(|t| (t.topic_id, ErrorCode::None)).collect();
-                    let fx = r.core.share_group_state_deleted_topics(at, &ask, Ok(&done));
-                    r.process(at, fx, &mut out);
+                    let fx = r.d.core.share_group_state_deleted_topics(at, &ask, Ok(&done));
+                    r.d.process(at, fx, &mut out);
                 }
                 let want_asked = exp["persister"].as_array().cloned().unwrap_or_default();
                 if asked != want_asked {
                     fail(format!("persister: got {}, want {}", json!(asked), json!(want_asked)));
                 }
-                let at_answer = out.answers.iter().position(|(id, _)| *id == rid).expect("answered");
-                let Response::DeleteShareGroupOffsets(resp) = out.answers.remove(at_answer).1 else {
-                    panic!("another answer")
-                };
+                let answer = answer.or_else(|| {
+                    let at_answer = out.answers.iter().position(|(id, _)| *id == rid)?;
+                    Some(out.answers.remove(at_answer).1)
+                });
+                let Some(Response::DeleteShareGroupOffsets(resp)) = answer else { panic!("another answer") };
                 let zero = json!("AAAAAAAAAAAAAAAAAAAAAA");
                 let mut topics: Vec<Value> = resp
                     .responses
@@ -796,7 +581,7 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     }
                 }
                 let overrides = *entry;
-                r.core.set_group_config(&group, overrides).expect("within bounds");
+                r.d.core.set_group_config(&group, overrides).expect("within bounds");
             }
             "advance" => {}
             other => {
@@ -804,13 +589,16 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 break;
             }
         }
+        outcome.steps = i + 1;
         // The records the step's operations wrote, heartbeat and persister together.
         let mut want = expected_record_keys(&exp["records"]);
         for w in exp["writes"].as_array().into_iter().flatten() {
             want.extend(expected_record_keys(&w["records"]));
         }
         let got = record_keys(&out.records);
-        if runs_sorted(got.clone()) != runs_sorted(want.clone()) && op != "commit" {
+        if oracle_common::runs_sorted(got.clone()) != oracle_common::runs_sorted(want.clone())
+            && op != "commit"
+        {
             fail(format!("records: got {got:?}, want {want:?}"));
         }
         if !exp["group"].is_null() {
@@ -824,11 +612,11 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
     outcome
 }
 
-fn add_topic(r: &mut Replay, t: &Value) {
+fn add_topic(topics: &mut BTreeMap<String, (TopicId, u32)>, names: &mut HashMap<TopicId, String>, t: &Value) {
     let name = t["name"].as_str().unwrap().to_owned();
     let id: TopicId = t["id"].as_str().unwrap().parse().unwrap();
-    r.names.insert(id, name.clone());
-    r.topics.insert(name, (id, t["partitions"].as_u64().unwrap() as u32));
+    names.insert(id, name.clone());
+    topics.insert(name, (id, t["partitions"].as_u64().unwrap() as u32));
 }
 
 /// Scripts whose replay stops at an API not served yet, with that op. Served
@@ -837,30 +625,5 @@ const NOT_SERVED_YET: &[(&str, &str)] = &[];
 
 #[test]
 fn every_share_script_replays_as_kafka_answered() {
-    let dir = oracle_dir();
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert!(names.len() >= 20, "the oracle scripts are there");
-    let mut report = Vec::new();
-    let mut compared = 0;
-    for name in &names {
-        let scenario = load(&dir.join("scenarios").join(name));
-        let expected = load(&dir.join("expected").join(name));
-        let outcome = replay(&scenario, &expected);
-        let stop = NOT_SERVED_YET.iter().find(|(n, _)| name.starts_with(n));
-        match (&outcome.stopped, stop) {
-            (None, None) => {}
-            (Some((_, op)), Some((_, allowed))) if op == allowed => {}
-            (stopped, _) => report.push(format!("{name}: stopped at {stopped:?}, listed {stop:?}")),
-        }
-        compared += outcome.stopped.map_or(outcome.steps, |(i, _)| i);
-        for f in outcome.failures {
-            report.push(format!("{name} step {}: {}", f.step, f.what));
-        }
-    }
-    assert!(compared > 100, "steps compared: {compared}");
-    assert!(report.is_empty(), "{} differences from Kafka:\n{}", report.len(), report.join("\n"));
+    oracle_common::replay_all(&oracle_dir(), NOT_SERVED_YET, 20, 100, replay);
 }

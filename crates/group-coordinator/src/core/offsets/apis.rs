@@ -150,17 +150,24 @@ impl CoordinatorCore {
     /// shown until it commits (Kafka reads at the last committed offset).
     pub(crate) fn offset_fetch(&mut self, rid: RequestId, req: OffsetFetchRequest) {
         let view = self.committed_view(req.group_id.as_str()).filter(|g| !g.is_dead());
-        if let Some(Err(error_code)) = view.as_ref().map(|g| g.validate_offset_fetch(&req)) {
-            let response = OffsetFetchResponse { error_code, ..OffsetFetchResponse::default() };
-            self.engine.respond(rid, Response::OffsetFetch(response));
-            return;
-        }
-        let committed = view.is_some().then(|| self.committed_offsets(req.group_id.as_str()));
+        let found = match view.as_ref().map(|g| g.validate_offset_fetch(&req)) {
+            Some(Ok(())) => true,
+            // `OffsetMetadataManager.fetchOffsets` and `fetchAllOffsets` catch the
+            // GroupIdNotFoundException of a group that keeps no offsets (a share
+            // group): it reads as a missing one, with no error.
+            Some(Err(ErrorCode::GroupIdNotFound)) | None => false,
+            Some(Err(error_code)) => {
+                let response = OffsetFetchResponse { error_code, ..OffsetFetchResponse::default() };
+                self.engine.respond(rid, Response::OffsetFetch(response));
+                return;
+            }
+        };
+        let committed = found.then(|| self.committed_offsets(req.group_id.as_str()));
         // `require_stable`: a partition any producer's open transaction wrote is
         // UNSTABLE_OFFSET_COMMIT (`OffsetMetadataManager.fetchOffsets`).
         // Committed state: a transaction its marker ended in a write still in
         // flight is still open here.
-        let unstable = match req.require_stable && view.is_some() {
+        let unstable = match req.require_stable && found {
             true => self.committed_txn_partitions(req.group_id.as_str()),
             false => Default::default(),
         };
@@ -349,5 +356,55 @@ impl CoordinatorCore {
         if !records.is_empty() {
             self.engine.write(records, PendingWrite::Expiration { removals });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use group_offsets::{ConsumerGroupMetadataValue, ModernGroupRecord, fold};
+    use group_types::{ErrorCode, OffsetFetchData, OffsetFetchRequest};
+    use rstest::rstest;
+
+    use crate::config::CoordinatorConfig;
+    use crate::core::{CoordinatorCore, Record, Request, RequestId, Response};
+
+    /// OffsetFetch of a share group (Kafka's `ShareGroup.validateOffsetFetch`
+    /// throws GroupIdNotFoundException, which `OffsetMetadataManager.fetchOffsets`
+    /// and `fetchAllOffsets` catch): no error, as for a missing group (the
+    /// transactional-offset oracle's script 10).
+    #[rstest]
+    #[case::all_offsets(OffsetFetchRequest::all("sg"), &[])]
+    #[case::named(OffsetFetchRequest::all("sg").with_partition("foo", 0), &[("foo", 0)])]
+    #[case::named_stable(
+        OffsetFetchRequest { require_stable: true, ..OffsetFetchRequest::all("sg").with_partition("foo", 1) },
+        &[("foo", 1)]
+    )]
+    fn a_share_group_fetches_as_a_missing_group(
+        #[case] request: OffsetFetchRequest,
+        #[case] partitions: &[(&str, i32)],
+    ) {
+        let mut core = CoordinatorCore::new(CoordinatorConfig::default());
+        let share = ModernGroupRecord::ShareGroupMetadata {
+            group_id: Arc::from("sg"),
+            value: Some(ConsumerGroupMetadataValue { epoch: 1, metadata_hash: 0 }),
+        };
+        let _ = core.load(0, fold(vec![Record::Modern(share)]));
+        assert!(core.share_group("sg").is_some());
+        let fx = core.handle(10, RequestId(1), Request::OffsetFetch(request));
+        let Some((_, Response::OffsetFetch(response))) = fx.responses.into_iter().next() else {
+            panic!("an OffsetFetch answer")
+        };
+        assert_eq!(response.error_code, ErrorCode::None);
+        let got: Vec<(&str, i32, &OffsetFetchData)> = response
+            .offsets
+            .iter()
+            .flat_map(|(t, p)| p.iter().map(move |(p, d)| (t.as_str(), *p, d)))
+            .collect();
+        let missing = OffsetFetchData::missing();
+        let want: Vec<(&str, i32, &OffsetFetchData)> =
+            partitions.iter().map(|&(t, p)| (t, p, &missing)).collect();
+        assert_eq!(got, want);
     }
 }

@@ -11,7 +11,7 @@ use group_offsets::{
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerMemberState, DeleteGroupsRequest, DescribeGroupsRequest, GroupId,
     JoinGroupRequest, ListGroupsRequest, MemberId, OffsetCommitData, OffsetCommitRequest,
-    OffsetDeleteRequest, OffsetFetchRequest, TopicId, TopicIdPartitions,
+    OffsetDeleteRequest, TopicId, TopicIdPartitions,
 };
 use rstest::rstest;
 
@@ -164,10 +164,6 @@ fn a_member_tombstone_and_the_group_tombstone_remove_what_they_key() {
         .with_offset("foo", 0, OffsetCommitData::new(5))),
     "GROUP_ID_NOT_FOUND"
 )]
-#[case::offset_fetch(
-    Request::OffsetFetch(OffsetFetchRequest { group_id: GroupId::from("g"), ..OffsetFetchRequest::default() }),
-    "GROUP_ID_NOT_FOUND"
-)]
 #[case::offset_delete(
     Request::OffsetDelete(OffsetDeleteRequest { group_id: "g".into(), topics: [("foo".to_owned(), vec![0])].into() }),
     "GROUP_ID_NOT_FOUND"
@@ -192,7 +188,6 @@ fn other_kinds_apis_refuse_a_share_group(#[case] request: Request, #[case] expec
             assert_eq!(codes.len(), 1);
             codes[0].to_owned()
         }
-        Response::OffsetFetch(r) => r.error_code.name().to_owned(),
         Response::OffsetDelete(r) => r.error_code.name().to_owned(),
         Response::DescribeGroups(r) => {
             let g = &r.groups[0];
