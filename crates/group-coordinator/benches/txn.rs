@@ -124,6 +124,17 @@ fn bench_transactions(c: &mut Criterion) {
     let runtime = GroupCoordinator::with_clock(Arc::new(storage), config(), Arc::new(ManualClock::new(0)))
         .expect("coordinator");
     let partitions: Vec<i32> = (0..GROUPS).map(|g| runtime.shard_of(&format!("group-{g}")) as i32).collect();
+    let probe = TxnOffsetCommitRequest { producer_id: 999, ..txn(0) }.with_offset(
+        "orders",
+        1,
+        OffsetCommitData::new(7),
+    );
+    let answer = runtime.handle_txn_offset_commit(probe).expect("running");
+    assert!(answer.iter().all(|(_, _, code)| code == group_types::ErrorCode::None), "{answer:?}");
+    runtime.handle_write_txn_markers(marker(partitions[0], 999)).expect("running");
+    let fetch = group_types::OffsetFetchRequest::all("group-0");
+    let fetched = runtime.handle_offset_fetch(fetch).expect("running");
+    assert_eq!(fetched.get("orders", 1).map(|d| d.offset), Some(7), "{fetched:?}");
     let mut j = 0;
     group.bench_function("runtime_memory_storage/offset_commit", |b| {
         b.iter_batched(
