@@ -482,9 +482,9 @@ macro_rules! coordinator_apis {
 macro_rules! group_api_table {
     ($then:ident) => {
         $then! {
-            /// OffsetCommit, answered as version 9+: a missing group with a generation
-            /// >= 0 is `GROUP_ID_NOT_FOUND` (a front end serving v0-v8 maps that to
-            /// `ILLEGAL_GENERATION`). READ on each topic too; partitions of topics the
+            /// OffsetCommit: a missing group with a generation >= 0 is
+            /// `GROUP_ID_NOT_FOUND` from v9 and `ILLEGAL_GENERATION` before, as the
+            /// request's version says. READ on each topic too; partitions of topics the
             /// caller may not read, or that do not exist, are answered before the core.
             OffsetCommit {
                 key: 8, versions: 2..=9,

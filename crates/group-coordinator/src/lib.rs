@@ -79,8 +79,7 @@
 //! (the oracle replay test). Deliberate differences: a leaving member's parked
 //! SyncGroup is answered `UNKNOWN_MEMBER_ID` instead of never; unparsable consumer
 //! metadata leaves the subscribed topics unknown instead of failing the join phase (a
-//! Kafka bug); OffsetCommit answers as v9+ (`GROUP_ID_NOT_FOUND` for a missing group
-//! with a generation, which a v0-v8 front end maps to `ILLEGAL_GENERATION`).
+//! Kafka bug). `docs/KAFKA-DIFFERENCES.md` lists every difference with its test.
 //!
 //! Consumer groups are checked the same way against Kafka 4.2.1
 //! (`tests/data/oracle-kip848`). Deliberate differences there: a target is
