@@ -227,6 +227,18 @@ impl Inner {
         let Some((operation, group)) = request.group_acl() else {
             return Admission::Admitted(request, Fixup::Nothing);
         };
+        // `KafkaApis.handleTxnOffsetCommitRequest` asks WRITE on the transactional
+        // id before the group.
+        if let Request::TxnOffsetCommit(r) = &request
+            && !self.allowed(
+                context,
+                AclOperation::Write,
+                Resource::TransactionalId(&r.transactional_id),
+                true,
+            )
+        {
+            return Admission::Answered(request.refused(ErrorCode::TransactionalIdAuthorizationFailed));
+        }
         if !self.allowed(context, operation, Resource::Group(group), true) {
             return Admission::Answered(request.refused(ErrorCode::GroupAuthorizationFailed));
         }
@@ -259,15 +271,8 @@ impl Inner {
                     Fixup::Commit(rejected)
                 }
             }
-            // `KafkaApis.handleTxnOffsetCommitRequest`: WRITE on the transactional id
-            // before the group, then each topic as for a commit.
+            // `KafkaApis.handleTxnOffsetCommitRequest`: each topic as for a commit.
             Request::TxnOffsetCommit(r) => {
-                let txn = Resource::TransactionalId(&r.transactional_id);
-                if !self.allowed(context, AclOperation::Write, txn, true) {
-                    return Admission::Answered(
-                        request.refused(ErrorCode::TransactionalIdAuthorizationFailed),
-                    );
-                }
                 let rejected = self.trim_offset_commit(context, &mut r.offsets);
                 if rejected.is_empty() {
                     Fixup::Nothing

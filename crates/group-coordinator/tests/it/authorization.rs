@@ -23,6 +23,7 @@ fn resource_key(resource: Resource<'_>) -> String {
         Resource::Group(g) => format!("group:{g}"),
         Resource::Topic(t) => format!("topic:{t}"),
         Resource::Cluster => "cluster".to_owned(),
+        Resource::TransactionalId(t) => format!("transactional-id:{t}"),
         _ => "other".to_owned(),
     }
 }
@@ -499,4 +500,49 @@ fn a_regex_resolves_only_to_topics_the_member_may_describe() {
     let g = c.get_consumer_group("g").expect("a consumer group");
     assert_eq!(g.regexes, vec![("foo-.*".to_owned(), vec!["foo-a".to_owned()])]);
     c.stop();
+}
+
+/// `KafkaApis.handleTxnOffsetCommitRequest`'s checks in order: WRITE on the
+/// transactional id, READ on the group, READ on each topic; and
+/// `handleWriteTxnMarkersRequest`'s CLUSTER_ACTION on the cluster. A denied
+/// request leaves nothing pending and commits nothing.
+#[test]
+fn transactional_offsets_ask_the_transactional_id_the_group_the_topics_and_the_cluster() {
+    use group_types::{TransactionResult, TxnOffsetCommitRequest, WriteTxnMarkersRequest};
+    let f = fixture();
+    let txn = |id: &str| {
+        TxnOffsetCommitRequest {
+            transactional_id: id.to_owned(),
+            group_id: "g".into(),
+            producer_id: 7,
+            ..Default::default()
+        }
+        .with_offset("t", 0, OffsetCommitData::new(5))
+        .with_offset("secret", 0, OffsetCommitData::new(5))
+    };
+    f.acls.deny("User:mallory", AclOperation::Write, "transactional-id:tx-m");
+    f.acls.deny("User:mallory", AclOperation::Read, "group:g");
+    f.acls.deny("User:alice", AclOperation::Read, "topic:secret");
+    let denied = f.c.caller(&f.mallory).handle_txn_offset_commit(txn("tx-m")).unwrap();
+    assert!(denied.iter().all(|(_, _, c)| c == ErrorCode::TransactionalIdAuthorizationFailed), "{denied:?}");
+    let denied = f.c.caller(&f.mallory).handle_txn_offset_commit(txn("tx-other")).unwrap();
+    assert!(denied.iter().all(|(_, _, c)| c == ErrorCode::GroupAuthorizationFailed), "{denied:?}");
+    assert!(f.c.get_group("g").is_none(), "a denied commit makes no group");
+
+    let answer = f.c.caller(&f.alice).handle_txn_offset_commit(txn("tx-a")).unwrap();
+    assert_eq!(answer.error_for("t", 0), Some(ErrorCode::None));
+    assert_eq!(answer.error_for("secret", 0), Some(ErrorCode::TopicAuthorizationFailed));
+    let asked: Vec<(AclOperation, String)> =
+        f.acls.take_asked().into_iter().map(|(_, _, o, r)| (o, r)).collect();
+    assert!(asked.contains(&(AclOperation::Write, "transactional-id:tx-a".to_owned())), "{asked:?}");
+
+    let shard = i32::try_from(f.c.shard_of("g")).unwrap();
+    let marker = || WriteTxnMarkersRequest::one(7, TransactionResult::Commit, &[shard]);
+    f.acls.deny("User:mallory", AclOperation::ClusterAction, "cluster");
+    let refused = f.c.caller(&f.mallory).handle_write_txn_markers(marker()).unwrap();
+    assert!(refused.iter().all(|(_, _, _, c)| c == ErrorCode::ClusterAuthorizationFailed), "{refused:?}");
+    assert_eq!(f.c.get_committed_offset("g", "t", 0).unwrap(), -1, "still pending");
+    let written = f.c.caller(&f.alice).handle_write_txn_markers(marker()).unwrap();
+    assert!(written.iter().all(|(_, _, _, c)| c == ErrorCode::None), "{written:?}");
+    assert_eq!(f.c.get_committed_offset("g", "t", 0).unwrap(), 5);
 }

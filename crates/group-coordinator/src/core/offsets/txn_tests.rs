@@ -624,3 +624,24 @@ fn a_deleted_topic_drops_committed_and_pending_offsets() {
     assert_eq!(sim.committed("g", 0), None);
     assert_eq!(sim.core.committed_offset("g", "bar", 0).map(|o| o.offset), Some(10));
 }
+
+/// Kafka's shard ignores the producer epoch of commits and markers (the broker's
+/// producer-state checks fence old epochs before the coordinator; oracle-txn 15):
+/// a marker at another epoch ends the producer's transaction all the same.
+#[test]
+fn the_producer_epoch_is_not_checked() {
+    let mut sim = Sim::new();
+    let req = TxnOffsetCommitRequest {
+        group_id: GroupId::from("g"),
+        producer_id: 3,
+        producer_epoch: 5,
+        ..Default::default()
+    }
+    .with_offset("foo", 0, OffsetCommitData::new(4));
+    let Some(Response::TxnOffsetCommit(r)) = sim.ask(req) else { panic!() };
+    assert_eq!(r.error_for("foo", 0), Some(ErrorCode::None));
+    let mut marker = WriteTxnMarkersRequest::one(3, TransactionResult::Commit, &[0]);
+    marker.markers[0].producer_epoch = 0;
+    sim.ask(marker);
+    assert_eq!(sim.committed("g", 0), Some(4));
+}
