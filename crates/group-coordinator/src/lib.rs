@@ -70,6 +70,36 @@
 //!   other. Classic members keep working inside a consumer group through JoinGroup,
 //!   SyncGroup and Heartbeat. [`ConsumerGroupSnapshot`] is the read-only view.
 //!
+//! - Transactional offsets (KIP-98, KIP-447): [`GroupCoordinator::txn_offset_commit`]
+//!   keeps a producer's offsets pending, durable and invisible (a `require_stable`
+//!   OffsetFetch answers `UNSTABLE_OFFSET_COMMIT` where any is open), until a
+//!   transaction coordinator ends the transaction with
+//!   [`GroupCoordinator::write_txn_markers`] (Kafka's
+//!   `GroupCoordinator.completeTransaction`, once per partition of
+//!   `__consumer_offsets` the markers name): COMMIT makes each offset committed
+//!   unless a newer commit of its partition already is, ABORT drops them. A broker
+//!   with its own transaction coordinator calls it for the partitions it hosts:
+//!
+//!   ```
+//!   use std::sync::Arc;
+//!
+//!   use group_coordinator::{CoordinatorConfig, GroupCoordinator};
+//!   use group_offsets::MemoryMetadataStore;
+//!   use group_types::{OffsetCommitData, TransactionResult, TxnOffsetCommitRequest, WriteTxnMarkersRequest};
+//!
+//!   let c = GroupCoordinator::new(Arc::new(MemoryMetadataStore::new()), CoordinatorConfig::default())?;
+//!   let commit = TxnOffsetCommitRequest { group_id: "g".into(), producer_id: 7, ..Default::default() }
+//!       .with_offset("orders", 0, OffsetCommitData::new(42));
+//!   c.handle_txn_offset_commit(commit)?;
+//!   assert_eq!(c.get_committed_offset("g", "orders", 0)?, -1, "pending");
+//!   // The group's coordinator partition is the `__consumer_offsets` partition a
+//!   // transaction coordinator names.
+//!   let partition = i32::try_from(c.shard_of("g")).unwrap_or_default();
+//!   c.handle_write_txn_markers(WriteTxnMarkersRequest::one(7, TransactionResult::Commit, &[partition]))?;
+//!   assert_eq!(c.get_committed_offset("g", "orders", 0)?, 42);
+//!   # Ok::<(), Box<dyn std::error::Error>>(())
+//!   ```
+//!
 //! - [`GroupCoordinator::perform_assignment`]: server-side assignment with the
 //!   `group-assignors` assignor the group's selected protocol names; for a
 //!   consumer group, a view of its server-side target assignment.
