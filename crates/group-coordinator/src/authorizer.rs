@@ -12,6 +12,8 @@
 //! | ListGroups | DESCRIBE on the cluster, else DESCRIBE on each group listed | |
 //! | DeleteGroups | DELETE (each group) | |
 //! | OffsetDelete | DELETE | READ on each topic |
+//! | DescribeConfigs (GROUP) | DESCRIBE_CONFIGS | |
+//! | IncrementalAlterConfigs (GROUP) | ALTER_CONFIGS | |
 
 use std::borrow::Cow;
 use std::fmt;
@@ -110,6 +112,71 @@ pub enum AclOperation {
     /// Replicate: a follower's Fetch needs it on the cluster (the coordinator never
     /// asks it).
     ClusterAction,
+    /// Read a group's configs (DescribeConfigs on a GROUP resource).
+    DescribeConfigs,
+    /// Change a group's configs (IncrementalAlterConfigs on a GROUP resource).
+    AlterConfigs,
+}
+
+impl AclOperation {
+    /// What a group supports (Kafka's `AclEntry.supportedOperations(GROUP)`): the
+    /// operations a KIP-430 `authorized_operations` field is made of.
+    pub const GROUP_OPERATIONS: [AclOperation; 5] = [
+        AclOperation::Read,
+        AclOperation::Describe,
+        AclOperation::Delete,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+    ];
+
+    /// Kafka's code for the operation (`AclOperation.code`): its bit in an
+    /// `authorized_operations` field.
+    pub const fn code(self) -> i8 {
+        match self {
+            AclOperation::Read => 3,
+            AclOperation::Write => 4,
+            AclOperation::Delete => 6,
+            AclOperation::Describe => 8,
+            AclOperation::ClusterAction => 9,
+            AclOperation::DescribeConfigs => 10,
+            AclOperation::AlterConfigs => 11,
+        }
+    }
+
+    /// Kafka's name for the operation (`READ`, `DESCRIBE_CONFIGS`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AclOperation::Read => "READ",
+            AclOperation::Write => "WRITE",
+            AclOperation::Delete => "DELETE",
+            AclOperation::Describe => "DESCRIBE",
+            AclOperation::ClusterAction => "CLUSTER_ACTION",
+            AclOperation::DescribeConfigs => "DESCRIBE_CONFIGS",
+            AclOperation::AlterConfigs => "ALTER_CONFIGS",
+        }
+    }
+}
+
+/// The bit field of `authorized_operations` (KIP-430) for `group` and the caller
+/// `context`: a bit per [`AclOperation::GROUP_OPERATIONS`] entry `authorizer`
+/// allows, as Kafka's `AuthHelper.authorizedOperations` makes it.
+///
+/// ```
+/// use group_coordinator::{AllowAll, RequestContext, group_authorized_operations};
+///
+/// // READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS: bits 3, 6, 8, 10 and 11.
+/// let bits = group_authorized_operations(&AllowAll, &RequestContext::ANONYMOUS, "g");
+/// assert_eq!(bits, (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));
+/// ```
+pub fn group_authorized_operations(
+    authorizer: &dyn Authorizer,
+    context: &RequestContext,
+    group: &str,
+) -> i32 {
+    AclOperation::GROUP_OPERATIONS
+        .iter()
+        .filter(|&&op| authorizer.authorize(context, op, Resource::Group(group)))
+        .fold(0, |bits, op| bits | 1 << op.code())
 }
 
 /// What an operation applies to.

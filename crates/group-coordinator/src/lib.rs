@@ -156,6 +156,8 @@ mod consumer_config;
 mod core;
 mod end_offsets;
 mod error;
+mod group_config;
+mod group_config_store;
 mod latency;
 mod metadata_image;
 mod metrics;
@@ -165,7 +167,9 @@ mod snapshot;
 mod topic_metadata;
 
 pub use crate::api::{Api, GroupApi, Routing, Waits};
-pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
+pub use crate::authorizer::{
+    AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource, group_authorized_operations,
+};
 pub use crate::config::{CoordinatorConfig, MAX_GROUP_ID_BYTES};
 pub use crate::consumer_config::{
     BadConsumerGroupConfig, BadMigrationPolicy, ConsumerGroupConfig, GroupConfigOverrides, MigrationPolicy,
@@ -176,6 +180,12 @@ pub use crate::core::{
 };
 pub use crate::end_offsets::{EndOffsetQuery, PartitionEndOffsets};
 pub use crate::error::CoordinatorError;
+pub use crate::group_config::{
+    AlterConfigOp, ConfigSource, ConfigSynonym, DescribedGroupConfig, GroupConfigBounds, GroupConfigError,
+    GroupConfigProps, GroupConfigType, IntBounds, alter_group_config, describe_group_config,
+    evaluate_group_config, group_config_names, group_config_props, validate_group_config,
+};
+pub use crate::group_config_store::{GroupConfigStore, GroupConfigStoreError, MemoryGroupConfigStore};
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metadata_image::{MetadataImage, TopicImage};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};

@@ -512,3 +512,73 @@ fn share_offsets_lag_comes_from_the_nodes_topics() {
     got.sort();
     assert_eq!(got, [(0, 0, 0, 0), (1, 0, 0, 0)]);
 }
+
+/// Allows `User:ANONYMOUS` (every plaintext test connection) only DESCRIBE and
+/// ALTER_CONFIGS on groups, and everything on topics and the cluster.
+#[derive(Debug)]
+struct DescribeAndAlterConfigsOnly;
+
+impl group_coordinator::Authorizer for DescribeAndAlterConfigsOnly {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        use group_coordinator::AclOperation::{AlterConfigs, Describe};
+        !matches!(resource, group_coordinator::Resource::Group(_))
+            || matches!(operation, Describe | AlterConfigs)
+    }
+}
+
+/// A memory node whose coordinator and broker APIs both ask `authorizer`.
+fn node_with(authorizer: Arc<dyn group_coordinator::Authorizer>) -> Node {
+    let config = group_coordinator::CoordinatorConfig::default();
+    let coordinator = group_coordinator::GroupCoordinator::builder(
+        Arc::new(group_offsets::MemoryMetadataStore::new()),
+        config,
+    )
+    .authorizer(authorizer.clone())
+    .open()
+    .expect("memory coordinator");
+    crate::test_samples::test_node(CoordinatorService::new(coordinator), authorizer, 10)
+}
+
+/// `req` sent at `version` as `api` to `node`, and its answer.
+fn call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i16, req: &Q) -> R {
+    let mut body = BytesMut::new();
+    req.encode(&mut body, version).expect("encodes");
+    let reply = node.handle(frame(api, version, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    let _ = ResponseHeader::decode(&mut out, api.response_header_version(version));
+    R::decode(&mut out, version).expect("decodes")
+}
+
+/// DescribeGroups (key 15) with `IncludeAuthorizedOperations` through the frame path
+/// (`KafkaApis.handleDescribeGroupsRequest`, KIP-430): from v3 the group's bits from the
+/// ACLs (DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked; v0-v2 have
+/// no such field.
+#[test]
+fn describe_groups_answers_authorized_operations_on_the_wire() {
+    use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+
+    let node = node_with(Arc::new(DescribeAndAlterConfigsOnly));
+    let cases: [(i16, bool, i32); 5] = [
+        (3, true, (1 << 8) | (1 << 11)),
+        (5, true, (1 << 8) | (1 << 11)),
+        (5, false, i32::MIN),
+        (2, true, i32::MIN),
+        (0, false, i32::MIN),
+    ];
+    for (version, include, expected) in cases {
+        let mut req =
+            DescribeGroupsRequest::default().with_groups(vec![StrBytes::from_static_str("g").into()]);
+        if version >= 3 {
+            req = req.with_include_authorized_operations(include);
+        }
+        let resp: DescribeGroupsResponse = call(&node, ApiKey::DescribeGroups, version, &req);
+        let g = &resp.groups[0];
+        assert_eq!((g.error_code, g.authorized_operations), (0, expected), "v{version} include {include}");
+    }
+    node.service.stop();
+}

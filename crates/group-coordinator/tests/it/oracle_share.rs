@@ -569,7 +569,8 @@ fn replay(scenario: &Value, expected: &Value) -> Outcome {
                     |g| g.iter().map(|g| GroupId::from(g.as_str().unwrap())).collect(),
                 );
                 let version = step["version"].as_i64().unwrap_or(6) as i16;
-                let req = DescribeGroupsRequest { group_ids: ids, api_version: version };
+                let req =
+                    DescribeGroupsRequest { group_ids: ids, api_version: version, ..Default::default() };
                 let (response, _) = r.request(at, Request::DescribeGroups(req));
                 let Response::DescribeGroups(resp) = response else { panic!("another answer") };
                 let got: Vec<Value> = resp
