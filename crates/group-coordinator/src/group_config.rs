@@ -873,11 +873,8 @@ pub fn alter_group_config(
     ops: &[(String, AlterConfigOp)],
     config: &CoordinatorConfig,
 ) -> Result<GroupConfigProps, GroupConfigError> {
-    if let Some(i) = (1..ops.len()).find(|&i| ops[..i].iter().any(|(name, _)| *name == ops[i].0)) {
-        return Err(GroupConfigError::InvalidRequest(format!(
-            "Error due to duplicate config keys: {}",
-            ops[i].0
-        )));
+    if (1..ops.len()).any(|i| ops[..i].iter().any(|(name, _)| *name == ops[i].0)) {
+        return Err(GroupConfigError::InvalidRequest("Error due to duplicate config keys".to_owned()));
     }
     let mut next = current.clone();
     for (name, op) in ops {

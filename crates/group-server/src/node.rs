@@ -88,7 +88,7 @@ impl Reply {
 }
 
 /// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
-const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
+const BROKER_APIS: [(ApiKey, i16, i16); 13] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
     (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
     (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
@@ -114,6 +114,17 @@ const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
     // 4.2's versions (`wire::share_codec`: the crate knows v1 only).
     (ApiKey::ShareFetch, 1, 2),
     (ApiKey::ShareAcknowledge, 1, 2),
+    // The configs of GROUP resources (`crate::configs`); other resources are refused.
+    (
+        ApiKey::DescribeConfigs,
+        kp::DescribeConfigsRequest::VERSIONS.min,
+        kp::DescribeConfigsRequest::VERSIONS.max,
+    ),
+    (
+        ApiKey::IncrementalAlterConfigs,
+        kp::IncrementalAlterConfigsRequest::VERSIONS.min,
+        kp::IncrementalAlterConfigsRequest::VERSIONS.max,
+    ),
 ];
 
 /// Expands the coordinator's table of group APIs into the node's dispatch and the
@@ -420,6 +431,16 @@ impl Node {
                 let answer = self.share_acknowledge(ctx.caller, &req, v);
                 self.record(|| ctx.line(&answer.log));
                 now(&answer.response)
+            }
+            ApiKey::DescribeConfigs => {
+                let req: kp::DescribeConfigsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(&format!(",\"resources\":{}", req.resources.len())));
+                now(&self.describe_configs(ctx.caller, &req, v))
+            }
+            ApiKey::IncrementalAlterConfigs => {
+                let req: kp::IncrementalAlterConfigsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(&format!(",\"resources\":{}", req.resources.len())));
+                now(&self.incremental_alter_configs(ctx.caller, &req))
             }
             _ => self.dispatch_group(ctx, body),
         }
