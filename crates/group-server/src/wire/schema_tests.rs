@@ -74,6 +74,9 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // `share_codec`'s: ShareFetch and ShareAcknowledge v2, WriteShareGroupState,
             // ReadShareGroupStateSummary and DescribeShareGroupOffsets v1.
             + 5
+            // DescribeConfigs v1-v4 and IncrementalAlterConfigs v0-v1 (`crate::configs`).
+            + 4
+            + 2
     );
 }
 
