@@ -622,6 +622,18 @@ fn parse(def: &Def, raw: &str) -> Result<Parsed, GroupConfigError> {
 /// Kafka's own checks, then within the broker's bounds (`config`), a session longer
 /// than its heartbeat interval, a registered streams assignor, a dead-letter topic
 /// not named like an internal one. The first failure, in Kafka's order.
+///
+/// ```
+/// use group_coordinator::{CoordinatorConfig, GroupConfigProps, validate_group_config};
+///
+/// let broker = CoordinatorConfig::default();
+/// let mut props = GroupConfigProps::new();
+/// props.insert("consumer.heartbeat.interval.ms".into(), "6000".into());
+/// assert!(validate_group_config(&props, &broker).is_ok());
+/// props.insert("consumer.heartbeat.interval.ms".into(), "1".into());
+/// let error = validate_group_config(&props, &broker).unwrap_err();
+/// assert_eq!(error.to_string(), "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive.");
+/// ```
 pub fn validate_group_config(
     props: &GroupConfigProps,
     config: &CoordinatorConfig,

@@ -32,6 +32,13 @@
 //!   questions about [`Resource`]s for the [`Principal`] of a [`RequestContext`].
 //!   [`GroupCoordinator::caller`] gives the same methods on behalf of one caller; the
 //!   methods of [`GroupCoordinator`] itself act as [`Principal::ANONYMOUS`].
+//!   [`group_authorized_operations`] is KIP-430's `authorized_operations` of a group.
+//! - Per-group configs (Kafka's `GroupConfig`): [`validate_group_config`],
+//!   [`describe_group_config`] and [`alter_group_config`] over a group's
+//!   [`GroupConfigProps`]; [`Caller::describe_group_configs`] and
+//!   [`Caller::alter_group_configs`] serve DescribeConfigs and IncrementalAlterConfigs
+//!   of GROUP resources, kept in a [`GroupConfigStore`] (memory by default, set with
+//!   [`GroupCoordinatorBuilder::group_config_store`]).
 //! - [`TopicMetadata`]: which topic-partitions exist ([`AllTopicsExist`] by
 //!   default, set with [`GroupCoordinatorBuilder::topic_metadata`]); OffsetCommit and
 //!   OffsetDelete partitions it does not know are answered

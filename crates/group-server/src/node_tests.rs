@@ -513,24 +513,6 @@ fn share_offsets_lag_comes_from_the_nodes_topics() {
     assert_eq!(got, [(0, 0, 0, 0), (1, 0, 0, 0)]);
 }
 
-/// Allows `User:ANONYMOUS` (every plaintext test connection) only DESCRIBE and
-/// ALTER_CONFIGS on groups, and everything on topics and the cluster.
-#[derive(Debug)]
-struct DescribeAndAlterConfigsOnly;
-
-impl group_coordinator::Authorizer for DescribeAndAlterConfigsOnly {
-    fn authorize(
-        &self,
-        _: &group_coordinator::RequestContext,
-        operation: group_coordinator::AclOperation,
-        resource: group_coordinator::Resource<'_>,
-    ) -> bool {
-        use group_coordinator::AclOperation::{AlterConfigs, Describe};
-        !matches!(resource, group_coordinator::Resource::Group(_))
-            || matches!(operation, Describe | AlterConfigs)
-    }
-}
-
 /// A memory node whose coordinator and broker APIs both ask `authorizer`.
 fn node_with(authorizer: Arc<dyn group_coordinator::Authorizer>) -> Node {
     let config = group_coordinator::CoordinatorConfig::default();
@@ -556,13 +538,15 @@ fn call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i16, req:
 
 /// DescribeGroups (key 15) with `IncludeAuthorizedOperations` through the frame path
 /// (`KafkaApis.handleDescribeGroupsRequest`, KIP-430): from v3 the group's bits from the
-/// ACLs (DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked; v0-v2 have
-/// no such field.
+/// ACLs (DELETE 6, DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked;
+/// v0-v2 have no such field.
 #[test]
 fn describe_groups_answers_authorized_operations_on_the_wire() {
     use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 
-    let node = node_with(Arc::new(DescribeAndAlterConfigsOnly));
+    use group_coordinator::AclOperation::{DescribeConfigs, Read};
+    // DESCRIBE and ALTER_CONFIGS, and DELETE on groups.
+    let node = node_with(Arc::new(DenyOnGroups(vec![Read, DescribeConfigs])));
     let cases: [(i16, bool, i32); 5] = [
         (3, true, (1 << 8) | (1 << 11)),
         (5, true, (1 << 8) | (1 << 11)),

@@ -22,7 +22,14 @@ use AclOperation::{AlterConfigs, Delete, Describe, DescribeConfigs, Read};
 /// Allows `User:alice` the listed operations on groups, and everything else (to
 /// her and to the anonymous caller that makes the group).
 #[derive(Debug)]
-struct GroupAcls(Vec<AclOperation>);
+pub(crate) struct GroupAcls(pub(crate) Vec<AclOperation>);
+
+impl GroupAcls {
+    /// Every group operation but `denied`.
+    pub(crate) fn all_but(denied: &[AclOperation]) -> GroupAcls {
+        GroupAcls(AclOperation::GROUP_OPERATIONS.into_iter().filter(|op| !denied.contains(op)).collect())
+    }
+}
 
 impl Authorizer for GroupAcls {
     fn authorize(&self, context: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use group_coordinator::{
-    AclOperation, AlterConfigOp, Authorizer, ConfigSource, CoordinatorConfig, GroupConfigError,
-    GroupConfigProps, GroupConfigStore, GroupCoordinator, ManualClock, MemoryGroupConfigStore, MetadataImage,
-    Principal, RequestContext, Resource, TopicImage, evaluate_group_config, validate_group_config,
+    AclOperation, AlterConfigOp, ConfigSource, CoordinatorConfig, GroupConfigError, GroupConfigProps,
+    GroupConfigStore, GroupCoordinator, ManualClock, MemoryGroupConfigStore, MetadataImage, Principal,
+    RequestContext, TopicImage, evaluate_group_config, validate_group_config,
 };
 use group_offsets::MemoryMetadataStore;
 use group_types::{ConsumerGroupHeartbeatRequest, ErrorCode, TopicId};
@@ -380,23 +380,11 @@ fn read_back_values_are_clamped_to_custom_bounds(#[case] value: &str, #[case] ex
     assert_eq!(o.session_timeout_ms, Some(expected));
 }
 
-/// Allows `User:alice` everything but the listed operations on groups.
-#[derive(Debug)]
-struct Denied(Vec<AclOperation>);
-
-impl Authorizer for Denied {
-    fn authorize(&self, context: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool {
-        context.principal.name() != "alice"
-            || !matches!(resource, Resource::Group(_))
-            || !self.0.contains(&operation)
-    }
-}
-
 fn open(store: Arc<dyn GroupConfigStore>, denied: Vec<AclOperation>) -> GroupCoordinator {
     GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), CoordinatorConfig::default())
         .clock(Arc::new(ManualClock::new(1_000)))
         .metadata_image(MetadataImage::new(1, [TopicImage::new(TopicId([3; 16]), "t", 2)]))
-        .authorizer(Arc::new(Denied(denied)))
+        .authorizer(Arc::new(crate::authorized_operations::GroupAcls::all_but(&denied)))
         .group_config_store(store)
         .open()
         .expect("opens")
@@ -553,4 +541,56 @@ fn configs_survive_a_restart() {
     let c = open(store, Vec::new());
     assert_eq!(heartbeat_interval(&c, 0).1, 15_000);
     c.stop();
+}
+
+proptest::proptest! {
+    /// `GroupConfigManager.updateGroupConfig`'s note: on the admin path values are
+    /// validated first, so reading them back clamps nothing. Whatever integers are set,
+    /// configs that pass validation run exactly as set.
+    #[test]
+    fn validated_configs_run_as_set(
+        session in proptest::option::of(40_000i32..70_000),
+        interval in proptest::option::of(3_000i32..20_000),
+        lock in proptest::option::of(10_000i32..70_000),
+        count in proptest::option::of(1i32..15),
+    ) {
+        let mut p = GroupConfigProps::new();
+        for (name, value) in [
+            ("consumer.session.timeout.ms", session),
+            ("consumer.heartbeat.interval.ms", interval),
+            ("share.record.lock.duration.ms", lock),
+            ("share.delivery.count.limit", count),
+        ] {
+            if let Some(v) = value {
+                p.insert(name.to_owned(), v.to_string());
+            }
+        }
+        let config = CoordinatorConfig::default();
+        if validate_group_config(&p, &config).is_ok() {
+            let o = evaluate_group_config(&p, &config);
+            proptest::prop_assert_eq!(o.session_timeout_ms, session);
+            proptest::prop_assert_eq!(o.heartbeat_interval_ms, interval);
+            proptest::prop_assert_eq!(o.share_record_lock_duration_ms, lock);
+            proptest::prop_assert_eq!(o.share_delivery_count_limit, count);
+        }
+    }
+
+    /// SET then DELETE of the same config leaves a group's configs as they were.
+    #[test]
+    fn set_then_delete_is_a_no_op(value in 5_000i32..15_000, start in proptest::option::of(46_000i32..60_000)) {
+        let config = CoordinatorConfig::default();
+        let mut current = GroupConfigProps::new();
+        if let Some(s) = start {
+            current.insert("consumer.session.timeout.ms".to_owned(), s.to_string());
+        }
+        let name = "consumer.heartbeat.interval.ms".to_owned();
+        let set = group_coordinator::alter_group_config(
+            &current,
+            &[(name.clone(), AlterConfigOp::Set(value.to_string()))],
+            &config,
+        );
+        let set = set.expect("in bounds");
+        let back = group_coordinator::alter_group_config(&set, &[(name, AlterConfigOp::Delete)], &config);
+        proptest::prop_assert_eq!(back, Ok(current));
+    }
 }
