@@ -538,15 +538,15 @@ fn call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i16, req:
 
 /// DescribeGroups (key 15) with `IncludeAuthorizedOperations` through the frame path
 /// (`KafkaApis.handleDescribeGroupsRequest`, KIP-430): from v3 the group's bits from the
-/// ACLs (DELETE 6, DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked;
-/// v0-v2 have no such field.
+/// ACLs (DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked; v0-v2 have
+/// no such field.
 #[test]
 fn describe_groups_answers_authorized_operations_on_the_wire() {
     use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
 
-    use group_coordinator::AclOperation::{DescribeConfigs, Read};
-    // DESCRIBE and ALTER_CONFIGS, and DELETE on groups.
-    let node = node_with(Arc::new(DenyOnGroups(vec![Read, DescribeConfigs])));
+    use group_coordinator::AclOperation::{Delete, DescribeConfigs, Read};
+    // Only DESCRIBE and ALTER_CONFIGS on groups.
+    let node = node_with(Arc::new(DenyOnGroups(vec![Read, Delete, DescribeConfigs])));
     let cases: [(i16, bool, i32); 5] = [
         (3, true, (1 << 8) | (1 << 11)),
         (5, true, (1 << 8) | (1 << 11)),
