@@ -487,6 +487,10 @@ fn alters_apply_from_the_next_heartbeat() {
     caller.alter_group_configs("g", &ops, false).expect("altered");
     caller.alter_group_configs("bar", &ops[..1], false).expect("altered");
     assert_eq!(heartbeat_interval(&c, epoch).1, 6_000);
+    // A share group's settings, which a broker's fetch path reads, change as soon.
+    assert_eq!(c.share_group_settings("s").record_lock_duration_ms, 30_000);
+    caller.alter_group_configs("s", &[set("share.record.lock.duration.ms", "20000")], false).expect("altered");
+    assert_eq!(c.share_group_settings("s").record_lock_duration_ms, 20_000);
 
     let refused = [
         ("", vec![set("consumer.session.timeout.ms", "50000")], ErrorCode::InvalidRequest),
@@ -509,7 +513,7 @@ fn alters_apply_from_the_next_heartbeat() {
     assert!(c.group_configs("g").is_empty());
     assert_eq!(heartbeat_interval(&c, epoch).1, 5_000);
     let stored: BTreeMap<_, _> = store.load().expect("loads");
-    assert_eq!(stored.keys().collect::<Vec<_>>(), ["bar"]);
+    assert_eq!(stored.keys().collect::<Vec<_>>(), ["bar", "s"]);
     c.stop();
 }
 
