@@ -489,7 +489,9 @@ fn alters_apply_from_the_next_heartbeat() {
     assert_eq!(heartbeat_interval(&c, epoch).1, 6_000);
     // A share group's settings, which a broker's fetch path reads, change as soon.
     assert_eq!(c.share_group_settings("s").record_lock_duration_ms, 30_000);
-    caller.alter_group_configs("s", &[set("share.record.lock.duration.ms", "20000")], false).expect("altered");
+    caller
+        .alter_group_configs("s", &[set("share.record.lock.duration.ms", "20000")], false)
+        .expect("altered");
     assert_eq!(c.share_group_settings("s").record_lock_duration_ms, 20_000);
 
     let refused = [
