@@ -3,7 +3,8 @@
 real admin clients against group-server: confluent-kafka 2.16.1 (librdkafka 2.16.0)
 alters a group's configs with IncrementalAlterConfigs and reads them back with
 DescribeConfigs, a value out of the node's bounds is refused with Kafka's code and
-words, kafka-python 3.0.12 reads the same configs, and they are still there after the
+words, kafka-python 3.0.12 reads them and alters another, which confluent-kafka
+reads, and they are still there after the
 server is killed (SIGKILL) and started again on the same data directory. kafka-python's
 DescribeGroups with include_authorized_operations answers every operation a group
 supports (the node has no ACL file: everything is allowed).
@@ -100,6 +101,18 @@ def kafka_python_describe(bootstrap):
         admin.close()
 
 
+def kafka_python_alter(bootstrap, name, value):
+    """IncrementalAlterConfigs SET of one config of GROUP, by kafka-python: its answer."""
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        resource = ConfigResource(ConfigResourceType.GROUP, GROUP, configs={name: value})
+        return admin.alter_configs([resource])["group"][GROUP]
+    finally:
+        admin.close()
+
+
 def kafka_python_authorized_operations(bootstrap):
     """DescribeGroups of GROUP with include_authorized_operations, by kafka-python."""
     from kafka.admin import KafkaAdminClient
@@ -131,6 +144,10 @@ def scenario(binary, workdir):
 
         entry = kafka_python_describe(server.bootstrap)
         check(entry["value"] == "6000" and entry["config_source"] == "DYNAMIC_GROUP_CONFIG", f"kafka-python: {entry}")
+        answer = kafka_python_alter(server.bootstrap, "consumer.session.timeout.ms", "50000")
+        check(answer == "OK", f"kafka-python's alter is accepted: {answer}")
+        session = confluent_describe(server.bootstrap).get("consumer.session.timeout.ms")
+        check(session == ("50000", 8), f"and described by confluent-kafka: {session}")
 
         ops = kafka_python_authorized_operations(server.bootstrap)
         names = sorted(str(op).rsplit(".", 1)[-1] for op in (ops or []))
