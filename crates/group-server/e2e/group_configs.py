@@ -4,7 +4,7 @@ real admin clients against group-server: confluent-kafka 2.16.1 (librdkafka 2.16
 alters a group's configs with IncrementalAlterConfigs and reads them back with
 DescribeConfigs, a value out of the node's bounds is refused with Kafka's code and
 words, kafka-python 3.0.12 reads them and alters another, which confluent-kafka
-reads, and they are still there after the
+reads, ListConfigResources lists the group, and its configs are still there after the
 server is killed (SIGKILL) and started again on the same data directory. kafka-python's
 DescribeGroups with include_authorized_operations answers every operation a group
 supports (the node has no ACL file: everything is allowed).
@@ -113,6 +113,17 @@ def kafka_python_alter(bootstrap, name, value):
         admin.close()
 
 
+def kafka_python_listed_groups(bootstrap):
+    """ListConfigResources of GROUP resources, by kafka-python: the names."""
+    from kafka.admin import ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return admin.list_config_resources([ConfigResourceType.GROUP])
+    finally:
+        admin.close()
+
+
 def kafka_python_authorized_operations(bootstrap):
     """DescribeGroups of GROUP with include_authorized_operations, by kafka-python."""
     from kafka.admin import KafkaAdminClient
@@ -149,6 +160,9 @@ def scenario(binary, workdir):
         session = confluent_describe(server.bootstrap).get("consumer.session.timeout.ms")
         check(session == ("50000", 8), f"and described by confluent-kafka: {session}")
 
+        listed = kafka_python_listed_groups(server.bootstrap)
+        check(listed == {"group": [GROUP]}, f"ListConfigResources lists the group: {listed}")
+
         ops = kafka_python_authorized_operations(server.bootstrap)
         names = sorted(str(op).rsplit(".", 1)[-1] for op in (ops or []))
         expected = ["ALTER_CONFIGS", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ"]
@@ -158,7 +172,7 @@ def scenario(binary, workdir):
         server.start()
         entry = kafka_python_describe(server.bootstrap)
         check(entry["value"] == "6000", f"kept across a kill -9: {entry}")
-        return "altered, refused out of bounds, read by both clients, kept across a kill -9; 5 authorized operations"
+        return "altered, refused out of bounds, read by both clients, listed, kept across a kill -9; 5 authorized operations"
     finally:
         server.kill()
 

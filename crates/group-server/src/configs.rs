@@ -11,10 +11,14 @@
 //! "Unsupported resource type".) The legacy AlterConfigs (key 33), which replaces a
 //! resource's configs whole, is not served.
 //!
+//! ListConfigResources (key 74, KIP-1142) lists the groups that have configs; it lists
+//! no resource of the other types, whose configs this node does not serve (Kafka lists
+//! its topics, brokers and client-metrics subscriptions there too).
+//!
 //! A node keeps its groups' configs in its own store (`--data-dir`), not in the
 //! coordinator partitions' logs: in a cluster (`--cluster`) each node has its own.
 
-use group_coordinator::{AlterConfigOp, GroupConfigError, RequestContext};
+use group_coordinator::{AclOperation, AlterConfigOp, GroupConfigError, RequestContext, Resource};
 use group_types::ErrorCode;
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
@@ -187,5 +191,38 @@ impl Node {
             })
             .collect();
         kp::IncrementalAlterConfigsResponse::default().with_responses(responses)
+    }
+
+    /// ListConfigResources, as `KafkaApis.handleListConfigResources`: DESCRIBE_CONFIGS on
+    /// the cluster, else CLUSTER_AUTHORIZATION_FAILED; a type outside the version's
+    /// (v0: CLIENT_METRICS only, Kafka's old ListClientMetricsResources; v1: TOPIC,
+    /// BROKER, BROKER_LOGGER, CLIENT_METRICS and GROUP) is UNSUPPORTED_VERSION; no type
+    /// asked is every type of the version. Of them, the groups with configs are listed.
+    pub(crate) fn list_config_resources(
+        &self,
+        caller: &RequestContext,
+        req: &kp::ListConfigResourcesRequest,
+        version: i16,
+    ) -> kp::ListConfigResourcesResponse {
+        use kp::list_config_resources_response::ConfigResource;
+        let response = kp::ListConfigResourcesResponse::default();
+        if !self.authorizer.authorize(caller, AclOperation::DescribeConfigs, Resource::Cluster) {
+            return response.with_error_code(ErrorCode::ClusterAuthorizationFailed.code());
+        }
+        let supported: &[i8] = if version == 0 { &[16] } else { &[2, 4, 8, 16, GROUP] };
+        let asked: &[i8] = if req.resource_types.is_empty() { supported } else { &req.resource_types };
+        if asked.iter().any(|t| !supported.contains(t)) {
+            return response.with_error_code(ErrorCode::UnsupportedVersion.code());
+        }
+        let resources = if asked.contains(&GROUP) {
+            let groups = self.service.coordinator().groups_with_configs();
+            groups
+                .into_iter()
+                .map(|g| ConfigResource::default().with_resource_name(sb(g)).with_resource_type(GROUP))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        response.with_config_resources(resources)
     }
 }

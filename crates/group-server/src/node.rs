@@ -88,7 +88,7 @@ impl Reply {
 }
 
 /// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
-const BROKER_APIS: [(ApiKey, i16, i16); 13] = [
+const BROKER_APIS: [(ApiKey, i16, i16); 14] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
     (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
     (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
@@ -124,6 +124,11 @@ const BROKER_APIS: [(ApiKey, i16, i16); 13] = [
         ApiKey::IncrementalAlterConfigs,
         kp::IncrementalAlterConfigsRequest::VERSIONS.min,
         kp::IncrementalAlterConfigsRequest::VERSIONS.max,
+    ),
+    (
+        ApiKey::ListConfigResources,
+        kp::ListConfigResourcesRequest::VERSIONS.min,
+        kp::ListConfigResourcesRequest::VERSIONS.max,
     ),
 ];
 
@@ -441,6 +446,11 @@ impl Node {
                 let req: kp::IncrementalAlterConfigsRequest = decode(body, api, v)?;
                 self.record(|| ctx.line(&format!(",\"resources\":{}", req.resources.len())));
                 now(&self.incremental_alter_configs(ctx.caller, &req))
+            }
+            ApiKey::ListConfigResources => {
+                let req: kp::ListConfigResourcesRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&self.list_config_resources(ctx.caller, &req, v))
             }
             _ => self.dispatch_group(ctx, body),
         }

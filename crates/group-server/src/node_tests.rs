@@ -781,3 +781,54 @@ fn group_configs_survive_a_restart_of_a_durable_node() {
     drop(node);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// ListConfigResources (key 74, KIP-1142) as `KafkaApis.handleListConfigResources`:
+/// the groups with configs; a type the version does not know UNSUPPORTED_VERSION (35);
+/// v0 (ListClientMetricsResources) lists client-metrics subscriptions only (none here);
+/// without DESCRIBE_CONFIGS on the cluster CLUSTER_AUTHORIZATION_FAILED (31).
+#[test]
+fn list_config_resources_lists_the_configured_groups() {
+    use kafka_protocol::messages::{ListConfigResourcesRequest, ListConfigResourcesResponse};
+
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    for group in ["h", "g"] {
+        let set = alter_resource(32, group, &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
+        assert_eq!(alter(&node, vec![set]), [(0, None)]);
+    }
+    let list = |node: &Node, version: i16, types: Vec<i8>| {
+        let req = ListConfigResourcesRequest::default().with_resource_types(types);
+        let resp: ListConfigResourcesResponse = call(node, ApiKey::ListConfigResources, version, &req);
+        let names: Vec<(String, i8)> =
+            resp.config_resources.iter().map(|r| (r.resource_name.to_string(), r.resource_type)).collect();
+        (resp.error_code, names)
+    };
+    let groups = vec![("g".to_owned(), 32), ("h".to_owned(), 32)];
+    assert_eq!(list(&node, 1, Vec::new()), (0, groups.clone()));
+    assert_eq!(list(&node, 1, vec![32]), (0, groups));
+    assert_eq!(list(&node, 1, vec![2, 4]), (0, Vec::new()));
+    assert_eq!(list(&node, 1, vec![1]), (35, Vec::new()));
+    assert_eq!(list(&node, 0, Vec::new()), (0, Vec::new()));
+    node.service.stop();
+
+    let node = node_with(Arc::new(NoClusterAction));
+    assert_eq!(list(&node, 1, Vec::new()).0, 0, "CLUSTER_ACTION is not what it asks");
+    node.service.stop();
+    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::DescribeConfigs)));
+    assert_eq!(list(&node, 1, Vec::new()), (31, Vec::new()));
+    node.service.stop();
+}
+
+/// Allows everything but one operation on the cluster.
+#[derive(Debug)]
+struct DenyOnCluster(group_coordinator::AclOperation);
+
+impl group_coordinator::Authorizer for DenyOnCluster {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        !(resource == group_coordinator::Resource::Cluster && operation == self.0)
+    }
+}

@@ -236,6 +236,10 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
                 v,
             )
         }
+        ApiKey::ListConfigResources => {
+            let req = ListConfigResourcesRequest::default();
+            enc(&if v >= 1 { req.with_resource_types(vec![32, 2]) } else { req }, v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -267,6 +271,7 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::ShareAcknowledge => share_codec::ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
         ApiKey::DescribeConfigs => DescribeConfigsRequest::decode(&mut b, v).is_ok(),
         ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ListConfigResources => ListConfigResourcesRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

@@ -174,4 +174,10 @@ impl GroupCoordinator {
     pub fn group_configs(&self, group_id: &str) -> GroupConfigProps {
         self.inner.group_configs.get(group_id)
     }
+
+    /// The groups that have configs, in id order (`GroupConfigManager.groupIds`, what
+    /// ListConfigResources lists as GROUP resources).
+    pub fn groups_with_configs(&self) -> Vec<String> {
+        self.inner.group_configs.groups().keys().cloned().collect()
+    }
 }

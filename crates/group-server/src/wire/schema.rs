@@ -197,6 +197,8 @@ static DESCRIBE_CONFIGS: Struct =
 static ALTERABLE_CONFIG: Struct = plain(&[always(Str), always(I8), always(Str)]);
 static ALTER_CONFIGS_RESOURCE: Struct = plain(&[always(I8), always(Str), always(Arr(&ALTERABLE_CONFIG))]);
 static INCREMENTAL_ALTER_CONFIGS: Struct = plain(&[always(Arr(&ALTER_CONFIGS_RESOURCE)), always(Bool)]);
+// A compact array of int8 (the resource types) is laid out as compact bytes are.
+static LIST_CONFIG_RESOURCES: Struct = plain(&[f(Bytes, 1, ALL)]);
 
 /// The request of an API the node answers itself; a group API's is its `WireApi::SCHEMA`.
 pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
@@ -214,6 +216,7 @@ pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
         ApiKey::ShareAcknowledge => (1, 2, 0, &SHARE_ACKNOWLEDGE),
         ApiKey::DescribeConfigs => (1, 4, 4, &DESCRIBE_CONFIGS),
         ApiKey::IncrementalAlterConfigs => (0, 1, 1, &INCREMENTAL_ALTER_CONFIGS),
+        ApiKey::ListConfigResources => (0, 1, 0, &LIST_CONFIG_RESOURCES),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

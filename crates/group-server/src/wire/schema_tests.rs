@@ -74,8 +74,10 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // `share_codec`'s: ShareFetch and ShareAcknowledge v2, WriteShareGroupState,
             // ReadShareGroupStateSummary and DescribeShareGroupOffsets v1.
             + 5
-            // DescribeConfigs v1-v4 and IncrementalAlterConfigs v0-v1 (`crate::configs`).
+            // DescribeConfigs v1-v4, IncrementalAlterConfigs v0-v1 and ListConfigResources
+            // v0-v1 (`crate::configs`).
             + 4
+            + 2
             + 2
     );
 }
