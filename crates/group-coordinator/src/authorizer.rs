@@ -116,6 +116,13 @@ pub enum AclOperation {
     DescribeConfigs,
     /// Change a group's configs (IncrementalAlterConfigs on a GROUP resource).
     AlterConfigs,
+    /// Create a topic (the coordinator never asks it; a Metadata answer's
+    /// authorized operations name it).
+    Create,
+    /// Alter a topic or the cluster (never asked here; named as `Create` is).
+    Alter,
+    /// Produce idempotently (never asked here; named as `Create` is).
+    IdempotentWrite,
 }
 
 impl AclOperation {
@@ -129,17 +136,43 @@ impl AclOperation {
         AclOperation::AlterConfigs,
     ];
 
+    /// What a topic supports (`AclEntry.supportedOperations(TOPIC)`).
+    pub const TOPIC_OPERATIONS: [AclOperation; 8] = [
+        AclOperation::Read,
+        AclOperation::Write,
+        AclOperation::Create,
+        AclOperation::Describe,
+        AclOperation::Delete,
+        AclOperation::Alter,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+    ];
+
+    /// What the cluster supports (`AclEntry.supportedOperations(CLUSTER)`).
+    pub const CLUSTER_OPERATIONS: [AclOperation; 7] = [
+        AclOperation::Create,
+        AclOperation::ClusterAction,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+        AclOperation::IdempotentWrite,
+        AclOperation::Alter,
+        AclOperation::Describe,
+    ];
+
     /// Kafka's code for the operation (`AclOperation.code`): its bit in an
     /// `authorized_operations` field.
     pub const fn code(self) -> i8 {
         match self {
             AclOperation::Read => 3,
             AclOperation::Write => 4,
+            AclOperation::Create => 5,
             AclOperation::Delete => 6,
+            AclOperation::Alter => 7,
             AclOperation::Describe => 8,
             AclOperation::ClusterAction => 9,
             AclOperation::DescribeConfigs => 10,
             AclOperation::AlterConfigs => 11,
+            AclOperation::IdempotentWrite => 12,
         }
     }
 
@@ -153,29 +186,39 @@ impl AclOperation {
             AclOperation::ClusterAction => "CLUSTER_ACTION",
             AclOperation::DescribeConfigs => "DESCRIBE_CONFIGS",
             AclOperation::AlterConfigs => "ALTER_CONFIGS",
+            AclOperation::Create => "CREATE",
+            AclOperation::Alter => "ALTER",
+            AclOperation::IdempotentWrite => "IDEMPOTENT_WRITE",
         }
     }
 }
 
-/// The bit field of `authorized_operations` (KIP-430) for `group` and the caller
-/// `context`: a bit per [`AclOperation::GROUP_OPERATIONS`] entry `authorizer`
-/// allows, as Kafka's `AuthHelper.authorizedOperations` makes it.
+/// The bit field of `authorized_operations` (KIP-430) for `resource` and the caller
+/// `context`: a bit per operation the resource supports
+/// ([`AclOperation::GROUP_OPERATIONS`], [`TOPIC_OPERATIONS`](AclOperation::TOPIC_OPERATIONS),
+/// [`CLUSTER_OPERATIONS`](AclOperation::CLUSTER_OPERATIONS)) that `authorizer` allows,
+/// as Kafka's `AuthHelper.authorizedOperations` makes it.
 ///
 /// ```
-/// use group_coordinator::{AllowAll, RequestContext, group_authorized_operations};
+/// use group_coordinator::{AllowAll, RequestContext, Resource, authorized_operations};
 ///
 /// // READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS: bits 3, 6, 8, 10 and 11.
-/// let bits = group_authorized_operations(&AllowAll, &RequestContext::ANONYMOUS, "g");
+/// let bits = authorized_operations(&AllowAll, &RequestContext::ANONYMOUS, Resource::Group("g"));
 /// assert_eq!(bits, (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));
 /// ```
-pub fn group_authorized_operations(
+pub fn authorized_operations(
     authorizer: &dyn Authorizer,
     context: &RequestContext,
-    group: &str,
+    resource: Resource<'_>,
 ) -> i32 {
-    AclOperation::GROUP_OPERATIONS
+    let supported: &[AclOperation] = match resource {
+        Resource::Group(_) => &AclOperation::GROUP_OPERATIONS,
+        Resource::Topic(_) => &AclOperation::TOPIC_OPERATIONS,
+        Resource::Cluster => &AclOperation::CLUSTER_OPERATIONS,
+    };
+    supported
         .iter()
-        .filter(|&&op| authorizer.authorize(context, op, Resource::Group(group)))
+        .filter(|&&op| authorizer.authorize(context, op, resource))
         .fold(0, |bits, op| bits | 1 << op.code())
 }
 

@@ -32,7 +32,7 @@
 //!   questions about [`Resource`]s for the [`Principal`] of a [`RequestContext`].
 //!   [`GroupCoordinator::caller`] gives the same methods on behalf of one caller; the
 //!   methods of [`GroupCoordinator`] itself act as [`Principal::ANONYMOUS`].
-//!   [`group_authorized_operations`] is KIP-430's `authorized_operations` of a group.
+//!   [`authorized_operations`] is KIP-430's `authorized_operations` of a resource.
 //! - Per-group configs (Kafka's `GroupConfig`): [`validate_group_config`],
 //!   [`describe_group_config`] and [`alter_group_config`] over a group's
 //!   [`GroupConfigProps`]; [`Caller::describe_group_configs`] and
@@ -175,7 +175,7 @@ mod topic_metadata;
 
 pub use crate::api::{Api, GroupApi, Routing, Waits};
 pub use crate::authorizer::{
-    AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource, group_authorized_operations,
+    AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource, authorized_operations,
 };
 pub use crate::config::{CoordinatorConfig, MAX_GROUP_ID_BYTES};
 pub use crate::consumer_config::{

@@ -102,8 +102,9 @@ pub enum RuleError {
 /// - **principal**: `Type:name` as the connection authenticated (`User:alice`; a
 ///   plaintext connection without SASL is `User:ANONYMOUS`); `User:*` is every
 ///   principal.
-/// - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
-///   `CLUSTER_ACTION`, `DESCRIBE_CONFIGS`, `ALTER_CONFIGS` and `ALL`, separated by commas.
+/// - **operations**: one or more of `READ`, `WRITE`, `CREATE`, `DESCRIBE`, `DELETE`,
+///   `ALTER`, `CLUSTER_ACTION`, `DESCRIBE_CONFIGS`, `ALTER_CONFIGS`, `IDEMPOTENT_WRITE`
+///   and `ALL`, separated by commas.
 /// - **resource**: `Group:<id>`, `Topic:<name>` or `Cluster:kafka-cluster` (`Cluster`
 ///   alone and `Cluster:*` are the same: there is one cluster). The name is taken verbatim up to the next blank (it may hold
 ///   `:` and `*`); the name `*` alone is every resource of the type.
@@ -294,9 +295,11 @@ impl Operations {
     const ALL: u16 = 1 << 6;
     const DESCRIBE_CONFIGS: u16 = 1 << 7;
     const ALTER_CONFIGS: u16 = 1 << 8;
+    const CREATE: u16 = 1 << 9;
+    const IDEMPOTENT_WRITE: u16 = 1 << 10;
 
     /// The file's names, with their bits.
-    const NAMES: [(&'static str, u16); 9] = [
+    const NAMES: [(&'static str, u16); 11] = [
         ("READ", Operations::READ),
         ("WRITE", Operations::WRITE),
         ("DESCRIBE", Operations::DESCRIBE),
@@ -305,6 +308,8 @@ impl Operations {
         ("CLUSTER_ACTION", Operations::CLUSTER_ACTION),
         ("DESCRIBE_CONFIGS", Operations::DESCRIBE_CONFIGS),
         ("ALTER_CONFIGS", Operations::ALTER_CONFIGS),
+        ("CREATE", Operations::CREATE),
+        ("IDEMPOTENT_WRITE", Operations::IDEMPOTENT_WRITE),
         ("ALL", Operations::ALL),
     ];
 
@@ -317,6 +322,9 @@ impl Operations {
             AclOperation::ClusterAction => Operations::CLUSTER_ACTION,
             AclOperation::DescribeConfigs => Operations::DESCRIBE_CONFIGS,
             AclOperation::AlterConfigs => Operations::ALTER_CONFIGS,
+            AclOperation::Create => Operations::CREATE,
+            AclOperation::Alter => Operations::ALTER,
+            AclOperation::IdempotentWrite => Operations::IDEMPOTENT_WRITE,
             // An operation this authorizer does not know matches only `ALL`.
             _ => 0,
         }
@@ -533,8 +541,8 @@ fn parse_operations(word: &str) -> Result<Operations, RuleError> {
     for name in word.split(',') {
         let Some(&(_, bit)) = Operations::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
             return Err(unexpected(
-                "operations among READ, WRITE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION, \
-                 DESCRIBE_CONFIGS, ALTER_CONFIGS and ALL (separated by commas)",
+                "operations among READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION, \
+                 DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE and ALL (separated by commas)",
                 name,
             ));
         };

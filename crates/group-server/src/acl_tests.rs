@@ -212,6 +212,7 @@ allow User:dave    DESCRIBE  Cluster:kafka-cluster
 allow User:erin    CLUSTER_ACTION Cluster
 allow User:frank   ALTER_CONFIGS Group:tuned
 allow User:frank   describe_configs Group:seen
+allow User:frank   CREATE,IDEMPOTENT_WRITE Cluster
 ";
 
 #[rstest]
@@ -270,6 +271,11 @@ allow User:frank   describe_configs Group:seen
 #[case::describe_not_from_configs("User:frank", AclOperation::Describe, Resource::Group("tuned"), false)]
 #[case::configs_from_all("User:alice", AclOperation::AlterConfigs, Resource::Group("mine"), true)]
 #[case::configs_not_from_read("User:alice", AclOperation::DescribeConfigs, Resource::Group("orders"), false)]
+// CREATE and IDEMPOTENT_WRITE, which only Metadata's authorized operations ask.
+#[case::create("User:frank", AclOperation::Create, Resource::Cluster, true)]
+#[case::idempotent_write("User:frank", AclOperation::IdempotentWrite, Resource::Cluster, true)]
+#[case::alter_of_the_file("User:carol", AclOperation::Alter, Resource::Topic("configs"), true)]
+#[case::create_not_implied("User:carol", AclOperation::Create, Resource::Topic("configs"), false)]
 // Super users are allowed everything, with or without rules.
 #[case::super_user("User:admin", AclOperation::Delete, Resource::Group("anything"), true)]
 #[case::super_user_despite_deny("User:admin", AclOperation::Read, Resource::Topic("secret"), true)]
@@ -316,6 +322,9 @@ fn operation() -> impl Strategy<Value = AclOperation> {
         Just(AclOperation::ClusterAction),
         Just(AclOperation::DescribeConfigs),
         Just(AclOperation::AlterConfigs),
+        Just(AclOperation::Create),
+        Just(AclOperation::Alter),
+        Just(AclOperation::IdempotentWrite),
     ]
 }
 

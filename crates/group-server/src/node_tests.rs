@@ -832,3 +832,37 @@ impl group_coordinator::Authorizer for DenyOnCluster {
         !(resource == group_coordinator::Resource::Cluster && operation == self.0)
     }
 }
+
+/// Metadata's KIP-430 fields (`KafkaApis.handleTopicMetadataRequest`): from v8 each
+/// described topic's authorized operations when asked (every topic operation:
+/// READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+/// ALTER_CONFIGS 11), and at v8-v10 the cluster's (CREATE 5, ALTER 7, DESCRIBE 8,
+/// CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12),
+/// 0 without DESCRIBE on the cluster; `i32::MIN` otherwise.
+#[test]
+fn metadata_answers_authorized_operations() {
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
+
+    let topic_bits = [3, 4, 5, 6, 7, 8, 10, 11].iter().fold(0, |b, c| b | 1 << c);
+    let cluster_bits = [5, 7, 8, 9, 10, 11, 12].iter().fold(0, |b, c| b | 1 << c);
+    let ask = |node: &Node, version: i16, include: bool| {
+        let topic = MetadataRequestTopic::default().with_name(Some(StrBytes::from_static_str("t1").into()));
+        let mut req = MetadataRequest::default()
+            .with_topics(Some(vec![topic]))
+            .with_include_topic_authorized_operations(include);
+        if (8..=10).contains(&version) {
+            req = req.with_include_cluster_authorized_operations(include);
+        }
+        let resp: MetadataResponse = call(node, ApiKey::Metadata, version, &req);
+        (resp.topics[0].topic_authorized_operations, resp.cluster_authorized_operations)
+    };
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    assert_eq!(ask(&node, 10, true), (topic_bits, cluster_bits));
+    assert_eq!(ask(&node, 12, true), (topic_bits, i32::MIN));
+    assert_eq!(ask(&node, 10, false), (i32::MIN, i32::MIN));
+    node.service.stop();
+    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::Describe)));
+    assert_eq!(ask(&node, 9, true), (topic_bits, 0));
+    node.service.stop();
+}

@@ -566,7 +566,11 @@ fn authorize_described(
         return;
     }
     if include {
-        g.set_authorized_operations(crate::group_authorized_operations(authorizer, context, g.group()));
+        g.set_authorized_operations(crate::authorized_operations(
+            authorizer,
+            context,
+            Resource::Group(g.group()),
+        ));
     }
 }
 
@@ -707,7 +711,7 @@ impl EachGroup for DescribeGroupsRequest {
             if include && version >= 3 {
                 for g in groups.iter_mut().filter(|g| g.error_code == ErrorCode::None) {
                     g.authorized_operations =
-                        crate::group_authorized_operations(&*authorizer, &context, &g.group_id);
+                        crate::authorized_operations(&*authorizer, &context, Resource::Group(&g.group_id));
                 }
             }
             DescribeGroupsResponse { groups }
