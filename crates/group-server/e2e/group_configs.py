@@ -16,11 +16,8 @@ summary.
 import os
 import signal
 import subprocess
-import sys
-import time
-import traceback
 
-from consumer_protocol import ScenarioFailed, check
+from consumer_protocol import check, run_one
 
 GROUP = "configured"
 HEARTBEAT = "consumer.heartbeat.interval.ms"
@@ -178,21 +175,7 @@ def scenario(binary, workdir):
 
 
 def main():
-    args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
-    binary, workdir = args["--server"], args["--workdir"]
-    os.makedirs(workdir, exist_ok=True)
-    start = time.time()
-    try:
-        detail = scenario(binary, workdir)
-        ok = True
-    except Exception as e:
-        detail = f"{type(e).__name__}: {e}"
-        if not isinstance(e, ScenarioFailed):
-            detail += "\n" + traceback.format_exc()
-        ok = False
-    print(f"scenario group-configs: {'PASS' if ok else 'FAIL'} in {time.time() - start:.1f}s: {detail}", flush=True)
-    print(f"group-configs: {1 if ok else 0}/1 scenarios passed", flush=True)
-    sys.exit(0 if ok else 1)
+    run_one("group-configs", scenario)
 
 
 if __name__ == "__main__":
