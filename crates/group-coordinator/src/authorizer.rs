@@ -12,6 +12,8 @@
 //! | ListGroups | DESCRIBE on the cluster, else DESCRIBE on each group listed | |
 //! | DeleteGroups | DELETE (each group) | |
 //! | OffsetDelete | DELETE | READ on each topic |
+//! | DescribeConfigs (GROUP) | DESCRIBE_CONFIGS | |
+//! | IncrementalAlterConfigs (GROUP) | ALTER_CONFIGS | |
 
 use std::borrow::Cow;
 use std::fmt;
@@ -110,6 +112,117 @@ pub enum AclOperation {
     /// Replicate: a follower's Fetch needs it on the cluster (the coordinator never
     /// asks it).
     ClusterAction,
+    /// Read a group's configs (DescribeConfigs on a GROUP resource).
+    DescribeConfigs,
+    /// Change a group's configs (IncrementalAlterConfigs on a GROUP resource).
+    AlterConfigs,
+    /// Create a topic (the coordinator never asks it; a Metadata answer's
+    /// authorized operations name it).
+    Create,
+    /// Alter a topic or the cluster (never asked here; named as `Create` is).
+    Alter,
+    /// Produce idempotently (never asked here; named as `Create` is).
+    IdempotentWrite,
+}
+
+impl AclOperation {
+    /// What a group supports (Kafka's `AclEntry.supportedOperations(GROUP)`): the
+    /// operations a KIP-430 `authorized_operations` field is made of.
+    pub const GROUP_OPERATIONS: [AclOperation; 5] = [
+        AclOperation::Read,
+        AclOperation::Describe,
+        AclOperation::Delete,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+    ];
+
+    /// What a topic supports (`AclEntry.supportedOperations(TOPIC)`).
+    pub const TOPIC_OPERATIONS: [AclOperation; 8] = [
+        AclOperation::Read,
+        AclOperation::Write,
+        AclOperation::Create,
+        AclOperation::Describe,
+        AclOperation::Delete,
+        AclOperation::Alter,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+    ];
+
+    /// What the cluster supports (`AclEntry.supportedOperations(CLUSTER)`).
+    pub const CLUSTER_OPERATIONS: [AclOperation; 7] = [
+        AclOperation::Create,
+        AclOperation::ClusterAction,
+        AclOperation::DescribeConfigs,
+        AclOperation::AlterConfigs,
+        AclOperation::IdempotentWrite,
+        AclOperation::Alter,
+        AclOperation::Describe,
+    ];
+
+    /// Kafka's code for the operation (`AclOperation.code`): its bit in an
+    /// `authorized_operations` field.
+    pub const fn code(self) -> i8 {
+        match self {
+            AclOperation::Read => 3,
+            AclOperation::Write => 4,
+            AclOperation::Create => 5,
+            AclOperation::Delete => 6,
+            AclOperation::Alter => 7,
+            AclOperation::Describe => 8,
+            AclOperation::ClusterAction => 9,
+            AclOperation::DescribeConfigs => 10,
+            AclOperation::AlterConfigs => 11,
+            AclOperation::IdempotentWrite => 12,
+        }
+    }
+
+    /// Kafka's name for the operation (`READ`, `DESCRIBE_CONFIGS`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AclOperation::Read => "READ",
+            AclOperation::Write => "WRITE",
+            AclOperation::Delete => "DELETE",
+            AclOperation::Describe => "DESCRIBE",
+            AclOperation::ClusterAction => "CLUSTER_ACTION",
+            AclOperation::DescribeConfigs => "DESCRIBE_CONFIGS",
+            AclOperation::AlterConfigs => "ALTER_CONFIGS",
+            AclOperation::Create => "CREATE",
+            AclOperation::Alter => "ALTER",
+            AclOperation::IdempotentWrite => "IDEMPOTENT_WRITE",
+        }
+    }
+}
+
+/// The bit field of `authorized_operations` (KIP-430) for `resource` and the caller
+/// `context`: a bit per operation the resource supports
+/// ([`AclOperation::GROUP_OPERATIONS`], [`TOPIC_OPERATIONS`](AclOperation::TOPIC_OPERATIONS),
+/// [`CLUSTER_OPERATIONS`](AclOperation::CLUSTER_OPERATIONS)) that `authorizer` allows,
+/// as Kafka's `AuthHelper.authorizedOperations` makes it.
+///
+/// ```
+/// use group_coordinator::{AllowAll, RequestContext, Resource, authorized_operations};
+///
+/// // READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS and ALTER_CONFIGS: bits 3, 6, 8, 10 and 11.
+/// let bits = authorized_operations(&AllowAll, &RequestContext::ANONYMOUS, Resource::Group("g"));
+/// assert_eq!(bits, (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));
+/// ```
+pub fn authorized_operations(
+    authorizer: &dyn Authorizer,
+    context: &RequestContext,
+    resource: Resource<'_>,
+) -> i32 {
+    let supported: &[AclOperation] = match resource {
+        Resource::Group(_) => &AclOperation::GROUP_OPERATIONS,
+        Resource::Topic(_) => &AclOperation::TOPIC_OPERATIONS,
+        Resource::Cluster => &AclOperation::CLUSTER_OPERATIONS,
+        // A kind of resource no answer lists the operations of.
+        #[allow(unreachable_patterns)]
+        _ => &[],
+    };
+    supported
+        .iter()
+        .filter(|&&op| authorizer.authorize(context, op, resource))
+        .fold(0, |bits, op| bits | 1 << op.code())
 }
 
 /// What an operation applies to.

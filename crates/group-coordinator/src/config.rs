@@ -52,6 +52,9 @@ pub struct CoordinatorConfig {
     pub share: crate::ShareGroupConfig,
     /// The share coordinator each coordinator partition hosts (`share.coordinator.*`).
     pub share_coordinator: group_share_coordinator::ShareCoordinatorConfig,
+    /// The broker bounds of the per-group configs that have no setting above
+    /// (assignment intervals, `streams.*`).
+    pub group_config_bounds: crate::GroupConfigBounds,
 }
 
 impl Default for CoordinatorConfig {
@@ -73,6 +76,7 @@ impl Default for CoordinatorConfig {
             consumer: crate::ConsumerGroupConfig::default(),
             share: crate::ShareGroupConfig::default(),
             share_coordinator: group_share_coordinator::ShareCoordinatorConfig::default(),
+            group_config_bounds: crate::GroupConfigBounds::default(),
         }
     }
 }

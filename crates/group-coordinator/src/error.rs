@@ -87,4 +87,7 @@ pub enum CoordinatorError {
     /// A consumer-group setting breaks Kafka's bounds (`ConsumerGroupConfig::validate`).
     #[error(transparent)]
     InvalidConfig(#[from] crate::BadConsumerGroupConfig),
+    /// The per-group configs could not be read at open.
+    #[error("could not load the group configs: {0}")]
+    GroupConfigs(#[from] crate::GroupConfigStoreError),
 }

@@ -32,6 +32,13 @@
 //!   questions about [`Resource`]s for the [`Principal`] of a [`RequestContext`].
 //!   [`GroupCoordinator::caller`] gives the same methods on behalf of one caller; the
 //!   methods of [`GroupCoordinator`] itself act as [`Principal::ANONYMOUS`].
+//!   [`authorized_operations`] is KIP-430's `authorized_operations` of a resource.
+//! - Per-group configs (Kafka's `GroupConfig`): [`validate_group_config`],
+//!   [`describe_group_config`] and [`alter_group_config`] over a group's
+//!   [`GroupConfigProps`]; [`Caller::describe_group_configs`] and
+//!   [`Caller::alter_group_configs`] serve DescribeConfigs and IncrementalAlterConfigs
+//!   of GROUP resources, kept in a [`GroupConfigStore`] (memory by default, set with
+//!   [`GroupCoordinatorBuilder::group_config_store`]).
 //! - [`TopicMetadata`]: which topic-partitions exist ([`AllTopicsExist`] by
 //!   default, set with [`GroupCoordinatorBuilder::topic_metadata`]); OffsetCommit and
 //!   OffsetDelete partitions it does not know are answered
@@ -185,6 +192,8 @@ mod consumer_config;
 mod core;
 mod end_offsets;
 mod error;
+mod group_config;
+mod group_config_store;
 mod latency;
 mod metadata_image;
 mod metrics;
@@ -194,7 +203,9 @@ mod snapshot;
 mod topic_metadata;
 
 pub use crate::api::{Api, GroupApi, Routing, Waits};
-pub use crate::authorizer::{AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource};
+pub use crate::authorizer::{
+    AclOperation, AllowAll, Authorizer, Principal, RequestContext, Resource, authorized_operations,
+};
 pub use crate::config::{CoordinatorConfig, MAX_GROUP_ID_BYTES};
 pub use crate::consumer_config::{
     BadConsumerGroupConfig, BadMigrationPolicy, ConsumerGroupConfig, GroupConfigOverrides, MigrationPolicy,
@@ -205,6 +216,12 @@ pub use crate::core::{
 };
 pub use crate::end_offsets::{EndOffsetQuery, PartitionEndOffsets};
 pub use crate::error::CoordinatorError;
+pub use crate::group_config::{
+    AlterConfigOp, ConfigSource, ConfigSynonym, DescribedGroupConfig, GroupConfigBounds, GroupConfigError,
+    GroupConfigProps, GroupConfigType, IntBounds, alter_group_config, describe_group_config,
+    evaluate_group_config, group_config_names, group_config_props, validate_group_config,
+};
+pub use crate::group_config_store::{GroupConfigStore, GroupConfigStoreError, MemoryGroupConfigStore};
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};
 pub use crate::metadata_image::{MetadataImage, TopicImage};
 pub use crate::metrics::{CoordinatorMetrics, MemberExpirations};

@@ -182,6 +182,27 @@ def check(cond, message):
         raise ScenarioFailed(message)
 
 
+def run_one(name, scenario):
+    """The driver of a one-scenario script (`SCRIPT run --server BIN --workdir DIR`):
+    runs `scenario(binary, workdir)`, prints its PASS or FAIL line and the summary, and
+    exits with its outcome."""
+    args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
+    binary, workdir = args["--server"], args["--workdir"]
+    os.makedirs(workdir, exist_ok=True)
+    start = time.time()
+    try:
+        detail = scenario(binary, workdir)
+        ok = True
+    except Exception as e:
+        detail = f"{type(e).__name__}: {e}"
+        if not isinstance(e, ScenarioFailed):
+            detail += "\n" + traceback.format_exc()
+        ok = False
+    print(f"scenario {name}: {'PASS' if ok else 'FAIL'} in {time.time() - start:.1f}s: {detail}", flush=True)
+    print(f"{name}: {1 if ok else 0}/1 scenarios passed", flush=True)
+    sys.exit(0 if ok else 1)
+
+
 def tp_set(partitions):
     return frozenset((t, p) for t, p in partitions)
 

@@ -26,9 +26,8 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 
-from consumer_protocol import ScenarioFailed, check, wait_until
+from consumer_protocol import check, run_one, wait_until
 from worker_io import emit, read_request_log, stdin_commands
 
 TOPIC = "queue"
@@ -341,21 +340,7 @@ def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "worker":
         worker(json.loads(sys.argv[2]))
         return
-    args = dict(zip(sys.argv[2::2], sys.argv[3::2]))
-    binary, workdir = args["--server"], args["--workdir"]
-    os.makedirs(workdir, exist_ok=True)
-    start = time.time()
-    try:
-        detail = scenario(binary, workdir)
-        ok = True
-    except Exception as e:
-        detail = f"{type(e).__name__}: {e}"
-        if not isinstance(e, ScenarioFailed):
-            detail += "\n" + traceback.format_exc()
-        ok = False
-    print(f"scenario share: {'PASS' if ok else 'FAIL'} in {time.time() - start:.1f}s: {detail}", flush=True)
-    print(f"share: {1 if ok else 0}/1 scenarios passed", flush=True)
-    sys.exit(0 if ok else 1)
+    run_one("share", scenario)
 
 
 if __name__ == "__main__":

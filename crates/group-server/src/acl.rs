@@ -102,8 +102,9 @@ pub enum RuleError {
 /// - **principal**: `Type:name` as the connection authenticated (`User:alice`; a
 ///   plaintext connection without SASL is `User:ANONYMOUS`); `User:*` is every
 ///   principal.
-/// - **operations**: one or more of `READ`, `WRITE`, `DESCRIBE`, `DELETE`, `ALTER`,
-///   `CLUSTER_ACTION` and `ALL`, separated by commas.
+/// - **operations**: one or more of `READ`, `WRITE`, `CREATE`, `DESCRIBE`, `DELETE`,
+///   `ALTER`, `CLUSTER_ACTION`, `DESCRIBE_CONFIGS`, `ALTER_CONFIGS`, `IDEMPOTENT_WRITE`
+///   and `ALL`, separated by commas.
 /// - **resource**: `Group:<id>`, `Topic:<name>`, `TransactionalId:<id>` (WRITE on it
 ///   lets a producer send TxnOffsetCommit) or `Cluster:kafka-cluster` (`Cluster`
 ///   alone and `Cluster:*` are the same: there is one cluster). The name is taken verbatim up to the next blank (it may hold
@@ -128,7 +129,8 @@ pub enum RuleError {
 /// 2. A `deny` rule matching the principal, the host, the resource and the operation
 ///    (or `ALL`) denies, whatever allows it.
 /// 3. An `allow` rule matching them allows. Allowing `READ`, `WRITE`, `DELETE` or
-///    `ALTER` also allows `DESCRIBE` (a `deny` never implies anything).
+///    `ALTER` also allows `DESCRIBE`, and `ALTER_CONFIGS` allows `DESCRIBE_CONFIGS`
+///    (a `deny` never implies anything).
 /// 4. Nothing matching denies (Kafka's `allow.everyone.if.no.acl.found=false`).
 ///
 /// # Reloading
@@ -283,35 +285,48 @@ const CLUSTER_NAME: &str = "kafka-cluster";
 
 /// A set of operations, as bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Operations(u8);
+struct Operations(u16);
 
 impl Operations {
-    const READ: u8 = 1;
-    const WRITE: u8 = 1 << 1;
-    const DESCRIBE: u8 = 1 << 2;
-    const DELETE: u8 = 1 << 3;
-    const ALTER: u8 = 1 << 4;
-    const CLUSTER_ACTION: u8 = 1 << 5;
-    const ALL: u8 = 1 << 6;
+    const READ: u16 = 1;
+    const WRITE: u16 = 1 << 1;
+    const DESCRIBE: u16 = 1 << 2;
+    const DELETE: u16 = 1 << 3;
+    const ALTER: u16 = 1 << 4;
+    const CLUSTER_ACTION: u16 = 1 << 5;
+    const ALL: u16 = 1 << 6;
+    const DESCRIBE_CONFIGS: u16 = 1 << 7;
+    const ALTER_CONFIGS: u16 = 1 << 8;
+    const CREATE: u16 = 1 << 9;
+    const IDEMPOTENT_WRITE: u16 = 1 << 10;
 
     /// The file's names, with their bits.
-    const NAMES: [(&'static str, u8); 7] = [
+    const NAMES: [(&'static str, u16); 11] = [
         ("READ", Operations::READ),
         ("WRITE", Operations::WRITE),
         ("DESCRIBE", Operations::DESCRIBE),
         ("DELETE", Operations::DELETE),
         ("ALTER", Operations::ALTER),
         ("CLUSTER_ACTION", Operations::CLUSTER_ACTION),
+        ("DESCRIBE_CONFIGS", Operations::DESCRIBE_CONFIGS),
+        ("ALTER_CONFIGS", Operations::ALTER_CONFIGS),
+        ("CREATE", Operations::CREATE),
+        ("IDEMPOTENT_WRITE", Operations::IDEMPOTENT_WRITE),
         ("ALL", Operations::ALL),
     ];
 
-    fn bit(operation: AclOperation) -> u8 {
+    fn bit(operation: AclOperation) -> u16 {
         match operation {
             AclOperation::Read => Operations::READ,
             AclOperation::Describe => Operations::DESCRIBE,
             AclOperation::Delete => Operations::DELETE,
             AclOperation::Write => Operations::WRITE,
             AclOperation::ClusterAction => Operations::CLUSTER_ACTION,
+            AclOperation::DescribeConfigs => Operations::DESCRIBE_CONFIGS,
+            AclOperation::AlterConfigs => Operations::ALTER_CONFIGS,
+            AclOperation::Create => Operations::CREATE,
+            AclOperation::Alter => Operations::ALTER,
+            AclOperation::IdempotentWrite => Operations::IDEMPOTENT_WRITE,
             // An operation this authorizer does not know matches only `ALL`.
             _ => 0,
         }
@@ -322,13 +337,17 @@ impl Operations {
         self.0 & (Operations::bit(operation) | Operations::ALL) != 0
     }
 
-    /// Whether an `allow` of these allows `operation`: itself, `ALL`, or DESCRIBE
+    /// Whether an `allow` of these allows `operation`: itself, `ALL`, DESCRIBE
     /// implied by READ, WRITE, DELETE or ALTER (Kafka's
-    /// `StandardAuthorizerData.IMPLIES_DESCRIBE`).
+    /// `StandardAuthorizerData.IMPLIES_DESCRIBE`), or DESCRIBE_CONFIGS implied by
+    /// ALTER_CONFIGS (`IMPLIES_DESCRIBE_CONFIGS`).
     fn allows(self, operation: AclOperation) -> bool {
         let mut implied = Operations::bit(operation) | Operations::ALL;
         if operation == AclOperation::Describe {
             implied |= Operations::READ | Operations::WRITE | Operations::DELETE | Operations::ALTER;
+        }
+        if operation == AclOperation::DescribeConfigs {
+            implied |= Operations::ALTER_CONFIGS;
         }
         self.0 & implied != 0
     }
@@ -525,8 +544,8 @@ fn parse_operations(word: &str) -> Result<Operations, RuleError> {
     for name in word.split(',') {
         let Some(&(_, bit)) = Operations::NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
             return Err(unexpected(
-                "operations among READ, WRITE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION and ALL \
-                 (separated by commas)",
+                "operations among READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, CLUSTER_ACTION, \
+                 DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE and ALL (separated by commas)",
                 name,
             ));
         };

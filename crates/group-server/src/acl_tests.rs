@@ -27,7 +27,7 @@ fn caller(principal: &str, host: &str) -> RequestContext {
     context
 }
 
-fn rule(allow: bool, who: Who, operations: u8, kind: Kind, name: &str) -> Rule {
+fn rule(allow: bool, who: Who, operations: u16, kind: Kind, name: &str) -> Rule {
     Rule {
         entry: Entry { allow, who, host: None, operations: Operations(operations) },
         kind,
@@ -211,6 +211,9 @@ allow User:carol   READ      Group:v6         from ::1
 allow User:dave    DESCRIBE  Cluster:kafka-cluster
 allow User:erin    CLUSTER_ACTION Cluster
 allow User:alice   WRITE     TransactionalId:tx-  prefixed
+allow User:frank   ALTER_CONFIGS Group:tuned
+allow User:frank   describe_configs Group:seen
+allow User:frank   CREATE,IDEMPOTENT_WRITE Cluster
 ";
 
 #[rstest]
@@ -263,6 +266,25 @@ allow User:alice   WRITE     TransactionalId:tx-  prefixed
 #[case::cluster_other_principal("User:alice", AclOperation::Describe, Resource::Cluster, false)]
 #[case::cluster_action("User:erin", AclOperation::ClusterAction, Resource::Cluster, true)]
 #[case::cluster_action_not_implied("User:dave", AclOperation::ClusterAction, Resource::Cluster, false)]
+// Group configs: ALTER_CONFIGS implies DESCRIBE_CONFIGS (`IMPLIES_DESCRIBE_CONFIGS`),
+// neither implies DESCRIBE, and ALL allows both.
+#[case::alter_configs("User:frank", AclOperation::AlterConfigs, Resource::Group("tuned"), true)]
+#[case::describe_configs_from_alter(
+    "User:frank",
+    AclOperation::DescribeConfigs,
+    Resource::Group("tuned"),
+    true
+)]
+#[case::describe_configs("User:frank", AclOperation::DescribeConfigs, Resource::Group("seen"), true)]
+#[case::alter_not_from_describe("User:frank", AclOperation::AlterConfigs, Resource::Group("seen"), false)]
+#[case::describe_not_from_configs("User:frank", AclOperation::Describe, Resource::Group("tuned"), false)]
+#[case::configs_from_all("User:alice", AclOperation::AlterConfigs, Resource::Group("mine"), true)]
+#[case::configs_not_from_read("User:alice", AclOperation::DescribeConfigs, Resource::Group("orders"), false)]
+// CREATE and IDEMPOTENT_WRITE, which only Metadata's authorized operations ask.
+#[case::create("User:frank", AclOperation::Create, Resource::Cluster, true)]
+#[case::idempotent_write("User:frank", AclOperation::IdempotentWrite, Resource::Cluster, true)]
+#[case::alter_of_the_file("User:carol", AclOperation::Alter, Resource::Topic("configs"), true)]
+#[case::create_not_implied("User:carol", AclOperation::Create, Resource::Topic("configs"), false)]
 // Super users are allowed everything, with or without rules.
 #[case::super_user("User:admin", AclOperation::Delete, Resource::Group("anything"), true)]
 #[case::super_user_despite_deny("User:admin", AclOperation::Read, Resource::Topic("secret"), true)]
@@ -307,6 +329,11 @@ fn operation() -> impl Strategy<Value = AclOperation> {
         Just(AclOperation::Describe),
         Just(AclOperation::Delete),
         Just(AclOperation::ClusterAction),
+        Just(AclOperation::DescribeConfigs),
+        Just(AclOperation::AlterConfigs),
+        Just(AclOperation::Create),
+        Just(AclOperation::Alter),
+        Just(AclOperation::IdempotentWrite),
     ]
 }
 
@@ -316,7 +343,17 @@ fn line() -> impl Strategy<Value = String> {
     let permission = prop_oneof![Just("allow"), Just("deny")];
     let principal = prop_oneof![Just("User:alice"), Just("User:bob"), Just("User:*")];
     let operations = proptest::sample::subsequence(
-        vec!["READ", "WRITE", "DESCRIBE", "DELETE", "ALTER", "CLUSTER_ACTION", "ALL"],
+        vec![
+            "READ",
+            "WRITE",
+            "DESCRIBE",
+            "DELETE",
+            "ALTER",
+            "CLUSTER_ACTION",
+            "DESCRIBE_CONFIGS",
+            "ALTER_CONFIGS",
+            "ALL",
+        ],
         1..3,
     );
     let name = prop_oneof![Just("a"), Just("ab"), Just("b"), Just("*")];

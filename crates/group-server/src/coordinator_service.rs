@@ -108,6 +108,12 @@ impl CoordinatorService {
         if let Some(acl) = &acl {
             builder = builder.authorizer(Arc::clone(acl) as Arc<dyn Authorizer>);
         }
+        // A durable node keeps its groups' configs beside its store (`group_config_file`).
+        if let StorageMode::Sled(dir) = &config.storage {
+            let store = crate::FileGroupConfigStore::open(dir.join("group-configs.json"))
+                .map_err(|e| ServerError::Coordinator(e.into()))?;
+            builder = builder.group_config_store(Arc::new(store));
+        }
         let clustered = matches!(config.storage, StorageMode::Cluster(_));
         #[cfg(feature = "cluster")]
         if clustered {

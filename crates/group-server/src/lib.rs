@@ -118,11 +118,13 @@ mod brokers;
 #[cfg(feature = "cluster")]
 mod cluster;
 mod config;
+mod configs;
 mod connection;
 mod coordinator_service;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod group_config_file;
 mod limits;
 mod log;
 mod metrics;
@@ -149,6 +151,7 @@ pub use crate::config::{
 };
 pub use crate::coordinator_service::CoordinatorService;
 pub use crate::error::ServerError;
+pub use crate::group_config_file::FileGroupConfigStore;
 pub use crate::limits::ConnectionLimits;
 pub use crate::node::{RequestError, SHARE_GROUP_APIS, SUPPORTED_APIS};
 pub use crate::sasl::{Users, UsersError};

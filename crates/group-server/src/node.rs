@@ -88,7 +88,7 @@ impl Reply {
 }
 
 /// The APIs this node answers itself, with the versions `kafka-protocol` decodes.
-const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
+const BROKER_APIS: [(ApiKey, i16, i16); 14] = [
     (ApiKey::Produce, kp::ProduceRequest::VERSIONS.min, kp::ProduceRequest::VERSIONS.max),
     (ApiKey::Fetch, kp::FetchRequest::VERSIONS.min, kp::FetchRequest::VERSIONS.max),
     (ApiKey::ListOffsets, kp::ListOffsetsRequest::VERSIONS.min, kp::ListOffsetsRequest::VERSIONS.max),
@@ -114,6 +114,22 @@ const BROKER_APIS: [(ApiKey, i16, i16); 11] = [
     // 4.2's versions (`wire::share_codec`: the crate knows v1 only).
     (ApiKey::ShareFetch, 1, 2),
     (ApiKey::ShareAcknowledge, 1, 2),
+    // The configs of GROUP resources (`crate::configs`); other resources are refused.
+    (
+        ApiKey::DescribeConfigs,
+        kp::DescribeConfigsRequest::VERSIONS.min,
+        kp::DescribeConfigsRequest::VERSIONS.max,
+    ),
+    (
+        ApiKey::IncrementalAlterConfigs,
+        kp::IncrementalAlterConfigsRequest::VERSIONS.min,
+        kp::IncrementalAlterConfigsRequest::VERSIONS.max,
+    ),
+    (
+        ApiKey::ListConfigResources,
+        kp::ListConfigResourcesRequest::VERSIONS.min,
+        kp::ListConfigResourcesRequest::VERSIONS.max,
+    ),
 ];
 
 /// Expands the coordinator's table of group APIs into the node's dispatch and the
@@ -421,6 +437,21 @@ impl Node {
                 self.record(|| ctx.line(&answer.log));
                 now(&answer.response)
             }
+            ApiKey::DescribeConfigs => {
+                let req: kp::DescribeConfigsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(&format!(",\"resources\":{}", req.resources.len())));
+                now(&self.describe_configs(ctx.caller, &req, v))
+            }
+            ApiKey::IncrementalAlterConfigs => {
+                let req: kp::IncrementalAlterConfigsRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(&format!(",\"resources\":{}", req.resources.len())));
+                now(&self.incremental_alter_configs(ctx.caller, &req))
+            }
+            ApiKey::ListConfigResources => {
+                let req: kp::ListConfigResourcesRequest = decode(body, api, v)?;
+                self.record(|| ctx.line(""));
+                now(&self.list_config_resources(ctx.caller, &req, v))
+            }
             _ => self.dispatch_group(ctx, body),
         }
     }
@@ -557,6 +588,8 @@ impl Node {
     /// listing of every topic leaves out those the caller may not describe; a topic
     /// asked for by name is answered TOPIC_AUTHORIZATION_FAILED, before whether it
     /// exists, and by id the same with the id and no name (ids are not secret).
+    /// From v8, when asked, each topic the caller may describe carries its authorized
+    /// operations, and (v8-v10) the cluster its own, 0 without DESCRIBE on it (KIP-430).
     fn metadata(
         &self,
         caller: &RequestContext,
@@ -568,6 +601,20 @@ impl Node {
         let known = self.topics.get();
         let denied =
             MetadataResponseTopic::default().with_error_code(ErrorCode::TopicAuthorizationFailed.code());
+        let with_operations = version >= 8 && req.include_topic_authorized_operations;
+        let described = |name: &str| {
+            let topic = self.metadata_topic(&known, name, version, &brokers);
+            if with_operations {
+                let ops = group_coordinator::authorized_operations(
+                    &*self.authorizer,
+                    caller,
+                    Resource::Topic(name),
+                );
+                topic.with_topic_authorized_operations(ops)
+            } else {
+                topic
+            }
+        };
         let topics = match &req.topics {
             // Null (v1+) or empty at v0 means every topic.
             Some(t) if !t.is_empty() || version > 0 => t
@@ -576,12 +623,12 @@ impl Node {
                     Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                         denied.clone().with_name(Some(name.clone()))
                     }
-                    Some(name) => self.metadata_topic(&known, name.0.as_str(), version, &brokers),
+                    Some(name) => described(name.0.as_str()),
                     None => match known.name_of(&t.topic_id) {
                         Some(name) if !self.may(caller, AclOperation::Describe, Resource::Topic(name)) => {
                             denied.clone().with_name(None).with_topic_id(t.topic_id)
                         }
-                        Some(name) => self.metadata_topic(&known, name, version, &brokers),
+                        Some(name) => described(name),
                         // Kafka's answer for an id it does not know: no name, the id
                         // echoed (librdkafka resolves assigned topic ids this way).
                         None => MetadataResponseTopic::default()
@@ -594,8 +641,18 @@ impl Node {
             _ => known
                 .iter()
                 .filter(|(n, _, _)| self.may(caller, AclOperation::Describe, Resource::Topic(n)))
-                .map(|(n, _, _)| self.metadata_topic(&known, n, version, &brokers))
+                .map(|(n, _, _)| described(n))
                 .collect(),
+        };
+        let cluster_operations = if (8..=10).contains(&version) && req.include_cluster_authorized_operations {
+            match self.may(caller, AclOperation::Describe, Resource::Cluster) {
+                true => {
+                    group_coordinator::authorized_operations(&*self.authorizer, caller, Resource::Cluster)
+                }
+                false => 0,
+            }
+        } else {
+            i32::MIN
         };
         let wire_brokers = brokers
             .iter()
@@ -614,6 +671,7 @@ impl Node {
             .with_cluster_id(if version >= 2 { Some(sb("group-server")) } else { None })
             .with_controller_id(controller.into())
             .with_topics(topics)
+            .with_cluster_authorized_operations(cluster_operations)
     }
 
     fn find_coordinator(

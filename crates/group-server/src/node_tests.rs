@@ -512,3 +512,357 @@ fn share_offsets_lag_comes_from_the_nodes_topics() {
     got.sort();
     assert_eq!(got, [(0, 0, 0, 0), (1, 0, 0, 0)]);
 }
+
+/// A memory node whose coordinator and broker APIs both ask `authorizer`.
+fn node_with(authorizer: Arc<dyn group_coordinator::Authorizer>) -> Node {
+    let config = group_coordinator::CoordinatorConfig::default();
+    let coordinator = group_coordinator::GroupCoordinator::builder(
+        Arc::new(group_offsets::MemoryMetadataStore::new()),
+        config,
+    )
+    .authorizer(authorizer.clone())
+    .open()
+    .expect("memory coordinator");
+    crate::test_samples::test_node(CoordinatorService::new(coordinator), authorizer, 10)
+}
+
+/// `req` sent at `version` as `api` to `node`, and its answer.
+fn call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i16, req: &Q) -> R {
+    let mut body = BytesMut::new();
+    req.encode(&mut body, version).expect("encodes");
+    let reply = node.handle(frame(api, version, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    let _ = ResponseHeader::decode(&mut out, api.response_header_version(version));
+    R::decode(&mut out, version).expect("decodes")
+}
+
+/// DescribeGroups (key 15) with `IncludeAuthorizedOperations` through the frame path
+/// (`KafkaApis.handleDescribeGroupsRequest`, KIP-430): from v3 the group's bits from the
+/// ACLs (DESCRIBE 8 and ALTER_CONFIGS 11 here), `i32::MIN` when not asked; v0-v2 have
+/// no such field.
+#[test]
+fn describe_groups_answers_authorized_operations_on_the_wire() {
+    use kafka_protocol::messages::{DescribeGroupsRequest, DescribeGroupsResponse};
+
+    use group_coordinator::AclOperation::{Delete, DescribeConfigs, Read};
+    // Only DESCRIBE and ALTER_CONFIGS on groups.
+    let node = node_with(Arc::new(DenyOnGroups(vec![Read, Delete, DescribeConfigs])));
+    let cases: [(i16, bool, i32); 5] = [
+        (3, true, (1 << 8) | (1 << 11)),
+        (5, true, (1 << 8) | (1 << 11)),
+        (5, false, i32::MIN),
+        (2, true, i32::MIN),
+        (0, false, i32::MIN),
+    ];
+    for (version, include, expected) in cases {
+        let mut req =
+            DescribeGroupsRequest::default().with_groups(vec![StrBytes::from_static_str("g").into()]);
+        if version >= 3 {
+            req = req.with_include_authorized_operations(include);
+        }
+        let resp: DescribeGroupsResponse = call(&node, ApiKey::DescribeGroups, version, &req);
+        let g = &resp.groups[0];
+        assert_eq!((g.error_code, g.authorized_operations), (0, expected), "v{version} include {include}");
+    }
+    node.service.stop();
+}
+
+/// Allows everything but the listed operations on groups.
+#[derive(Debug)]
+struct DenyOnGroups(Vec<group_coordinator::AclOperation>);
+
+impl group_coordinator::Authorizer for DenyOnGroups {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        !matches!(resource, group_coordinator::Resource::Group(_)) || !self.0.contains(&operation)
+    }
+}
+
+/// An IncrementalAlterConfigs resource: (name, operation, value) on `group`'s configs,
+/// or on a resource of type `kind`.
+fn alter_resource(
+    kind: i8,
+    name: &str,
+    configs: &[(&str, i8, Option<&str>)],
+) -> kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource {
+    use kafka_protocol::messages::incremental_alter_configs_request::{
+        AlterConfigsResource, AlterableConfig,
+    };
+    let configs = configs
+        .iter()
+        .map(|(n, op, v)| {
+            AlterableConfig::default()
+                .with_name(StrBytes::from_string((*n).to_owned()))
+                .with_config_operation(*op)
+                .with_value(v.map(|v| StrBytes::from_string(v.to_owned())))
+        })
+        .collect();
+    AlterConfigsResource::default()
+        .with_resource_type(kind)
+        .with_resource_name(StrBytes::from_string(name.to_owned()))
+        .with_configs(configs)
+}
+
+fn alter(
+    node: &Node,
+    resources: Vec<kafka_protocol::messages::incremental_alter_configs_request::AlterConfigsResource>,
+) -> Vec<(i16, Option<String>)> {
+    use kafka_protocol::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
+    let req = IncrementalAlterConfigsRequest::default().with_resources(resources);
+    let resp: IncrementalAlterConfigsResponse = call(node, ApiKey::IncrementalAlterConfigs, 1, &req);
+    resp.responses.iter().map(|r| (r.error_code, r.error_message.as_ref().map(|m| m.to_string()))).collect()
+}
+
+/// DescribeConfigs v4 of GROUP resources `groups`, every config: per resource, its
+/// name, error and (name, value, source, type) of each config.
+#[allow(clippy::type_complexity)]
+fn describe_configs(node: &Node, groups: &[&str]) -> Vec<(String, i16, Vec<(String, String, i8, i8)>)> {
+    use kafka_protocol::messages::describe_configs_request::DescribeConfigsResource;
+    use kafka_protocol::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+    let resources = groups
+        .iter()
+        .map(|g| {
+            DescribeConfigsResource::default()
+                .with_resource_type(32)
+                .with_resource_name(StrBytes::from_string((*g).to_owned()))
+                .with_configuration_keys(None)
+        })
+        .collect();
+    let req = DescribeConfigsRequest::default().with_resources(resources).with_include_documentation(true);
+    let resp: DescribeConfigsResponse = call(node, ApiKey::DescribeConfigs, 4, &req);
+    resp.results
+        .iter()
+        .map(|r| {
+            let configs = r
+                .configs
+                .iter()
+                .map(|c| {
+                    let value = c.value.as_ref().map(|v| v.to_string()).unwrap_or_default();
+                    (c.name.to_string(), value, c.config_source, c.config_type)
+                })
+                .collect();
+            (r.resource_name.to_string(), r.error_code, configs)
+        })
+        .collect()
+}
+
+/// IncrementalAlterConfigs (key 44) then DescribeConfigs (key 32) of a GROUP resource
+/// through the frame path: the set value is described with source GROUP_CONFIG (8),
+/// the others with the broker's value; a DELETE puts the broker's back.
+#[test]
+fn group_configs_are_altered_and_described_on_the_wire() {
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    let set = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
+    assert_eq!(alter(&node, vec![set]), [(0, None)]);
+    let described = describe_configs(&node, &["g"]);
+    let (name, error, configs) = &described[0];
+    assert_eq!((name.as_str(), *error), ("g", 0));
+    let find = |n: &str| configs.iter().find(|c| c.0 == n).cloned().expect("described");
+    // INT is type 3; GROUP_CONFIG source 8, DEFAULT_CONFIG 5.
+    assert_eq!(
+        find("consumer.heartbeat.interval.ms"),
+        ("consumer.heartbeat.interval.ms".into(), "6000".into(), 8, 3)
+    );
+    assert_eq!(
+        find("consumer.session.timeout.ms"),
+        ("consumer.session.timeout.ms".into(), "45000".into(), 5, 3)
+    );
+    assert_eq!(configs.len(), group_coordinator::group_config_names().count());
+
+    let delete = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 1, None)]);
+    assert_eq!(alter(&node, vec![delete]), [(0, None)]);
+    let described = describe_configs(&node, &["g"]);
+    assert_eq!(described[0].2.iter().find(|c| c.0 == "consumer.heartbeat.interval.ms").map(|c| c.2), Some(5));
+    node.service.stop();
+}
+
+/// What IncrementalAlterConfigs refuses, resource by resource, with Kafka's codes and
+/// words: a value out of the broker's bounds or an unknown name INVALID_CONFIG (40);
+/// a resource named twice, a config named twice, a missing value, an empty group
+/// name or a resource that is not a group INVALID_REQUEST (42). Nothing is changed.
+#[test]
+fn invalid_group_configs_are_refused_on_the_wire() {
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    let hb = "consumer.heartbeat.interval.ms";
+    let cases: Vec<(Vec<_>, Vec<(i16, &str)>)> = vec![
+        (
+            vec![alter_resource(32, "g", &[(hb, 0, Some("1"))])],
+            vec![(40, "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive.")],
+        ),
+        (
+            vec![alter_resource(32, "g", &[("no.such", 0, Some("1"))])],
+            vec![(40, "Unknown group config name: no.such")],
+        ),
+        (
+            vec![
+                alter_resource(32, "g", &[(hb, 0, Some("6000"))]),
+                alter_resource(32, "g", &[(hb, 0, Some("7000"))]),
+            ],
+            vec![
+                (42, "Each resource must appear at most once."),
+                (42, "Each resource must appear at most once."),
+            ],
+        ),
+        (
+            vec![alter_resource(32, "g", &[(hb, 0, Some("6000")), (hb, 1, None)])],
+            vec![(42, "Error due to duplicate config keys")],
+        ),
+        (
+            vec![alter_resource(32, "g", &[(hb, 0, None)])],
+            vec![(42, "Null value not supported for : consumer.heartbeat.interval.ms")],
+        ),
+        (
+            vec![alter_resource(32, "", &[(hb, 0, Some("6000"))])],
+            vec![(42, "Default group resources are not allowed.")],
+        ),
+        (
+            vec![alter_resource(2, "t1", &[("retention.ms", 0, Some("1"))])],
+            vec![(42, crate::configs::NOT_A_GROUP)],
+        ),
+    ];
+    for (resources, expected) in cases {
+        let got = alter(&node, resources);
+        let got: Vec<(i16, String)> = got.into_iter().map(|(c, m)| (c, m.unwrap_or_default())).collect();
+        let expected: Vec<(i16, String)> = expected.into_iter().map(|(c, m)| (c, m.to_owned())).collect();
+        assert_eq!(got, expected);
+    }
+    assert!(node.service.coordinator().group_configs("g").is_empty(), "nothing changed");
+    node.service.stop();
+}
+
+/// ALTER_CONFIGS and DESCRIBE_CONFIGS on the group (`ControllerApis`, `ConfigHelper`):
+/// without them GROUP_AUTHORIZATION_FAILED (30), and a denied description comes after
+/// the others, as Kafka lists them.
+#[test]
+fn group_configs_need_their_acls_on_the_wire() {
+    use group_coordinator::AclOperation::{AlterConfigs, DescribeConfigs};
+
+    let node = node_with(Arc::new(DenyOnGroups(vec![AlterConfigs, DescribeConfigs])));
+    let set = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
+    assert_eq!(alter(&node, vec![set]), [(30, Some("Group authorization failed.".to_owned()))]);
+    let described = describe_configs(&node, &["g"]);
+    assert_eq!((described[0].1, described[0].2.len()), (30, 0));
+    node.service.stop();
+
+    // DESCRIBE_CONFIGS alone: described, not altered.
+    let node = node_with(Arc::new(DenyOnGroups(vec![AlterConfigs])));
+    let set = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
+    assert_eq!(alter(&node, vec![set])[0].0, 30);
+    assert_eq!(describe_configs(&node, &["g"])[0].1, 0);
+    node.service.stop();
+}
+
+/// A durable node (`--data-dir`) keeps its groups' configs: after a restart on the
+/// same directory DescribeConfigs shows them, and the coordinator runs with them.
+#[test]
+fn group_configs_survive_a_restart_of_a_durable_node() {
+    let dir = std::env::temp_dir().join(format!("group-configs-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = ServerConfig { storage: StorageMode::Sled(dir.clone()), ..ServerConfig::default() };
+    let open = || {
+        let service = CoordinatorService::open(&config).expect("durable coordinator");
+        crate::test_samples::test_node(service, Arc::new(group_coordinator::AllowAll), 10)
+    };
+    let node = open();
+    let set = alter_resource(32, "g", &[("consumer.session.timeout.ms", 0, Some("50000"))]);
+    assert_eq!(alter(&node, vec![set]), [(0, None)]);
+    node.service.stop();
+    drop(node);
+
+    let node = open();
+    let described = describe_configs(&node, &["g"]);
+    let session = described[0].2.iter().find(|c| c.0 == "consumer.session.timeout.ms").cloned();
+    assert_eq!(session.map(|c| (c.1, c.2)), Some(("50000".to_owned(), 8)));
+    node.service.stop();
+    drop(node);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ListConfigResources (key 74, KIP-1142) as `KafkaApis.handleListConfigResources`:
+/// the groups with configs; a type the version does not know UNSUPPORTED_VERSION (35);
+/// v0 (ListClientMetricsResources) lists client-metrics subscriptions only (none here);
+/// without DESCRIBE_CONFIGS on the cluster CLUSTER_AUTHORIZATION_FAILED (31).
+#[test]
+fn list_config_resources_lists_the_configured_groups() {
+    use kafka_protocol::messages::{ListConfigResourcesRequest, ListConfigResourcesResponse};
+
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    for group in ["h", "g"] {
+        let set = alter_resource(32, group, &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
+        assert_eq!(alter(&node, vec![set]), [(0, None)]);
+    }
+    let list = |node: &Node, version: i16, types: Vec<i8>| {
+        let req = ListConfigResourcesRequest::default().with_resource_types(types);
+        let resp: ListConfigResourcesResponse = call(node, ApiKey::ListConfigResources, version, &req);
+        let names: Vec<(String, i8)> =
+            resp.config_resources.iter().map(|r| (r.resource_name.to_string(), r.resource_type)).collect();
+        (resp.error_code, names)
+    };
+    let groups = vec![("g".to_owned(), 32), ("h".to_owned(), 32)];
+    assert_eq!(list(&node, 1, Vec::new()), (0, groups.clone()));
+    assert_eq!(list(&node, 1, vec![32]), (0, groups));
+    assert_eq!(list(&node, 1, vec![2, 4]), (0, Vec::new()));
+    assert_eq!(list(&node, 1, vec![1]), (35, Vec::new()));
+    assert_eq!(list(&node, 0, Vec::new()), (0, Vec::new()));
+    node.service.stop();
+
+    let node = node_with(Arc::new(NoClusterAction));
+    assert_eq!(list(&node, 1, Vec::new()).0, 0, "CLUSTER_ACTION is not what it asks");
+    node.service.stop();
+    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::DescribeConfigs)));
+    assert_eq!(list(&node, 1, Vec::new()), (31, Vec::new()));
+    node.service.stop();
+}
+
+/// Allows everything but one operation on the cluster.
+#[derive(Debug)]
+struct DenyOnCluster(group_coordinator::AclOperation);
+
+impl group_coordinator::Authorizer for DenyOnCluster {
+    fn authorize(
+        &self,
+        _: &group_coordinator::RequestContext,
+        operation: group_coordinator::AclOperation,
+        resource: group_coordinator::Resource<'_>,
+    ) -> bool {
+        !(resource == group_coordinator::Resource::Cluster && operation == self.0)
+    }
+}
+
+/// Metadata's KIP-430 fields (`KafkaApis.handleTopicMetadataRequest`): from v8 each
+/// described topic's authorized operations when asked (every topic operation:
+/// READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10,
+/// ALTER_CONFIGS 11), and at v8-v10 the cluster's (CREATE 5, ALTER 7, DESCRIBE 8,
+/// CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12),
+/// 0 without DESCRIBE on the cluster; `i32::MIN` otherwise.
+#[test]
+fn metadata_answers_authorized_operations() {
+    use kafka_protocol::messages::metadata_request::MetadataRequestTopic;
+    use kafka_protocol::messages::{MetadataRequest, MetadataResponse};
+
+    let topic_bits = [3, 4, 5, 6, 7, 8, 10, 11].iter().fold(0, |b, c| b | 1 << c);
+    let cluster_bits = [5, 7, 8, 9, 10, 11, 12].iter().fold(0, |b, c| b | 1 << c);
+    let ask = |node: &Node, version: i16, include: bool| {
+        let topic = MetadataRequestTopic::default().with_name(Some(StrBytes::from_static_str("t1").into()));
+        let mut req = MetadataRequest::default()
+            .with_topics(Some(vec![topic]))
+            .with_include_topic_authorized_operations(include);
+        if (8..=10).contains(&version) {
+            req = req.with_include_cluster_authorized_operations(include);
+        }
+        let resp: MetadataResponse = call(node, ApiKey::Metadata, version, &req);
+        (resp.topics[0].topic_authorized_operations, resp.cluster_authorized_operations)
+    };
+    let node = node_with(Arc::new(group_coordinator::AllowAll));
+    assert_eq!(ask(&node, 10, true), (topic_bits, cluster_bits));
+    assert_eq!(ask(&node, 12, true), (topic_bits, i32::MIN));
+    assert_eq!(ask(&node, 10, false), (i32::MIN, i32::MIN));
+    node.service.stop();
+    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::Describe)));
+    assert_eq!(ask(&node, 9, true), (topic_bits, 0));
+    node.service.stop();
+}

@@ -205,6 +205,41 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
             };
             enc(&r, v)
         }
+        ApiKey::DescribeConfigs => {
+            use describe_configs_request::DescribeConfigsResource;
+            let r = |t: i8, n: &str| {
+                DescribeConfigsResource::default()
+                    .with_resource_type(t)
+                    .with_resource_name(s(n))
+                    .with_configuration_keys(Some(vec![s("consumer.session.timeout.ms"), s("x")]))
+            };
+            let req = DescribeConfigsRequest::default()
+                .with_resources(vec![r(32, "g"), r(2, "t1")])
+                .with_include_synonyms(true);
+            let req = if v >= 3 { req.with_include_documentation(true) } else { req };
+            enc(&req, v)
+        }
+        ApiKey::IncrementalAlterConfigs => {
+            use incremental_alter_configs_request::{AlterConfigsResource, AlterableConfig};
+            let c = |n: &str, op: i8, value: Option<&str>| {
+                AlterableConfig::default().with_name(s(n)).with_config_operation(op).with_value(value.map(s))
+            };
+            let r = AlterConfigsResource::default()
+                .with_resource_type(32)
+                .with_resource_name(s("g"))
+                .with_configs(vec![
+                    c("consumer.heartbeat.interval.ms", 0, Some("6000")),
+                    c("consumer.session.timeout.ms", 1, None),
+                ]);
+            enc(
+                &IncrementalAlterConfigsRequest::default().with_resources(vec![r]).with_validate_only(true),
+                v,
+            )
+        }
+        ApiKey::ListConfigResources => {
+            let req = ListConfigResourcesRequest::default();
+            enc(&if v >= 1 { req.with_resource_types(vec![32, 2]) } else { req }, v)
+        }
         other => panic!("no sample for {other:?}"),
     }
 }
@@ -234,6 +269,9 @@ pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
         ApiKey::CreateTopics => CreateTopicsRequest::decode(&mut b, v).is_ok(),
         ApiKey::ShareFetch => share_codec::ShareFetchRequest::decode(&mut b, v).is_ok(),
         ApiKey::ShareAcknowledge => share_codec::ShareAcknowledgeRequest::decode(&mut b, v).is_ok(),
+        ApiKey::DescribeConfigs => DescribeConfigsRequest::decode(&mut b, v).is_ok(),
+        ApiKey::IncrementalAlterConfigs => IncrementalAlterConfigsRequest::decode(&mut b, v).is_ok(),
+        ApiKey::ListConfigResources => ListConfigResourcesRequest::decode(&mut b, v).is_ok(),
         _ => false,
     }
 }

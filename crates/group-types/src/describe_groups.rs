@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ErrorCode, GroupId, GroupInstanceId, MemberId};
+use crate::{AUTHORIZED_OPERATIONS_OMITTED, ErrorCode, GroupId, GroupInstanceId, MemberId};
 
 /// A DescribeGroups request.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -13,6 +13,9 @@ pub struct DescribeGroupsRequest {
     /// (0, the default, answers as the oldest versions do).
     #[serde(default)]
     pub api_version: i16,
+    /// v3+: answer each group's authorized operations (KIP-430).
+    #[serde(default)]
+    pub include_authorized_operations: bool,
 }
 
 /// One member as DescribeGroups shows it.
@@ -32,8 +35,9 @@ pub struct DescribedMember {
     pub member_assignment: Vec<u8>,
 }
 
-/// One group's description.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// One group's description. [`Default`] is an empty answer whose authorized
+/// operations are [`AUTHORIZED_OPERATIONS_OMITTED`], as Kafka's schema default.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DescribedGroup {
     /// The outcome for this group.
     pub error_code: ErrorCode,
@@ -50,6 +54,29 @@ pub struct DescribedGroup {
     pub protocol_data: String,
     /// The members.
     pub members: Vec<DescribedMember>,
+    /// v3+: the operations the caller may perform on the group (a bit per Kafka
+    /// `AclOperation` code), or [`AUTHORIZED_OPERATIONS_OMITTED`] when not asked.
+    #[serde(default = "omitted")]
+    pub authorized_operations: i32,
+}
+
+fn omitted() -> i32 {
+    AUTHORIZED_OPERATIONS_OMITTED
+}
+
+impl Default for DescribedGroup {
+    fn default() -> DescribedGroup {
+        DescribedGroup {
+            error_code: ErrorCode::None,
+            error_message: None,
+            group_id: GroupId::default(),
+            group_state: String::new(),
+            protocol_type: String::new(),
+            protocol_data: String::new(),
+            members: Vec::new(),
+            authorized_operations: AUTHORIZED_OPERATIONS_OMITTED,
+        }
+    }
 }
 
 /// A DescribeGroups response.

@@ -105,6 +105,9 @@ error_codes! {
     ClusterAuthorizationFailed = 31, "CLUSTER_AUTHORIZATION_FAILED";
     /// 35: the request version is not supported.
     UnsupportedVersion = 35, "UNSUPPORTED_VERSION";
+    /// 40: a config value (or name) is not valid (DescribeConfigs and
+    /// IncrementalAlterConfigs of GROUP resources).
+    InvalidConfig = 40, "INVALID_CONFIG";
     /// 42: the request is malformed.
     InvalidRequest = 42, "INVALID_REQUEST";
     /// 53: the caller may not use the transactional id (TxnOffsetCommit without

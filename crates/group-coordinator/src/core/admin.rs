@@ -62,6 +62,7 @@ impl CoordinatorCore {
                     member_assignment: m.payload.assignment().to_vec(),
                 })
                 .collect(),
+            ..DescribedGroup::default()
         }
     }
 

@@ -99,16 +99,6 @@ enum Fixup {
     AlterShareOffsets(Vec<AlteredShareOffsetsTopic>),
 }
 
-fn operation_name(operation: AclOperation) -> &'static str {
-    match operation {
-        AclOperation::Read => "READ",
-        AclOperation::Describe => "DESCRIBE",
-        AclOperation::Delete => "DELETE",
-        AclOperation::Write => "WRITE",
-        AclOperation::ClusterAction => "CLUSTER_ACTION",
-    }
-}
-
 fn resource_name(resource: Resource<'_>) -> &str {
     match resource {
         Resource::Group(name) | Resource::Topic(name) | Resource::TransactionalId(name) => name,
@@ -127,7 +117,7 @@ impl Inner {
     ) -> bool {
         let ok = self.authorizer.authorize(context, operation, resource);
         if !ok && audited {
-            self.runtime_counters.authorization_failed(operation_name(operation), resource_name(resource));
+            self.runtime_counters.authorization_failed(operation.name(), resource_name(resource));
         }
         ok
     }
@@ -529,11 +519,6 @@ impl Fixup {
 /// `Errors.TOPIC_AUTHORIZATION_FAILED`'s message.
 const TOPIC_AUTHORIZATION_FAILED: &str = "Topic authorization failed.";
 
-/// Kafka's ACL operation codes (`AclOperation.code`) of what a group supports.
-const ACL_READ: i32 = 3;
-const ACL_DELETE: i32 = 6;
-const ACL_DESCRIBE: i32 = 8;
-
 /// A described modern group, as `KafkaApis` checks it after the coordinator.
 trait Described {
     fn failed(&self) -> bool;
@@ -619,18 +604,11 @@ fn authorize_described(
         return;
     }
     if include {
-        let allowed = |op| authorizer.authorize(context, op, Resource::Group(g.group()));
-        let mut bits = 0;
-        for (op, code) in [
-            (AclOperation::Read, ACL_READ),
-            (AclOperation::Delete, ACL_DELETE),
-            (AclOperation::Describe, ACL_DESCRIBE),
-        ] {
-            if allowed(op) {
-                bits |= 1 << code;
-            }
-        }
-        g.set_authorized_operations(bits);
+        g.set_authorized_operations(crate::authorized_operations(
+            authorizer,
+            context,
+            Resource::Group(g.group()),
+        ));
     }
 }
 
@@ -750,16 +728,31 @@ impl EachGroup for DescribeGroupsRequest {
         &self.group_ids
     }
 
-    /// Every group asked, in request order.
+    /// Every group asked, in request order; from v3, when asked, each group described
+    /// without error carries the caller's authorized operations on it
+    /// (`KafkaApis.handleDescribeGroupsRequest`, KIP-430).
     fn answer(self, caller: &Caller<'_>) -> Pending<DescribeGroupsResponse> {
-        let version = self.api_version;
+        let (version, include) = (self.api_version, self.include_authorized_operations);
         let parts = self
             .group_ids
             .into_iter()
-            .map(|id| DescribeGroupsRequest { group_ids: vec![id], api_version: version })
+            .map(|id| DescribeGroupsRequest {
+                group_ids: vec![id],
+                api_version: version,
+                include_authorized_operations: include,
+            })
             .collect();
-        caller.fan_out(parts, |answers: Vec<DescribeGroupsResponse>| DescribeGroupsResponse {
-            groups: answers.into_iter().flat_map(|a| a.groups).collect(),
+        let authorizer = caller.coordinator.inner.authorizer.clone();
+        let context = caller.context.clone();
+        caller.fan_out(parts, move |answers: Vec<DescribeGroupsResponse>| {
+            let mut groups: Vec<_> = answers.into_iter().flat_map(|a| a.groups).collect();
+            if include && version >= 3 {
+                for g in groups.iter_mut().filter(|g| g.error_code == ErrorCode::None) {
+                    g.authorized_operations =
+                        crate::authorized_operations(&*authorizer, &context, Resource::Group(&g.group_id));
+                }
+            }
+            DescribeGroupsResponse { groups }
         })
     }
 }

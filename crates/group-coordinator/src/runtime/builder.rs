@@ -141,6 +141,13 @@ impl GroupCoordinatorBuilder {
         self
     }
 
+    /// Keeps per-group configs (IncrementalAlterConfigs of GROUP resources) in `store`,
+    /// read once at open; without it they are kept in memory and lost on exit.
+    pub fn group_config_store(mut self, store: Arc<dyn crate::GroupConfigStore>) -> GroupCoordinatorBuilder {
+        self.ownership.group_config_store = Some(store);
+        self
+    }
+
     /// Opens the coordinator, resuming what the storage holds (nothing with
     /// [`managed_ownership`](Self::managed_ownership)).
     pub fn open(self) -> Result<GroupCoordinator, CoordinatorError> {

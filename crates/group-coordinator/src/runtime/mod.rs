@@ -29,6 +29,7 @@ mod assignment;
 mod authorization;
 mod builder;
 mod clock;
+mod group_configs;
 mod ownership;
 mod pending;
 mod serving_lease;
@@ -191,6 +192,8 @@ pub(crate) struct Inner {
     end_offsets: Option<Arc<dyn crate::PartitionEndOffsets>>,
     /// Which partition hosts a share partition's state (`GroupCoordinatorBuilder::share_state_routing`).
     share_routing: ShareStateRouting,
+    /// Every group's configs (`GroupCoordinatorBuilder::group_config_store`).
+    group_configs: group_configs::GroupConfigs,
 }
 
 /// Kafka's classic group coordinator as a thread-safe service.
@@ -618,10 +621,14 @@ impl GroupCoordinator {
             (0..stage_thread_count(partitions)).map(|_| crossbeam_channel::unbounded()).collect();
         let now = clock.now_ms();
         let entropy = process_entropy();
+        let store = ownership.group_config_store.take();
+        let store = store.unwrap_or_else(|| Arc::new(crate::MemoryGroupConfigStore::new()));
+        let group_configs = group_configs::GroupConfigs::open(store, partitions)?;
         let mut shards = Vec::with_capacity(partitions as usize);
         let mut loaded = Vec::with_capacity(partitions as usize);
         for p in 0..partitions {
             let mut core = new_core(&config, entropy, p, 0, &ownership.image, &ownership.assignors);
+            group_configs.install(&mut core, p, &config);
             let (epoch, state) = if ownership.managed {
                 // The ownership manager loads what this node gains (`load_partition`).
                 loaded.push(Effects::default());
@@ -676,6 +683,7 @@ impl GroupCoordinator {
             share_persister: ownership.share_persister,
             end_offsets: ownership.end_offsets,
             share_routing: ownership.share_routing,
+            group_configs,
         });
         let mut stage_threads = Vec::with_capacity(stage_channels.len());
         for (i, (tx, rx)) in stage_channels.into_iter().enumerate() {
@@ -765,17 +773,6 @@ impl GroupCoordinator {
     /// A snapshot of share group `group_id`.
     pub fn get_share_group(&self, group_id: &str) -> Option<crate::ShareGroupSnapshot> {
         lock(&self.inner.shards[self.inner.shard_of(group_id)]).core.share_group(group_id)
-    }
-
-    /// Sets group `group_id`'s overrides of the consumer-group settings.
-    pub fn set_group_config(
-        &self,
-        group_id: &str,
-        overrides: crate::GroupConfigOverrides,
-    ) -> Result<(), crate::BadConsumerGroupConfig> {
-        overrides.validate(&self.inner.config.consumer)?;
-        let shard = self.inner.shard_of(group_id);
-        lock(&self.inner.shards[shard]).core.set_group_config(group_id, overrides)
     }
 
     /// What share group `group_id` runs with: the broker's `group.share.*` defaults

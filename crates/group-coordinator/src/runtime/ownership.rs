@@ -61,6 +61,8 @@ pub(super) struct Options {
     /// Where DescribeShareGroupOffsets finds partitions' end offsets (none: lag -1).
     pub(super) end_offsets: Option<Arc<dyn crate::PartitionEndOffsets>>,
     pub(super) share_routing: super::ShareStateRouting,
+    /// Where per-group configs are kept (none: in memory).
+    pub(super) group_config_store: Option<Arc<dyn crate::GroupConfigStore>>,
 }
 
 /// A request waiting in a partition: where its answer goes, and the answer it
@@ -183,6 +185,7 @@ impl Inner {
             &image,
             &self.assignors,
         );
+        self.group_configs.install(&mut shard.core, index as u32, &self.config);
         self.recount(shard);
         (deliver, dropped)
     }
@@ -320,6 +323,7 @@ impl GroupCoordinator {
         let image = lock(&inner.image).clone();
         let mut core =
             super::new_core(&inner.config, inner.entropy, partition.0, incarnation, &image, &inner.assignors);
+        inner.group_configs.install(&mut core, partition.0, &inner.config);
         let fx = core.load(inner.clock.now_ms(), loaded.groups);
         let mut shard = lock(&inner.shards[index]);
         if shard.incarnation != incarnation {

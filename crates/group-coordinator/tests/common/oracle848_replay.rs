@@ -616,6 +616,7 @@ impl Replay<'_> {
                 Request::DescribeGroups(DescribeGroupsRequest {
                     group_ids: Self::groups_of(step, group),
                     api_version: version(6),
+                    ..Default::default()
                 }),
                 Ctx { version: version(6) },
                 None,

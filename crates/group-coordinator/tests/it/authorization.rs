@@ -461,8 +461,9 @@ fn consumer_protocol_requests_are_authorized_per_group_and_topic() {
     assert!(seen.groups[0].members.is_empty());
     let seen = c.caller(&bob).handle_consumer_group_describe(describe).unwrap();
     assert_eq!(seen.groups[0].error_code, ErrorCode::None);
-    // DESCRIBE (8) and DELETE (6) but not READ (3), which bob is denied.
-    assert_eq!(seen.groups[0].authorized_operations, (1 << 8) | (1 << 6));
+    // DESCRIBE (8), DELETE (6), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11) but not
+    // READ (3), which bob is denied.
+    assert_eq!(seen.groups[0].authorized_operations, (1 << 8) | (1 << 6) | (1 << 10) | (1 << 11));
     c.stop();
 }
 

@@ -884,6 +884,7 @@ fn s51_describe_groups_and_delete_on_a_consumer_group() {
         let rid = sim.send(Request::DescribeGroups(group_types::DescribeGroupsRequest {
             group_ids: vec!["g".into()],
             api_version: version,
+            ..Default::default()
         }));
         let Some(Response::DescribeGroups(d)) = sim.answer(rid) else { panic!("no answer") };
         assert_eq!((d.groups[0].error_code, d.groups[0].group_state.as_str()), (code, "Dead"));

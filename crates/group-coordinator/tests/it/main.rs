@@ -3,7 +3,9 @@
 
 mod assignment;
 mod authorization;
+mod authorized_operations;
 mod consumer_scenarios;
+mod group_configs;
 mod invariants;
 mod late_writes;
 mod non_blocking;

@@ -189,7 +189,11 @@ fn group_ids(step: &Value, group: &str) -> Vec<GroupId> {
 pub(crate) fn describe(d: &mut Driver, s: &Step<'_>, out: &mut StepOut) -> Result<(), String> {
     let Step { at, step, group, exp } = *s;
     let version = step["version"].as_i64().unwrap_or(6) as i16;
-    let req = DescribeGroupsRequest { group_ids: group_ids(step, group), api_version: version };
+    let req = DescribeGroupsRequest {
+        group_ids: group_ids(step, group),
+        api_version: version,
+        ..Default::default()
+    };
     let Response::DescribeGroups(resp) = d.request(at, Request::DescribeGroups(req), out) else {
         panic!("another answer")
     };

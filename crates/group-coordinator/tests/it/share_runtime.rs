@@ -615,6 +615,7 @@ fn share_apis_hide_topics_the_caller_may_not_describe() {
     let seen = coordinator.handle_share_group_describe(describe).expect("answered");
     let g = &seen.groups[0];
     assert_eq!((g.error_code, g.members.len()), (ErrorCode::None, 1));
-    // READ (3), DELETE (6) and DESCRIBE (8) on the group.
-    assert_eq!(g.authorized_operations, (1 << 3) | (1 << 6) | (1 << 8));
+    // READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11):
+    // every operation a group supports (`AclEntry.supportedOperations(GROUP)`).
+    assert_eq!(g.authorized_operations, (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11));
 }

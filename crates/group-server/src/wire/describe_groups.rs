@@ -18,6 +18,7 @@ pub(super) fn describe_groups_request(
     gt::DescribeGroupsRequest {
         group_ids: req.groups.iter().map(|g| id(&g.0)).collect(),
         api_version: version,
+        include_authorized_operations: version >= 3 && req.include_authorized_operations,
     }
 }
 
@@ -35,6 +36,11 @@ pub(super) fn describe_groups_response(
                     .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
                     .with_group_id(wire_id(g.group_id).into())
                     .with_group_state(sb(g.group_state))
+                    .with_authorized_operations(if version >= 3 {
+                        g.authorized_operations
+                    } else {
+                        gt::AUTHORIZED_OPERATIONS_OMITTED
+                    })
                     .with_protocol_type(sb(g.protocol_type))
                     .with_protocol_data(sb(g.protocol_data))
                     .with_members(

@@ -191,6 +191,15 @@ static SHARE_ACKNOWLEDGE_TOPIC: Struct = plain(&[always(Uuid), always(Arr(&SHARE
 static SHARE_ACKNOWLEDGE: Struct =
     plain(&[always(Str), always(Str), always(I32), f(Bool, 2, ALL), always(Arr(&SHARE_ACKNOWLEDGE_TOPIC))]);
 
+static DESCRIBE_CONFIGS_RESOURCE: Struct = plain(&[always(I8), always(Str), always(ArrStr)]);
+static DESCRIBE_CONFIGS: Struct =
+    plain(&[always(Arr(&DESCRIBE_CONFIGS_RESOURCE)), f(Bool, 1, ALL), f(Bool, 3, ALL)]);
+static ALTERABLE_CONFIG: Struct = plain(&[always(Str), always(I8), always(Str)]);
+static ALTER_CONFIGS_RESOURCE: Struct = plain(&[always(I8), always(Str), always(Arr(&ALTERABLE_CONFIG))]);
+static INCREMENTAL_ALTER_CONFIGS: Struct = plain(&[always(Arr(&ALTER_CONFIGS_RESOURCE)), always(Bool)]);
+// A compact array of int8 (the resource types) is laid out as compact bytes are.
+static LIST_CONFIG_RESOURCES: Struct = plain(&[f(Bytes, 1, ALL)]);
+
 /// The request of an API the node answers itself; a group API's is its `WireApi::SCHEMA`.
 pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
     let (min, max, flexible, body) = match api_key {
@@ -205,6 +214,9 @@ pub(crate) fn broker_message(api_key: ApiKey) -> Option<Message> {
         ApiKey::CreateTopics => (2, 7, 5, &CREATE_TOPICS),
         ApiKey::ShareFetch => (1, 2, 0, &SHARE_FETCH),
         ApiKey::ShareAcknowledge => (1, 2, 0, &SHARE_ACKNOWLEDGE),
+        ApiKey::DescribeConfigs => (1, 4, 4, &DESCRIBE_CONFIGS),
+        ApiKey::IncrementalAlterConfigs => (0, 1, 1, &INCREMENTAL_ALTER_CONFIGS),
+        ApiKey::ListConfigResources => (0, 1, 0, &LIST_CONFIG_RESOURCES),
         _ => return None,
     };
     Some(Message { min, max, flexible, body })

@@ -77,6 +77,11 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // WriteTxnMarkers v1, TxnOffsetCommit v0-v5.
             + 1
             + 6
+            // DescribeConfigs v1-v4, IncrementalAlterConfigs v0-v1 and ListConfigResources
+            // v0-v1 (`crate::configs`).
+            + 4
+            + 2
+            + 2
     );
 }
 

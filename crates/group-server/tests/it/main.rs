@@ -11,6 +11,7 @@ mod config;
 mod consumer_protocol;
 mod e2e;
 mod e2e_consumer_protocol;
+mod e2e_group_configs;
 mod e2e_security;
 mod e2e_share;
 mod group_ids;

@@ -169,7 +169,7 @@ fn a_member_tombstone_and_the_group_tombstone_remove_what_they_key() {
     "GROUP_ID_NOT_FOUND"
 )]
 #[case::classic_describe(
-    Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![GroupId::from("g")], api_version: 6 }),
+    Request::DescribeGroups(DescribeGroupsRequest { group_ids: vec![GroupId::from("g")], api_version: 6, ..Default::default() }),
     "GROUP_ID_NOT_FOUND Group g is not a classic group. Dead"
 )]
 #[case::delete_with_members(
