@@ -563,8 +563,11 @@ impl CoordinatorCore {
             TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
             TimerKey::ShareSession(group, member) => self.fire_share_session(group, member),
             TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
-            TimerKey::ConsumerClassicJoin(group, member) | TimerKey::ConsumerClassicSync(group, member) => {
-                self.fire_consumer_classic_deadline(key, group, member)
+            TimerKey::ConsumerClassicJoin(group, member) => {
+                self.fire_consumer_classic_deadline(consumer::ClassicDeadline::Join, group, member)
+            }
+            TimerKey::ConsumerClassicSync(group, member) => {
+                self.fire_consumer_classic_deadline(consumer::ClassicDeadline::Sync, group, member)
             }
         }
     }

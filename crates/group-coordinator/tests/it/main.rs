@@ -3,6 +3,7 @@
 
 mod assignment;
 mod authorization;
+mod classic_timers;
 mod consumer_scenarios;
 mod invariants;
 mod late_writes;

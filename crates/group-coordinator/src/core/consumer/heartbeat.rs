@@ -528,9 +528,12 @@ impl CoordinatorCore {
         }
     }
 
+    /// `cancelTimers`: every deadline of a member that goes.
     fn cancel_member_timers(&mut self, work: &mut Work, member: &Arc<str>) {
         work.cancel(TimerKey::ConsumerSession(work.group_id.clone(), member.clone()));
         work.cancel(TimerKey::ConsumerRebalance(work.group_id.clone(), member.clone()));
+        work.cancel(TimerKey::ConsumerClassicJoin(work.group_id.clone(), member.clone()));
+        work.cancel(TimerKey::ConsumerClassicSync(work.group_id.clone(), member.clone()));
     }
 
     /// Epochs -1 and -2 (§2.5).

@@ -36,7 +36,7 @@ pub(crate) use self::classic_apis::{
     deletion_records, described_as_classic, listed, subscribes_to, validate_offset_commit,
     validate_offset_fetch,
 };
-pub(crate) use self::group::{Change, ConsumerGroup, ConsumerMember};
+pub(crate) use self::group::{Change, ClassicDeadline, ConsumerGroup, ConsumerMember};
 pub(crate) use self::validate::validate_heartbeat;
 use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp};
 

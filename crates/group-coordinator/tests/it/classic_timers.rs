@@ -1,0 +1,450 @@
+//! The deadlines of classic members inside consumer groups, and across a
+//! migration either way, through the core with simulated time (Kafka's
+//! `GroupMetadataManager`: `scheduleConsumerGroupSessionTimeout` with the
+//! member's own session timeout, `scheduleConsumerGroupJoinTimeoutIfAbsent`,
+//! `scheduleConsumerGroupSyncTimeout`, and no revocation deadline for classic
+//! members; after a downgrade, the classic group's own rebalance and sync
+//! deadlines). Cases from `GroupMetadataManagerTest`'s
+//! `testConsumerGroupMemberUsingClassicProtocolFencedWhen{Session,Join}Timeout`,
+//! `testClassicGroupSyncToConsumerGroupRebalanceInProgress`,
+//! `testClassicGroupHeartbeatToConsumerGroup{MaintainsSession,RebalanceInProgress}`
+//! and the migration tests, played as scripts.
+
+use std::sync::Arc;
+
+use group_coordinator::{CoordinatorConfig, MetadataImage, Request, Response, TimerKey, TopicImage};
+use group_types::{
+    ConsumerGroupHeartbeatRequest, ErrorCode, GroupState, JoinGroupRequest, MemberAssignment,
+    ProtocolMetadata, Subscription, TopicId, TopicPartitions,
+};
+use rstest::rstest;
+
+use super::support::Sim;
+
+const FOO: TopicId = TopicId::from_u128(0xf00);
+const BAR: TopicId = TopicId::from_u128(0xba4);
+/// The classic member's session timeout: not the consumer group's 45 s.
+const SESSION: i64 = 6_000;
+/// The classic member's rebalance timeout.
+const REBALANCE: i64 = 10_000;
+
+fn image() -> Arc<MetadataImage> {
+    Arc::new(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 6), TopicImage::new(BAR, "bar", 3)]))
+}
+
+fn sim() -> Sim {
+    let mut sim = Sim::new(CoordinatorConfig::default());
+    sim.core.update_metadata_image(image());
+    sim
+}
+
+/// A JoinGroup v9 of classic member `member` (empty: a new one) subscribed to
+/// bar, owning `owned` of it.
+pub(crate) fn classic_join(member: &str, owned: &[i32]) -> JoinGroupRequest {
+    let sub = Subscription {
+        version: 3,
+        topics: vec!["bar".into()],
+        owned_partitions: if owned.is_empty() {
+            Vec::new()
+        } else {
+            vec![TopicPartitions::new("bar", owned.to_vec())]
+        },
+        ..Default::default()
+    };
+    JoinGroupRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        protocol_type: "consumer".into(),
+        protocols: vec![ProtocolMetadata::new("range", sub.encode().unwrap())],
+        session_timeout_ms: SESSION as i32,
+        rebalance_timeout_ms: REBALANCE as i32,
+        api_version: 9,
+        ..Default::default()
+    }
+}
+
+/// A ConsumerGroupHeartbeat join of consumer member `member` to foo.
+pub(crate) fn consumer_join(member: &str) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 5_000,
+        subscribed_topic_names: Some(vec!["foo".into()]),
+        topic_partitions: Some(Vec::new()),
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        ..ConsumerGroupHeartbeatRequest::default()
+    }
+}
+
+fn consumer_hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ErrorCode {
+    let rid = sim.send(Request::from(r));
+    match sim.answer(rid) {
+        Some(Response::ConsumerGroupHeartbeat(r)) => r.error_code,
+        other => panic!("heartbeat answered {other:?}"),
+    }
+}
+
+/// A consumer group of consumer member m1 (foo) and classic member c (bar),
+/// both settled at epoch 2, at time 0; c's id.
+fn mixed(sim: &mut Sim) -> String {
+    assert_eq!(consumer_hb(sim, consumer_join("m1")), ErrorCode::None);
+    let first = sim.send(Request::JoinGroup(classic_join("", &[])));
+    assert_eq!(sim.error_of(first), ErrorCode::MemberIdRequired);
+    let id = sim.join_answer(first).unwrap().member_id.to_string();
+    let joined = sim.send(Request::JoinGroup(classic_join(&id, &[])));
+    let joined = sim.join_answer(joined).expect("answered once written");
+    assert_eq!((joined.error_code, joined.generation_id), (ErrorCode::None, 2));
+    assert_eq!(sync(sim, &id, 2), ErrorCode::None);
+    id
+}
+
+fn sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+    let mut r = super::support::sync("g", member, generation, &[]);
+    r.protocol_type = Some("consumer".into());
+    r.protocol_name = Some("range".into());
+    let rid = sim.send(Request::SyncGroup(r));
+    sim.error_of(rid)
+}
+
+fn beat(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+    let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", member, generation)));
+    sim.error_of(rid)
+}
+
+fn in_consumer_group(sim: &Sim, member: &str) -> bool {
+    sim.core.consumer_group("g").is_some_and(|g| g.members.iter().any(|m| m.member_id == member))
+}
+
+fn group_epoch(sim: &Sim) -> i32 {
+    sim.core.consumer_group("g").expect("a consumer group").group_epoch
+}
+
+/// One step of a classic member's script.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// Its Heartbeat at its generation, answered so.
+    Beat(ErrorCode),
+    /// Its JoinGroup, owning all of bar: answered at its new generation.
+    Rejoin,
+    /// Its SyncGroup at its generation, answered so.
+    Sync(ErrorCode),
+    /// A new consumer member joins: the group epoch goes up.
+    Bump,
+}
+
+use ErrorCode::{None as NONE, RebalanceInProgress as REBALANCING};
+use Step::{Beat, Bump, Rejoin, Sync};
+
+/// Plays `script` (time, step) on classic member c of a mixed group, then
+/// checks that c is fenced at `fenced_at` exactly (a member at the millisecond
+/// before, gone with the group epoch bumped at it, and its next Heartbeat and
+/// SyncGroup answered UNKNOWN_MEMBER_ID), or is still a member at `until`.
+/// A classic member never has a revocation deadline.
+fn play(script: &[(i64, Step)], fenced_at: Option<i64>, until: i64) {
+    let mut sim = sim();
+    let c = mixed(&mut sim);
+    let mut generation = 2;
+    let mut joined = 1;
+    let revocation = TimerKey::ConsumerRebalance(Arc::from("g"), Arc::from(c.as_str()));
+    for &(at, step) in script {
+        sim.advance_to(at);
+        assert!(in_consumer_group(&sim, &c), "fenced before {at} ({step:?})");
+        match step {
+            Beat(code) => assert_eq!(beat(&mut sim, &c, generation), code, "heartbeat at {at}"),
+            Sync(code) => assert_eq!(sync(&mut sim, &c, generation), code, "sync at {at}"),
+            Rejoin => {
+                let rid = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+                let answer = sim.join_answer(rid).expect("a rejoin is answered once written");
+                assert_eq!(answer.error_code, NONE);
+                generation = answer.generation_id;
+            }
+            Bump => {
+                joined += 1;
+                assert_eq!(consumer_hb(&mut sim, consumer_join(&format!("m{joined}"))), NONE);
+            }
+        }
+        assert_eq!(sim.timers.deadline(&revocation), None, "no revocation deadline for {c}");
+    }
+    match fenced_at {
+        Some(at) => {
+            sim.advance_to(at - 1);
+            assert!(in_consumer_group(&sim, &c), "fenced before {at}");
+            let epoch = group_epoch(&sim);
+            let written = sim.records_written;
+            sim.advance_to(at);
+            assert!(!in_consumer_group(&sim, &c), "still a member at {at}");
+            assert_eq!(group_epoch(&sim), epoch + 1, "the fencing bumps the group epoch");
+            assert!(sim.records_written >= written + 4, "three tombstones and the epoch written");
+            assert_eq!(beat(&mut sim, &c, generation), ErrorCode::UnknownMemberId);
+            assert_eq!(sync(&mut sim, &c, generation), ErrorCode::UnknownMemberId);
+        }
+        None => {
+            sim.advance_to(until);
+            assert!(in_consumer_group(&sim, &c), "fenced by {until}");
+        }
+    }
+}
+
+#[rstest]
+// The session is the classic member's own (6 s), armed by its last request.
+#[case::silent_member_expires_at_its_session_timeout(&[], Some(SESSION), 0)]
+#[case::heartbeats_keep_the_session(&[(3_000, Beat(NONE)), (6_000, Beat(NONE))], Some(6_000 + SESSION), 0)]
+#[case::heartbeats_until_then_silent(
+    &[(3_000, Beat(NONE)), (6_000, Beat(NONE)), (9_000, Beat(NONE)), (12_000, Beat(NONE))],
+    None,
+    12_000 + SESSION - 1
+)]
+// Told to rejoin at 200: the deadline is 200 + 10 s, and later answers to
+// rejoin keep it (if absent), however the member keeps its session.
+#[case::join_deadline_from_the_first_rebalance_answer(
+    &[(100, Bump), (200, Beat(REBALANCING)), (3_000, Beat(REBALANCING)), (6_000, Beat(REBALANCING)),
+      (9_000, Beat(REBALANCING))],
+    Some(200 + REBALANCE),
+    0
+)]
+#[case::rejoining_in_time_ends_the_join_deadline(
+    &[(100, Bump), (200, Beat(REBALANCING)), (3_000, Beat(REBALANCING)), (6_000, Beat(REBALANCING)),
+      (9_000, Rejoin), (9_100, Sync(NONE)), (12_000, Beat(NONE)),
+      (15_000, Beat(NONE)), (18_000, Beat(NONE))],
+    None,
+    18_000 + SESSION - 1
+)]
+// The rejoin at 5000 starts the SyncGroup deadline (15000); heartbeats do not end it.
+#[case::sync_deadline_after_a_rejoin(
+    &[(100, Bump), (200, Beat(REBALANCING)), (5_000, Rejoin), (8_000, Beat(NONE)), (11_000, Beat(NONE)),
+      (14_000, Beat(NONE))],
+    Some(5_000 + REBALANCE),
+    0
+)]
+// A SyncGroup refused with REBALANCE_IN_PROGRESS (the epoch moved on at 2000)
+// keeps the SyncGroup deadline of the rejoin at 1000 and adds a join deadline
+// (13000), later than it.
+#[case::refused_sync_keeps_the_sync_deadline(
+    &[(100, Bump), (200, Beat(REBALANCING)), (1_000, Rejoin), (2_000, Bump), (3_000, Sync(REBALANCING)),
+      (4_000, Beat(REBALANCING)), (7_000, Beat(REBALANCING)), (10_000, Beat(REBALANCING))],
+    Some(1_000 + REBALANCE),
+    0
+)]
+#[case::refused_sync_then_a_rejoin_in_time(
+    &[(100, Bump), (200, Beat(REBALANCING)), (1_000, Rejoin), (2_000, Bump), (3_000, Sync(REBALANCING)),
+      (4_000, Rejoin), (4_100, Sync(NONE)), (7_000, Beat(NONE)), (10_000, Beat(NONE)), (13_000, Beat(NONE))],
+    None,
+    13_000 + SESSION - 1
+)]
+// A SyncGroup that succeeds restarts the session.
+#[case::sync_restarts_the_session(&[(100, Bump), (200, Rejoin), (4_000, Sync(NONE))], Some(4_000 + SESSION), 0)]
+fn classic_member_deadlines_in_a_consumer_group(
+    #[case] script: &[(i64, Step)],
+    #[case] fenced_at: Option<i64>,
+    #[case] until: i64,
+) {
+    play(script, fenced_at, until);
+}
+
+/// A Stable classic group of classic member c on bar (generation 1, all of bar
+/// assigned), settled at 3000 (the initial rebalance delay); c's id.
+fn classic_group(sim: &mut Sim) -> String {
+    let first = sim.send(Request::JoinGroup(classic_join("", &[])));
+    let id = sim.join_answer(first).unwrap().member_id.to_string();
+    let second = sim.send(Request::JoinGroup(classic_join(&id, &[])));
+    sim.advance_to(3_000);
+    assert_eq!(sim.join_answer(second).expect("joined").generation_id, 1);
+    let assignment = MemberAssignment {
+        version: 3,
+        partitions: vec![TopicPartitions::new("bar", vec![0, 1, 2])],
+        user_data: None,
+    };
+    let mut leader = super::support::sync("g", &id, 1, &[]);
+    leader.assignments =
+        vec![group_types::MemberAssignmentData::new(id.as_str(), assignment.encode().unwrap())];
+    let rid = sim.send(Request::SyncGroup(leader));
+    assert_eq!(sim.error_of(rid), NONE);
+    id
+}
+
+/// What a classic member does after the upgrade.
+#[derive(Debug, Clone, Copy)]
+enum AfterUpgrade {
+    Silent,
+    /// Heartbeats every 3 s from 100 on, never rejoining.
+    BeatsOnly,
+    /// Rejoins at 100, then only heartbeats.
+    RejoinsWithoutSync,
+    /// Rejoins at 100, syncs at 200, then heartbeats.
+    RejoinsAndSyncs,
+}
+
+/// The upgrade: consumer member m2 joins classic group g at 4000, and c becomes
+/// a classic member of the consumer group, at epoch 1 behind the group's 2, with
+/// its own session timeout from the conversion on (`convertToConsumerGroup`).
+#[rstest]
+#[case::session_from_the_conversion(AfterUpgrade::Silent, Some(4_000 + SESSION))]
+#[case::join_deadline(AfterUpgrade::BeatsOnly, Some(4_100 + REBALANCE))]
+#[case::sync_deadline(AfterUpgrade::RejoinsWithoutSync, Some(4_100 + REBALANCE))]
+#[case::kept(AfterUpgrade::RejoinsAndSyncs, None)]
+fn classic_member_deadlines_after_an_upgrade(#[case] after: AfterUpgrade, #[case] fenced_at: Option<i64>) {
+    let mut sim = sim();
+    let c = classic_group(&mut sim);
+    sim.advance_to(4_000);
+    assert_eq!(consumer_hb(&mut sim, consumer_join("m2")), NONE);
+    assert_eq!(group_epoch(&sim), 2, "upgraded at generation 1, bumped by m2");
+    let mut generation = 1;
+    for step in 0..8 {
+        let at = 4_100 + step * 3_000;
+        if fenced_at.is_some_and(|f| f <= at) {
+            break;
+        }
+        sim.advance_to(at);
+        match (after, step) {
+            (AfterUpgrade::Silent, _) => {}
+            (AfterUpgrade::BeatsOnly, _) => assert_eq!(beat(&mut sim, &c, generation), REBALANCING),
+            (AfterUpgrade::RejoinsWithoutSync | AfterUpgrade::RejoinsAndSyncs, 0) => {
+                let rid = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+                generation = sim.join_answer(rid).expect("answered").generation_id;
+                assert_eq!(generation, 2);
+                if matches!(after, AfterUpgrade::RejoinsAndSyncs) {
+                    sim.advance_to(at + 100);
+                    assert_eq!(sync(&mut sim, &c, generation), NONE);
+                }
+            }
+            _ => assert_eq!(beat(&mut sim, &c, generation), NONE),
+        }
+    }
+    match fenced_at {
+        Some(at) => {
+            sim.advance_to(at - 1);
+            assert!(in_consumer_group(&sim, &c), "fenced before {at}");
+            sim.advance_to(at);
+            assert!(!in_consumer_group(&sim, &c), "still a member at {at}");
+            assert_eq!(group_epoch(&sim), 3, "the fencing bumps the group epoch");
+            assert!(in_consumer_group(&sim, "m2"), "a consumer group of m2 alone");
+        }
+        None => assert!(in_consumer_group(&sim, &c)),
+    }
+}
+
+/// What the classic member does after the downgrade.
+#[derive(Debug, Clone, Copy)]
+enum AfterDowngrade {
+    /// Heartbeats (answered REBALANCE_IN_PROGRESS) but never rejoins.
+    BeatsOnly,
+    /// Rejoins at 1000 (the join phase completes: it is alone), never syncs.
+    RejoinsWithoutSync,
+    /// Rejoins at 1000 and syncs at 1100, then falls silent.
+    RejoinsAndSyncs,
+}
+
+/// The downgrade: m1, the last consumer member, leaves at 500 and the group is
+/// a classic group of c rebalancing (`convertToClassicGroup`); from there the
+/// classic group's deadlines apply to c: the rebalance timeout for its rejoin,
+/// the pending-sync deadline for its SyncGroup, its session.
+#[rstest]
+#[case::rebalance_timeout(AfterDowngrade::BeatsOnly, 500 + REBALANCE, 3)]
+#[case::sync_deadline(AfterDowngrade::RejoinsWithoutSync, 1_000 + REBALANCE, 4)]
+#[case::session(AfterDowngrade::RejoinsAndSyncs, 1_100 + SESSION, 4)]
+fn classic_member_deadlines_after_a_downgrade(
+    #[case] after: AfterDowngrade,
+    #[case] removed_at: i64,
+    #[case] generation_after: i32,
+) {
+    let mut sim = sim();
+    let c = mixed(&mut sim);
+    sim.advance_to(500);
+    let leave = ConsumerGroupHeartbeatRequest { member_epoch: -1, ..consumer_join("m1") };
+    assert_eq!(consumer_hb(&mut sim, leave), NONE);
+    let g = sim.core.group("g").expect("a classic group again");
+    assert_eq!((g.state, g.generation_id), (GroupState::PreparingRebalance, 2));
+    match after {
+        AfterDowngrade::BeatsOnly => {
+            for at in [600, 3_600, 6_600, 9_600] {
+                sim.advance_to(at);
+                assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+            }
+        }
+        AfterDowngrade::RejoinsWithoutSync | AfterDowngrade::RejoinsAndSyncs => {
+            sim.advance_to(1_000);
+            let rid = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+            let joined = sim.join_answer(rid).expect("alone: the join phase completes");
+            assert_eq!((joined.error_code, joined.generation_id), (NONE, 3));
+            if matches!(after, AfterDowngrade::RejoinsWithoutSync) {
+                // Heartbeats keep its session while its SyncGroup is due.
+                for at in [4_000, 7_000, 10_000] {
+                    sim.advance_to(at);
+                    assert_eq!(beat(&mut sim, &c, 3), NONE);
+                }
+            } else {
+                sim.advance_to(1_100);
+                let mut leader = super::support::sync("g", &c, 3, &[]);
+                leader.assignments = vec![group_types::MemberAssignmentData::new(c.as_str(), Vec::new())];
+                let rid = sim.send(Request::SyncGroup(leader));
+                assert_eq!(sim.error_of(rid), NONE);
+            }
+        }
+    }
+    sim.advance_to(removed_at - 1);
+    assert!(sim.core.group("g").unwrap().members.iter().any(|m| m.member_id == c), "removed too soon");
+    sim.advance_to(removed_at);
+    let g = sim.core.group("g").expect("the classic group stays");
+    assert!(g.members.is_empty(), "{c} still a member at {removed_at}: {g:?}");
+    assert_eq!((g.state, g.generation_id), (GroupState::Empty, generation_after));
+    assert_eq!(beat(&mut sim, &c, generation_after - 1), ErrorCode::UnknownMemberId);
+}
+
+/// The downgrade by a deadline: m1 falls silent while c keeps its session, and
+/// m1's session expiry (the consumer group's 45 s) turns the group classic; c is
+/// told to rejoin by its next heartbeat and is removed by the classic rebalance
+/// timeout if it does not.
+#[test]
+fn a_consumer_members_expiry_downgrades_and_the_classic_rebalance_timeout_follows() {
+    let mut sim = sim();
+    let c = mixed(&mut sim);
+    let mut at = 0;
+    while at < 45_000 {
+        at += 3_000;
+        sim.advance_to(at);
+        if sim.core.consumer_group("g").is_none() {
+            break;
+        }
+        assert_eq!(beat(&mut sim, &c, 2), NONE, "at {at}");
+    }
+    let g = sim.core.group("g").expect("downgraded at m1's session expiry");
+    assert_eq!((g.state, g.generation_id, g.members.len()), (GroupState::PreparingRebalance, 2, 1));
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+    for at in [48_000, 51_000, 54_000] {
+        sim.advance_to(at);
+        assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+    }
+    sim.advance_to(45_000 + REBALANCE - 1);
+    assert_eq!(sim.core.group("g").unwrap().members.len(), 1);
+    sim.advance_to(45_000 + REBALANCE);
+    assert!(sim.core.group("g").unwrap().members.is_empty());
+}
+
+/// A write that fails brings back the deadlines it replaced
+/// (`testJoiningConsumerGroupFailingToPersistRecords`): a rejoin whose records
+/// cannot be written leaves the member with its join deadline, not a sync one.
+#[test]
+fn a_failed_rejoin_keeps_the_join_deadline() {
+    let mut sim = sim();
+    let c = mixed(&mut sim);
+    sim.advance_to(100);
+    assert_eq!(consumer_hb(&mut sim, consumer_join("m2")), NONE);
+    sim.advance_to(200);
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+    sim.advance_to(3_000);
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+    sim.advance_to(5_000);
+    sim.fail_next_write = Some(ErrorCode::NotLeaderOrFollower);
+    let rid = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+    assert_eq!(sim.error_of(rid), ErrorCode::NotCoordinator);
+    sim.advance_to(8_000);
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING);
+    sim.advance_to(200 + REBALANCE - 1);
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING, "still at epoch 2, told to rejoin");
+    sim.advance_to(200 + REBALANCE);
+    assert!(!in_consumer_group(&sim, &c), "fenced by the join deadline it kept");
+}
