@@ -448,3 +448,157 @@ fn a_failed_rejoin_keeps_the_join_deadline() {
     sim.advance_to(200 + REBALANCE);
     assert!(!in_consumer_group(&sim, &c), "fenced by the join deadline it kept");
 }
+
+/// The same deadlines through the threaded runtime, on its injectable clock.
+mod runtime {
+    use std::sync::Arc;
+
+    use group_coordinator::{CoordinatorConfig, GroupCoordinator, ManualClock};
+    use group_offsets::MemoryMetadataStore;
+    use group_types::{ErrorCode, GroupState, MemberAssignment, TopicPartitions};
+
+    use super::{REBALANCE, SESSION, classic_join, consumer_join};
+    use crate::support::{heartbeat, sync};
+
+    fn open() -> (GroupCoordinator, Arc<ManualClock>) {
+        let clock = Arc::new(ManualClock::new(0));
+        let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), CoordinatorConfig::default())
+            .clock(clock.clone())
+            .metadata_image(Arc::unwrap_or_clone(super::image()))
+            .open()
+            .unwrap();
+        (c, clock)
+    }
+
+    fn beat(c: &GroupCoordinator, member: &str, generation: i32) -> ErrorCode {
+        c.handle_heartbeat(heartbeat("g", member, generation)).unwrap().error_code
+    }
+
+    fn member_of(c: &GroupCoordinator, member: &str) -> bool {
+        c.get_consumer_group("g").is_some_and(|g| g.members.iter().any(|m| m.member_id == member))
+    }
+
+    fn epoch(c: &GroupCoordinator) -> i32 {
+        c.get_consumer_group("g").expect("a consumer group").group_epoch
+    }
+
+    /// m1 (consumer, foo) and classic member c (bar) at epoch 2, at time 0.
+    fn mixed(c: &GroupCoordinator) -> String {
+        assert_eq!(
+            c.handle_consumer_group_heartbeat(consumer_join("m1")).unwrap().error_code,
+            ErrorCode::None
+        );
+        let first = c.handle_join_group(classic_join("", &[])).unwrap();
+        let id = first.member_id.to_string();
+        let joined = c.handle_join_group(classic_join(&id, &[])).unwrap();
+        assert_eq!((joined.error_code, joined.generation_id), (ErrorCode::None, 2));
+        assert_eq!(c.handle_sync_group(sync("g", &id, 2, &[])).unwrap().error_code, ErrorCode::None);
+        id
+    }
+
+    fn bump(c: &GroupCoordinator, member: &str) {
+        assert_eq!(
+            c.handle_consumer_group_heartbeat(consumer_join(member)).unwrap().error_code,
+            ErrorCode::None
+        );
+    }
+
+    #[test]
+    fn session_deadline() {
+        let (c, clock) = open();
+        let id = mixed(&c);
+        clock.advance(SESSION - 1);
+        assert!(member_of(&c, &id));
+        clock.advance(1);
+        assert!(!member_of(&c, &id), "fenced at its own session timeout");
+        assert_eq!(epoch(&c), 3);
+    }
+
+    #[test]
+    fn join_deadline_is_kept_by_later_answers_to_rejoin() {
+        let (c, clock) = open();
+        let id = mixed(&c);
+        bump(&c, "m2");
+        clock.advance(100);
+        assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
+        for _ in 0..3 {
+            clock.advance(3_000);
+            assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
+        }
+        clock.advance(100 + REBALANCE - 9_100 - 1);
+        assert!(member_of(&c, &id));
+        clock.advance(1);
+        assert!(!member_of(&c, &id), "fenced at the first rejoin deadline");
+        assert_eq!(epoch(&c), 4);
+    }
+
+    #[test]
+    fn sync_deadline_after_a_rejoin() {
+        let (c, clock) = open();
+        let id = mixed(&c);
+        bump(&c, "m2");
+        clock.advance(100);
+        let rejoined = c.handle_join_group(classic_join(&id, &[0, 1, 2])).unwrap();
+        assert_eq!((rejoined.error_code, rejoined.generation_id), (ErrorCode::None, 3));
+        for _ in 0..3 {
+            clock.advance(3_000);
+            assert_eq!(beat(&c, &id, 3), ErrorCode::None);
+        }
+        clock.advance(REBALANCE - 9_000 - 1);
+        assert!(member_of(&c, &id));
+        clock.advance(1);
+        assert!(!member_of(&c, &id), "fenced at its SyncGroup deadline");
+    }
+
+    #[test]
+    fn rebalance_deadline_after_a_downgrade() {
+        let (c, clock) = open();
+        let id = mixed(&c);
+        clock.advance(500);
+        let leave = group_types::ConsumerGroupHeartbeatRequest { member_epoch: -1, ..consumer_join("m1") };
+        assert_eq!(c.handle_consumer_group_heartbeat(leave).unwrap().error_code, ErrorCode::None);
+        let g = c.get_group("g").expect("a classic group");
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+        for _ in 0..3 {
+            clock.advance(3_000);
+            assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
+        }
+        clock.advance(REBALANCE - 9_000 - 1);
+        assert_eq!(c.get_group("g").unwrap().members.len(), 1);
+        clock.advance(1);
+        let g = c.get_group("g").unwrap();
+        assert_eq!((g.state, g.members.len()), (GroupState::Empty, 0), "removed by the rebalance timeout");
+    }
+
+    #[test]
+    fn join_deadline_after_an_upgrade() {
+        let (c, clock) = open();
+        let first = c.handle_join_group(classic_join("", &[])).unwrap();
+        let id = first.member_id.to_string();
+        let parked = c.join_group(classic_join(&id, &[]));
+        clock.advance(3_000);
+        assert_eq!(parked.wait().unwrap().generation_id, 1);
+        let assignment = MemberAssignment {
+            version: 3,
+            partitions: vec![TopicPartitions::new("bar", vec![0, 1, 2])],
+            user_data: None,
+        };
+        let mut leader = sync("g", &id, 1, &[]);
+        leader.assignments =
+            vec![group_types::MemberAssignmentData::new(id.as_str(), assignment.encode().unwrap())];
+        assert_eq!(c.handle_sync_group(leader).unwrap().error_code, ErrorCode::None);
+        bump(&c, "m2");
+        assert_eq!(epoch(&c), 2, "upgraded");
+        clock.advance(100);
+        assert_eq!(beat(&c, &id, 1), ErrorCode::RebalanceInProgress);
+        for _ in 0..3 {
+            clock.advance(3_000);
+            assert_eq!(beat(&c, &id, 1), ErrorCode::RebalanceInProgress);
+        }
+        clock.advance(REBALANCE - 9_000 - 1);
+        assert!(member_of(&c, &id));
+        clock.advance(1);
+        assert!(!member_of(&c, &id), "fenced at its rejoin deadline");
+        assert!(member_of(&c, "m2"));
+    }
+}
