@@ -82,6 +82,9 @@ pub(crate) enum PendingWrite {
     /// A write whose requester gets `response` once it is durable, or the mapped
     /// error if it fails (consumer group heartbeats).
     Respond { request: RequestId, response: Box<Response> },
+    /// A consumer group's regex resolution (Kafka's executor task result): applied
+    /// again if the write is voided (`regex_resolution_voided`).
+    RegexResolution { group: Arc<str>, resolved: Box<consumer::ResolvedRegexes> },
     /// The write of an expired deadline (a consumer member's fencing): if it
     /// fails, the deadline fires again after a backoff, as Kafka's timer retries.
     RetryTimer { key: TimerKey },

@@ -13,6 +13,7 @@ mod oracle;
 mod oracle_kip848;
 mod oracle_share;
 mod ownership;
+mod regex_refresh;
 mod runtime;
 mod scenarios;
 mod share_runtime;

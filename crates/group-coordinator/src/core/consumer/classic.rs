@@ -79,8 +79,12 @@ impl CoordinatorCore {
                 self.maybe_resolve_regexes(&group_id, visible);
             }
             Err((code, member_id)) => {
+                let (group_id, task) = (work.group_id.clone(), work.regex_task.take());
                 self.abandon(work);
                 self.engine.respond(rid, error(code, &member_id));
+                if let Some(sources) = task {
+                    self.resolve_regexes_of_failed_request(&group_id, sources, visible);
+                }
             }
         }
     }

@@ -183,7 +183,11 @@ impl CoordinatorCore {
                 Ok(())
             }
             Err(refusal) => {
+                let (group_id, task) = (work.group_id.clone(), work.regex_task.take());
                 self.abandon(work);
+                if let Some(sources) = task {
+                    self.resolve_regexes_of_failed_request(&group_id, sources, visible);
+                }
                 Err(refusal)
             }
         }

@@ -37,6 +37,7 @@ pub(crate) use self::classic_apis::{
     validate_offset_fetch,
 };
 pub(crate) use self::group::{Change, ClassicDeadline, ConsumerGroup, ConsumerMember};
+pub(crate) use self::regex::ResolvedRegexes;
 pub(crate) use self::validate::validate_heartbeat;
 use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp};
 
@@ -76,6 +77,12 @@ pub(crate) struct Work {
     events: Vec<crate::GroupEvent>,
     /// Why the members this work removes go (its logged reason).
     pub(crate) removal: &'static str,
+    /// The regexes step 8 asked to resolve after this request (Kafka's executor
+    /// task, scheduled then): resolved even if the request fails later.
+    pub(crate) regex_task: Option<Vec<String>>,
+    /// The regex resolution this work applies, applied again if its write is
+    /// voided (`regex_resolution_voided`).
+    pub(crate) resolved: Option<Box<ResolvedRegexes>>,
 }
 
 /// How long a deadline whose write failed waits before it fires again (Kafka's
@@ -195,6 +202,8 @@ impl CoordinatorCore {
             retry: None,
             events: Vec::new(),
             removal: "removed",
+            regex_task: None,
+            resolved: None,
         })
     }
 
@@ -212,6 +221,8 @@ impl CoordinatorCore {
             retry: None,
             events: Vec::new(),
             removal: "removed",
+            regex_task: None,
+            resolved: None,
         }
     }
 
@@ -233,7 +244,7 @@ impl CoordinatorCore {
             self.finish_downgrade(work, &left, answer);
             return;
         }
-        let Work { group_id, cg, origin, changes, records, prefix, timers, retry, .. } = work;
+        let Work { group_id, cg, origin, changes, records, prefix, timers, retry, resolved, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
@@ -258,7 +269,10 @@ impl CoordinatorCore {
         }
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Modern));
-        let pending = pending_for(answer, retry);
+        let pending = match resolved {
+            Some(resolved) => PendingWrite::RegexResolution { group: group_id.clone(), resolved },
+            None => pending_for(answer, retry),
+        };
         self.write_group_records(&group_id, all, pending);
     }
 }

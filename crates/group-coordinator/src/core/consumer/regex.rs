@@ -92,6 +92,8 @@ impl CoordinatorCore {
         if old == new {
             let due = self.regex_refresh_due(&work.cg, false);
             work.set_regex_refresh_due(due);
+            work.regex_task =
+                due.then(|| subscribed_regexes(&work.cg).into_iter().map(str::to_owned).collect());
             return Ok(RegexChange::NoChange);
         }
         let introduced = new.is_some_and(|new| work.cg.regex_unused_by_others(new, &updated.id));
@@ -106,6 +108,7 @@ impl CoordinatorCore {
         }
         let due = self.regex_refresh_due(&work.cg, introduced);
         work.set_regex_refresh_due(due);
+        work.regex_task = due.then(|| subscribed_regexes(&work.cg).into_iter().map(str::to_owned).collect());
         // Kafka writes the tombstone whether the regex was resolved or not.
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
@@ -159,37 +162,80 @@ impl CoordinatorCore {
     /// Only topics `visible` accepts (those the triggering member may describe)
     /// are candidates; internal topics are, as in Kafka.
     pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str, visible: &dyn Fn(&str) -> bool) {
-        let now = self.engine.now;
-        let image = self.engine.image.clone();
         let Some(cg) = self.consumer_group_ref(group_id) else { return };
         if !cg.regex_refresh_due {
             return;
         }
-        let subscribed: Vec<String> = subscribed_regexes(cg).into_iter().map(str::to_owned).collect();
+        let sources: Vec<String> = subscribed_regexes(cg).into_iter().map(str::to_owned).collect();
+        let resolved = self.resolve_regexes(sources, visible);
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+
+    /// A heartbeat that scheduled the regex task at step 8 failed later (an
+    /// assignor failure, a fenced epoch): Kafka's task was scheduled then, and
+    /// runs whatever became of the heartbeat, over the regexes `sources` it was
+    /// given; those nobody subscribes to any more are skipped when applied.
+    pub(crate) fn resolve_regexes_of_failed_request(
+        &mut self,
+        group_id: &str,
+        sources: Vec<String>,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
+        let resolved = self.resolve_regexes(sources, visible);
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+
+    /// The task (`TopicRegexResolver.resolveRegularExpressions`): each regex of
+    /// `sources` with the topics of the image it matches whole.
+    fn resolve_regexes(&self, sources: Vec<String>, visible: &dyn Fn(&str) -> bool) -> Box<ResolvedRegexes> {
+        let image = &self.engine.image;
+        let regexes = sources
+            .into_iter()
+            .map(|source| {
+                // A regex is validated when a member introduces it; one that does
+                // not compile here is resolved to nothing, as Kafka ignores it.
+                let mut matched: Vec<String> = match compile(&source) {
+                    Ok(re) => image
+                        .topics()
+                        .filter(|t| re.is_match(&t.name) && visible(&t.name))
+                        .map(|t| t.name.to_string())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                matched.sort();
+                (source, matched)
+            })
+            .collect();
+        Box::new(ResolvedRegexes {
+            regexes,
+            version: image.version(),
+            timestamp_ms: self.engine.now,
+            reapplied: false,
+        })
+    }
+
+    /// The task's result applied (`handleRegularExpressionsResult`): a record
+    /// per regex the group still subscribes to, and a bump if a topic set or the
+    /// metadata hash changed, as a write of its own.
+    fn apply_resolved_regexes(&mut self, group_id: &str, resolved: Box<ResolvedRegexes>) {
         self.engine.timeline.begin_step();
         let Some(mut work) = self.take_consumer(group_id) else { return };
         work.cg.regex_refresh_due = false;
         let mut changed = false;
-        for source in &subscribed {
-            let mut matched: Vec<String> = match compile(source) {
-                Ok(re) => image
-                    .topics()
-                    .filter(|t| re.is_match(&t.name) && visible(&t.name))
-                    .map(|t| t.name.to_string())
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
-            matched.sort();
-            if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != matched) {
+        for (source, topics) in &resolved.regexes {
+            if !work.cg.modern.members.values_any_order().any(|m| m.regex() == Some(source.as_str())) {
+                continue;
+            }
+            if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != *topics) {
                 changed = true;
             }
             work.emit(ModernGroupRecord::RegularExpression {
                 group_id: work.group_id.clone(),
                 regex: Arc::from(source.as_str()),
                 value: Some(RegularExpressionValue {
-                    topics: matched,
-                    version: image.version(),
-                    timestamp_ms: now,
+                    topics: topics.clone(),
+                    version: resolved.version,
+                    timestamp_ms: resolved.timestamp_ms,
                 }),
             });
         }
@@ -201,8 +247,34 @@ impl CoordinatorCore {
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });
         }
+        work.resolved = Some(resolved);
         self.commit_work(work, None);
     }
+
+    /// The write of a resolution was voided: by the failure of the heartbeat
+    /// written before it, as a rule. Kafka applies its task's result by a write
+    /// of its own after that heartbeat's failure, so the result is applied again
+    /// on the reverted group, once; a second failure drops it, as Kafka drops a
+    /// result whose write fails (the next heartbeat asks again).
+    pub(crate) fn regex_resolution_voided(&mut self, group_id: &str, resolved: Box<ResolvedRegexes>) {
+        if resolved.reapplied {
+            return;
+        }
+        let mut resolved = resolved;
+        resolved.reapplied = true;
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+}
+
+/// What Kafka's regex task computed: each regex with the topics it matched,
+/// at one image version and time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResolvedRegexes {
+    regexes: Vec<(String, Vec<String>)>,
+    version: i64,
+    timestamp_ms: i64,
+    /// Applied again already after its first write was voided.
+    reapplied: bool,
 }
 
 /// The regexes the members of `cg` subscribe to, sorted, once each.
