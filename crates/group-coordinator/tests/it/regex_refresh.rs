@@ -1,5 +1,8 @@
-//! The regex refresh a heartbeat asks for at its step 8 happens whatever becomes
-//! of the heartbeat afterwards: Kafka's `maybeUpdateRegularExpressions` schedules
+//! Regex subscriptions through the core: RE2/J's syntax on the wire (a pattern
+//! Kafka refuses is answered INVALID_REGULAR_EXPRESSION with Kafka's message, one
+//! it accepts resolves to the topics it matches whole; the full syntax table is
+//! `core/consumer/re2j_tests.rs`), and the refresh a heartbeat asks for at its
+//! step 8, which happens whatever becomes of the heartbeat afterwards: Kafka's `maybeUpdateRegularExpressions` schedules
 //! the executor task then, and neither a later refusal (an assignor failure) nor
 //! a failed write of the heartbeat cancels it; the task's result is applied by a
 //! write of its own (`handleRegularExpressionsResult`). A regex refused at step 8
@@ -110,4 +113,43 @@ fn a_heartbeat_that_fails_after_step_8_still_refreshes_the_regexes(
     assert_eq!(g.group_epoch, epoch + bumps);
     let joined = g.members.iter().any(|m| m.member_id == "m2");
     assert_eq!(joined, matches!(m2, M2::Joins));
+}
+
+/// A member's first heartbeat with `regex`, against topics `topics`: refused with
+/// Kafka's message (`throwIfRegularExpressionIsInvalid`, RE2/J's description), or
+/// resolved to the topics it matches whole.
+#[rstest]
+#[case("[", Err("missing closing ]"))]
+#[case("a**", Err("invalid nested repetition operator"))]
+#[case("(?=foo)", Err("invalid or unsupported Perl syntax"))]
+#[case("\\p{Alphabetic}", Err("invalid character class range"))]
+#[case("foo\\1", Err("invalid escape sequence"))]
+#[case("(?<n>a)(?<n>b)", Err("duplicate capture group name"))]
+#[case("\\Qfoo.\\E.*", Ok(&["foo.1"][..]))]
+#[case("[[:alpha:]]+", Ok(&["foo"][..]))]
+#[case("(?i)FOO", Ok(&["foo"][..]))]
+#[case("\\d+|\\<\\w+\\>", Ok(&["123", "<a_1>"][..]))]
+#[case("fo{2}(?P<n>1)?", Ok(&["foo", "foo1"][..]))]
+fn regexes_are_read_as_re2j_reads_them(#[case] regex: &str, #[case] expected: Result<&[&str], &str>) {
+    let mut sim = Sim::new(CoordinatorConfig::default());
+    let names = ["foo", "foo1", "foo.1", "123", "<a_1>"];
+    let topics =
+        names.iter().enumerate().map(|(i, n)| TopicImage::new(TopicId::from_u128(i as u128 + 1), *n, 1));
+    sim.core.update_metadata_image(Arc::new(MetadataImage::new(1, topics)));
+    let request = ConsumerGroupHeartbeatRequest { subscribed_topic_regex: Some(regex.into()), ..join("m1") };
+    let (code, message) = hb(&mut sim, request);
+    match expected {
+        Err(description) => {
+            assert_eq!(code, ErrorCode::InvalidRegularExpression);
+            let kafka =
+                format!("SubscribedTopicRegex `{regex}` is not a valid regular expression: {description}.");
+            assert_eq!(message.as_deref(), Some(kafka.as_str()));
+        }
+        Ok(matched) => {
+            assert_eq!(code, ErrorCode::None, "{message:?}");
+            let g = sim.core.consumer_group("g").unwrap();
+            let matched: Vec<String> = matched.iter().map(|t| (*t).to_owned()).collect();
+            assert_eq!(g.regexes, vec![(regex.to_owned(), matched)]);
+        }
+    }
 }

@@ -20,6 +20,9 @@ mod group;
 mod heartbeat;
 mod load;
 mod meta;
+mod re2j;
+#[cfg(test)]
+mod re2j_tests;
 mod reconcile;
 mod regex;
 mod target;

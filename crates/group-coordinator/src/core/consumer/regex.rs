@@ -2,9 +2,9 @@
 //! regex nobody in the group uses, resolved against the metadata image as a write
 //! of its own after the heartbeat that asked for it, at most every 10 s per group.
 //!
-//! Kafka matches with RE2/J's `matches()`, the whole topic name; the `regex` crate
-//! speaks the same syntax (no backreferences, no lookaround), and the pattern is
-//! anchored as `^(?:...)$` to match whole names.
+//! Kafka compiles with RE2/J and matches with its `matches()`, the whole topic
+//! name; `re2j.rs` accepts and refuses what RE2/J does and rewrites the pattern
+//! for the `regex` crate, anchored as `\A(?:...)\z` to match whole names.
 
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ use group_types::ErrorCode;
 
 use super::Work;
 use super::group::{ConsumerGroup, ConsumerMember};
+use super::re2j::{self, Re2jError};
 use crate::core::CoordinatorCore;
 
 /// Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`.
@@ -33,48 +34,35 @@ pub(crate) enum RegexChange {
     UpdatedAndResolved,
 }
 
-/// The whole-name matcher for `source`, or why it is not a regex, in RE2/J's
-/// words (`PatternSyntaxException.getDescription`): the message a client is
-/// answered with, not a failure of ours, so it stays text.
-fn compile(source: &str) -> Result<regex::Regex, String> {
-    if source.len() > MAX_REGEX_LEN {
-        return Err(format!("longer than {MAX_REGEX_LEN} bytes"));
-    }
-    let build = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(REGEX_SIZE_LIMIT).build();
-    // The source alone first: wrapped, an unbalanced `a)|(b` would parse.
-    build(source).map_err(|e| re2j_description(&e.to_string()))?;
-    build(&format!("^(?:{source})$")).map_err(|e| re2j_description(&e.to_string()))
+/// Why a `SubscribedTopicRegex` is refused: as RE2/J refuses it, or, for one
+/// RE2/J accepts, a limit of ours (a regex is client input, and compiling one
+/// must stay cheap). Displayed as the description Kafka's
+/// INVALID_REGULAR_EXPRESSION message carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum RegexRefusal {
+    /// RE2/J's parser refuses it.
+    #[error(transparent)]
+    Syntax(#[from] Re2jError),
+    /// Longer than [`MAX_REGEX_LEN`] bytes (Kafka sets no limit).
+    #[error("longer than {MAX_REGEX_LEN} bytes")]
+    TooLong,
+    /// Accepted by RE2/J, but larger compiled than [`REGEX_SIZE_LIMIT`] or nested
+    /// deeper than the `regex` crate's limit (RE2/J has neither).
+    #[error("too large")]
+    TooLarge,
 }
 
-/// RE2/J's description of the syntax error the `regex` crate reports as `error`
-/// (its last line names the error kind).
-fn re2j_description(error: &str) -> String {
-    let kind = error.lines().rev().find(|l| l.trim_start().starts_with("error:")).unwrap_or(error);
-    let kind = kind.trim().trim_start_matches("error:").trim();
-    let described = [
-        ("unclosed character class", "missing closing ]"),
-        ("unclosed group", "missing closing )"),
-        // RE2/J finds no opening parenthesis on its stack.
-        ("unopened group", "regexp/syntax: internal error"),
-        ("repetition operator missing expression", "missing argument to repetition operator"),
-        ("incomplete escape sequence", "trailing backslash at end of expression"),
-        ("unrecognized escape sequence", "invalid escape sequence"),
-        ("invalid escape sequence", "invalid escape sequence"),
-        ("backreferences are not supported", "invalid escape sequence"),
-        ("look-around", "invalid or unsupported Perl syntax"),
-        ("flag", "invalid or unsupported Perl syntax"),
-        ("invalid character class range", "invalid character class range"),
-        ("invalid range boundary", "invalid character class range"),
-        ("Unicode", "invalid character class range"),
-        ("repetition", "invalid repeat count"),
-        ("decimal", "invalid repeat count"),
-        ("duplicate capture group name", "duplicate capture group name"),
-        ("capture group", "invalid named capture"),
-    ];
-    described
-        .iter()
-        .find(|(rust, _)| kind.contains(rust))
-        .map_or_else(|| kind.to_owned(), |(_, re2j)| (*re2j).to_owned())
+/// The whole-name matcher for `source` (RE2/J's `matches()`), or why it is refused.
+pub(crate) fn compile(source: &str) -> Result<regex::Regex, RegexRefusal> {
+    if source.len() > MAX_REGEX_LEN {
+        return Err(RegexRefusal::TooLong);
+    }
+    let translated = re2j::translate(source)?;
+    regex::RegexBuilder::new(&format!(r"\A(?:{translated})\z"))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|_| RegexRefusal::TooLarge)
 }
 
 impl CoordinatorCore {
@@ -288,16 +276,7 @@ fn subscribed_regexes(cg: &ConsumerGroup) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::compile;
-
-    #[test]
-    fn syntax_errors_are_described_as_re2j_does() {
-        assert_eq!(compile("[").unwrap_err(), "missing closing ]");
-        assert_eq!(compile("(foo").unwrap_err(), "missing closing )");
-        assert_eq!(compile("*").unwrap_err(), "missing argument to repetition operator");
-        assert_eq!(compile("foo\\").unwrap_err(), "trailing backslash at end of expression");
-        assert_eq!(compile("a)|(b").unwrap_err(), "regexp/syntax: internal error");
-    }
+    use super::{RegexRefusal, compile};
 
     #[test]
     fn regexes_match_whole_names() {
@@ -306,5 +285,13 @@ mod tests {
         assert!(!re.is_match("foo-1"));
         let re = compile("foo.*|bar").unwrap();
         assert!(re.is_match("foo-1") && re.is_match("bar") && !re.is_match("xbar"));
+    }
+
+    /// Our limits on what RE2/J accepts: the length, and the compiled size.
+    #[test]
+    fn our_limits_refuse_what_re2j_accepts() {
+        assert_eq!(compile(&"a".repeat(4_097)).unwrap_err(), RegexRefusal::TooLong);
+        assert_eq!(compile("(((a{1000}){1000}){1000})").unwrap_err(), RegexRefusal::TooLarge);
+        assert_eq!(RegexRefusal::TooLong.to_string(), "longer than 4096 bytes");
     }
 }
