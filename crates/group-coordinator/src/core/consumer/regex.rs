@@ -47,10 +47,15 @@ pub(crate) enum RegexRefusal {
     /// Longer than [`MAX_REGEX_LEN`] bytes (Kafka sets no limit).
     #[error("longer than {MAX_REGEX_LEN} bytes")]
     TooLong,
-    /// Accepted by RE2/J, but larger compiled than [`REGEX_SIZE_LIMIT`] or nested
-    /// deeper than the `regex` crate's limit (RE2/J has neither).
-    #[error("too large")]
+    /// Accepted by RE2/J, but larger compiled than [`REGEX_SIZE_LIMIT`] (RE2/J
+    /// sets no limit): a large Unicode class repeated hundreds of times
+    /// (`\pL{1000}` takes 64 MiB and most of a second to compile).
+    #[error("expression too large")]
     TooLarge,
+    /// Accepted by RE2/J, but nested deeper than the `regex` crate's limit of 250
+    /// groups or repetitions (RE2/J sets none).
+    #[error("expression nests too deeply")]
+    TooDeep,
 }
 
 /// The whole-name matcher for `source` (RE2/J's `matches()`), or why it is refused.
@@ -59,10 +64,12 @@ pub(crate) fn compile(source: &str) -> Result<regex::Regex, RegexRefusal> {
         return Err(RegexRefusal::TooLong);
     }
     let translated = re2j::translate(source)?;
-    regex::RegexBuilder::new(&format!(r"\A(?:{translated})\z"))
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|_| RegexRefusal::TooLarge)
+    regex::RegexBuilder::new(&format!(r"\A(?:{translated})\z")).size_limit(REGEX_SIZE_LIMIT).build().map_err(
+        |e| match e {
+            regex::Error::CompiledTooBig(_) => RegexRefusal::TooLarge,
+            _ => RegexRefusal::TooDeep,
+        },
+    )
 }
 
 impl CoordinatorCore {
@@ -287,11 +294,20 @@ mod tests {
         assert!(re.is_match("foo-1") && re.is_match("bar") && !re.is_match("xbar"));
     }
 
-    /// Our limits on what RE2/J accepts: the length, and the compiled size.
+    /// Our limits on what RE2/J accepts (where we knowingly differ): the length,
+    /// the compiled size, the nesting depth.
     #[test]
     fn our_limits_refuse_what_re2j_accepts() {
+        assert!(compile(&"a".repeat(4_096)).is_ok());
         assert_eq!(compile(&"a".repeat(4_097)).unwrap_err(), RegexRefusal::TooLong);
         assert_eq!(compile("(((a{1000}){1000}){1000})").unwrap_err(), RegexRefusal::TooLarge);
+        assert_eq!(compile("\\pL{1000}").unwrap_err(), RegexRefusal::TooLarge);
+        assert_eq!(compile("\\W{0,1000}").unwrap_err(), RegexRefusal::TooLarge);
+        assert!(compile("\\pL{10}").is_ok());
+        let deep = format!("{}a{}", "(".repeat(300), ")".repeat(300));
+        assert_eq!(compile(&deep).unwrap_err(), RegexRefusal::TooDeep);
+        assert!(compile(&format!("{}a{}", "(".repeat(100), ")".repeat(100))).is_ok());
         assert_eq!(RegexRefusal::TooLong.to_string(), "longer than 4096 bytes");
+        assert_eq!(RegexRefusal::TooLarge.to_string(), "expression too large");
     }
 }
