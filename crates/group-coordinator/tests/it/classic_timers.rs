@@ -327,6 +327,52 @@ fn classic_member_deadlines_after_an_upgrade(#[case] after: AfterUpgrade, #[case
     }
 }
 
+/// Where the classic group is when a consumer member upgrades it.
+#[derive(Debug, Clone, Copy)]
+enum Parked {
+    /// A second member's JoinGroup waits for c to rejoin (PreparingRebalance).
+    Join,
+    /// A follower's SyncGroup waits for the leader's (CompletingRebalance).
+    Sync,
+}
+
+/// The upgrade answers what the classic group parked with REBALANCE_IN_PROGRESS
+/// (`convertToConsumerGroup`: `completeAllJoinFutures`, `completeAllSyncFutures`;
+/// `testConsumerGroupHeartbeatWith{PreparingRebalance,CompletingRebalance}ClassicGroup`),
+/// and the parked member is a classic member of the consumer group, deadlines and all.
+#[rstest]
+#[case::preparing_rebalance(Parked::Join)]
+#[case::completing_rebalance(Parked::Sync)]
+fn an_upgrade_answers_what_the_classic_group_parked(#[case] parked: Parked) {
+    let mut sim = sim();
+    let c = classic_group(&mut sim);
+    sim.advance_to(4_000);
+    let first = sim.send(Request::JoinGroup(classic_join("", &[])));
+    let d = sim.join_answer(first).unwrap().member_id.to_string();
+    let join = sim.send(Request::JoinGroup(classic_join(&d, &[])));
+    let waiting = match parked {
+        Parked::Join => join,
+        Parked::Sync => {
+            let rejoin = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+            assert_eq!(sim.join_answer(rejoin).expect("the join phase completes").generation_id, 2);
+            let follower = sim.send(Request::SyncGroup(super::support::sync("g", &d, 2, &[])));
+            assert!(sim.answer(follower).is_none(), "parked until the leader syncs");
+            follower
+        }
+    };
+    assert!(sim.answer(waiting).is_none());
+    sim.advance_to(4_100);
+    assert_eq!(consumer_hb(&mut sim, consumer_join("m3")), NONE);
+    assert_eq!(sim.error_of(waiting), REBALANCING);
+    let g = sim.core.consumer_group("g").expect("upgraded");
+    assert_eq!(g.members.len(), 3);
+    // d never joins the consumer group's way: its session (from the upgrade) ends it.
+    sim.advance_to(4_100 + SESSION - 1);
+    assert!(in_consumer_group(&sim, &d));
+    sim.advance_to(4_100 + SESSION);
+    assert!(!in_consumer_group(&sim, &d));
+}
+
 /// What the classic member does after the downgrade.
 #[derive(Debug, Clone, Copy)]
 enum AfterDowngrade {
