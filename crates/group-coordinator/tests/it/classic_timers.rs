@@ -8,7 +8,9 @@
 //! `testConsumerGroupMemberUsingClassicProtocolFencedWhen{Session,Join}Timeout`,
 //! `testClassicGroupSyncToConsumerGroupRebalanceInProgress`,
 //! `testClassicGroupHeartbeatToConsumerGroup{MaintainsSession,RebalanceInProgress}`
-//! and the migration tests, played as scripts.
+//! and the migration tests (an upgrade answering what the classic group parked,
+//! a static classic member replacing the last consumer-protocol member), played
+//! as scripts.
 
 use std::sync::Arc;
 
@@ -646,5 +648,64 @@ mod runtime {
         clock.advance(1);
         assert!(!member_of(&c, &id), "fenced at its rejoin deadline");
         assert!(member_of(&c, "m2"));
+    }
+}
+
+/// A classic member with the instance id of the last consumer-protocol member
+/// replaces it and the group turns classic at once
+/// (`testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMember`): Stable
+/// at the consumer group's epoch with the joining member holding the replaced
+/// one's partitions, or, when the joining member's subscription differs (a bump,
+/// so the target assignment is stale), rebalancing, the join answered at
+/// generation 0.
+#[rstest]
+#[case::same_subscription(false)]
+#[case::new_subscription(true)]
+fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscription_changed: bool) {
+    let mut sim = sim();
+    let m2 = ConsumerGroupHeartbeatRequest { instance_id: Some("i2".into()), ..consumer_join("m2") };
+    assert_eq!(consumer_hb(&mut sim, m2.clone()), NONE);
+    let first = sim.send(Request::JoinGroup(classic_join("", &[])));
+    let c1 = sim.join_answer(first).unwrap().member_id.to_string();
+    let joined = sim.send(Request::JoinGroup(classic_join(&c1, &[])));
+    assert_eq!(sim.join_answer(joined).unwrap().generation_id, 2);
+    assert_eq!(sync(&mut sim, &c1, 2), NONE);
+    let settle = ConsumerGroupHeartbeatRequest {
+        member_epoch: 1,
+        subscribed_topic_names: None,
+        topic_partitions: None,
+        rebalance_timeout_ms: -1,
+        ..m2
+    };
+    assert_eq!(consumer_hb(&mut sim, settle), NONE);
+    assert_eq!(group_epoch(&sim), 2);
+    sim.advance_to(100);
+    let topics: Vec<String> =
+        if subscription_changed { vec!["foo".into(), "bar".into()] } else { vec!["foo".into()] };
+    let sub = Subscription { version: 3, topics, ..Default::default() };
+    let mut replacing = classic_join("", &[]);
+    replacing.group_instance_id = Some("i2".into());
+    replacing.protocols = vec![ProtocolMetadata::new("range", sub.encode().unwrap())];
+    let rid = sim.send(Request::JoinGroup(replacing));
+    let answer = sim.join_answer(rid).expect("answered once written");
+    assert_eq!(answer.error_code, NONE);
+    assert_eq!(answer.generation_id, if subscription_changed { 0 } else { 2 });
+    assert!(sim.core.consumer_group("g").is_none(), "downgraded");
+    let g = sim.core.group("g").expect("a classic group");
+    let mut members: Vec<&str> = g.members.iter().map(|m| m.member_id.as_str()).collect();
+    members.sort_unstable();
+    let mut expected = vec![c1.as_str(), answer.member_id.as_str()];
+    expected.sort_unstable();
+    assert_eq!(members, expected, "m2 replaced by the joining member");
+    assert_eq!(g.generation_id, 2);
+    if subscription_changed {
+        assert_eq!(g.state, GroupState::PreparingRebalance);
+    } else {
+        assert_eq!(g.state, GroupState::Stable);
+        let rid = sim.send(Request::SyncGroup(super::support::sync("g", &answer.member_id, 2, &[])));
+        let synced = sim.sync_answer(rid).expect("answered");
+        assert_eq!(synced.error_code, NONE);
+        let assignment = MemberAssignment::decode(&synced.assignment).unwrap();
+        assert_eq!(assignment.partitions, vec![TopicPartitions::new("foo", vec![0, 1, 2, 3, 4, 5])]);
     }
 }

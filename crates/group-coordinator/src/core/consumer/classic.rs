@@ -123,6 +123,7 @@ impl CoordinatorCore {
             Arc::from(req.member_id.as_str())
         };
         let mut replaced = None;
+        let mut downgrade = false;
         let stored = match req
             .group_instance_id
             .as_deref()
@@ -139,6 +140,7 @@ impl CoordinatorCore {
                     .get(&holder)
                     .cloned()
                     .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
+                downgrade = self.downgrades_with_replaced(&work.cg, &holder);
                 self.replace_static_member(work, &old, &member_id);
                 replaced = Some(holder);
                 work.cg
@@ -183,8 +185,30 @@ impl CoordinatorCore {
             }),
         };
         updated.meta = MemberMeta::new(&meta, &stored.meta, &work.cg.last_meta);
+        let assignment_epoch = work.cg.modern.assignment_epoch;
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
             .map_err(|(code, _)| (code, req.member_id.to_string()))?;
+        if let (true, Some(replaced)) = (downgrade, replaced) {
+            // `convertToClassicGroup` with the joining member in the replaced one's
+            // place: a rebalance only if the target assignment was stale, in which
+            // case Kafka does not reconcile the member (its generation stays 0).
+            let rebalance = work.cg.modern.group_epoch > assignment_epoch;
+            let joining = work.cg.modern.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+            let generation = if rebalance { 0 } else { joining.member_epoch };
+            work.cancel(deadline_key(ClassicDeadline::Join, &group_id, &member_id));
+            work.downgrade = Some(Vec::new());
+            work.replacement = Some(Box::new(super::Replacement { replaced, joining, rebalance }));
+            return Ok(JoinGroupResponse {
+                error_code: ErrorCode::None,
+                generation_id: generation,
+                protocol_type: Some(ProtocolType::from_static("consumer")),
+                protocol_name: Some(req.protocols[0].name.clone()),
+                leader_id: MemberId::empty(),
+                skip_assignment: false,
+                member_id: MemberId::from(&*member_id),
+                members: Vec::new(),
+            });
+        }
         // Once written, the rejoin deadline is over and the SyncGroup one starts,
         // a rebalance timeout out; the session restarts with the request's timeout.
         // Set on the member, so that a failed write brings back what they replace.
@@ -210,6 +234,16 @@ impl CoordinatorCore {
             member_id: MemberId::from(&*member_id),
             members: Vec::new(),
         })
+    }
+
+    /// `validateOnlineDowngradeWithReplacedMember`: a classic member replacing
+    /// `replaced` by its instance id turns the group classic when every other
+    /// member is classic, the policy allows it and the group fits a classic group.
+    fn downgrades_with_replaced(&self, cg: &ConsumerGroup, replaced: &str) -> bool {
+        let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
+        cg.modern.members.values_any_order().all(|m| m.is_classic() || *m.id == *replaced)
+            && self.engine.config.consumer.migration_policy.allows_downgrade()
+            && cg.modern.members.len() <= max
     }
 
     /// The member a classic SyncGroup or Heartbeat names, checked (§8.3).

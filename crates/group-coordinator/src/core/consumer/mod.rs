@@ -86,6 +86,18 @@ pub(crate) struct Work {
     /// The regex resolution this work applies, applied again if its write is
     /// voided (`regex_resolution_voided`).
     pub(crate) resolved: Option<Box<ResolvedRegexes>>,
+    /// With `downgrade`: a classic member replacing the last consumer-protocol
+    /// member by its instance id (`validateOnlineDowngradeWithReplacedMember`).
+    pub(crate) replacement: Option<Box<Replacement>>,
+}
+
+/// A downgrade by static replacement: who is replaced, by whom, and whether the
+/// classic group rebalances at once (its target assignment was stale).
+#[derive(Debug)]
+pub(crate) struct Replacement {
+    pub(crate) replaced: Arc<str>,
+    pub(crate) joining: ConsumerMember,
+    pub(crate) rebalance: bool,
 }
 
 /// How long a deadline whose write failed waits before it fires again (Kafka's
@@ -207,6 +219,7 @@ impl CoordinatorCore {
             removal: "removed",
             regex_task: None,
             resolved: None,
+            replacement: None,
         })
     }
 
@@ -226,6 +239,7 @@ impl CoordinatorCore {
             removal: "removed",
             regex_task: None,
             resolved: None,
+            replacement: None,
         }
     }
 
