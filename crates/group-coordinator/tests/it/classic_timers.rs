@@ -522,6 +522,22 @@ mod runtime {
         c.handle_heartbeat(heartbeat("g", member, generation)).unwrap().error_code
     }
 
+    /// Three heartbeats 3 s apart (what keeps a 6 s session), each answered `code`.
+    fn beats(c: &GroupCoordinator, clock: &ManualClock, member: &str, generation: i32, code: ErrorCode) {
+        for _ in 0..3 {
+            clock.advance(3_000);
+            assert_eq!(beat(c, member, generation), code);
+        }
+    }
+
+    /// Still a member `ms - 1` milliseconds on, fenced at `ms`.
+    fn fenced_after(c: &GroupCoordinator, clock: &ManualClock, member: &str, ms: i64, why: &str) {
+        clock.advance(ms - 1);
+        assert!(member_of(c, member), "fenced too soon: {why}");
+        clock.advance(1);
+        assert!(!member_of(c, member), "{why}");
+    }
+
     fn member_of(c: &GroupCoordinator, member: &str) -> bool {
         c.get_consumer_group("g").is_some_and(|g| g.members.iter().any(|m| m.member_id == member))
     }
@@ -544,6 +560,15 @@ mod runtime {
         id
     }
 
+    /// A mixed group (c's id) whose epoch m2's join moved on at 0; the clock at 100.
+    fn bumped() -> (GroupCoordinator, Arc<ManualClock>, String) {
+        let (c, clock) = open();
+        let id = mixed(&c);
+        bump(&c, "m2");
+        clock.advance(100);
+        (c, clock, id)
+    }
+
     fn bump(c: &GroupCoordinator, member: &str) {
         assert_eq!(
             c.handle_consumer_group_heartbeat(consumer_join(member)).unwrap().error_code,
@@ -555,47 +580,26 @@ mod runtime {
     fn session_deadline() {
         let (c, clock) = open();
         let id = mixed(&c);
-        clock.advance(SESSION - 1);
-        assert!(member_of(&c, &id));
-        clock.advance(1);
-        assert!(!member_of(&c, &id), "fenced at its own session timeout");
+        fenced_after(&c, &clock, &id, SESSION, "fenced at its own session timeout");
         assert_eq!(epoch(&c), 3);
     }
 
     #[test]
     fn join_deadline_is_kept_by_later_answers_to_rejoin() {
-        let (c, clock) = open();
-        let id = mixed(&c);
-        bump(&c, "m2");
-        clock.advance(100);
+        let (c, clock, id) = bumped();
         assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
-        for _ in 0..3 {
-            clock.advance(3_000);
-            assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
-        }
-        clock.advance(100 + REBALANCE - 9_100 - 1);
-        assert!(member_of(&c, &id));
-        clock.advance(1);
-        assert!(!member_of(&c, &id), "fenced at the first rejoin deadline");
+        beats(&c, &clock, &id, 2, ErrorCode::RebalanceInProgress);
+        fenced_after(&c, &clock, &id, 100 + REBALANCE - 9_100, "fenced at the first rejoin deadline");
         assert_eq!(epoch(&c), 4);
     }
 
     #[test]
     fn sync_deadline_after_a_rejoin() {
-        let (c, clock) = open();
-        let id = mixed(&c);
-        bump(&c, "m2");
-        clock.advance(100);
+        let (c, clock, id) = bumped();
         let rejoined = c.handle_join_group(classic_join(&id, &[0, 1, 2])).unwrap();
         assert_eq!((rejoined.error_code, rejoined.generation_id), (ErrorCode::None, 3));
-        for _ in 0..3 {
-            clock.advance(3_000);
-            assert_eq!(beat(&c, &id, 3), ErrorCode::None);
-        }
-        clock.advance(REBALANCE - 9_000 - 1);
-        assert!(member_of(&c, &id));
-        clock.advance(1);
-        assert!(!member_of(&c, &id), "fenced at its SyncGroup deadline");
+        beats(&c, &clock, &id, 3, ErrorCode::None);
+        fenced_after(&c, &clock, &id, REBALANCE - 9_000, "fenced at its SyncGroup deadline");
     }
 
     #[test]
@@ -607,10 +611,7 @@ mod runtime {
         assert_eq!(c.handle_consumer_group_heartbeat(leave).unwrap().error_code, ErrorCode::None);
         let g = c.get_group("g").expect("a classic group");
         assert_eq!(g.state, GroupState::PreparingRebalance);
-        for _ in 0..3 {
-            clock.advance(3_000);
-            assert_eq!(beat(&c, &id, 2), ErrorCode::RebalanceInProgress);
-        }
+        beats(&c, &clock, &id, 2, ErrorCode::RebalanceInProgress);
         clock.advance(REBALANCE - 9_000 - 1);
         assert_eq!(c.get_group("g").unwrap().members.len(), 1);
         clock.advance(1);
@@ -639,14 +640,8 @@ mod runtime {
         assert_eq!(epoch(&c), 2, "upgraded");
         clock.advance(100);
         assert_eq!(beat(&c, &id, 1), ErrorCode::RebalanceInProgress);
-        for _ in 0..3 {
-            clock.advance(3_000);
-            assert_eq!(beat(&c, &id, 1), ErrorCode::RebalanceInProgress);
-        }
-        clock.advance(REBALANCE - 9_000 - 1);
-        assert!(member_of(&c, &id));
-        clock.advance(1);
-        assert!(!member_of(&c, &id), "fenced at its rejoin deadline");
+        beats(&c, &clock, &id, 1, ErrorCode::RebalanceInProgress);
+        fenced_after(&c, &clock, &id, REBALANCE - 9_000, "fenced at its rejoin deadline");
         assert!(member_of(&c, "m2"));
     }
 }

@@ -19,23 +19,6 @@ use super::support::Sim;
 const FOO: TopicId = TopicId::from_u128(0xf00);
 const FOO2: TopicId = TopicId::from_u128(0xf02);
 
-#[derive(Debug)]
-struct Failing;
-
-impl group_assignors::server::ServerAssignor for Failing {
-    fn name(&self) -> &str {
-        "failing"
-    }
-
-    fn assign(
-        &self,
-        _: &group_assignors::server::GroupSpec<'_>,
-        _: &dyn group_assignors::server::SubscribedTopicDescriber,
-    ) -> Result<group_assignors::server::TargetAssignment, group_assignors::server::ServerAssignError> {
-        Err(group_assignors::server::ServerAssignError { assignor: "failing".into(), message: "test".into() })
-    }
-}
-
 fn join(member: &str) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
         group_id: "g".into(),
@@ -87,7 +70,7 @@ fn a_heartbeat_that_fails_after_step_8_still_refreshes_the_regexes(
     let mut config = CoordinatorConfig::default();
     config.consumer.assignors = vec!["uniform".into(), "failing".into()];
     let mut sim = Sim::new(config);
-    sim.core.register_server_assignor(Arc::new(Failing));
+    sim.core.register_server_assignor(Arc::new(super::support::FailingAssignor));
     sim.core.update_metadata_image(Arc::new(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 3)])));
     let m1 = ConsumerGroupHeartbeatRequest { subscribed_topic_regex: Some("foo.*".into()), ..join("m1") };
     assert_eq!(hb(&mut sim, m1).0, ErrorCode::None);

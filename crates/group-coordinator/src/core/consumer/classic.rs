@@ -46,6 +46,21 @@ pub(crate) fn to_names(a: &Assignment, image: &MetadataImage) -> Vec<TopicPartit
     out
 }
 
+/// A classic member's JoinGroup answer in a consumer group: its generation is
+/// its member epoch, its protocol its first, and no member list.
+fn joined(member_id: &str, generation: i32, req: &JoinGroupRequest) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: ErrorCode::None,
+        generation_id: generation,
+        protocol_type: Some(ProtocolType::from_static("consumer")),
+        protocol_name: Some(req.protocols[0].name.clone()),
+        leader_id: MemberId::empty(),
+        skip_assignment: false,
+        member_id: MemberId::from(member_id),
+        members: Vec::new(),
+    }
+}
+
 /// The consumer-protocol version of the member's subscription metadata.
 fn protocol_version(member: &ConsumerMember) -> i16 {
     let classic = member.meta.classic();
@@ -198,16 +213,7 @@ impl CoordinatorCore {
             work.cancel(deadline_key(ClassicDeadline::Join, &group_id, &member_id));
             work.downgrade = Some(Vec::new());
             work.replacement = Some(Box::new(super::Replacement { replaced, joining, rebalance }));
-            return Ok(JoinGroupResponse {
-                error_code: ErrorCode::None,
-                generation_id: generation,
-                protocol_type: Some(ProtocolType::from_static("consumer")),
-                protocol_name: Some(req.protocols[0].name.clone()),
-                leader_id: MemberId::empty(),
-                skip_assignment: false,
-                member_id: MemberId::from(&*member_id),
-                members: Vec::new(),
-            });
+            return Ok(joined(&member_id, generation, req));
         }
         // Once written, the rejoin deadline is over and the SyncGroup one starts,
         // a rebalance timeout out; the session restarts with the request's timeout.
@@ -224,16 +230,7 @@ impl CoordinatorCore {
         work.cancel(deadline_key(ClassicDeadline::Join, &group_id, &member_id));
         work.arm(deadline_key(ClassicDeadline::Sync, &group_id, &member_id), sync);
         let epoch = work.cg.modern.members.get(&member_id).map_or(0, |m| m.member_epoch);
-        Ok(JoinGroupResponse {
-            error_code: ErrorCode::None,
-            generation_id: epoch,
-            protocol_type: Some(ProtocolType::from_static("consumer")),
-            protocol_name: Some(req.protocols[0].name.clone()),
-            leader_id: MemberId::empty(),
-            skip_assignment: false,
-            member_id: MemberId::from(&*member_id),
-            members: Vec::new(),
-        })
+        Ok(joined(&member_id, epoch, req))
     }
 
     /// `validateOnlineDowngradeWithReplacedMember`: a classic member replacing
