@@ -704,3 +704,46 @@ fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscr
         assert_eq!(assignment.partitions, vec![TopicPartitions::new("foo", vec![0, 1, 2, 3, 4, 5])]);
     }
 }
+
+/// Kafka 4.3 tells a classic member to rejoin only once a newer target assignment
+/// exists (KAFKA-20272: `assignmentEpoch() > memberEpoch`, where 4.2 compared the
+/// group epoch): a bump by a leave, which computes no target, does not, and the
+/// next consumer heartbeat, which does, does.
+#[test]
+fn classic_members_rejoin_only_for_a_newer_target_assignment() {
+    let mut sim = sim();
+    let c = mixed(&mut sim);
+    let d = ConsumerGroupHeartbeatRequest {
+        subscribed_topic_names: Some(vec!["baz".into()]),
+        ..consumer_join("d")
+    };
+    assert_eq!(consumer_hb(&mut sim, d.clone()), NONE);
+    assert_eq!(beat(&mut sim, &c, 2), REBALANCING, "a newer target: epoch 3");
+    let rid = sim.send(Request::JoinGroup(classic_join(&c, &[0, 1, 2])));
+    assert_eq!(sim.join_answer(rid).unwrap().generation_id, 3);
+    assert_eq!(sync(&mut sim, &c, 3), NONE);
+    assert_eq!(consumer_hb(&mut sim, ConsumerGroupHeartbeatRequest { member_epoch: -1, ..d }), NONE);
+    let g = sim.core.consumer_group("g").unwrap();
+    assert_eq!((g.group_epoch, g.assignment_epoch), (4, 3));
+    assert_eq!(beat(&mut sim, &c, 3), NONE, "the group epoch moved, the target did not");
+    assert_eq!(sync(&mut sim, &c, 3), NONE);
+    let m1_epoch = sim
+        .core
+        .consumer_group("g")
+        .unwrap()
+        .members
+        .iter()
+        .find(|m| m.member_id == "m1")
+        .unwrap()
+        .member_epoch;
+    let m1 = ConsumerGroupHeartbeatRequest {
+        member_epoch: m1_epoch,
+        subscribed_topic_names: None,
+        topic_partitions: None,
+        rebalance_timeout_ms: -1,
+        ..consumer_join("m1")
+    };
+    assert_eq!(consumer_hb(&mut sim, m1), NONE);
+    assert_eq!(sim.core.consumer_group("g").unwrap().assignment_epoch, 4);
+    assert_eq!(beat(&mut sim, &c, 3), REBALANCING, "a newer target: epoch 4");
+}
