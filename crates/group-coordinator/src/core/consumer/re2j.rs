@@ -205,19 +205,21 @@ fn perl_class(c: char) -> Option<(bool, &'static str)> {
     })
 }
 
-/// The inline flags RE2/J tracks (`FOLD_CASE`, not `ONE_LINE`, `DOT_NL`, `NON_GREEDY`).
+/// The inline flags RE2/J tracks: `i` (`FOLD_CASE`), `m` (not `ONE_LINE`), `s`
+/// (`DOT_NL`) and `U` (`NON_GREEDY`); the `regex` crate's flags of those names
+/// mean the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Flags {
-    i: bool,
-    m: bool,
-    s: bool,
-    u: bool,
+    fold_case: bool,
+    multi_line: bool,
+    dot_nl: bool,
+    ungreedy: bool,
 }
 
 impl Flags {
     /// The flag group that sets exactly this state in the `regex` crate.
     fn group(self, open: &str) -> String {
-        let all = [('i', self.i), ('m', self.m), ('s', self.s), ('U', self.u)];
+        let all = [('i', self.fold_case), ('m', self.multi_line), ('s', self.dot_nl), ('U', self.ungreedy)];
         let on: String = all.iter().filter(|f| f.1).map(|f| f.0).collect();
         let off: String = all.iter().filter(|f| !f.1).map(|f| f.0).collect();
         if off.is_empty() { format!("(?{on}{open}") } else { format!("(?{on}-{off}{open}") }
@@ -530,10 +532,10 @@ impl Walk {
                 'i' | 'm' | 's' | 'U' => {
                     let on = !negate;
                     match c {
-                        'i' => flags.i = on,
-                        'm' => flags.m = on,
-                        's' => flags.s = on,
-                        _ => flags.u = on,
+                        'i' => flags.fold_case = on,
+                        'm' => flags.multi_line = on,
+                        's' => flags.dot_nl = on,
+                        _ => flags.ungreedy = on,
                     }
                     saw_flag = true;
                 }

@@ -44,10 +44,10 @@ pub(crate) enum RegexRefusal {
     /// RE2/J's parser refuses it.
     #[error(transparent)]
     Syntax(#[from] Re2jError),
-    /// Longer than [`MAX_REGEX_LEN`] bytes (Kafka sets no limit).
+    /// Longer than `MAX_REGEX_LEN` bytes (Kafka sets no limit).
     #[error("longer than {MAX_REGEX_LEN} bytes")]
     TooLong,
-    /// Accepted by RE2/J, but larger compiled than [`REGEX_SIZE_LIMIT`] (RE2/J
+    /// Accepted by RE2/J, but larger compiled than `REGEX_SIZE_LIMIT` (RE2/J
     /// sets no limit): a large Unicode class repeated hundreds of times
     /// (`\pL{1000}` takes 64 MiB and most of a second to compile).
     #[error("expression too large")]
