@@ -650,13 +650,18 @@ mod runtime {
 /// replaces it and the group turns classic at once
 /// (`testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMember`): Stable
 /// at the consumer group's epoch with the joining member holding the replaced
-/// one's partitions, or, when the joining member's subscription differs (a bump,
-/// so the target assignment is stale), rebalancing, the join answered at
-/// generation 0.
+/// one's partitions, or, when the target assignment is stale (the joining
+/// member's subscription differs, or a member left since the last target:
+/// `...WhenTargetAssignmentIsStale`, KAFKA-20273), rebalancing, the join answered
+/// at generation 0.
 #[rstest]
-#[case::same_subscription(false)]
-#[case::new_subscription(true)]
-fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscription_changed: bool) {
+#[case::same_subscription(false, false)]
+#[case::new_subscription(true, false)]
+#[case::stale_target(false, true)]
+fn a_classic_member_replacing_the_last_consumer_member_downgrades(
+    #[case] subscription_changed: bool,
+    #[case] stale: bool,
+) {
     let mut sim = sim();
     let m2 = ConsumerGroupHeartbeatRequest { instance_id: Some("i2".into()), ..consumer_join("m2") };
     assert_eq!(consumer_hb(&mut sim, m2.clone()), NONE);
@@ -674,6 +679,19 @@ fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscr
     };
     assert_eq!(consumer_hb(&mut sim, settle), NONE);
     assert_eq!(group_epoch(&sim), 2);
+    if stale {
+        // A member that subscribes to nothing the image has joins and leaves: the
+        // leave bumps the group epoch past the target's.
+        let d = ConsumerGroupHeartbeatRequest {
+            subscribed_topic_names: Some(vec!["baz".into()]),
+            ..consumer_join("d")
+        };
+        assert_eq!(consumer_hb(&mut sim, d.clone()), NONE);
+        assert_eq!(consumer_hb(&mut sim, ConsumerGroupHeartbeatRequest { member_epoch: -1, ..d }), NONE);
+        let g = sim.core.consumer_group("g").unwrap();
+        assert_eq!((g.group_epoch, g.assignment_epoch), (4, 3));
+    }
+    let epoch = group_epoch(&sim);
     sim.advance_to(100);
     let topics: Vec<String> =
         if subscription_changed { vec!["foo".into(), "bar".into()] } else { vec!["foo".into()] };
@@ -684,7 +702,8 @@ fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscr
     let rid = sim.send(Request::JoinGroup(replacing));
     let answer = sim.join_answer(rid).expect("answered once written");
     assert_eq!(answer.error_code, NONE);
-    assert_eq!(answer.generation_id, if subscription_changed { 0 } else { 2 });
+    let rebalance = subscription_changed || stale;
+    assert_eq!(answer.generation_id, if rebalance { 0 } else { epoch });
     assert!(sim.core.consumer_group("g").is_none(), "downgraded");
     let g = sim.core.group("g").expect("a classic group");
     let mut members: Vec<&str> = g.members.iter().map(|m| m.member_id.as_str()).collect();
@@ -692,8 +711,8 @@ fn a_classic_member_replacing_the_last_consumer_member_downgrades(#[case] subscr
     let mut expected = vec![c1.as_str(), answer.member_id.as_str()];
     expected.sort_unstable();
     assert_eq!(members, expected, "m2 replaced by the joining member");
-    assert_eq!(g.generation_id, 2);
-    if subscription_changed {
+    assert_eq!(g.generation_id, epoch);
+    if rebalance {
         assert_eq!(g.state, GroupState::PreparingRebalance);
     } else {
         assert_eq!(g.state, GroupState::Stable);
