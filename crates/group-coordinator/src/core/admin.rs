@@ -275,6 +275,11 @@ impl CoordinatorCore {
             PendingWrite::ShareOffsetsDelete { parked, ask } => {
                 self.share_offsets_delete_written(*parked, ask, result);
             }
+            PendingWrite::RegexResolution { group, resolved } => {
+                if result.is_err() {
+                    self.regex_resolution_voided(&group, resolved);
+                }
+            }
             PendingWrite::RetryTimer { key } => {
                 if result.is_err() {
                     let at = self.engine.now + crate::core::consumer::TIMER_RETRY_BACKOFF_MS;

@@ -197,7 +197,14 @@ impl CoordinatorCore {
         let mut records = deletion_records(&group_id, cg);
         let mut g = Group::new(group_id.clone(), now);
         g.generation = cg.modern.group_epoch;
-        for m in cg.modern.members.values().filter(|m| !left.contains(&m.id)) {
+        let replacement = work.replacement.as_deref();
+        for stored in cg.modern.members.values().filter(|m| !left.contains(&m.id)) {
+            // A replaced member's place goes to the member replacing it, with what
+            // the replaced one may own (`ClassicGroup.fromConsumerGroup`).
+            let m = match replacement {
+                Some(r) if r.replaced == stored.id => &r.joining,
+                _ => stored,
+            };
             let Some(classic) = m.meta.classic() else { continue };
             let version = classic
                 .supported_protocols
@@ -210,7 +217,7 @@ impl CoordinatorCore {
             // rejoin, the upgrade turns these assignments back into owned partitions,
             // and only what they truly may own keeps those from being handed to
             // another member while they still consume them.
-            let owned = assignment::union(&m.assigned, &m.pending_revocation);
+            let owned = assignment::union(&stored.assigned, &stored.pending_revocation);
             let target = MemberAssignment { version, partitions: to_names(&owned, &image), user_data: None };
             let payload = MemberPayload::joining(&classic.supported_protocols)
                 .with_assignment(&target.encode().unwrap_or_default());
@@ -240,8 +247,10 @@ impl CoordinatorCore {
         self.put_group(group_id.clone(), GroupKind::Classic(g2));
         let Some(g) = self.groups.get_mut(&*group_id).and_then(GroupKind::classic_mut) else { return };
         self.engine.write_group(g, records, pending_for(answer, work.retry));
-        let reason = RebalanceReason::Downgraded { members: left.to_vec() };
-        self.engine.prepare_rebalance(g, reason);
+        if work.replacement.as_ref().is_none_or(|r| r.rebalance) {
+            let reason = RebalanceReason::Downgraded { members: left.to_vec() };
+            self.engine.prepare_rebalance(g, reason);
+        }
     }
 
     /// Answers every JoinGroup and SyncGroup parked in classic group `group_id`

@@ -82,6 +82,9 @@ pub(crate) enum PendingWrite {
     /// A write whose requester gets `response` once it is durable, or the mapped
     /// error if it fails (consumer group heartbeats).
     Respond { request: RequestId, response: Box<Response> },
+    /// A consumer group's regex resolution (Kafka's executor task result): applied
+    /// again if the write is voided (`regex_resolution_voided`).
+    RegexResolution { group: Arc<str>, resolved: Box<consumer::ResolvedRegexes> },
     /// The write of an expired deadline (a consumer member's fencing): if it
     /// fails, the deadline fires again after a backoff, as Kafka's timer retries.
     RetryTimer { key: TimerKey },
@@ -566,8 +569,11 @@ impl CoordinatorCore {
             TimerKey::ConsumerSession(group, member) => self.fire_consumer_session(group, member),
             TimerKey::ShareSession(group, member) => self.fire_share_session(group, member),
             TimerKey::ConsumerRebalance(group, member) => self.fire_consumer_rebalance(group, member),
-            TimerKey::ConsumerClassicJoin(group, member) | TimerKey::ConsumerClassicSync(group, member) => {
-                self.fire_consumer_classic_deadline(key, group, member)
+            TimerKey::ConsumerClassicJoin(group, member) => {
+                self.fire_consumer_classic_deadline(consumer::ClassicDeadline::Join, group, member)
+            }
+            TimerKey::ConsumerClassicSync(group, member) => {
+                self.fire_consumer_classic_deadline(consumer::ClassicDeadline::Sync, group, member)
             }
         }
     }

@@ -1694,7 +1694,8 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
         for d in diffs {
             fail(&mut out, format!("group: {d}"));
         }
-        // Soft: the session and revocation deadlines of the members of both.
+        // Soft: the session, revocation and classic join and sync deadlines of the
+        // members of both.
         if let (Some(deadlines), Some(members)) =
             (exp["group"].get("deadlines").and_then(Value::as_object), my_group["members"].as_object())
         {
@@ -1705,6 +1706,8 @@ pub(crate) fn replay(scenario: &Value, expected: &Value) -> Outcome {
                 for (name, key) in [
                     ("session", TimerKey::ConsumerSession(g.clone(), real.clone())),
                     ("rebalance", TimerKey::ConsumerRebalance(g.clone(), real.clone())),
+                    ("join", TimerKey::ConsumerClassicJoin(g.clone(), real.clone())),
+                    ("sync", TimerKey::ConsumerClassicSync(g.clone(), real.clone())),
                 ] {
                     let theirs = deadlines.get(&format!("{name}:{sym}")).and_then(Value::as_i64);
                     let mine = r.driver.timers.deadline(&key);

@@ -643,27 +643,10 @@ fn s31_dynamic_group_config() {
     assert!(sim.core.set_group_config("g", bad).is_err());
 }
 
-#[derive(Debug)]
-struct Failing;
-
-impl group_assignors::server::ServerAssignor for Failing {
-    fn name(&self) -> &str {
-        "failing"
-    }
-
-    fn assign(
-        &self,
-        _: &group_assignors::server::GroupSpec<'_>,
-        _: &dyn group_assignors::server::SubscribedTopicDescriber,
-    ) -> Result<group_assignors::server::TargetAssignment, group_assignors::server::ServerAssignError> {
-        Err(group_assignors::server::ServerAssignError { assignor: "failing".into(), message: "test".into() })
-    }
-}
-
 #[test]
 fn s32_assignor_failure_is_unknown_server_error_and_persists_nothing() {
     let mut sim = with_config(|c| c.consumer.assignors = vec!["failing".into()]);
-    sim.core.register_server_assignor(Arc::new(Failing));
+    sim.core.register_server_assignor(Arc::new(super::support::FailingAssignor));
     let written = sim.records_written;
     assert_eq!(hb(&mut sim, join("m1", &["foo"])).error_code, ErrorCode::UnknownServerError);
     assert_eq!(sim.records_written, written);

@@ -4,6 +4,7 @@
 mod assignment;
 mod authorization;
 mod authorized_operations;
+mod classic_timers;
 mod consumer_scenarios;
 mod group_configs;
 mod invariants;
@@ -16,6 +17,7 @@ mod oracle_kip848;
 mod oracle_share;
 mod oracle_txn;
 mod ownership;
+mod regex_refresh;
 mod runtime;
 mod scenarios;
 mod share_runtime;

@@ -217,3 +217,22 @@ pub(crate) fn until_held(store: &group_offsets::MemoryMetadataStore, n: usize) {
         std::thread::yield_now();
     }
 }
+
+/// A server assignor named `failing` that always fails (an assignor failure is
+/// UNKNOWN_SERVER_ERROR and writes nothing of the request).
+#[derive(Debug)]
+pub(crate) struct FailingAssignor;
+
+impl group_assignors::server::ServerAssignor for FailingAssignor {
+    fn name(&self) -> &str {
+        "failing"
+    }
+
+    fn assign(
+        &self,
+        _: &group_assignors::server::GroupSpec<'_>,
+        _: &dyn group_assignors::server::SubscribedTopicDescriber,
+    ) -> Result<group_assignors::server::TargetAssignment, group_assignors::server::ServerAssignError> {
+        Err(group_assignors::server::ServerAssignError { assignor: "failing".into(), message: "test".into() })
+    }
+}

@@ -16,7 +16,7 @@ use group_types::{
 };
 
 use super::Work;
-use super::group::{ConsumerGroup, ConsumerMember};
+use super::group::{ClassicDeadline, ConsumerGroup, ConsumerMember};
 use super::meta::MemberMeta;
 use crate::MetadataImage;
 use crate::core::modern::assignment::{self, Assignment};
@@ -44,6 +44,21 @@ pub(crate) fn to_names(a: &Assignment, image: &MetadataImage) -> Vec<TopicPartit
         .collect();
     out.sort_by(|a, b| a.topic.cmp(&b.topic));
     out
+}
+
+/// A classic member's JoinGroup answer in a consumer group: its generation is
+/// its member epoch, its protocol its first, and no member list.
+fn joined(member_id: &str, generation: i32, req: &JoinGroupRequest) -> JoinGroupResponse {
+    JoinGroupResponse {
+        error_code: ErrorCode::None,
+        generation_id: generation,
+        protocol_type: Some(ProtocolType::from_static("consumer")),
+        protocol_name: Some(req.protocols[0].name.clone()),
+        leader_id: MemberId::empty(),
+        skip_assignment: false,
+        member_id: MemberId::from(member_id),
+        members: Vec::new(),
+    }
 }
 
 /// The consumer-protocol version of the member's subscription metadata.
@@ -79,8 +94,12 @@ impl CoordinatorCore {
                 self.maybe_resolve_regexes(&group_id, visible);
             }
             Err((code, member_id)) => {
+                let (group_id, task) = (work.group_id.clone(), work.regex_task.take());
                 self.abandon(work);
                 self.engine.respond(rid, error(code, &member_id));
+                if let Some(sources) = task {
+                    self.resolve_regexes_of_failed_request(&group_id, sources, visible);
+                }
             }
         }
     }
@@ -119,6 +138,7 @@ impl CoordinatorCore {
             Arc::from(req.member_id.as_str())
         };
         let mut replaced = None;
+        let mut downgrade = false;
         let stored = match req
             .group_instance_id
             .as_deref()
@@ -135,6 +155,7 @@ impl CoordinatorCore {
                     .get(&holder)
                     .cloned()
                     .unwrap_or_else(|| ConsumerMember::new(holder.clone()));
+                downgrade = self.downgrades_with_replaced(&work.cg, &holder);
                 self.replace_static_member(work, &old, &member_id);
                 replaced = Some(holder);
                 work.cg
@@ -179,28 +200,47 @@ impl CoordinatorCore {
             }),
         };
         updated.meta = MemberMeta::new(&meta, &stored.meta, &work.cg.last_meta);
+        let assignment_epoch = work.cg.modern.assignment_epoch;
         self.apply_member_update(work, &stored, &updated, is_new, replaced.as_deref(), Some(&owned))
             .map_err(|(code, _)| (code, req.member_id.to_string()))?;
+        if let (true, Some(replaced)) = (downgrade, replaced) {
+            // `convertToClassicGroup` with the joining member in the replaced one's
+            // place: a rebalance only if the target assignment was stale, in which
+            // case Kafka does not reconcile the member (its generation stays 0).
+            let rebalance = work.cg.modern.group_epoch > assignment_epoch;
+            let joining = work.cg.modern.members.get(&member_id).cloned().unwrap_or_else(|| updated.clone());
+            let generation = if rebalance { 0 } else { joining.member_epoch };
+            work.cancel(deadline_key(ClassicDeadline::Join, &group_id, &member_id));
+            work.downgrade = Some(Vec::new());
+            work.replacement = Some(Box::new(super::Replacement { replaced, joining, rebalance }));
+            return Ok(joined(&member_id, generation, req));
+        }
+        // Once written, the rejoin deadline is over and the SyncGroup one starts,
+        // a rebalance timeout out; the session restarts with the request's timeout.
+        // Set on the member, so that a failed write brings back what they replace.
         let now = self.engine.now;
         let session = now + i64::from(req.session_timeout_ms);
+        let sync = now + i64::from(req.rebalance_timeout_ms);
         if let Some(m) = work.member_mut(&member_id) {
             m.session_deadline = Some(session);
+            m.set_classic_deadline(ClassicDeadline::Join, None);
+            m.set_classic_deadline(ClassicDeadline::Sync, Some(sync));
         }
         work.arm(TimerKey::ConsumerSession(group_id.clone(), member_id.clone()), session);
-        work.cancel(TimerKey::ConsumerClassicJoin(group_id.clone(), member_id.clone()));
-        let sync = now + i64::from(req.rebalance_timeout_ms);
-        work.arm(TimerKey::ConsumerClassicSync(group_id, member_id.clone()), sync);
+        work.cancel(deadline_key(ClassicDeadline::Join, &group_id, &member_id));
+        work.arm(deadline_key(ClassicDeadline::Sync, &group_id, &member_id), sync);
         let epoch = work.cg.modern.members.get(&member_id).map_or(0, |m| m.member_epoch);
-        Ok(JoinGroupResponse {
-            error_code: ErrorCode::None,
-            generation_id: epoch,
-            protocol_type: Some(ProtocolType::from_static("consumer")),
-            protocol_name: Some(req.protocols[0].name.clone()),
-            leader_id: MemberId::empty(),
-            skip_assignment: false,
-            member_id: MemberId::from(&*member_id),
-            members: Vec::new(),
-        })
+        Ok(joined(&member_id, epoch, req))
+    }
+
+    /// `validateOnlineDowngradeWithReplacedMember`: a classic member replacing
+    /// `replaced` by its instance id turns the group classic when every other
+    /// member is classic, the policy allows it and the group fits a classic group.
+    fn downgrades_with_replaced(&self, cg: &ConsumerGroup, replaced: &str) -> bool {
+        let max = usize::try_from(self.engine.config.group_max_size).unwrap_or(usize::MAX);
+        cg.modern.members.values_any_order().all(|m| m.is_classic() || *m.id == *replaced)
+            && self.engine.config.consumer.migration_policy.allows_downgrade()
+            && cg.modern.members.len() <= max
     }
 
     /// The member a classic SyncGroup or Heartbeat names, checked (§8.3).
@@ -253,7 +293,10 @@ impl CoordinatorCore {
         if !type_ok || !name_ok {
             return SyncGroupResponse::error(ErrorCode::InconsistentGroupProtocol);
         }
-        let rebalancing = cg.modern.group_epoch > member.member_epoch
+        // `throwIfRebalanceInProgress`: a newer target assignment than the member's
+        // epoch (Kafka 4.3 compares the assignment epoch, KAFKA-20272), unless the
+        // member already rejoined and is revoking.
+        let rebalancing = cg.modern.assignment_epoch > member.member_epoch
             && member.state != ConsumerMemberState::UnrevokedPartitions;
         let assignment = MemberAssignment {
             version: protocol_version(member),
@@ -265,12 +308,14 @@ impl CoordinatorCore {
             member.meta.classic().map_or(0, |c| c.session_timeout_ms),
             member.meta.rebalance_timeout_ms,
         );
-        self.engine.cancel(TimerKey::ConsumerClassicSync(group_id.clone(), id.clone()));
-        self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));
         if rebalancing {
-            self.engine.arm(TimerKey::ConsumerClassicJoin(group_id, id), now + i64::from(rebalance_timeout));
+            // Refused before anything else: the SyncGroup deadline and the
+            // session stay as they are, and the rejoin deadline is added.
+            self.arm_classic_join_if_absent(&group_id, &id, now + i64::from(rebalance_timeout));
             return SyncGroupResponse::error(ErrorCode::RebalanceInProgress);
         }
+        self.set_classic_deadline(&group_id, &id, ClassicDeadline::Sync, None);
+        self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));
         SyncGroupResponse {
             error_code: ErrorCode::None,
             protocol_type: Some(ProtocolType::from_static("consumer")),
@@ -298,7 +343,7 @@ impl CoordinatorCore {
             Ok(m) => m,
             Err(code) => return code,
         };
-        let rejoin = cg.modern.group_epoch > member.member_epoch
+        let rejoin = cg.modern.assignment_epoch > member.member_epoch
             || member.state == ConsumerMemberState::UnrevokedPartitions
             || (member.state == ConsumerMemberState::UnreleasedPartitions
                 && !waiting_on_unreleased(cg, member));
@@ -309,7 +354,7 @@ impl CoordinatorCore {
         );
         self.rearm_classic_session(&group_id, &id, now + i64::from(timeout));
         if rejoin {
-            self.engine.arm(TimerKey::ConsumerClassicJoin(group_id, id), now + i64::from(rebalance_timeout));
+            self.arm_classic_join_if_absent(&group_id, &id, now + i64::from(rebalance_timeout));
             return ErrorCode::RebalanceInProgress;
         }
         ErrorCode::None
@@ -322,11 +367,67 @@ impl CoordinatorCore {
         self.engine.arm(TimerKey::ConsumerSession(group_id.clone(), member.clone()), deadline);
     }
 
-    /// A classic member's join or sync deadline passed: it is fenced.
-    pub(crate) fn fire_consumer_classic_deadline(&mut self, key: &TimerKey, group: &str, member: &Arc<str>) {
-        let present = self.consumer_group_ref(group).is_some_and(|cg| cg.modern.members.contains_key(member));
-        if present {
-            self.fence_by_timer(group, member, key.clone());
+    /// `scheduleConsumerGroupJoinTimeoutIfAbsent`: a member told to rejoin again
+    /// keeps the deadline it was given the first time.
+    fn arm_classic_join_if_absent(&mut self, group_id: &Arc<str>, member: &Arc<str>, deadline: i64) {
+        let armed = self
+            .consumer_group_ref(group_id)
+            .and_then(|cg| cg.modern.members.get(member))
+            .is_some_and(|m| m.classic_deadline(ClassicDeadline::Join).is_some());
+        if !armed {
+            self.set_classic_deadline(group_id, member, ClassicDeadline::Join, Some(deadline));
         }
+    }
+
+    /// Arms (`Some`) or cancels (`None`) a classic member's `which` deadline,
+    /// outside any write.
+    fn set_classic_deadline(
+        &mut self,
+        group_id: &Arc<str>,
+        member: &Arc<str>,
+        which: ClassicDeadline,
+        at: Option<i64>,
+    ) {
+        if let Some(m) = self.consumer_group_mut(group_id).and_then(|cg| cg.modern.members.get_mut(member)) {
+            m.set_classic_deadline(which, at);
+        }
+        let key = deadline_key(which, group_id, member);
+        match at {
+            Some(deadline) => self.engine.arm(key, deadline),
+            None => self.engine.cancel(key),
+        }
+    }
+
+    /// A classic member's join or sync deadline fired: it is fenced
+    /// (`consumerGroupFenceMemberOperation`) if the deadline is still its own
+    /// and due. One cancelled, or replaced by a reverted write, does nothing.
+    pub(crate) fn fire_consumer_classic_deadline(
+        &mut self,
+        which: ClassicDeadline,
+        group: &str,
+        member: &Arc<str>,
+    ) {
+        let now = self.engine.now;
+        let armed = self
+            .consumer_group_ref(group)
+            .and_then(|cg| cg.modern.members.get(member))
+            .and_then(|m| m.classic_deadline(which));
+        let group_id: Arc<str> = Arc::from(group);
+        match armed {
+            Some(due) if due <= now => {
+                let key = deadline_key(which, &group_id, member);
+                self.fence_by_timer(group, member, key);
+            }
+            Some(later) => self.engine.arm(deadline_key(which, &group_id, member), later),
+            None => {}
+        }
+    }
+}
+
+/// The timer of a classic member's `which` deadline.
+pub(crate) fn deadline_key(which: ClassicDeadline, group: &Arc<str>, member: &Arc<str>) -> TimerKey {
+    match which {
+        ClassicDeadline::Join => TimerKey::ConsumerClassicJoin(group.clone(), member.clone()),
+        ClassicDeadline::Sync => TimerKey::ConsumerClassicSync(group.clone(), member.clone()),
     }
 }

@@ -38,6 +38,33 @@ pub(crate) struct ConsumerMember {
     pub(crate) rebalance_timer: Option<Box<(i32, i64)>>,
     /// Not in records: the session deadline armed, for snapshots.
     pub(crate) session_deadline: Option<i64>,
+    /// Not in records: a classic member's JoinGroup and SyncGroup deadlines
+    /// while either is armed. Boxed: only a classic member between a rebalance
+    /// and its SyncGroup has one, and inline they would take every member's room.
+    pub(crate) classic_deadlines: Option<Box<ClassicDeadlines>>,
+}
+
+/// The deadlines of a classic member inside a consumer group (Kafka's
+/// `consumerGroupJoinKey` and `consumerGroupSyncKey` timers), `None` when not
+/// armed. Kept beside the timers so that a deadline fires only while it is the
+/// member's, a rejoin deadline is armed only if absent
+/// (`scheduleConsumerGroupJoinTimeoutIfAbsent`), and a reverted write brings
+/// back the deadlines it replaced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ClassicDeadlines {
+    /// The JoinGroup deadline of a member told to rejoin.
+    pub(crate) join: Option<i64>,
+    /// The SyncGroup deadline of a member whose JoinGroup was answered.
+    pub(crate) sync: Option<i64>,
+}
+
+/// Which deadline of a classic member inside a consumer group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ClassicDeadline {
+    /// Told to rejoin: its JoinGroup is due.
+    Join,
+    /// Its JoinGroup answered: its SyncGroup is due.
+    Sync,
 }
 
 impl ConsumerMember {
@@ -53,6 +80,25 @@ impl ConsumerMember {
     /// True for a member that speaks the classic protocol inside the group.
     pub(crate) fn is_classic(&self) -> bool {
         self.meta.classic().is_some()
+    }
+
+    /// Its classic `which` deadline, if armed.
+    pub(crate) fn classic_deadline(&self, which: ClassicDeadline) -> Option<i64> {
+        let d = self.classic_deadlines.as_deref()?;
+        match which {
+            ClassicDeadline::Join => d.join,
+            ClassicDeadline::Sync => d.sync,
+        }
+    }
+
+    /// Sets (or clears, with `None`) its classic `which` deadline.
+    pub(crate) fn set_classic_deadline(&mut self, which: ClassicDeadline, at: Option<i64>) {
+        let mut d = self.classic_deadlines.as_deref().copied().unwrap_or_default();
+        match which {
+            ClassicDeadline::Join => d.join = at,
+            ClassicDeadline::Sync => d.sync = at,
+        }
+        self.classic_deadlines = (d != ClassicDeadlines::default()).then(|| Box::new(d));
     }
 
     /// The record value of its current assignment.

@@ -183,7 +183,11 @@ impl CoordinatorCore {
                 Ok(())
             }
             Err(refusal) => {
+                let (group_id, task) = (work.group_id.clone(), work.regex_task.take());
                 self.abandon(work);
+                if let Some(sources) = task {
+                    self.resolve_regexes_of_failed_request(&group_id, sources, visible);
+                }
                 Err(refusal)
             }
         }
@@ -528,9 +532,12 @@ impl CoordinatorCore {
         }
     }
 
+    /// `cancelTimers`: every deadline of a member that goes.
     fn cancel_member_timers(&mut self, work: &mut Work, member: &Arc<str>) {
         work.cancel(TimerKey::ConsumerSession(work.group_id.clone(), member.clone()));
         work.cancel(TimerKey::ConsumerRebalance(work.group_id.clone(), member.clone()));
+        work.cancel(TimerKey::ConsumerClassicJoin(work.group_id.clone(), member.clone()));
+        work.cancel(TimerKey::ConsumerClassicSync(work.group_id.clone(), member.clone()));
     }
 
     /// Epochs -1 and -2 (§2.5).

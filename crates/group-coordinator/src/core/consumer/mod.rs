@@ -20,6 +20,9 @@ mod group;
 mod heartbeat;
 mod load;
 mod meta;
+mod re2j;
+#[cfg(test)]
+mod re2j_tests;
 mod reconcile;
 mod regex;
 mod target;
@@ -36,7 +39,8 @@ pub(crate) use self::classic_apis::{
     deletion_records, described_as_classic, listed, subscribes_to, validate_offset_commit,
     validate_offset_fetch,
 };
-pub(crate) use self::group::{Change, ConsumerGroup, ConsumerMember};
+pub(crate) use self::group::{Change, ClassicDeadline, ConsumerGroup, ConsumerMember};
+pub(crate) use self::regex::ResolvedRegexes;
 pub(crate) use self::validate::validate_heartbeat;
 use crate::core::{CoordinatorCore, PendingWrite, RequestId, Response, TimerKey, TimerOp};
 
@@ -76,6 +80,24 @@ pub(crate) struct Work {
     events: Vec<crate::GroupEvent>,
     /// Why the members this work removes go (its logged reason).
     pub(crate) removal: &'static str,
+    /// The regexes step 8 asked to resolve after this request (Kafka's executor
+    /// task, scheduled then): resolved even if the request fails later.
+    pub(crate) regex_task: Option<Vec<String>>,
+    /// The regex resolution this work applies, applied again if its write is
+    /// voided (`regex_resolution_voided`).
+    pub(crate) resolved: Option<Box<ResolvedRegexes>>,
+    /// With `downgrade`: a classic member replacing the last consumer-protocol
+    /// member by its instance id (`validateOnlineDowngradeWithReplacedMember`).
+    pub(crate) replacement: Option<Box<Replacement>>,
+}
+
+/// A downgrade by static replacement: who is replaced, by whom, and whether the
+/// classic group rebalances at once (its target assignment was stale).
+#[derive(Debug)]
+pub(crate) struct Replacement {
+    pub(crate) replaced: Arc<str>,
+    pub(crate) joining: ConsumerMember,
+    pub(crate) rebalance: bool,
 }
 
 /// How long a deadline whose write failed waits before it fires again (Kafka's
@@ -195,6 +217,9 @@ impl CoordinatorCore {
             retry: None,
             events: Vec::new(),
             removal: "removed",
+            regex_task: None,
+            resolved: None,
+            replacement: None,
         })
     }
 
@@ -212,6 +237,9 @@ impl CoordinatorCore {
             retry: None,
             events: Vec::new(),
             removal: "removed",
+            regex_task: None,
+            resolved: None,
+            replacement: None,
         }
     }
 
@@ -233,7 +261,7 @@ impl CoordinatorCore {
             self.finish_downgrade(work, &left, answer);
             return;
         }
-        let Work { group_id, cg, origin, changes, records, prefix, timers, retry, .. } = work;
+        let Work { group_id, cg, origin, changes, records, prefix, timers, retry, resolved, .. } = work;
         for op in timers {
             self.engine.fx.timers.push(op);
         }
@@ -258,7 +286,10 @@ impl CoordinatorCore {
         }
         let mut all = prefix;
         all.extend(records.into_iter().map(Record::Modern));
-        let pending = pending_for(answer, retry);
+        let pending = match resolved {
+            Some(resolved) => PendingWrite::RegexResolution { group: group_id.clone(), resolved },
+            None => pending_for(answer, retry),
+        };
         self.write_group_records(&group_id, all, pending);
     }
 }

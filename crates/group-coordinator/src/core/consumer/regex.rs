@@ -2,9 +2,9 @@
 //! regex nobody in the group uses, resolved against the metadata image as a write
 //! of its own after the heartbeat that asked for it, at most every 10 s per group.
 //!
-//! Kafka matches with RE2/J's `matches()`, the whole topic name; the `regex` crate
-//! speaks the same syntax (no backreferences, no lookaround), and the pattern is
-//! anchored as `^(?:...)$` to match whole names.
+//! Kafka compiles with RE2/J and matches with its `matches()`, the whole topic
+//! name; `re2j.rs` accepts and refuses what RE2/J does and rewrites the pattern
+//! for the `regex` crate, anchored as `\A(?:...)\z` to match whole names.
 
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ use group_types::ErrorCode;
 
 use super::Work;
 use super::group::{ConsumerGroup, ConsumerMember};
+use super::re2j::{self, Re2jError};
 use crate::core::CoordinatorCore;
 
 /// Kafka's `REGEX_BATCH_REFRESH_MIN_INTERVAL_MS`.
@@ -33,48 +34,42 @@ pub(crate) enum RegexChange {
     UpdatedAndResolved,
 }
 
-/// The whole-name matcher for `source`, or why it is not a regex, in RE2/J's
-/// words (`PatternSyntaxException.getDescription`): the message a client is
-/// answered with, not a failure of ours, so it stays text.
-fn compile(source: &str) -> Result<regex::Regex, String> {
-    if source.len() > MAX_REGEX_LEN {
-        return Err(format!("longer than {MAX_REGEX_LEN} bytes"));
-    }
-    let build = |pattern: &str| regex::RegexBuilder::new(pattern).size_limit(REGEX_SIZE_LIMIT).build();
-    // The source alone first: wrapped, an unbalanced `a)|(b` would parse.
-    build(source).map_err(|e| re2j_description(&e.to_string()))?;
-    build(&format!("^(?:{source})$")).map_err(|e| re2j_description(&e.to_string()))
+/// Why a `SubscribedTopicRegex` is refused: as RE2/J refuses it, or, for one
+/// RE2/J accepts, a limit of ours (a regex is client input, and compiling one
+/// must stay cheap). Displayed as the description Kafka's
+/// INVALID_REGULAR_EXPRESSION message carries.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub(crate) enum RegexRefusal {
+    /// RE2/J's parser refuses it.
+    #[error(transparent)]
+    Syntax(#[from] Re2jError),
+    /// Longer than `MAX_REGEX_LEN` bytes (Kafka sets no limit).
+    #[error("longer than {MAX_REGEX_LEN} bytes")]
+    TooLong,
+    /// Accepted by RE2/J, but larger compiled than `REGEX_SIZE_LIMIT` (RE2/J
+    /// sets no limit): a large Unicode class repeated hundreds of times
+    /// (`\pL{1000}` takes 64 MiB and most of a second to compile).
+    #[error("expression too large")]
+    TooLarge,
+    /// Accepted by RE2/J, but nested deeper than the `regex` crate's limit of 250
+    /// groups or repetitions (RE2/J sets none).
+    #[error("expression nests too deeply")]
+    TooDeep,
 }
 
-/// RE2/J's description of the syntax error the `regex` crate reports as `error`
-/// (its last line names the error kind).
-fn re2j_description(error: &str) -> String {
-    let kind = error.lines().rev().find(|l| l.trim_start().starts_with("error:")).unwrap_or(error);
-    let kind = kind.trim().trim_start_matches("error:").trim();
-    let described = [
-        ("unclosed character class", "missing closing ]"),
-        ("unclosed group", "missing closing )"),
-        // RE2/J finds no opening parenthesis on its stack.
-        ("unopened group", "regexp/syntax: internal error"),
-        ("repetition operator missing expression", "missing argument to repetition operator"),
-        ("incomplete escape sequence", "trailing backslash at end of expression"),
-        ("unrecognized escape sequence", "invalid escape sequence"),
-        ("invalid escape sequence", "invalid escape sequence"),
-        ("backreferences are not supported", "invalid escape sequence"),
-        ("look-around", "invalid or unsupported Perl syntax"),
-        ("flag", "invalid or unsupported Perl syntax"),
-        ("invalid character class range", "invalid character class range"),
-        ("invalid range boundary", "invalid character class range"),
-        ("Unicode", "invalid character class range"),
-        ("repetition", "invalid repeat count"),
-        ("decimal", "invalid repeat count"),
-        ("duplicate capture group name", "duplicate capture group name"),
-        ("capture group", "invalid named capture"),
-    ];
-    described
-        .iter()
-        .find(|(rust, _)| kind.contains(rust))
-        .map_or_else(|| kind.to_owned(), |(_, re2j)| (*re2j).to_owned())
+/// The whole-name matcher for `source` (RE2/J's `matches()`), or why it is refused.
+pub(crate) fn compile(source: &str) -> Result<regex::Regex, RegexRefusal> {
+    if source.len() > MAX_REGEX_LEN {
+        return Err(RegexRefusal::TooLong);
+    }
+    let translated = re2j::translate(source)?;
+    regex::RegexBuilder::new(&format!(r"\A(?:{translated})\z")).size_limit(REGEX_SIZE_LIMIT).build().map_err(
+        |e| match e {
+            regex::Error::CompiledTooBig(_) => RegexRefusal::TooLarge,
+            _ => RegexRefusal::TooDeep,
+        },
+    )
 }
 
 impl CoordinatorCore {
@@ -92,6 +87,8 @@ impl CoordinatorCore {
         if old == new {
             let due = self.regex_refresh_due(&work.cg, false);
             work.set_regex_refresh_due(due);
+            work.regex_task =
+                due.then(|| subscribed_regexes(&work.cg).into_iter().map(str::to_owned).collect());
             return Ok(RegexChange::NoChange);
         }
         let introduced = new.is_some_and(|new| work.cg.regex_unused_by_others(new, &updated.id));
@@ -106,6 +103,7 @@ impl CoordinatorCore {
         }
         let due = self.regex_refresh_due(&work.cg, introduced);
         work.set_regex_refresh_due(due);
+        work.regex_task = due.then(|| subscribed_regexes(&work.cg).into_iter().map(str::to_owned).collect());
         // Kafka writes the tombstone whether the regex was resolved or not.
         if let Some(old) = old
             && work.cg.regex_unused_by_others(old, &updated.id)
@@ -159,37 +157,80 @@ impl CoordinatorCore {
     /// Only topics `visible` accepts (those the triggering member may describe)
     /// are candidates; internal topics are, as in Kafka.
     pub(crate) fn maybe_resolve_regexes(&mut self, group_id: &str, visible: &dyn Fn(&str) -> bool) {
-        let now = self.engine.now;
-        let image = self.engine.image.clone();
         let Some(cg) = self.consumer_group_ref(group_id) else { return };
         if !cg.regex_refresh_due {
             return;
         }
-        let subscribed: Vec<String> = subscribed_regexes(cg).into_iter().map(str::to_owned).collect();
+        let sources: Vec<String> = subscribed_regexes(cg).into_iter().map(str::to_owned).collect();
+        let resolved = self.resolve_regexes(sources, visible);
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+
+    /// A heartbeat that scheduled the regex task at step 8 failed later (an
+    /// assignor failure, a fenced epoch): Kafka's task was scheduled then, and
+    /// runs whatever became of the heartbeat, over the regexes `sources` it was
+    /// given; those nobody subscribes to any more are skipped when applied.
+    pub(crate) fn resolve_regexes_of_failed_request(
+        &mut self,
+        group_id: &str,
+        sources: Vec<String>,
+        visible: &dyn Fn(&str) -> bool,
+    ) {
+        let resolved = self.resolve_regexes(sources, visible);
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+
+    /// The task (`TopicRegexResolver.resolveRegularExpressions`): each regex of
+    /// `sources` with the topics of the image it matches whole.
+    fn resolve_regexes(&self, sources: Vec<String>, visible: &dyn Fn(&str) -> bool) -> Box<ResolvedRegexes> {
+        let image = &self.engine.image;
+        let regexes = sources
+            .into_iter()
+            .map(|source| {
+                // A regex is validated when a member introduces it; one that does
+                // not compile here is resolved to nothing, as Kafka ignores it.
+                let mut matched: Vec<String> = match compile(&source) {
+                    Ok(re) => image
+                        .topics()
+                        .filter(|t| re.is_match(&t.name) && visible(&t.name))
+                        .map(|t| t.name.to_string())
+                        .collect(),
+                    Err(_) => Vec::new(),
+                };
+                matched.sort();
+                (source, matched)
+            })
+            .collect();
+        Box::new(ResolvedRegexes {
+            regexes,
+            version: image.version(),
+            timestamp_ms: self.engine.now,
+            reapplied: false,
+        })
+    }
+
+    /// The task's result applied (`handleRegularExpressionsResult`): a record
+    /// per regex the group still subscribes to, and a bump if a topic set or the
+    /// metadata hash changed, as a write of its own.
+    fn apply_resolved_regexes(&mut self, group_id: &str, resolved: Box<ResolvedRegexes>) {
         self.engine.timeline.begin_step();
         let Some(mut work) = self.take_consumer(group_id) else { return };
         work.cg.regex_refresh_due = false;
         let mut changed = false;
-        for source in &subscribed {
-            let mut matched: Vec<String> = match compile(source) {
-                Ok(re) => image
-                    .topics()
-                    .filter(|t| re.is_match(&t.name) && visible(&t.name))
-                    .map(|t| t.name.to_string())
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
-            matched.sort();
-            if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != matched) {
+        for (source, topics) in &resolved.regexes {
+            if !work.cg.modern.members.values_any_order().any(|m| m.regex() == Some(source.as_str())) {
+                continue;
+            }
+            if work.cg.regexes.get(source.as_str()).is_none_or(|old| old.topics != *topics) {
                 changed = true;
             }
             work.emit(ModernGroupRecord::RegularExpression {
                 group_id: work.group_id.clone(),
                 regex: Arc::from(source.as_str()),
                 value: Some(RegularExpressionValue {
-                    topics: matched,
-                    version: image.version(),
-                    timestamp_ms: now,
+                    topics: topics.clone(),
+                    version: resolved.version,
+                    timestamp_ms: resolved.timestamp_ms,
                 }),
             });
         }
@@ -201,8 +242,34 @@ impl CoordinatorCore {
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });
         }
+        work.resolved = Some(resolved);
         self.commit_work(work, None);
     }
+
+    /// The write of a resolution was voided: by the failure of the heartbeat
+    /// written before it, as a rule. Kafka applies its task's result by a write
+    /// of its own after that heartbeat's failure, so the result is applied again
+    /// on the reverted group, once; a second failure drops it, as Kafka drops a
+    /// result whose write fails (the next heartbeat asks again).
+    pub(crate) fn regex_resolution_voided(&mut self, group_id: &str, resolved: Box<ResolvedRegexes>) {
+        if resolved.reapplied {
+            return;
+        }
+        let mut resolved = resolved;
+        resolved.reapplied = true;
+        self.apply_resolved_regexes(group_id, resolved);
+    }
+}
+
+/// What Kafka's regex task computed: each regex with the topics it matched,
+/// at one image version and time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResolvedRegexes {
+    regexes: Vec<(String, Vec<String>)>,
+    version: i64,
+    timestamp_ms: i64,
+    /// Applied again already after its first write was voided.
+    reapplied: bool,
 }
 
 /// The regexes the members of `cg` subscribe to, sorted, once each.
@@ -216,16 +283,7 @@ fn subscribed_regexes(cg: &ConsumerGroup) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::compile;
-
-    #[test]
-    fn syntax_errors_are_described_as_re2j_does() {
-        assert_eq!(compile("[").unwrap_err(), "missing closing ]");
-        assert_eq!(compile("(foo").unwrap_err(), "missing closing )");
-        assert_eq!(compile("*").unwrap_err(), "missing argument to repetition operator");
-        assert_eq!(compile("foo\\").unwrap_err(), "trailing backslash at end of expression");
-        assert_eq!(compile("a)|(b").unwrap_err(), "regexp/syntax: internal error");
-    }
+    use super::{RegexRefusal, compile};
 
     #[test]
     fn regexes_match_whole_names() {
@@ -234,5 +292,22 @@ mod tests {
         assert!(!re.is_match("foo-1"));
         let re = compile("foo.*|bar").unwrap();
         assert!(re.is_match("foo-1") && re.is_match("bar") && !re.is_match("xbar"));
+    }
+
+    /// Our limits on what RE2/J accepts (where we knowingly differ): the length,
+    /// the compiled size, the nesting depth.
+    #[test]
+    fn our_limits_refuse_what_re2j_accepts() {
+        assert!(compile(&"a".repeat(4_096)).is_ok());
+        assert_eq!(compile(&"a".repeat(4_097)).unwrap_err(), RegexRefusal::TooLong);
+        assert_eq!(compile("(((a{1000}){1000}){1000})").unwrap_err(), RegexRefusal::TooLarge);
+        assert_eq!(compile("\\pL{1000}").unwrap_err(), RegexRefusal::TooLarge);
+        assert_eq!(compile("\\W{0,1000}").unwrap_err(), RegexRefusal::TooLarge);
+        assert!(compile("\\pL{10}").is_ok());
+        let deep = format!("{}a{}", "(".repeat(300), ")".repeat(300));
+        assert_eq!(compile(&deep).unwrap_err(), RegexRefusal::TooDeep);
+        assert!(compile(&format!("{}a{}", "(".repeat(100), ")".repeat(100))).is_ok());
+        assert_eq!(RegexRefusal::TooLong.to_string(), "longer than 4096 bytes");
+        assert_eq!(RegexRefusal::TooLarge.to_string(), "expression too large");
     }
 }

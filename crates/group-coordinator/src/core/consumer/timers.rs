@@ -1,6 +1,8 @@
 //! The deadlines of consumer-protocol members (§4.2): the session, and the
-//! revocation deadline of a member that must give partitions back. Both fence the
-//! member when they fire; a timer whose group or member is gone, or whose member
+//! revocation deadline of a member that must give partitions back; classic
+//! members have their session and, instead of the revocation deadline, a
+//! JoinGroup and a SyncGroup deadline (`consumer/classic.rs`). Each fences the
+//! member when it fires; a timer whose group or member is gone, or whose member
 //! moved on, does nothing (`consumerGroupFenceMemberOperation`).
 
 use std::sync::Arc;
@@ -44,6 +46,10 @@ impl CoordinatorCore {
         let Some(mut work) = self.take_consumer(group) else { return };
         work.removal = match key {
             TimerKey::ConsumerRebalance(..) => "revocation timeout",
+            TimerKey::ConsumerClassicJoin(..) => {
+                "classic member failed to rejoin within its rebalance timeout"
+            }
+            TimerKey::ConsumerClassicSync(..) => "classic member failed to sync within its rebalance timeout",
             _ => "session expired",
         };
         work.retry = Some(key);
@@ -62,6 +68,11 @@ impl crate::core::Engine {
             }
             if let Some(&(_, deadline)) = m.rebalance_timer.as_deref() {
                 self.arm(TimerKey::ConsumerRebalance(group.clone(), m.id.clone()), deadline);
+            }
+            for which in [super::ClassicDeadline::Join, super::ClassicDeadline::Sync] {
+                if let Some(deadline) = m.classic_deadline(which) {
+                    self.arm(super::classic::deadline_key(which, group, &m.id), deadline);
+                }
             }
         }
     }
