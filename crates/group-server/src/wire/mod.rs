@@ -21,6 +21,7 @@ mod heartbeat;
 mod join_group;
 mod leave_group;
 mod list_groups;
+mod offset_codec;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;

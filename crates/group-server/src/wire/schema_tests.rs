@@ -77,6 +77,8 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // WriteTxnMarkers v1, TxnOffsetCommit v0-v5.
             + 1
             + 6
+            // `offset_codec`'s: OffsetCommit and OffsetFetch v10.
+            + 2
     );
 }
 
