@@ -257,12 +257,14 @@ impl WireApi for gt::OffsetCommitRequest {
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         Ok(match wire {
-            ByTopicId::ByName(wire) => commit(node, ctx, offset_commit_request(&wire, ctx.version), move |r| {
-                Answer::ByName(match r {
-                    Ok(resp) => offset_commit_response(resp),
-                    Err(e) => offset_commit_failed(&wire, unavailable(&e)),
+            ByTopicId::ByName(wire) => {
+                commit(node, ctx, offset_commit_request(&wire, ctx.version), move |r| {
+                    Answer::ByName(match r {
+                        Ok(resp) => offset_commit_response(resp),
+                        Err(e) => offset_commit_failed(&wire, unavailable(&e)),
+                    })
                 })
-            }),
+            }
             ByTopicId::ById(wire) => commit_by_id(node, ctx, wire),
         })
     }

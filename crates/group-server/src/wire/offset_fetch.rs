@@ -194,54 +194,56 @@ pub(super) fn named_fetch(wire: &codec::OffsetFetchRequest, topics: &Topics) -> 
     kp::OffsetFetchRequest::default().with_groups(groups).with_require_stable(wire.require_stable)
 }
 
+/// An asked topic whose id this node does not know: every partition
+/// `UNKNOWN_TOPIC_ID` with no offset (`KafkaApis.fetchOffsetsForGroup`'s
+/// `buildErrorResponse`: no leader epoch, empty metadata).
+fn unknown_topic(asked: &codec::OffsetFetchRequestTopics) -> codec::OffsetFetchResponseTopics {
+    use kp::offset_fetch_response::OffsetFetchResponsePartitions;
+    let partition = |&p: &i32| {
+        codec::Pinned(
+            OffsetFetchResponsePartitions::default()
+                .with_partition_index(p)
+                .with_committed_offset(-1)
+                .with_committed_leader_epoch(-1)
+                .with_metadata(Some(StrBytes::default()))
+                .with_error_code(UNKNOWN_TOPIC_ID),
+        )
+    };
+    codec::OffsetFetchResponseTopics {
+        topic_id: asked.topic_id,
+        partitions: asked.partition_indexes.iter().map(partition).collect(),
+        ..Default::default()
+    }
+}
+
 /// A v10 fetch's answer as Kafka gives it (`KafkaApis.fetchOffsetsForGroup`,
 /// `fetchAllOffsetsForGroup`): each group's answer by name (`answer`) by id, a topic
-/// without an id left out (Kafka cannot write it); then, for a group answered without
-/// a group error, each asked topic whose id this node does not know, in request
-/// order, every partition `UNKNOWN_TOPIC_ID` with no offset.
+/// without an id left out (Kafka cannot write it); then each asked topic whose id this
+/// node does not know, in request order ([`unknown_topic`]). A group error stands
+/// alone, without topics (`OffsetFetchResponse.groupError` from v2; v8 and v9 here
+/// still list the asked partitions beside it).
 pub(super) fn fetch_answer_by_id(
     wire: &codec::OffsetFetchRequest,
     topics: &Topics,
     answer: kp::OffsetFetchResponse,
 ) -> codec::OffsetFetchResponse {
-    use kp::offset_fetch_response::OffsetFetchResponsePartitions;
     let groups = wire
         .groups
         .iter()
         .zip(answer.groups)
         .map(|(asked, group)| {
-            let mut out: Vec<codec::OffsetFetchResponseTopics> = group
-                .topics
-                .into_iter()
-                .filter_map(|topic| {
+            let mut out = Vec::new();
+            if group.error_code == 0 {
+                out.extend(group.topics.into_iter().filter_map(|topic| {
                     let (_, topic_id) = topics.get(topic.name.0.as_str())?;
                     Some(codec::OffsetFetchResponseTopics {
                         topic_id,
                         partitions: topic.partitions.into_iter().map(codec::Pinned).collect(),
                         ..Default::default()
                     })
-                })
-                .collect();
-            let unknown = asked.topics.iter().flatten().filter(|t| topics.name_of(&t.topic_id).is_none());
-            if group.error_code == 0 {
-                out.extend(unknown.map(|t| codec::OffsetFetchResponseTopics {
-                    topic_id: t.topic_id,
-                    partitions: t
-                        .partition_indexes
-                        .iter()
-                        .map(|&p| {
-                            codec::Pinned(
-                                OffsetFetchResponsePartitions::default()
-                                    .with_partition_index(p)
-                                    .with_committed_offset(-1)
-                                    .with_committed_leader_epoch(-1)
-                                    .with_metadata(Some(StrBytes::default()))
-                                    .with_error_code(UNKNOWN_TOPIC_ID),
-                            )
-                        })
-                        .collect(),
-                    ..Default::default()
                 }));
+                let unknown = asked.topics.iter().flatten().filter(|t| topics.name_of(&t.topic_id).is_none());
+                out.extend(unknown.map(unknown_topic));
             }
             codec::OffsetFetchResponseGroup {
                 group_id: group.group_id.0,
