@@ -281,6 +281,9 @@ macro_rules! message {
 
         message!(@$kind $name: $min..=$max { $($field: $since $(..= $until)? $(or $default)?,)* });
     )*};
+    // A field's last version: the one it names, else every one.
+    (@last) => { i16::MAX };
+    (@last $until:literal) => { $until };
     (@request $name:ident: $min:literal ..= $max:literal { $($rest:tt)* }) => {
         message!(@get [] $name: $min..=$max { $($rest)* });
         message!(@put [#[cfg(test)]] $name: $min..=$max { $($rest)* });
@@ -296,7 +299,7 @@ macro_rules! message {
         impl Put for $name {
             fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
                 check_version(stringify!($name), version, $min..=$max)?;
-                $(if version >= $since $(&& version <= $until)? {
+                $(if ($since..=message!(@last $($until)?)).contains(&version) {
                     self.$field.put(buf, version)?;
                 })*
                 put_no_tags(buf);
@@ -327,7 +330,7 @@ macro_rules! message {
             fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
                 check_version(stringify!($name), version, $min..=$max)?;
                 let mut out = $name::default();
-                $(if version >= $since $(&& version <= $until)? {
+                $(if ($since..=message!(@last $($until)?)).contains(&version) {
                     out.$field = Get::get(buf, version)?;
                 } $(else {
                     out.$field = $default;
