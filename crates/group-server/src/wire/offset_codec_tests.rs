@@ -287,18 +287,22 @@ fn by_topic_id_decodes_with_the_codec_of_the_version(#[case] version: i16) {
     }
 }
 
-proptest! {
-    /// A v10 request cut anywhere is refused, never read past its end or panicking.
-    #[test]
-    fn a_truncated_v10_request_is_refused(cut in 0usize..400) {
-        let commit_bytes = enc(&commit(), 10);
-        let cut_commit = cut % commit_bytes.len();
-        prop_assert!(OffsetCommitRequest::decode(&mut Bytes::copy_from_slice(&commit_bytes[..cut_commit]), 10).is_err());
-        let fetch_bytes = enc(&fetch(10), 10);
-        let cut_fetch = cut % fetch_bytes.len();
-        prop_assert!(OffsetFetchRequest::decode(&mut Bytes::copy_from_slice(&fetch_bytes[..cut_fetch]), 10).is_err());
+/// A v10 request cut anywhere is refused, never read past its end or panicking.
+#[test]
+fn a_truncated_v10_request_is_refused() {
+    let commit = enc(&commit(), 10);
+    for cut in 0..commit.len() {
+        let mut body = Bytes::copy_from_slice(&commit[..cut]);
+        assert!(OffsetCommitRequest::decode(&mut body, 10).is_err(), "commit cut at {cut}");
     }
+    let fetch = enc(&fetch(10), 10);
+    for cut in 0..fetch.len() {
+        let mut body = Bytes::copy_from_slice(&fetch[..cut]);
+        assert!(OffsetFetchRequest::decode(&mut body, 10).is_err(), "fetch cut at {cut}");
+    }
+}
 
+proptest! {
     /// Any bytes at all: an answer or an error, never a panic; what is read writes
     /// back the same.
     #[test]

@@ -9,7 +9,8 @@
 //! last version the crate knows ([`Pinned`] parts, [`SameAfter`] messages). All of these
 //! are flexible in every version: each struct ends in tagged fields, none of them known,
 //! so unknown ones are skipped as Kafka skips them and none is written. Drop a declaration
-//! once the crate reads its version.
+//! once the crate reads its version. `super::offset_codec` declares OffsetCommit and
+//! OffsetFetch v10 with the same macro.
 
 use anyhow::{Result, bail, ensure};
 use bytes::Bytes;
