@@ -549,8 +549,23 @@ fn offsets_call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i
     resp
 }
 
-/// A v10 commit of foo by id, as a Kafka 4.2 client sends it.
-fn commit_by_id(group: &str, topics: &[(uuid::Uuid, i32)]) -> crate::wire::offset_codec::OffsetCommitRequest {
+/// A v10 commit by id of `topics` (id, partition) for `group` sent to `node`, and its
+/// answer's (id, partition, error code) in answer order.
+fn commit_by_id(node: &Node, group: &str, topics: &[(uuid::Uuid, i32)]) -> Vec<(uuid::Uuid, i32, i16)> {
+    let answer: crate::wire::offset_codec::OffsetCommitResponse =
+        offsets_call(node, ApiKey::OffsetCommit, 10, &commit_request_by_id(group, topics));
+    answer
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, p.0.partition_index, p.0.error_code)))
+        .collect()
+}
+
+/// A v10 commit by id, as a Kafka 4.2 client sends it.
+fn commit_request_by_id(
+    group: &str,
+    topics: &[(uuid::Uuid, i32)],
+) -> crate::wire::offset_codec::OffsetCommitRequest {
     use crate::wire::offset_codec as codec;
     use kafka_protocol::messages::offset_commit_request::OffsetCommitRequestPartition;
     let topic = |&(topic_id, partition): &(uuid::Uuid, i32)| codec::OffsetCommitRequestTopic {
@@ -584,13 +599,7 @@ fn offsets_committed_by_id_are_fetched_by_name_and_by_id() {
     let node = node_with_foo();
     let foo = crate::topics::topic_id_for("foo");
     let stranger = uuid::Uuid::from_u128(77);
-    let commit = commit_by_id("g", &[(foo, 0), (stranger, 3), (foo, 1)]);
-    let answer: codec::OffsetCommitResponse = offsets_call(&node, ApiKey::OffsetCommit, 10, &commit);
-    let rows: Vec<_> = answer
-        .topics
-        .iter()
-        .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, p.0.partition_index, p.0.error_code)))
-        .collect();
+    let rows = commit_by_id(&node, "g", &[(foo, 0), (stranger, 3), (foo, 1)]);
     assert_eq!(rows, [(stranger, 3, 100), (foo, 0, 0), (foo, 1, 0)]);
 
     // v9, by name.
@@ -651,21 +660,11 @@ fn a_denied_group_is_refused_before_the_topic_ids() {
     let foo = crate::topics::topic_id_for("foo");
     let stranger = uuid::Uuid::from_u128(77);
     for topics in [vec![(stranger, 0), (foo, 1)], vec![(stranger, 0)], vec![(foo, 1)]] {
-        let commit = commit_by_id("denied", &topics);
-        let answer: codec::OffsetCommitResponse = offsets_call(&node, ApiKey::OffsetCommit, 10, &commit);
-        let rows: Vec<_> = answer
-            .topics
-            .iter()
-            .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, p.0.partition_index, p.0.error_code)))
-            .collect();
         let want: Vec<_> = topics.iter().map(|&(id, p)| (id, p, 30)).collect();
-        assert_eq!(rows, want);
+        assert_eq!(commit_by_id(&node, "denied", &topics), want);
     }
     // Only the unknown id: Kafka does not ask its coordinator, nor does the node.
-    let answer: codec::OffsetCommitResponse =
-        offsets_call(&node, ApiKey::OffsetCommit, 10, &commit_by_id("g", &[(stranger, 0)]));
-    assert_eq!(answer.topics.len(), 1);
-    assert_eq!((answer.topics[0].topic_id, answer.topics[0].partitions[0].0.error_code), (stranger, 100));
+    assert_eq!(commit_by_id(&node, "g", &[(stranger, 0)]), [(stranger, 0, 100)]);
     assert!(node.service.coordinator().get_group("g").is_none(), "no empty commit made the group");
 
     // A fetch from the denied group: the group error, no topic (`OffsetFetchResponse.groupError`).

@@ -485,4 +485,4 @@ pub(crate) type DescribeShareGroupOffsetsRequest = SameAfter<kp::DescribeShareGr
 
 #[cfg(test)]
 #[path = "share_codec_tests.rs"]
-mod tests;
+pub(super) mod tests;
