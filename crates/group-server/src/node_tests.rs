@@ -513,10 +513,9 @@ fn share_offsets_lag_comes_from_the_nodes_topics() {
     assert_eq!(got, [(0, 0, 0, 0), (1, 0, 0, 0)]);
 }
 
-/// A node with topic foo (two partitions) whose ACLs let the anonymous caller read
-/// group g and topic foo, and nothing else (the node and its coordinator share them,
-/// as `server.rs` builds them).
-fn node_with_foo() -> Node {
+/// A node with `topics` (two partitions each) and the ACLs `acls`, which the node and
+/// its coordinator share, as `server.rs` builds them.
+fn offsets_node(topics: &[&str], acls: &str) -> Node {
     let dir = std::env::temp_dir().join(format!(
         "offsets-by-id-{}-{:?}",
         std::process::id(),
@@ -524,10 +523,10 @@ fn node_with_foo() -> Node {
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let file = dir.join("acls");
-    std::fs::write(&file, "allow User:ANONYMOUS READ Group:g\nallow User:ANONYMOUS READ Topic:foo\n")
-        .expect("write");
+    std::fs::write(&file, acls).expect("write");
     let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
-    config.topics = vec![crate::TopicSpec { name: "foo".into(), partitions: 2 }];
+    config.topics =
+        topics.iter().map(|&name| crate::TopicSpec { name: name.into(), partitions: 2 }).collect();
     config.security.acl_file = Some(file);
     let service = CoordinatorService::open(&config).expect("memory coordinator");
     let acl = service.acl_authorizer().cloned().expect("the ACL file");
@@ -535,6 +534,12 @@ fn node_with_foo() -> Node {
     node.topics.set(&config.topics);
     let _ = std::fs::remove_dir_all(&dir);
     node
+}
+
+/// A node with topic foo whose ACLs let the anonymous caller read group g and topic
+/// foo, and nothing else.
+fn node_with_foo() -> Node {
+    offsets_node(&["foo"], "allow User:ANONYMOUS READ Group:g\nallow User:ANONYMOUS READ Topic:foo\n")
 }
 
 /// `req` sent to `node` as `api` at `version`, and its answer.
@@ -702,4 +707,116 @@ fn a_truncated_v10_offset_body_is_refused() {
             );
         }
     }
+}
+
+/// `KafkaApisTest.testHandleOffsetCommitRequestTopicsAndPartitionsValidation` at v9
+/// and v10: foo has two partitions (foo-2 is UNKNOWN_TOPIC_OR_PARTITION), bar commits,
+/// zar does not exist: UNKNOWN_TOPIC_OR_PARTITION by name, UNKNOWN_TOPIC_ID by id.
+/// Kafka lists the refused first (foo-2 opens foo's entry, then zar, then bar); the
+/// runtime here appends the refusals it makes to their topic's entry, and the node
+/// puts unknown ids first: the same answers, in another order.
+#[rstest::rstest]
+#[case::by_name(9, 3)]
+#[case::by_id(10, 100)]
+fn a_commit_of_unknown_topics_and_partitions(#[case] version: i16, #[case] zar_code: i16) {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+
+    let acls = "allow User:ANONYMOUS READ Group:group\n\
+                allow User:ANONYMOUS READ Topic:foo\n\
+                allow User:ANONYMOUS READ Topic:bar\n\
+                allow User:ANONYMOUS READ Topic:zar\n";
+    let node = offsets_node(&["foo", "bar"], acls);
+    let asked = [
+        ("foo", vec![(0, 10), (1, 20), (2, 30)]),
+        ("bar", vec![(0, 40), (1, 50)]),
+        ("zar", vec![(0, 60), (1, 70)]),
+    ];
+    let id = |name: &str| crate::topics::topic_id_for(name);
+    let mut got: Vec<(String, i32, i16)> = if version >= 10 {
+        let request = crate::wire::offset_codec::OffsetCommitRequest {
+            group_id: StrBytes::from_static_str("group"),
+            generation_id_or_member_epoch: -1,
+            member_id: StrBytes::from_static_str("member"),
+            group_instance_id: None,
+            topics: asked
+                .iter()
+                .map(|(name, partitions)| crate::wire::offset_codec::OffsetCommitRequestTopic {
+                    topic_id: id(name),
+                    partitions: partitions
+                        .iter()
+                        .map(|&(p, offset)| {
+                            crate::wire::offset_codec::Pinned(
+                                OffsetCommitRequestPartition::default()
+                                    .with_partition_index(p)
+                                    .with_committed_offset(offset),
+                            )
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        let answer: crate::wire::offset_codec::OffsetCommitResponse =
+            offsets_call(&node, ApiKey::OffsetCommit, version, &request);
+        let name =
+            |topic_id| asked.iter().map(|(n, _)| *n).find(|&n| id(n) == topic_id).expect("an asked id");
+        answer
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(move |p| (name(t.topic_id).to_owned(), p.0.partition_index, p.0.error_code))
+            })
+            .collect()
+    } else {
+        let request = OffsetCommitRequest::default()
+            .with_group_id(StrBytes::from_static_str("group").into())
+            .with_member_id(StrBytes::from_static_str("member"))
+            .with_topics(
+                asked
+                    .iter()
+                    .map(|(name, partitions)| {
+                        OffsetCommitRequestTopic::default()
+                            .with_name(StrBytes::from_static_str(name).into())
+                            .with_partitions(
+                                partitions
+                                    .iter()
+                                    .map(|&(p, offset)| {
+                                        OffsetCommitRequestPartition::default()
+                                            .with_partition_index(p)
+                                            .with_committed_offset(offset)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            );
+        let answer: OffsetCommitResponse = offsets_call(&node, ApiKey::OffsetCommit, version, &request);
+        answer
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(|p| (t.name.0.to_string(), p.partition_index, p.error_code))
+            })
+            .collect()
+    };
+    got.sort();
+    let mut want: Vec<(String, i32, i16)> = [
+        ("foo", 2, 3),
+        ("foo", 0, 0),
+        ("foo", 1, 0),
+        ("zar", 0, zar_code),
+        ("zar", 1, zar_code),
+        ("bar", 0, 0),
+        ("bar", 1, 0),
+    ]
+    .iter()
+    .map(|&(t, p, code)| (t.to_owned(), p, code))
+    .collect();
+    want.sort();
+    assert_eq!(got, want);
 }

@@ -183,8 +183,10 @@ fn fetch_by_id(
 /// `KafkaApis.fetchOffsetsForGroup`: known ids are asked by name and answered by id in
 /// request order; unknown ones follow, every partition UNKNOWN_TOPIC_ID with offset
 /// -1, unless the group itself failed (then its error stands alone, without topics:
-/// `OffsetFetchResponse.groupError`). A fetch of
-/// everything (`fetchAllOffsetsForGroup`) leaves out topics without an id.
+/// `OffsetFetchResponse.groupError`). A fetch of everything (`fetchAllOffsetsForGroup`)
+/// leaves out topics without an id. The `unknown_after_known` and
+/// `everything_but_a_topic_without_an_id` rows are the two groups of
+/// `KafkaApisTest.testHandleOffsetFetchWithUnknownTopicIds`.
 #[rstest]
 #[case::known(
     Some(vec![(topic_id_for("foo"), vec![0, 1])]),
