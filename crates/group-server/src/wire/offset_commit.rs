@@ -292,8 +292,9 @@ impl WireApi for gt::OffsetCommitRequest {
         if v < codec::TOPIC_ID_VERSION {
             return enc(&r, v);
         }
-        let topic = |i| codec::OffsetCommitRequestTopic {
-            topic_id: crate::test_samples::tid(i),
+        // v9's topics by id: the test node's t1, and t2, which it does not have.
+        let topic = |name| codec::OffsetCommitRequestTopic {
+            topic_id: crate::topics::topic_id_for(name),
             partitions: vec![codec::Pinned(p(0)), codec::Pinned(p(1))],
             ..Default::default()
         };
@@ -302,7 +303,7 @@ impl WireApi for gt::OffsetCommitRequest {
             generation_id_or_member_epoch: r.generation_id_or_member_epoch,
             member_id: r.member_id,
             group_instance_id: r.group_instance_id,
-            topics: vec![topic(1), topic(2)],
+            topics: vec![topic("t1"), topic("t2")],
         };
         enc(&r, v)
     }

@@ -302,7 +302,7 @@ impl WireApi for gt::OffsetFetchRequest {
             let g = if v >= 9 { g.with_member_id(Some(s("m"))).with_member_epoch(5) } else { g };
             if v >= codec::TOPIC_ID_VERSION {
                 let t = codec::OffsetFetchRequestTopics {
-                    topic_id: crate::test_samples::tid(1),
+                    topic_id: crate::topics::topic_id_for("t1"),
                     partition_indexes: vec![0, 1, 2],
                     ..Default::default()
                 };
