@@ -199,15 +199,8 @@ pub(super) fn commit_failed_by_id(
     codec::OffsetCommitResponse { throttle_time_ms: 0, topics }
 }
 
-/// Logs and hands a commit to the coordinator; `answer` writes its answer.
-fn commit(
-    node: &Node,
-    ctx: &Ctx<'_>,
-    req: gt::OffsetCommitRequest,
-    answer: impl FnOnce(Result<gt::OffsetCommitResponse, group_coordinator::CoordinatorError>) -> Answer
-    + Send
-    + 'static,
-) -> Reply {
+/// Writes a commit's request-log line.
+fn record(node: &Node, ctx: &Ctx<'_>, req: &gt::OffsetCommitRequest) {
     node.record(|| {
         ctx.line(&format!(
             ",\"group\":{:?},\"generation\":{},\"member\":{:?},\"partitions\":{}",
@@ -217,17 +210,19 @@ fn commit(
             req.partition_count()
         ))
     });
-    ctx.later(node.submit(ctx, req), move |r, _| answer(r))
 }
 
 /// A v10 commit (`KafkaApis.handleOffsetCommitRequest` with `useTopicIds`): READ on the
 /// group first, as Kafka checks it before anything; then unknown ids are answered
 /// `UNKNOWN_TOPIC_ID` and the rest asked of the coordinator by name. Kafka does not
-/// call its coordinator when nothing is left, nor here.
+/// call its coordinator when nothing is left, nor here. The log line counts the
+/// partitions of known topics.
 fn commit_by_id(node: &Node, ctx: &Ctx<'_>, wire: codec::OffsetCommitRequest) -> Reply {
     let topics = node.topics.get();
     let named = named_commit(&wire, &topics);
     let unknown = named.topics.len() < wire.topics.len();
+    let req = offset_commit_request(&named, ctx.version);
+    record(node, ctx, &req);
     let now = |answer: codec::OffsetCommitResponse| {
         // No coordinator answer to wait for: the reply is written at once.
         let none: Vec<Pending<gt::OffsetCommitResponse>> = Vec::new();
@@ -243,7 +238,7 @@ fn commit_by_id(node: &Node, ctx: &Ctx<'_>, wire: codec::OffsetCommitRequest) ->
             return now(commit_answer_by_id(&wire, &topics, kp::OffsetCommitResponse::default()));
         }
     }
-    commit(node, ctx, offset_commit_request(&named, ctx.version), move |r| {
+    ctx.later(node.submit(ctx, req), move |r, _| {
         Answer::ById(match r {
             Ok(resp) => commit_answer_by_id(&wire, &topics, offset_commit_response(resp)),
             Err(e) => commit_failed_by_id(&wire, unavailable(&e)),
@@ -258,7 +253,9 @@ impl WireApi for gt::OffsetCommitRequest {
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         Ok(match wire {
             ByTopicId::ByName(wire) => {
-                commit(node, ctx, offset_commit_request(&wire, ctx.version), move |r| {
+                let req = offset_commit_request(&wire, ctx.version);
+                record(node, ctx, &req);
+                ctx.later(node.submit(ctx, req), move |r, _| {
                     Answer::ByName(match r {
                         Ok(resp) => offset_commit_response(resp),
                         Err(e) => offset_commit_failed(&wire, unavailable(&e)),
