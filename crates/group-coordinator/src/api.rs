@@ -487,7 +487,7 @@ macro_rules! group_api_table {
             /// request's version says. READ on each topic too; partitions of topics the
             /// caller may not read, or that do not exist, are answered before the core.
             OffsetCommit {
-                key: 8, versions: 2..=9,
+                key: 8, versions: 2..=10,
                 request: OffsetCommitRequest, response: OffsetCommitResponse,
                 route: one_group, acl: Read, waits: barrier,
                 methods: offset_commit, handle_offset_commit,
@@ -499,7 +499,7 @@ macro_rules! group_api_table {
             /// OffsetFetch of one group. Topics the caller may not describe are
             /// answered `TOPIC_AUTHORIZATION_FAILED` (or left out of a fetch of all).
             OffsetFetch {
-                key: 9, versions: 1..=9,
+                key: 9, versions: 1..=10,
                 request: OffsetFetchRequest, response: OffsetFetchResponse,
                 route: one_group, acl: Describe, waits: never,
                 methods: offset_fetch, handle_offset_fetch,

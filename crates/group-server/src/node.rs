@@ -148,9 +148,9 @@ macro_rules! serve_group_apis {
 
         // The table's keys are `kafka-protocol`'s, and its versions the codec's ranges
         // (real-clients.md section 4: what ApiVersions advertises is exactly those):
-        // the crate's, up to the newer ones `wire::share_codec` declares (the tests
-        // decode every version's sample). So is the walk's layout of each request
-        // (`WireApi::SCHEMA`, in `wire/`).
+        // the crate's, up to the newer ones `wire::share_codec` and `wire::offset_codec`
+        // declare (the tests decode every version's sample). So is the walk's layout of
+        // each request (`WireApi::SCHEMA`, in `wire/`).
         $(const _: () = assert!(
             ApiKey::$api as i16 == $key
                 && kp::$req::VERSIONS.min == $min

@@ -866,3 +866,311 @@ fn metadata_answers_authorized_operations() {
     assert_eq!(ask(&node, 9, true), (topic_bits, 0));
     node.service.stop();
 }
+
+/// A node with `topics` (two partitions each) and the ACLs `acls`, which the node and
+/// its coordinator share, as `server.rs` builds them.
+fn offsets_node(topics: &[&str], acls: &str) -> Node {
+    let dir = std::env::temp_dir().join(format!(
+        "offsets-by-id-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("acls");
+    std::fs::write(&file, acls).expect("write");
+    let mut config = ServerConfig { storage: StorageMode::Memory, ..ServerConfig::default() };
+    config.topics =
+        topics.iter().map(|&name| crate::TopicSpec { name: name.into(), partitions: 2 }).collect();
+    config.security.acl_file = Some(file);
+    let service = CoordinatorService::open(&config).expect("memory coordinator");
+    let acl = service.acl_authorizer().cloned().expect("the ACL file");
+    let node = crate::test_samples::test_node(service, acl, 10);
+    node.topics.set(&config.topics);
+    let _ = std::fs::remove_dir_all(&dir);
+    node
+}
+
+/// A node with topic foo whose ACLs let the anonymous caller read group g and topic
+/// foo, and nothing else.
+fn node_with_foo() -> Node {
+    offsets_node(&["foo"], "allow User:ANONYMOUS READ Group:g\nallow User:ANONYMOUS READ Topic:foo\n")
+}
+
+/// `req` sent to `node` as `api` at `version`, and its answer.
+fn offsets_call<Q: Encodable, R: Decodable>(node: &Node, api: ApiKey, version: i16, req: &Q) -> R {
+    let mut body = BytesMut::new();
+    req.encode(&mut body, version).expect("encodes");
+    let reply = node.handle(frame(api, version, 1, &body), &mut session()).expect("answered");
+    let mut out = body_of(reply).freeze();
+    ResponseHeader::decode(&mut out, api.response_header_version(version)).expect("header");
+    let resp = R::decode(&mut out, version).expect("decodes");
+    assert!(out.is_empty(), "{api:?} v{version}: all of the answer read");
+    resp
+}
+
+/// A v10 commit by id of `topics` (id, partition) for `group` sent to `node`, and its
+/// answer's (id, partition, error code) in answer order.
+fn commit_by_id(node: &Node, group: &str, topics: &[(uuid::Uuid, i32)]) -> Vec<(uuid::Uuid, i32, i16)> {
+    let answer: crate::wire::offset_codec::OffsetCommitResponse =
+        offsets_call(node, ApiKey::OffsetCommit, 10, &commit_request_by_id(group, topics));
+    answer
+        .topics
+        .iter()
+        .flat_map(|t| t.partitions.iter().map(|p| (t.topic_id, p.0.partition_index, p.0.error_code)))
+        .collect()
+}
+
+/// A v10 commit by id, as a Kafka 4.2 client sends it.
+fn commit_request_by_id(
+    group: &str,
+    topics: &[(uuid::Uuid, i32)],
+) -> crate::wire::offset_codec::OffsetCommitRequest {
+    use crate::wire::offset_codec as codec;
+    use kafka_protocol::messages::offset_commit_request::OffsetCommitRequestPartition;
+    let topic = |&(topic_id, partition): &(uuid::Uuid, i32)| codec::OffsetCommitRequestTopic {
+        topic_id,
+        partitions: vec![codec::Pinned(
+            OffsetCommitRequestPartition::default()
+                .with_partition_index(partition)
+                .with_committed_offset(40 + i64::from(partition))
+                .with_committed_metadata(Some(StrBytes::from_static_str("md"))),
+        )],
+        ..Default::default()
+    };
+    codec::OffsetCommitRequest {
+        group_id: StrBytes::from_string(group.to_owned()),
+        generation_id_or_member_epoch: -1,
+        member_id: StrBytes::default(),
+        group_instance_id: None,
+        topics: topics.iter().map(topic).collect(),
+    }
+}
+
+/// OffsetCommit v10 by topic id through the frame path: the node's topic ids (those
+/// Metadata gives) are named for the coordinator, so the offsets committed by id are
+/// those fetched by name at v9 and by id at v10; an unknown id is UNKNOWN_TOPIC_ID
+/// (`KafkaApis.handleOffsetCommitRequest`), first in the answer, and the rest commits.
+#[test]
+fn offsets_committed_by_id_are_fetched_by_name_and_by_id() {
+    use crate::wire::offset_codec as codec;
+    use kafka_protocol::messages::{OffsetFetchRequest, OffsetFetchResponse, offset_fetch_request as f};
+
+    let node = node_with_foo();
+    let foo = crate::topics::topic_id_for("foo");
+    let stranger = uuid::Uuid::from_u128(77);
+    let rows = commit_by_id(&node, "g", &[(foo, 0), (stranger, 3), (foo, 1)]);
+    assert_eq!(rows, [(stranger, 3, 100), (foo, 0, 0), (foo, 1, 0)]);
+
+    // v9, by name.
+    let topic = f::OffsetFetchRequestTopics::default()
+        .with_name(StrBytes::from_static_str("foo").into())
+        .with_partition_indexes(vec![0, 1]);
+    let group = f::OffsetFetchRequestGroup::default()
+        .with_group_id(StrBytes::from_static_str("g").into())
+        .with_topics(Some(vec![topic]));
+    let by_name = OffsetFetchRequest::default().with_groups(vec![group]);
+    let answer: OffsetFetchResponse = offsets_call(&node, ApiKey::OffsetFetch, 9, &by_name);
+    let rows: Vec<_> = answer.groups[0]
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().map(|p| (t.name.0.to_string(), p.partition_index, p.committed_offset))
+        })
+        .collect();
+    assert_eq!(rows, [("foo".to_owned(), 0, 40), ("foo".to_owned(), 1, 41)]);
+
+    // v10, by id: the same offsets, and the stranger's partition UNKNOWN_TOPIC_ID after them.
+    let asked = |topic_id, partition_indexes| codec::OffsetFetchRequestTopics {
+        topic_id,
+        partition_indexes,
+        ..Default::default()
+    };
+    let group = codec::OffsetFetchRequestGroup {
+        group_id: StrBytes::from_static_str("g"),
+        member_id: None,
+        member_epoch: -1,
+        topics: Some(vec![asked(stranger, vec![3]), asked(foo, vec![0, 1])]),
+    };
+    let all = codec::OffsetFetchRequestGroup { topics: None, ..group.clone() };
+    let by_id = codec::OffsetFetchRequest { groups: vec![group, all], require_stable: false };
+    let answer: codec::OffsetFetchResponse = offsets_call(&node, ApiKey::OffsetFetch, 10, &by_id);
+    let rows = |g: &codec::OffsetFetchResponseGroup| -> Vec<_> {
+        g.topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(|p| (t.topic_id, p.0.partition_index, p.0.committed_offset, p.0.error_code))
+            })
+            .collect()
+    };
+    assert_eq!(rows(&answer.groups[0]), [(foo, 0, 40, 0), (foo, 1, 41, 0), (stranger, 3, -1, 100)]);
+    assert_eq!(rows(&answer.groups[1]), [(foo, 0, 40, 0), (foo, 1, 41, 0)]);
+}
+
+/// Kafka checks READ on the group before it looks at a single topic id: a group the
+/// caller may not read is GROUP_AUTHORIZATION_FAILED on every partition, unknown ids
+/// included; its fetch is the group error alone.
+#[test]
+fn a_denied_group_is_refused_before_the_topic_ids() {
+    use crate::wire::offset_codec as codec;
+
+    let node = node_with_foo();
+    let foo = crate::topics::topic_id_for("foo");
+    let stranger = uuid::Uuid::from_u128(77);
+    for topics in [vec![(stranger, 0), (foo, 1)], vec![(stranger, 0)], vec![(foo, 1)]] {
+        let want: Vec<_> = topics.iter().map(|&(id, p)| (id, p, 30)).collect();
+        assert_eq!(commit_by_id(&node, "denied", &topics), want);
+    }
+    // Only the unknown id: Kafka does not ask its coordinator, nor does the node.
+    assert_eq!(commit_by_id(&node, "g", &[(stranger, 0)]), [(stranger, 0, 100)]);
+    assert!(node.service.coordinator().get_group("g").is_none(), "no empty commit made the group");
+
+    // A fetch from the denied group: the group error, no topic (`OffsetFetchResponse.groupError`).
+    let asked = |topic_id| codec::OffsetFetchRequestTopics {
+        topic_id,
+        partition_indexes: vec![0],
+        ..Default::default()
+    };
+    let group = codec::OffsetFetchRequestGroup {
+        group_id: StrBytes::from_static_str("denied"),
+        member_id: None,
+        member_epoch: -1,
+        topics: Some(vec![asked(stranger), asked(foo)]),
+    };
+    let fetch = codec::OffsetFetchRequest { groups: vec![group], require_stable: false };
+    let answer: codec::OffsetFetchResponse = offsets_call(&node, ApiKey::OffsetFetch, 10, &fetch);
+    assert_eq!(answer.groups[0].error_code, 30);
+    assert!(answer.groups[0].topics.is_empty(), "{answer:?}");
+}
+
+/// A v10 body cut short anywhere is refused by the walk (or the codec), never read
+/// past its end: the node answers an error, not a panic.
+#[test]
+fn a_truncated_v10_offset_body_is_refused() {
+    let node = node_with_foo();
+    for api in [ApiKey::OffsetCommit, ApiKey::OffsetFetch] {
+        let body = sample(api, 10);
+        assert!(node.handle(frame(api, 10, 1, &body), &mut session()).is_ok(), "{api:?} whole");
+        for cut in 0..body.len() {
+            let refused = node.handle(frame(api, 10, 1, &body[..cut]), &mut session());
+            assert!(
+                matches!(refused, Err(RequestError::Schema { version: 10, .. })),
+                "{api:?} cut at {cut}: {:?}",
+                refused.map(|_| ())
+            );
+        }
+    }
+}
+
+/// `KafkaApisTest.testHandleOffsetCommitRequestTopicsAndPartitionsValidation` at v9
+/// and v10: foo has two partitions (foo-2 is UNKNOWN_TOPIC_OR_PARTITION), bar commits,
+/// zar does not exist: UNKNOWN_TOPIC_OR_PARTITION by name, UNKNOWN_TOPIC_ID by id.
+/// Kafka lists the refused first (foo-2 opens foo's entry, then zar, then bar); the
+/// runtime here appends the refusals it makes to their topic's entry, and the node
+/// puts unknown ids first: the same answers, in another order.
+#[rstest::rstest]
+#[case::by_name(9, 3)]
+#[case::by_id(10, 100)]
+fn a_commit_of_unknown_topics_and_partitions(#[case] version: i16, #[case] zar_code: i16) {
+    use kafka_protocol::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_protocol::messages::{OffsetCommitRequest, OffsetCommitResponse};
+
+    let acls = "allow User:ANONYMOUS READ Group:group\n\
+                allow User:ANONYMOUS READ Topic:foo\n\
+                allow User:ANONYMOUS READ Topic:bar\n\
+                allow User:ANONYMOUS READ Topic:zar\n";
+    let node = offsets_node(&["foo", "bar"], acls);
+    let asked = [
+        ("foo", vec![(0, 10), (1, 20), (2, 30)]),
+        ("bar", vec![(0, 40), (1, 50)]),
+        ("zar", vec![(0, 60), (1, 70)]),
+    ];
+    let id = |name: &str| crate::topics::topic_id_for(name);
+    let mut got: Vec<(String, i32, i16)> = if version >= 10 {
+        let request = crate::wire::offset_codec::OffsetCommitRequest {
+            group_id: StrBytes::from_static_str("group"),
+            generation_id_or_member_epoch: -1,
+            member_id: StrBytes::from_static_str("member"),
+            group_instance_id: None,
+            topics: asked
+                .iter()
+                .map(|(name, partitions)| crate::wire::offset_codec::OffsetCommitRequestTopic {
+                    topic_id: id(name),
+                    partitions: partitions
+                        .iter()
+                        .map(|&(p, offset)| {
+                            crate::wire::offset_codec::Pinned(
+                                OffsetCommitRequestPartition::default()
+                                    .with_partition_index(p)
+                                    .with_committed_offset(offset),
+                            )
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+        };
+        let answer: crate::wire::offset_codec::OffsetCommitResponse =
+            offsets_call(&node, ApiKey::OffsetCommit, version, &request);
+        let name =
+            |topic_id| asked.iter().map(|(n, _)| *n).find(|&n| id(n) == topic_id).expect("an asked id");
+        answer
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions
+                    .iter()
+                    .map(move |p| (name(t.topic_id).to_owned(), p.0.partition_index, p.0.error_code))
+            })
+            .collect()
+    } else {
+        let request = OffsetCommitRequest::default()
+            .with_group_id(StrBytes::from_static_str("group").into())
+            .with_member_id(StrBytes::from_static_str("member"))
+            .with_topics(
+                asked
+                    .iter()
+                    .map(|(name, partitions)| {
+                        OffsetCommitRequestTopic::default()
+                            .with_name(StrBytes::from_static_str(name).into())
+                            .with_partitions(
+                                partitions
+                                    .iter()
+                                    .map(|&(p, offset)| {
+                                        OffsetCommitRequestPartition::default()
+                                            .with_partition_index(p)
+                                            .with_committed_offset(offset)
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            );
+        let answer: OffsetCommitResponse = offsets_call(&node, ApiKey::OffsetCommit, version, &request);
+        answer
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partitions.iter().map(|p| (t.name.0.to_string(), p.partition_index, p.error_code))
+            })
+            .collect()
+    };
+    got.sort();
+    let mut want: Vec<(String, i32, i16)> = [
+        ("foo", 2, 3),
+        ("foo", 0, 0),
+        ("foo", 1, 0),
+        ("zar", 0, zar_code),
+        ("zar", 1, zar_code),
+        ("bar", 0, 0),
+        ("bar", 1, 0),
+    ]
+    .iter()
+    .map(|&(t, p, code)| (t.to_owned(), p, code))
+    .collect();
+    want.sort();
+    assert_eq!(got, want);
+}

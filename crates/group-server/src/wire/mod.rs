@@ -21,6 +21,7 @@ mod heartbeat;
 mod join_group;
 mod leave_group;
 mod list_groups;
+pub(crate) mod offset_codec;
 mod offset_commit;
 mod offset_delete;
 mod offset_fetch;
@@ -126,3 +127,6 @@ fn or_unavailable<R>(answer: Result<R, CoordinatorError>, failed: impl FnOnce(Er
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod offset_by_id_tests;

@@ -82,6 +82,8 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             + 4
             + 2
             + 2
+            // `offset_codec`'s: OffsetCommit and OffsetFetch v10.
+            + 2
     );
 }
 

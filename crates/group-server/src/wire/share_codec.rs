@@ -9,7 +9,8 @@
 //! last version the crate knows ([`Pinned`] parts, [`SameAfter`] messages). All of these
 //! are flexible in every version: each struct ends in tagged fields, none of them known,
 //! so unknown ones are skipped as Kafka skips them and none is written. Drop a declaration
-//! once the crate reads its version.
+//! once the crate reads its version. `super::offset_codec` declares OffsetCommit and
+//! OffsetFetch v10 with the same macro.
 
 use anyhow::{Result, bail, ensure};
 use bytes::Bytes;
@@ -186,13 +187,27 @@ impl<T: Get> Get for Vec<T> {
     }
 }
 
+impl<T: Put> Put for Option<Vec<T>> {
+    fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
+        put_length(buf, self.as_ref().map(Vec::len))?;
+        self.iter().flatten().try_for_each(|item| item.put(buf, version))
+    }
+}
+
+impl<T: Get> Get for Option<Vec<T>> {
+    fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
+        let Some(length) = get_length(buf)? else { return Ok(None) };
+        (0..length).map(|_| T::get(buf, version)).collect::<Result<_>>().map(Some)
+    }
+}
+
 /// Writes no tagged fields.
-fn put_no_tags<B: ByteBufMut>(buf: &mut B) {
+pub(super) fn put_no_tags<B: ByteBufMut>(buf: &mut B) {
     put_varint(buf, 0);
 }
 
 /// Skips a struct's tagged fields: none of these messages has a known one.
-fn skip_tags<B: ByteBuf>(buf: &mut B) -> Result<()> {
+pub(super) fn skip_tags<B: ByteBuf>(buf: &mut B) -> Result<()> {
     for _ in 0..get_varint(buf)? {
         let _tag = get_varint(buf)?;
         let size = get_varint(buf)? as usize;
@@ -239,13 +254,14 @@ impl<T: Decodable, const LAST: i16> Decodable for SameAfter<T, LAST> {
 }
 
 /// A version `message!` reads or writes must be one it declares.
-fn check_version(name: &str, version: i16, versions: std::ops::RangeInclusive<i16>) -> Result<()> {
+pub(super) fn check_version(name: &str, version: i16, versions: std::ops::RangeInclusive<i16>) -> Result<()> {
     ensure!(versions.contains(&version), "{name} v{version} is not one of v{versions:?}");
     Ok(())
 }
 
-/// Declares messages (or their parts) field by field: `name: Type = first_version`, with
-/// `or default` for what a version without the field reads as (else `Default`). A
+/// Declares messages (or their parts) field by field: `name: Type = first_version`, or
+/// `= first ..= last` for a field a later version dropped, with `or default` for what a
+/// version without the field reads as (else `Default`). A
 /// request (or a part of one) is decoded, and encoded only by the tests; a response
 /// the other way round: `kafka-protocol` gives its parts' codecs so, by feature.
 macro_rules! message {
@@ -254,7 +270,7 @@ macro_rules! message {
         pub(crate) struct $name:ident: $min:literal ..= $max:literal as $kind:ident {
             $(
                 $(#[$fmeta:meta])*
-                $field:ident: $ty:ty = $since:literal $(or $default:expr)?,
+                $field:ident: $ty:ty = $since:literal $(..= $until:literal)? $(or $default:expr)?,
             )*
         }
     )*) => {$(
@@ -264,8 +280,11 @@ macro_rules! message {
             $($(#[$fmeta])* pub(crate) $field: $ty,)*
         }
 
-        message!(@$kind $name: $min..=$max { $($field: $since $(or $default)?,)* });
+        message!(@$kind $name: $min..=$max { $($field: $since $(..= $until)? $(or $default)?,)* });
     )*};
+    // A field's last version: the one it names, else every one.
+    (@last) => { i16::MAX };
+    (@last $until:literal) => { $until };
     (@request $name:ident: $min:literal ..= $max:literal { $($rest:tt)* }) => {
         message!(@get [] $name: $min..=$max { $($rest)* });
         message!(@put [#[cfg(test)]] $name: $min..=$max { $($rest)* });
@@ -275,13 +294,13 @@ macro_rules! message {
         message!(@put [] $name: $min..=$max { $($rest)* });
     };
     (@put [$($cfg:tt)*] $name:ident: $min:literal ..= $max:literal {
-        $($field:ident: $since:literal $(or $default:expr)?,)*
+        $($field:ident: $since:literal $(..= $until:literal)? $(or $default:expr)?,)*
     }) => {
         $($cfg)*
         impl Put for $name {
             fn put<B: ByteBufMut>(&self, buf: &mut B, version: i16) -> Result<()> {
                 check_version(stringify!($name), version, $min..=$max)?;
-                $(if version >= $since {
+                $(if ($since..=message!(@last $($until)?)).contains(&version) {
                     self.$field.put(buf, version)?;
                 })*
                 put_no_tags(buf);
@@ -305,14 +324,14 @@ macro_rules! message {
         }
     };
     (@get [$($cfg:tt)*] $name:ident: $min:literal ..= $max:literal {
-        $($field:ident: $since:literal $(or $default:expr)?,)*
+        $($field:ident: $since:literal $(..= $until:literal)? $(or $default:expr)?,)*
     }) => {
         $($cfg)*
         impl Get for $name {
             fn get<B: ByteBuf>(buf: &mut B, version: i16) -> Result<Self> {
                 check_version(stringify!($name), version, $min..=$max)?;
                 let mut out = $name::default();
-                $(if version >= $since {
+                $(if ($since..=message!(@last $($until)?)).contains(&version) {
                     out.$field = Get::get(buf, version)?;
                 } $(else {
                     out.$field = $default;
@@ -330,6 +349,9 @@ macro_rules! message {
         }
     };
 }
+
+/// For the other hand-written messages (`super::offset_codec`).
+pub(super) use message;
 
 message! {
     /// ShareFetch's request (key 78), v1-v2.
@@ -463,4 +485,4 @@ pub(crate) type DescribeShareGroupOffsetsRequest = SameAfter<kp::DescribeShareGr
 
 #[cfg(test)]
 #[path = "share_codec_tests.rs"]
-mod tests;
+pub(super) mod tests;

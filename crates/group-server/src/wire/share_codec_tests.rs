@@ -10,14 +10,16 @@ use rstest::rstest;
 
 use super::*;
 
-fn enc<T: Encodable>(message: &T, version: i16) -> Vec<u8> {
+/// `message` written at `version`, its size as computed checked.
+pub(in crate::wire) fn enc<T: Encodable>(message: &T, version: i16) -> Vec<u8> {
     let mut out = BytesMut::new();
     message.encode(&mut out, version).expect("encodes");
     assert_eq!(message.compute_size(version).expect("sizes"), out.len(), "size agrees at v{version}");
     out.to_vec()
 }
 
-fn dec<T: Decodable>(bytes: &[u8], version: i16) -> T {
+/// `bytes` read at `version`, every one of them.
+pub(in crate::wire) fn dec<T: Decodable>(bytes: &[u8], version: i16) -> T {
     let mut buf = Bytes::copy_from_slice(bytes);
     let decoded = T::decode(&mut buf, version).expect("decodes");
     assert!(buf.is_empty(), "{} bytes left over at v{version}", buf.len());

@@ -46,11 +46,11 @@ fn api_versions_advertises_both_kip_848_apis_and_create_topics() {
     assert_eq!(range(68), Some((0, 1)), "ConsumerGroupHeartbeat");
     assert_eq!(range(69), Some((0, 1)), "ConsumerGroupDescribe");
     assert_eq!(range(19), Some((2, 7)), "CreateTopics");
-    // librdkafka resolves assigned topic ids with Metadata v12+, and OffsetCommit and
-    // OffsetFetch v9 carry the member epoch.
+    // librdkafka resolves assigned topic ids with Metadata v12+, OffsetCommit and
+    // OffsetFetch v9 carry the member epoch, and v10 names topics by id (KIP-848).
     assert_eq!(range(3), Some((0, 13)));
-    assert_eq!(range(8).map(|r| r.1), Some(9));
-    assert_eq!(range(9).map(|r| r.1), Some(9));
+    assert_eq!(range(8).map(|r| r.1), Some(10));
+    assert_eq!(range(9).map(|r| r.1), Some(10));
     assert_eq!(range(16).map(|r| r.1), Some(5));
 }
 
