@@ -46,6 +46,39 @@ pub(crate) fn entry_of<'a, T>(topics: &'a mut Vec<TopicEntries<T>>, topic: &str)
     &mut topics[position]
 }
 
+/// Every partition of `topics` with the same error, in request order: how a
+/// commit's group-level errors reach the wire.
+pub(crate) fn uniform_errors<T>(
+    topics: &[TopicEntries<T>],
+    error_code: ErrorCode,
+) -> Vec<TopicEntries<ErrorCode>> {
+    topics
+        .iter()
+        .map(|t| TopicEntries {
+            topic: t.topic.clone(),
+            partitions: t.partitions.iter().map(|&(p, _)| (p, error_code)).collect(),
+        })
+        .collect()
+}
+
+/// The outcome of one partition in per-partition `errors` (the last one, if it was
+/// named twice).
+pub(crate) fn error_for(
+    errors: &[TopicEntries<ErrorCode>],
+    topic: &str,
+    partition: i32,
+) -> Option<ErrorCode> {
+    let entries = errors.iter().rev().filter(|t| t.topic == topic);
+    entries.flat_map(|t| t.partitions.iter().rev()).find(|(p, _)| *p == partition).map(|&(_, code)| code)
+}
+
+/// Every outcome of per-partition `errors` with its topic and partition, in order.
+pub(crate) fn iter_errors(
+    errors: &[TopicEntries<ErrorCode>],
+) -> impl Iterator<Item = (&str, i32, ErrorCode)> {
+    errors.iter().flat_map(|t| t.partitions.iter().map(|&(p, code)| (t.topic.as_str(), p, code)))
+}
+
 /// One partition's commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct OffsetCommitData {
@@ -136,15 +169,7 @@ pub struct OffsetCommitResponse {
 impl OffsetCommitResponse {
     /// Every partition of `request` with the same error: how group-level errors reach the wire.
     pub fn uniform(request: &OffsetCommitRequest, error_code: ErrorCode) -> OffsetCommitResponse {
-        let errors = request
-            .offsets
-            .iter()
-            .map(|t| TopicEntries {
-                topic: t.topic.clone(),
-                partitions: t.partitions.iter().map(|&(p, _)| (p, error_code)).collect(),
-            })
-            .collect();
-        OffsetCommitResponse { errors }
+        OffsetCommitResponse { errors: uniform_errors(&request.offsets, error_code) }
     }
 
     /// Adds one partition's outcome to its topic's entry.
@@ -155,13 +180,12 @@ impl OffsetCommitResponse {
     /// The outcome of one partition, if it was in the request (the last one, if
     /// it was named twice).
     pub fn error_for(&self, topic: &str, partition: i32) -> Option<ErrorCode> {
-        let entries = self.errors.iter().rev().filter(|t| t.topic == topic);
-        entries.flat_map(|t| t.partitions.iter().rev()).find(|(p, _)| *p == partition).map(|&(_, code)| code)
+        error_for(&self.errors, topic, partition)
     }
 
     /// Every outcome with its topic and partition, in response order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, ErrorCode)> {
-        self.errors.iter().flat_map(|t| t.partitions.iter().map(|&(p, code)| (t.topic.as_str(), p, code)))
+        iter_errors(&self.errors)
     }
 
     /// Sets every outcome to `error_code`: how a group-level failure after the

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::offset_commit::entry_of;
+use crate::offset_commit::{entry_of, error_for, iter_errors, uniform_errors};
 use crate::{ErrorCode, GroupId, GroupInstanceId, MemberId, OffsetCommitData, TopicEntries};
 
 /// A TxnOffsetCommit request, with every field of versions 0 to 5.
@@ -84,26 +84,17 @@ impl TxnOffsetCommitResponse {
     /// Every partition of `request` with the same error
     /// (`TxnOffsetCommitRequest.getErrorResponse`).
     pub fn uniform(request: &TxnOffsetCommitRequest, error_code: ErrorCode) -> TxnOffsetCommitResponse {
-        let errors = request
-            .offsets
-            .iter()
-            .map(|t| TopicEntries {
-                topic: t.topic.clone(),
-                partitions: t.partitions.iter().map(|&(p, _)| (p, error_code)).collect(),
-            })
-            .collect();
-        TxnOffsetCommitResponse { errors }
+        TxnOffsetCommitResponse { errors: uniform_errors(&request.offsets, error_code) }
     }
 
     /// The outcome of one partition, if it was in the request (the last one, if
     /// it was named twice).
     pub fn error_for(&self, topic: &str, partition: i32) -> Option<ErrorCode> {
-        let entries = self.errors.iter().rev().filter(|t| t.topic == topic);
-        entries.flat_map(|t| t.partitions.iter().rev()).find(|(p, _)| *p == partition).map(|&(_, code)| code)
+        error_for(&self.errors, topic, partition)
     }
 
     /// Every outcome with its topic and partition, in response order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, ErrorCode)> {
-        self.errors.iter().flat_map(|t| t.partitions.iter().map(|&(p, code)| (t.topic.as_str(), p, code)))
+        iter_errors(&self.errors)
     }
 }
