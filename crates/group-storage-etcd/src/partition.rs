@@ -873,6 +873,10 @@ fn is_compacted(e: &StorageError) -> bool {
 
 fn is_definite(e: &etcd_client::Error) -> bool {
     match e {
+        // A status the client made from a failed connection (an HTTP/2 GOAWAY, such
+        // as etcd's `too_many_pings`, is ResourceExhausted) says nothing of the
+        // request: etcd never answered it.
+        etcd_client::Error::GRpcStatus(status) if std::error::Error::source(status).is_some() => false,
         etcd_client::Error::GRpcStatus(status) => {
             // gRPC codes: InvalidArgument, NotFound, AlreadyExists,
             // PermissionDenied, ResourceExhausted, FailedPrecondition,
@@ -905,5 +909,17 @@ mod tests {
     #[case::no_etcd_error_behind_it(StorageError::io("compacted"), false)]
     fn a_compacted_read_is_told_by_its_code(#[case] error: StorageError, #[case] compacted: bool) {
         assert_eq!(is_compacted(&error), compacted, "{error:?}");
+    }
+
+    /// etcd's own refusal is final; the same code made by the client from a lost
+    /// connection (a GOAWAY `too_many_pings`, seen in the quorum test) is retried.
+    #[test]
+    fn a_refusal_is_final_only_when_etcd_answered_it() {
+        let answered =
+            etcd_client::Error::GRpcStatus(tonic::Status::resource_exhausted("request is too large"));
+        assert!(is_definite(&answered));
+        let mut lost = tonic::Status::resource_exhausted("h2 protocol error: http2 error");
+        lost.set_source(std::sync::Arc::new(std::io::Error::other("GoAway too_many_pings")));
+        assert!(!is_definite(&etcd_client::Error::GRpcStatus(lost)));
     }
 }
