@@ -14,6 +14,29 @@ use group_offsets::metadata_length;
 
 use crate::core::{CoordinatorCore, OffsetChanges, PendingWrite, Record, RequestId, Response, TimerKey};
 
+/// One partition's commit as the store keeps it, or OFFSET_METADATA_TOO_LARGE
+/// (`OffsetMetadataManager.isMetadataInvalid`, counted in UTF-16 as Kafka does).
+/// The request's metadata is a slice of its frame, which the cache must not keep
+/// alive: one detached copy (none when empty) that the record shares.
+#[inline]
+pub(super) fn stored_offset(
+    data: &OffsetCommitData,
+    commit_time: i64,
+    expire_time: Option<i64>,
+    max: usize,
+) -> Result<OffsetAndMetadata, ErrorCode> {
+    if data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max) {
+        return Err(ErrorCode::OffsetMetadataTooLarge);
+    }
+    Ok(OffsetAndMetadata {
+        offset: data.offset,
+        leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
+        metadata: data.metadata.as_ref().map_or_else(CommitMetadata::empty, CommitMetadata::detach),
+        commit_time,
+        expire_time,
+    })
+}
+
 fn fetch_data(offset: &OffsetAndMetadata) -> OffsetFetchData {
     OffsetFetchData {
         offset: offset.offset,
@@ -84,25 +107,15 @@ impl CoordinatorCore {
             let mut codes = Vec::with_capacity(partitions.len());
             let mut prev = OffsetChanges::with_capacity(partitions.len());
             for (partition, data) in partitions {
-                let too_large =
-                    data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
-                if too_large {
-                    codes.push((partition, ErrorCode::OffsetMetadataTooLarge));
-                    continue;
-                }
-                codes.push((partition, ErrorCode::None));
-                // The request's metadata is a slice of its frame, which the cache
-                // must not keep alive: one detached copy (none when empty) that the
-                // record shares.
-                let metadata =
-                    data.metadata.as_ref().map_or_else(CommitMetadata::empty, CommitMetadata::detach);
-                let offset = OffsetAndMetadata {
-                    offset: data.offset,
-                    leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
-                    metadata,
-                    commit_time: data.commit_timestamp.filter(|t| *t != -1).unwrap_or(now),
-                    expire_time,
+                let commit_time = data.commit_timestamp.filter(|t| *t != -1).unwrap_or(now);
+                let offset = match stored_offset(&data, commit_time, expire_time, max) {
+                    Ok(offset) => offset,
+                    Err(code) => {
+                        codes.push((partition, code));
+                        continue;
+                    }
                 };
+                codes.push((partition, ErrorCode::None));
                 records.push(Record::Offset {
                     group_id: group_id.clone(),
                     partition: TopicPartition { topic: topic_arc.clone(), partition },

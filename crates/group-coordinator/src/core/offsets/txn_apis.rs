@@ -13,10 +13,10 @@
 
 use std::sync::Arc;
 
-use group_offsets::{Record, metadata_length};
+use group_offsets::Record;
 use group_types::{
-    CommitMetadata, ErrorCode, OffsetAndMetadata, TopicEntries, TopicPartition, TransactionResult,
-    TxnOffsetCommitRequest, TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
+    ErrorCode, TopicEntries, TopicPartition, TransactionResult, TxnOffsetCommitRequest,
+    TxnOffsetCommitResponse, WriteTxnMarkersRequest, WriteTxnMarkersResponse,
 };
 
 use super::OffsetChanges;
@@ -61,23 +61,14 @@ impl CoordinatorCore {
             let name = self.engine.topic(&topic);
             let mut codes = Vec::with_capacity(partitions.len());
             for (partition, data) in partitions {
-                let too_large =
-                    data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max);
-                if too_large {
-                    codes.push((partition, ErrorCode::OffsetMetadataTooLarge));
-                    continue;
-                }
-                codes.push((partition, ErrorCode::None));
-                let offset = OffsetAndMetadata {
-                    offset: data.offset,
-                    leader_epoch: data.leader_epoch.filter(|e| *e >= 0),
-                    metadata: data
-                        .metadata
-                        .as_ref()
-                        .map_or_else(CommitMetadata::empty, CommitMetadata::detach),
-                    commit_time: now,
-                    expire_time: None,
+                let offset = match super::apis::stored_offset(&data, now, None, max) {
+                    Ok(offset) => offset,
+                    Err(code) => {
+                        codes.push((partition, code));
+                        continue;
+                    }
                 };
+                codes.push((partition, ErrorCode::None));
                 // The newest write of its partition: nothing committed is newer.
                 let pending =
                     PendingOffset { offset, sequence: self.transactions.next_sequence(), superseded: false };
