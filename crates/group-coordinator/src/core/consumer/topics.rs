@@ -229,6 +229,38 @@ mod tests {
         m
     }
 
+    /// A member that prefers server assignor `name` (`None`: no preference).
+    fn preferring(id: usize, name: Option<&str>) -> ConsumerMember {
+        let mut m = ConsumerMember::new(Arc::from(format!("m{id}")));
+        let value = group_offsets::ConsumerMemberMetadataValue {
+            server_assignor: name.map(str::to_owned),
+            ..Default::default()
+        };
+        m.meta = super::super::meta::MemberMeta::new(&value, &m.meta, &m.meta);
+        m
+    }
+
+    /// `ConsumerGroup.computePreferredServerAssignor`: the assignor most members
+    /// name; Kafka breaks a tie by its `HashMap`'s order, we by the configured
+    /// order, then the smallest name (docs/KAFKA-DIFFERENCES.md K7).
+    #[rstest::rstest]
+    #[case::most_named(&[Some("range"), Some("range"), Some("uniform")], &["uniform", "range"], Some("range"))]
+    #[case::tie_goes_to_the_first_configured(&[Some("range"), Some("uniform")], &["uniform", "range"], Some("uniform"))]
+    #[case::tie_in_the_other_order(&[Some("uniform"), Some("range")], &["range", "uniform"], Some("range"))]
+    #[case::unconfigured_tie_goes_to_the_smallest_name(&[Some("zeta"), Some("alpha")], &["uniform"], Some("alpha"))]
+    #[case::configured_beats_unconfigured_in_a_tie(&[Some("alpha"), Some("uniform")], &["uniform"], Some("uniform"))]
+    #[case::no_preference(&[None, None], &["uniform"], None)]
+    #[case::members_without_one_do_not_vote(&[None, None, Some("range")], &["uniform"], Some("range"))]
+    fn the_preferred_assignor_is_the_most_named_and_ties_are_deterministic(
+        #[case] prefs: &[Option<&str>],
+        #[case] configured: &[&str],
+        #[case] expected: Option<&str>,
+    ) {
+        let members: Vec<ConsumerMember> = prefs.iter().enumerate().map(|(i, p)| preferring(i, *p)).collect();
+        let configured: Vec<String> = configured.iter().map(|c| (*c).to_owned()).collect();
+        assert_eq!(preferred_assignor(members.iter(), &configured).as_deref(), expected);
+    }
+
     fn lists() -> impl Strategy<Value = Vec<Vec<&'static str>>> {
         let names = proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("c")], 0..4);
         proptest::collection::vec(names, 0..6)
