@@ -363,3 +363,40 @@ fn a_commit_keeps_one_detached_copy_of_its_metadata_shared_with_its_record() {
     drop(wire);
     assert!(frame.is_unique(), "nothing the core keeps holds the request frame");
 }
+
+/// `oracle` finding 3 (a Kafka bug not reproduced, docs/KAFKA-DIFFERENCES.md C2):
+/// a member's consumer metadata that does not parse leaves the group's subscribed
+/// topics unknown, and the join completes for everyone (Kafka answers the
+/// triggering JoinGroup UNKNOWN_SERVER_ERROR and strands the others). Unknown
+/// subscriptions count as every topic for a consumer-protocol group
+/// (`ClassicGroup.isSubscribedToTopic`), so OffsetDelete is refused either way.
+#[rstest::rstest]
+#[case::parsable(false)]
+#[case::unparsable(true)]
+fn unparsable_consumer_metadata_does_not_fail_the_join(#[case] garbage: bool) {
+    let mut sim = Sim::new(test_config());
+    let a = sim.two_step_join("g");
+    let first = sim.send(Request::JoinGroup(join("g", "")));
+    let b_id = sim.join_answer(first).unwrap().member_id.to_string();
+    let mut b = join("g", &b_id);
+    if garbage {
+        // A version 3 header, then a topic count no input could hold.
+        let bytes = vec![0, 3, 0x7f, 0xff, 0xff, 0xff];
+        assert!(group_types::Subscription::decode_topics(&bytes).is_err(), "the bytes must not parse");
+        b.protocols = vec![ProtocolMetadata::new("range", bytes)];
+    }
+    let b_join = sim.send(Request::JoinGroup(b));
+    sim.advance_to(100);
+    for rid in [a.1, b_join] {
+        let answer = sim.join_answer(rid).expect("every parked join is answered");
+        assert_eq!((answer.error_code, answer.generation_id), (ErrorCode::None, 1));
+    }
+    let req = group_types::OffsetDeleteRequest {
+        group_id: "g".into(),
+        topics: [("t".to_owned(), vec![0])].into_iter().collect(),
+    };
+    let rid = sim.send(Request::OffsetDelete(req));
+    let Some(Response::OffsetDelete(r)) = sim.answer(rid) else { panic!("{:?}", sim.answer(rid)) };
+    assert_eq!(r.error_code, ErrorCode::None);
+    assert_eq!(r.partitions["t"][&0], ErrorCode::GroupSubscribedToTopic);
+}
