@@ -623,13 +623,7 @@ macro_rules! group_api_table {
                 methods: txn_offset_commit, handle_txn_offset_commit,
                 core: |core, id, r, _| core.txn_offset_commit(id, r),
                 refused: |r, code| TxnOffsetCommitResponse::uniform(r, code),
-                failed_write: |r, code| {
-                    let mut r = r.clone();
-                    for topic in &mut r.errors {
-                        topic.partitions.iter_mut().for_each(|(_, c)| *c = code);
-                    }
-                    r
-                },
+                failed_write: |r, code| { let mut r = r.clone(); r.set_all(code); r },
                 core_first: |r, _| r.group_id.is_empty(),
             }
             /// DeleteGroups: one result per distinct group, in request order, once

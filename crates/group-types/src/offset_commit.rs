@@ -79,6 +79,13 @@ pub(crate) fn iter_errors(
     errors.iter().flat_map(|t| t.partitions.iter().map(|&(p, code)| (t.topic.as_str(), p, code)))
 }
 
+/// Sets every outcome of per-partition `errors` to `error_code`.
+pub(crate) fn set_all_errors(errors: &mut [TopicEntries<ErrorCode>], error_code: ErrorCode) {
+    for topic in errors {
+        topic.partitions.iter_mut().for_each(|(_, code)| *code = error_code);
+    }
+}
+
 /// One partition's commit.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct OffsetCommitData {
@@ -191,8 +198,6 @@ impl OffsetCommitResponse {
     /// Sets every outcome to `error_code`: how a group-level failure after the
     /// fact (a lost write, a lost partition) answers every partition.
     pub fn set_all(&mut self, error_code: ErrorCode) {
-        for topic in &mut self.errors {
-            topic.partitions.iter_mut().for_each(|(_, code)| *code = error_code);
-        }
+        set_all_errors(&mut self.errors, error_code);
     }
 }

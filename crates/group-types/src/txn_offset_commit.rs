@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::offset_commit::{entry_of, error_for, iter_errors, uniform_errors};
+use crate::offset_commit::{entry_of, error_for, iter_errors, set_all_errors, uniform_errors};
 use crate::{ErrorCode, GroupId, GroupInstanceId, MemberId, OffsetCommitData, TopicEntries};
 
 /// A TxnOffsetCommit request, with every field of versions 0 to 5.
@@ -96,5 +96,10 @@ impl TxnOffsetCommitResponse {
     /// Every outcome with its topic and partition, in response order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, i32, ErrorCode)> {
         iter_errors(&self.errors)
+    }
+
+    /// Sets every outcome to `error_code`: how a failed write answers every partition.
+    pub fn set_all(&mut self, error_code: ErrorCode) {
+        set_all_errors(&mut self.errors, error_code);
     }
 }
