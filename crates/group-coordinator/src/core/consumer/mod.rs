@@ -16,6 +16,7 @@
 mod classic;
 mod classic_apis;
 mod describe;
+mod epochs;
 mod group;
 mod heartbeat;
 mod load;
@@ -144,7 +145,7 @@ impl Work {
                 E::ConsumerGroupEpochBumped { group_id, epoch: v.epoch }
             }
             ModernGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
-                E::ConsumerTargetAssignment { group_id, epoch: *epoch }
+                E::ConsumerTargetAssignment { group_id, epoch: epoch.assignment_epoch }
             }
             ModernGroupRecord::CurrentMemberAssignment { member_id, value: Some(v), .. } => {
                 let count = |t: &[group_types::TopicIdPartitions]| t.iter().map(|t| t.partitions.len()).sum();

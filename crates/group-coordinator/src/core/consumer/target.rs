@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget};
-use group_offsets::ModernGroupRecord;
+use group_offsets::{ModernGroupRecord, TargetAssignmentMetadataValue};
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
@@ -109,7 +109,8 @@ impl CoordinatorCore {
             });
         }
         let epoch = work.cg.modern.group_epoch;
-        work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
+        let value = Some(TargetAssignmentMetadataValue::new(epoch, 0));
+        work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value });
         Ok(())
     }
 }

@@ -287,7 +287,9 @@ impl ShareGroup {
                 self.initialized_at.set(None);
             }
             ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => {
-                log(ShareChange::Modern(self.modern.replay_assignment_epoch(value.unwrap_or(-1))));
+                log(ShareChange::Modern(
+                    self.modern.replay_assignment_epoch(value.map_or(-1, |m| m.assignment_epoch)),
+                ));
             }
             ModernGroupRecord::ShareTargetAssignmentMember { member_id, value, .. } => {
                 let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);

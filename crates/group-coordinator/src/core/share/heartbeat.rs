@@ -16,7 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, ShareGroupSpec, SubscriptionType};
-use group_offsets::{ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberMetadataValue};
+use group_offsets::{
+    ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberMetadataValue,
+    TargetAssignmentMetadataValue,
+};
 use group_types::{
     ConsumerMemberState, ErrorCode, InitializeShareGroupStateRequest, InitializeStatePartition,
     ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareStateTopic, TopicId,
@@ -463,7 +466,7 @@ impl CoordinatorCore {
         }
         records.push(ModernGroupRecord::ShareTargetAssignmentMetadata {
             group_id: group_id.clone(),
-            value: Some(group_epoch),
+            value: Some(TargetAssignmentMetadataValue::new(group_epoch, 0)),
         });
         Ok(mine)
     }
