@@ -43,6 +43,21 @@ pub trait GroupConfigStore: Send + Sync + fmt::Debug {
 
     /// Replaces `group_id`'s configs with `configs` (empty: the group has none left).
     fn store(&self, group_id: &str, configs: &GroupConfigProps) -> Result<(), GroupConfigStoreError>;
+
+    /// True when other coordinators write to the same store (the nodes of a cluster):
+    /// DescribeConfigs and IncrementalAlterConfigs then read a group's configs from it
+    /// ([`get`](Self::get)) rather than from what this coordinator last saw, and the
+    /// node tells the coordinator of others' changes
+    /// ([`GroupCoordinator::group_configs_changed`](crate::GroupCoordinator::group_configs_changed)).
+    fn is_shared(&self) -> bool {
+        false
+    }
+
+    /// One group's configs as last stored (empty when none). A shared store answers
+    /// what any coordinator stored last.
+    fn get(&self, group_id: &str) -> Result<GroupConfigProps, GroupConfigStoreError> {
+        Ok(self.load()?.remove(group_id).unwrap_or_default())
+    }
 }
 
 /// Configs kept in memory only: what a coordinator without a store uses.

@@ -2,6 +2,8 @@
 //! gives it (`group-cluster`), and Metadata and FindCoordinator answer from the live
 //! nodes etcd shows.
 
+pub(crate) mod group_configs;
+
 use std::sync::{Arc, Mutex, PoisonError};
 
 use group_cluster::{ClusterConfig, ClusterMember, ClusterView, Wakeup};
@@ -19,6 +21,16 @@ use crate::{ClusterSettings, ServerConfig, ServerError};
 pub(crate) struct Etcd {
     client: Client,
     runtime: Handle,
+}
+
+impl Etcd {
+    /// The cluster's group configs, in etcd beside its partitions.
+    pub(crate) fn group_config_store(
+        &self,
+        settings: &ClusterSettings,
+    ) -> group_configs::EtcdGroupConfigStore {
+        group_configs::EtcdGroupConfigStore::new(self.client.clone(), self.runtime.clone(), &settings.prefix)
+    }
 }
 
 /// Connects to etcd (waiting until it answers, at most the store's connect
@@ -46,7 +58,10 @@ pub(crate) fn open_store(
 /// runtime stopped first). The wait is never a `block_on` on a worker: on a
 /// multi-thread runtime's worker (a server started from async code) it steps out
 /// of the worker first.
-fn wait_on<T: Send + 'static>(runtime: &Handle, work: impl Future<Output = T> + Send + 'static) -> Option<T> {
+pub(crate) fn wait_on<T: Send + 'static>(
+    runtime: &Handle,
+    work: impl Future<Output = T> + Send + 'static,
+) -> Option<T> {
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     runtime.spawn(async move {
         let _ = tx.send(work.await);
@@ -61,6 +76,8 @@ fn wait_on<T: Send + 'static>(runtime: &Handle, work: impl Future<Output = T> + 
 #[derive(Debug)]
 pub(crate) struct Membership {
     member: Mutex<Option<ClusterMember>>,
+    /// The watch that tells the coordinator of group configs altered on other nodes.
+    group_configs: tokio::task::AbortHandle,
     view: ClusterView,
     partitions: u32,
     me: Broker,
@@ -85,6 +102,12 @@ impl Membership {
         };
         let mut cluster = ClusterConfig::new(settings.prefix.clone(), config.node_id, address);
         cluster.lease_ttl_secs = settings.lease_ttl_secs;
+        let group_configs = group_configs::watch(
+            etcd.client.clone(),
+            &etcd.runtime,
+            &settings.prefix,
+            Arc::downgrade(coordinator),
+        );
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
         let member = ClusterMember::start(cluster, etcd.client, &etcd.runtime, host, wakeup, serving)
             .map_err(ServerError::Cluster)?;
@@ -99,6 +122,7 @@ impl Membership {
         Ok(Membership {
             view: member.view(),
             member: Mutex::new(Some(member)),
+            group_configs,
             partitions: config.partitions,
             me: Broker { node_id: config.node_id, host: advertised.0.clone(), port: i32::from(advertised.1) },
         })
@@ -112,6 +136,7 @@ impl Membership {
     /// Leaves the cluster (once): partitions unloaded, lease revoked. Blocks until
     /// done; the server calls it while stopping, off the runtime's workers.
     pub(crate) fn leave(&self) {
+        self.group_configs.abort();
         let member = self.member.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(member) = member {
             member.shutdown();

@@ -114,6 +114,11 @@ impl CoordinatorService {
                 .map_err(|e| ServerError::Coordinator(e.into()))?;
             builder = builder.group_config_store(Arc::new(store));
         }
+        // A cluster's nodes share their groups' configs in etcd (`cluster::group_configs`).
+        #[cfg(feature = "cluster")]
+        if let (StorageMode::Cluster(settings), Some(etcd)) = (&config.storage, &etcd) {
+            builder = builder.group_config_store(Arc::new(etcd.group_config_store(settings)));
+        }
         let clustered = matches!(config.storage, StorageMode::Cluster(_));
         #[cfg(feature = "cluster")]
         if clustered {

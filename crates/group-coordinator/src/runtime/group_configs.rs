@@ -23,6 +23,8 @@ use crate::{
 pub(super) struct GroupConfigs {
     store: Arc<dyn GroupConfigStore>,
     groups: Mutex<BTreeMap<String, GroupConfigProps>>,
+    /// Held through an alter's read, check and store.
+    alter: Mutex<()>,
     partitions: u32,
 }
 
@@ -33,7 +35,7 @@ impl GroupConfigs {
         partitions: u32,
     ) -> Result<GroupConfigs, GroupConfigStoreError> {
         let groups = Mutex::new(store.load()?);
-        Ok(GroupConfigs { store, groups, partitions })
+        Ok(GroupConfigs { store, groups, alter: Mutex::new(()), partitions })
     }
 
     fn groups(&self) -> MutexGuard<'_, BTreeMap<String, GroupConfigProps>> {
@@ -55,6 +57,22 @@ impl GroupConfigs {
     fn get(&self, group_id: &str) -> GroupConfigProps {
         self.groups().get(group_id).cloned().unwrap_or_default()
     }
+
+    /// A group's configs as they are now: the store's when others write to it too
+    /// (a change another node made may not have reached this one yet), else as set here.
+    fn current(&self, group_id: &str) -> Result<GroupConfigProps, GroupConfigStoreError> {
+        if self.store.is_shared() { self.store.get(group_id) } else { Ok(self.get(group_id)) }
+    }
+
+    /// Keeps `props` as `group_id`'s configs (none when empty).
+    fn set(&self, group_id: &str, props: GroupConfigProps) {
+        let mut groups = self.groups();
+        if props.is_empty() {
+            groups.remove(group_id);
+        } else {
+            groups.insert(group_id.to_owned(), props);
+        }
+    }
 }
 
 impl Inner {
@@ -66,20 +84,22 @@ impl Inner {
         next: impl FnOnce(&GroupConfigProps) -> Result<Option<GroupConfigProps>, GroupConfigError>,
     ) -> Result<(), GroupConfigError> {
         {
-            let mut groups = self.group_configs.groups();
-            let current = groups.get(group_id).cloned().unwrap_or_default();
+            // One alter at a time on this node: the store sees them in the order memory does.
+            let _one = self.group_configs.alter.lock().unwrap_or_else(PoisonError::into_inner);
+            let current = self.group_configs.current(group_id).map_err(GroupConfigError::Storage)?;
             let Some(next) = next(&current)? else { return Ok(()) };
             if next == current {
                 return Ok(());
             }
-            // One alter at a time: the store sees them in the order memory does.
             self.group_configs.store.store(group_id, &next).map_err(GroupConfigError::Storage)?;
-            if next.is_empty() {
-                groups.remove(group_id);
-            } else {
-                groups.insert(group_id.to_owned(), next);
-            }
+            self.group_configs.set(group_id, next);
         }
+        self.install_group_config(group_id);
+        Ok(())
+    }
+
+    /// Puts `group_id`'s configs as kept in force in the core of its partition.
+    fn install_group_config(&self, group_id: &str) {
         // The partition's lock first (see the module's lock order), then what is in
         // force now, which a later alter may already have replaced.
         let mut shard = lock(&self.shards[self.shard_of(group_id)]);
@@ -90,7 +110,6 @@ impl Inner {
         } else {
             configs.insert(group_id.to_owned(), crate::evaluate_group_config(&props, &self.config));
         }
-        Ok(())
     }
 
     /// `operation` on group `group_id` for `context`, else GROUP_AUTHORIZATION_FAILED;
@@ -128,7 +147,7 @@ impl super::Caller<'_> {
         let inner = &self.coordinator.inner;
         let empty = "Group name must not be empty";
         inner.check_group_resource(self.context, AclOperation::DescribeConfigs, group_id, empty)?;
-        let props = inner.group_configs.get(group_id);
+        let props = inner.group_configs.current(group_id).map_err(GroupConfigError::Storage)?;
         Ok(crate::describe_group_config(&props, &inner.config, keys, include_synonyms, include_documentation))
     }
 
@@ -168,6 +187,18 @@ impl GroupCoordinator {
         self.inner
             .put_group_config(group_id, |_| Ok(Some(props)))
             .map_err(|e| crate::BadConsumerGroupConfig(e.to_string()))
+    }
+
+    /// Takes in `configs` as group `group_id`'s (empty: none), as another
+    /// coordinator stored them in a store they share ([`GroupConfigStore::is_shared`]):
+    /// kept, and in force from the group's next heartbeat where this coordinator
+    /// serves it. Not checked again: they were checked where they were altered.
+    pub fn group_configs_changed(&self, group_id: &str, configs: GroupConfigProps) {
+        if self.inner.group_configs.get(group_id) == configs {
+            return;
+        }
+        self.inner.group_configs.set(group_id, configs);
+        self.inner.install_group_config(group_id);
     }
 
     /// Group `group_id`'s configs as set (empty when it has none).

@@ -600,3 +600,61 @@ proptest::proptest! {
         proptest::prop_assert_eq!(back, Ok(current));
     }
 }
+
+/// A store two coordinators share, as the nodes of a cluster share etcd.
+#[derive(Debug, Default)]
+struct Shared(MemoryGroupConfigStore);
+
+impl GroupConfigStore for Shared {
+    fn load(&self) -> Result<BTreeMap<String, GroupConfigProps>, group_coordinator::GroupConfigStoreError> {
+        self.0.load()
+    }
+
+    fn store(
+        &self,
+        group_id: &str,
+        configs: &GroupConfigProps,
+    ) -> Result<(), group_coordinator::GroupConfigStoreError> {
+        self.0.store(group_id, configs)
+    }
+
+    fn is_shared(&self) -> bool {
+        true
+    }
+}
+
+/// The nodes of a cluster: an alter on one is described by another at once (read
+/// from the store), builds on what another altered, and is in force on the node
+/// serving the group once that node is told of the change.
+#[test]
+fn coordinators_sharing_a_store_see_each_others_configs() {
+    let store = Arc::new(Shared::default());
+    let (a, b) = (open(store.clone(), Vec::new()), open(store.clone(), Vec::new()));
+    let context = alice();
+    a.caller(&context)
+        .alter_group_configs("g", &[set("consumer.heartbeat.interval.ms", "7000")], false)
+        .expect("altered");
+    let keys = ["consumer.heartbeat.interval.ms".to_owned()];
+    let described =
+        b.caller(&context).describe_group_configs("g", Some(&keys), false, false).expect("described");
+    assert_eq!((described[0].value.as_str(), described[0].source), ("7000", ConfigSource::Group));
+    // b alters another config of g: a's stays.
+    b.caller(&context)
+        .alter_group_configs("g", &[set("consumer.session.timeout.ms", "50000")], false)
+        .expect("altered");
+    assert_eq!(store.get("g").expect("read").len(), 2, "{:?}", store.load());
+    // b's alter put both in force on b, which serves g.
+    assert_eq!(heartbeat_interval(&b, 0).1, 7_000);
+    // a alters again: b's members see it once b is told of it.
+    a.caller(&context)
+        .alter_group_configs("g", &[set("consumer.heartbeat.interval.ms", "8000")], false)
+        .expect("altered");
+    assert_eq!(heartbeat_interval(&b, 1).1, 7_000, "not yet told of a's alter");
+    b.group_configs_changed("g", store.get("g").expect("read"));
+    assert_eq!(heartbeat_interval(&b, 1).1, 8_000);
+    // Removed elsewhere: the broker's value again.
+    b.group_configs_changed("g", GroupConfigProps::new());
+    assert_eq!(heartbeat_interval(&b, 1).1, 5_000);
+    a.stop();
+    b.stop();
+}
