@@ -185,6 +185,15 @@ impl Work {
         self.cg.set_flags(undo, refresh, regex_refresh_due)
     }
 
+    /// Keeps when the target assignment the request computed was computed.
+    // TODO(FORMAT_V3): carried by the target assignment metadata record instead.
+    pub(crate) fn set_assignment_timestamp(&mut self, timestamp_ms: i64) {
+        let change = self.cg.modern.set_assignment_timestamp(timestamp_ms);
+        if self.origin == Origin::Existing {
+            self.changes.push(Change::Modern(change));
+        }
+    }
+
     /// Undoes every logged change: the group is as it was before the first record.
     pub(crate) fn rewind(&mut self) {
         self.cg.undo(std::mem::take(&mut self.changes));

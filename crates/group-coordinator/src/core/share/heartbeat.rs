@@ -25,7 +25,7 @@ use group_types::{
 use super::group::{InitTopic, ShareChange, ShareGroup, ShareMember, ShareState};
 use crate::MetadataImage;
 use crate::core::modern::assignment::{self, Assignment, Held};
-use crate::core::modern::metadata_hash;
+use crate::core::modern::{can_compute_next_target_assignment, metadata_hash};
 use crate::core::{CoordinatorCore, GroupKind, PendingWrite, RequestId, Response, TimerKey, TimerOp, Undo};
 
 /// A refusal: the error and its message.
@@ -70,6 +70,8 @@ struct Outcome {
     initialize: Option<InitializeShareGroupStateRequest>,
     /// Whether the group's metadata was hashed again (its refresh is done).
     refreshed: bool,
+    /// When the target assignment this heartbeat computed was computed, if it did.
+    assigned_at: Option<i64>,
 }
 
 impl CoordinatorCore {
@@ -182,7 +184,7 @@ impl CoordinatorCore {
             ..ShareGroupHeartbeatResponse::default()
         };
         let timer = TimerOp::Cancel { key: TimerKey::ShareSession(Arc::from(gid), Arc::from(member_id)) };
-        Ok(Outcome { records, response, timer, initialize: None, refreshed: false })
+        Ok(Outcome { records, response, timer, initialize: None, refreshed: false, assigned_at: None })
     }
 
     /// `shareGroupFenceMember`'s records: the member's tombstones, then the
@@ -293,7 +295,15 @@ impl CoordinatorCore {
             });
             bump = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
+        // Unassigned initialized partitions ask for a new target only when none is
+        // pending already: a delayed one would otherwise bump the epoch at every
+        // heartbeat (KAFKA-20291's fix). Kafka 4.3 applies it whatever the
+        // interval; without batching we keep 4.2.1's extra bump after a leave,
+        // which the share oracle records (docs/KAFKA-DIFFERENCES.md, K10).
+        let interval = self.share_assignment_interval_ms(gid);
+        if interval == 0 || g.modern.assignment_epoch >= g.modern.group_epoch {
+            bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
+        }
         let image = &self.engine.image;
         let mut group_epoch = g.modern.group_epoch;
         let mut names = Cow::Borrowed(g.subscribed());
@@ -314,8 +324,11 @@ impl CoordinatorCore {
             }
         }
 
-        // 2. The target assignment, when the group epoch moved past it.
-        let (target_epoch, target) = if group_epoch > g.modern.assignment_epoch {
+        // 2. The target assignment, when the group epoch moved past it and the
+        // last one is not too recent (KIP-1263): else the last one, at its epoch.
+        let can_compute =
+            can_compute_next_target_assignment(g.modern.assignment_timestamp_ms, interval, self.engine.now);
+        let (target_epoch, target) = if group_epoch > g.modern.assignment_epoch && can_compute {
             let target = self.share_target_assignment(
                 g,
                 &group_id,
@@ -379,7 +392,8 @@ impl CoordinatorCore {
             ..ShareGroupHeartbeatResponse::default()
         };
         let initialize = self.maybe_initialize(g, &group_id, group_epoch, &names, &mut records);
-        Ok(Outcome { records, response, timer, initialize, refreshed })
+        let assigned_at = target.is_some().then_some(self.engine.now);
+        Ok(Outcome { records, response, timer, initialize, refreshed, assigned_at })
     }
 
     /// `updateTargetAssignment` for a share group: the share assignor over
@@ -565,7 +579,7 @@ impl CoordinatorCore {
     /// into the group, logged for undo, written; its answer released when they
     /// are durable.
     fn apply_share_outcome(&mut self, gid: &str, rid: Option<RequestId>, outcome: Outcome) {
-        let Outcome { records, response, timer, initialize, refreshed } = outcome;
+        let Outcome { records, response, timer, initialize, refreshed, assigned_at } = outcome;
         let armed = match &timer {
             TimerOp::Arm { key: TimerKey::ShareSession(_, member), deadline_ms } => {
                 Some((member.clone(), *deadline_ms))
@@ -602,6 +616,10 @@ impl CoordinatorCore {
                 for r in &records {
                     g.replay(r, now, Some(&mut changes));
                 }
+                // TODO(FORMAT_V3): carried by the target assignment metadata record instead.
+                if let Some(at) = assigned_at {
+                    changes.push(ShareChange::Modern(g.modern.set_assignment_timestamp(at)));
+                }
                 if let Some((member, deadline)) = &armed
                     && let Some(m) = g.modern.members.get_mut(member)
                 {
@@ -614,6 +632,9 @@ impl CoordinatorCore {
                 g.refresh_needed = false;
                 for r in &records {
                     g.replay(r, now, None);
+                }
+                if let Some(at) = assigned_at {
+                    g.modern.set_assignment_timestamp(at);
                 }
                 if let Some((member, deadline)) = &armed
                     && let Some(m) = g.modern.members.get_mut(member)
@@ -650,6 +671,7 @@ impl CoordinatorCore {
             timer,
             initialize: None,
             refreshed: false,
+            assigned_at: None,
         };
         self.apply_share_outcome(group, None, outcome);
     }
@@ -662,6 +684,17 @@ impl CoordinatorCore {
             return broker;
         }
         configs.get(group).and_then(|o| o.share_session_timeout_ms).unwrap_or(broker)
+    }
+
+    /// `shareGroupAssignmentIntervalMs`: the least time between two target
+    /// assignments of share group `group`, its own config else the node's.
+    fn share_assignment_interval_ms(&self, group: &str) -> i32 {
+        let node = self.engine.config.group_config_bounds.share_assignment_interval_ms.default;
+        let configs = &self.engine.group_configs;
+        if configs.is_empty() {
+            return node;
+        }
+        configs.get(group).and_then(|o| o.share_assignment_interval_ms).unwrap_or(node)
     }
 
     fn share_heartbeat_interval_ms(&self, group: &str) -> i32 {
