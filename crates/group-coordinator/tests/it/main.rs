@@ -2,6 +2,7 @@
 //! scenarios and the threaded runtime.
 
 mod assignment;
+mod assignment_batching;
 mod authorization;
 mod authorized_operations;
 mod classic_timers;

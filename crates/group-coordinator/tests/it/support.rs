@@ -90,6 +90,8 @@ pub(crate) struct Sim {
     pub(crate) answers: HashMap<RequestId, Response>,
     pub(crate) fail_next_write: Option<ErrorCode>,
     pub(crate) records_written: usize,
+    /// Every write's records, in the order the core asked for them.
+    pub(crate) writes: Vec<Vec<group_offsets::Record>>,
 }
 
 impl Sim {
@@ -105,7 +107,13 @@ impl Sim {
             answers: HashMap::new(),
             fail_next_write: None,
             records_written: 0,
+            writes: Vec::new(),
         }
+    }
+
+    /// Carries out what a call of the core made outside [`send`](Self::send).
+    pub(crate) fn apply(&mut self, fx: Effects) {
+        self.process(fx);
     }
 
     fn process(&mut self, fx: Effects) {
@@ -115,6 +123,7 @@ impl Sim {
         }
         for w in fx.writes {
             self.records_written += w.records.len();
+            self.writes.push(w.records.clone());
             let result = match self.fail_next_write.take() {
                 Some(e) => Err(e),
                 None => Ok(()),

@@ -1,0 +1,312 @@
+//! KIP-1263's assignment batching through the core: a group computes its next
+//! target assignment only once `<kind>.assignment.interval.ms` has passed since
+//! the last one was computed; until then members reconcile towards the last
+//! target, at its epoch. Kafka's `GroupMetadataManagerTest` cases
+//! (`testConsumerGroupAssignmentInterval`, `testShareGroupAssignmentInterval`,
+//! `testShareGroupHeartbeatDoesNotBumpGroupEpochDuringAssignmentDelay`,
+//! `testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMemberWhenTargetAssignmentIsMissing`),
+//! each with batching off (this build's default, Kafka 4.2's behaviour) and on.
+//! Epochs are Kafka 4.2.1's: a group's first epoch is 1, not 4.3's 2 (KAFKA-20268).
+
+use std::sync::Arc;
+
+use group_coordinator::{
+    CoordinatorConfig, GroupConfigOverrides, MetadataImage, Request, Response, TopicImage,
+};
+use group_offsets::{ModernGroupRecord, Record};
+use group_types::{
+    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerGroupState, ErrorCode, GroupId,
+    MemberId, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, TopicId, TopicIdPartitions,
+};
+use rstest::rstest;
+
+use super::support::Sim;
+
+const FOO: TopicId = TopicId::from_u128(0xf00);
+
+/// When the tests start: a target computed at time 0 would count as "time
+/// unknown", which never delays the next (`canComputeNextTargetAssignment`).
+const T0: i64 = 1_000_000;
+
+/// A core at [`T0`] with topic foo (6 partitions) whose consumer and share
+/// groups batch assignments every `interval` ms (the node's setting).
+fn sim(interval: i32) -> Sim {
+    let mut config = CoordinatorConfig::default();
+    config.share.enabled = true;
+    config.group_config_bounds.consumer_assignment_interval_ms.default = interval;
+    config.group_config_bounds.share_assignment_interval_ms.default = interval;
+    let mut sim = Sim::new(config);
+    sim.core.update_metadata_image(Arc::new(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 6)])));
+    sim.advance_to(T0);
+    sim
+}
+
+fn join(member: &str) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        member_epoch: 0,
+        rebalance_timeout_ms: 5_000,
+        server_assignor: Some("range".into()),
+        subscribed_topic_names: Some(vec!["foo".into()]),
+        topic_partitions: Some(Vec::new()),
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        ..ConsumerGroupHeartbeatRequest::default()
+    }
+}
+
+fn beat(member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
+    ConsumerGroupHeartbeatRequest {
+        group_id: "g".into(),
+        member_id: member.into(),
+        member_epoch: epoch,
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        ..ConsumerGroupHeartbeatRequest::default()
+    }
+}
+
+fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
+    let rid = sim.send(Request::from(r));
+    match sim.answer(rid) {
+        Some(Response::ConsumerGroupHeartbeat(r)) => r.clone(),
+        other => panic!("heartbeat answered {other:?}"),
+    }
+}
+
+fn share_hb(sim: &mut Sim, member: &str, epoch: i32) -> ShareGroupHeartbeatResponse {
+    let r = ShareGroupHeartbeatRequest {
+        group_id: GroupId::from("g"),
+        member_id: MemberId::from(member),
+        member_epoch: epoch,
+        subscribed_topic_names: (epoch == 0).then(|| vec!["foo".into()]),
+        client_id: "consumer".into(),
+        client_host: "/127.0.0.1".into(),
+        ..ShareGroupHeartbeatRequest::default()
+    };
+    let rid = sim.send(Request::from(r));
+    match sim.answer(rid) {
+        Some(Response::ShareGroupHeartbeat(r)) => r.clone(),
+        other => panic!("share heartbeat answered {other:?}"),
+    }
+}
+
+fn parts(topics: &[TopicIdPartitions]) -> String {
+    let all: Vec<String> = topics.iter().flat_map(|t| t.partitions.iter().map(|p| p.to_string())).collect();
+    format!("[{}]", all.join(","))
+}
+
+/// A record as the tests compare it: its kind, key and the values that matter here.
+fn show(record: &Record) -> String {
+    use ModernGroupRecord as M;
+    let Record::Modern(record) = record else { return format!("{record:?}") };
+    match record {
+        M::GroupMetadata { value: Some(v), .. } => format!("GroupMetadata {}", v.epoch),
+        M::ShareGroupMetadata { value: Some(v), .. } => format!("ShareGroupMetadata {}", v.epoch),
+        M::MemberMetadata { member_id, value: Some(_), .. } => format!("MemberMetadata {member_id}"),
+        M::ShareMemberMetadata { member_id, value: Some(_), .. } => {
+            format!("ShareMemberMetadata {member_id}")
+        }
+        M::TargetAssignmentMetadata { value: Some(epoch), .. } => format!("TargetAssignmentMetadata {epoch}"),
+        M::ShareTargetAssignmentMetadata { value: Some(epoch), .. } => {
+            format!("ShareTargetAssignmentMetadata {epoch}")
+        }
+        M::TargetAssignmentMember { member_id, value: Some(v), .. } => {
+            format!("TargetAssignmentMember {member_id} {}", parts(v))
+        }
+        M::ShareTargetAssignmentMember { member_id, value: Some(v), .. } => {
+            format!("ShareTargetAssignmentMember {member_id} {}", parts(v))
+        }
+        M::CurrentMemberAssignment { member_id, value: Some(v), .. } => format!(
+            "CurrentMemberAssignment {member_id} {} {:?} {}",
+            v.member_epoch,
+            v.state,
+            parts(&v.assigned)
+        ),
+        M::ShareCurrentMemberAssignment { member_id, value: Some(v), .. } => {
+            format!("ShareCurrentMemberAssignment {member_id} {} {}", v.member_epoch, parts(&v.assigned))
+        }
+        M::ShareStatePartitionMetadata { .. } => "ShareStatePartitionMetadata".to_owned(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The records of every write since `from` (an index into `sim.writes`).
+fn written_since(sim: &Sim, from: usize) -> Vec<String> {
+    sim.writes[from..].iter().flatten().map(show).collect()
+}
+
+/// `GroupMetadataManagerTest.testConsumerGroupAssignmentInterval`: member 1 gets
+/// its assignment at once; member 2, joining 5 ms before the interval is over,
+/// joins at the last target's epoch with nothing and the group waits in
+/// Assigning; its next heartbeat after the interval computes the new target.
+/// Batching off, member 2's join computes it at once.
+#[rstest]
+#[case::batching_off(0)]
+#[case::batching_every_5s(5_000)]
+fn consumer_group_assignment_interval(#[case] interval: i32) {
+    let batching = interval > 0;
+    let mut sim = sim(interval);
+    let r1 = hb(&mut sim, join("m1"));
+    assert_eq!((r1.error_code, r1.member_epoch), (ErrorCode::None, 1));
+    assert_eq!(r1.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..6)]));
+    assert_eq!(
+        written_since(&sim, 0),
+        [
+            "MemberMetadata m1",
+            "GroupMetadata 1",
+            "TargetAssignmentMember m1 [0,1,2,3,4,5]",
+            "TargetAssignmentMetadata 1",
+            "CurrentMemberAssignment m1 1 Stable [0,1,2,3,4,5]",
+        ]
+    );
+
+    // Just before the interval is over, member 2 joins.
+    sim.advance_to(T0 + 4_995);
+    let from = sim.writes.len();
+    let r2 = hb(&mut sim, join("m2"));
+    assert_eq!((r2.member_epoch, r2.assignment), (if batching { 1 } else { 2 }, Some(Vec::new())));
+    let expected: &[&str] = if batching {
+        &["MemberMetadata m2", "GroupMetadata 2", "CurrentMemberAssignment m2 1 Stable []"]
+    } else {
+        &[
+            "MemberMetadata m2",
+            "GroupMetadata 2",
+            "TargetAssignmentMember m1 [0,1,2]",
+            "TargetAssignmentMember m2 [3,4,5]",
+            "TargetAssignmentMetadata 2",
+            "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
+        ]
+    };
+    assert_eq!(written_since(&sim, from), expected);
+    let g = sim.core.consumer_group("g").expect("a consumer group");
+    let assigning = (ConsumerGroupState::Assigning, 2, 1);
+    let reconciling = (ConsumerGroupState::Reconciling, 2, 2);
+    assert_eq!((g.state, g.group_epoch, g.assignment_epoch), if batching { assigning } else { reconciling });
+
+    // While the target waits, member 1 keeps what it has and writes nothing.
+    let from = sim.writes.len();
+    let r = hb(&mut sim, beat("m1", 1));
+    assert_eq!(r.member_epoch, 1);
+    if batching {
+        assert_eq!((r.assignment, written_since(&sim, from)), (None, Vec::<String>::new()));
+    } else {
+        assert_eq!(r.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..3)]), "asked to revoke");
+    }
+
+    // The interval is over: member 2's next heartbeat computes the new target.
+    sim.advance_to(T0 + 5_005);
+    let from = sim.writes.len();
+    let r3 = hb(&mut sim, beat("m2", r2.member_epoch));
+    assert_eq!((r3.error_code, r3.member_epoch, r3.assignment), (ErrorCode::None, 2, None));
+    if batching {
+        assert_eq!(
+            written_since(&sim, from),
+            [
+                "TargetAssignmentMember m1 [0,1,2]",
+                "TargetAssignmentMember m2 [3,4,5]",
+                "TargetAssignmentMetadata 2",
+                "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
+            ]
+        );
+    } else {
+        assert!(!written_since(&sim, from).iter().any(|r| r.starts_with("Target")), "no new target");
+    }
+}
+
+/// Member `member` of share group `g` at `epoch`, with foo's partitions
+/// initialized by the share coordinator as soon as the group asks.
+fn share_group_with_initialized_foo(sim: &mut Sim) {
+    let r = share_hb(sim, "m1", 0);
+    assert_eq!((r.error_code, r.member_epoch), (ErrorCode::None, 1));
+    let asked = sim.core.take_share_state_initializations();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let now = sim.now;
+    let fx = sim.core.share_group_state_initialized(now, "g", &[(FOO, (0..6).collect())], true);
+    sim.apply(fx);
+}
+
+/// `GroupMetadataManagerTest.testShareGroupAssignmentInterval`: member 1 holds
+/// foo; member 2, joining 5 ms before the interval is over, joins at the last
+/// target's epoch with nothing; its heartbeat after the interval computes the
+/// new target, which shares foo out. Batching off, its join does at once.
+/// The group's own `share.assignment.interval.ms` (set once member 1 holds foo)
+/// takes effect from the next heartbeat, over the node's 0.
+#[rstest]
+#[case::batching_off(None)]
+#[case::batching_every_5s(Some(5_000))]
+fn share_group_assignment_interval(#[case] interval: Option<i32>) {
+    let mut sim = sim(0);
+    share_group_with_initialized_foo(&mut sim);
+    let r1 = share_hb(&mut sim, "m1", 1);
+    assert_eq!(r1.member_epoch, 2);
+    assert_eq!(r1.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..6)]));
+    let overrides = GroupConfigOverrides { share_assignment_interval_ms: interval, ..Default::default() };
+    sim.core.set_group_config("g", overrides).expect("within the node's bounds");
+    let batching = interval.is_some();
+
+    sim.advance_to(T0 + 4_995);
+    let from = sim.writes.len();
+    let r2 = share_hb(&mut sim, "m2", 0);
+    // The simple assignor shares foo out as Java's hash order says: m2's half is
+    // read from the answer that gives it, m1 keeps the rest.
+    let split = |r: &ShareGroupHeartbeatResponse| {
+        let mine = r.assignment.clone().expect("an assignment");
+        let theirs: Vec<i32> = (0..6).filter(|p| !mine.iter().any(|t| t.partitions.contains(p))).collect();
+        assert_eq!(theirs.len(), 3, "foo shared out evenly: {mine:?}");
+        (parts(&mine), parts(&[TopicIdPartitions::new(FOO, theirs)]))
+    };
+    let new_target = |epoch: i32, (m2, m1): &(String, String)| {
+        vec![
+            format!("ShareTargetAssignmentMember m1 {m1}"),
+            format!("ShareTargetAssignmentMember m2 {m2}"),
+            format!("ShareTargetAssignmentMetadata {epoch}"),
+            format!("ShareCurrentMemberAssignment m2 {epoch} {m2}"),
+        ]
+    };
+    let joined = ["ShareMemberMetadata m2".to_owned(), "ShareGroupMetadata 3".to_owned()];
+    if batching {
+        assert_eq!((r2.member_epoch, r2.assignment.clone()), (2, Some(Vec::new())));
+        assert_eq!(
+            written_since(&sim, from),
+            [&joined[..], &["ShareCurrentMemberAssignment m2 2 []".to_owned()]].concat()
+        );
+    } else {
+        assert_eq!(r2.member_epoch, 3);
+        assert_eq!(written_since(&sim, from), [&joined[..], &new_target(3, &split(&r2))].concat());
+    }
+
+    sim.advance_to(T0 + 5_005);
+    let from = sim.writes.len();
+    let r3 = share_hb(&mut sim, "m2", r2.member_epoch);
+    assert_eq!(r3.member_epoch, 3);
+    if batching {
+        assert_eq!(written_since(&sim, from), new_target(3, &split(&r3)));
+    } else {
+        assert_eq!((r3.assignment, written_since(&sim, from)), (None, Vec::<String>::new()));
+    }
+}
+
+/// `GroupMetadataManagerTest.testShareGroupHeartbeatDoesNotBumpGroupEpochDuringAssignmentDelay`
+/// (KAFKA-20291 2/3): partitions initialized while the next target waits bump the
+/// group epoch once, not at every heartbeat; the target comes after the interval.
+#[test]
+fn share_group_epoch_is_bumped_once_while_the_target_waits() {
+    let mut sim = sim(5_000);
+    share_group_with_initialized_foo(&mut sim);
+    sim.advance_to(T0 + 10);
+    let from = sim.writes.len();
+    let r = share_hb(&mut sim, "m1", 1);
+    assert_eq!((r.member_epoch, r.assignment), (1, None));
+    assert_eq!(written_since(&sim, from), ["ShareGroupMetadata 2"]);
+
+    sim.advance_to(T0 + 20);
+    let from = sim.writes.len();
+    assert_eq!(share_hb(&mut sim, "m1", 1).member_epoch, 1);
+    assert_eq!(written_since(&sim, from), Vec::<String>::new(), "not bumped again");
+
+    sim.advance_to(T0 + 5_000);
+    let r = share_hb(&mut sim, "m1", 1);
+    assert_eq!((r.member_epoch, r.assignment), (2, Some(vec![TopicIdPartitions::new(FOO, 0..6)])));
+}
