@@ -34,14 +34,23 @@
 //!
 //! # Versions
 //!
-//! [`FORMAT_V2`] is the only version written. Tags 5 and 6 (transactional
-//! offsets) came later within it: they add kinds of record, and change no
-//! body an older build wrote. It continues
-//! `group-storage-etcd`'s numbering, whose format 1 is this body without
-//! consumer-group records (tag 4) and which still frames its log entries
-//! with its own version byte ([`write_records`], [`read_records`]);
+//! A value holding a consumer-group record (tag 4) is written in
+//! [`FORMAT_V3`], any other in [`FORMAT_V2`] ([`format_of`]); both are read.
+//! Format 3 is format 2 with Kafka 4.3's fields in three consumer-group
+//! bodies (module `codec::consumer`): the assignment epochs of
+//! `ConsumerGroupCurrentMemberAssignment` (KIP-1251) and the assignment
+//! timestamp of the two target-assignment metadata records (KIP-1263). A
+//! format-2 body of those reads as Kafka reads a record without the tagged
+//! fields: every partition assigned at the member epoch, timestamp 0. Tags 5
+//! and 6 (transactional offsets) came later within format 2: they add kinds
+//! of record, and change no body an older build wrote. The numbering
+//! continues `group-storage-etcd`'s, whose format 1 is this body without
+//! consumer-group records and which still frames its log entries with its
+//! own version byte ([`write_records`], [`read_records`]);
 //! `group-storage-sled`'s legacy values (bincode, before this codec) carry 1.
-//! A change of the body is a new version, read beside the old ones.
+//! A change of the body is a new version, read beside the old ones, and
+//! written only where needed, so that a build that does not know it refuses
+//! exactly the values it cannot read.
 
 use std::sync::Arc;
 
@@ -51,8 +60,17 @@ use crate::{GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record
 
 mod consumer;
 
-/// The format version of every value this codec writes.
+/// The format version of a value that holds no consumer-group record.
 pub const FORMAT_V2: u8 = 2;
+
+/// The format version of a value that holds a consumer-group record: format
+/// 2 with Kafka 4.3's assignment epochs and assignment timestamps.
+pub const FORMAT_V3: u8 = 3;
+
+/// The format a value holding `records` is written in: the oldest that holds them.
+pub fn format_of<'a>(records: impl IntoIterator<Item = &'a Record>) -> u8 {
+    if records.into_iter().any(|r| matches!(r, Record::Modern(_))) { FORMAT_V3 } else { FORMAT_V2 }
+}
 
 const RECORD_GROUP: u8 = 0;
 const RECORD_GROUP_TOMBSTONE: u8 = 1;
@@ -119,6 +137,14 @@ pub enum DecodeError {
         /// The value's.
         found: String,
     },
+    /// Assignment epochs that do not cover their assignment's partitions.
+    #[error("epoch runs cover {epochs} partitions of {partitions}")]
+    EpochsMismatch {
+        /// The assignment's partitions.
+        partitions: usize,
+        /// What the runs cover.
+        epochs: u64,
+    },
     /// A consumer-group record's value is bad: names its key.
     #[error("consumer record (type {record_type}, group {group_id:?}, sub-key {sub_key:?}): {source}")]
     InModernRecord {
@@ -134,18 +160,19 @@ pub enum DecodeError {
     },
 }
 
-/// One record as a value: [`FORMAT_V2`], then the record.
+/// One record as a value: its format ([`format_of`]), then the record.
 pub fn encode_record(record: &Record) -> Vec<u8> {
     let mut out = Vec::with_capacity(48);
-    out.push(FORMAT_V2);
-    encode_record_body(&mut out, record);
+    let format = format_of([record]);
+    out.push(format);
+    encode_record_body(&mut out, record, format);
     out
 }
 
 /// The record of a value written by [`encode_record`].
 pub fn decode_record(bytes: &[u8]) -> Result<Record, DecodeError> {
     let mut r = Reader::new(bytes);
-    check_version(r.u8().map_err(|_| DecodeError::Empty)?)?;
+    r.format = check_version(r.u8().map_err(|_| DecodeError::Empty)?)?;
     let record = take_record(&mut r, &mut |s: String| Arc::from(s))?;
     r.end()?;
     Ok(record)
@@ -153,18 +180,19 @@ pub fn decode_record(bytes: &[u8]) -> Result<Record, DecodeError> {
 
 /// A live record's value without its key, for an engine whose keys already
 /// name the group and topic partition, or the record type and sub-key:
-/// [`FORMAT_V2`], then the record's fields after its key. `None` for a
-/// tombstone, which has no value.
+/// its format ([`format_of`]), then the record's fields after its key. `None`
+/// for a tombstone, which has no value.
 pub fn encode_value(record: &Record) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(32);
-    out.push(FORMAT_V2);
+    let format = format_of([record]);
+    out.push(format);
     match record {
         Record::Group(g) => {
             put_str(&mut out, &g.group_id);
             put_group_value(&mut out, g);
         }
         Record::Offset { offset, .. } => put_offset_value(&mut out, offset),
-        Record::Modern(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c),
+        Record::Modern(c) if !c.is_tombstone() => consumer::put_consumer_value(&mut out, c, format),
         Record::TxnOffset(t) => put_txn_offset_value(&mut out, t),
         Record::GroupTombstone { .. }
         | Record::OffsetTombstone { .. }
@@ -218,16 +246,17 @@ fn decode_value<T>(
     take: impl FnOnce(&mut Reader<'_>) -> Result<T, DecodeError>,
 ) -> Result<T, DecodeError> {
     let mut r = Reader::new(bytes);
-    check_version(r.u8().map_err(|_| DecodeError::Empty)?)?;
+    r.format = check_version(r.u8().map_err(|_| DecodeError::Empty)?)?;
     let value = take(&mut r)?;
     r.end()?;
     Ok(value)
 }
 
-/// A batch of records as a value: [`FORMAT_V2`], a count, then each record.
+/// A batch of records as a value: its format ([`format_of`]), a count, then
+/// each record.
 pub fn encode_records(records: &[Record]) -> Vec<u8> {
     let mut out = Vec::with_capacity(9 + records.len() * 48);
-    out.push(FORMAT_V2);
+    out.push(format_of(records));
     write_records(&mut out, records);
     out
 }
@@ -235,28 +264,34 @@ pub fn encode_records(records: &[Record]) -> Vec<u8> {
 /// The records of a value written by [`encode_records`].
 pub fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
     let (&version, body) = bytes.split_first().ok_or(DecodeError::Empty)?;
-    check_version(version)?;
-    read_records(body)
+    read_records(body, check_version(version)?)
 }
 
-fn check_version(version: u8) -> Result<(), DecodeError> {
-    if version == FORMAT_V2 { Ok(()) } else { Err(DecodeError::UnknownVersion(version)) }
-}
-
-/// Appends a batch's body (a count, then each record) without a version
-/// byte: for a container that carries the version itself.
-pub fn write_records(out: &mut Vec<u8>, records: &[Record]) {
-    out.reserve(8 + records.len() * 48);
-    put_uvarint(out, records.len() as u64);
-    for record in records {
-        encode_record_body(out, record);
+fn check_version(version: u8) -> Result<u8, DecodeError> {
+    match version {
+        FORMAT_V2 | FORMAT_V3 => Ok(version),
+        other => Err(DecodeError::UnknownVersion(other)),
     }
 }
 
-/// The records of a body written by [`write_records`] (the version checked
-/// by the caller).
-pub fn read_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
+/// Appends a batch's body (a count, then each record) without a version
+/// byte, in [`format_of`]`(records)`: for a container that carries the
+/// version itself.
+pub fn write_records(out: &mut Vec<u8>, records: &[Record]) {
+    out.reserve(8 + records.len() * 48);
+    let format = format_of(records);
+    put_uvarint(out, records.len() as u64);
+    for record in records {
+        encode_record_body(out, record, format);
+    }
+}
+
+/// The records of a body written by [`write_records`] in `format` (which the
+/// caller read and checked; a format before 2 reads as 2, whose body it is
+/// without consumer-group records).
+pub fn read_records(bytes: &[u8], format: u8) -> Result<Vec<Record>, DecodeError> {
     let mut r = Reader::new(bytes);
+    r.format = format.max(FORMAT_V2);
     let count = r.uvarint()?;
     // Every record takes at least two bytes: never trust the count further.
     let mut records = Vec::with_capacity(usize::try_from(count).unwrap_or(usize::MAX).min(r.remaining() / 2));
@@ -279,7 +314,7 @@ pub fn read_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
     Ok(records)
 }
 
-fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
+fn encode_record_body(out: &mut Vec<u8>, record: &Record, format: u8) {
     match record {
         Record::Group(g) => {
             out.push(RECORD_GROUP);
@@ -305,7 +340,7 @@ fn encode_record_body(out: &mut Vec<u8>, record: &Record) {
         }
         Record::Modern(record) => {
             out.push(RECORD_CONSUMER);
-            consumer::put_consumer(out, record);
+            consumer::put_consumer(out, record, format);
         }
         Record::TxnOffset(t) => {
             out.push(RECORD_TXN_OFFSET);
@@ -526,12 +561,14 @@ fn put_opt_i64(out: &mut Vec<u8>, v: Option<i64>) {
 pub struct Reader<'a> {
     bytes: &'a [u8],
     pos: usize,
+    /// The format the bytes are in, for the bodies that differ between formats.
+    format: u8,
 }
 
 impl<'a> Reader<'a> {
     /// A cursor at the start of `bytes`.
     pub fn new(bytes: &'a [u8]) -> Reader<'a> {
-        Reader { bytes, pos: 0 }
+        Reader { bytes, pos: 0, format: FORMAT_V2 }
     }
 
     /// How many bytes are left.

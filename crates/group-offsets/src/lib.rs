@@ -125,6 +125,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod assignment_epochs;
 pub mod codec;
 mod error;
 mod fold;
@@ -146,6 +147,7 @@ mod test_records;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
+pub use crate::assignment_epochs::{AssignmentEpochs, EpochRun};
 pub use crate::error::{EngineCause, IoCause, OffsetError, Shared, StorageError};
 pub use crate::fold::{Fold, fold};
 pub use crate::manager::{CommitResults, NO_OFFSET, OffsetManager, validate_offset};
@@ -155,7 +157,8 @@ pub use crate::metadata_limit::{DEFAULT_OFFSET_METADATA_MAX_BYTES, metadata_leng
 pub use crate::modern_records::{
     ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, ShareMemberAssignmentValue,
-    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, record_type,
+    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions,
+    TargetAssignmentMetadataValue, record_type,
 };
 pub use crate::partition_offsets::PartitionOffsets;
 pub use crate::persistent::PersistentOffsetStorage;

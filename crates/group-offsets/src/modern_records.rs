@@ -10,6 +10,8 @@ use group_share_coordinator::{SharePartitionKey, SharePartitionState};
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 use serde::{Deserialize, Serialize};
 
+use crate::AssignmentEpochs;
+
 /// Kafka's record type numbers, which name each kind's key space.
 pub mod record_type {
     /// `ConsumerGroupMetadata`.
@@ -111,6 +113,31 @@ pub struct CurrentMemberAssignmentValue {
     pub assigned: Vec<TopicIdPartitions>,
     /// The partitions it must give back.
     pub pending_revocation: Vec<TopicIdPartitions>,
+    /// When each of `assigned` was assigned to the member (KIP-1251).
+    #[serde(default)]
+    pub assigned_epochs: AssignmentEpochs,
+    /// When each of `pending_revocation` was assigned to the member (KIP-1251).
+    #[serde(default)]
+    pub pending_revocation_epochs: AssignmentEpochs,
+}
+
+/// `ConsumerGroupTargetAssignmentMetadata` and `ShareGroupTargetAssignmentMetadata`:
+/// the target assignment's epoch and when it was computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct TargetAssignmentMetadataValue {
+    /// The assignment epoch.
+    pub assignment_epoch: i32,
+    /// When the assignment's computation finished (the coordinator's
+    /// milliseconds; KIP-1263); 0 when unknown (a record written before it).
+    #[serde(default)]
+    pub assignment_timestamp_ms: i64,
+}
+
+impl TargetAssignmentMetadataValue {
+    /// An assignment epoch computed at `timestamp_ms`.
+    pub fn new(assignment_epoch: i32, assignment_timestamp_ms: i64) -> TargetAssignmentMetadataValue {
+        TargetAssignmentMetadataValue { assignment_epoch, assignment_timestamp_ms }
+    }
 }
 
 /// `ConsumerGroupRegularExpression`: a regex's resolution.
@@ -198,8 +225,8 @@ pub enum ModernGroupRecord {
     TargetAssignmentMetadata {
         /// The group.
         group_id: Arc<str>,
-        /// The assignment epoch.
-        value: Option<i32>,
+        /// The assignment epoch and when it was computed.
+        value: Option<TargetAssignmentMetadataValue>,
     },
     /// `ConsumerGroupTargetAssignmentMember` (type 7): one member's target.
     TargetAssignmentMember {
@@ -248,8 +275,8 @@ pub enum ModernGroupRecord {
     ShareTargetAssignmentMetadata {
         /// The group.
         group_id: Arc<str>,
-        /// The assignment epoch.
-        value: Option<i32>,
+        /// The assignment epoch and when it was computed.
+        value: Option<TargetAssignmentMetadataValue>,
     },
     /// `ShareGroupTargetAssignmentMember` (type 13): one member's target.
     ShareTargetAssignmentMember {

@@ -10,9 +10,9 @@ use group_types::{
 use proptest::prelude::*;
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record,
-    RegularExpressionValue,
+    RegularExpressionValue, TargetAssignmentMetadataValue,
 };
 
 fn group_id() -> impl Strategy<Value = Arc<str>> {
@@ -109,7 +109,10 @@ fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ModernGroupRecord> {
                         })
                     }),
                 },
-                2 => ModernGroupRecord::TargetAssignmentMetadata { group_id: g, value: live.then_some(n) },
+                2 => ModernGroupRecord::TargetAssignmentMetadata {
+                    group_id: g,
+                    value: live.then_some(TargetAssignmentMetadataValue::new(n, i64::from(n) * 1000)),
+                },
                 3 => ModernGroupRecord::TargetAssignmentMember {
                     group_id: g,
                     member_id: sub,
@@ -127,6 +130,14 @@ fn consumer(group_id: Arc<str>) -> impl Strategy<Value = ModernGroupRecord> {
                             ConsumerMemberState::UnreleasedPartitions,
                             ConsumerMemberState::Unknown,
                         ][n.rem_euclid(4) as usize],
+                        assigned_epochs: AssignmentEpochs::from_epochs(
+                            topics
+                                .iter()
+                                .flat_map(|t| t.partitions.iter().map(move |p| n.wrapping_sub(*p % 2))),
+                        ),
+                        pending_revocation_epochs: AssignmentEpochs::from_epochs(
+                            topics.iter().flat_map(|t| t.partitions.iter().map(move |_| n)),
+                        ),
                         assigned: topics.clone(),
                         pending_revocation: topics,
                     }),

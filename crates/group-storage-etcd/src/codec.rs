@@ -3,10 +3,12 @@
 //! themselves are `group_offsets::codec`'s, the record codec every engine
 //! shares; this module frames them.
 //!
-//! A log entry or a snapshot starts with its format version: [`FORMAT_V1`]
-//! when its records hold no consumer-group record, [`FORMAT_V2`] otherwise
-//! (the shared codec's version), so a build that knows only format 1 refuses
-//! exactly the values it cannot read. The records' body is the same in both.
+//! A log entry or a snapshot starts with its format version, the oldest
+//! that holds its records: [`FORMAT_V1`] for offsets and classic groups
+//! only, else the shared codec's ([`FORMAT_V2`] with pending transactional
+//! offsets, [`FORMAT_V3`] with a consumer-group record), so a build that
+//! knows only an older format refuses exactly the values it cannot read.
+//! Formats 1 and 2 share one body; format 3 is the shared codec's.
 //! Every length is checked against the bytes left before anything is
 //! allocated, so corrupt bytes give a [`DecodeError`], never a panic.
 
@@ -19,8 +21,12 @@ mod fixture;
 /// The format version of every value that holds no consumer-group record.
 pub(crate) const FORMAT_V1: u8 = 1;
 
-/// Format 1 plus consumer-group records: the shared codec's version.
+/// Format 1 plus consumer-group records before Kafka 4.3's fields and
+/// pending transactional offsets: the shared codec's format 2.
 pub(crate) const FORMAT_V2: u8 = records_codec::FORMAT_V2;
+
+/// The shared codec's format 3: consumer-group records with Kafka 4.3's fields.
+pub(crate) const FORMAT_V3: u8 = records_codec::FORMAT_V3;
 
 const ENTRY_BATCH: u8 = 0;
 const ENTRY_MANIFEST: u8 = 1;
@@ -143,8 +149,8 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
 /// The format version a value holding `records` is written in: the oldest
 /// that can hold them.
 pub(crate) fn records_format(records: &[Record]) -> u8 {
-    // Format 1 knows tags 0 to 3 only: consumer records and pending
-    // transactional offsets need format 2.
+    // Format 1 knows tags 0 to 3 only: pending transactional offsets need
+    // format 2, consumer records the shared codec's own choice (format 3).
     let v1 = |r: &Record| {
         matches!(
             r,
@@ -154,13 +160,13 @@ pub(crate) fn records_format(records: &[Record]) -> u8 {
                 | Record::OffsetTombstone { .. }
         )
     };
-    if records.iter().all(v1) { FORMAT_V1 } else { FORMAT_V2 }
+    if records.iter().all(v1) { FORMAT_V1 } else { records_codec::format_of(records) }
 }
 
 /// Checks a value's version byte: the formats this build reads.
 fn check_format(version: u8) -> Result<u8, DecodeError> {
     match version {
-        FORMAT_V1 | FORMAT_V2 => Ok(version),
+        FORMAT_V1 | FORMAT_V2 | FORMAT_V3 => Ok(version),
         other => Err(records_codec::DecodeError::UnknownVersion(other).into()),
     }
 }
@@ -251,9 +257,9 @@ pub(crate) fn encode_records(records: &[Record]) -> Vec<u8> {
     out
 }
 
-/// Decodes a batch of records.
-pub(crate) fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
-    Ok(records_codec::read_records(bytes)?)
+/// Decodes a batch of records written in `format`.
+pub(crate) fn decode_records(bytes: &[u8], format: u8) -> Result<Vec<Record>, DecodeError> {
+    Ok(records_codec::read_records(bytes, format)?)
 }
 
 fn chunk_count_of(n: u64) -> Result<u32, DecodeError> {
@@ -283,15 +289,15 @@ mod tests {
         let entry = decode_entry(&fixture_file("entry-batch-v1.bin")).unwrap();
         assert_eq!((entry.format, entry.nonce), (FORMAT_V1, 0x0102_0304_0506_0708));
         let EntryBody::Batch(bytes) = entry.body else { panic!("{:?}", entry.body) };
-        assert_eq!(decode_records(&bytes).unwrap(), classic);
+        assert_eq!(decode_records(&bytes, entry.format).unwrap(), classic);
         let entry = decode_entry(&fixture_file("entry-batch-v2.bin")).unwrap();
         assert_eq!((entry.format, entry.nonce), (FORMAT_V2, 9));
         let EntryBody::Batch(bytes) = entry.body else { panic!("{:?}", entry.body) };
-        assert_eq!(decode_records(&bytes).unwrap(), consumer);
+        assert_eq!(decode_records(&bytes, entry.format).unwrap(), consumer);
 
         let records = fixture_file("records-v2.bin");
-        assert_eq!(decode_records(&records).unwrap(), consumer);
-        assert_eq!(decode_records(&fixture_file("records-v1.bin")).unwrap(), classic);
+        assert_eq!(decode_records(&records, FORMAT_V2).unwrap(), consumer);
+        assert_eq!(decode_records(&fixture_file("records-v1.bin"), FORMAT_V1).unwrap(), classic);
         let manifest =
             EntryBody::Manifest { chunks: 3, len: records.len() as u64, checksum: checksum(&records) };
         assert_eq!(
@@ -318,22 +324,24 @@ mod tests {
     }
 
     #[test]
-    fn new_writes_are_the_bytes_the_landed_build_wrote() {
-        // The records' body did not change: the landed build reads what this one writes.
+    fn new_writes_are_the_bytes_the_landed_build_wrote_unless_they_hold_kafka_4_3_fields() {
+        // Without consumer-group records the body did not change: the landed
+        // build reads what this one writes.
         assert_eq!(encode_records(&fixture::classic_batch()), fixture_file("records-v1.bin"));
-        assert_eq!(encode_records(&fixture::consumer_batch()), fixture_file("records-v2.bin"));
-        let entry = Entry {
-            format: records_format(&fixture::consumer_batch()),
-            nonce: 9,
-            body: EntryBody::Batch(fixture_file("records-v2.bin")),
-        };
-        assert_eq!(encode_entry(&entry), fixture_file("entry-batch-v2.bin"));
+        // With them it is format 3, which the landed build refuses by its
+        // version; this build reads both.
+        let consumer = fixture::consumer_batch();
+        assert_eq!(records_format(&consumer), FORMAT_V3);
+        let bytes = encode_records(&consumer);
+        assert_ne!(bytes, fixture_file("records-v2.bin"));
+        assert_eq!(decode_records(&bytes, FORMAT_V3).unwrap(), consumer);
+        assert!(decode_records(&bytes, FORMAT_V2).is_err(), "format 3 bodies are not format 2's");
     }
 
     #[test]
     fn legacy_fixture_snapshot_folds_to_its_records() {
         // A snapshot's records fold to what a load returns.
-        let records = decode_records(&fixture_file("records-v2.bin")).unwrap();
+        let records = decode_records(&fixture_file("records-v2.bin"), FORMAT_V2).unwrap();
         let stored = group_offsets::fold(records);
         assert_eq!(stored.consumer.len(), 6, "the tombstone removed nothing live");
         assert_eq!(stored.offsets.len(), 1);
@@ -341,18 +349,21 @@ mod tests {
     }
 
     #[test]
-    fn only_values_with_modern_records_take_format_2() {
+    fn each_value_takes_the_oldest_format_that_holds_its_records() {
         let tombstone = Record::GroupTombstone { group_id: Arc::from("g") };
         assert_eq!(records_format(&[]), FORMAT_V1);
         assert_eq!(records_format(std::slice::from_ref(&tombstone)), FORMAT_V1);
         assert_eq!(records_format(&fixture::classic_batch()), FORMAT_V1);
-        assert_eq!(records_format(&fixture::consumer_batch()), FORMAT_V2);
+        assert_eq!(records_format(&fixture::consumer_batch()), FORMAT_V3);
         let pending = Record::TxnOffsetTombstone {
             group_id: Arc::from("g"),
             producer_id: 1,
             partition: TopicPartition::new("t", 0),
         };
         assert_eq!(records_format(&[tombstone.clone(), pending]), FORMAT_V2, "pending offsets need format 2");
+        let mut both = fixture::consumer_batch();
+        both.push(tombstone);
+        assert_eq!(records_format(&both), FORMAT_V3, "consumer-group records need format 3");
     }
 
     fn sample() -> Vec<Record> {
@@ -395,19 +406,23 @@ mod tests {
     #[test]
     fn records_round_trip() {
         let bytes = encode_records(&sample());
-        assert_eq!(decode_records(&bytes).unwrap(), sample());
-        assert_eq!(decode_records(&encode_records(&[])).unwrap(), vec![]);
+        assert_eq!(decode_records(&bytes, records_format(&sample())).unwrap(), sample());
+        assert_eq!(decode_records(&encode_records(&[]), FORMAT_V1).unwrap(), vec![]);
     }
 
     #[test]
     fn every_prefix_of_a_batch_is_corrupt() {
         let bytes = encode_records(&sample());
+        let format = records_format(&sample());
         for len in 0..bytes.len() {
-            assert!(matches!(decode_records(&bytes[..len]), Err(DecodeError::Codec(_))), "prefix {len}");
+            assert!(
+                matches!(decode_records(&bytes[..len], format), Err(DecodeError::Codec(_))),
+                "prefix {len}"
+            );
         }
         let mut padded = bytes;
         padded.push(0);
-        assert_eq!(decode_records(&padded), Err(records_codec::DecodeError::Trailing(1).into()));
+        assert_eq!(decode_records(&padded, format), Err(records_codec::DecodeError::Trailing(1).into()));
     }
 
     #[test]
@@ -421,13 +436,13 @@ mod tests {
             let entry = Entry { format: FORMAT_V1, nonce: 0xdead_beef, body };
             assert_eq!(decode_entry(&encode_entry(&entry)).unwrap(), entry);
         }
-        for format in [FORMAT_V1, FORMAT_V2] {
+        for format in [FORMAT_V1, FORMAT_V2, FORMAT_V3] {
             let meta = SnapshotMeta { format, covered: 9, nonce: 1, chunks: 2, len: 3, checksum: 4 };
             assert_eq!(decode_snapshot_meta(&encode_snapshot_meta(&meta)).unwrap(), meta);
             let entry = Entry { format, nonce: 7, body: EntryBody::Batch(vec![0]) };
             assert_eq!(decode_entry(&encode_entry(&entry)).unwrap(), entry);
         }
-        assert_eq!(decode_snapshot_meta(&[3]).unwrap_err().unknown_version(), Some(3));
+        assert_eq!(decode_snapshot_meta(&[4]).unwrap_err().unknown_version(), Some(4));
         assert_eq!(decode_entry(&[9, 0]).unwrap_err().unknown_version(), Some(9));
         assert_eq!(decode_entry(&[1, 7, 0, 0, 0, 0, 0, 0, 0, 0]), Err(DecodeError::UnknownEntryKind(7)));
     }
@@ -435,11 +450,11 @@ mod tests {
     #[test]
     fn a_huge_count_or_length_is_corrupt_not_an_allocation() {
         let huge = [255, 255, 255, 255, 255, 255, 255, 255, 255, 1];
-        assert!(matches!(decode_records(&huge), Err(DecodeError::Codec(_))));
+        assert!(matches!(decode_records(&huge, FORMAT_V2), Err(DecodeError::Codec(_))));
         let mut bytes = vec![1, 1]; // One group tombstone.
         bytes.extend_from_slice(&huge);
-        assert!(matches!(decode_records(&bytes), Err(DecodeError::Codec(_))));
-        assert!(matches!(decode_records(&[255; 11]), Err(DecodeError::Codec(_))));
+        assert!(matches!(decode_records(&bytes, FORMAT_V1), Err(DecodeError::Codec(_))));
+        assert!(matches!(decode_records(&[255; 11], FORMAT_V3), Err(DecodeError::Codec(_))));
         let mut manifest = vec![1, ENTRY_MANIFEST, 0, 0, 0, 0, 0, 0, 0, 0];
         put_uvarint(&mut manifest, u64::from(u32::MAX) + 1);
         assert_eq!(decode_entry(&manifest), Err(DecodeError::ChunkCount(u64::from(u32::MAX) + 1)));

@@ -614,7 +614,8 @@ impl Worker {
                 let bytes = self
                     .read_chunks(kv.key(), &dir, (meta.chunks, meta.len, meta.checksum), revision, deadline)
                     .await?;
-                let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(dir.as_bytes(), e))?;
+                let records = codec::decode_records(&bytes, meta.format)
+                    .map_err(|e| self.corrupt(dir.as_bytes(), e))?;
                 replay.apply(records);
                 (kv.mod_revision(), meta.covered)
             }
@@ -648,7 +649,8 @@ impl Worker {
                     continue;
                 }
             };
-            let records = codec::decode_records(&bytes).map_err(|e| self.corrupt(kv.key(), e))?;
+            let records =
+                codec::decode_records(&bytes, entry.format).map_err(|e| self.corrupt(kv.key(), e))?;
             batches.push((seq, records));
         }
         for (seq, records) in batches {

@@ -201,7 +201,10 @@ mod tests {
                 group_id: g(),
                 value: Some(ConsumerGroupMetadataValue { epoch: 3, metadata_hash: 258 }),
             },
-            ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g(), value: Some(3) },
+            ModernGroupRecord::ShareTargetAssignmentMetadata {
+                group_id: g(),
+                value: Some(group_offsets::TargetAssignmentMetadataValue::new(3, 1_000)),
+            },
             ModernGroupRecord::ShareTargetAssignmentMember {
                 group_id: g(),
                 member_id: m(),
@@ -284,12 +287,13 @@ mod tests {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
             let legacy = codec::legacy::encode_consumer(&r).expect("encodes").expect("a value");
             let shared = codec::encode_value(&group_offsets::Record::Modern(r)).expect("a value");
-            [(format!("{name}-v2"), join(&key, &shared)), (name, join(&key, &legacy))]
+            // The file names the format (the landed build's format-2 seeds stay, replayed).
+            [(format!("{name}-v{}", shared[0]), join(&key, &shared)), (name, join(&key, &legacy))]
         });
         let share = share_seeds().into_iter().map(|(name, r)| {
             let key = keys::consumer_key(p, r.group_id(), r.record_type(), r.sub_key()).expect("a key");
             let shared = codec::encode_value(&group_offsets::Record::Modern(r)).expect("a value");
-            (format!("{name}-v2"), join(&key, &shared))
+            (format!("{name}-v{}", shared[0]), join(&key, &shared))
         });
         let shared_offset = codec::encode_value(&group_offsets::Record::Offset {
             group_id: Arc::from("g"),

@@ -10,7 +10,7 @@ use group_types::{ErrorCode, GroupState, OffsetCommitRequest, TxnOffsetCommitReq
 
 use crate::core::classic::{Group, validate_offset_commit};
 use crate::core::consumer::{self, ConsumerGroup};
-use crate::core::offsets::Committer;
+use crate::core::offsets::{Committer, metadata_too_large};
 use crate::core::share::{self, ShareGroup};
 use crate::core::types::WriteId;
 use crate::core::{CoordinatorCore, Engine, PendingWrite};
@@ -124,7 +124,12 @@ impl GroupKind {
     ) -> Result<(), ErrorCode> {
         match self {
             GroupKind::Classic(g) => validate_offset_commit(g, req, eng),
-            GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, &Committer::plain(req)),
+            GroupKind::Consumer(cg) => {
+                let max = eng.config.offset_metadata_max_bytes;
+                consumer::validate_offset_commit(cg, &Committer::plain(req), &eng.image, |d| {
+                    metadata_too_large(d, max)
+                })
+            }
             // `ShareGroup.validateOffsetCommit`: a share group keeps no offsets.
             GroupKind::Share(_) => Err(ErrorCode::GroupIdNotFound),
         }
@@ -132,14 +137,21 @@ impl GroupKind {
 
     /// Checks a TxnOffsetCommit (`Group.validateOffsetCommit` with
     /// `isTransactional`): it keeps no session alive.
-    pub(crate) fn validate_txn_offset_commit(&self, req: &TxnOffsetCommitRequest) -> Result<(), ErrorCode> {
+    pub(crate) fn validate_txn_offset_commit(
+        &self,
+        req: &TxnOffsetCommitRequest,
+        eng: &Engine,
+    ) -> Result<(), ErrorCode> {
         let committer = Committer::transactional(req);
         match self {
             GroupKind::Classic(g) => {
                 let position = if req.member_id.is_empty() { None } else { g.position(&req.member_id) };
                 crate::core::classic::validate_commit(g, &committer, position)
             }
-            GroupKind::Consumer(cg) => consumer::validate_offset_commit(cg, &committer),
+            GroupKind::Consumer(cg) => {
+                let max = eng.config.offset_metadata_max_bytes;
+                consumer::validate_offset_commit(cg, &committer, &eng.image, |d| metadata_too_large(d, max))
+            }
             GroupKind::Share(_) => Err(ErrorCode::GroupIdNotFound),
         }
     }

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, ModernGroupRecord, Record,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, Record, TargetAssignmentMetadataValue,
 };
 use group_types::{ConsumerMemberState, ErrorCode, GroupState, MemberAssignment, Subscription};
 
@@ -118,7 +118,7 @@ impl CoordinatorCore {
         }
         work.emit(ModernGroupRecord::TargetAssignmentMetadata {
             group_id: id.clone(),
-            value: Some(generation),
+            value: Some(TargetAssignmentMetadataValue::new(generation, 0)),
         });
         let now = self.engine.now;
         for (member, _, assigned, session) in &converted {
@@ -131,6 +131,10 @@ impl CoordinatorCore {
                     state: ConsumerMemberState::Stable,
                     assigned: assignment::to_wire(assigned),
                     pending_revocation: Vec::new(),
+                    // `ConsumerGroup.fromClassicGroup`: what a classic member
+                    // owns was assigned at the classic generation (KIP-1251).
+                    assigned_epochs: AssignmentEpochs::same_over(generation, assigned.len()),
+                    pending_revocation_epochs: AssignmentEpochs::default(),
                 }),
             });
             let deadline = now + i64::from(*session);

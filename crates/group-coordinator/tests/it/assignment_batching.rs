@@ -97,7 +97,8 @@ fn parts(topics: &[TopicIdPartitions]) -> String {
     format!("[{}]", all.join(","))
 }
 
-/// A record as the tests compare it: its kind, key and the values that matter here.
+/// A record as the tests compare it: its kind, key and the values that matter here
+/// (a target's timestamp as `@` milliseconds after [`T0`]).
 fn show(record: &Record) -> String {
     use ModernGroupRecord as M;
     let Record::Modern(record) = record else { return format!("{record:?}") };
@@ -108,9 +109,15 @@ fn show(record: &Record) -> String {
         M::ShareMemberMetadata { member_id, value: Some(_), .. } => {
             format!("ShareMemberMetadata {member_id}")
         }
-        M::TargetAssignmentMetadata { value: Some(epoch), .. } => format!("TargetAssignmentMetadata {epoch}"),
-        M::ShareTargetAssignmentMetadata { value: Some(epoch), .. } => {
-            format!("ShareTargetAssignmentMetadata {epoch}")
+        M::TargetAssignmentMetadata { value: Some(v), .. } => {
+            format!("TargetAssignmentMetadata {} @{}", v.assignment_epoch, v.assignment_timestamp_ms - T0)
+        }
+        M::ShareTargetAssignmentMetadata { value: Some(v), .. } => {
+            format!(
+                "ShareTargetAssignmentMetadata {} @{}",
+                v.assignment_epoch,
+                v.assignment_timestamp_ms - T0
+            )
         }
         M::TargetAssignmentMember { member_id, value: Some(v), .. } => {
             format!("TargetAssignmentMember {member_id} {}", parts(v))
@@ -157,7 +164,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
             "MemberMetadata m1",
             "GroupMetadata 1",
             "TargetAssignmentMember m1 [0,1,2,3,4,5]",
-            "TargetAssignmentMetadata 1",
+            "TargetAssignmentMetadata 1 @0",
             "CurrentMemberAssignment m1 1 Stable [0,1,2,3,4,5]",
         ]
     );
@@ -175,7 +182,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
             "GroupMetadata 2",
             "TargetAssignmentMember m1 [0,1,2]",
             "TargetAssignmentMember m2 [3,4,5]",
-            "TargetAssignmentMetadata 2",
+            "TargetAssignmentMetadata 2 @4995",
             "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
         ]
     };
@@ -206,7 +213,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
             [
                 "TargetAssignmentMember m1 [0,1,2]",
                 "TargetAssignmentMember m2 [3,4,5]",
-                "TargetAssignmentMetadata 2",
+                "TargetAssignmentMetadata 2 @5005",
                 "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
             ]
         );
@@ -257,11 +264,11 @@ fn share_group_assignment_interval(#[case] interval: Option<i32>) {
         assert_eq!(theirs.len(), 3, "foo shared out evenly: {mine:?}");
         (parts(&mine), parts(&[TopicIdPartitions::new(FOO, theirs)]))
     };
-    let new_target = |epoch: i32, (m2, m1): &(String, String)| {
+    let new_target = |epoch: i32, at: i64, (m2, m1): &(String, String)| {
         vec![
             format!("ShareTargetAssignmentMember m1 {m1}"),
             format!("ShareTargetAssignmentMember m2 {m2}"),
-            format!("ShareTargetAssignmentMetadata {epoch}"),
+            format!("ShareTargetAssignmentMetadata {epoch} @{at}"),
             format!("ShareCurrentMemberAssignment m2 {epoch} {m2}"),
         ]
     };
@@ -274,7 +281,7 @@ fn share_group_assignment_interval(#[case] interval: Option<i32>) {
         );
     } else {
         assert_eq!(r2.member_epoch, 3);
-        assert_eq!(written_since(&sim, from), [&joined[..], &new_target(3, &split(&r2))].concat());
+        assert_eq!(written_since(&sim, from), [&joined[..], &new_target(3, 4_995, &split(&r2))].concat());
     }
 
     sim.advance_to(T0 + 5_005);
@@ -282,7 +289,7 @@ fn share_group_assignment_interval(#[case] interval: Option<i32>) {
     let r3 = share_hb(&mut sim, "m2", r2.member_epoch);
     assert_eq!(r3.member_epoch, 3);
     if batching {
-        assert_eq!(written_since(&sim, from), new_target(3, &split(&r3)));
+        assert_eq!(written_since(&sim, from), new_target(3, 5_005, &split(&r3)));
     } else {
         assert_eq!((r3.assignment, written_since(&sim, from)), (None, Vec::<String>::new()));
     }

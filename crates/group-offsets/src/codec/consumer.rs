@@ -6,9 +6,9 @@
 //! | --- | --- |
 //! | 3 `ConsumerGroupMetadata` | `epoch: ivarint`, `metadata_hash: uvarint` |
 //! | 5 `ConsumerGroupMemberMetadata` | `instance_id: opt str`, `rack_id: opt str`, `client_id: str`, `client_host: str`, `subscribed_topic_names: [str]`, `subscribed_topic_regex: opt str`, `rebalance_timeout_ms: ivarint`, `server_assignor: opt str`, `classic: opt (session_timeout_ms: ivarint, supported_protocols: [(name: str, metadata: bytes)])` |
-//! | 6 `ConsumerGroupTargetAssignmentMetadata` | `assignment_epoch: ivarint` |
+//! | 6 `ConsumerGroupTargetAssignmentMetadata` | `assignment_epoch: ivarint`, format 3: `assignment_timestamp_ms: ivarint` |
 //! | 7 `ConsumerGroupTargetAssignmentMember` | `[topic partitions]` |
-//! | 8 `ConsumerGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]`, `pending_revocation: [topic partitions]` |
+//! | 8 `ConsumerGroupCurrentMemberAssignment` | `member_epoch: ivarint`, `previous_member_epoch: ivarint`, `state: i8 byte`, `assigned: [topic partitions]`, `pending_revocation: [topic partitions]`, format 3: `assigned_epochs: [epoch run]`, `pending_revocation_epochs: [epoch run]` |
 //! | 16 `ConsumerGroupRegularExpression` | `topics: [str]`, `version: ivarint`, `timestamp_ms: ivarint` |
 //! | 10 `ShareGroupMemberMetadata` | `rack_id: opt str`, `client_id: str`, `client_host: str`, `subscribed_topic_names: [str]` |
 //! | 11 `ShareGroupMetadata` | as type 3 |
@@ -19,31 +19,39 @@
 //! | 1000 `ShareState` (sub-key `topicId:partition`) | `snapshot_epoch`, `state_epoch`, `leader_epoch`, `start_offset`, `delivery_complete_count`, `create_timestamp`, `write_timestamp` (each `ivarint`), `state_batches: [(first_offset: ivarint, last_offset: ivarint, delivery_state: i8 byte, delivery_count: ivarint)]`, `max_leader_epoch: ivarint`, `max_state_epoch: opt ivarint`, `updates_since_snapshot: opt ivarint` |
 //!
 //! Lists are a `uvarint` count, then the items; topic partitions are the
-//! topic id's 16 bytes, then a list of `ivarint` partitions.
+//! topic id's 16 bytes, then a list of `ivarint` partitions. An epoch run is
+//! `len: uvarint`, `epoch: ivarint`: `len` partitions in the list's order
+//! (topics, then partitions) assigned at `epoch`; the runs of a list add up
+//! to its partition count. Format 2 has no epochs and no timestamp: they read
+//! as the member epoch (never below 0) and 0 (`Utils.assignmentFromTopicPartitions`).
 
 use std::sync::Arc;
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, ShareMemberAssignmentValue,
-    ShareMemberMetadataValue, ShareStatePartitionMetadataValue, ShareTopicPartitions, record_type,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, EpochRun, ModernGroupRecord, RegularExpressionValue,
+    ShareMemberAssignmentValue, ShareMemberMetadataValue, ShareStatePartitionMetadataValue,
+    ShareTopicPartitions, TargetAssignmentMetadataValue, record_type,
 };
 use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
 use group_types::{ConsumerMemberState, ProtocolMetadata, StateBatch, TopicId, TopicIdPartitions};
 
-use super::{DecodeError, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint};
+use super::{
+    DecodeError, FORMAT_V3, Reader, out_of_range, put_bytes, put_ivarint, put_opt_str, put_str, put_uvarint,
+};
 
 /// Writes `record` (after its tag byte): its key, a presence flag, its value.
-pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ModernGroupRecord) {
+pub(crate) fn put_consumer(out: &mut Vec<u8>, record: &ModernGroupRecord, format: u8) {
     put_ivarint(out, i64::from(record.record_type()));
     put_str(out, record.group_id());
     put_str(out, record.sub_key());
     out.push(u8::from(!record.is_tombstone()));
-    put_consumer_value(out, record);
+    put_consumer_value(out, record, format);
 }
 
-/// Writes the value of `record` (nothing for a tombstone).
-pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) {
+/// Writes the value of `record` (nothing for a tombstone) in `format`.
+pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord, format: u8) {
+    let v3 = format >= FORMAT_V3;
     match record {
         ModernGroupRecord::GroupMetadata { value: Some(m), .. }
         | ModernGroupRecord::ShareGroupMetadata { value: Some(m), .. } => {
@@ -51,9 +59,12 @@ pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) 
             put_uvarint(out, m.metadata_hash);
         }
         ModernGroupRecord::MemberMetadata { value: Some(m), .. } => put_member(out, m),
-        ModernGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. }
-        | ModernGroupRecord::ShareTargetAssignmentMetadata { value: Some(epoch), .. } => {
-            put_ivarint(out, i64::from(*epoch));
+        ModernGroupRecord::TargetAssignmentMetadata { value: Some(m), .. }
+        | ModernGroupRecord::ShareTargetAssignmentMetadata { value: Some(m), .. } => {
+            put_ivarint(out, i64::from(m.assignment_epoch));
+            if v3 {
+                put_ivarint(out, m.assignment_timestamp_ms);
+            }
         }
         ModernGroupRecord::TargetAssignmentMember { value: Some(topics), .. }
         | ModernGroupRecord::ShareTargetAssignmentMember { value: Some(topics), .. } => {
@@ -87,6 +98,10 @@ pub(crate) fn put_consumer_value(out: &mut Vec<u8>, record: &ModernGroupRecord) 
             out.push(a.state.value() as u8);
             put_topics(out, &a.assigned);
             put_topics(out, &a.pending_revocation);
+            if v3 {
+                put_epochs(out, &a.assigned_epochs, &a.assigned);
+                put_epochs(out, &a.pending_revocation_epochs, &a.pending_revocation);
+            }
         }
         ModernGroupRecord::RegularExpression { value: Some(r), .. } => {
             put_strs(out, &r.topics);
@@ -272,7 +287,7 @@ fn take_value(
             ModernGroupRecord::MemberMetadata { group_id, member_id: sub(), value }
         }
         record_type::TARGET_ASSIGNMENT_METADATA => {
-            let value = present.then(|| r.i32()).transpose()?;
+            let value = present.then(|| take_target_metadata(r)).transpose()?;
             ModernGroupRecord::TargetAssignmentMetadata { group_id, value }
         }
         record_type::TARGET_ASSIGNMENT_MEMBER => {
@@ -282,12 +297,27 @@ fn take_value(
         record_type::CURRENT_MEMBER_ASSIGNMENT => {
             let value = present
                 .then(|| {
+                    let member_epoch = r.i32()?;
+                    let previous_member_epoch = r.i32()?;
+                    let state = ConsumerMemberState::from_value(r.u8()? as i8);
+                    let assigned = take_topics(r)?;
+                    let pending_revocation = take_topics(r)?;
+                    let (assigned_epochs, pending_revocation_epochs) = if r.format >= FORMAT_V3 {
+                        (take_epochs(r, &assigned)?, take_epochs(r, &pending_revocation)?)
+                    } else {
+                        let defaulted = |topics: &[TopicIdPartitions]| {
+                            AssignmentEpochs::same_over(member_epoch.max(0), partition_count(topics))
+                        };
+                        (defaulted(&assigned), defaulted(&pending_revocation))
+                    };
                     Ok::<_, DecodeError>(CurrentMemberAssignmentValue {
-                        member_epoch: r.i32()?,
-                        previous_member_epoch: r.i32()?,
-                        state: ConsumerMemberState::from_value(r.u8()? as i8),
-                        assigned: take_topics(r)?,
-                        pending_revocation: take_topics(r)?,
+                        member_epoch,
+                        previous_member_epoch,
+                        state,
+                        assigned,
+                        pending_revocation,
+                        assigned_epochs,
+                        pending_revocation_epochs,
                     })
                 })
                 .transpose()?;
@@ -323,7 +353,7 @@ fn take_value(
             ModernGroupRecord::ShareGroupMetadata { group_id, value }
         }
         record_type::SHARE_TARGET_ASSIGNMENT_METADATA => {
-            let value = present.then(|| r.i32()).transpose()?;
+            let value = present.then(|| take_target_metadata(r)).transpose()?;
             ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, value }
         }
         record_type::SHARE_TARGET_ASSIGNMENT_MEMBER => {
@@ -439,6 +469,46 @@ fn take_strs(r: &mut Reader<'_>) -> Result<Vec<String>, DecodeError> {
         out.push(r.string()?);
     }
     Ok(out)
+}
+
+/// A target-assignment metadata value: its epoch, and in format 3 its timestamp.
+fn take_target_metadata(r: &mut Reader<'_>) -> Result<TargetAssignmentMetadataValue, DecodeError> {
+    let assignment_epoch = r.i32()?;
+    let assignment_timestamp_ms = if r.format >= FORMAT_V3 { r.ivarint()? } else { 0 };
+    Ok(TargetAssignmentMetadataValue { assignment_epoch, assignment_timestamp_ms })
+}
+
+fn partition_count(topics: &[TopicIdPartitions]) -> usize {
+    topics.iter().map(|t| t.partitions.len()).sum()
+}
+
+/// The epochs of `topics`' partitions as runs.
+fn put_epochs(out: &mut Vec<u8>, epochs: &AssignmentEpochs, topics: &[TopicIdPartitions]) {
+    let runs = epochs.runs(partition_count(topics));
+    put_uvarint(out, runs.len() as u64);
+    for run in runs {
+        put_uvarint(out, u64::from(run.len));
+        put_ivarint(out, i64::from(run.epoch));
+    }
+}
+
+/// Epoch runs that must cover exactly `topics`' partitions.
+fn take_epochs(r: &mut Reader<'_>, topics: &[TopicIdPartitions]) -> Result<AssignmentEpochs, DecodeError> {
+    let n = r.uvarint()?;
+    // A run takes at least two bytes: never trust the count further.
+    let mut runs = Vec::with_capacity(usize::try_from(n).unwrap_or(usize::MAX).min(r.remaining() / 2));
+    let mut covered: u64 = 0;
+    for _ in 0..n {
+        let len = r.uvarint()?;
+        covered = covered.saturating_add(len);
+        let len = u32::try_from(len).map_err(|_| out_of_range("an epoch run's length", len))?;
+        runs.push(EpochRun { len, epoch: r.i32()? });
+    }
+    let partitions = partition_count(topics);
+    if covered != partitions as u64 {
+        return Err(DecodeError::EpochsMismatch { partitions, epochs: covered });
+    }
+    Ok(AssignmentEpochs::from_runs(runs))
 }
 
 fn take_topics(r: &mut Reader<'_>) -> Result<Vec<TopicIdPartitions>, DecodeError> {

@@ -2,7 +2,7 @@
 //! kind, round trips (tombstones, unset and empty fields, awkward names), and
 //! bad bytes as typed errors that name the record's key.
 
-use super::super::{read_records as decode_records, write_records};
+use super::super::{FORMAT_V2, read_records, write_records};
 use super::*;
 use crate::{Record, conformance};
 use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
@@ -13,6 +13,11 @@ fn encode_records(records: &[Record]) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
     write_records(&mut out, records);
     Ok(out)
+}
+
+/// A batch body in format 3, which every batch holding a consumer-group record is.
+fn decode_records(bytes: &[u8]) -> Result<Vec<Record>, DecodeError> {
+    read_records(bytes, FORMAT_V3)
 }
 
 fn id(s: &str) -> Arc<str> {
@@ -44,13 +49,14 @@ fn golden() -> Vec<(&'static str, ModernGroupRecord, Vec<u8>)> {
             &[1, 5, b'r', b'a', b'n', b'g', b'e', 2, 0, 1], // one protocol "range", [0, 1]
         ]
         .concat(),
-        // Target assignment metadata: epoch 7 zigzag.
-        vec![1, 4, 12, 1, b'g', 0, 1, 14],
+        // Target assignment metadata: epoch 7 and timestamp 5 zigzag.
+        vec![1, 4, 12, 1, b'g', 0, 1, 14, 10],
         // Target assignment member: one topic, 16 id bytes, partitions 0 and 2 zigzag.
         [&[1, 4, 14, 1, b'g', 1, b'm', 1, 1][..], &T1_BYTES, &[2, 0, 4]].concat(),
         // Current member assignment: epochs 3 and 2 zigzag, state 1, one
-        // assigned topic with partition 0, none pending.
-        [&[1, 4, 16, 1, b'g', 1, b'm', 1, 6, 4, 1, 1][..], &T1_BYTES, &[1, 0, 0]].concat(),
+        // assigned topic with partition 0, none pending; one run of one
+        // partition at epoch 2 zigzag, no pending runs.
+        [&[1, 4, 16, 1, b'g', 1, b'm', 1, 6, 4, 1, 1][..], &T1_BYTES, &[1, 0, 0, 1, 1, 4, 0]].concat(),
         // Regular expression "^t": topics ["t"], version 9 and timestamp -1 zigzag.
         vec![1, 4, 32, 1, b'g', 2, b'^', b't', 1, 1, 1, b't', 18, 1],
     ];
@@ -94,8 +100,11 @@ fn share_golden() -> Vec<(&'static str, ModernGroupRecord, Vec<u8>)> {
         ),
         (
             "share target assignment metadata",
-            ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: id("g"), value: Some(7) },
-            vec![1, 4, 24, 1, b'g', 0, 1, 14],
+            ModernGroupRecord::ShareTargetAssignmentMetadata {
+                group_id: id("g"),
+                value: Some(TargetAssignmentMetadataValue::new(7, 5)),
+            },
+            vec![1, 4, 24, 1, b'g', 0, 1, 14, 10],
         ),
         (
             "share target assignment member",
@@ -181,6 +190,62 @@ fn consumer_record_bytes_are_pinned() {
     for (name, record, bytes) in golden() {
         assert_eq!(encode_records(&one(record.clone())).unwrap(), bytes, "{name}");
         assert_eq!(decode_records(&bytes).unwrap(), one(record), "{name}");
+    }
+}
+
+/// Format 2 (before Kafka 4.3's fields): what the landed build wrote.
+#[test]
+fn format_2_bodies_read_as_kafka_reads_records_without_the_tagged_fields() {
+    let t1 = TopicId(T1_BYTES);
+    // Target assignment metadata, epoch 7: timestamp 0 ("unknown": the next
+    // assignment is not delayed).
+    let bytes = [1, 4, 12, 1, b'g', 0, 1, 14];
+    let expected = ModernGroupRecord::TargetAssignmentMetadata {
+        group_id: id("g"),
+        value: Some(TargetAssignmentMetadataValue::new(7, 0)),
+    };
+    assert_eq!(read_records(&bytes, FORMAT_V2), Ok(one(expected)));
+    // The same bytes in format 3 lack the timestamp.
+    assert!(read_records(&bytes, FORMAT_V3).is_err());
+    // Current member assignment at epoch 3 with one partition assigned and
+    // two pending: all at the member epoch.
+    let bytes =
+        [&[1, 4, 16, 1, b'g', 1, b'm', 1, 6, 4, 1, 1][..], &T1_BYTES, &[1, 0, 1], &T1_BYTES, &[2, 2, 4]]
+            .concat();
+    let expected = CurrentMemberAssignmentValue {
+        member_epoch: 3,
+        previous_member_epoch: 2,
+        state: ConsumerMemberState::UnrevokedPartitions,
+        assigned: vec![TopicIdPartitions::new(t1, [0])],
+        pending_revocation: vec![TopicIdPartitions::new(t1, [1, 2])],
+        assigned_epochs: AssignmentEpochs::Same(3),
+        pending_revocation_epochs: AssignmentEpochs::Same(3),
+    };
+    let record = ModernGroupRecord::CurrentMemberAssignment {
+        group_id: id("g"),
+        member_id: id("m"),
+        value: Some(expected),
+    };
+    assert_eq!(read_records(&bytes, FORMAT_V2), Ok(one(record)));
+    // A static member that left (epoch -2): epoch 0, never below.
+    let bytes = [&[1, 4, 16, 1, b'g', 1, b'm', 1, 3, 4, 0, 1][..], &T1_BYTES, &[1, 0, 0]].concat();
+    let Ok(records) = read_records(&bytes, FORMAT_V2) else { panic!("format 2 reads") };
+    let [Record::Modern(ModernGroupRecord::CurrentMemberAssignment { value: Some(v), .. })] = &records[..]
+    else {
+        panic!("{records:?}")
+    };
+    assert_eq!((v.member_epoch, &v.assigned_epochs), (-2, &AssignmentEpochs::Same(0)));
+}
+
+#[test]
+fn epoch_runs_must_cover_their_partitions() {
+    // One assigned partition, but runs covering two, then zero.
+    for (runs, covered) in [(&[1u8, 2, 4][..], 2), (&[0][..], 0)] {
+        let bytes =
+            [&[1, 4, 16, 1, b'g', 1, b'm', 1, 6, 4, 1, 1][..], &T1_BYTES, &[1, 0, 0], runs, &[0]].concat();
+        let error = decode_records(&bytes).unwrap_err();
+        let DecodeError::InModernRecord { source, .. } = &error else { panic!("{error:?}") };
+        assert_eq!(**source, DecodeError::EpochsMismatch { partitions: 1, epochs: covered });
     }
 }
 

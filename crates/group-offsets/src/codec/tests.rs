@@ -4,6 +4,7 @@
 use proptest::prelude::*;
 
 use super::*;
+use crate::TargetAssignmentMetadataValue;
 use crate::test_records::{record, records};
 
 fn offset_record() -> Record {
@@ -118,9 +119,18 @@ fn value_bytes_are_the_records_fields_after_its_key() {
         decode_group_value("h", &group),
         Err(DecodeError::OtherGroup { expected: "h".into(), found: "g".into() })
     );
-    let consumer = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(7) };
+    let consumer = ModernGroupRecord::TargetAssignmentMetadata {
+        group_id: Arc::from("g"),
+        value: Some(TargetAssignmentMetadataValue::new(7, 5)),
+    };
     let value = encode_value(&Record::Modern(consumer.clone())).unwrap();
-    assert_eq!(value, [2, 14]);
+    assert_eq!(value, [FORMAT_V3, 14, 10], "format 3: a consumer-group record");
+    // What the landed build wrote (format 2, no timestamp) still reads.
+    let old = ModernGroupRecord::TargetAssignmentMetadata {
+        group_id: Arc::from("g"),
+        value: Some(TargetAssignmentMetadataValue::new(7, 0)),
+    };
+    assert_eq!(decode_modern_value(6, Arc::from("g"), "", &[2, 14]), Ok(old));
     assert_eq!(decode_modern_value(6, Arc::from("g"), "", &value), Ok(consumer));
     let tombstone = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: None };
     assert_eq!(encode_value(&Record::Modern(tombstone)), None);
@@ -164,8 +174,11 @@ fn versions_are_checked() {
     assert_eq!(decode_record(&[]), Err(DecodeError::Empty));
     bytes[0] = 1;
     assert_eq!(decode_record(&bytes), Err(DecodeError::UnknownVersion(1)));
-    bytes[0] = 3;
-    assert_eq!(decode_record(&bytes), Err(DecodeError::UnknownVersion(3)));
+    // Format 3 differs from 2 only in consumer-group bodies: an offset reads alike.
+    bytes[0] = FORMAT_V3;
+    assert_eq!(decode_record(&bytes), Ok(offset_record()));
+    bytes[0] = 4;
+    assert_eq!(decode_record(&bytes), Err(DecodeError::UnknownVersion(4)));
     assert_eq!(decode_records(&[9, 0]), Err(DecodeError::UnknownVersion(9)));
 }
 
@@ -184,11 +197,11 @@ fn every_prefix_is_an_error_and_so_is_padding() {
 #[test]
 fn a_huge_count_or_length_is_an_error_not_an_allocation() {
     let huge = [255, 255, 255, 255, 255, 255, 255, 255, 255, 1];
-    assert!(matches!(read_records(&huge), Err(DecodeError::Truncated { .. })));
+    assert!(matches!(read_records(&huge, FORMAT_V2), Err(DecodeError::Truncated { .. })));
     let mut bytes = vec![1, RECORD_GROUP_TOMBSTONE];
     bytes.extend_from_slice(&huge);
-    assert!(matches!(read_records(&bytes), Err(DecodeError::Truncated { wanted: u64::MAX, .. })));
-    assert_eq!(read_records(&[255; 11]), Err(DecodeError::Varint));
+    assert!(matches!(read_records(&bytes, FORMAT_V2), Err(DecodeError::Truncated { wanted: u64::MAX, .. })));
+    assert_eq!(read_records(&[255; 11], FORMAT_V3), Err(DecodeError::Varint));
 }
 
 #[test]
@@ -208,7 +221,7 @@ proptest! {
     #[test]
     fn every_record_round_trips(record in record()) {
         let bytes = encode_record(&record);
-        prop_assert_eq!(bytes[0], FORMAT_V2);
+        prop_assert_eq!(bytes[0], if matches!(record, Record::Modern(_)) { FORMAT_V3 } else { FORMAT_V2 });
         prop_assert_eq!(decode_record(&bytes), Ok(record));
     }
 
@@ -227,7 +240,7 @@ proptest! {
             prop_assert!(tombstone, "only tombstones have no value");
             return Ok(());
         };
-        prop_assert_eq!(value[0], FORMAT_V2);
+        prop_assert_eq!(value[0], format_of([&record]));
         match record {
             Record::Offset { offset, .. } => prop_assert_eq!(decode_offset_value(&value), Ok(offset)),
             Record::Group(g) => prop_assert_eq!(decode_group_value(g.group_id.as_str(), &value), Ok(*g)),
@@ -269,10 +282,12 @@ proptest! {
         if let Ok(record) = decode_record(&bytes) {
             prop_assert_eq!(decode_record(&encode_record(&record)), Ok(record));
         }
-        if let Ok(records) = read_records(&bytes) {
-            let mut again = Vec::new();
-            write_records(&mut again, &records);
-            prop_assert_eq!(read_records(&again), Ok(records));
+        for format in [FORMAT_V2, FORMAT_V3] {
+            if let Ok(records) = read_records(&bytes, format) {
+                let mut again = Vec::new();
+                write_records(&mut again, &records);
+                prop_assert_eq!(read_records(&again, format_of(&records)), Ok(records));
+            }
         }
     }
 

@@ -8,10 +8,10 @@ use group_share_coordinator::{SharePartitionState, ShareSnapshotValue};
 use group_types::{ConsumerMemberState, ProtocolMetadata, StateBatch, TopicId, TopicIdPartitions};
 
 use crate::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, ModernGroupRecord, Record, RegularExpressionValue,
     ShareMemberAssignmentValue, ShareMemberMetadataValue, ShareStatePartitionMetadataValue,
-    ShareTopicPartitions, record_type,
+    ShareTopicPartitions, TargetAssignmentMetadataValue, record_type,
 };
 
 /// The thirteen kinds, for checks that go over every one of them.
@@ -78,7 +78,7 @@ impl Kind {
                 value: n.map(|n| Box::new(member_metadata(n))),
             },
             Kind::TargetAssignmentMetadata => {
-                ModernGroupRecord::TargetAssignmentMetadata { group_id, value: n }
+                ModernGroupRecord::TargetAssignmentMetadata { group_id, value: n.map(target_metadata) }
             }
             Kind::TargetAssignmentMember => ModernGroupRecord::TargetAssignmentMember {
                 group_id,
@@ -102,7 +102,7 @@ impl Kind {
                 ModernGroupRecord::ShareGroupMetadata { group_id, value: n.map(group_metadata) }
             }
             Kind::ShareTargetAssignmentMetadata => {
-                ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, value: n }
+                ModernGroupRecord::ShareTargetAssignmentMetadata { group_id, value: n.map(target_metadata) }
             }
             Kind::ShareTargetAssignmentMember => ModernGroupRecord::ShareTargetAssignmentMember {
                 group_id,
@@ -179,13 +179,28 @@ fn member_metadata(n: i32) -> ConsumerMemberMetadataValue {
 }
 
 fn current_assignment(n: i32) -> CurrentMemberAssignmentValue {
+    let assigned = partitions(n, 2);
+    let pending_revocation = partitions(n + 10, 1);
     CurrentMemberAssignmentValue {
         member_epoch: n,
         previous_member_epoch: n - 1,
         state: ConsumerMemberState::UnrevokedPartitions,
-        assigned: partitions(n, 2),
-        pending_revocation: partitions(n + 10, 1),
+        assigned_epochs: staggered(&assigned, n),
+        pending_revocation_epochs: staggered(&pending_revocation, n - 3),
+        assigned,
+        pending_revocation,
     }
+}
+
+/// A target assignment's epoch `n`, computed at a time made of `n`.
+fn target_metadata(n: i32) -> TargetAssignmentMetadataValue {
+    TargetAssignmentMetadataValue::new(n, 1_700_000_000_000 + i64::from(n))
+}
+
+/// The first half of `parts` assigned at epoch `n - 1`, the rest at `n`: two runs.
+fn staggered(parts: &[TopicIdPartitions], n: i32) -> AssignmentEpochs {
+    let count: usize = parts.iter().map(|t| t.partitions.len()).sum();
+    AssignmentEpochs::from_epochs((0..count).map(|i| if i < count / 2 { n.wrapping_sub(1) } else { n }))
 }
 
 fn share_member_metadata(n: i32) -> ShareMemberMetadataValue {
@@ -276,7 +291,10 @@ pub fn pinned_records() -> Vec<(&'static str, ModernGroupRecord)> {
         ),
         (
             "target assignment metadata",
-            ModernGroupRecord::TargetAssignmentMetadata { group_id: g(), value: Some(7) },
+            ModernGroupRecord::TargetAssignmentMetadata {
+                group_id: g(),
+                value: Some(TargetAssignmentMetadataValue::new(7, 5)),
+            },
         ),
         (
             "target assignment member",
@@ -297,6 +315,8 @@ pub fn pinned_records() -> Vec<(&'static str, ModernGroupRecord)> {
                     state: ConsumerMemberState::UnrevokedPartitions,
                     assigned: vec![TopicIdPartitions::new(t1, [0])],
                     pending_revocation: Vec::new(),
+                    assigned_epochs: AssignmentEpochs::Same(2),
+                    pending_revocation_epochs: AssignmentEpochs::default(),
                 }),
             },
         ),
@@ -413,9 +433,18 @@ pub fn awkward_records() -> Vec<ModernGroupRecord> {
             member_id: g("big"),
             value: Some(Box::new(big_member)),
         },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: g("max"), value: Some(i32::MAX) },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: g(nul), value: Some(-1) },
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: g("min"),
+            value: Some(TargetAssignmentMetadataValue::new(i32::MIN, i64::MIN)),
+        },
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: g("max"),
+            value: Some(TargetAssignmentMetadataValue::new(i32::MAX, i64::MAX)),
+        },
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: g(nul),
+            value: Some(TargetAssignmentMetadataValue::new(-1, 0)),
+        },
         ModernGroupRecord::TargetAssignmentMember {
             group_id: g(nul),
             member_id: g(nul),
@@ -465,6 +494,16 @@ pub fn awkward_records() -> Vec<ModernGroupRecord> {
                 state,
                 assigned: if i % 2 == 0 { Vec::new() } else { partitions(i as i32, 3) },
                 pending_revocation: if i < 2 { Vec::new() } else { partitions(-(i as i32), 2) },
+                assigned_epochs: if i % 2 == 0 {
+                    AssignmentEpochs::default()
+                } else {
+                    staggered(&partitions(i as i32, 3), [i32::MIN, i32::MAX][i / 2])
+                },
+                pending_revocation_epochs: if i < 2 {
+                    AssignmentEpochs::default()
+                } else {
+                    AssignmentEpochs::Same([i32::MAX, i32::MIN][i - 2])
+                },
             }),
         });
     }
@@ -488,7 +527,10 @@ pub fn awkward_records() -> Vec<ModernGroupRecord> {
             group_id: g("max"),
             value: Some(ConsumerGroupMetadataValue { epoch: i32::MAX, metadata_hash: u64::MAX }),
         },
-        ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g("min"), value: Some(i32::MIN) },
+        ModernGroupRecord::ShareTargetAssignmentMetadata {
+            group_id: g("min"),
+            value: Some(TargetAssignmentMetadataValue::new(i32::MIN, -1)),
+        },
         ModernGroupRecord::ShareTargetAssignmentMember {
             group_id: g(unicode),
             member_id: g("many"),

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue, ModernGroupRecord,
-    Record, RegularExpressionValue, conformance,
+    AssignmentEpochs, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue,
+    ModernGroupRecord, Record, RegularExpressionValue, TargetAssignmentMetadataValue, conformance,
 };
 use group_types::{
     ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
@@ -67,7 +67,11 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
                 }),
             })),
         },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(3) },
+        // Format 2 has no assignment timestamp: it reads as 0 (unknown).
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: g.clone(),
+            value: Some(TargetAssignmentMetadataValue::new(3, 0)),
+        },
         ModernGroupRecord::TargetAssignmentMember {
             group_id: g.clone(),
             member_id: m.clone(),
@@ -82,6 +86,10 @@ pub(crate) fn consumer_batch() -> Vec<Record> {
                 state: ConsumerMemberState::UnrevokedPartitions,
                 assigned: topics.clone(),
                 pending_revocation: topics,
+                // Format 2 has no assignment epochs: every partition reads as
+                // assigned at the member epoch.
+                assigned_epochs: AssignmentEpochs::Same(3),
+                pending_revocation_epochs: AssignmentEpochs::Same(3),
             }),
         },
         ModernGroupRecord::RegularExpression {

@@ -1,13 +1,14 @@
 //! KIP-848 consumer-group records in etcd: appended with tombstones, folded
 //! into a snapshot that keeps the live record of every key (and no
 //! tombstone), loaded back, by a fresh store too, as the memory store loads
-//! them; values holding them are written in format 2, the rest in format 1.
+//! them; values holding them are written in format 3, the rest in format 1.
 
 use std::sync::Arc;
 
 use group_offsets::{
-    ConsumerGroupMetadataValue, CoordinatorPartition, CurrentMemberAssignmentValue, MemoryMetadataStore,
-    MetadataStore, ModernGroupRecord, OwnerEpoch, Record, RegularExpressionValue,
+    AssignmentEpochs, ConsumerGroupMetadataValue, CoordinatorPartition, CurrentMemberAssignmentValue,
+    MemoryMetadataStore, MetadataStore, ModernGroupRecord, OwnerEpoch, Record, RegularExpressionValue,
+    TargetAssignmentMetadataValue,
 };
 use group_storage_etcd::EtcdConfig;
 use group_types::{ConsumerMemberState, TopicId, TopicIdPartitions};
@@ -39,7 +40,10 @@ fn join(group: &str, member: &str, epoch: i32) -> Vec<Record> {
             member_id: id(member),
             value: Some(topics.clone()),
         },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: id(group), value: Some(epoch) },
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: id(group),
+            value: Some(TargetAssignmentMetadataValue::new(epoch, 1_000 + i64::from(epoch))),
+        },
         ModernGroupRecord::CurrentMemberAssignment {
             group_id: id(group),
             member_id: id(member),
@@ -49,6 +53,9 @@ fn join(group: &str, member: &str, epoch: i32) -> Vec<Record> {
                 state: ConsumerMemberState::Stable,
                 assigned: topics,
                 pending_revocation: Vec::new(),
+                // Partition 0 assigned an epoch before partition 1 (KIP-1251).
+                assigned_epochs: AssignmentEpochs::from_epochs([epoch - 1, epoch]),
+                pending_revocation_epochs: AssignmentEpochs::default(),
             }),
         },
         ModernGroupRecord::RegularExpression {
@@ -119,7 +126,7 @@ fn modern_records_survive_a_snapshot_and_load_back() {
     assert_eq!(before.groups.offsets.len(), 1, "consumer records leave offsets alone");
 
     let formats: Vec<u8> = raw.values(&format!("{base}log/")).iter().map(|v| v[0]).collect();
-    assert_eq!(formats, [1, 2, 2, 2, 2, 2, 2, 2], "format 2 exactly for entries with consumer records");
+    assert_eq!(formats, [1, 3, 3, 3, 3, 3, 3, 3], "format 3 exactly for entries with consumer records");
 
     // Another store of the partition snapshots after its first append.
     let eager = connect(EtcdConfig { compact_after_entries: 1, ..no_snapshots.clone() });
@@ -132,7 +139,7 @@ fn modern_records_survive_a_snapshot_and_load_back() {
     assert_eq!(raw.count(&format!("{base}log/")), 0, "the covered log is deleted");
     assert_eq!(
         raw.get(&format!("{base}snapshot")).map(|v| v[0]),
-        Some(2),
+        Some(3),
         "the snapshot holds consumer records"
     );
     assert_eq!(normalise(connect(no_snapshots.clone()).load(P).unwrap()), before, "a fresh store loads it");

@@ -37,8 +37,10 @@ fn new_values_are_the_shared_codecs() {
     assert_eq!(decode_group("g", &value).ok(), Some(group));
     let error = decode_group("h", &value).unwrap_err();
     assert!(matches!(error, DecodeError::Record(records::DecodeError::OtherGroup { .. })), "{error:?}");
-    let record = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value: Some(4) };
+    let value = Some(group_offsets::TargetAssignmentMetadataValue::new(4, 9));
+    let record = ModernGroupRecord::TargetAssignmentMetadata { group_id: Arc::from("g"), value };
     let value = encode_value(&Record::Modern(record.clone())).unwrap();
+    assert_eq!(value[0], records::FORMAT_V3, "a consumer-group value carries Kafka 4.3's fields");
     let key =
         ConsumerKey { coordinator: CoordinatorPartition(0), group_id: "g", record_type: 6, sub_key: "" };
     assert_eq!(decode_consumer(&key, Arc::from("g"), &value).ok(), Some(record));

@@ -67,9 +67,9 @@ fn the_first_consumer_record_flips_the_layout_to_v3() {
         let db = open_raw(&dir.db());
         let tree = db.open_tree(PARTITIONS_TREE).unwrap();
         let value = tree.get(consumer_key(p, "g", 3, "")).unwrap().expect("the documented key");
-        // The shared record codec's version, then the value: epoch 5 zigzag,
-        // hash 258 as a varint.
-        assert_eq!(value.as_ref(), [2, 10, 0x82, 0x02]);
+        // The shared record codec's version (3 for a consumer-group record),
+        // then the value: epoch 5 zigzag, hash 258 as a varint.
+        assert_eq!(value.as_ref(), [3, 10, 0x82, 0x02]);
     }
     let store = SledMetadataStore::open_with_partitions(dir.db(), 300).unwrap();
     let loaded = store.load(p).unwrap();

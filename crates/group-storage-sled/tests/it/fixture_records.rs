@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
     CurrentMemberAssignmentValue, GroupMetadataRecord, MemberMetadataRecord, ModernGroupRecord, Record,
-    RegularExpressionValue, StoredGroups,
+    RegularExpressionValue, StoredGroups, TargetAssignmentMetadataValue,
 };
 use group_types::{
     ConsumerMemberState, OffsetAndMetadata, ProtocolMetadata, TopicId, TopicIdPartitions, TopicPartition,
@@ -90,7 +90,11 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
                 }),
             })),
         },
-        ModernGroupRecord::TargetAssignmentMetadata { group_id: g.clone(), value: Some(n) },
+        // The landed build wrote no assignment timestamp: it reads as 0.
+        ModernGroupRecord::TargetAssignmentMetadata {
+            group_id: g.clone(),
+            value: Some(TargetAssignmentMetadataValue::new(n, 0)),
+        },
         ModernGroupRecord::TargetAssignmentMember {
             group_id: g.clone(),
             member_id: m.clone(),
@@ -109,6 +113,10 @@ fn consumer(group_id: &str, member: &str, n: i32) -> Vec<Record> {
                 },
                 assigned: topics(n),
                 pending_revocation: topics(n + 1)[..1].to_vec(),
+                // Nor assignment epochs: every partition reads as assigned at
+                // the member epoch.
+                assigned_epochs: AssignmentEpochs::defaulted(n),
+                pending_revocation_epochs: AssignmentEpochs::defaulted(n),
             }),
         },
         ModernGroupRecord::RegularExpression {

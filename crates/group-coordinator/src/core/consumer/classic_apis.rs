@@ -7,17 +7,26 @@ use std::sync::Arc;
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
     DescribedGroup, ErrorCode, GroupId, GroupState, LeaveGroupRequest, LeaveGroupResponse,
-    LeaveMemberResponse, ListedGroup, OffsetFetchRequest,
+    LeaveMemberResponse, ListedGroup, OffsetCommitData, OffsetFetchRequest,
 };
 
-use super::{ConsumerGroup, subscribed_topic_names};
+use super::{ConsumerGroup, epochs, subscribed_topic_names};
+use crate::MetadataImage;
 use crate::core::offsets::Committer;
 use crate::core::{CoordinatorCore, RequestId, Response};
 
-/// `ConsumerGroup.validateOffsetCommit` (§7.1), for a plain or a
-/// transactional commit. A transactional commit's stale or newer epoch is
-/// `ILLEGAL_GENERATION`, as Kafka maps it for TxnOffsetCommit before v6.
-pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, c: &Committer<'_>) -> Result<(), ErrorCode> {
+/// `ConsumerGroup.validateOffsetCommit` (§7.1) as Kafka 4.3 has it, for a
+/// plain or a transactional commit: the member's epoch, or an older one that
+/// every committed partition was assigned at or before (KIP-1251,
+/// `epochs::check_commit`; `metadata_too_large` tells the partitions Kafka
+/// answers before it checks them). A transactional commit's stale or newer
+/// epoch is `ILLEGAL_GENERATION`, as Kafka maps it for TxnOffsetCommit before v6.
+pub(crate) fn validate_offset_commit(
+    cg: &ConsumerGroup,
+    c: &Committer<'_>,
+    image: &MetadataImage,
+    metadata_too_large: impl Fn(&OffsetCommitData) -> bool,
+) -> Result<(), ErrorCode> {
     if c.generation < 0 && cg.modern.members.is_empty() {
         return Ok(());
     }
@@ -30,12 +39,17 @@ pub(crate) fn validate_offset_commit(cg: &ConsumerGroup, c: &Committer<'_>) -> R
     if !c.transactional && !member.is_classic() && c.api_version < 9 {
         return Err(ErrorCode::UnsupportedVersion);
     }
-    if c.generation != member.member_epoch {
-        return Err(if member.is_classic() || c.transactional {
-            ErrorCode::IllegalGeneration
-        } else {
-            ErrorCode::StaleMemberEpoch
-        });
+    let stale = if member.is_classic() || c.transactional {
+        ErrorCode::IllegalGeneration
+    } else {
+        ErrorCode::StaleMemberEpoch
+    };
+    if c.generation > member.member_epoch {
+        return Err(stale);
+    }
+    if c.generation < member.member_epoch {
+        return epochs::check_commit(member, c.generation, c.offsets, metadata_too_large, image)
+            .map_err(|_| stale);
     }
     Ok(())
 }

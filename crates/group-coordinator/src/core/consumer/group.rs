@@ -12,10 +12,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use group_offsets::{CurrentMemberAssignmentValue, ModernGroupRecord};
+use group_offsets::{AssignmentEpochs, CurrentMemberAssignmentValue, ModernGroupRecord};
 use group_types::hash::FastMap;
 use group_types::{ConsumerGroupState, ConsumerMemberState, TopicId};
 
+use super::epochs;
 use super::meta::MemberMeta;
 use super::topics::NameCounts;
 use crate::core::modern::assignment::{self, Held};
@@ -32,6 +33,12 @@ pub(crate) struct ConsumerMember {
     pub(crate) state: ConsumerMemberState,
     pub(crate) assigned: Held,
     pub(crate) pending_revocation: Held,
+    /// When each partition of `assigned` was assigned to it (KIP-1251), in
+    /// `assigned`'s order: commits of an older member epoch are checked
+    /// against it (`consumer/epochs.rs`).
+    pub(crate) assigned_epochs: AssignmentEpochs,
+    /// The same for `pending_revocation`.
+    pub(crate) pending_revocation_epochs: AssignmentEpochs,
     /// Not in records: the epoch the revocation timer was armed for, if armed,
     /// and when it fires. Boxed: only a member revoking partitions has one,
     /// and inline it would take three words of every member.
@@ -109,6 +116,8 @@ impl ConsumerMember {
             state: self.state,
             assigned: assignment::to_wire(&self.assigned),
             pending_revocation: assignment::to_wire(&self.pending_revocation),
+            assigned_epochs: self.assigned_epochs.clone(),
+            pending_revocation_epochs: self.pending_revocation_epochs.clone(),
         }
     }
 }
@@ -337,7 +346,8 @@ impl ConsumerGroup {
                 }
             }
             ModernGroupRecord::TargetAssignmentMetadata { value, .. } => {
-                let change = self.modern.replay_assignment_epoch(value.unwrap_or(-1));
+                let (epoch, at) = value.map_or((-1, 0), |m| (m.assignment_epoch, m.assignment_timestamp_ms));
+                let change = self.modern.replay_assignment_metadata(epoch, at);
                 log(&mut undo, || Change::Modern(change));
             }
             ModernGroupRecord::TargetAssignmentMember { member_id, value, .. } => {
@@ -360,8 +370,14 @@ impl ConsumerGroup {
                         member.previous_member_epoch = v.previous_member_epoch;
                         member.state = v.state;
                         let target = self.modern.targets.get(member_id);
-                        member.assigned = Held::like(assignment::from_wire(&v.assigned), target);
-                        member.pending_revocation = Held::from(assignment::from_wire(&v.pending_revocation));
+                        let (assigned, assigned_epochs) =
+                            epochs::from_record(&v.assigned, &v.assigned_epochs);
+                        let (pending, pending_epochs) =
+                            epochs::from_record(&v.pending_revocation, &v.pending_revocation_epochs);
+                        member.assigned = Held::like(assigned, target);
+                        member.pending_revocation = Held::from(pending);
+                        member.assigned_epochs = assigned_epochs;
+                        member.pending_revocation_epochs = pending_epochs;
                     }
                     None => {
                         member.member_epoch = -1;
@@ -369,6 +385,8 @@ impl ConsumerGroup {
                         member.state = ConsumerMemberState::Stable;
                         member.assigned = Held::NONE;
                         member.pending_revocation = Held::NONE;
+                        member.assigned_epochs = AssignmentEpochs::default();
+                        member.pending_revocation_epochs = AssignmentEpochs::default();
                     }
                 }
                 self.claim(&mut undo, &member);
@@ -607,6 +625,7 @@ mod tests {
                     }),
                 }),
             proptest::option::of(0..5i32).prop_map(move |value| {
+                let value = value.map(|e| group_offsets::TargetAssignmentMetadataValue::new(e, 0));
                 ModernGroupRecord::TargetAssignmentMetadata { group_id: g2.clone(), value }
             }),
             (member.clone(), proptest::option::of(proptest::collection::vec(partition.clone(), 0..3)))
@@ -620,17 +639,25 @@ mod tests {
                 proptest::option::of((
                     -2..5i32,
                     proptest::collection::vec(partition.clone(), 0..3),
-                    proptest::collection::vec(partition, 0..2)
+                    proptest::collection::vec(partition, 0..2),
+                    0..3i32,
                 ))
             )
                 .prop_map(move |(member_id, value)| {
                     ModernGroupRecord::CurrentMemberAssignment {
                         group_id: g4.clone(),
                         member_id,
-                        value: value.map(|(epoch, assigned, pending)| CurrentMemberAssignmentValue {
+                        value: value.map(|(epoch, assigned, pending, older)| CurrentMemberAssignmentValue {
                             member_epoch: epoch,
                             previous_member_epoch: epoch - 1,
                             state: ConsumerMemberState::Stable,
+                            // The first partition listed was assigned `older` epochs before.
+                            assigned_epochs: AssignmentEpochs::from_epochs(
+                                (0..assigned.len()).map(|i| if i == 0 { epoch - older } else { epoch }),
+                            ),
+                            pending_revocation_epochs: AssignmentEpochs::from_epochs(
+                                pending.iter().map(|_| epoch - 1),
+                            ),
                             assigned: parts(&assigned),
                             pending_revocation: parts(&pending),
                         }),
@@ -669,6 +696,8 @@ mod tests {
                 state: ConsumerMemberState::Stable,
                 assigned: parts(&[(1, 1), (1, 0)]),
                 pending_revocation: Vec::new(),
+                assigned_epochs: AssignmentEpochs::Same(1),
+                pending_revocation_epochs: AssignmentEpochs::default(),
             }),
         };
         for order in [[&target, &current], [&current, &target]] {

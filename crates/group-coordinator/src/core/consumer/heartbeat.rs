@@ -9,6 +9,7 @@ use group_types::{
     JOIN_GROUP_MEMBER_EPOCH, LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH, MemberId,
 };
 
+use super::epochs;
 use super::group::{ConsumerGroup, ConsumerMember};
 use super::meta::MemberMeta;
 use super::reconcile::{self, Inputs, Reconciled};
@@ -509,13 +510,7 @@ impl CoordinatorCore {
         next: Reconciled,
     ) {
         let group_id = work.group_id.clone();
-        let value = group_offsets::CurrentMemberAssignmentValue {
-            member_epoch: next.member_epoch,
-            previous_member_epoch: next.previous_member_epoch,
-            state: next.state,
-            assigned: assignment::to_wire(&next.assigned),
-            pending_revocation: assignment::to_wire(&next.pending_revocation),
-        };
+        let value = next.value();
         work.emit(ModernGroupRecord::CurrentMemberAssignment {
             group_id: group_id.clone(),
             member_id: member_id.clone(),
@@ -595,12 +590,13 @@ impl CoordinatorCore {
                 let mut value = m.assignment_value();
                 // Only the epoch changes (the previous epoch stays).
                 value.member_epoch = LEAVE_GROUP_STATIC_MEMBER_EPOCH;
-                value.pending_revocation = Vec::new();
-                work.emit(ModernGroupRecord::CurrentMemberAssignment {
+                let mut record = ModernGroupRecord::CurrentMemberAssignment {
                     group_id: work.group_id.clone(),
                     member_id: member_id.clone(),
                     value: Some(value),
-                });
+                };
+                epochs::reset_for_static_leave(&mut record);
+                work.emit(record);
             }
         } else {
             work.removal = "left";

@@ -16,6 +16,7 @@
 mod classic;
 mod classic_apis;
 mod describe;
+mod epochs;
 mod group;
 mod heartbeat;
 mod load;
@@ -144,7 +145,7 @@ impl Work {
                 E::ConsumerGroupEpochBumped { group_id, epoch: v.epoch }
             }
             ModernGroupRecord::TargetAssignmentMetadata { value: Some(epoch), .. } => {
-                E::ConsumerTargetAssignment { group_id, epoch: *epoch }
+                E::ConsumerTargetAssignment { group_id, epoch: epoch.assignment_epoch }
             }
             ModernGroupRecord::CurrentMemberAssignment { member_id, value: Some(v), .. } => {
                 let count = |t: &[group_types::TopicIdPartitions]| t.iter().map(|t| t.partitions.len()).sum();
@@ -183,15 +184,6 @@ impl Work {
         let refresh = self.cg.refresh_needed;
         let undo = (self.origin == Origin::Existing && !self.records.is_empty()).then_some(&mut self.changes);
         self.cg.set_flags(undo, refresh, regex_refresh_due)
-    }
-
-    /// Keeps when the target assignment the request computed was computed.
-    // TODO(FORMAT_V3): carried by the target assignment metadata record instead.
-    pub(crate) fn set_assignment_timestamp(&mut self, timestamp_ms: i64) {
-        let change = self.cg.modern.set_assignment_timestamp(timestamp_ms);
-        if self.origin == Origin::Existing {
-            self.changes.push(Change::Modern(change));
-        }
     }
 
     /// Undoes every logged change: the group is as it was before the first record.

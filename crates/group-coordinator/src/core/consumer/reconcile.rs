@@ -3,10 +3,15 @@
 //!
 //! A partition goes to a member only once nobody else owns it, and a member gives
 //! back what it must revoke before it receives anything new, so no partition is
-//! ever owned by two members at once.
+//! ever owned by two members at once. Each partition carries the epoch at which
+//! it was assigned (KIP-1251, `epochs.rs`): kept and revoked partitions keep
+//! theirs, added ones take the target assignment's.
+
+use group_offsets::AssignmentEpochs;
 
 use group_types::{ConsumerMemberState, ErrorCode, TopicId};
 
+use super::epochs;
 use super::group::{ConsumerGroup, ConsumerMember};
 use crate::core::modern::assignment::{self, Assignment};
 
@@ -18,6 +23,8 @@ pub(crate) struct Reconciled {
     pub(crate) state: ConsumerMemberState,
     pub(crate) assigned: Assignment,
     pub(crate) pending_revocation: Assignment,
+    pub(crate) assigned_epochs: AssignmentEpochs,
+    pub(crate) pending_revocation_epochs: AssignmentEpochs,
 }
 
 impl Reconciled {
@@ -28,6 +35,21 @@ impl Reconciled {
             state: member.state,
             assigned: (*member.assigned).clone(),
             pending_revocation: (*member.pending_revocation).clone(),
+            assigned_epochs: member.assigned_epochs.clone(),
+            pending_revocation_epochs: member.pending_revocation_epochs.clone(),
+        }
+    }
+
+    /// The record value of this state.
+    pub(crate) fn value(&self) -> group_offsets::CurrentMemberAssignmentValue {
+        group_offsets::CurrentMemberAssignmentValue {
+            member_epoch: self.member_epoch,
+            previous_member_epoch: self.previous_member_epoch,
+            state: self.state,
+            assigned: assignment::to_wire(&self.assigned),
+            pending_revocation: assignment::to_wire(&self.pending_revocation),
+            assigned_epochs: self.assigned_epochs.clone(),
+            pending_revocation_epochs: self.pending_revocation_epochs.clone(),
         }
     }
 
@@ -38,6 +60,8 @@ impl Reconciled {
             && self.state == member.state
             && self.assigned == *member.assigned
             && self.pending_revocation == *member.pending_revocation
+            && self.assigned_epochs == member.assigned_epochs
+            && self.pending_revocation_epochs == member.pending_revocation_epochs
     }
 }
 
@@ -133,12 +157,16 @@ fn next_assignment(member: &ConsumerMember, inputs: &Inputs<'_>, revoking_epoch:
     let keep = assignment::from_sorted(keep);
     let revoke = assignment::from_sorted(revoke);
     let add = assignment::from_sorted(add);
+    // Kept and revoked partitions were all in `assigned`: they keep its epochs.
+    let held_since = |t, p| assigned_epoch(member, t, p);
     if !revoke.is_empty() && owns_any(inputs.owned, &revoke) {
         let (member_epoch, previous_member_epoch) = with_epoch(member, revoking_epoch);
         return Reconciled {
             member_epoch,
             previous_member_epoch,
             state: ConsumerMemberState::UnrevokedPartitions,
+            assigned_epochs: epochs::epochs_of(&keep, held_since),
+            pending_revocation_epochs: epochs::epochs_of(&revoke, held_since),
             assigned: keep,
             pending_revocation: revoke,
         };
@@ -147,13 +175,24 @@ fn next_assignment(member: &ConsumerMember, inputs: &Inputs<'_>, revoking_epoch:
     let state =
         if has_unreleased { ConsumerMemberState::UnreleasedPartitions } else { ConsumerMemberState::Stable };
     let assigned = if add.is_empty() { keep } else { assignment::union(&keep, &add) };
+    let assigned_epochs = epochs::epochs_of(&assigned, |t, p| {
+        if assignment::contains(&add, t, p) { inputs.target_epoch } else { held_since(t, p) }
+    });
     Reconciled {
         member_epoch,
         previous_member_epoch,
         state,
         assigned,
         pending_revocation: Assignment::default(),
+        assigned_epochs,
+        pending_revocation_epochs: AssignmentEpochs::default(),
     }
+}
+
+/// The epoch at which `member` got partition `p` of `topic`, which it holds
+/// as assigned (0 if not, which reconciliation never asks).
+fn assigned_epoch(member: &ConsumerMember, topic: TopicId, p: i32) -> i32 {
+    epochs::epoch_of(&member.assigned, &member.assigned_epochs, topic, p).unwrap_or(0)
 }
 
 /// `updateCurrentAssignment` (4.2): partitions of topics the member no longer
@@ -174,16 +213,30 @@ fn drop_unsubscribed(member: &ConsumerMember, inputs: &Inputs<'_>) -> Reconciled
     }
     let keep = assignment::from_sorted(keep);
     let pending = assignment::union(&member.pending_revocation, &revoke);
+    let held_since = |t, p| assigned_epoch(member, t, p);
+    let assigned_epochs = epochs::epochs_of(&keep, held_since);
     if owns_any(inputs.owned, &pending) {
-        // The epochs stay as they are: this is not an epoch transition.
+        // A newly revoked partition's epoch wins over an older pending one's
+        // (`updateCurrentAssignment` merges them with `putAll`).
+        let pending_revocation_epochs = epochs::epochs_of(&pending, |t, p| {
+            if assignment::contains(&revoke, t, p) {
+                held_since(t, p)
+            } else {
+                epochs::epoch_of(&member.pending_revocation, &member.pending_revocation_epochs, t, p)
+                    .unwrap_or(0)
+            }
+        });
+        // The member epochs stay as they are: this is not an epoch transition.
         Reconciled {
             member_epoch: member.member_epoch,
             previous_member_epoch: member.previous_member_epoch,
             state: ConsumerMemberState::UnrevokedPartitions,
             assigned: keep,
             pending_revocation: pending,
+            assigned_epochs,
+            pending_revocation_epochs,
         }
     } else {
-        Reconciled { assigned: keep, ..Reconciled::of(member) }
+        Reconciled { assigned: keep, assigned_epochs, ..Reconciled::of(member) }
     }
 }

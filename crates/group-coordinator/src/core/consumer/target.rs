@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget};
-use group_offsets::ModernGroupRecord;
+use group_offsets::{ModernGroupRecord, TargetAssignmentMetadataValue};
 use group_types::hash::ClientMap;
 use group_types::{ErrorCode, TopicId};
 
@@ -109,8 +109,9 @@ impl CoordinatorCore {
             });
         }
         let epoch = work.cg.modern.group_epoch;
-        work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value: Some(epoch) });
-        work.set_assignment_timestamp(self.engine.now);
+        // KIP-1263: when this target was computed, which the next waits on.
+        let value = Some(TargetAssignmentMetadataValue::new(epoch, self.engine.now));
+        work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value });
         Ok(())
     }
 

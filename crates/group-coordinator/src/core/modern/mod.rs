@@ -78,10 +78,8 @@ impl<M> Default for ModernGroup<M> {
 pub(crate) enum ModernChange {
     /// The group epoch and metadata hash were these.
     GroupEpoch { epoch: i32, metadata_hash: u64 },
-    /// The target assignment's epoch was this.
-    AssignmentEpoch(i32),
-    /// The target assignment's timestamp was this.
-    AssignmentTimestamp(i64),
+    /// The target assignment's epoch and timestamp were these.
+    AssignmentEpoch { epoch: i32, timestamp_ms: i64 },
     /// Member `member`'s target was `prev` (`None`: it had none).
     Target { member: Arc<str>, prev: Option<Held> },
 }
@@ -121,16 +119,14 @@ impl<M> ModernGroup<M> {
         undo
     }
 
-    /// Replays a target assignment epoch record (`-1` for its tombstone).
-    pub(crate) fn replay_assignment_epoch(&mut self, epoch: i32) -> ModernChange {
-        let undo = ModernChange::AssignmentEpoch(self.assignment_epoch);
+    /// Replays a target assignment metadata record: its epoch and when it was
+    /// computed (`-1` and 0 for its tombstone, as `setTargetAssignmentMetadata`).
+    pub(crate) fn replay_assignment_metadata(&mut self, epoch: i32, timestamp_ms: i64) -> ModernChange {
+        let undo = ModernChange::AssignmentEpoch {
+            epoch: self.assignment_epoch,
+            timestamp_ms: self.assignment_timestamp_ms,
+        };
         self.assignment_epoch = epoch;
-        undo
-    }
-
-    /// Records when the target assignment was computed, returning how to undo it.
-    pub(crate) fn set_assignment_timestamp(&mut self, timestamp_ms: i64) -> ModernChange {
-        let undo = ModernChange::AssignmentTimestamp(self.assignment_timestamp_ms);
         self.assignment_timestamp_ms = timestamp_ms;
         undo
     }
@@ -151,8 +147,10 @@ impl<M> ModernGroup<M> {
                 self.group_epoch = epoch;
                 self.metadata_hash = metadata_hash;
             }
-            ModernChange::AssignmentEpoch(epoch) => self.assignment_epoch = epoch,
-            ModernChange::AssignmentTimestamp(timestamp_ms) => self.assignment_timestamp_ms = timestamp_ms,
+            ModernChange::AssignmentEpoch { epoch, timestamp_ms } => {
+                self.assignment_epoch = epoch;
+                self.assignment_timestamp_ms = timestamp_ms;
+            }
             ModernChange::Target { member, prev } => match prev {
                 Some(target) => {
                     self.targets.insert(member, target);

@@ -19,13 +19,19 @@ use crate::core::{CoordinatorCore, OffsetChanges, PendingWrite, Record, RequestI
 /// The request's metadata is a slice of its frame, which the cache must not keep
 /// alive: one detached copy (none when empty) that the record shares.
 #[inline]
+/// True when `data`'s metadata is over `max` bytes: its partition is
+/// answered `OFFSET_METADATA_TOO_LARGE`, before any other check of it.
+pub(crate) fn metadata_too_large(data: &OffsetCommitData, max: usize) -> bool {
+    data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max)
+}
+
 pub(super) fn stored_offset(
     data: &OffsetCommitData,
     commit_time: i64,
     expire_time: Option<i64>,
     max: usize,
 ) -> Result<OffsetAndMetadata, ErrorCode> {
-    if data.metadata.as_ref().is_some_and(|m| m.len() > max && metadata_length(m) > max) {
+    if metadata_too_large(data, max) {
         return Err(ErrorCode::OffsetMetadataTooLarge);
     }
     Ok(OffsetAndMetadata {

@@ -18,6 +18,7 @@ use group_types::hash::ClientState;
 use group_types::{OffsetAndMetadata, TopicPartition};
 use hashbrown::hash_table::HashTable;
 
+pub(crate) use self::apis::metadata_too_large;
 pub(crate) use self::cache::OffsetCache;
 
 /// Who commits, as a group's kind checks it (`Group.validateOffsetCommit`'s
@@ -31,6 +32,9 @@ pub(crate) struct Committer<'a> {
     pub(crate) api_version: i16,
     /// A TxnOffsetCommit: member fields optional, the group's state not enforced.
     pub(crate) transactional: bool,
+    /// The partitions committed: a consumer group checks an older member
+    /// epoch against each one's assignment epoch (KIP-1251).
+    pub(crate) offsets: &'a [group_types::TopicEntries<group_types::OffsetCommitData>],
 }
 
 impl<'a> Committer<'a> {
@@ -41,6 +45,7 @@ impl<'a> Committer<'a> {
             generation: req.generation_id,
             api_version: req.api_version,
             transactional: false,
+            offsets: &req.offsets,
         }
     }
 
@@ -51,6 +56,7 @@ impl<'a> Committer<'a> {
             generation: req.generation_id,
             api_version: req.api_version,
             transactional: true,
+            offsets: &req.offsets,
         }
     }
 }

@@ -46,7 +46,7 @@ impl CoordinatorCore {
             self.create_group(&req.group_id);
         }
         let Some((group_id, kind)) = self.groups.get_key_value(req.group_id.as_str()) else { return };
-        if let Err(code) = kind.validate_txn_offset_commit(&req) {
+        if let Err(code) = kind.validate_txn_offset_commit(&req, &self.engine) {
             return refuse(self, code);
         }
         let group_id = group_id.clone();

@@ -16,7 +16,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use group_assignors::server::{GroupSpec, MemberSpec, MemberTarget, ShareGroupSpec, SubscriptionType};
-use group_offsets::{ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberMetadataValue};
+use group_offsets::{
+    ConsumerGroupMetadataValue, ModernGroupRecord, Record, ShareMemberMetadataValue,
+    TargetAssignmentMetadataValue,
+};
 use group_types::{
     ConsumerMemberState, ErrorCode, InitializeShareGroupStateRequest, InitializeStatePartition,
     ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, ShareStateTopic, TopicId,
@@ -70,8 +73,6 @@ struct Outcome {
     initialize: Option<InitializeShareGroupStateRequest>,
     /// Whether the group's metadata was hashed again (its refresh is done).
     refreshed: bool,
-    /// When the target assignment this heartbeat computed was computed, if it did.
-    assigned_at: Option<i64>,
 }
 
 impl CoordinatorCore {
@@ -184,7 +185,7 @@ impl CoordinatorCore {
             ..ShareGroupHeartbeatResponse::default()
         };
         let timer = TimerOp::Cancel { key: TimerKey::ShareSession(Arc::from(gid), Arc::from(member_id)) };
-        Ok(Outcome { records, response, timer, initialize: None, refreshed: false, assigned_at: None })
+        Ok(Outcome { records, response, timer, initialize: None, refreshed: false })
     }
 
     /// `shareGroupFenceMember`'s records: the member's tombstones, then the
@@ -392,8 +393,7 @@ impl CoordinatorCore {
             ..ShareGroupHeartbeatResponse::default()
         };
         let initialize = self.maybe_initialize(g, &group_id, group_epoch, &names, &mut records);
-        let assigned_at = target.is_some().then_some(self.engine.now);
-        Ok(Outcome { records, response, timer, initialize, refreshed, assigned_at })
+        Ok(Outcome { records, response, timer, initialize, refreshed })
     }
 
     /// `updateTargetAssignment` for a share group: the share assignor over
@@ -477,7 +477,8 @@ impl CoordinatorCore {
         }
         records.push(ModernGroupRecord::ShareTargetAssignmentMetadata {
             group_id: group_id.clone(),
-            value: Some(group_epoch),
+            // KIP-1263: when this target was computed, which the next waits on.
+            value: Some(TargetAssignmentMetadataValue::new(group_epoch, self.engine.now)),
         });
         Ok(mine)
     }
@@ -579,7 +580,7 @@ impl CoordinatorCore {
     /// into the group, logged for undo, written; its answer released when they
     /// are durable.
     fn apply_share_outcome(&mut self, gid: &str, rid: Option<RequestId>, outcome: Outcome) {
-        let Outcome { records, response, timer, initialize, refreshed, assigned_at } = outcome;
+        let Outcome { records, response, timer, initialize, refreshed } = outcome;
         let armed = match &timer {
             TimerOp::Arm { key: TimerKey::ShareSession(_, member), deadline_ms } => {
                 Some((member.clone(), *deadline_ms))
@@ -616,10 +617,6 @@ impl CoordinatorCore {
                 for r in &records {
                     g.replay(r, now, Some(&mut changes));
                 }
-                // TODO(FORMAT_V3): carried by the target assignment metadata record instead.
-                if let Some(at) = assigned_at {
-                    changes.push(ShareChange::Modern(g.modern.set_assignment_timestamp(at)));
-                }
                 if let Some((member, deadline)) = &armed
                     && let Some(m) = g.modern.members.get_mut(member)
                 {
@@ -632,9 +629,6 @@ impl CoordinatorCore {
                 g.refresh_needed = false;
                 for r in &records {
                     g.replay(r, now, None);
-                }
-                if let Some(at) = assigned_at {
-                    g.modern.set_assignment_timestamp(at);
                 }
                 if let Some((member, deadline)) = &armed
                     && let Some(m) = g.modern.members.get_mut(member)
@@ -671,7 +665,6 @@ impl CoordinatorCore {
             timer,
             initialize: None,
             refreshed: false,
-            assigned_at: None,
         };
         self.apply_share_outcome(group, None, outcome);
     }

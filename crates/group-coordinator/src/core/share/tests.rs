@@ -49,7 +49,10 @@ fn share_group(members: &[&str]) -> Vec<Record> {
             value: Some(vec![TopicIdPartitions::new(FOO, [0, 1])]),
         });
     }
-    out.push(ModernGroupRecord::ShareTargetAssignmentMetadata { group_id: g(), value: Some(2) });
+    out.push(ModernGroupRecord::ShareTargetAssignmentMetadata {
+        group_id: g(),
+        value: Some(group_offsets::TargetAssignmentMetadataValue::new(2, 0)),
+    });
     for m in members {
         out.push(ModernGroupRecord::ShareCurrentMemberAssignment {
             group_id: g(),

@@ -12,8 +12,9 @@
 use std::sync::Arc;
 
 use group_offsets::{
-    ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
-    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, record_type,
+    AssignmentEpochs, ClassicMemberMetadata, ConsumerGroupMetadataValue, ConsumerMemberMetadataValue,
+    CurrentMemberAssignmentValue, ModernGroupRecord, RegularExpressionValue, TargetAssignmentMetadataValue,
+    record_type,
 };
 use group_types::{ConsumerMemberState, ProtocolMetadata, TopicId, TopicIdPartitions};
 use serde::{Deserialize, Serialize};
@@ -107,7 +108,7 @@ pub(crate) fn encode_consumer(record: &ModernGroupRecord) -> Result<Option<Vec<u
             value.as_deref().map(|m| encode(v, &member_metadata_v1(m))).transpose()
         }
         ModernGroupRecord::TargetAssignmentMetadata { value, .. } => value
-            .map(|assignment_epoch| encode(v, &TargetAssignmentMetadataV1 { assignment_epoch }))
+            .map(|m| encode(v, &TargetAssignmentMetadataV1 { assignment_epoch: m.assignment_epoch }))
             .transpose(),
         ModernGroupRecord::TargetAssignmentMember { value, .. } => value
             .as_deref()
@@ -189,7 +190,9 @@ pub(crate) fn decode_consumer(
         }
         record_type::TARGET_ASSIGNMENT_METADATA => {
             let stored: TargetAssignmentMetadataV1 = decode(body)?;
-            ModernGroupRecord::TargetAssignmentMetadata { group_id, value: Some(stored.assignment_epoch) }
+            // Written before Kafka 4.3's timestamp: unknown (0).
+            let value = Some(TargetAssignmentMetadataValue::new(stored.assignment_epoch, 0));
+            ModernGroupRecord::TargetAssignmentMetadata { group_id, value }
         }
         record_type::TARGET_ASSIGNMENT_MEMBER => {
             let stored: TargetAssignmentMemberV1 = decode(body)?;
@@ -198,10 +201,16 @@ pub(crate) fn decode_consumer(
         }
         record_type::CURRENT_MEMBER_ASSIGNMENT => {
             let stored: CurrentMemberAssignmentV1 = decode(body)?;
+            // Written before KIP-1251: every partition at the member epoch.
+            let epochs = |count: usize| AssignmentEpochs::same_over(stored.member_epoch.max(0), count);
             let value = CurrentMemberAssignmentValue {
                 member_epoch: stored.member_epoch,
                 previous_member_epoch: stored.previous_member_epoch,
                 state: ConsumerMemberState::from_value(stored.state),
+                assigned_epochs: epochs(stored.assigned.iter().map(|t| t.partitions.len()).sum()),
+                pending_revocation_epochs: epochs(
+                    stored.pending_revocation.iter().map(|t| t.partitions.len()).sum(),
+                ),
                 assigned: partitions(stored.assigned),
                 pending_revocation: partitions(stored.pending_revocation),
             };

@@ -77,6 +77,27 @@ fn golden() -> Vec<(&'static str, ModernGroupRecord, Vec<u8>, Vec<u8>)> {
     golden
 }
 
+/// `record` as the legacy format keeps it: without Kafka 4.3's assignment
+/// epochs and timestamp, which read back as a record without them reads.
+fn as_legacy(mut record: ModernGroupRecord) -> ModernGroupRecord {
+    match &mut record {
+        ModernGroupRecord::TargetAssignmentMetadata { value: Some(m), .. } => m.assignment_timestamp_ms = 0,
+        ModernGroupRecord::CurrentMemberAssignment { value: Some(a), .. } => {
+            let defaulted = |topics: &[group_types::TopicIdPartitions]| {
+                if topics.iter().all(|t| t.partitions.is_empty()) {
+                    group_offsets::AssignmentEpochs::default()
+                } else {
+                    group_offsets::AssignmentEpochs::defaulted(a.member_epoch)
+                }
+            };
+            a.assigned_epochs = defaulted(&a.assigned);
+            a.pending_revocation_epochs = defaulted(&a.pending_revocation);
+        }
+        _ => {}
+    }
+    record
+}
+
 fn decode_as(record: &ModernGroupRecord, bytes: &[u8]) -> Result<ModernGroupRecord, DecodeError> {
     decode_consumer(record.record_type(), Arc::clone(record.group_id()), record.sub_key(), bytes)
 }
@@ -87,7 +108,7 @@ fn consumer_v1_keys_and_values_are_pinned() {
         let encoded_key = keys::consumer_key(P7, record.group_id(), record.record_type(), record.sub_key());
         assert_eq!(encoded_key.unwrap(), key, "{name}: key");
         assert_eq!(encode_consumer(&record).unwrap(), Some(value.clone()), "{name}: value");
-        assert_eq!(decode_as(&record, &value).unwrap(), record, "{name}: decoded");
+        assert_eq!(decode_as(&record, &value).unwrap(), as_legacy(record), "{name}: decoded");
     }
 }
 
@@ -111,7 +132,7 @@ fn modern_records_round_trip() {
     for record in conformance::awkward_records().into_iter().filter(has_legacy_form) {
         let bytes = encode_consumer(&record).unwrap().expect("a value, not a tombstone");
         assert_eq!(bytes[0], CONSUMER_FORMAT_V1, "{record:?}");
-        assert_eq!(decode_as(&record, &bytes).unwrap(), record);
+        assert_eq!(decode_as(&record, &bytes).unwrap(), as_legacy(record));
     }
 }
 
