@@ -16,19 +16,23 @@ use group_coordinator::{
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerGroupState, ErrorCode, GroupId,
-    MemberId, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, TopicId, TopicIdPartitions,
+    GroupState, JoinGroupRequest, MemberId, ProtocolMetadata, ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse, Subscription, TopicId, TopicIdPartitions,
 };
 use rstest::rstest;
 
+use super::classic_timers::classic_join;
 use super::support::Sim;
 
 const FOO: TopicId = TopicId::from_u128(0xf00);
+const BAR: TopicId = TopicId::from_u128(0xba4);
 
 /// When the tests start: a target computed at time 0 would count as "time
 /// unknown", which never delays the next (`canComputeNextTargetAssignment`).
 const T0: i64 = 1_000_000;
 
-/// A core at [`T0`] with topic foo (6 partitions) whose consumer and share
+/// A core at [`T0`] with topics foo (6 partitions) and bar (3, which classic
+/// members subscribe to) whose consumer and share
 /// groups batch assignments every `interval` ms (the node's setting).
 fn sim(interval: i32) -> Sim {
     let mut config = CoordinatorConfig::default();
@@ -36,7 +40,10 @@ fn sim(interval: i32) -> Sim {
     config.group_config_bounds.consumer_assignment_interval_ms.default = interval;
     config.group_config_bounds.share_assignment_interval_ms.default = interval;
     let mut sim = Sim::new(config);
-    sim.core.update_metadata_image(Arc::new(MetadataImage::new(1, [TopicImage::new(FOO, "foo", 6)])));
+    sim.core.update_metadata_image(Arc::new(MetadataImage::new(
+        1,
+        [TopicImage::new(FOO, "foo", 6), TopicImage::new(BAR, "bar", 3)],
+    )));
     sim.advance_to(T0);
     sim
 }
@@ -316,4 +323,94 @@ fn share_group_epoch_is_bumped_once_while_the_target_waits() {
     sim.advance_to(T0 + 5_000);
     let r = share_hb(&mut sim, "m1", 1);
     assert_eq!((r.member_epoch, r.assignment), (2, Some(vec![TopicIdPartitions::new(FOO, 0..6)])));
+}
+
+/// A JoinGroup of a new classic member, answered MEMBER_ID_REQUIRED, then again
+/// with its id: its generation and id.
+fn classic_member_joins(sim: &mut Sim, mut join: JoinGroupRequest) -> (i32, String) {
+    let first = sim.send(Request::JoinGroup(join.clone()));
+    assert_eq!(sim.error_of(first), ErrorCode::MemberIdRequired);
+    join.member_id = sim.join_answer(first).expect("answered").member_id;
+    let again = sim.send(Request::JoinGroup(join.clone()));
+    let answer = sim.join_answer(again).expect("answered once written");
+    assert_eq!(answer.error_code, ErrorCode::None);
+    (answer.generation_id, join.member_id.to_string())
+}
+
+fn classic_sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+    let mut r = super::support::sync("g", member, generation, &[]);
+    r.protocol_type = Some("consumer".into());
+    r.protocol_name = Some("range".into());
+    let rid = sim.send(Request::SyncGroup(r));
+    sim.error_of(rid)
+}
+
+fn classic_beat(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+    let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", member, generation)));
+    sim.error_of(rid)
+}
+
+/// KAFKA-20272 where batching makes it matter: a classic member of a consumer
+/// group is told to rejoin only once a newer target assignment exists, so a
+/// consumer member's join whose target waits for the interval leaves it be, and
+/// the heartbeat that computes the target after the interval makes it rejoin.
+#[rstest]
+#[case::batching_off(0)]
+#[case::batching_every_5s(5_000)]
+fn classic_members_rejoin_when_the_delayed_target_comes(#[case] interval: i32) {
+    let batching = interval > 0;
+    let mut sim = sim(interval);
+    assert_eq!(hb(&mut sim, join("m1")).member_epoch, 1);
+    sim.advance_to(T0 + 5_000);
+    let (generation, c) = classic_member_joins(&mut sim, classic_join("", &[]));
+    assert_eq!(generation, 2);
+    assert_eq!(classic_sync(&mut sim, &c, 2), ErrorCode::None);
+
+    sim.advance_to(T0 + 5_100);
+    assert_eq!(hb(&mut sim, join("m2")).error_code, ErrorCode::None);
+    let g = sim.core.consumer_group("g").expect("a consumer group");
+    assert_eq!((g.group_epoch, g.assignment_epoch), (3, if batching { 2 } else { 3 }));
+    let expected = if batching { ErrorCode::None } else { ErrorCode::RebalanceInProgress };
+    assert_eq!(classic_beat(&mut sim, &c, 2), expected, "rejoin only for a newer target");
+
+    sim.advance_to(T0 + 10_000);
+    assert_eq!(hb(&mut sim, beat("m2", g.assignment_epoch)).error_code, ErrorCode::None);
+    assert_eq!(sim.core.consumer_group("g").expect("a consumer group").assignment_epoch, 3);
+    assert_eq!(classic_beat(&mut sim, &c, 2), ErrorCode::RebalanceInProgress);
+}
+
+/// `GroupMetadataManagerTest.testLastStaticConsumerProtocolMemberReplacedByClassicProtocolMemberWhenTargetAssignmentIsMissing`
+/// (KAFKA-20273): a classic member joined while the target waits has none; a
+/// classic member replacing the last consumer-protocol member by its instance id
+/// turns the group classic, which rebalances because the target is stale (the
+/// join answered at generation 0). Batching off, the classic member's join
+/// computed the target: the classic group is Stable.
+#[rstest]
+#[case::batching_off(0)]
+#[case::batching_every_5s(5_000)]
+fn a_downgrade_with_a_stale_target_rebalances(#[case] interval: i32) {
+    let batching = interval > 0;
+    let mut sim = sim(interval);
+    let m2 = ConsumerGroupHeartbeatRequest { instance_id: Some("i2".into()), ..join("m2") };
+    assert_eq!(hb(&mut sim, m2).member_epoch, 1);
+    sim.advance_to(T0 + 100);
+    let (generation, c1) = classic_member_joins(&mut sim, classic_join("", &[]));
+    assert_eq!(generation, if batching { 1 } else { 2 });
+    let g = sim.core.consumer_group("g").expect("a consumer group");
+    assert_eq!((g.group_epoch, g.assignment_epoch), (2, if batching { 1 } else { 2 }));
+
+    sim.advance_to(T0 + 200);
+    // m2's subscription, so that only the target's staleness can call a rebalance.
+    let foo = Subscription { version: 3, topics: vec!["foo".into()], ..Default::default() };
+    let mut replacing = classic_join("", &[]);
+    replacing.group_instance_id = Some("i2".into());
+    replacing.protocols = vec![ProtocolMetadata::new("range", foo.encode().expect("encodes"))];
+    let rid = sim.send(Request::JoinGroup(replacing));
+    let answer = sim.join_answer(rid).expect("answered once written");
+    assert_eq!(answer.error_code, ErrorCode::None);
+    assert_eq!(answer.generation_id, if batching { 0 } else { 2 });
+    assert!(sim.core.consumer_group("g").is_none(), "downgraded");
+    let g = sim.core.group("g").expect("a classic group");
+    let state = if batching { GroupState::PreparingRebalance } else { GroupState::Stable };
+    assert_eq!((g.state, g.members.len()), (state, 2), "{c1} and the replacing member");
 }
