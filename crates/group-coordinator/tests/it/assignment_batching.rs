@@ -414,3 +414,85 @@ fn a_downgrade_with_a_stale_target_rebalances(#[case] interval: i32) {
     let state = if batching { GroupState::PreparingRebalance } else { GroupState::Stable };
     assert_eq!((g.state, g.members.len()), (state, 2), "{c1} and the replacing member");
 }
+
+/// How a reload sees the target assignment's timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stored {
+    /// As written (through the record codec, FORMAT_V3).
+    AsWritten,
+    /// Unknown: 0, as a record written before the timestamp was kept reads.
+    Unknown,
+}
+
+/// Every record written so far, through the codec (encoded and decoded as an
+/// engine stores them), the targets' timestamps as `stored` says.
+fn stored_records(sim: &Sim, stored: Stored) -> Vec<Record> {
+    let mut records = group_offsets::codec::decode_records(&group_offsets::codec::encode_records(
+        &sim.writes.iter().flatten().cloned().collect::<Vec<_>>(),
+    ))
+    .expect("decodes what it encoded");
+    if stored == Stored::Unknown {
+        for r in &mut records {
+            if let Record::Modern(
+                ModernGroupRecord::TargetAssignmentMetadata { value: Some(v), .. }
+                | ModernGroupRecord::ShareTargetAssignmentMetadata { value: Some(v), .. },
+            ) = r
+            {
+                v.assignment_timestamp_ms = 0;
+            }
+        }
+    }
+    records
+}
+
+/// A new core (the same config, image and time) that loaded `records`, as a
+/// restart or a partition move does.
+fn reloaded(sim: &Sim, records: Vec<Record>) -> Sim {
+    let mut next = Sim::new(sim.core.config().clone());
+    next.core.update_metadata_image(Arc::new(MetadataImage::new(
+        1,
+        [TopicImage::new(FOO, "foo", 6), TopicImage::new(BAR, "bar", 3)],
+    )));
+    next.advance_to(sim.now);
+    let fx = next.core.load(sim.now, group_offsets::fold(records));
+    next.apply(fx);
+    next
+}
+
+/// The target's timestamp survives a reload (it is in the target assignment
+/// metadata record and replayed from it): a group whose next target waits still
+/// waits after a restart, and gets it once the interval is over. A record that
+/// carries no timestamp (0) never delays the next target
+/// (`canComputeNextTargetAssignment`). Consumer and share groups.
+#[rstest]
+#[case::consumer_as_written(false, Stored::AsWritten)]
+#[case::consumer_unknown(false, Stored::Unknown)]
+#[case::share_as_written(true, Stored::AsWritten)]
+#[case::share_unknown(true, Stored::Unknown)]
+fn the_assignment_timestamp_survives_a_reload(#[case] share: bool, #[case] stored: Stored) {
+    let mut sim = sim(5_000);
+    // m1 holds its target from T0; m2 joins at T0 + 100, its target waits.
+    let epoch = if share {
+        share_group_with_initialized_foo(&mut sim);
+        sim.advance_to(T0 + 100);
+        share_hb(&mut sim, "m2", 0).member_epoch
+    } else {
+        hb(&mut sim, join("m1"));
+        sim.advance_to(T0 + 100);
+        hb(&mut sim, join("m2")).member_epoch
+    };
+    assert_eq!(epoch, 1, "the target waits");
+
+    sim.advance_to(T0 + 200);
+    let mut sim = reloaded(&sim, stored_records(&sim, stored));
+    let beat_m2 = |sim: &mut Sim| match share {
+        true => share_hb(sim, "m2", 1).member_epoch,
+        false => hb(sim, beat("m2", 1)).member_epoch,
+    };
+    let waits = stored == Stored::AsWritten;
+    assert_eq!(beat_m2(&mut sim), if waits { 1 } else { 2 }, "computed at once only when unknown");
+    if waits {
+        sim.advance_to(T0 + 5_000);
+        assert_eq!(beat_m2(&mut sim), 2, "computed once the interval is over");
+    }
+}
