@@ -496,3 +496,139 @@ fn the_assignment_timestamp_survives_a_reload(#[case] share: bool, #[case] store
         assert_eq!(beat_m2(&mut sim), 2, "computed once the interval is over");
     }
 }
+
+/// One step of the batching simulation.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Client `i` heartbeats (joins when it is not a member), acknowledging what it owns.
+    Beat(usize),
+    /// Client `i` leaves.
+    Leave(usize),
+    /// Time passes.
+    Advance(i64),
+}
+
+fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (0usize..5).prop_map(Op::Beat),
+        1 => (0usize..5).prop_map(Op::Leave),
+        2 => (0i64..3_000).prop_map(Op::Advance),
+    ]
+}
+
+/// A consumer client as KIP-848 clients behave: it owns what its last answer
+/// with an assignment gave it, gives back at once what it lost, and rejoins
+/// with nothing after an error.
+#[derive(Debug, Clone, Default)]
+struct Client {
+    epoch: Option<i32>,
+    owned: Vec<TopicIdPartitions>,
+}
+
+impl Client {
+    fn beat(&mut self, sim: &mut Sim, i: usize) {
+        let id = format!("m{i}");
+        let request = match self.epoch {
+            None => {
+                let mut r = join(&id);
+                r.server_assignor = None;
+                if i % 2 == 1 {
+                    r.subscribed_topic_names = Some(vec!["foo".into(), "bar".into()]);
+                }
+                r
+            }
+            Some(epoch) => ConsumerGroupHeartbeatRequest {
+                topic_partitions: Some(self.owned.clone()),
+                ..beat(&id, epoch)
+            },
+        };
+        let r = hb(sim, request);
+        if r.error_code == ErrorCode::None {
+            self.epoch = Some(r.member_epoch);
+            if let Some(assignment) = r.assignment {
+                self.owned = assignment;
+            }
+        } else {
+            *self = Client::default();
+        }
+    }
+
+    fn leave(&mut self, sim: &mut Sim, i: usize) {
+        if let Some(epoch) = self.epoch {
+            let _ =
+                hb(sim, ConsumerGroupHeartbeatRequest { member_epoch: -1, ..beat(&format!("m{i}"), epoch) });
+            *self = Client::default();
+        }
+    }
+}
+
+/// No partition is owned (assigned or still to be revoked) by two members.
+fn owned_once(sim: &Sim) -> Result<(), proptest::test_runner::TestCaseError> {
+    let Some(g) = sim.core.consumer_group("g") else { return Ok(()) };
+    let mut seen = std::collections::BTreeMap::new();
+    for m in &g.members {
+        for t in m.assigned.iter().chain(&m.pending_revocation) {
+            for p in &t.partitions {
+                if let Some(other) = seen.insert((t.topic_id, *p), m.member_id.clone()) {
+                    proptest::prop_assert!(
+                        false,
+                        "{:?}-{p} owned by {other} and {}: {g:?}",
+                        t.topic_id,
+                        m.member_id
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// With any interval, batching never lets two members own a partition, and
+    /// once the clock passes the interval and members keep heartbeating, the group
+    /// settles with every subscribed partition assigned exactly once.
+    #[test]
+    fn batched_groups_never_share_a_partition_and_converge(
+        interval in proptest::prop_oneof![proptest::strategy::Just(0), proptest::strategy::Just(1_000), proptest::strategy::Just(5_000)],
+        ops in proptest::collection::vec(op(), 1..60),
+    ) {
+        let mut sim = sim(interval);
+        let mut clients = vec![Client::default(); 5];
+        for op in ops {
+            match op {
+                Op::Beat(i) => clients[i].beat(&mut sim, i),
+                Op::Leave(i) => clients[i].leave(&mut sim, i),
+                Op::Advance(ms) => sim.advance_to(sim.now + ms),
+            }
+            owned_once(&sim)?;
+        }
+        // Every client that is a member keeps heartbeating while the clock passes
+        // the interval twice over: a target computed during these rounds may be
+        // followed by a rejoin's bump, whose target waits for the next interval.
+        let members: Vec<usize> = (0..5).filter(|&i| clients[i].epoch.is_some()).collect();
+        for _ in 0..12 {
+            for &i in &members {
+                clients[i].beat(&mut sim, i);
+                owned_once(&sim)?;
+            }
+            sim.advance_to(sim.now + i64::from(interval) / 4 + 100);
+        }
+        let Some(g) = sim.core.consumer_group("g") else { return Ok(()) };
+        if g.members.is_empty() {
+            return Ok(());
+        }
+        proptest::prop_assert_eq!(g.state, ConsumerGroupState::Stable, "{:?}", g);
+        let subscribed_bar = g.members.iter().any(|m| m.metadata.subscribed_topic_names.iter().any(|t| t == "bar"));
+        let expected = 6 + if subscribed_bar { 3 } else { 0 };
+        let assigned: usize = g.members.iter().flat_map(|m| &m.assigned).map(|t| t.partitions.len()).sum();
+        proptest::prop_assert_eq!(assigned, expected, "every subscribed partition assigned once: {:?}", g);
+        for &i in &members {
+            let m = g.members.iter().find(|m| m.member_id == format!("m{i}"));
+            let server = m.map(|m| m.assigned.clone()).unwrap_or_default();
+            proptest::prop_assert_eq!(&clients[i].owned, &server, "m{} owns what the coordinator says", i);
+        }
+    }
+}
