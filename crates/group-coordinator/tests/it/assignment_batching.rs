@@ -155,12 +155,17 @@ fn written_since(sim: &Sim, from: usize) -> Vec<String> {
 /// its assignment at once; member 2, joining 5 ms before the interval is over,
 /// joins at the last target's epoch with nothing and the group waits in
 /// Assigning; its next heartbeat after the interval computes the new target.
-/// Batching off, member 2's join computes it at once.
+/// Batching off (this build's default), member 2's join computes it at once; at
+/// Kafka 4.3's default of 1 s and at the Kafka test's 5 s, it waits.
 #[rstest]
 #[case::batching_off(0)]
+#[case::kafka_4_3_default(1_000)]
 #[case::batching_every_5s(5_000)]
 fn consumer_group_assignment_interval(#[case] interval: i32) {
     let batching = interval > 0;
+    // When member 2 joins and beats again: 5 ms before and after the interval.
+    let wait = if batching { i64::from(interval) } else { 5_000 };
+    let (before, after) = (wait - 5, wait + 5);
     let mut sim = sim(interval);
     let r1 = hb(&mut sim, join("m1"));
     assert_eq!((r1.error_code, r1.member_epoch), (ErrorCode::None, 1));
@@ -177,20 +182,24 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
     );
 
     // Just before the interval is over, member 2 joins.
-    sim.advance_to(T0 + 4_995);
+    sim.advance_to(T0 + before);
     let from = sim.writes.len();
     let r2 = hb(&mut sim, join("m2"));
     assert_eq!((r2.member_epoch, r2.assignment), (if batching { 1 } else { 2 }, Some(Vec::new())));
-    let expected: &[&str] = if batching {
-        &["MemberMetadata m2", "GroupMetadata 2", "CurrentMemberAssignment m2 1 Stable []"]
+    let expected: Vec<String> = if batching {
+        vec![
+            "MemberMetadata m2".into(),
+            "GroupMetadata 2".into(),
+            "CurrentMemberAssignment m2 1 Stable []".into(),
+        ]
     } else {
-        &[
-            "MemberMetadata m2",
-            "GroupMetadata 2",
-            "TargetAssignmentMember m1 [0,1,2]",
-            "TargetAssignmentMember m2 [3,4,5]",
-            "TargetAssignmentMetadata 2 @4995",
-            "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
+        vec![
+            "MemberMetadata m2".into(),
+            "GroupMetadata 2".into(),
+            "TargetAssignmentMember m1 [0,1,2]".into(),
+            "TargetAssignmentMember m2 [3,4,5]".into(),
+            format!("TargetAssignmentMetadata 2 @{before}"),
+            "CurrentMemberAssignment m2 2 UnreleasedPartitions []".into(),
         ]
     };
     assert_eq!(written_since(&sim, from), expected);
@@ -210,7 +219,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
     }
 
     // The interval is over: member 2's next heartbeat computes the new target.
-    sim.advance_to(T0 + 5_005);
+    sim.advance_to(T0 + after);
     let from = sim.writes.len();
     let r3 = hb(&mut sim, beat("m2", r2.member_epoch));
     assert_eq!((r3.error_code, r3.member_epoch, r3.assignment), (ErrorCode::None, 2, None));
@@ -220,7 +229,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
             [
                 "TargetAssignmentMember m1 [0,1,2]",
                 "TargetAssignmentMember m2 [3,4,5]",
-                "TargetAssignmentMetadata 2 @5005",
+                &format!("TargetAssignmentMetadata 2 @{after}"),
                 "CurrentMemberAssignment m2 2 UnreleasedPartitions []",
             ]
         );
