@@ -15,13 +15,14 @@ use group_coordinator::{
 };
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
-    ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse, ConsumerGroupState, ErrorCode, GroupId,
-    GroupState, JoinGroupRequest, MemberId, ProtocolMetadata, ShareGroupHeartbeatRequest,
-    ShareGroupHeartbeatResponse, Subscription, TopicId, TopicIdPartitions,
+    ConsumerGroupHeartbeatRequest, ConsumerGroupState, ErrorCode, GroupId, GroupState, JoinGroupRequest,
+    MemberId, ProtocolMetadata, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse, Subscription,
+    TopicId, TopicIdPartitions,
 };
 use rstest::rstest;
 
-use super::classic_timers::classic_join;
+use super::classic_timers::{beat as classic_beat, classic_join, sync as classic_sync};
+use super::consumer_scenarios::{beat, hb, join as join_to};
 use super::support::Sim;
 
 const FOO: TopicId = TopicId::from_u128(0xf00);
@@ -48,38 +49,9 @@ fn sim(interval: i32) -> Sim {
     sim
 }
 
+/// A join of `member` to foo, asking for the range assignor (as Kafka's test does).
 fn join(member: &str) -> ConsumerGroupHeartbeatRequest {
-    ConsumerGroupHeartbeatRequest {
-        group_id: "g".into(),
-        member_id: member.into(),
-        member_epoch: 0,
-        rebalance_timeout_ms: 5_000,
-        server_assignor: Some("range".into()),
-        subscribed_topic_names: Some(vec!["foo".into()]),
-        topic_partitions: Some(Vec::new()),
-        client_id: "consumer".into(),
-        client_host: "/127.0.0.1".into(),
-        ..ConsumerGroupHeartbeatRequest::default()
-    }
-}
-
-fn beat(member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
-    ConsumerGroupHeartbeatRequest {
-        group_id: "g".into(),
-        member_id: member.into(),
-        member_epoch: epoch,
-        client_id: "consumer".into(),
-        client_host: "/127.0.0.1".into(),
-        ..ConsumerGroupHeartbeatRequest::default()
-    }
-}
-
-fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
-    let rid = sim.send(Request::from(r));
-    match sim.answer(rid) {
-        Some(Response::ConsumerGroupHeartbeat(r)) => r.clone(),
-        other => panic!("heartbeat answered {other:?}"),
-    }
+    ConsumerGroupHeartbeatRequest { server_assignor: Some("range".into()), ..join_to(member, &["foo"]) }
 }
 
 fn share_hb(sim: &mut Sim, member: &str, epoch: i32) -> ShareGroupHeartbeatResponse {
@@ -344,19 +316,6 @@ fn classic_member_joins(sim: &mut Sim, mut join: JoinGroupRequest) -> (i32, Stri
     let answer = sim.join_answer(again).expect("answered once written");
     assert_eq!(answer.error_code, ErrorCode::None);
     (answer.generation_id, join.member_id.to_string())
-}
-
-fn classic_sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
-    let mut r = super::support::sync("g", member, generation, &[]);
-    r.protocol_type = Some("consumer".into());
-    r.protocol_name = Some("range".into());
-    let rid = sim.send(Request::SyncGroup(r));
-    sim.error_of(rid)
-}
-
-fn classic_beat(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
-    let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", member, generation)));
-    sim.error_of(rid)
 }
 
 /// KAFKA-20272 where batching makes it matter: a classic member of a consumer
