@@ -582,6 +582,64 @@ fn alters_apply_from_the_next_heartbeat() {
     c.stop();
 }
 
+/// `consumer.assignment.interval.ms` set by IncrementalAlterConfigs batches the
+/// group's target assignments from its next heartbeat (KIP-1263): a member joining
+/// within the interval waits at the last target's epoch, and gets the new target
+/// once the interval is over; deleted, targets are computed at once again (this
+/// build's default of 0). A value out of the node's bounds is refused.
+#[test]
+fn an_assignment_interval_set_by_alter_configs_batches_from_the_next_heartbeat() {
+    let clock = Arc::new(ManualClock::new(1_000));
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), CoordinatorConfig::default())
+        .clock(clock.clone())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(TopicId([3; 16]), "t", 2)]))
+        .open()
+        .expect("opens");
+    let context = alice();
+    let caller = c.caller(&context);
+    let beat = |member: &str, epoch: i32| {
+        let r = c
+            .handle_consumer_group_heartbeat(ConsumerGroupHeartbeatRequest {
+                group_id: "g".into(),
+                member_id: member.into(),
+                member_epoch: epoch,
+                rebalance_timeout_ms: 1_000,
+                subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
+                topic_partitions: (epoch == 0).then(Vec::new),
+                ..ConsumerGroupHeartbeatRequest::default()
+            })
+            .expect("answered");
+        assert_eq!(r.error_code, ErrorCode::None);
+        r.member_epoch
+    };
+    assert_eq!(beat("m1", 0), 1);
+    let refused = caller.alter_group_configs("g", &[set("consumer.assignment.interval.ms", "20000")], false);
+    assert_eq!(refused.map_err(|e| e.error_code()), Err(ErrorCode::InvalidConfig));
+    caller
+        .alter_group_configs("g", &[set("consumer.assignment.interval.ms", "5000")], false)
+        .expect("altered");
+    clock.advance(100);
+    assert_eq!(beat("m2", 0), 1, "the new target waits for the interval");
+    clock.advance(4_899);
+    assert_eq!(beat("m2", 1), 1, "1 ms to go");
+    clock.advance(1);
+    assert_eq!(beat("m2", 1), 2, "computed once the interval is over");
+
+    let delete = ("consumer.assignment.interval.ms".to_owned(), AlterConfigOp::Delete);
+    caller.alter_group_configs("g", &[delete], false).expect("altered");
+    clock.advance(10);
+    assert_eq!(beat("m3", 0), 3, "at once without the group's interval");
+    for (consumer, share) in [(Some(15_001), None), (None, Some(-1))] {
+        let overrides = group_coordinator::GroupConfigOverrides {
+            consumer_assignment_interval_ms: consumer,
+            share_assignment_interval_ms: share,
+            ..Default::default()
+        };
+        assert!(c.set_group_config("g", overrides).is_err(), "{overrides:?} is out of the node's bounds");
+    }
+    c.stop();
+}
+
 /// Configs outlive the coordinator: a new one over the same store describes and
 /// applies them (clamped into its bounds, as Kafka reads them back at start).
 #[test]
