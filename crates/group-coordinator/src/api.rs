@@ -603,7 +603,7 @@ macro_rules! group_api_table {
             /// answer comes once that is durable. CLUSTER_ACTION on the cluster. The
             /// library entry of a broker's own transaction coordinator.
             WriteTxnMarkers {
-                key: 27, versions: 1..=1,
+                key: 27, versions: 1..=2,
                 request: WriteTxnMarkersRequest, response: WriteTxnMarkersResponse,
                 route: coordinator_partitions, acl: ClusterAction, waits: write,
                 methods: write_txn_markers, handle_write_txn_markers,

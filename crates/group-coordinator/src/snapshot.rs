@@ -119,6 +119,10 @@ pub struct ConsumerMemberSnapshot {
     pub assigned: Vec<group_types::TopicIdPartitions>,
     /// The partitions it must give back.
     pub pending_revocation: Vec<group_types::TopicIdPartitions>,
+    /// When each of `assigned` was assigned to it, in `assigned`'s order (KIP-1251).
+    pub assigned_epochs: group_offsets::AssignmentEpochs,
+    /// When each of `pending_revocation` was assigned to it.
+    pub pending_revocation_epochs: group_offsets::AssignmentEpochs,
     /// Its target, `None` when none is recorded.
     pub target: Option<Vec<group_types::TopicIdPartitions>>,
     /// Its session deadline, if armed.

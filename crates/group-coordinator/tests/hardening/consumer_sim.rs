@@ -74,6 +74,12 @@ struct Sim {
     answered: HashSet<RequestId>,
     owner_of: HashMap<RequestId, usize>,
     trace: Vec<String>,
+    /// The assignment epoch (KIP-1251) of every partition each member held at
+    /// the last check.
+    held_since: HashMap<(String, TopicId, i32), (i32, bool)>,
+    /// A write failed: the state went back to before it (and every later one),
+    /// so the next check takes the epochs as they are.
+    rebaseline: bool,
 }
 
 fn config() -> CoordinatorConfig {
@@ -143,6 +149,8 @@ impl Sim {
             answered: HashSet::new(),
             owner_of: HashMap::new(),
             trace: Vec::new(),
+            held_since: HashMap::new(),
+            rebaseline: false,
         }
     }
 
@@ -199,7 +207,10 @@ impl Sim {
                 continue;
             }
             let result = match fail {
-                Some(code) => Err(code),
+                Some(code) => {
+                    self.rebaseline = true;
+                    Err(code)
+                }
                 None => Ok(()),
             };
             self.trace.push(format!("{} complete {:?} {:?}", self.now, w.id, result));
@@ -261,8 +272,12 @@ impl Sim {
         }
     }
 
-    fn check_coordinator(&self) {
-        let Some(g) = self.core.consumer_group("g") else { return };
+    fn check_coordinator(&mut self) {
+        let Some(g) = self.core.consumer_group("g") else {
+            self.held_since.clear();
+            return;
+        };
+        self.check_assignment_epochs(&g);
         assert!(g.assignment_epoch <= g.group_epoch, "{g:?}");
         let mut seen = HashSet::new();
         for m in &g.members {
@@ -278,6 +293,50 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// KIP-1251: a partition a member keeps (assigned, then pending revocation)
+    /// keeps the epoch it was assigned at; one it gains, or gets back while
+    /// still revoking it, is assigned at its new member epoch (the target's);
+    /// none is newer than its member.
+    fn check_assignment_epochs(&mut self, g: &group_coordinator::ConsumerGroupSnapshot) {
+        let mut held = HashMap::new();
+        for m in &g.members {
+            let lists =
+                [(&m.assigned, &m.assigned_epochs), (&m.pending_revocation, &m.pending_revocation_epochs)];
+            for (pending, (list, epochs)) in lists.into_iter().enumerate() {
+                let pending = pending == 1;
+                let partitions: Vec<(TopicId, i32)> =
+                    list.iter().flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, *p))).collect();
+                assert!(epochs.fits(partitions.len()), "{m:?}");
+                for (i, (t, p)) in partitions.into_iter().enumerate() {
+                    let epoch = epochs.get(i).expect("fits");
+                    let key = (m.member_id.clone(), t, p);
+                    match self.held_since.get(&key).filter(|_| !self.rebaseline) {
+                        // Back from pending revocation: assigned again, at the target's epoch.
+                        Some((_, true)) if !pending && epoch == m.member_epoch => {}
+                        Some((before, _)) => assert_eq!(
+                            epoch,
+                            *before,
+                            "{t:?}-{p} kept by {} changed its assignment epoch\n{}",
+                            m.member_id,
+                            self.trace.join("\n")
+                        ),
+                        None if self.rebaseline => {}
+                        None => assert_eq!(
+                            epoch,
+                            m.member_epoch,
+                            "{t:?}-{p} gained by {m:?} is not at its epoch\n{}",
+                            self.trace.join("\n")
+                        ),
+                    }
+                    assert!(epoch <= m.member_epoch, "{m:?}");
+                    held.insert(key, (epoch, pending));
+                }
+            }
+        }
+        self.held_since = held;
+        self.rebaseline = false;
     }
 
     fn send(&mut self, i: usize, r: ConsumerGroupHeartbeatRequest) {

@@ -118,9 +118,9 @@ fn show(record: &Record) -> String {
     }
 }
 
-/// The records of every write since `from` (an index into `sim.writes`).
+/// The records written since `from` (an index into `sim.log`).
 fn written_since(sim: &Sim, from: usize) -> Vec<String> {
-    sim.writes[from..].iter().flatten().map(show).collect()
+    sim.log[from..].iter().map(show).collect()
 }
 
 /// `GroupMetadataManagerTest.testConsumerGroupAssignmentInterval`: member 1 gets
@@ -155,7 +155,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
 
     // Just before the interval is over, member 2 joins.
     sim.advance_to(T0 + before);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r2 = hb(&mut sim, join("m2"));
     assert_eq!((r2.member_epoch, r2.assignment), (if batching { 1 } else { 2 }, Some(Vec::new())));
     let expected: Vec<String> = if batching {
@@ -181,7 +181,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
     assert_eq!((g.state, g.group_epoch, g.assignment_epoch), if batching { assigning } else { reconciling });
 
     // While the target waits, member 1 keeps what it has and writes nothing.
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r = hb(&mut sim, beat("m1", 1));
     assert_eq!(r.member_epoch, 1);
     if batching {
@@ -192,7 +192,7 @@ fn consumer_group_assignment_interval(#[case] interval: i32) {
 
     // The interval is over: member 2's next heartbeat computes the new target.
     sim.advance_to(T0 + after);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r3 = hb(&mut sim, beat("m2", r2.member_epoch));
     assert_eq!((r3.error_code, r3.member_epoch, r3.assignment), (ErrorCode::None, 2, None));
     if batching {
@@ -242,7 +242,7 @@ fn share_group_assignment_interval(#[case] interval: Option<i32>) {
     let batching = interval.is_some();
 
     sim.advance_to(T0 + 4_995);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r2 = share_hb(&mut sim, "m2", 0);
     // The simple assignor shares foo out as Java's hash order says: m2's half is
     // read from the answer that gives it, m1 keeps the rest.
@@ -273,7 +273,7 @@ fn share_group_assignment_interval(#[case] interval: Option<i32>) {
     }
 
     sim.advance_to(T0 + 5_005);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r3 = share_hb(&mut sim, "m2", r2.member_epoch);
     assert_eq!(r3.member_epoch, 3);
     if batching {
@@ -291,13 +291,13 @@ fn share_group_epoch_is_bumped_once_while_the_target_waits() {
     let mut sim = sim(5_000);
     share_group_with_initialized_foo(&mut sim);
     sim.advance_to(T0 + 10);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     let r = share_hb(&mut sim, "m1", 1);
     assert_eq!((r.member_epoch, r.assignment), (1, None));
     assert_eq!(written_since(&sim, from), ["ShareGroupMetadata 2"]);
 
     sim.advance_to(T0 + 20);
-    let from = sim.writes.len();
+    let from = sim.log.len();
     assert_eq!(share_hb(&mut sim, "m1", 1).member_epoch, 1);
     assert_eq!(written_since(&sim, from), Vec::<String>::new(), "not bumped again");
 
@@ -395,10 +395,8 @@ enum Stored {
 /// Every record written so far, through the codec (encoded and decoded as an
 /// engine stores them), the targets' timestamps as `stored` says.
 fn stored_records(sim: &Sim, stored: Stored) -> Vec<Record> {
-    let mut records = group_offsets::codec::decode_records(&group_offsets::codec::encode_records(
-        &sim.writes.iter().flatten().cloned().collect::<Vec<_>>(),
-    ))
-    .expect("decodes what it encoded");
+    let mut records = group_offsets::codec::decode_records(&group_offsets::codec::encode_records(&sim.log))
+        .expect("decodes what it encoded");
     if stored == Stored::Unknown {
         for r in &mut records {
             if let Record::Modern(

@@ -3,6 +3,7 @@
 
 mod assignment;
 mod assignment_batching;
+mod assignment_epochs;
 mod authorization;
 mod authorized_operations;
 mod classic_timers;

@@ -90,8 +90,8 @@ pub(crate) struct Sim {
     pub(crate) answers: HashMap<RequestId, Response>,
     pub(crate) fail_next_write: Option<ErrorCode>,
     pub(crate) records_written: usize,
-    /// Every write's records, in the order the core asked for them.
-    pub(crate) writes: Vec<Vec<group_offsets::Record>>,
+    /// Every record of every write that succeeded, in order: a reload folds them.
+    pub(crate) log: Vec<group_offsets::Record>,
 }
 
 impl Sim {
@@ -107,7 +107,7 @@ impl Sim {
             answers: HashMap::new(),
             fail_next_write: None,
             records_written: 0,
-            writes: Vec::new(),
+            log: Vec::new(),
         }
     }
 
@@ -123,11 +123,13 @@ impl Sim {
         }
         for w in fx.writes {
             self.records_written += w.records.len();
-            self.writes.push(w.records.clone());
             let result = match self.fail_next_write.take() {
                 Some(e) => Err(e),
                 None => Ok(()),
             };
+            if result.is_ok() {
+                self.log.extend(w.records.iter().cloned());
+            }
             let fx = self.core.complete_write(self.now, w.id, result);
             self.process(fx);
         }
@@ -176,6 +178,7 @@ impl Sim {
             Response::Heartbeat(r) => r.error_code,
             Response::LeaveGroup(r) => r.collapsed_error(),
             Response::OffsetCommit(r) => r.iter().next().unwrap().2,
+            Response::TxnOffsetCommit(r) => r.errors[0].partitions[0].1,
             other => panic!("no single error in {other:?}"),
         }
     }

@@ -74,8 +74,8 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
             // `share_codec`'s: ShareFetch and ShareAcknowledge v2, WriteShareGroupState,
             // ReadShareGroupStateSummary and DescribeShareGroupOffsets v1.
             + 5
-            // WriteTxnMarkers v1, TxnOffsetCommit v0-v5.
-            + 1
+            // WriteTxnMarkers v1-v2 (v2 `share_codec`'s), TxnOffsetCommit v0-v5.
+            + 2
             + 6
             // DescribeConfigs v1-v4, IncrementalAlterConfigs v0-v1 and ListConfigResources
             // v0-v1 (`crate::configs`).

@@ -1,7 +1,9 @@
 //! The share API versions Kafka 4.2 serves that `kafka-protocol` 0.18 can neither read nor
 //! write: ShareFetch v2 and ShareAcknowledge v2 (KIP-1206's acquire mode, KIP-1222's renew
 //! acknowledgements), WriteShareGroupState v1, ReadShareGroupStateSummary v1 and
-//! DescribeShareGroupOffsets v1 (KIP-1226's delivery complete count and lag).
+//! DescribeShareGroupOffsets v1 (KIP-1226's delivery complete count and lag); and
+//! WriteTxnMarkers v2 (KIP-1228's transaction version), which is not a share API but
+//! the same kind of gap.
 //!
 //! Each message is declared once, field by field as Kafka's JSON schema has it, with the
 //! first version that carries each field; [`message!`] makes its encoder and decoder for
@@ -473,6 +475,28 @@ message! {
         error_message: Option<StrBytes> = 0,
     }
 }
+
+message! {
+    /// WriteTxnMarkers' request (key 27), v1-v2: Kafka 4.3 serves v2 (KIP-1228).
+    pub(crate) struct WriteTxnMarkersRequest: 1..=2 as request {
+        markers: Vec<WritableTxnMarker> = 1,
+    }
+
+    /// One marker of a WriteTxnMarkers.
+    pub(crate) struct WritableTxnMarker: 1..=2 as request {
+        producer_id: i64 = 1,
+        producer_epoch: i16 = 1,
+        /// `true` COMMIT, `false` ABORT.
+        transaction_result: bool = 1,
+        topics: Vec<Pinned<kp::write_txn_markers_request::WritableTxnMarkerTopic, 1>> = 1,
+        coordinator_epoch: i32 = 1,
+        /// The transaction version of the marker (0 and 1 legacy, 2 TV2; KIP-1228, v2).
+        transaction_version: i8 = 2,
+    }
+}
+
+/// WriteTxnMarkers' response: v2 has v1's layout.
+pub(crate) type WriteTxnMarkersResponse = SameAfter<kp::WriteTxnMarkersResponse, 1>;
 
 /// ShareFetch's response: v2 has v1's layout.
 pub(crate) type ShareFetchResponse = SameAfter<kp::ShareFetchResponse, 1>;

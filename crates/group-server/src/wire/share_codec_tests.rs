@@ -177,8 +177,44 @@ fn offsets() -> DescribeShareGroupOffsetsResponse {
 
 /// Where `kafka-protocol` knows the version, both write the same bytes and each reads
 /// the other's.
+/// One COMMIT marker for partition 0 of topic "t", transaction version 2.
+fn txn_markers() -> WriteTxnMarkersRequest {
+    let topic = kp::write_txn_markers_request::WritableTxnMarkerTopic::default()
+        .with_name(s("t").into())
+        .with_partition_indexes(vec![0]);
+    let marker = WritableTxnMarker {
+        producer_id: 7,
+        producer_epoch: 1,
+        transaction_result: true,
+        topics: vec![Pinned(topic)],
+        coordinator_epoch: 3,
+        transaction_version: 2,
+    };
+    WriteTxnMarkersRequest { markers: vec![marker] }
+}
+
 #[test]
 fn the_versions_the_crate_knows_are_its_bytes() {
+    let markers = WriteTxnMarkersRequest {
+        markers: txn_markers()
+            .markers
+            .into_iter()
+            .map(|m| WritableTxnMarker { transaction_version: 0, ..m })
+            .collect(),
+    };
+    let kp_markers = {
+        let m = &markers.markers[0];
+        let marker = kp::write_txn_markers_request::WritableTxnMarker::default()
+            .with_producer_id(kp::ProducerId(m.producer_id))
+            .with_producer_epoch(m.producer_epoch)
+            .with_transaction_result(m.transaction_result)
+            .with_topics(m.topics.iter().map(|t| t.0.clone()).collect())
+            .with_coordinator_epoch(m.coordinator_epoch);
+        kp::WriteTxnMarkersRequest::default().with_markers(vec![marker])
+    };
+    assert_eq!(enc(&markers, 1), enc(&kp_markers, 1));
+    assert_eq!(dec::<WriteTxnMarkersRequest>(&enc(&kp_markers, 1), 1), markers, "v1 reads version 0");
+
     let ours = share_fetch();
     let v1 = ShareFetchRequest { share_acquire_mode: 0, is_renew_ack: false, ..ours };
     assert_eq!(enc(&v1, 1), enc(&as_kp_fetch(&v1), 1));
@@ -295,6 +331,16 @@ fn the_versions_the_crate_knows_are_its_bytes() {
     // index, start offset, leader epoch: then Lag.
     4 + 1 + 2 + 1 + 2 + 16 + 1 + 4 + 8 + 4,
     7i64.to_be_bytes().to_vec(),
+)]
+#[case::write_txn_markers_v2(
+    enc(&txn_markers(), 2),
+    enc(&WriteTxnMarkersRequest {
+        markers: txn_markers().markers.into_iter().map(|m| WritableTxnMarker { transaction_version: 0, ..m }).collect(),
+    }, 1),
+    // one marker (1), producer id, epoch, result, one topic (1), "t" (2), one partition
+    // (1 + 4), the topic's tags (1), coordinator epoch: then TransactionVersion.
+    1 + 8 + 2 + 1 + 1 + 2 + 1 + 4 + 1 + 4,
+    vec![2],
 )]
 fn newer_versions_add_their_field_where_kafka_puts_it(
     #[case] newer: Vec<u8>,

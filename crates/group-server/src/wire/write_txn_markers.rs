@@ -3,31 +3,34 @@
 //! answers, a coordinator that is not ready (not the coordinator, loading, not
 //! available) is NOT_LEADER_OR_FOLLOWER to the transaction coordinator, which
 //! then retries; partitions of other topics are UNKNOWN_TOPIC_OR_PARTITION (this
-//! node hosts no data partitions).
+//! node hosts no data partitions). v2 (KIP-1228) adds each marker's transaction
+//! version, which the group coordinator passes on and does not check (as it does not
+//! check the producer epoch: `docs/KAFKA-DIFFERENCES.md` T3).
 
 use group_types as gt;
 use gt::ErrorCode;
 use kafka_protocol::messages as kp;
 
-use super::schema::Ty::{Arr, ArrI32, Bool, I16, I32, I64, Str};
-use super::schema::{Message, Struct, always, plain};
+use super::schema::Ty::{Arr, ArrI32, Bool, I8, I16, I32, I64, Str};
+use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::share_codec::{self as codec, SameAfter};
 use super::{WireApi, s, sb, unavailable};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
-fn request(req: &kp::WriteTxnMarkersRequest) -> gt::WriteTxnMarkersRequest {
+fn request(req: &codec::WriteTxnMarkersRequest) -> gt::WriteTxnMarkersRequest {
     let markers = req
         .markers
         .iter()
         .map(|m| gt::TxnMarker {
-            producer_id: m.producer_id.0,
+            producer_id: m.producer_id,
             producer_epoch: m.producer_epoch,
             result: gt::TransactionResult::from_wire(m.transaction_result),
             coordinator_epoch: m.coordinator_epoch,
-            transaction_version: 0,
+            transaction_version: m.transaction_version,
             topics: m
                 .topics
                 .iter()
-                .map(|t| gt::TopicEntries {
+                .map(|codec::Pinned(t)| gt::TopicEntries {
                     topic: s(&t.name.0),
                     partitions: t.partition_indexes.iter().map(|p| (*p, ())).collect(),
                 })
@@ -47,7 +50,7 @@ fn for_transaction_coordinator(code: ErrorCode) -> ErrorCode {
     }
 }
 
-fn response(resp: gt::WriteTxnMarkersResponse) -> kp::WriteTxnMarkersResponse {
+fn response(resp: gt::WriteTxnMarkersResponse) -> codec::WriteTxnMarkersResponse {
     use kp::write_txn_markers_response as r;
     let markers = resp
         .markers
@@ -76,12 +79,12 @@ fn response(resp: gt::WriteTxnMarkersResponse) -> kp::WriteTxnMarkersResponse {
                 .with_topics(topics)
         })
         .collect();
-    kp::WriteTxnMarkersResponse::default().with_markers(markers)
+    SameAfter(kp::WriteTxnMarkersResponse::default().with_markers(markers))
 }
 
 impl WireApi for gt::WriteTxnMarkersRequest {
-    type Wire = kp::WriteTxnMarkersRequest;
-    const SCHEMA: Message = Message::new(1, 1, 1, &BODY);
+    type Wire = codec::WriteTxnMarkersRequest;
+    const SCHEMA: Message = Message::new(1, 2, 1, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = request(&wire);
@@ -100,23 +103,26 @@ impl WireApi for gt::WriteTxnMarkersRequest {
     #[cfg(test)]
     fn sample(v: i16) -> bytes::Bytes {
         use crate::test_samples::{enc, s};
-        use kp::write_txn_markers_request::*;
+        use kp::write_txn_markers_request::WritableTxnMarkerTopic;
         let t = |n: &str| {
-            WritableTxnMarkerTopic::default().with_name(s(n).into()).with_partition_indexes(vec![0, 1])
+            codec::Pinned(
+                WritableTxnMarkerTopic::default().with_name(s(n).into()).with_partition_indexes(vec![0, 1]),
+            )
         };
-        let m = |commit| {
-            WritableTxnMarker::default()
-                .with_producer_id(kp::ProducerId(7))
-                .with_producer_epoch(1)
-                .with_transaction_result(commit)
-                .with_coordinator_epoch(3)
-                .with_topics(vec![t("__consumer_offsets"), t("t2")])
+        let m = |commit| codec::WritableTxnMarker {
+            producer_id: 7,
+            producer_epoch: 1,
+            transaction_result: commit,
+            topics: vec![t("__consumer_offsets"), t("t2")],
+            coordinator_epoch: 3,
+            transaction_version: 2,
         };
-        enc(&kp::WriteTxnMarkersRequest::default().with_markers(vec![m(true), m(false)]), v)
+        enc(&codec::WriteTxnMarkersRequest { markers: vec![m(true), m(false)] }, v)
     }
 }
 
 // The request field by field as `kafka-protocol` decodes it, for the walk (`super::schema`).
 static TOPIC: Struct = plain(&[always(Str), always(ArrI32)]);
-static MARKER: Struct = plain(&[always(I64), always(I16), always(Bool), always(Arr(&TOPIC)), always(I32)]);
+static MARKER: Struct =
+    plain(&[always(I64), always(I16), always(Bool), always(Arr(&TOPIC)), always(I32), f(I8, 2, ALL)]);
 static BODY: Struct = plain(&[always(Arr(&MARKER))]);

@@ -89,8 +89,43 @@ fn fetch(c: &mut Conn, stable: bool) -> (i64, i16) {
     (p.committed_offset, p.error_code)
 }
 
-fn write_markers(c: &mut Conn, producer: i64, commit: bool) {
-    let r: WriteTxnMarkersResponse = c.call(ApiKey::WriteTxnMarkers, 1, &markers(producer, commit));
+/// A one-marker WriteTxnMarkers at v2 (KIP-1228), which `kafka-protocol` cannot
+/// write: v1's bytes with the marker's TransactionVersion before its tagged fields
+/// and the request's (the last two bytes, both empty).
+struct V2(WriteTxnMarkersRequest, i8);
+
+impl kafka_protocol::protocol::Encodable for V2 {
+    fn encode<B: kafka_protocol::protocol::buf::ByteBufMut>(
+        &self,
+        buf: &mut B,
+        _: i16,
+    ) -> anyhow::Result<()> {
+        assert_eq!(self.0.markers.len(), 1, "one marker: its tags are the next to last byte");
+        let mut v1 = bytes::BytesMut::new();
+        self.0.encode(&mut v1, 1)?;
+        let at = v1.len() - 2;
+        buf.put_slice(&v1[..at]);
+        buf.put_slice(&self.1.to_be_bytes());
+        buf.put_slice(&v1[at..]);
+        Ok(())
+    }
+
+    fn compute_size(&self, _: i16) -> anyhow::Result<usize> {
+        Ok(self.0.compute_size(1)? + 1)
+    }
+}
+
+fn write_markers(c: &mut Conn, producer: i64, commit: bool, version: i16) {
+    let request = markers(producer, commit);
+    let sent = match version {
+        1 => c.send(ApiKey::WriteTxnMarkers, 1, &request),
+        _ => c.send(ApiKey::WriteTxnMarkers, version, &V2(request, 2)),
+    };
+    let (got, mut body) = c.recv(ApiKey::WriteTxnMarkers, version);
+    assert_eq!(got, sent, "correlation id");
+    // v2 answers in v1's layout.
+    let r = <WriteTxnMarkersResponse as kafka_protocol::protocol::Decodable>::decode(&mut body, 1)
+        .expect("response decodes");
     assert_eq!(r.markers.len(), 1);
     let m = &r.markers[0];
     assert_eq!(m.producer_id, ProducerId(producer));
@@ -127,14 +162,14 @@ fn transactional_offsets_stay_pending_across_a_restart_until_their_marker() {
     let mut server = start(&dir);
     let mut c = Conn::open(server.local_addr());
     assert_eq!(fetch(&mut c, true), (-1, UNSTABLE_OFFSET_COMMIT), "still pending after a restart");
-    write_markers(&mut c, 7, true);
+    write_markers(&mut c, 7, true, 2);
     assert_eq!(fetch(&mut c, true), (42, 0), "committed by the marker");
 
     // An aborted transaction leaves the committed offset alone.
     let r: TxnOffsetCommitResponse = c.call(ApiKey::TxnOffsetCommit, 3, &txn_commit("g", 8, 50));
     assert_eq!(r.topics[0].partitions[0].error_code, 0);
     assert_eq!(fetch(&mut c, false), (42, 0));
-    write_markers(&mut c, 8, false);
+    write_markers(&mut c, 8, false, 1);
     assert_eq!(fetch(&mut c, true), (42, 0));
 
     drop(c);

@@ -124,6 +124,8 @@ impl CoordinatorCore {
                     metadata: m.meta.to_value(),
                     assigned: assignment::to_wire(&m.assigned),
                     pending_revocation: assignment::to_wire(&m.pending_revocation),
+                    assigned_epochs: m.assigned_epochs.clone(),
+                    pending_revocation_epochs: m.pending_revocation_epochs.clone(),
                     target: cg.modern.targets.get(&m.id).map(|t| assignment::to_wire(t)),
                     session_deadline_ms: m.session_deadline,
                 })

@@ -240,3 +240,134 @@ fn drop_unsubscribed(member: &ConsumerMember, inputs: &Inputs<'_>) -> Reconciled
         Reconciled { assigned: keep, assigned_epochs, ..Reconciled::of(member) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use group_offsets::{CurrentMemberAssignmentValue, ModernGroupRecord};
+    use group_types::TopicIdPartitions;
+    use rstest::rstest;
+
+    use super::*;
+
+    const T1: TopicId = TopicId::from_u128(1);
+    const T2: TopicId = TopicId::from_u128(2);
+
+    /// `(topic, epoch, partitions)` runs, as Kafka's `mkTopicAssignmentWithEpochs`.
+    type Runs<'a> = &'a [(TopicId, i32, &'a [i32])];
+
+    /// Partitions by topic, without epochs.
+    type Parts<'a> = &'a [(TopicId, &'a [i32])];
+
+    /// A member's state, epoch, assigned and pending partitions with epochs.
+    type Member<'a> = (ConsumerMemberState, i32, Runs<'a>, Runs<'a>);
+
+    /// An assignment and its epochs from runs (partitions of a topic may be split over runs).
+    fn with_epochs(runs: Runs<'_>) -> (Assignment, AssignmentEpochs) {
+        let wire: Vec<TopicIdPartitions> =
+            runs.iter().map(|(t, _, ps)| TopicIdPartitions::new(*t, ps.iter().copied())).collect();
+        let epochs =
+            AssignmentEpochs::from_epochs(runs.iter().flat_map(|(_, e, ps)| ps.iter().map(move |_| *e)));
+        epochs::from_record(&wire, &epochs)
+    }
+
+    /// A group holding `member` in `state` at `epoch` with `assigned` and `pending`.
+    fn group(state: ConsumerMemberState, epoch: i32, assigned: Runs<'_>, pending: Runs<'_>) -> ConsumerGroup {
+        let (a, ae) = with_epochs(assigned);
+        let (p, pe) = with_epochs(pending);
+        let value = CurrentMemberAssignmentValue {
+            member_epoch: epoch,
+            previous_member_epoch: epoch,
+            state,
+            assigned: assignment::to_wire(&a),
+            pending_revocation: assignment::to_wire(&p),
+            assigned_epochs: ae,
+            pending_revocation_epochs: pe,
+        };
+        let mut cg = ConsumerGroup::new(Arc::from("g"), 0);
+        let record = ModernGroupRecord::CurrentMemberAssignment {
+            group_id: Arc::from("g"),
+            member_id: Arc::from("member"),
+            value: Some(value),
+        };
+        cg.replay(&record, None);
+        cg
+    }
+
+    /// `CurrentAssignmentBuilderTest`'s cases whose epochs differ within one
+    /// member: what is kept keeps its epoch, what is added (also a partition
+    /// back from pending revocation) takes the target's, what is revoked takes
+    /// its own to the pending revocation.
+    #[rstest]
+    #[case::stable_to_stable_with_new_partitions(
+        (ConsumerMemberState::Stable, 10, &[(T1, 10, &[1, 2, 3][..]), (T2, 10, &[4, 5, 6][..])][..], &[][..]),
+        (11, &[(T1, &[1, 2, 3, 4][..]), (T2, &[4, 5, 6, 7][..])][..], None),
+        (
+            ConsumerMemberState::Stable,
+            11,
+            &[(T1, 10, &[1, 2, 3][..]), (T1, 11, &[4][..]), (T2, 10, &[4, 5, 6][..]), (T2, 11, &[7][..])][..],
+            &[][..],
+        )
+    )]
+    #[case::unrevoked_to_stable_with_returned_partitions_pending_revocation(
+        (
+            ConsumerMemberState::UnrevokedPartitions,
+            10,
+            &[(T1, 10, &[2, 3][..]), (T2, 10, &[5, 6][..])][..],
+            &[(T1, 10, &[4][..])][..],
+        ),
+        (12, &[(T1, &[2, 3, 4][..]), (T2, &[5, 6, 7][..])][..], Some(&[(T1, &[2, 3][..]), (T2, &[5, 6][..])][..])),
+        (
+            ConsumerMemberState::Stable,
+            12,
+            &[(T1, 10, &[2, 3][..]), (T1, 12, &[4][..]), (T2, 10, &[5, 6][..]), (T2, 12, &[7][..])][..],
+            &[][..],
+        )
+    )]
+    #[case::stable_to_unrevoked_keeps_mixed_epochs(
+        (
+            ConsumerMemberState::Stable,
+            10,
+            &[(T1, 4, &[1][..]), (T1, 9, &[2, 3][..]), (T2, 10, &[4, 5, 6][..])][..],
+            &[][..],
+        ),
+        (11, &[(T1, &[2, 3, 4][..]), (T2, &[5, 6, 7][..])][..], None),
+        (
+            ConsumerMemberState::UnrevokedPartitions,
+            10,
+            &[(T1, 9, &[2, 3][..]), (T2, 10, &[5, 6][..])][..],
+            &[(T1, 4, &[1][..]), (T2, 10, &[4][..])][..],
+        )
+    )]
+    fn reconciliation_carries_assignment_epochs(
+        #[case] before: Member<'_>,
+        #[case] target: (i32, Parts<'_>, Option<Parts<'_>>),
+        #[case] after: Member<'_>,
+    ) {
+        let (state, epoch, assigned, pending) = before;
+        let (target_epoch, target, owned) = target;
+        let (next_state, next_epoch, next_assigned, next_pending) = after;
+        let cg = group(state, epoch, assigned, pending);
+        let member = cg.modern.members.get("member").expect("replayed");
+        let wire = |ps: &[(TopicId, &[i32])]| {
+            ps.iter().map(|(t, ps)| TopicIdPartitions::new(*t, ps.iter().copied())).collect::<Vec<_>>()
+        };
+        let target = assignment::from_wire(&wire(target));
+        let owned = owned.map(|o| assignment::from_wire(&wire(o)));
+        let inputs = Inputs {
+            group: &cg,
+            target_epoch,
+            target: &target,
+            owned: owned.as_ref(),
+            subscription_changed: false,
+            subscribed: &|_| true,
+        };
+        let next = reconcile(member, &inputs).expect("reconciles");
+        let (assigned, assigned_epochs) = with_epochs(next_assigned);
+        let (pending, pending_epochs) = with_epochs(next_pending);
+        assert_eq!((next.state, next.member_epoch), (next_state, next_epoch));
+        assert_eq!((&next.assigned, &next.assigned_epochs), (&assigned, &assigned_epochs));
+        assert_eq!((&next.pending_revocation, &next.pending_revocation_epochs), (&pending, &pending_epochs));
+    }
+}
