@@ -417,10 +417,16 @@ fn set(name: &str, value: &str) -> (String, AlterConfigOp) {
 
 /// A consumer member's heartbeat (joining at epoch 0): the interval it is given.
 fn heartbeat_interval(c: &GroupCoordinator, epoch: i32) -> (i32, i32) {
+    heartbeat(c, "m", epoch)
+}
+
+/// Consumer member `member`'s heartbeat to group g (joining t at epoch 0): its
+/// epoch and the interval it is given.
+fn heartbeat(c: &GroupCoordinator, member: &str, epoch: i32) -> (i32, i32) {
     let r = c
         .handle_consumer_group_heartbeat(ConsumerGroupHeartbeatRequest {
             group_id: "g".into(),
-            member_id: "m".into(),
+            member_id: member.into(),
             member_epoch: epoch,
             rebalance_timeout_ms: 1_000,
             subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
@@ -597,21 +603,7 @@ fn an_assignment_interval_set_by_alter_configs_batches_from_the_next_heartbeat()
         .expect("opens");
     let context = alice();
     let caller = c.caller(&context);
-    let beat = |member: &str, epoch: i32| {
-        let r = c
-            .handle_consumer_group_heartbeat(ConsumerGroupHeartbeatRequest {
-                group_id: "g".into(),
-                member_id: member.into(),
-                member_epoch: epoch,
-                rebalance_timeout_ms: 1_000,
-                subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
-                topic_partitions: (epoch == 0).then(Vec::new),
-                ..ConsumerGroupHeartbeatRequest::default()
-            })
-            .expect("answered");
-        assert_eq!(r.error_code, ErrorCode::None);
-        r.member_epoch
-    };
+    let beat = |member: &str, epoch: i32| heartbeat(&c, member, epoch).0;
     assert_eq!(beat("m1", 0), 1);
     let refused = caller.alter_group_configs("g", &[set("consumer.assignment.interval.ms", "20000")], false);
     assert_eq!(refused.map_err(|e| e.error_code()), Err(ErrorCode::InvalidConfig));
