@@ -177,6 +177,11 @@ pub struct GroupConfigOverrides {
     pub share_auto_offset_reset: Option<crate::ShareAutoOffsetReset>,
     /// `share.isolation.level`.
     pub share_isolation_level: Option<crate::ShareIsolationLevel>,
+    /// `consumer.assignment.interval.ms` (KIP-1263): the least time between two
+    /// target assignments of the consumer group.
+    pub consumer_assignment_interval_ms: Option<i32>,
+    /// `share.assignment.interval.ms` (KIP-1263): the same for the share group.
+    pub share_assignment_interval_ms: Option<i32>,
 }
 
 impl GroupConfigOverrides {
@@ -211,6 +216,32 @@ impl GroupConfigOverrides {
             ),
         ] {
             if let Some(v) = value.filter(|v| !(min..=max).contains(v)) {
+                return Err(BadConsumerGroupConfig(format!("{name} {v} is outside [{min}, {max}]")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the assignment intervals against the broker's
+    /// `group.<kind>.{min,max}.assignment.interval.ms`.
+    pub fn validate_intervals(
+        &self,
+        broker: &crate::GroupConfigBounds,
+    ) -> Result<(), BadConsumerGroupConfig> {
+        for (name, value, bounds) in [
+            (
+                "consumer.assignment.interval.ms",
+                self.consumer_assignment_interval_ms,
+                broker.consumer_assignment_interval_ms,
+            ),
+            (
+                "share.assignment.interval.ms",
+                self.share_assignment_interval_ms,
+                broker.share_assignment_interval_ms,
+            ),
+        ] {
+            if let Some(v) = value.filter(|v| !(bounds.min..=bounds.max).contains(v)) {
+                let (min, max) = (bounds.min, bounds.max);
                 return Err(BadConsumerGroupConfig(format!("{name} {v} is outside [{min}, {max}]")));
             }
         }

@@ -7,8 +7,11 @@
 //! A group's configs are kept as Kafka's controller keeps them: name to value, as text,
 //! exactly as set ([`GroupConfigProps`]). Every name Kafka defines is accepted, checked
 //! and kept, also for kinds of group this coordinator has no rule for (`streams.*`,
-//! the assignment intervals, the dead-letter queue); the ones it applies are those of
-//! [`GroupConfigOverrides`](crate::GroupConfigOverrides), from a group's next heartbeat.
+//! the dead-letter queue); the ones it applies are those of
+//! [`GroupConfigOverrides`](crate::GroupConfigOverrides), from a group's next heartbeat
+//! (the consumer and share assignment intervals among them). Kafka 4.3's
+//! `<kind>.assignor.offload.enable` are not names: 4.3 removed them before release
+//! (KAFKA-20339), and so unknown here as there.
 
 use std::collections::BTreeMap;
 
@@ -32,9 +35,25 @@ pub struct IntBounds {
     pub max: i32,
 }
 
+/// The default of `group.consumer.assignment.interval.ms` and
+/// `group.share.assignment.interval.ms` (KIP-1263), written once here through a macro
+/// so that the number and the text DescribeConfigs shows cannot part.
+macro_rules! default_assignment_interval_ms {
+    () => {
+        0
+    };
+}
+
+/// The assignment interval of consumer and share groups that neither the group nor
+/// the node sets: 0, target assignments computed at once (Kafka 4.2's behaviour).
+/// Kafka 4.3's is 1000; ours stays 0 because the oracles replay Kafka 4.2.1's
+/// answers and clients here expect no delay (`docs/KAFKA-DIFFERENCES.md`, K10).
+pub const DEFAULT_ASSIGNMENT_INTERVAL_MS: i32 = default_assignment_interval_ms!();
+
 /// The broker settings behind the group configs this coordinator has no group kind or
 /// other setting for: the assignment intervals of Kafka 4.3 and the streams group
-/// settings. [`Default`] gives Kafka's broker defaults (`GroupCoordinatorConfig`).
+/// settings. [`Default`] gives Kafka's broker defaults (`GroupCoordinatorConfig`), but for
+/// the consumer and share assignment intervals ([`DEFAULT_ASSIGNMENT_INTERVAL_MS`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GroupConfigBounds {
     /// `group.consumer.assignment.interval.ms` and its bounds.
@@ -59,17 +78,15 @@ pub struct GroupConfigBounds {
     pub streams_acceptable_recovery_lag: i64,
     /// `group.streams.assignors`: the names `streams.assignor.name` may take.
     pub streams_assignors: Vec<String>,
-    /// `group.<kind>.assignor.offload.enable` of every kind.
-    pub assignor_offload_enable: bool,
 }
 
 impl Default for GroupConfigBounds {
     fn default() -> GroupConfigBounds {
-        let interval = IntBounds { default: 1_000, min: 0, max: 15_000 };
+        let interval = IntBounds { default: DEFAULT_ASSIGNMENT_INTERVAL_MS, min: 0, max: 15_000 };
         GroupConfigBounds {
             consumer_assignment_interval_ms: interval,
             share_assignment_interval_ms: interval,
-            streams_assignment_interval_ms: interval,
+            streams_assignment_interval_ms: IntBounds { default: 1_000, ..interval },
             streams_session_timeout_ms: IntBounds { default: 45_000, min: 45_000, max: 60_000 },
             streams_heartbeat_interval_ms: IntBounds { default: 5_000, min: 5_000, max: 15_000 },
             streams_num_standby_replicas: IntBounds { default: 0, min: 0, max: 2 },
@@ -78,7 +95,6 @@ impl Default for GroupConfigBounds {
             streams_initial_rebalance_delay_ms: 3_000,
             streams_acceptable_recovery_lag: 10_000,
             streams_assignors: vec!["sticky".to_owned()],
-            assignor_offload_enable: true,
         }
     }
 }
@@ -245,7 +261,8 @@ struct Def {
     bounds: fn(&CoordinatorConfig) -> Bounds,
     /// The value when the group sets none: the broker's.
     value: fn(&CoordinatorConfig) -> String,
-    /// Kafka's default, when the broker has no setting of its own or keeps Kafka's.
+    /// The default, when the broker has no setting of its own or keeps it: Kafka's,
+    /// but this build's for the consumer and share assignment intervals.
     kafka_default: &'static str,
     doc: &'static str,
 }
@@ -287,18 +304,8 @@ static DEFS: &[Def] = &[
         synonym: Some("group.consumer.assignment.interval.ms"),
         bounds: |c| range(c.group_config_bounds.consumer_assignment_interval_ms),
         value: |c| c.group_config_bounds.consumer_assignment_interval_ms.default.to_string(),
-        kafka_default: "1000",
+        kafka_default: concat!(default_assignment_interval_ms!()),
         doc: "The least time between two target assignment updates of the group.",
-    },
-    Def {
-        name: "consumer.assignor.offload.enable",
-        ty: GroupConfigType::Boolean,
-        check: Check::None,
-        synonym: Some("group.consumer.assignor.offload.enable"),
-        bounds: none,
-        value: |c| c.group_config_bounds.assignor_offload_enable.to_string(),
-        kafka_default: "true",
-        doc: "Whether the group's assignments are computed off the coordinator's thread.",
     },
     Def {
         name: "share.session.timeout.ms",
@@ -389,18 +396,8 @@ static DEFS: &[Def] = &[
         synonym: Some("group.share.assignment.interval.ms"),
         bounds: |c| range(c.group_config_bounds.share_assignment_interval_ms),
         value: |c| c.group_config_bounds.share_assignment_interval_ms.default.to_string(),
-        kafka_default: "1000",
+        kafka_default: concat!(default_assignment_interval_ms!()),
         doc: "The least time between two target assignment updates of the share group.",
-    },
-    Def {
-        name: "share.assignor.offload.enable",
-        ty: GroupConfigType::Boolean,
-        check: Check::None,
-        synonym: Some("group.share.assignor.offload.enable"),
-        bounds: none,
-        value: |c| c.group_config_bounds.assignor_offload_enable.to_string(),
-        kafka_default: "true",
-        doc: "Whether the share group's assignments are computed off the coordinator's thread.",
     },
     Def {
         name: "streams.session.timeout.ms",
@@ -451,16 +448,6 @@ static DEFS: &[Def] = &[
         value: |c| c.group_config_bounds.streams_assignment_interval_ms.default.to_string(),
         kafka_default: "1000",
         doc: "The least time between two target assignment updates of the streams group.",
-    },
-    Def {
-        name: "streams.assignor.offload.enable",
-        ty: GroupConfigType::Boolean,
-        check: Check::None,
-        synonym: Some("group.streams.assignor.offload.enable"),
-        bounds: none,
-        value: |c| c.group_config_bounds.assignor_offload_enable.to_string(),
-        kafka_default: "true",
-        doc: "Whether the streams group's assignments are computed off the coordinator's thread.",
     },
     Def {
         name: "streams.task.offset.interval.ms",
@@ -755,6 +742,8 @@ pub fn evaluate_group_config(props: &GroupConfigProps, config: &CoordinatorConfi
         share_partition_max_record_locks: int("share.partition.max.record.locks"),
         share_auto_offset_reset: text("share.auto.offset.reset").and_then(|v| v.parse().ok()),
         share_isolation_level: text("share.isolation.level").and_then(|v| v.parse().ok()),
+        consumer_assignment_interval_ms: int("consumer.assignment.interval.ms"),
+        share_assignment_interval_ms: int("share.assignment.interval.ms"),
     }
 }
 
@@ -775,6 +764,8 @@ pub fn group_config_props(overrides: &GroupConfigOverrides) -> GroupConfigProps 
     put("share.record.lock.duration.ms", o.share_record_lock_duration_ms.map(|v| v.to_string()));
     put("share.delivery.count.limit", o.share_delivery_count_limit.map(|v| v.to_string()));
     put("share.partition.max.record.locks", o.share_partition_max_record_locks.map(|v| v.to_string()));
+    put("consumer.assignment.interval.ms", o.consumer_assignment_interval_ms.map(|v| v.to_string()));
+    put("share.assignment.interval.ms", o.share_assignment_interval_ms.map(|v| v.to_string()));
     put(
         "share.auto.offset.reset",
         o.share_auto_offset_reset.map(|r| match r {

@@ -217,9 +217,10 @@ pub use crate::core::{
 pub use crate::end_offsets::{EndOffsetQuery, PartitionEndOffsets};
 pub use crate::error::CoordinatorError;
 pub use crate::group_config::{
-    AlterConfigOp, ConfigSource, ConfigSynonym, DescribedGroupConfig, GroupConfigBounds, GroupConfigError,
-    GroupConfigProps, GroupConfigType, IntBounds, alter_group_config, describe_group_config,
-    evaluate_group_config, group_config_names, group_config_props, validate_group_config,
+    AlterConfigOp, ConfigSource, ConfigSynonym, DEFAULT_ASSIGNMENT_INTERVAL_MS, DescribedGroupConfig,
+    GroupConfigBounds, GroupConfigError, GroupConfigProps, GroupConfigType, IntBounds, alter_group_config,
+    describe_group_config, evaluate_group_config, group_config_names, group_config_props,
+    validate_group_config,
 };
 pub use crate::group_config_store::{GroupConfigStore, GroupConfigStoreError, MemoryGroupConfigStore};
 pub use crate::latency::{LATENCY_BUCKETS, LatencyHistogram, LatencySnapshot};

@@ -761,6 +761,7 @@ impl CoordinatorCore {
     ) -> Result<(), crate::BadConsumerGroupConfig> {
         overrides.validate(&self.engine.config.consumer)?;
         overrides.validate_share(&self.engine.config.share)?;
+        overrides.validate_intervals(&self.engine.config.group_config_bounds)?;
         self.engine.group_configs.insert(group_id.to_owned(), overrides);
         Ok(())
     }

@@ -183,6 +183,7 @@ impl GroupCoordinator {
     ) -> Result<(), crate::BadConsumerGroupConfig> {
         overrides.validate(&self.inner.config.consumer)?;
         overrides.validate_share(&self.inner.config.share)?;
+        overrides.validate_intervals(&self.inner.config.group_config_bounds)?;
         let props = crate::group_config_props(&overrides);
         self.inner
             .put_group_config(group_id, |_| Ok(Some(props)))

@@ -104,7 +104,7 @@ fn mixed(sim: &mut Sim) -> String {
     id
 }
 
-fn sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+pub(crate) fn sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
     let mut r = super::support::sync("g", member, generation, &[]);
     r.protocol_type = Some("consumer".into());
     r.protocol_name = Some("range".into());
@@ -112,7 +112,7 @@ fn sync(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
     sim.error_of(rid)
 }
 
-fn beat(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
+pub(crate) fn beat(sim: &mut Sim, member: &str, generation: i32) -> ErrorCode {
     let rid = sim.send(Request::Heartbeat(super::support::heartbeat("g", member, generation)));
     sim.error_of(rid)
 }

@@ -28,7 +28,7 @@ fn sim() -> Sim {
 }
 
 /// A v1 join of `member` to group `g` with `topics`.
-fn join(member: &str, topics: &[&str]) -> ConsumerGroupHeartbeatRequest {
+pub(crate) fn join(member: &str, topics: &[&str]) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
         group_id: "g".into(),
         member_id: member.into(),
@@ -43,7 +43,7 @@ fn join(member: &str, topics: &[&str]) -> ConsumerGroupHeartbeatRequest {
 }
 
 /// A keep-alive heartbeat of `member` at `epoch`.
-fn beat(member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
+pub(crate) fn beat(member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
         group_id: "g".into(),
         member_id: member.into(),
@@ -63,7 +63,7 @@ fn owning(
     r
 }
 
-fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
+pub(crate) fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
     let rid = sim.send(Request::from(r));
     match sim.answer(rid) {
         Some(Response::ConsumerGroupHeartbeat(r)) => r.clone(),

@@ -77,7 +77,6 @@ fn valid_with(name: &str, value: &str) -> GroupConfigProps {
 #[case("consumer.session.timeout.ms", &["not_a_number", "-0.1", "1.2"])]
 #[case("consumer.heartbeat.interval.ms", &["not_a_number", "-0.1", "1.2"])]
 #[case("consumer.assignment.interval.ms", &["not_a_number", "-1", "1.2"])]
-#[case("consumer.assignor.offload.enable", &["not_a_boolean"])]
 #[case("share.session.timeout.ms", &["not_a_number", "-0.1", "1.2"])]
 #[case("share.heartbeat.interval.ms", &["not_a_number", "-0.1", "1.2"])]
 #[case("share.record.lock.duration.ms", &["not_a_number", "-0.1", "1.2"])]
@@ -87,13 +86,11 @@ fn valid_with(name: &str, value: &str) -> GroupConfigProps {
 #[case("share.isolation.level", &["hello", "1.0"])]
 #[case("share.renew.acknowledge.enable", &["not_a_boolean", "1"])]
 #[case("share.assignment.interval.ms", &["not_a_number", "-1", "1.2"])]
-#[case("share.assignor.offload.enable", &["not_a_boolean"])]
 #[case("streams.heartbeat.interval.ms", &["not_a_number", "1.0"])]
 #[case("streams.num.standby.replicas", &["not_a_number", "1.0"])]
 #[case("streams.session.timeout.ms", &["not_a_number", "1.0"])]
 #[case("streams.initial.rebalance.delay.ms", &["not_a_number", "-1", "1.0"])]
 #[case("streams.assignment.interval.ms", &["not_a_number", "-1", "1.2"])]
-#[case("streams.assignor.offload.enable", &["not_a_boolean"])]
 #[case("streams.task.offset.interval.ms", &["not_a_number", "1.0"])]
 #[case("streams.num.warmup.replicas", &["not_a_number", "1.0"])]
 #[case("errors.deadletterqueue.copy.record.enable", &["not_a_boolean"])]
@@ -105,6 +102,20 @@ fn values_of_the_wrong_type_are_refused(#[case] name: &str, #[case] values: &[&s
         assert!(matches!(got, Err(GroupConfigError::BadValue { .. })), "{name}={value}: {got:?}");
         assert_eq!(got.unwrap_err().error_code(), ErrorCode::InvalidConfig);
     }
+}
+
+/// KAFKA-20339: Kafka 4.3 removed `<kind>.assignor.offload.enable` before release;
+/// they are unknown names here as there, whatever their value.
+#[rstest]
+#[case("consumer.assignor.offload.enable")]
+#[case("share.assignor.offload.enable")]
+#[case("streams.assignor.offload.enable")]
+fn offload_configs_are_unknown_as_in_kafka_4_3(#[case] name: &str) {
+    for value in ["true", "false"] {
+        let got = validate_group_config(&props(&[(name, value)]), &kafka_test_config());
+        assert_eq!(got, Err(GroupConfigError::UnknownName(name.to_owned())));
+    }
+    assert!(group_coordinator::group_config_names().all(|n| n != name));
 }
 
 /// `GroupConfigTest.testValidShareAutoOffsetResetValues`,
@@ -352,6 +363,10 @@ fn other_checks(#[case] set: &[(&str, &str)], #[case] refused: Option<ErrorCode>
 #[case("share.delivery.count.limit", "15", 10)]
 #[case("share.partition.max.record.locks", "50", 100)]
 #[case("share.partition.max.record.locks", "1500", 1_500)]
+#[case("consumer.assignment.interval.ms", "20000", 15_000)]
+#[case("consumer.assignment.interval.ms", "2500", 2_500)]
+#[case("share.assignment.interval.ms", "20000", 15_000)]
+#[case("share.assignment.interval.ms", "0", 0)]
 fn read_back_values_are_clamped(#[case] name: &str, #[case] value: &str, #[case] expected: i32) {
     let o = evaluate_group_config(&props(&[(name, value)]), &CoordinatorConfig::default());
     let got = [
@@ -362,6 +377,8 @@ fn read_back_values_are_clamped(#[case] name: &str, #[case] value: &str, #[case]
         o.share_record_lock_duration_ms,
         o.share_delivery_count_limit,
         o.share_partition_max_record_locks,
+        o.consumer_assignment_interval_ms,
+        o.share_assignment_interval_ms,
     ];
     assert_eq!(got.iter().flatten().copied().collect::<Vec<_>>(), [expected], "{name}={value}");
 }
@@ -400,10 +417,16 @@ fn set(name: &str, value: &str) -> (String, AlterConfigOp) {
 
 /// A consumer member's heartbeat (joining at epoch 0): the interval it is given.
 fn heartbeat_interval(c: &GroupCoordinator, epoch: i32) -> (i32, i32) {
+    heartbeat(c, "m", epoch)
+}
+
+/// Consumer member `member`'s heartbeat to group g (joining t at epoch 0): its
+/// epoch and the interval it is given.
+fn heartbeat(c: &GroupCoordinator, member: &str, epoch: i32) -> (i32, i32) {
     let r = c
         .handle_consumer_group_heartbeat(ConsumerGroupHeartbeatRequest {
             group_id: "g".into(),
-            member_id: "m".into(),
+            member_id: member.into(),
             member_epoch: epoch,
             rebalance_timeout_ms: 1_000,
             subscribed_topic_names: (epoch == 0).then(|| vec!["t".into()]),
@@ -466,6 +489,52 @@ fn describe_shows_the_groups_values_over_the_brokers() {
     c.stop();
 }
 
+/// The assignment intervals are described as they are applied: this build's default
+/// of 0 (not Kafka 4.3's 1000, `docs/KAFKA-DIFFERENCES.md` K10) as the DEFAULT source
+/// with its one synonym, a node's own value as STATIC_BROKER_CONFIG, a group's as GROUP.
+#[rstest]
+#[case::this_builds_default(None, None, "0", ConfigSource::Default, 1)]
+#[case::the_nodes_value(Some(1_000), None, "1000", ConfigSource::StaticBroker, 2)]
+#[case::the_groups_value(Some(1_000), Some("2500"), "2500", ConfigSource::Group, 3)]
+fn assignment_intervals_are_described_as_applied(
+    #[case] node: Option<i32>,
+    #[case] group: Option<&str>,
+    #[case] value: &str,
+    #[case] source: ConfigSource,
+    #[case] synonyms: usize,
+) {
+    assert_eq!(group_coordinator::DEFAULT_ASSIGNMENT_INTERVAL_MS, 0);
+    let mut config = CoordinatorConfig::default();
+    if let Some(node) = node {
+        config.group_config_bounds.consumer_assignment_interval_ms.default = node;
+        config.group_config_bounds.share_assignment_interval_ms.default = node;
+    }
+    let mut set = GroupConfigProps::new();
+    for name in ["consumer.assignment.interval.ms", "share.assignment.interval.ms"] {
+        if let Some(v) = group {
+            set.insert(name.to_owned(), v.to_owned());
+        }
+    }
+    let applied = evaluate_group_config(&set, &config);
+    for name in ["consumer.assignment.interval.ms", "share.assignment.interval.ms"] {
+        let keys = [name.to_owned()];
+        let d = group_coordinator::describe_group_config(&set, &config, Some(&keys), true, false);
+        assert_eq!(
+            (d[0].value.as_str(), d[0].source, d[0].synonyms.len()),
+            (value, source, synonyms),
+            "{name}"
+        );
+        let last = d[0].synonyms.last().expect("the default synonym");
+        assert_eq!((last.value.as_str(), last.source), ("0", ConfigSource::Default));
+    }
+    let bounds = &config.group_config_bounds;
+    let running = [
+        applied.consumer_assignment_interval_ms.unwrap_or(bounds.consumer_assignment_interval_ms.default),
+        applied.share_assignment_interval_ms.unwrap_or(bounds.share_assignment_interval_ms.default),
+    ];
+    assert_eq!(running.map(|v| v.to_string()), [value, value]);
+}
+
 /// `GroupConfigManagerTest.testUpdateGroupConfig`, `testGetNonExistentGroupConfig`,
 /// `testUpdateConfigWithInvalidGroupId` and `testGroupIsRemovedWhenDynamicConfigsAreRemoved`,
 /// through IncrementalAlterConfigs: a change is in force from the member's next
@@ -516,6 +585,50 @@ fn alters_apply_from_the_next_heartbeat() {
     assert_eq!(heartbeat_interval(&c, epoch).1, 5_000);
     let stored: BTreeMap<_, _> = store.load().expect("loads");
     assert_eq!(stored.keys().collect::<Vec<_>>(), ["bar", "s"]);
+    c.stop();
+}
+
+/// `consumer.assignment.interval.ms` set by IncrementalAlterConfigs batches the
+/// group's target assignments from its next heartbeat (KIP-1263): a member joining
+/// within the interval waits at the last target's epoch, and gets the new target
+/// once the interval is over; deleted, targets are computed at once again (this
+/// build's default of 0). A value out of the node's bounds is refused.
+#[test]
+fn an_assignment_interval_set_by_alter_configs_batches_from_the_next_heartbeat() {
+    let clock = Arc::new(ManualClock::new(1_000));
+    let c = GroupCoordinator::builder(Arc::new(MemoryMetadataStore::new()), CoordinatorConfig::default())
+        .clock(clock.clone())
+        .metadata_image(MetadataImage::new(1, [TopicImage::new(TopicId([3; 16]), "t", 2)]))
+        .open()
+        .expect("opens");
+    let context = alice();
+    let caller = c.caller(&context);
+    let beat = |member: &str, epoch: i32| heartbeat(&c, member, epoch).0;
+    assert_eq!(beat("m1", 0), 1);
+    let refused = caller.alter_group_configs("g", &[set("consumer.assignment.interval.ms", "20000")], false);
+    assert_eq!(refused.map_err(|e| e.error_code()), Err(ErrorCode::InvalidConfig));
+    caller
+        .alter_group_configs("g", &[set("consumer.assignment.interval.ms", "5000")], false)
+        .expect("altered");
+    clock.advance(100);
+    assert_eq!(beat("m2", 0), 1, "the new target waits for the interval");
+    clock.advance(4_899);
+    assert_eq!(beat("m2", 1), 1, "1 ms to go");
+    clock.advance(1);
+    assert_eq!(beat("m2", 1), 2, "computed once the interval is over");
+
+    let delete = ("consumer.assignment.interval.ms".to_owned(), AlterConfigOp::Delete);
+    caller.alter_group_configs("g", &[delete], false).expect("altered");
+    clock.advance(10);
+    assert_eq!(beat("m3", 0), 3, "at once without the group's interval");
+    for (consumer, share) in [(Some(15_001), None), (None, Some(-1))] {
+        let overrides = group_coordinator::GroupConfigOverrides {
+            consumer_assignment_interval_ms: consumer,
+            share_assignment_interval_ms: share,
+            ..Default::default()
+        };
+        assert!(c.set_group_config("g", overrides).is_err(), "{overrides:?} is out of the node's bounds");
+    }
     c.stop();
 }
 

@@ -2,6 +2,7 @@
 //! scenarios and the threaded runtime.
 
 mod assignment;
+mod assignment_batching;
 mod assignment_epochs;
 mod authorization;
 mod authorized_operations;

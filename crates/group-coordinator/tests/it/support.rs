@@ -111,6 +111,11 @@ impl Sim {
         }
     }
 
+    /// Carries out what a call of the core made outside [`send`](Self::send).
+    pub(crate) fn apply(&mut self, fx: Effects) {
+        self.process(fx);
+    }
+
     fn process(&mut self, fx: Effects) {
         self.timers.apply(fx.timers);
         for (rid, r) in fx.responses {

@@ -346,7 +346,8 @@ impl ConsumerGroup {
                 }
             }
             ModernGroupRecord::TargetAssignmentMetadata { value, .. } => {
-                let change = self.modern.replay_assignment_epoch(value.map_or(-1, |m| m.assignment_epoch));
+                let (epoch, at) = value.map_or((-1, 0), |m| (m.assignment_epoch, m.assignment_timestamp_ms));
+                let change = self.modern.replay_assignment_metadata(epoch, at);
                 log(&mut undo, || Change::Modern(change));
             }
             ModernGroupRecord::TargetAssignmentMember { member_id, value, .. } => {

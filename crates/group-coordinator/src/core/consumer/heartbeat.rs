@@ -340,8 +340,9 @@ impl CoordinatorCore {
                 value: Some(ConsumerGroupMetadataValue { epoch, metadata_hash: hash }),
             });
         }
-        // Step 11: the target assignment.
-        if work.cg.modern.group_epoch > work.cg.modern.assignment_epoch {
+        // Step 11: the target assignment, unless the last one is too recent
+        // (KIP-1263): then the member reconciles towards the last one.
+        if work.cg.modern.group_epoch > work.cg.modern.assignment_epoch && self.may_compute_target(work) {
             self.update_target_assignment(work, replaced)?;
         }
         // Step 12: reconciliation, worked out on the member in place (no copy

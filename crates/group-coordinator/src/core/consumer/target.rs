@@ -10,7 +10,7 @@ use group_types::{ErrorCode, TopicId};
 
 use super::{ConsumerMember, Work, topics};
 use crate::core::CoordinatorCore;
-use crate::core::modern::assignment;
+use crate::core::modern::{assignment, can_compute_next_target_assignment};
 
 type Refusal = (ErrorCode, Option<String>);
 
@@ -109,8 +109,36 @@ impl CoordinatorCore {
             });
         }
         let epoch = work.cg.modern.group_epoch;
-        let value = Some(TargetAssignmentMetadataValue::new(epoch, 0));
+        // KIP-1263: when this target was computed, which the next waits on.
+        let value = Some(TargetAssignmentMetadataValue::new(epoch, self.engine.now));
         work.emit(ModernGroupRecord::TargetAssignmentMetadata { group_id, value });
         Ok(())
+    }
+
+    /// `consumerGroupAssignmentIntervalMs`: the least time between two target
+    /// assignments of consumer group `group`, its own config else the node's.
+    pub(crate) fn consumer_assignment_interval(&self, group: &str) -> i32 {
+        let node = self.engine.config.group_config_bounds.consumer_assignment_interval_ms.default;
+        match self.engine.group_configs.is_empty() {
+            true => node,
+            false => self
+                .engine
+                .group_configs
+                .get(group)
+                .and_then(|o| o.consumer_assignment_interval_ms)
+                .unwrap_or(node),
+        }
+    }
+
+    /// Whether step 11 may compute a new target assignment for the group now
+    /// (KIP-1263's batching: `canComputeNextTargetAssignment`). When it may not,
+    /// members reconcile towards the last target, at its epoch, and a later
+    /// heartbeat computes the next one; no timer is armed for it, as in Kafka.
+    pub(crate) fn may_compute_target(&self, work: &Work) -> bool {
+        can_compute_next_target_assignment(
+            work.cg.modern.assignment_timestamp_ms,
+            self.consumer_assignment_interval(&work.group_id),
+            self.engine.now,
+        )
     }
 }

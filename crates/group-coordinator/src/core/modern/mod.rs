@@ -46,6 +46,10 @@ pub(crate) struct ModernGroup<M> {
     pub(crate) group_epoch: i32,
     pub(crate) metadata_hash: u64,
     pub(crate) assignment_epoch: i32,
+    /// When the target assignment at `assignment_epoch` was computed (the core's
+    /// `now` once the assignor returned), 0 when unknown: KIP-1263's
+    /// `AssignmentTimestamp`, which [`can_compute_next_target_assignment`] reads.
+    pub(crate) assignment_timestamp_ms: i64,
     /// By member id, listed in id order: the order the assignors see members in.
     pub(crate) members: Members<M>,
     /// Target assignments by member id (entries of ids that left may linger until
@@ -61,6 +65,7 @@ impl<M> Default for ModernGroup<M> {
             group_epoch: 0,
             metadata_hash: 0,
             assignment_epoch: 0,
+            assignment_timestamp_ms: 0,
             members: Members::default(),
             targets: Targets::default(),
             static_members: BTreeMap::new(),
@@ -73,8 +78,8 @@ impl<M> Default for ModernGroup<M> {
 pub(crate) enum ModernChange {
     /// The group epoch and metadata hash were these.
     GroupEpoch { epoch: i32, metadata_hash: u64 },
-    /// The target assignment's epoch was this.
-    AssignmentEpoch(i32),
+    /// The target assignment's epoch and timestamp were these.
+    AssignmentEpoch { epoch: i32, timestamp_ms: i64 },
     /// Member `member`'s target was `prev` (`None`: it had none).
     Target { member: Arc<str>, prev: Option<Held> },
 }
@@ -114,10 +119,15 @@ impl<M> ModernGroup<M> {
         undo
     }
 
-    /// Replays a target assignment epoch record (`-1` for its tombstone).
-    pub(crate) fn replay_assignment_epoch(&mut self, epoch: i32) -> ModernChange {
-        let undo = ModernChange::AssignmentEpoch(self.assignment_epoch);
+    /// Replays a target assignment metadata record: its epoch and when it was
+    /// computed (`-1` and 0 for its tombstone, as `setTargetAssignmentMetadata`).
+    pub(crate) fn replay_assignment_metadata(&mut self, epoch: i32, timestamp_ms: i64) -> ModernChange {
+        let undo = ModernChange::AssignmentEpoch {
+            epoch: self.assignment_epoch,
+            timestamp_ms: self.assignment_timestamp_ms,
+        };
         self.assignment_epoch = epoch;
+        self.assignment_timestamp_ms = timestamp_ms;
         undo
     }
 
@@ -137,7 +147,10 @@ impl<M> ModernGroup<M> {
                 self.group_epoch = epoch;
                 self.metadata_hash = metadata_hash;
             }
-            ModernChange::AssignmentEpoch(epoch) => self.assignment_epoch = epoch,
+            ModernChange::AssignmentEpoch { epoch, timestamp_ms } => {
+                self.assignment_epoch = epoch;
+                self.assignment_timestamp_ms = timestamp_ms;
+            }
             ModernChange::Target { member, prev } => match prev {
                 Some(target) => {
                     self.targets.insert(member, target);
@@ -148,6 +161,22 @@ impl<M> ModernGroup<M> {
             },
         }
     }
+}
+
+/// KIP-1263's batching rule (`GroupMetadataManager.canComputeNextTargetAssignment`):
+/// whether a group whose target assignment was computed at `assignment_timestamp_ms`
+/// may compute the next one at `now_ms`, with `interval_ms` between two. A
+/// timestamp of 0 (no target yet, or one written before timestamps were kept)
+/// and an interval of 0 (batching off; also the way out of a clock moved far
+/// back) always may.
+pub(crate) fn can_compute_next_target_assignment(
+    assignment_timestamp_ms: i64,
+    interval_ms: i32,
+    now_ms: i64,
+) -> bool {
+    assignment_timestamp_ms == 0
+        || interval_ms == 0
+        || now_ms >= assignment_timestamp_ms.saturating_add(i64::from(interval_ms))
 }
 
 /// Empty after Java's `String.trim()`, which strips every char up to U+0020 (the
@@ -171,4 +200,34 @@ pub(crate) fn metadata_hash(names: &BTreeSet<&str>, image: &crate::MetadataImage
         }
     }
     if any { h.finish().max(1) } else { 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    use super::can_compute_next_target_assignment;
+
+    /// `GroupMetadataManagerTest.testCanComputeNextTargetAssignment*` (KIP-1263):
+    /// (timestamp of the last target, interval, now) and whether the next may be computed.
+    #[rstest]
+    #[case::no_previous_timestamp(0, 1_000, 0, true)]
+    #[case::zero_interval_before_the_timestamp(1_000_000, 0, 0, true)]
+    #[case::zero_interval_just_before_the_timestamp(1_000_000, 0, 999_999, true)]
+    #[case::zero_interval_at_the_timestamp(1_000_000, 0, 1_000_000, true)]
+    #[case::before_the_timestamp(1_000_000, 5_000, 0, false)]
+    #[case::just_before_the_timestamp(1_000_000, 5_000, 999_999, false)]
+    #[case::at_the_timestamp(1_000_000, 5_000, 1_000_000, false)]
+    #[case::just_before_the_interval_elapses(1_000_000, 5_000, 1_004_999, false)]
+    #[case::when_the_interval_elapses(1_000_000, 5_000, 1_005_000, true)]
+    #[case::after_the_interval_elapsed(1_000_000, 5_000, 1_007_500, true)]
+    #[case::no_overflow_near_the_end_of_time(i64::MAX - 10, 5_000, i64::MAX - 1, false)]
+    fn the_next_target_waits_for_the_interval(
+        #[case] timestamp_ms: i64,
+        #[case] interval_ms: i32,
+        #[case] now_ms: i64,
+        #[case] can: bool,
+    ) {
+        assert_eq!(can_compute_next_target_assignment(timestamp_ms, interval_ms, now_ms), can);
+    }
 }

@@ -287,9 +287,8 @@ impl ShareGroup {
                 self.initialized_at.set(None);
             }
             ModernGroupRecord::ShareTargetAssignmentMetadata { value, .. } => {
-                log(ShareChange::Modern(
-                    self.modern.replay_assignment_epoch(value.map_or(-1, |m| m.assignment_epoch)),
-                ));
+                let (epoch, at) = value.map_or((-1, 0), |m| (m.assignment_epoch, m.assignment_timestamp_ms));
+                log(ShareChange::Modern(self.modern.replay_assignment_metadata(epoch, at)));
             }
             ModernGroupRecord::ShareTargetAssignmentMember { member_id, value, .. } => {
                 let assigned = self.modern.members.get(member_id).map(|m| &m.assigned);

@@ -28,7 +28,7 @@ use group_types::{
 use super::group::{InitTopic, ShareChange, ShareGroup, ShareMember, ShareState};
 use crate::MetadataImage;
 use crate::core::modern::assignment::{self, Assignment, Held};
-use crate::core::modern::metadata_hash;
+use crate::core::modern::{can_compute_next_target_assignment, metadata_hash};
 use crate::core::{CoordinatorCore, GroupKind, PendingWrite, RequestId, Response, TimerKey, TimerOp, Undo};
 
 /// A refusal: the error and its message.
@@ -296,7 +296,15 @@ impl CoordinatorCore {
             });
             bump = updated.subscribed_topic_names != member.subscribed_topic_names;
         }
-        bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
+        // Unassigned initialized partitions ask for a new target only when none is
+        // pending already: a delayed one would otherwise bump the epoch at every
+        // heartbeat (KAFKA-20291's fix). Kafka 4.3 applies it whatever the
+        // interval; without batching we keep 4.2.1's extra bump after a leave,
+        // which the share oracle records (docs/KAFKA-DIFFERENCES.md, K10).
+        let interval = self.share_assignment_interval_ms(gid);
+        if interval == 0 || g.modern.assignment_epoch >= g.modern.group_epoch {
+            bump = bump || g.initialized_assignment_pending(initialized_assignment_pending);
+        }
         let image = &self.engine.image;
         let mut group_epoch = g.modern.group_epoch;
         let mut names = Cow::Borrowed(g.subscribed());
@@ -317,8 +325,11 @@ impl CoordinatorCore {
             }
         }
 
-        // 2. The target assignment, when the group epoch moved past it.
-        let (target_epoch, target) = if group_epoch > g.modern.assignment_epoch {
+        // 2. The target assignment, when the group epoch moved past it and the
+        // last one is not too recent (KIP-1263): else the last one, at its epoch.
+        let can_compute =
+            can_compute_next_target_assignment(g.modern.assignment_timestamp_ms, interval, self.engine.now);
+        let (target_epoch, target) = if group_epoch > g.modern.assignment_epoch && can_compute {
             let target = self.share_target_assignment(
                 g,
                 &group_id,
@@ -466,7 +477,8 @@ impl CoordinatorCore {
         }
         records.push(ModernGroupRecord::ShareTargetAssignmentMetadata {
             group_id: group_id.clone(),
-            value: Some(TargetAssignmentMetadataValue::new(group_epoch, 0)),
+            // KIP-1263: when this target was computed, which the next waits on.
+            value: Some(TargetAssignmentMetadataValue::new(group_epoch, self.engine.now)),
         });
         Ok(mine)
     }
@@ -665,6 +677,17 @@ impl CoordinatorCore {
             return broker;
         }
         configs.get(group).and_then(|o| o.share_session_timeout_ms).unwrap_or(broker)
+    }
+
+    /// `shareGroupAssignmentIntervalMs`: the least time between two target
+    /// assignments of share group `group`, its own config else the node's.
+    fn share_assignment_interval_ms(&self, group: &str) -> i32 {
+        let node = self.engine.config.group_config_bounds.share_assignment_interval_ms.default;
+        let configs = &self.engine.group_configs;
+        if configs.is_empty() {
+            return node;
+        }
+        configs.get(group).and_then(|o| o.share_assignment_interval_ms).unwrap_or(node)
     }
 
     fn share_heartbeat_interval_ms(&self, group: &str) -> i32 {
