@@ -1376,8 +1376,169 @@ def scenario_share(cluster, state):
     )
 
 
+
+# Group configs across the nodes (IncrementalAlterConfigs v0, DescribeConfigs v1,
+# ConsumerGroupHeartbeat v1, the last one flexible).
+
+GROUP_RESOURCE = 32
+CONFIG = "consumer.heartbeat.interval.ms"
+
+
+def uvarint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def cstr(s):
+    """A compact (nullable) string."""
+    if s is None:
+        return b"\0"
+    b = s.encode()
+    return uvarint(len(b) + 1) + b
+
+
+def read_uvarint(r):
+    n, shift = 0, 0
+    while True:
+        b = r.take(">B")
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return n
+        shift += 7
+
+
+def read_cstr(r):
+    n = read_uvarint(r)
+    if n == 0:
+        return None
+    s = r.d[r.at : r.at + n - 1].decode()
+    r.at += n - 1
+    return s
+
+
+def call_flexible(wire, api_key, version, body):
+    """A flexible request (header v2) and its answer after the header's tags."""
+    wire.corr += 1
+    frame = struct.pack(">hhi", api_key, version, wire.corr) + kstr("cluster-e2e") + b"\0" + body
+    wire.sock.sendall(struct.pack(">i", len(frame)) + frame)
+    r = wire.recv(wire.corr)
+    read_uvarint(r)  # the response header's tagged fields (none)
+    return r
+
+
+def alter_group_config(addr, group, name, value):
+    """IncrementalAlterConfigs v0 SET of one config of GROUP `group` on the node at
+    `addr`: its error code."""
+    body = struct.pack(">i", 1) + struct.pack(">b", GROUP_RESOURCE) + kstr(group)
+    body += struct.pack(">i", 1) + kstr(name) + struct.pack(">b", 0) + kstr(value) + struct.pack(">b", 0)
+    w = Wire(addr)
+    try:
+        r = w.call(44, 0, body)
+    finally:
+        w.close()
+    r.take(">i")  # throttle
+    check(r.take(">i") == 1, "one resource answered")
+    error = r.take(">h")
+    message = r.string()
+    check(error == 0, "IncrementalAlterConfigs on %s: error %d %s" % (addr, error, message))
+
+
+def described_group_config(addr, group, name):
+    """DescribeConfigs v1 of `name` of GROUP `group` on the node at `addr`:
+    (value, source)."""
+    body = struct.pack(">i", 1) + struct.pack(">b", GROUP_RESOURCE) + kstr(group)
+    body += struct.pack(">i", 1) + kstr(name) + struct.pack(">b", 0)
+    w = Wire(addr)
+    try:
+        r = w.call(32, 1, body)
+    finally:
+        w.close()
+    r.take(">i")  # throttle
+    check(r.take(">i") == 1, "one resource described")
+    error = r.take(">h")
+    message = r.string()
+    check(error == 0, "DescribeConfigs on %s: error %d %s" % (addr, error, message))
+    r.take(">b")
+    r.string()
+    found = None
+    for _ in range(r.take(">i")):
+        n, value = r.string(), r.string()
+        r.take(">b")  # read only
+        source = r.take(">b")
+        r.take(">b")  # sensitive
+        for _ in range(r.take(">i")):
+            r.string(), r.string(), r.take(">b")
+        if n == name:
+            found = (value, source)
+    check(found is not None, "%s not described on %s" % (name, addr))
+    return found
+
+
+def heartbeat_interval(addr, group, member):
+    """A ConsumerGroupHeartbeat v1 join of `member` to `group` on the node at
+    `addr`: (error code, heartbeat interval)."""
+    body = cstr(group) + cstr(member) + struct.pack(">i", 0) + cstr(None) + cstr(None)
+    body += struct.pack(">i", 5000) + uvarint(2) + cstr(TOPIC) + cstr(None) + cstr(None) + uvarint(1) + b"\0"
+    w = Wire(addr)
+    try:
+        r = call_flexible(w, 68, 1, body)
+    finally:
+        w.close()
+    r.take(">i")  # throttle
+    error = r.take(">h")
+    read_cstr(r)
+    read_cstr(r)
+    r.take(">i")  # member epoch
+    return error, r.take(">i")
+
+
+def scenario_group_configs(cluster, state):
+    """A group config altered on a node that does not coordinate the group is
+    described by every node at once, in force on the coordinator from its members'
+    next heartbeat (a watch of etcd tells it), and still there after the node that
+    altered it restarts."""
+    owners = state["owners"]
+    group = None
+    for i in range(1000):
+        g = "configured-%d" % i
+        if owners.get(partition_of(g)) is not None:
+            group = g
+            break
+    check(group is not None, "no group on an owned partition (owners: %s)" % owners)
+    owner = owners[partition_of(group)]
+    other = next(n for n in sorted(cluster.nodes) if n != owner and cluster.nodes[n].alive())
+    error, interval = heartbeat_interval(cluster.nodes[owner].addr, group, "m-before")
+    check(error == 0, "a first heartbeat on the coordinator: error %d" % error)
+    t0 = time.time()
+    alter_group_config(cluster.nodes[other].addr, group, CONFIG, "7000")
+    for n in sorted(cluster.nodes):
+        value, source = described_group_config(cluster.nodes[n].addr, group, CONFIG)
+        check((value, source) == ("7000", 8), "node %d describes %s=%s (source %d)" % (n, CONFIG, value, source))
+    seen = poll_until(
+        lambda: heartbeat_interval(cluster.nodes[owner].addr, group, "m-after")[1] == 7000 or None,
+        10,
+        "the coordinator to apply the config altered on node %d" % other,
+        every=0.05,
+    )
+    check(seen, "never applied")
+    applied = time.time() - t0
+    cluster.restart(other)
+    state["owners"] = cluster.wait_spread(sorted(cluster.nodes), 30)
+    value, _ = described_group_config(cluster.nodes[other].addr, group, CONFIG)
+    check(value == "7000", "after node %d restarted it describes %s" % (other, value))
+    return "altered on node %d, described by all %d nodes, in force on node %d (the coordinator) after %.2f s (interval %d before), kept across a restart" % (
+        other, len(cluster.nodes), owner, applied, interval)
+
+
 SCENARIOS = [
     ("spread", scenario_spread),
+    ("group-configs", scenario_group_configs),
     ("share-owner-killed", scenario_share),
     ("kill-9-owner", scenario_kill),
     ("sigstop-owner", scenario_pause),

@@ -4,7 +4,8 @@
 //! confluent-kafka that groups spread over the nodes, follow their partitions when a
 //! node dies, is paused past its lease, or joins, survive the loss of one etcd member,
 //! fail cleanly without an etcd quorum and recover after it, and that no acknowledged
-//! commit is ever lost. The virtual environment is the one `e2e/venv.sh` keeps.
+//! commit is ever lost; and that a group config altered on one node is described by
+//! every node, in force on the group's coordinator, and kept across a restart. The virtual environment is the one `e2e/venv.sh` keeps.
 //!
 //! etcd is `GROUP_ETCD_BIN` (set by `cargo xtask ci`), else `target/tools/bin/etcd`
 //! in the workspace; without it the test fails, naming how to get it.
@@ -44,5 +45,5 @@ fn real_kafka_clients_follow_groups_across_a_cluster() {
     let mut command = Command::new(&python);
     command.arg(e2e.join("cluster.py")).arg("run");
     command.args(["--server", arg(&binary), "--etcd", arg(&etcd), "--workdir", arg(&work)]);
-    crate::e2e::run_scenarios(command, "cluster: 6/6 scenarios passed");
+    crate::e2e::run_scenarios(command, "cluster: 7/7 scenarios passed");
 }
