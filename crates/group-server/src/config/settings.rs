@@ -233,6 +233,59 @@ settings! {
             &mut d.config.coordinator.consumer.regex_refresh_interval_ms
         }),
     },
+    // KIP-1263 (Kafka 4.3): the interval between target assignments of a group, and the
+    // bounds of a group's own `consumer.assignment.interval.ms`; 0 (the default here)
+    // computes a new target at once, as Kafka 4.2 did.
+    ConsumerAssignmentIntervalMs: Setting {
+        flag: "--consumer-assignment-interval-ms",
+        property: Kafka("group.consumer.assignment.interval.ms"),
+        about: "How long a consumer-protocol group waits after a target assignment before it \
+                computes the next (KIP-1263; 0: at once); between its min and max",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.consumer_assignment_interval_ms.default
+        }),
+    },
+    ConsumerMinAssignmentIntervalMs: Setting {
+        flag: "--consumer-min-assignment-interval-ms",
+        property: Kafka("group.consumer.min.assignment.interval.ms"),
+        about: "Smallest consumer-protocol assignment interval",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.consumer_assignment_interval_ms.min
+        }),
+    },
+    ConsumerMaxAssignmentIntervalMs: Setting {
+        flag: "--consumer-max-assignment-interval-ms",
+        property: Kafka("group.consumer.max.assignment.interval.ms"),
+        about: "Largest consumer-protocol assignment interval",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.consumer_assignment_interval_ms.max
+        }),
+    },
+    ShareAssignmentIntervalMs: Setting {
+        flag: "--share-assignment-interval-ms",
+        property: Kafka("group.share.assignment.interval.ms"),
+        about: "How long a share group waits after a target assignment before it computes the \
+                next (KIP-1263; 0: at once); between its min and max",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.share_assignment_interval_ms.default
+        }),
+    },
+    ShareMinAssignmentIntervalMs: Setting {
+        flag: "--share-min-assignment-interval-ms",
+        property: Kafka("group.share.min.assignment.interval.ms"),
+        about: "Smallest share assignment interval",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.share_assignment_interval_ms.min
+        }),
+    },
+    ShareMaxAssignmentIntervalMs: Setting {
+        flag: "--share-max-assignment-interval-ms",
+        property: Kafka("group.share.max.assignment.interval.ms"),
+        about: "Largest share assignment interval",
+        value: &Int::new("MS", 0, INT_MAX, |d| {
+            &mut d.config.coordinator.group_config_bounds.share_assignment_interval_ms.max
+        }),
+    },
     ShareSessionTimeoutMs: Setting {
         flag: "--share-session-timeout-ms",
         property: Kafka("group.share.session.timeout.ms"),

@@ -105,6 +105,26 @@ fn storage(layer: &Layer, draft: &mut Draft) -> Result<(), ConfigError> {
 /// `GroupCoordinatorConfig` requires, with what a conflict expects.
 const ORDERED: &[(Key, Key, &str)] = &[
     (
+        Key::ConsumerMinAssignmentIntervalMs,
+        Key::ConsumerAssignmentIntervalMs,
+        "a consumer assignment interval no smaller than its minimum",
+    ),
+    (
+        Key::ConsumerAssignmentIntervalMs,
+        Key::ConsumerMaxAssignmentIntervalMs,
+        "a consumer assignment interval no larger than its maximum",
+    ),
+    (
+        Key::ShareMinAssignmentIntervalMs,
+        Key::ShareAssignmentIntervalMs,
+        "a share assignment interval no smaller than its minimum",
+    ),
+    (
+        Key::ShareAssignmentIntervalMs,
+        Key::ShareMaxAssignmentIntervalMs,
+        "a share assignment interval no larger than its maximum",
+    ),
+    (
         Key::MinSessionTimeoutMs,
         Key::MaxSessionTimeoutMs,
         "a minimum session timeout no larger than the maximum (otherwise every JoinGroup is refused \

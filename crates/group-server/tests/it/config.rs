@@ -508,6 +508,12 @@ const KAFKA_PROPERTIES: &[(&str, &str, &str)] = &[
     ("--consumer-migration-policy", "group.consumer.migration.policy", "bidirectional"),
     ("--consumer-assignors", "group.consumer.assignors", "uniform,range"),
     ("--consumer-regex-refresh-interval-ms", "group.consumer.regex.refresh.interval.ms", "600000"),
+    ("--consumer-assignment-interval-ms", "group.consumer.assignment.interval.ms", "0"),
+    ("--consumer-min-assignment-interval-ms", "group.consumer.min.assignment.interval.ms", "0"),
+    ("--consumer-max-assignment-interval-ms", "group.consumer.max.assignment.interval.ms", "15000"),
+    ("--share-assignment-interval-ms", "group.share.assignment.interval.ms", "0"),
+    ("--share-min-assignment-interval-ms", "group.share.min.assignment.interval.ms", "0"),
+    ("--share-max-assignment-interval-ms", "group.share.max.assignment.interval.ms", "15000"),
 ];
 
 /// The settings Kafka has no name for, under ours.
@@ -772,6 +778,14 @@ fn bad_cluster_settings_are_refused(#[case] args: &[&str], #[case] says: &str) {
 #[case::duplicate_assignor(&["--consumer-assignors", "range,range"], "uniform and range, each once")]
 #[case::no_assignor(&["--consumer-assignors", " , "], "uniform and range, each once")]
 #[case::regex_refresh_too_often(&["--consumer-regex-refresh-interval-ms", "9999"], "from 10000")]
+#[case::assignment_interval_over_its_max(
+    &["--consumer-assignment-interval-ms", "20000"],
+    "a consumer assignment interval no larger than its maximum"
+)]
+#[case::share_assignment_interval_under_its_min(
+    &["--share-min-assignment-interval-ms", "1000"],
+    "a share assignment interval no smaller than its minimum"
+)]
 fn consumer_group_settings_keep_kafka_s_bounds(#[case] args: &[&str], #[case] message: &str) {
     let err = parse(args).expect_err("refused");
     assert!(err.to_string().contains(message), "{err}");
@@ -826,4 +840,25 @@ fn consumer_group_settings_are_read() {
     let from_file = parse(&["--config", path.to_str().expect("UTF-8")]).expect("parses");
     assert_eq!(from_file.coordinator.consumer.session_timeout_ms, 50_000);
     assert!(!from_file.coordinator.consumer.enabled);
+}
+
+/// KIP-1263's node-wide intervals reach the coordinator's group-config bounds, where a
+/// group without its own `consumer.assignment.interval.ms` takes them.
+#[test]
+fn assignment_intervals_reach_the_coordinator() {
+    let config = parse(&[
+        "--consumer-assignment-interval-ms",
+        "1000",
+        "--share-max-assignment-interval-ms",
+        "30000",
+        "--share-assignment-interval-ms",
+        "20000",
+    ])
+    .expect("parses");
+    let bounds = &config.coordinator.group_config_bounds;
+    assert_eq!(bounds.consumer_assignment_interval_ms.default, 1_000);
+    assert_eq!(
+        (bounds.share_assignment_interval_ms.default, bounds.share_assignment_interval_ms.max),
+        (20_000, 30_000)
+    );
 }
