@@ -75,7 +75,8 @@ fn foo_of(r: &ConsumerGroupHeartbeatResponse) -> Vec<i32> {
     r.assignment.iter().flatten().filter(|t| t.topic_id == FOO).flat_map(|t| t.partitions.clone()).collect()
 }
 
-fn commit(member: &str, epoch: i32, topic: &str, partition: i32) -> Request {
+/// An OffsetCommit v9 of `member` at `epoch` of foo's `partitions`.
+fn commit_of(member: &str, epoch: i32, partitions: Vec<(i32, OffsetCommitData)>) -> OffsetCommitRequest {
     let mut r = OffsetCommitRequest {
         group_id: "g".into(),
         generation_id: epoch,
@@ -83,6 +84,14 @@ fn commit(member: &str, epoch: i32, topic: &str, partition: i32) -> Request {
         api_version: 9,
         ..OffsetCommitRequest::default()
     };
+    for (partition, data) in partitions {
+        r.push("foo", partition, data);
+    }
+    r
+}
+
+fn commit(member: &str, epoch: i32, topic: &str, partition: i32) -> Request {
+    let mut r = commit_of(member, epoch, Vec::new());
     r.push(topic, partition, OffsetCommitData::new(7));
     Request::OffsetCommit(r)
 }
@@ -158,15 +167,8 @@ fn a_bumped_member_commits_with_its_old_epoch_what_it_held_since() {
 #[test]
 fn one_partition_not_held_since_the_epoch_fails_the_whole_commit() {
     let (mut sim, kept, moved) = rebalanced();
-    let mut r = OffsetCommitRequest {
-        group_id: "g".into(),
-        generation_id: 1,
-        member_id: "m1".into(),
-        api_version: 9,
-        ..OffsetCommitRequest::default()
-    };
-    r.push("foo", kept[0], OffsetCommitData::new(1));
-    r.push("foo", moved[0], OffsetCommitData::new(1));
+    let r =
+        commit_of("m1", 1, vec![(kept[0], OffsetCommitData::new(1)), (moved[0], OffsetCommitData::new(1))]);
     let rid = sim.send(Request::OffsetCommit(r));
     assert_eq!(sim.error_of(rid), ErrorCode::StaleMemberEpoch);
     assert_eq!(sim.core.committed_offset("g", "foo", kept[0]), None, "nothing of it is committed");
@@ -175,16 +177,9 @@ fn one_partition_not_held_since_the_epoch_fails_the_whole_commit() {
 #[test]
 fn a_partition_whose_metadata_is_too_large_is_answered_before_it_is_checked() {
     let (mut sim, kept, moved) = rebalanced();
-    let mut r = OffsetCommitRequest {
-        group_id: "g".into(),
-        generation_id: 1,
-        member_id: "m1".into(),
-        api_version: 9,
-        ..OffsetCommitRequest::default()
-    };
-    r.push("foo", kept[0], OffsetCommitData::new(1));
     let big = "x".repeat(sim.core.config().offset_metadata_max_bytes + 1);
-    r.push("foo", moved[0], OffsetCommitData { metadata: Some(big.into()), ..OffsetCommitData::new(1) });
+    let too_large = OffsetCommitData { metadata: Some(big.into()), ..OffsetCommitData::new(1) };
+    let r = commit_of("m1", 1, vec![(kept[0], OffsetCommitData::new(1)), (moved[0], too_large)]);
     let rid = sim.send(Request::OffsetCommit(r));
     let Some(Response::OffsetCommit(answer)) = sim.answer(rid) else { panic!("{:?}", sim.answer(rid)) };
     let codes: Vec<ErrorCode> =

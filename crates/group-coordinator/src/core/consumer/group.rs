@@ -110,15 +110,7 @@ impl ConsumerMember {
 
     /// The record value of its current assignment.
     pub(crate) fn assignment_value(&self) -> CurrentMemberAssignmentValue {
-        CurrentMemberAssignmentValue {
-            member_epoch: self.member_epoch,
-            previous_member_epoch: self.previous_member_epoch,
-            state: self.state,
-            assigned: assignment::to_wire(&self.assigned),
-            pending_revocation: assignment::to_wire(&self.pending_revocation),
-            assigned_epochs: self.assigned_epochs.clone(),
-            pending_revocation_epochs: self.pending_revocation_epochs.clone(),
-        }
+        super::reconcile::Reconciled::of(self).value()
     }
 }
 

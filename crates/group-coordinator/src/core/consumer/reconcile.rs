@@ -28,7 +28,8 @@ pub(crate) struct Reconciled {
 }
 
 impl Reconciled {
-    fn of(member: &ConsumerMember) -> Reconciled {
+    /// Where `member` stands now.
+    pub(crate) fn of(member: &ConsumerMember) -> Reconciled {
         Reconciled {
             member_epoch: member.member_epoch,
             previous_member_epoch: member.previous_member_epoch,
