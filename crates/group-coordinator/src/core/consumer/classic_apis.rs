@@ -7,9 +7,10 @@ use std::sync::Arc;
 use group_offsets::{ModernGroupRecord, Record};
 use group_types::{
     DescribedGroup, ErrorCode, GroupId, GroupState, LeaveGroupRequest, LeaveGroupResponse,
-    LeaveMemberResponse, ListedGroup, OffsetCommitData, OffsetFetchRequest,
+    LeaveMemberResponse, ListedGroup, OffsetCommitData, OffsetFetchRequest, TopicEntries,
 };
 
+use super::group::ConsumerMember;
 use super::{ConsumerGroup, epochs, subscribed_topic_names};
 use crate::MetadataImage;
 use crate::core::offsets::Committer;
@@ -48,8 +49,41 @@ pub(crate) fn validate_offset_commit(
         return Err(stale);
     }
     if c.generation < member.member_epoch {
-        return epochs::check_commit(member, c.generation, c.offsets, metadata_too_large, image)
-            .map_err(|_| stale);
+        return check_commit(member, c.generation, c.offsets, metadata_too_large, image).map_err(|_| stale);
+    }
+    Ok(())
+}
+
+/// `createAssignmentEpochValidator`: a commit with `epoch`, older than
+/// `member`'s, must name only partitions the member holds (assigned or
+/// pending revocation) since `epoch` or before. Every partition is checked
+/// but those whose metadata is too large (answered on their own, as Kafka
+/// checks them first); a topic unknown to `image` is held by no one. One
+/// failing partition fails the commit, as Kafka's validator throws.
+fn check_commit(
+    member: &ConsumerMember,
+    epoch: i32,
+    offsets: &[TopicEntries<OffsetCommitData>],
+    metadata_too_large: impl Fn(&OffsetCommitData) -> bool,
+    image: &MetadataImage,
+) -> Result<(), ErrorCode> {
+    let stale = if member.is_classic() { ErrorCode::IllegalGeneration } else { ErrorCode::StaleMemberEpoch };
+    for TopicEntries { topic, partitions } in offsets {
+        let id = image.topic(topic).map(|t| t.id);
+        for (p, data) in partitions {
+            if metadata_too_large(data) {
+                continue;
+            }
+            let held = id.and_then(|id| {
+                epochs::epoch_of(&member.assigned, &member.assigned_epochs, id, *p).or_else(|| {
+                    epochs::epoch_of(&member.pending_revocation, &member.pending_revocation_epochs, id, *p)
+                })
+            });
+            match held {
+                Some(assigned_at) if assigned_at <= epoch => {}
+                _ => return Err(stale),
+            }
+        }
     }
     Ok(())
 }
@@ -186,5 +220,120 @@ impl CoordinatorCore {
         work.removal = "left";
         self.fence_or_downgrade(&mut work, &fenced);
         self.commit_work(work, Some((rid, response)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use group_offsets::{ClassicMemberMetadata, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue};
+    use group_types::ConsumerMemberState;
+    use rstest::rstest;
+
+    use super::*;
+    use crate::TopicImage;
+    use crate::core::offsets::Committer;
+    use group_offsets::{AssignmentEpochs, ModernGroupRecord};
+    use group_types::{OffsetCommitData, TopicEntries, TopicId, TopicIdPartitions};
+
+    const FOO: TopicId = TopicId::from_u128(0xf00);
+    const BAR: TopicId = TopicId::from_u128(0xba4);
+
+    /// A group whose member "m" is at epoch 10 with foo-0 assigned (or pending
+    /// revocation) since epoch 7 and foo-1 the other way, as
+    /// `ConsumerGroupTest.testValidateOffsetCommitWithEpochValidation` sets it up.
+    fn group(classic: bool, pending: bool) -> ConsumerGroup {
+        let mut cg = ConsumerGroup::new(Arc::from("g"), 0);
+        let meta = ConsumerMemberMetadataValue {
+            classic: classic.then(ClassicMemberMetadata::default),
+            ..ConsumerMemberMetadataValue::default()
+        };
+        let (g, m): (Arc<str>, Arc<str>) = (Arc::from("g"), Arc::from("m"));
+        cg.replay(
+            &ModernGroupRecord::MemberMetadata {
+                group_id: g.clone(),
+                member_id: m.clone(),
+                value: Some(Box::new(meta)),
+            },
+            None,
+        );
+        let (first, second) =
+            (vec![TopicIdPartitions::new(FOO, [0])], vec![TopicIdPartitions::new(FOO, [1])]);
+        let (assigned, revoking) = if pending { (second, first) } else { (first, second) };
+        let (assigned_epochs, pending_revocation_epochs) = if pending {
+            (AssignmentEpochs::Same(9), AssignmentEpochs::Same(7))
+        } else {
+            (AssignmentEpochs::Same(7), AssignmentEpochs::Same(9))
+        };
+        let value = CurrentMemberAssignmentValue {
+            member_epoch: 10,
+            previous_member_epoch: 9,
+            state: ConsumerMemberState::UnrevokedPartitions,
+            assigned,
+            pending_revocation: revoking,
+            assigned_epochs,
+            pending_revocation_epochs,
+        };
+        cg.replay(
+            &ModernGroupRecord::CurrentMemberAssignment { group_id: g, member_id: m, value: Some(value) },
+            None,
+        );
+        cg
+    }
+
+    fn image() -> MetadataImage {
+        MetadataImage::new(1, [TopicImage::new(FOO, "foo", 3), TopicImage::new(BAR, "bar", 1)])
+    }
+
+    /// Kafka's `ConsumerGroupTest` KIP-1251 cases: (transactional, version) x
+    /// (assigned, pending revocation) x (consumer, classic member) x epochs,
+    /// foo-0 held since epoch 7 by a member at epoch 10.
+    #[rstest]
+    fn commits_are_checked_against_assignment_epochs(
+        #[values((false, 9), (false, 10), (false, 8), (true, 3), (true, 5))] request: (bool, i16),
+        #[values(false, true)] pending: bool,
+        #[values(false, true)] classic: bool,
+        #[values(
+            (11, "foo", 0, false),
+            (10, "foo", 0, true),
+            (10, "bar", 0, true),
+            (7, "foo", 0, true),
+            (6, "foo", 0, false),
+            (7, "foo", 2, false),
+            (7, "bar", 0, false),
+            (7, "gone", 0, false),
+            (9, "foo", 1, true),
+            (8, "foo", 1, false)
+        )]
+        commit: (i32, &str, i32, bool),
+    ) {
+        let (transactional, api_version) = request;
+        let (epoch, topic, partition, accepted) = commit;
+        let cg = group(classic, pending);
+        let offsets = vec![TopicEntries {
+            topic: topic.to_owned(),
+            partitions: vec![(partition, OffsetCommitData::new(1))],
+        }];
+        let committer = Committer {
+            member_id: "m",
+            instance_id: None,
+            generation: epoch,
+            api_version,
+            transactional,
+            offsets: &offsets,
+        };
+        let got = validate_offset_commit(&cg, &committer, &image(), |_| false);
+        let expected = if !transactional && !classic && api_version < 9 {
+            // `OffsetCommit version 9 or above must be used by members using the consumer group protocol`.
+            Err(ErrorCode::UnsupportedVersion)
+        } else if accepted {
+            Ok(())
+        } else if classic || transactional {
+            Err(ErrorCode::IllegalGeneration)
+        } else {
+            Err(ErrorCode::StaleMemberEpoch)
+        };
+        assert_eq!(got, expected);
     }
 }

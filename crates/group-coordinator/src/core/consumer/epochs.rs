@@ -4,15 +4,14 @@
 //! it held since then: `assignment epoch <= commit epoch <= member epoch`
 //! (`ConsumerGroup.validateOffsetCommit`, `createAssignmentEpochValidator`).
 //!
-//! Reconciliation carries the epochs (`CurrentAssignmentBuilder`): a partition
-//! kept keeps its epoch, a partition revoked takes its epoch to the pending
-//! revocation, a partition added takes the target assignment's epoch.
+//! Reconciliation carries the epochs (`CurrentAssignmentBuilder`, `reconcile.rs`):
+//! a partition kept keeps its epoch, a partition revoked takes its epoch to the
+//! pending revocation, a partition added takes the target assignment's epoch;
+//! offset commits are checked against them in `classic_apis.rs`.
 
 use group_offsets::{AssignmentEpochs, ModernGroupRecord};
-use group_types::{ErrorCode, OffsetCommitData, TopicEntries, TopicId, TopicIdPartitions};
+use group_types::{TopicId, TopicIdPartitions};
 
-use super::group::ConsumerMember;
-use crate::MetadataImage;
 use crate::core::modern::assignment::{self, Assignment};
 
 /// The position of partition `p` of `topic` in `a`'s order (topics, then partitions).
@@ -81,154 +80,11 @@ pub(crate) fn reset_for_static_leave(record: &mut ModernGroupRecord) {
     }
 }
 
-/// `createAssignmentEpochValidator`: a commit with `epoch`, older than
-/// `member`'s, must name only partitions the member holds (assigned or
-/// pending revocation) since `epoch` or before. Every partition is checked
-/// but those whose metadata is too large (answered on their own, as Kafka
-/// checks them first); a topic unknown to `image` is held by no one. One
-/// failing partition fails the commit, as Kafka's validator throws.
-pub(crate) fn check_commit(
-    member: &ConsumerMember,
-    epoch: i32,
-    offsets: &[TopicEntries<OffsetCommitData>],
-    metadata_too_large: impl Fn(&OffsetCommitData) -> bool,
-    image: &MetadataImage,
-) -> Result<(), ErrorCode> {
-    let stale = if member.is_classic() { ErrorCode::IllegalGeneration } else { ErrorCode::StaleMemberEpoch };
-    for TopicEntries { topic, partitions } in offsets {
-        let id = image.topic(topic).map(|t| t.id);
-        for (p, data) in partitions {
-            if metadata_too_large(data) {
-                continue;
-            }
-            let held = id.and_then(|id| {
-                epoch_of(&member.assigned, &member.assigned_epochs, id, *p).or_else(|| {
-                    epoch_of(&member.pending_revocation, &member.pending_revocation_epochs, id, *p)
-                })
-            });
-            match held {
-                Some(assigned_at) if assigned_at <= epoch => {}
-                _ => return Err(stale),
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use group_offsets::{ClassicMemberMetadata, ConsumerMemberMetadataValue, CurrentMemberAssignmentValue};
-    use group_types::ConsumerMemberState;
     use proptest::prelude::*;
-    use rstest::rstest;
 
-    use super::super::ConsumerGroup;
-    use super::super::classic_apis::validate_offset_commit;
     use super::*;
-    use crate::TopicImage;
-    use crate::core::offsets::Committer;
-
-    const FOO: TopicId = TopicId::from_u128(0xf00);
-    const BAR: TopicId = TopicId::from_u128(0xba4);
-
-    /// A group whose member "m" is at epoch 10 with foo-0 assigned (or pending
-    /// revocation) since epoch 7 and foo-1 the other way, as
-    /// `ConsumerGroupTest.testValidateOffsetCommitWithEpochValidation` sets it up.
-    fn group(classic: bool, pending: bool) -> ConsumerGroup {
-        let mut cg = ConsumerGroup::new(Arc::from("g"), 0);
-        let meta = ConsumerMemberMetadataValue {
-            classic: classic.then(ClassicMemberMetadata::default),
-            ..ConsumerMemberMetadataValue::default()
-        };
-        let (g, m): (Arc<str>, Arc<str>) = (Arc::from("g"), Arc::from("m"));
-        cg.replay(
-            &ModernGroupRecord::MemberMetadata {
-                group_id: g.clone(),
-                member_id: m.clone(),
-                value: Some(Box::new(meta)),
-            },
-            None,
-        );
-        let (first, second) =
-            (vec![TopicIdPartitions::new(FOO, [0])], vec![TopicIdPartitions::new(FOO, [1])]);
-        let (assigned, revoking) = if pending { (second, first) } else { (first, second) };
-        let (assigned_epochs, pending_revocation_epochs) = if pending {
-            (AssignmentEpochs::Same(9), AssignmentEpochs::Same(7))
-        } else {
-            (AssignmentEpochs::Same(7), AssignmentEpochs::Same(9))
-        };
-        let value = CurrentMemberAssignmentValue {
-            member_epoch: 10,
-            previous_member_epoch: 9,
-            state: ConsumerMemberState::UnrevokedPartitions,
-            assigned,
-            pending_revocation: revoking,
-            assigned_epochs,
-            pending_revocation_epochs,
-        };
-        cg.replay(
-            &ModernGroupRecord::CurrentMemberAssignment { group_id: g, member_id: m, value: Some(value) },
-            None,
-        );
-        cg
-    }
-
-    fn image() -> MetadataImage {
-        MetadataImage::new(1, [TopicImage::new(FOO, "foo", 3), TopicImage::new(BAR, "bar", 1)])
-    }
-
-    /// Kafka's `ConsumerGroupTest` KIP-1251 cases: (transactional, version) x
-    /// (assigned, pending revocation) x (consumer, classic member) x epochs,
-    /// foo-0 held since epoch 7 by a member at epoch 10.
-    #[rstest]
-    fn commits_are_checked_against_assignment_epochs(
-        #[values((false, 9), (false, 10), (false, 8), (true, 3), (true, 5))] request: (bool, i16),
-        #[values(false, true)] pending: bool,
-        #[values(false, true)] classic: bool,
-        #[values(
-            (11, "foo", 0, false),
-            (10, "foo", 0, true),
-            (10, "bar", 0, true),
-            (7, "foo", 0, true),
-            (6, "foo", 0, false),
-            (7, "foo", 2, false),
-            (7, "bar", 0, false),
-            (7, "gone", 0, false),
-            (9, "foo", 1, true),
-            (8, "foo", 1, false)
-        )]
-        commit: (i32, &str, i32, bool),
-    ) {
-        let (transactional, api_version) = request;
-        let (epoch, topic, partition, accepted) = commit;
-        let cg = group(classic, pending);
-        let offsets = vec![TopicEntries {
-            topic: topic.to_owned(),
-            partitions: vec![(partition, OffsetCommitData::new(1))],
-        }];
-        let committer = Committer {
-            member_id: "m",
-            instance_id: None,
-            generation: epoch,
-            api_version,
-            transactional,
-            offsets: &offsets,
-        };
-        let got = validate_offset_commit(&cg, &committer, &image(), |_| false);
-        let expected = if !transactional && !classic && api_version < 9 {
-            // `OffsetCommit version 9 or above must be used by members using the consumer group protocol`.
-            Err(ErrorCode::UnsupportedVersion)
-        } else if accepted {
-            Ok(())
-        } else if classic || transactional {
-            Err(ErrorCode::IllegalGeneration)
-        } else {
-            Err(ErrorCode::StaleMemberEpoch)
-        };
-        assert_eq!(got, expected);
-    }
 
     fn topic(n: u8) -> TopicId {
         TopicId([n; 16])

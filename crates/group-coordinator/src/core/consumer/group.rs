@@ -110,7 +110,29 @@ impl ConsumerMember {
 
     /// The record value of its current assignment.
     pub(crate) fn assignment_value(&self) -> CurrentMemberAssignmentValue {
-        super::reconcile::Reconciled::of(self).value()
+        assignment_value(
+            (self.member_epoch, self.previous_member_epoch, self.state),
+            (&self.assigned, &self.assigned_epochs),
+            (&self.pending_revocation, &self.pending_revocation_epochs),
+        )
+    }
+}
+
+/// The record value of a member at `(member epoch, previous epoch, state)` holding
+/// `assigned` and `pending` revocation, each with its epochs.
+pub(crate) fn assignment_value(
+    (member_epoch, previous_member_epoch, state): (i32, i32, ConsumerMemberState),
+    (assigned, assigned_epochs): (&assignment::Assignment, &AssignmentEpochs),
+    (pending, pending_epochs): (&assignment::Assignment, &AssignmentEpochs),
+) -> CurrentMemberAssignmentValue {
+    CurrentMemberAssignmentValue {
+        member_epoch,
+        previous_member_epoch,
+        state,
+        assigned: assignment::to_wire(assigned),
+        pending_revocation: assignment::to_wire(pending),
+        assigned_epochs: assigned_epochs.clone(),
+        pending_revocation_epochs: pending_epochs.clone(),
     }
 }
 

@@ -28,8 +28,7 @@ pub(crate) struct Reconciled {
 }
 
 impl Reconciled {
-    /// Where `member` stands now.
-    pub(crate) fn of(member: &ConsumerMember) -> Reconciled {
+    fn of(member: &ConsumerMember) -> Reconciled {
         Reconciled {
             member_epoch: member.member_epoch,
             previous_member_epoch: member.previous_member_epoch,
@@ -43,15 +42,11 @@ impl Reconciled {
 
     /// The record value of this state.
     pub(crate) fn value(&self) -> group_offsets::CurrentMemberAssignmentValue {
-        group_offsets::CurrentMemberAssignmentValue {
-            member_epoch: self.member_epoch,
-            previous_member_epoch: self.previous_member_epoch,
-            state: self.state,
-            assigned: assignment::to_wire(&self.assigned),
-            pending_revocation: assignment::to_wire(&self.pending_revocation),
-            assigned_epochs: self.assigned_epochs.clone(),
-            pending_revocation_epochs: self.pending_revocation_epochs.clone(),
-        }
+        super::group::assignment_value(
+            (self.member_epoch, self.previous_member_epoch, self.state),
+            (&self.assigned, &self.assigned_epochs),
+            (&self.pending_revocation, &self.pending_revocation_epochs),
+        )
     }
 
     /// True when nothing differs from `member` (no record to write).
