@@ -17,14 +17,21 @@ pub struct ClusterConfig {
     /// renewal, and another node takes them over. etcd refuses TTLs below its own
     /// minimum (about 1.5 election timeouts) by raising them.
     pub lease_ttl_secs: i64,
-    /// How often the node reads the cluster's keys and acts on them.
+    /// How often the node checks its lease (the watchdog) and, while partitions
+    /// are moving, reads the cluster's keys and acts on them.
     pub tick: Duration,
+    /// How often a settled node reads the cluster's keys without being told to:
+    /// otherwise it reads them when its watch of the node and owner keys sees a
+    /// change, when the coordinator loses a partition, and every tick while it
+    /// still has something to do.
+    pub settled_read_interval: Duration,
     /// The deadline of each etcd request.
     pub request_timeout: Duration,
 }
 
 impl ClusterConfig {
-    /// A node with the default timings: a 3 s lease, a 200 ms tick, 2 s requests.
+    /// A node with the default timings: a 3 s lease, a 200 ms tick, a read of the
+    /// keys every 2 s when nothing changes, 2 s requests.
     /// Which etcd it joins is the client's ([`ClusterMember::start`](crate::ClusterMember::start)).
     pub fn new(prefix: impl Into<String>, node_id: i32, advertise: impl Into<String>) -> Self {
         ClusterConfig {
@@ -33,6 +40,7 @@ impl ClusterConfig {
             advertise: advertise.into(),
             lease_ttl_secs: 3,
             tick: Duration::from_millis(200),
+            settled_read_interval: Duration::from_secs(2),
             request_timeout: Duration::from_secs(2),
         }
     }

@@ -1,12 +1,16 @@
 //! The driver: one node's membership of the cluster over etcd. It holds the node's
-//! lease, reads the cluster's keys every tick, and carries out what
-//! [`reconcile`](crate::plan::reconcile) decides.
+//! lease, checks it every tick, reads the cluster's keys when its watch of them
+//! sees a change (and every tick while partitions are moving, and now and then
+//! when nothing moves), and carries out what [`reconcile`](crate::plan::reconcile)
+//! decides.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp, TxnOpResponse, WatchOptions, WatchStream,
+};
 use group_coordinator::ServingLease;
 use group_offsets::{CoordinatorPartition, OwnerEpoch};
 use tokio::runtime::{Handle, RuntimeFlavor};
@@ -50,6 +54,28 @@ pub struct ClusterMember {
     /// Told when the driver has left the cluster (dropped unsent when its task
     /// is dropped with the runtime): what a blocking stop waits for.
     left: Option<std::sync::mpsc::Receiver<()>>,
+}
+
+/// The watches of the node keys and the owner keys: a change to either is a
+/// reason to read the keys at once.
+struct KeysWatch {
+    nodes: WatchStream,
+    owners: WatchStream,
+}
+
+/// Waits for a change to the watched keys: true when one came, false when a watch
+/// failed or ended (the caller drops it and watches again). Never resolves
+/// without a watch: the tick goes on reading the keys.
+async fn next_change(watch: &mut Option<KeysWatch>) -> bool {
+    let Some(w) = watch else { return std::future::pending().await };
+    let message = tokio::select! {
+        m = w.nodes.message() => m,
+        m = w.owners.message() => m,
+    };
+    match message {
+        Ok(Some(r)) => !r.canceled(),
+        Ok(None) | Err(_) => false,
+    }
 }
 
 struct Lease {
@@ -100,15 +126,36 @@ impl ClusterMember {
         let (left_tx, left) = std::sync::mpsc::sync_channel(1);
         let task = runtime.spawn(async move {
             let tick = driver.config.tick;
+            let mut watch: Option<KeysWatch> = None;
+            // Read the keys at the first step, and whenever told to.
+            let mut read = true;
+            let mut last_read = Instant::now();
             loop {
-                driver.step().await;
+                let settled = if read || last_read.elapsed() >= driver.config.settled_read_interval {
+                    last_read = Instant::now();
+                    driver.step().await
+                } else {
+                    driver.watchdog()
+                };
                 if stopping2.load(Ordering::Acquire) {
                     break;
                 }
+                // Only once etcd answered this step: the watchdog must not wait on
+                // an etcd that is away.
+                if watch.is_none() && settled {
+                    watch = driver.watch_keys().await;
+                }
+                read = !settled;
                 tokio::select! {
                     () = stop2.notified() => break,
-                    () = wakeup.0.notified() => {}
+                    () = wakeup.0.notified() => read = true,
                     () = tokio::time::sleep(tick) => {}
+                    alive = next_change(&mut watch) => {
+                        read = true;
+                        if !alive {
+                            watch = None;
+                        }
+                    }
                 }
             }
             driver.leave().await;
@@ -185,11 +232,11 @@ impl Driver {
         }
     }
 
-    /// One tick: keep a live lease, read the keys, act.
-    async fn step(&mut self) {
-        // The watchdog: a lease not known to be alive for at least another tick may
-        // already have expired in etcd (a paused process, a partition from etcd), and
-        // another node may own our partitions: stop serving them before anything else.
+    /// The watchdog: a lease not known to be alive for at least another tick may
+    /// already have expired in etcd (a paused process, a partition from etcd), and
+    /// another node may own our partitions: stop serving them before anything else.
+    /// True when nothing changed (the node holds a live lease).
+    fn watchdog(&mut self) -> bool {
         let expired = self.lease.is_some() && !self.serving.holds_for(self.config.tick);
         if expired {
             tracing::warn!(
@@ -199,6 +246,35 @@ impl Driver {
             );
             self.drop_lease();
         }
+        self.lease.is_some()
+    }
+
+    /// Watches the node and owner keys; `None` when etcd does not answer (the next
+    /// loop tries again after the next step).
+    async fn watch_keys(&self) -> Option<KeysWatch> {
+        let mut client = self.client.clone();
+        let nodes = self.config.nodes_prefix();
+        let owners = self.owners_prefix.clone();
+        let watched = self
+            .timed("watching the cluster's keys", async move {
+                let nodes = client.watch(nodes, Some(WatchOptions::new().with_prefix())).await?;
+                let owners = client.watch(owners, Some(WatchOptions::new().with_prefix())).await?;
+                Ok((nodes, owners))
+            })
+            .await;
+        match watched {
+            Ok((nodes, owners)) => Some(KeysWatch { nodes, owners }),
+            Err(e) => {
+                tracing::debug!(target: "group_cluster", node_id = self.config.node_id, error = %e, "cannot watch the cluster's keys");
+                None
+            }
+        }
+    }
+
+    /// One step: keep a live lease, read the keys, act. True when the node is
+    /// settled: registered, the keys read, and nothing left to do.
+    async fn step(&mut self) -> bool {
+        self.watchdog();
         if self.lease.is_none()
             && let Err(e) = self.register().await
         {
@@ -208,7 +284,7 @@ impl Driver {
             Ok(o) => o,
             Err(e) => {
                 tracing::warn!(target: "group_cluster", node_id = self.config.node_id, error = %e, "cannot read the cluster's keys");
-                return;
+                return false;
             }
         };
         self.view.update(observed.clone());
@@ -221,6 +297,7 @@ impl Driver {
             hosting: &hosting,
         };
         let actions = reconcile(&local, &observed);
+        let settled = actions.is_empty() && self.lease.is_some();
         let mut loads = Vec::new();
         for action in actions {
             match action {
@@ -238,6 +315,7 @@ impl Driver {
             }
         }
         self.load_all(loads).await;
+        settled
     }
 
     fn drop_lease(&mut self) {
