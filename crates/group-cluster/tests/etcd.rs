@@ -31,6 +31,15 @@ struct Node {
 
 impl Node {
     fn start(endpoints: &[String], prefix: &str, node_id: i32) -> Node {
+        Node::start_with(endpoints, prefix, node_id, |_| {})
+    }
+
+    fn start_with(
+        endpoints: &[String],
+        prefix: &str,
+        node_id: i32,
+        tune: impl FnOnce(&mut ClusterConfig),
+    ) -> Node {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -55,6 +64,7 @@ impl Node {
         let mut config = ClusterConfig::new(prefix, node_id, format!("127.0.0.1:{}", 9000 + node_id));
         config.lease_ttl_secs = 2;
         config.tick = Duration::from_millis(100);
+        tune(&mut config);
         let host: Arc<dyn group_cluster::PartitionHost> = coordinator.clone();
         let member = ClusterMember::start(config, client, runtime.handle(), host, wakeup, serving)
             .expect("the member starts");
@@ -117,6 +127,28 @@ fn members_spread_the_partitions_evenly_and_hand_them_over_when_one_leaves() {
     nodes[2].leave();
     wait_until("the two left take 6/6", || spread(&[&nodes[0], &nodes[1]], &[6, 6]));
     assert!(nodes[2].owned().is_empty(), "a node that left serves nothing");
+}
+
+/// A settled node reads the keys when its watch sees them change, not on a timer:
+/// with the timer at ten minutes, a node that joins still gets its share at once,
+/// and takes over the partitions of one that leaves.
+#[test]
+fn a_settled_node_acts_on_what_its_watch_sees() {
+    let etcd = EtcdCluster::start(1).expect("etcd starts");
+    let prefix = unique_prefix("cluster-watch");
+    let endpoints = etcd.endpoints();
+    let slow = |c: &mut ClusterConfig| c.settled_read_interval = Duration::from_secs(600);
+    let first = Node::start_with(&endpoints, &prefix, 1, slow);
+    wait_until("the lone node owns everything", || first.owned().len() == PARTITIONS as usize);
+    // Settled: nothing left to do, so the timer alone would not read again for ten minutes.
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    let mut second = Node::start_with(&endpoints, &prefix, 2, slow);
+    wait_until("the first hands half over to the second", || spread(&[&first, &second], &[6, 6]));
+    let handed_over = started.elapsed();
+    second.leave();
+    wait_until("the first takes everything back", || first.owned().len() == PARTITIONS as usize);
+    assert!(handed_over < Duration::from_secs(30), "{handed_over:?}");
 }
 
 #[test]
