@@ -9,7 +9,9 @@
 //!   transaction fenced by the partition's stored epoch (and, with
 //!   [`EtcdConfig::fence_with_owner_keys`], by the partition's owner key);
 //!   appends of a partition complete in call order, partitions proceed
-//!   concurrently; oversized batches are staged in chunks and stay atomic;
+//!   concurrently, and the appends of every partition waiting at one moment
+//!   share one etcd transaction (group commit; each keeps its own fences);
+//!   oversized batches are staged in chunks and stay atomic;
 //!   the log is folded into chunked snapshots. The store starts no runtime
 //!   and keeps no client of its own: its tasks run on the caller's tokio
 //!   runtime ([`EtcdStore::new`] takes a `Handle`) over the caller's etcd
@@ -89,6 +91,7 @@
 
 mod codec;
 mod config;
+mod group_commit;
 mod keys;
 mod partition;
 mod store;
@@ -96,7 +99,8 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, EtcdConfig};
+pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TRANSACTIONS_IN_FLIGHT, EtcdConfig};
+pub use crate::group_commit::AppendTransactions;
 pub use crate::keys::{owner_key, owners_prefix};
 pub use crate::store::{EtcdStore, connect};
 /// The etcd client crate the store's API names ([`connect`] returns its

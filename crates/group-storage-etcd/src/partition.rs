@@ -17,13 +17,16 @@ use group_offsets::{
 use tokio::sync::mpsc;
 
 use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMeta};
+use crate::group_commit::NoCommitAnswer;
 use crate::keys::{self, PartitionKeys};
-use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
+use crate::store::{Command, MAX_RESPONSE_BYTES, Shared, attempt_timeout};
 
 /// Why an etcd call that may be retried gave no usable answer.
 enum NoAnswer {
     /// etcd's own error (kept as the storage error's source).
     Error(etcd_client::Error),
+    /// etcd's error for a transaction that carried several partitions' appends.
+    Shared(Arc<etcd_client::Error>),
     /// No error to keep: what happened instead (a timeout, a compaction).
     Detail(String),
 }
@@ -136,8 +139,9 @@ impl Worker {
     /// timeout, so a request stuck on a dead member is retried (and balanced
     /// to another one) before the append's deadline; never past the deadline.
     fn attempt(&self, deadline: Instant) -> Duration {
-        let quarter = (self.timeout() / 4).max(Duration::from_millis(100));
-        quarter.min(deadline.saturating_duration_since(Instant::now())).max(Duration::from_millis(10))
+        attempt_timeout(self.timeout())
+            .min(deadline.saturating_duration_since(Instant::now()))
+            .max(Duration::from_millis(10))
     }
 
     fn unavailable(&self, what: &str, why: NoAnswer) -> StorageError {
@@ -145,6 +149,7 @@ impl Worker {
             format!("etcd at {:?} did not {what} for {}", self.shared.config.endpoints, self.partition);
         let error = match why {
             NoAnswer::Error(e) => StorageError::unavailable_from(context, e),
+            NoAnswer::Shared(e) => StorageError::unavailable_from(context, e),
             NoAnswer::Detail(detail) => StorageError::unavailable(format!("{context}: {detail}")),
         };
         tracing::warn!(partition = self.partition.0, "{error}");
@@ -430,30 +435,36 @@ impl Worker {
             .and_then(puts)
             .or_else(self.why_reads(Some(seq)));
         loop {
-            let error =
-                match tokio::time::timeout(self.attempt(deadline), self.shared.kv.clone().txn(txn.clone()))
-                    .await
-                {
-                    Ok(Ok(resp)) => {
-                        let outcome = self.settle(epoch, nonce, &resp)?;
-                        if let Outcome::Committed = outcome {
-                            let state = self.state.get_or_insert_with(|| state.clone());
-                            state.next_seq = seq + 1;
-                            state.epoch = state.epoch.max(epoch);
-                            state.entries_since += 1;
-                            state.bytes_since += len;
-                        }
-                        return Ok(outcome);
+            // The attempt's time covers the wait for a place in a transaction.
+            let submitted = self.shared.group_commit.commit(self.partition.0, txn.clone(), len as usize);
+            let error = match tokio::time::timeout(self.attempt(deadline), submitted).await {
+                Ok(Ok(resp)) => {
+                    let outcome = self.settle(epoch, nonce, &resp)?;
+                    if let Outcome::Committed = outcome {
+                        let state = self.state.get_or_insert_with(|| state.clone());
+                        state.next_seq = seq + 1;
+                        state.epoch = state.epoch.max(epoch);
+                        state.entries_since += 1;
+                        state.bytes_since += len;
                     }
-                    Ok(Err(e)) if is_definite(&e) => {
-                        return Err(StorageError::io_from(
-                            format_args!("etcd refused an append to {}", self.partition),
-                            e,
-                        ));
-                    }
-                    Ok(Err(e)) => NoAnswer::Error(e),
-                    Err(_) => NoAnswer::Detail("no answer in time".to_owned()),
-                };
+                    return Ok(outcome);
+                }
+                Ok(Err(NoCommitAnswer::Etcd(e))) if is_definite(&e) => {
+                    return Err(StorageError::io_from(
+                        format_args!("etcd refused an append to {}", self.partition),
+                        e,
+                    ));
+                }
+                Ok(Err(NoCommitAnswer::Etcd(e))) => NoAnswer::Shared(e),
+                Ok(Err(NoCommitAnswer::TimedOut(after))) => {
+                    NoAnswer::Detail(format!("no answer within {after:?}"))
+                }
+                Ok(Err(NoCommitAnswer::Malformed)) => {
+                    NoAnswer::Detail("an answer without this append's".to_owned())
+                }
+                Ok(Err(NoCommitAnswer::Closed)) => NoAnswer::Detail("the store is shutting down".to_owned()),
+                Err(_) => NoAnswer::Detail("no answer in time".to_owned()),
+            };
             if Instant::now() >= deadline {
                 // The last attempt may still commit: void it before anything else.
                 self.unresolved = Some(Unresolved { seq, nonce, epoch });

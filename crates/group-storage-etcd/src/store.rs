@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
 use crate::EtcdConfig;
+use crate::group_commit::{AppendTransactions, GroupCommit, Limits};
 use crate::partition::Worker;
 
 /// gRPC answers up to this size are accepted (etcd-client's default is 4 MiB);
@@ -108,7 +109,12 @@ pub async fn connect(config: &EtcdConfig) -> Result<Client, StorageError> {
 /// concurrently. An append is one transaction: compare the stored epoch (at
 /// most the append's), the owner key when configured, that the entry's
 /// sequence number is free and that no snapshot was taken meanwhile; then
-/// raise the epoch and put the log entry. A batch over
+/// raise the epoch and put the log entry. The appends of every partition
+/// waiting at one moment go to etcd together (group commit), each as a
+/// nested transaction with its own compares, so a fenced partition fails
+/// alone; up to [`EtcdConfig::transactions_in_flight`] such transactions are
+/// in flight, and what arrives meanwhile gathers for the next one
+/// ([`EtcdStore::append_transactions`] counts them). A batch over
 /// [`EtcdConfig::max_request_bytes`] is staged in chunks first and committed
 /// by a manifest entry, so it is atomic too.
 ///
@@ -154,6 +160,7 @@ impl Clone for EtcdStore {
 
 struct Inner {
     config: EtcdConfig,
+    shared: Arc<Shared>,
     queues: Box<[mpsc::UnboundedSender<Command>]>,
     /// The partition tasks and the history compaction, cancelled on drop:
     /// they run on the caller's runtime, which outlives the store.
@@ -179,6 +186,8 @@ pub(crate) enum Command {
 pub(crate) struct Shared {
     pub(crate) config: EtcdConfig,
     pub(crate) kv: KvClient,
+    /// Where the partitions' log appends go, to be sent together.
+    pub(crate) group_commit: GroupCommit,
     nonce_base: u64,
     nonce_counter: AtomicU64,
 }
@@ -202,6 +211,11 @@ impl EtcdStore {
         if config.partitions == 0 {
             return Err(StorageError::InvalidInput { message: "partitions must be at least 1".into() });
         }
+        if config.transactions_in_flight == 0 {
+            return Err(StorageError::InvalidInput {
+                message: "transactions_in_flight must be at least 1".into(),
+            });
+        }
         if config.max_request_bytes < 4096 {
             return Err(StorageError::InvalidInput {
                 message: format!("max_request_bytes {} is below the 4096 minimum", config.max_request_bytes),
@@ -217,13 +231,21 @@ impl EtcdStore {
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos(),
         );
         hasher.write_u32(std::process::id());
+        let limits = Limits {
+            in_flight: config.transactions_in_flight,
+            max_request_bytes: config.max_request_bytes,
+            attempt: attempt_timeout(config.request_timeout),
+        };
+        let (group_commit, sender) = GroupCommit::new(kv.clone(), limits);
         let shared = Arc::new(Shared {
             config: config.clone(),
             kv,
+            group_commit,
             nonce_base: hasher.finish(),
             nonce_counter: AtomicU64::new(0),
         });
-        let mut tasks = Vec::with_capacity(config.partitions as usize + 1);
+        let mut tasks = Vec::with_capacity(config.partitions as usize + 2);
+        tasks.push(runtime.spawn(sender).abort_handle());
         let queues = (0..config.partitions)
             .map(|p| {
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -235,12 +257,19 @@ impl EtcdStore {
         if let Some(interval) = config.mvcc_compaction_interval {
             tasks.push(runtime.spawn(compact_history(Arc::clone(&shared), interval)).abort_handle());
         }
-        Ok(EtcdStore { inner: Arc::new(Inner { config, queues, tasks }) })
+        Ok(EtcdStore { inner: Arc::new(Inner { config, shared, queues, tasks }) })
     }
 
     /// The configuration the store was made with.
     pub fn config(&self) -> &EtcdConfig {
         &self.inner.config
+    }
+
+    /// How many transactions of log appends the store has sent and how many
+    /// appends they carried: their ratio is how many partitions' appends
+    /// group commit gathered per transaction.
+    pub fn append_transactions(&self) -> AppendTransactions {
+        self.inner.shared.group_commit.sent()
     }
 
     fn queue(
@@ -264,6 +293,13 @@ impl EtcdStore {
         self.queue(partition)?.send(command(tx)).map_err(|_| closed())?;
         wait(|| rx.recv()).unwrap_or_else(|_| Err(closed()))
     }
+}
+
+/// How long one attempt of an etcd call may take: a quarter of the request
+/// timeout (at least 100 ms), so a request stuck on a dead member is retried,
+/// and balanced to another one, well before the call's deadline.
+pub(crate) fn attempt_timeout(request_timeout: Duration) -> Duration {
+    (request_timeout / 4).max(Duration::from_millis(100))
 }
 
 /// Runs `f`, which waits for one of the store's tasks, on this thread. On a

@@ -10,5 +10,6 @@ mod consumer;
 mod corruption;
 mod embedding;
 mod fencing;
+mod group_commit;
 mod quorum;
 mod snapshots;
