@@ -45,6 +45,9 @@ pub(crate) fn open_store(
     config.prefix = settings.prefix.clone();
     config.partitions = partitions;
     config.fence_with_owner_keys = true;
+    if let Some(n) = settings.transactions_in_flight {
+        config.transactions_in_flight = n;
+    }
     let failed = |source| ServerError::Etcd { endpoints: settings.endpoints.clone(), source };
     let connecting = config.clone();
     let client = wait_on(runtime, async move { group_storage_etcd::connect(&connecting).await })

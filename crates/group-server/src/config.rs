@@ -179,6 +179,9 @@ pub struct ClusterSettings {
     /// The etcd lease's time to live, in seconds: how long a dead node's groups wait
     /// before another node takes them over.
     pub lease_ttl_secs: i64,
+    /// Transactions of appends in flight to etcd at once; `None` leaves it to the
+    /// etcd store (`group_storage_etcd::EtcdConfig::transactions_in_flight`).
+    pub transactions_in_flight: Option<usize>,
 }
 
 impl ClusterSettings {
@@ -193,6 +196,7 @@ impl ClusterSettings {
             endpoints,
             prefix: Self::DEFAULT_PREFIX.to_owned(),
             lease_ttl_secs: Self::DEFAULT_LEASE_TTL_SECS,
+            transactions_in_flight: None,
         }
     }
 }

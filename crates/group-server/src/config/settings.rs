@@ -587,6 +587,14 @@ settings! {
                 its groups before other nodes take them over",
         value: &Int::new("SECS", 1, 3_600, |d| &mut d.parts.etcd.lease_ttl_secs),
     },
+    EtcdTransactionsInFlight: Setting {
+        flag: "--etcd-transactions-in-flight",
+        property: Ours("etcd.transactions.in.flight"),
+        about: "Transactions of offset and group writes in flight to etcd at once; the writes of \
+                every partition waiting meanwhile go together in the next one (fewer gathers more \
+                writes per transaction, so etcd does less work per write)",
+        value: &Int::new("N", 1, 64, |d| &mut d.parts.etcd.transactions_in_flight),
+    },
 }
 
 /// Properties that name a setting under another name.

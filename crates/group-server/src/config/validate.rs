@@ -65,7 +65,7 @@ fn storage(layer: &Layer, draft: &mut Draft) -> Result<(), ConfigError> {
     let parts = &draft.parts;
     if !parts.cluster {
         // The cluster settings alone are refused: they would do nothing.
-        for key in [Key::Etcd, Key::ClusterPrefix, Key::LeaseTtlSecs] {
+        for key in [Key::Etcd, Key::ClusterPrefix, Key::LeaseTtlSecs, Key::EtcdTransactionsInFlight] {
             if layer.get(key).is_some() {
                 return Err(needs(layer, key, Key::Cluster, "a node that runs as part of a cluster"));
             }

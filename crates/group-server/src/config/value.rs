@@ -155,6 +155,17 @@ macro_rules! integer {
 
 integer!(i32, i64, u32, usize);
 
+/// A setting whose absence leaves the choice to the layer below (the etcd store's
+/// own default, say), so that default is written once, where it applies.
+impl<T: Integer> Integer for Option<T> {
+    fn from_i64(n: i64) -> Option<Option<T>> {
+        T::from_i64(n).map(Some)
+    }
+    fn to_i64(&self) -> Option<i64> {
+        self.as_ref().and_then(T::to_i64)
+    }
+}
+
 impl Integer for Duration {
     fn from_i64(ms: i64) -> Option<Duration> {
         u64::try_from(ms).ok().map(Duration::from_millis)

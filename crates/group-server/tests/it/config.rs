@@ -722,12 +722,13 @@ fn cluster_nodes_keep_offsets_in_etcd(
 
 #[test]
 fn cluster_settings_are_read_from_a_file() {
-    let text = "cluster = true\netcd.endpoints = http://e1:2379,http://e2:2379\ncluster.prefix = /c1\ncluster.lease.ttl.secs = 4\n";
+    let text = "cluster = true\netcd.endpoints = http://e1:2379,http://e2:2379\ncluster.prefix = /c1\ncluster.lease.ttl.secs = 4\netcd.transactions.in.flight = 2\n";
     let c = parse_with_file(text, &[]).expect("parses");
     let expected = ClusterSettings {
         endpoints: vec!["http://e1:2379".into(), "http://e2:2379".into()],
         prefix: "/c1".into(),
         lease_ttl_secs: 4,
+        transactions_in_flight: Some(2),
     };
     assert_eq!(c.storage, StorageMode::Cluster(expected));
 }
