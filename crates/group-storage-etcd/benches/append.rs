@@ -72,7 +72,7 @@ fn append(c: &mut Criterion) {
     let mut bench = c.benchmark_group("etcd_append_64_appenders_50_partitions");
     bench.sample_size(10).measurement_time(Duration::from_secs(10));
     bench.throughput(Throughput::Elements((APPENDERS * ROUNDS) as u64));
-    for in_flight in [1, 4, 16, 64] {
+    for in_flight in [1, 2, 4, 16] {
         let config = EtcdConfig {
             prefix: unique_prefix("bench-append"),
             partitions: PARTITIONS,

@@ -72,7 +72,7 @@ pub struct EtcdConfig {
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 1536 * 1024 - 64 * 1024;
 
 /// Transactions of log appends in flight at once, by default.
-pub const DEFAULT_TRANSACTIONS_IN_FLIGHT: usize = 4;
+pub const DEFAULT_TRANSACTIONS_IN_FLIGHT: usize = 2;
 
 impl EtcdConfig {
     /// The defaults, over `endpoints`: prefix `/group-coordinator`, 50

@@ -151,6 +151,10 @@ async fn run(
                 None => return,
             },
         };
+        // The tasks woken by the transaction that just answered submit their
+        // next appends at about the same moment: let them run first, so that
+        // the first to arrive does not leave alone with the rest right behind.
+        tokio::task::yield_now().await;
         let (batch, left) = gather(first, &mut queue, limits.max_request_bytes);
         carried = left;
         if !batch.is_empty() {
