@@ -9,6 +9,10 @@
 //! each group on its own topic of 100 partitions, every member at the target
 //! assignment (one partition each), the metadata image excluded.
 //!
+//! And what committed offsets cost: simple groups (offsets and nothing else) of 1
+//! and of 100 offsets, which separates what a group costs from what an offset
+//! costs (`docs/SCALING.md` sizes a node with them).
+//!
 //! `cargo bench -p group-coordinator --bench memory`
 
 mod common;
@@ -19,7 +23,10 @@ use std::sync::Arc;
 
 use common::{config, stored};
 use group_coordinator::{CoordinatorCore, MetadataImage, Request, RequestId, Response, TopicImage};
-use group_types::{ConsumerGroupHeartbeatRequest, TopicId, TopicIdPartitions};
+use group_offsets::{Fold, Record};
+use group_types::{
+    ConsumerGroupHeartbeatRequest, OffsetAndMetadata, TopicId, TopicIdPartitions, TopicPartition,
+};
 
 #[global_allocator]
 static ALLOCATOR: dhat::Alloc = dhat::Alloc;
@@ -57,6 +64,38 @@ fn main() {
     );
     black_box(core.group_count());
     consumer_members();
+    let (one, per_one) = offsets(10_000, 1);
+    let (hundred, per_hundred) = offsets(1_000, 100);
+    // Bytes for g groups of n offsets: g * (group + n * offset).
+    let offset = (hundred - one) / 99.0;
+    let group = one - offset;
+    println!(
+        "memory per simple group with committed offsets (core): {one:.0} bytes for 1 offset \
+         ({per_one:.2} allocations), {hundred:.0} bytes for 100 ({per_hundred:.2} allocations): \
+         about {group:.0} bytes per group and {offset:.0} bytes per offset"
+    );
+}
+
+/// Bytes and allocations per group of `groups` simple groups of `partitions`
+/// committed offsets each (one topic, no metadata), loaded into one core.
+fn offsets(groups: usize, partitions: i32) -> (f64, f64) {
+    let mut core = CoordinatorCore::new(config());
+    let topic: Arc<str> = Arc::from("orders-topic");
+    let (bytes_before, allocations_before) = live();
+    for g in 0..groups {
+        let group_id: Arc<str> = Arc::from(format!("simple-group-{g:06}"));
+        let mut fold = Fold::new();
+        fold.apply((0..partitions).map(|p| Record::Offset {
+            group_id: Arc::clone(&group_id),
+            partition: TopicPartition::new(Arc::clone(&topic), p),
+            offset: OffsetAndMetadata::new(1_000_000 + i64::from(p), 1_700_000_000_000),
+        }));
+        let _ = core.load(0, fold.into_stored());
+    }
+    let (bytes_after, allocations_after) = live();
+    black_box(core.group_count());
+    let n = groups as f64;
+    ((bytes_after - bytes_before) as f64 / n, (allocations_after - allocations_before) as f64 / n)
 }
 
 /// Memory per settled consumer-protocol member.
