@@ -24,7 +24,7 @@ pub(crate) fn server() -> (GroupServer, Target) {
     .expect("config");
     let server = GroupServer::start(&config).expect("server starts");
     // The server runs in this process, so its CPU is the test's.
-    let target = Target { addr: server.local_addr(), pid: Some(std::process::id()) };
+    let target = Target::new(server.local_addr(), Some(std::process::id()));
     (server, target)
 }
 
