@@ -295,7 +295,17 @@ async fn commit_each(addr: SocketAddr, pending: &mut Vec<String>) -> Result<Opti
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #[test]
+        fn routes_groups_as_the_server_does(group in "\\PC{0,24}", partitions in 1u32..200) {
+            let server = group_offsets::CoordinatorPartition::of(&group, partitions);
+            prop_assert_eq!(coordinator_partition(&group, partitions), server.0);
+        }
+    }
 
     #[test]
     fn java_string_hash_codes() {

@@ -132,7 +132,12 @@ fn run_on_cluster(
             etcd.stop();
             for row in rows.iter_mut().filter(|r| !r.is_failure()) {
                 row.metric(ETCD_DB_BYTES, db as f64);
-                row.note(format!("{} etcd members, db {}", cluster.members, mib(db)));
+                let members = if cluster.members == 1 {
+                    "1 etcd member".to_owned()
+                } else {
+                    format!("{} etcd members", cluster.members)
+                };
+                row.note(format!("{members}, etcd db {}", mib(db)));
             }
             rows
         }

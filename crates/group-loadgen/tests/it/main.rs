@@ -1,7 +1,10 @@
 //! The load generator against an in-process `group-server`: every scenario at
-//! tiny sizes, the whole run with its outputs, and the failure paths.
+//! tiny sizes, the whole run with its outputs, and the failure paths; its
+//! command line; and a run over etcd with a spawned cluster node.
 
+mod cluster;
 mod failures;
+mod options;
 mod run;
 mod scenarios;
 
