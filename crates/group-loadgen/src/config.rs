@@ -210,7 +210,7 @@ pub struct Options {
     pub work_dir: PathBuf,
     /// Where the JSON report goes.
     pub json: PathBuf,
-    /// Where the SVG plot of the sweep goes.
+    /// Where the SVG plot (the sweep, and sled against cluster) goes.
     pub svg: PathBuf,
     /// Worker threads of the generator's runtime.
     pub threads: usize,
@@ -250,7 +250,8 @@ OPTIONS:
   --rebalances N              rebalance: repetitions [default: 20]
   --work-dir PATH             spawned servers' data and logs [default: target/wire-bench]
   --json PATH                 JSON report [default: target/wire-bench.json]
-  --svg PATH                  latency-vs-load plot of the sweep [default: target/wire-bench.svg]
+  --svg PATH                  plot: the sweep's latency vs load, and sled vs cluster with --etcd
+                              [default: target/wire-bench.svg]
   --threads N                 generator worker threads [default: available cores]
   -h, --help                  print this help
 ";
