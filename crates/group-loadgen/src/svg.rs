@@ -153,16 +153,7 @@ fn sweep_panel(title: &str, points: &[SweepPoint]) -> String {
         );
     }
     for e in y_axis.lo_exp..=y_axis.hi_exp {
-        let ye = y(10f64.powi(e));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{LEFT}\" y1=\"{ye:.1}\" x2=\"{}\" y2=\"{ye:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{} ms</text>",
-            LEFT + PLOT_W,
-            LEFT - 6.0,
-            ye + 4.0,
-            tick_label(e, "")
-        );
+        grid_line(&mut s, y(10f64.powi(e)), &format!("{} ms", tick_label(e, "")));
     }
     let _ = writeln!(
         s,
@@ -309,16 +300,7 @@ fn storage_panel(title: &str, bars: &[StorageBar]) -> String {
     let ticks = (axis_max / step).round() as u32;
     for k in 0..=ticks {
         let rate = step * f64::from(k);
-        let yk = y(rate);
-        let _ = writeln!(
-            s,
-            "<line x1=\"{LEFT}\" y1=\"{yk:.1}\" x2=\"{}\" y2=\"{yk:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}/s</text>",
-            LEFT + PLOT_W,
-            LEFT - 6.0,
-            yk + 4.0,
-            short_rate(rate)
-        );
+        grid_line(&mut s, y(rate), &format!("{}/s", short_rate(rate)));
     }
     let _ = writeln!(
         s,
@@ -382,6 +364,18 @@ fn storage_panel(title: &str, bars: &[StorageBar]) -> String {
         );
     }
     s
+}
+
+/// A horizontal grid line across the plot area at `y`, labelled left of the axis.
+fn grid_line(s: &mut String, y: f64, label: &str) {
+    let _ = writeln!(
+        s,
+        "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
+         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+        LEFT + PLOT_W,
+        LEFT - 6.0,
+        y + 4.0,
+    );
 }
 
 /// A line of the plot: its name, colour, extra stroke attributes, and value.

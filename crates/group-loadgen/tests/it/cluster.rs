@@ -17,12 +17,18 @@ fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The etcd binary, or `None` (the test is then skipped).
+/// The etcd binary, or `None` after printing why the test is skipped.
 fn etcd_binary() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("GROUP_ETCD_BIN") {
-        return Some(PathBuf::from(bin)).filter(|p| p.is_file());
+    let found = match std::env::var_os("GROUP_ETCD_BIN") {
+        Some(bin) => Some(PathBuf::from(bin)).filter(|p| p.is_file()),
+        None => Some(workspace_root().join("target/tools/bin/etcd")).filter(|p| p.is_file()),
+    };
+    if found.is_none() {
+        eprintln!(
+            "skipped: no etcd binary (set GROUP_ETCD_BIN or run xtask/tools/cluster-tools.sh target/tools)"
+        );
     }
-    Some(workspace_root().join("target/tools/bin/etcd")).filter(|p| p.is_file())
+    found
 }
 
 /// The `group-server` binary beside this test's (`target/<profile>/`), built
@@ -96,12 +102,7 @@ fn work_dir(tag: &str) -> PathBuf {
 
 #[test]
 fn commit_distinct_runs_on_sled_and_on_a_cluster_node() {
-    let Some(etcd) = etcd_binary() else {
-        eprintln!(
-            "skipped: no etcd binary (set GROUP_ETCD_BIN or run xtask/tools/cluster-tools.sh target/tools)"
-        );
-        return;
-    };
+    let Some(etcd) = etcd_binary() else { return };
     let server = cluster_server();
     let dir = work_dir("cluster-run");
     let line = format!(
@@ -132,12 +133,7 @@ fn commit_distinct_runs_on_sled_and_on_a_cluster_node() {
 
 #[test]
 fn etcd_members_die_with_the_cluster_and_with_the_thread_that_started_them() {
-    let Some(etcd) = etcd_binary() else {
-        eprintln!(
-            "skipped: no etcd binary (set GROUP_ETCD_BIN or run xtask/tools/cluster-tools.sh target/tools)"
-        );
-        return;
-    };
+    let Some(etcd) = etcd_binary() else { return };
     let dir = work_dir("etcd-members");
     let cluster = EtcdCluster::start(&etcd, 2, &dir.join("dropped")).expect("etcd starts");
     let pids = cluster.pids();
