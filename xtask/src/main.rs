@@ -18,9 +18,12 @@ usage: cargo xtask <command>
 commands:
   ci        format, lints, tests, doc tests, docs, bench build and tidy checks
   bench     run the criterion benchmarks (extra arguments go to `cargo bench`)
-  bench wire [ARGS]
-            build group-server and group-loadgen in release and run the wire
-            benchmark against target/release/group-server (ARGS go to
+  bench wire [--no-cluster] [ARGS]
+            build group-server (with its cluster feature) and group-loadgen in
+            release and run the wire benchmark against target/release/group-server;
+            the durable scenarios run on sled and again on a cluster node over 3
+            etcd members ($GROUP_ETCD_BIN, else the etcd of cluster-tools.sh);
+            --no-cluster: sled only, no protoc or etcd needed (ARGS go to
             group-loadgen, e.g. --duration 3 --scenarios heartbeat,sweep)
   release   check crate versions agree and that `cargo package --workspace` succeeds
   fuzz <TARGET> [--runs N] [--time SECS] [-- LIBFUZZER_ARGS]
@@ -196,14 +199,29 @@ fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 
-fn bench_wire(extra: &[String]) -> Result<(), String> {
+fn bench_wire(args: &[String]) -> Result<(), String> {
+    let cluster = !args.iter().any(|a| a == "--no-cluster");
+    let extra: Vec<&String> = args.iter().filter(|a| *a != "--no-cluster").collect();
+    // The cluster node needs etcd-client, whose build needs protoc: both come
+    // from cluster-tools.sh, as for `ci`.
+    let etcd = if cluster {
+        cluster_tools()?;
+        let tools_etcd = TOOLS.get().map(|bin| bin.join("etcd"));
+        Some(std::env::var_os("GROUP_ETCD_BIN").map(PathBuf::from).or(tools_etcd).ok_or("no etcd binary")?)
+    } else {
+        None
+    };
     step("cargo build --release (group-server, group-loadgen)", {
         let mut c = cargo();
         c.args(["build", "--release", "-p", "group-server", "-p", "group-loadgen", "--bins"]);
+        if cluster {
+            c.args(FEATURES);
+        }
         c
     })?;
-    // The generator spawns a fresh server per scenario, prints the table and
-    // writes wire-bench.json and wire-bench.svg; later flags in `extra` win.
+    // The generator spawns a fresh server per scenario (and etcd members for the
+    // cluster rows), prints the table and writes wire-bench.json and
+    // wire-bench.svg; later flags in `extra` win.
     let target = target_dir();
     let release = target.join("release");
     step("wire benchmark", {
@@ -216,8 +234,11 @@ fn bench_wire(extra: &[String]) -> Result<(), String> {
             .arg("--json")
             .arg(target.join("wire-bench.json"))
             .arg("--svg")
-            .arg(target.join("wire-bench.svg"))
-            .args(extra);
+            .arg(target.join("wire-bench.svg"));
+        if let Some(etcd) = etcd {
+            c.arg("--etcd").arg(etcd);
+        }
+        c.args(extra);
         c
     })
 }

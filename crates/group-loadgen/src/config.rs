@@ -1,5 +1,6 @@
 //! What to run: the scenarios, their sizes ([`Settings`]), the server under
-//! test ([`ServerSpec`]) and the command line that builds all of it ([`Options`]).
+//! test ([`ServerSpec`]), the etcd cluster its durable scenarios also run over
+//! ([`ClusterSpec`]) and the command line that builds all of it ([`Options`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,7 +67,8 @@ impl Scenario {
     }
 
     /// Whether it measures durable commits (a spawned server gets a fresh sled
-    /// directory for it; the others run against memory storage).
+    /// directory for it, and with `--etcd` runs it a second time as a cluster
+    /// node; the others run against memory storage).
     pub fn durable(self) -> bool {
         matches!(self, Scenario::CommitDistinct | Scenario::CommitOneGroup | Scenario::HeartbeatUnderCommits)
     }
@@ -174,11 +176,32 @@ pub enum ServerSpec {
     },
 }
 
+/// The etcd cluster that spawned cluster nodes store in (`--etcd PATH
+/// [--etcd-members N]`): the generator starts `members` etcd processes of
+/// `binary` for each durable scenario, and a `group-server --cluster` node over them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSpec {
+    /// The etcd binary.
+    pub etcd: PathBuf,
+    /// How many members the etcd cluster has.
+    pub members: usize,
+}
+
+/// Members of the etcd cluster when `--etcd-members` is not given: the
+/// smallest that survives the loss of one.
+pub const DEFAULT_ETCD_MEMBERS: usize = 3;
+
+/// The most etcd members `--etcd-members` accepts (etcd advises at most 7).
+pub const MAX_ETCD_MEMBERS: usize = 7;
+
 /// A whole run: the command line of the `group-loadgen` binary.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// The server under test.
     pub server: ServerSpec,
+    /// With `--etcd`: each durable scenario runs a second time on a cluster
+    /// node over this etcd cluster (spawned servers only).
+    pub cluster: Option<ClusterSpec>,
     /// The scenarios to run, in order.
     pub scenarios: Vec<Scenario>,
     /// Their sizes.
@@ -187,7 +210,7 @@ pub struct Options {
     pub work_dir: PathBuf,
     /// Where the JSON report goes.
     pub json: PathBuf,
-    /// Where the SVG plot of the sweep goes.
+    /// Where the SVG plot (the sweep, and sled against cluster) goes.
     pub svg: PathBuf,
     /// Worker threads of the generator's runtime.
     pub threads: usize,
@@ -204,6 +227,11 @@ SERVER:
                               (memory storage; a new sled --data-dir for the commit scenarios)
   --connect ADDR              drive a running server instead
   --server-pid PID            its pid, for CPU, RSS, thread and fd figures
+  --etcd PATH                 with --server: run each durable scenario (commit-distinct,
+                              commit-one-group, heartbeat-under-commits) twice, on sled and
+                              as a --cluster node (the server must be built with the cluster
+                              feature) over etcd members of this binary, fresh ones each time
+  --etcd-members N            how many etcd members [default: 3]
 
 OPTIONS:
   --scenarios LIST            comma-separated, from: idle, heartbeat, pipelined, paced, sweep,
@@ -222,7 +250,8 @@ OPTIONS:
   --rebalances N              rebalance: repetitions [default: 20]
   --work-dir PATH             spawned servers' data and logs [default: target/wire-bench]
   --json PATH                 JSON report [default: target/wire-bench.json]
-  --svg PATH                  latency-vs-load plot of the sweep [default: target/wire-bench.svg]
+  --svg PATH                  plot: the sweep's latency vs load, and sled vs cluster with --etcd
+                              [default: target/wire-bench.svg]
   --threads N                 generator worker threads [default: available cores]
   -h, --help                  print this help
 ";
@@ -237,6 +266,7 @@ impl Options {
         let mut settings = Settings::default();
         let mut scenarios = Scenario::ALL.to_vec();
         let (mut spawn, mut connect, mut pid) = (None, None, None);
+        let (mut etcd, mut etcd_members) = (None, None);
         let mut work_dir = PathBuf::from("target/wire-bench");
         let mut json = PathBuf::from("target/wire-bench.json");
         let mut svg = PathBuf::from("target/wire-bench.svg");
@@ -254,6 +284,8 @@ impl Options {
                 "--server" => spawn = Some(PathBuf::from(value()?)),
                 "--connect" => connect = Some(parse(&flag, value()?, "an address such as 127.0.0.1:9092")?),
                 "--server-pid" => pid = Some(parse(&flag, value()?, "a process id")?),
+                "--etcd" => etcd = Some(PathBuf::from(value()?)),
+                "--etcd-members" => etcd_members = Some(parse_members(&flag, value()?)?),
                 "--scenarios" => scenarios = parse_scenarios(&flag, &value()?)?,
                 "--duration" => settings.duration = parse_duration(&flag, value()?)?,
                 "--idle-connections" => settings.idle_connections = positive(&flag, value()?)?,
@@ -292,7 +324,18 @@ impl Options {
             (None, Some(addr)) => ServerSpec::Connect { addr, pid },
             _ => return Err(LoadgenError::NoServer),
         };
-        Ok(Options { server, scenarios, settings, work_dir, json, svg, threads })
+        let cluster = match (etcd, etcd_members) {
+            (None, None) => None,
+            (None, Some(n)) => return Err(bad("--etcd-members", &n.to_string(), "needs --etcd PATH")),
+            (Some(etcd), _) if !matches!(server, ServerSpec::Spawn(_)) => {
+                let reason = "needs --server PATH: the generator spawns the cluster node";
+                return Err(bad("--etcd", &etcd.display().to_string(), reason));
+            }
+            (Some(etcd), members) => {
+                Some(ClusterSpec { etcd, members: members.unwrap_or(DEFAULT_ETCD_MEMBERS) })
+            }
+        };
+        Ok(Options { server, cluster, scenarios, settings, work_dir, json, svg, threads })
     }
 }
 
@@ -308,6 +351,13 @@ fn positive(flag: &str, value: String) -> Result<usize, LoadgenError> {
     match value.parse::<usize>() {
         Ok(n) if n > 0 && n <= 1_000_000 => Ok(n),
         _ => Err(bad(flag, &value, "expected a whole number from 1 to 1000000")),
+    }
+}
+
+fn parse_members(flag: &str, value: String) -> Result<usize, LoadgenError> {
+    match value.parse::<usize>() {
+        Ok(n) if (1..=MAX_ETCD_MEMBERS).contains(&n) => Ok(n),
+        _ => Err(bad(flag, &value, &format!("expected a whole number from 1 to {MAX_ETCD_MEMBERS}"))),
     }
 }
 

@@ -48,9 +48,9 @@ impl Window {
 
     /// Waits for the window to open and starts a [`Meter`]; waits for it to
     /// close and reads the meter. Runs beside the drivers.
-    pub(crate) async fn meter(self, server_pid: Option<u32>) -> crate::CpuUsage {
+    pub(crate) async fn meter(self, server_pid: Option<u32>, etcd_pids: Vec<u32>) -> crate::CpuUsage {
         sleep_until(self.start).await;
-        let meter = Meter::start(server_pid);
+        let meter = Meter::start(server_pid, &etcd_pids);
         sleep_until(self.end).await;
         meter.read()
     }

@@ -43,6 +43,9 @@ pub enum LoadgenError {
     /// The server started but never said where it listens.
     #[error("the server did not start: {0}")]
     ServerStartup(String),
+    /// An etcd member could not be started, or the cluster did not answer in time.
+    #[error("etcd did not start: {0}")]
+    EtcdStartup(String),
     /// A TCP connection to the server failed.
     #[error("cannot connect to {addr}: {reason}")]
     Connect {

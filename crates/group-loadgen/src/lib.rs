@@ -18,8 +18,14 @@
 //! - [`run`]: what the `group-loadgen` binary does with its [`Options`]: each
 //!   scenario against a fresh spawned server ([`ServerProcess`]; memory
 //!   storage, or a new sled directory for the commit scenarios) or all against
-//!   a running one; then [`render_table`], [`render_json`] and [`sweep_svg`]
+//!   a running one; then [`render_table`], [`render_json`] and [`report_svg`]
 //!   (via [`write_outputs`]).
+//! - With `--etcd` ([`ClusterSpec`]), each durable scenario runs a second time
+//!   on a `group-server --cluster` node over a fresh [`EtcdCluster`], once
+//!   [`wait_serving`] saw it own every coordinator partition; its row says
+//!   `cluster`, reports the etcd members' CPU ([`ETCD_CPU_S`]) and database
+//!   size ([`ETCD_DB_BYTES`]), and sits under the sled row with its share of
+//!   sled's rate.
 //! - [`Connection`] and [`PreparedRequest`]: the client side.
 //! - [`Meter`], [`ProcessStats`]: CPU, RSS, threads and fds from `/proc`.
 //! - [`percentile`], [`Percentiles`]: nearest-rank percentiles over every sample.
@@ -46,7 +52,7 @@
 //!
 //! # async fn example() -> Result<(), group_loadgen::LoadgenError> {
 //! // A group-server already listening on 127.0.0.1:9092 with pid 4242.
-//! let target = Target { addr: "127.0.0.1:9092".parse().expect("address"), pid: Some(4242) };
+//! let target = Target::new("127.0.0.1:9092".parse().expect("address"), Some(4242));
 //! let settings = Settings { duration: Duration::from_secs(2), members: 100, groups: 10, ..Settings::default() };
 //! let report = scenarios::heartbeat(&target, &settings).await?;
 //! print!("{}", render_table(&[report]));
@@ -58,6 +64,7 @@ mod client;
 mod config;
 mod drive;
 mod error;
+mod etcd;
 mod group;
 mod latency;
 mod proc_stats;
@@ -69,12 +76,21 @@ mod server;
 mod svg;
 
 pub use crate::client::{Answer, CONNECT_TIMEOUT, Connection, FrameReader, FrameWriter, PreparedRequest};
-pub use crate::config::{Options, Scenario, ServerSpec, Settings, USAGE};
+pub use crate::config::{
+    ClusterSpec, DEFAULT_ETCD_MEMBERS, MAX_ETCD_MEMBERS, Options, Scenario, ServerSpec, Settings, USAGE,
+};
 pub use crate::error::LoadgenError;
+pub use crate::etcd::{
+    ETCD_START_TIMEOUT, EtcdCluster, SERVING_TIMEOUT, coordinator_partition, wait_serving,
+};
 pub use crate::latency::{Percentiles, percentile};
 pub use crate::proc_stats::{CpuUsage, Meter, ProcessStats, clock_ticks_per_second, cpu_seconds};
-pub use crate::report::{ScenarioReport, format_latency, render_json, render_table};
+pub use crate::report::{
+    ETCD_CPU_S, ETCD_DB_BYTES, ScenarioReport, format_latency, render_json, render_table,
+};
 pub use crate::requests::TOPIC;
 pub use crate::runner::{run, write_outputs};
-pub use crate::server::{ServerProcess, Storage, Target, nofile_hard_limit, raise_nofile_limit};
-pub use crate::svg::{SweepPoint, sweep_svg};
+pub use crate::server::{
+    COORDINATOR_PARTITIONS, ServerProcess, Storage, Target, nofile_hard_limit, raise_nofile_limit,
+};
+pub use crate::svg::{StorageBar, SweepPoint, report_svg, sweep_svg};

@@ -1,6 +1,7 @@
 //! What `/proc` says about a process: CPU time, resident memory, threads and
 //! open file descriptors, and a [`Meter`] that takes the CPU used over a
-//! measurement window by the server and by the generator itself.
+//! measurement window by the server, the etcd members it stores in (a cluster
+//! node), and the generator itself.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -84,25 +85,34 @@ pub struct CpuUsage {
     pub elapsed: Duration,
     /// Server CPU seconds; `None` without a server pid or if it could not be read.
     pub server_s: Option<f64>,
+    /// The etcd members' CPU seconds, summed; `None` without etcd pids or if
+    /// one could not be read.
+    pub etcd_s: Option<f64>,
     /// The generator's own CPU seconds.
     pub generator_s: f64,
 }
 
 /// Started at the beginning of a measurement window, read at its end.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Meter {
     server_pid: Option<u32>,
     server_start: Option<f64>,
+    etcd_pids: Vec<u32>,
+    etcd_start: Option<f64>,
     generator_start: f64,
     started: Instant,
 }
 
 impl Meter {
-    /// Takes the starting readings.
-    pub fn start(server_pid: Option<u32>) -> Meter {
+    /// Takes the starting readings of the server (if its pid is known), of
+    /// the etcd members `etcd_pids` (none for a server on memory or sled) and
+    /// of this process.
+    pub fn start(server_pid: Option<u32>, etcd_pids: &[u32]) -> Meter {
         Meter {
             server_pid,
             server_start: server_pid.and_then(|pid| cpu_seconds(pid).ok()),
+            etcd_pids: etcd_pids.to_vec(),
+            etcd_start: summed_cpu_seconds(etcd_pids),
             generator_start: cpu_seconds(std::process::id()).unwrap_or(0.0),
             started: Instant::now(),
         }
@@ -111,12 +121,23 @@ impl Meter {
     /// The CPU used since [`Meter::start`].
     pub fn read(&self) -> CpuUsage {
         let server_now = self.server_pid.and_then(|pid| cpu_seconds(pid).ok());
+        let since = |start: Option<f64>, now: Option<f64>| start.zip(now).map(|(a, b)| (b - a).max(0.0));
         CpuUsage {
             elapsed: self.started.elapsed(),
-            server_s: self.server_start.zip(server_now).map(|(a, b)| (b - a).max(0.0)),
+            server_s: since(self.server_start, server_now),
+            etcd_s: since(self.etcd_start, summed_cpu_seconds(&self.etcd_pids)),
             generator_s: (cpu_seconds(std::process::id()).unwrap_or(0.0) - self.generator_start).max(0.0),
         }
     }
+}
+
+/// The CPU seconds of every process of `pids` together; `None` if there are
+/// none or one cannot be read (a member that died would make the sum a lie).
+fn summed_cpu_seconds(pids: &[u32]) -> Option<f64> {
+    if pids.is_empty() {
+        return None;
+    }
+    pids.iter().map(|&pid| cpu_seconds(pid).ok()).sum()
 }
 
 #[cfg(test)]
@@ -137,5 +158,18 @@ mod tests {
         assert!(stats.rss_bytes > 0 && stats.threads >= 1 && stats.fds >= 1);
         assert!(cpu_seconds(std::process::id()).expect("own stat") >= 0.0);
         assert!(ProcessStats::read(u32::MAX).is_err());
+    }
+
+    #[test]
+    fn etcd_cpu_is_summed_over_every_pid_and_absent_without_one() {
+        let me = std::process::id();
+        assert_eq!(summed_cpu_seconds(&[]), None);
+        assert_eq!(summed_cpu_seconds(&[me, u32::MAX]), None, "an unreadable pid spoils the sum");
+        let one = summed_cpu_seconds(&[me]).expect("own stat");
+        let two = summed_cpu_seconds(&[me, me]).expect("own stat");
+        assert!(two >= 2.0 * one, "{two} for twice {one}");
+        let usage = Meter::start(Some(me), &[]).read();
+        assert!(usage.server_s.is_some() && usage.etcd_s.is_none(), "{usage:?}");
+        assert!(Meter::start(None, &[me]).read().etcd_s.is_some());
     }
 }

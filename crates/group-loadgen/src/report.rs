@@ -1,5 +1,6 @@
 //! `ScenarioReport`, one row of results, and the two ways rows are written
-//! out: a plain-text table and a JSON document.
+//! out: a plain-text table (a cluster row right under the sled row of its
+//! scenario, with its rate as a share of sled's) and a JSON document.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,6 +14,9 @@ use crate::{CpuUsage, LoadgenError, Percentiles};
 pub struct ScenarioReport {
     /// The scenario, e.g. `heartbeat` or `sweep 10k/s`.
     pub scenario: String,
+    /// What the spawned server stored in (`memory`, `sled`, `cluster`: see
+    /// [`crate::Storage::name`]); `None` for a server the generator did not spawn.
+    pub storage: Option<&'static str>,
     /// What `rate` counts: `hb`, `commits`, `rebalances`.
     pub unit: &'static str,
     /// Answers per second inside the measurement window.
@@ -49,8 +53,13 @@ impl ScenarioReport {
     ) -> Self {
         let Tally { answered_in_window, mut latencies_ns, errors, .. } = tally;
         let secs = usage.elapsed.as_secs_f64();
+        let mut metrics = BTreeMap::new();
+        if let Some(etcd) = usage.etcd_s {
+            metrics.insert(ETCD_CPU_S.to_owned(), etcd);
+        }
         ScenarioReport {
             scenario: scenario.into(),
+            storage: None,
             unit,
             rate: if secs > 0.0 { answered_in_window as f64 / secs } else { 0.0 },
             offered_rate: None,
@@ -61,7 +70,7 @@ impl ScenarioReport {
             window: usage.elapsed,
             server_cpu_s: usage.server_s,
             generator_cpu_s: usage.generator_s,
-            metrics: BTreeMap::new(),
+            metrics,
             notes: Vec::new(),
         }
     }
@@ -70,6 +79,7 @@ impl ScenarioReport {
     pub fn failed(scenario: impl Into<String>, error: &LoadgenError) -> ScenarioReport {
         ScenarioReport {
             scenario: scenario.into(),
+            storage: None,
             unit: "",
             rate: 0.0,
             offered_rate: None,
@@ -93,6 +103,21 @@ impl ScenarioReport {
     /// Answers per server CPU-second: how much work a core of the server does.
     pub fn rate_per_server_cpu_s(&self) -> Option<f64> {
         self.server_cpu_s.filter(|&cpu| cpu > 0.0).map(|cpu| self.answered as f64 / cpu)
+    }
+
+    /// This cluster row's rate as a share of the sled row's of the same
+    /// scenario among `reports` (`None` for other rows, or without a sled row
+    /// that ran).
+    pub fn vs_sled(&self, reports: &[ScenarioReport]) -> Option<f64> {
+        if self.storage != Some("cluster") || self.is_failure() {
+            return None;
+        }
+        let sled = reports.iter().find(|r| r.is_sled_of(&self.scenario))?;
+        (sled.rate > 0.0).then(|| self.rate / sled.rate)
+    }
+
+    fn is_sled_of(&self, scenario: &str) -> bool {
+        self.storage == Some("sled") && self.scenario == scenario && !self.is_failure()
     }
 
     pub(crate) fn note(&mut self, note: impl Into<String>) {
@@ -142,13 +167,60 @@ pub(crate) fn short_rate(rate: f64) -> String {
     }
 }
 
-const HEADERS: [&str; 10] =
-    ["scenario", "rate", "p50", "p99", "p99.9", "errors", "srv CPU s", "per srv CPU-s", "gen CPU s", "notes"];
+/// The metric of the etcd members' CPU seconds in the window, summed.
+pub const ETCD_CPU_S: &str = "etcd_cpu_s";
 
-/// The reports as a plain-text table, one row per report, columns aligned.
+/// The metric of the etcd members' database files at the end, summed.
+pub const ETCD_DB_BYTES: &str = "etcd_db_bytes";
+
+const HEADERS: [&str; 13] = [
+    "scenario",
+    "storage",
+    "rate",
+    "vs sled",
+    "p50",
+    "p99",
+    "p99.9",
+    "errors",
+    "srv CPU s",
+    "etcd CPU s",
+    "per srv CPU-s",
+    "gen CPU s",
+    "notes",
+];
+
+/// The columns that hold text, aligned left (numbers align right).
+const TEXT_COLUMNS: [usize; 3] = [0, 1, HEADERS.len() - 1];
+
+/// `reports` in table order: as they come, except that a cluster row goes
+/// right under the sled row of its scenario.
+fn table_order(reports: &[ScenarioReport]) -> Vec<&ScenarioReport> {
+    let mut ordered = Vec::with_capacity(reports.len());
+    for r in reports {
+        let under_sled = r.storage == Some("cluster") && reports.iter().any(|s| s.is_sled_of(&r.scenario));
+        if under_sled {
+            continue;
+        }
+        ordered.push(r);
+        if r.is_sled_of(&r.scenario) {
+            ordered
+                .extend(reports.iter().filter(|c| c.storage == Some("cluster") && c.scenario == r.scenario));
+        }
+    }
+    ordered
+}
+
+/// `0.076` as `7.6%`, `0.52` as `52%`.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    if p < 10.0 { format!("{p:.1}%") } else { format!("{p:.0}%") }
+}
+
+/// The reports as a plain-text table, one row per report, columns aligned;
+/// a cluster row comes right under the sled row of its scenario.
 pub fn render_table(reports: &[ScenarioReport]) -> String {
-    let rows: Vec<[String; 10]> = reports
-        .iter()
+    let rows: Vec<[String; 13]> = table_order(reports)
+        .into_iter()
         .map(|r| {
             let lat = |f: fn(&Percentiles) -> Duration| {
                 r.latency.as_ref().map_or("-".to_owned(), |p| format_latency(f(p)))
@@ -158,18 +230,22 @@ pub fn render_table(reports: &[ScenarioReport]) -> String {
                 let kinds: Vec<String> = r.error_kinds.iter().map(|(k, n)| format!("{k}: {n}")).collect();
                 notes.push(format!("errors: {}", kinds.join(", ")));
             }
+            let seconds = |c: Option<f64>| c.map_or("-".to_owned(), |c| format!("{c:.2}"));
             [
                 r.scenario.clone(),
+                r.storage.unwrap_or("-").to_owned(),
                 if r.unit.is_empty() {
                     "-".to_owned()
                 } else {
                     format!("{} {}/s", thousands(r.rate), r.unit)
                 },
+                r.vs_sled(reports).map_or("-".to_owned(), percent),
                 lat(|p| p.p50),
                 lat(|p| p.p99),
                 lat(|p| p.p999),
                 r.errors.to_string(),
-                r.server_cpu_s.map_or("-".to_owned(), |c| format!("{c:.2}")),
+                seconds(r.server_cpu_s),
+                seconds(r.metrics.get(ETCD_CPU_S).copied()),
                 r.rate_per_server_cpu_s().map_or("-".to_owned(), thousands),
                 format!("{:.2}", r.generator_cpu_s),
                 notes.join("; "),
@@ -190,8 +266,7 @@ pub fn render_table(reports: &[ScenarioReport]) -> String {
         for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
             let last = i + 1 == cells.len();
             let pad = w.saturating_sub(cell.chars().count());
-            // Text columns align left, numbers right.
-            if i == 0 || last {
+            if TEXT_COLUMNS.contains(&i) {
                 l.push_str(cell);
                 if !last {
                     l.push_str(&" ".repeat(pad));
@@ -267,8 +342,10 @@ pub fn render_json(server: &str, reports: &[ScenarioReport]) -> String {
         let notes: Vec<String> = r.notes.iter().map(|n| json_string(n)).collect();
         let fields = [
             format!("\"scenario\": {}", json_string(&r.scenario)),
+            format!("\"storage\": {}", r.storage.map_or("null".to_owned(), json_string)),
             format!("\"unit\": {}", json_string(r.unit)),
             format!("\"rate_per_s\": {}", json_number(r.rate)),
+            format!("\"vs_sled\": {}", json_option(r.vs_sled(reports))),
             format!("\"offered_per_s\": {}", json_option(r.offered_rate)),
             format!("\"answered\": {}", r.answered),
             format!("\"samples\": {}", r.latency.as_ref().map_or(0, |p| p.samples)),
@@ -298,6 +375,7 @@ mod tests {
     fn sample() -> ScenarioReport {
         let mut r = ScenarioReport {
             scenario: "heartbeat".to_owned(),
+            storage: None,
             unit: "hb",
             rate: 12_345.6,
             offered_rate: None,
@@ -345,6 +423,58 @@ mod tests {
         assert!(lines[2].contains("12,346 hb/s") && lines[2].contains("85us") && lines[2].contains("30,864"));
         assert!(lines[2].contains("errors: REBALANCE_IN_PROGRESS (27): 2"));
         assert!(lines[3].contains("FAILED: the server closed the connection"));
+    }
+
+    fn on(storage: &'static str, scenario: &str, rate: f64) -> ScenarioReport {
+        ScenarioReport { scenario: scenario.to_owned(), storage: Some(storage), rate, ..sample() }
+    }
+
+    #[test]
+    fn a_cluster_row_sits_under_its_sled_row_with_its_share() {
+        let mut cluster = on("cluster", "commit-distinct", 3_300.0);
+        cluster.metric(ETCD_CPU_S, 7.25);
+        // Out of order on purpose: the table puts the cluster row under the sled one.
+        let reports = [
+            cluster,
+            on("memory", "heartbeat", 1.0),
+            on("sled", "commit-distinct", 44_000.0),
+            on("cluster", "commit-one-group", 10.0),
+        ];
+        assert_eq!(reports[0].vs_sled(&reports), Some(0.075));
+        assert_eq!(reports[2].vs_sled(&reports), None, "a sled row has no share");
+        assert_eq!(reports[3].vs_sled(&reports), None, "no sled row to compare with");
+        let table = render_table(&reports);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("scenario ")
+                && lines[0].contains(" storage ")
+                && lines[0].contains("vs sled")
+        );
+        assert!(lines[2].starts_with("heartbeat ") && lines[2].contains(" memory "), "{table}");
+        assert!(lines[3].contains(" sled ") && lines[3].contains("44,000 hb/s"), "{table}");
+        assert!(lines[4].contains(" cluster ") && lines[4].contains("7.5%"), "{table}");
+        assert!(lines[4].contains("7.25"), "etcd CPU: {table}");
+        assert!(lines[5].starts_with("commit-one-group"), "{table}");
+        let failed_sled =
+            ScenarioReport { storage: Some("sled"), ..ScenarioReport::failed("x", &LoadgenError::Closed) };
+        let c = on("cluster", "x", 5.0);
+        assert_eq!(c.vs_sled(&[failed_sled, c.clone()]), None, "a failed sled row is no baseline");
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(percent(0.075), "7.5%");
+        assert_eq!(percent(0.52), "52%");
+        assert_eq!(percent(1.5), "150%");
+    }
+
+    #[test]
+    fn json_has_storage_and_share() {
+        let reports = [on("sled", "c", 100.0), on("cluster", "c", 25.0)];
+        let json = render_json("s", &reports);
+        assert!(json.contains("\"storage\": \"sled\""), "{json}");
+        assert!(json.contains("\"vs_sled\": 0.25"), "{json}");
+        assert!(render_json("s", &[sample()]).contains("\"storage\": null"));
     }
 
     #[test]

@@ -12,12 +12,22 @@ use std::time::{Duration, Instant};
 use crate::LoadgenError;
 
 /// Where the server under test listens, and its pid if known (for `/proc`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     /// Its address.
     pub addr: SocketAddr,
     /// Its process id.
     pub pid: Option<u32>,
+    /// The etcd members a cluster node stores in, whose CPU the scenarios
+    /// report beside the server's (empty for a node on memory or sled).
+    pub etcd_pids: Vec<u32>,
+}
+
+impl Target {
+    /// A server at `addr` with process id `pid`, storing in no etcd.
+    pub fn new(addr: SocketAddr, pid: Option<u32>) -> Target {
+        Target { addr, pid, etcd_pids: Vec::new() }
+    }
 }
 
 /// How a spawned server stores offsets.
@@ -28,7 +38,29 @@ pub enum Storage {
     Memory,
     /// `--data-dir DIR`, a fresh sled directory.
     Sled(PathBuf),
+    /// `--cluster --etcd ENDPOINTS --node-id 1`: one cluster node over a
+    /// fresh etcd cluster, owning every coordinator partition.
+    Cluster {
+        /// The etcd members' client URLs.
+        endpoints: Vec<String>,
+    },
 }
+
+impl Storage {
+    /// Its name in the report: `memory`, `sled` or `cluster`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Storage::Memory => "memory",
+            Storage::Sled(_) => "sled",
+            Storage::Cluster { .. } => "cluster",
+        }
+    }
+}
+
+/// Coordinator partitions a spawned server has (`--offsets-topic-num-partitions`,
+/// Kafka's default): named, so that the generator knows which groups reach
+/// every partition when it waits for a cluster node to serve them all.
+pub const COORDINATOR_PARTITIONS: u32 = 50;
 
 /// The line `group-server` prints once it listens.
 const LISTENING: &str = "group-server listening on ";
@@ -50,8 +82,10 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Starts `binary` on an ephemeral loopback port with no initial
-    /// rebalance delay, the topic `bench` with `partitions` partitions, and
-    /// `storage`; its stderr goes to `log`. Returns once it listens.
+    /// rebalance delay, the topic `bench` with `partitions` partitions,
+    /// [`COORDINATOR_PARTITIONS`] coordinator partitions, and `storage`; its
+    /// stderr goes to `log`. Returns once it listens (a cluster node may not
+    /// own its partitions yet: see [`crate::wait_serving`]).
     ///
     /// The server exits by itself when this process dies: its stdin is a
     /// pipe from here and it runs with `--exit-on-stdin-close`.
@@ -67,10 +101,15 @@ impl ServerProcess {
         let mut cmd = Command::new(binary);
         cmd.args(["--listen", "127.0.0.1:0", "--exit-on-stdin-close", "--initial-rebalance-delay-ms", "0"])
             .arg("--topic")
-            .arg(format!("{}:{partitions}", crate::requests::TOPIC));
+            .arg(format!("{}:{partitions}", crate::requests::TOPIC))
+            .arg("--offsets-topic-num-partitions")
+            .arg(COORDINATOR_PARTITIONS.to_string());
         match storage {
             Storage::Memory => cmd.arg("--memory"),
             Storage::Sled(dir) => cmd.arg("--data-dir").arg(dir),
+            Storage::Cluster { endpoints } => {
+                cmd.args(["--cluster", "--node-id", "1", "--etcd"]).arg(endpoints.join(","))
+            }
         };
         let mut child = cmd
             .stdin(Stdio::piped())
@@ -96,7 +135,7 @@ impl ServerProcess {
             }
         });
         let mut server = ServerProcess {
-            target: Target { addr: SocketAddr::from(([127, 0, 0, 1], 0)), pid: Some(child.id()) },
+            target: Target::new(SocketAddr::from(([127, 0, 0, 1], 0)), Some(child.id())),
             child,
             stdin,
             log: log.to_owned(),
@@ -124,7 +163,7 @@ impl ServerProcess {
 
     /// Where to drive it.
     pub fn target(&self) -> Target {
-        self.target
+        self.target.clone()
     }
 
     /// Its stderr log.

@@ -1,9 +1,12 @@
-//! The sweep's plot, as hand-written SVG: heartbeat latency (p50, p99, p99.9)
-//! against offered load, both axes logarithmic.
+//! The run's plot, as hand-written SVG: the sweep's heartbeat latency (p50,
+//! p99, p99.9) against offered load, both axes logarithmic; and below it, when
+//! the durable scenarios ran on sled and on a cluster node, their rates side
+//! by side with each one's p99.
 
 use std::fmt::Write as _;
 
 use crate::ScenarioReport;
+use crate::report::short_rate;
 
 /// One offered rate of the sweep.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -92,18 +95,49 @@ fn tick_label(exp: i32, unit: &str) -> String {
     }
 }
 
+/// The opening tag of a plot `height` pixels high, on a white background.
+fn svg_open(height: f64) -> String {
+    format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
+         font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    )
+}
+
 /// The plot of `points` as an SVG document; an empty sweep gives the axes and
 /// a remark instead of lines.
 pub fn sweep_svg(title: &str, points: &[SweepPoint]) -> String {
+    format!("{}{}</svg>\n", svg_open(HEIGHT), sweep_panel(title, points))
+}
+
+/// The whole run's plot: the sweep of `reports` (see [`sweep_svg`]) and,
+/// when some durable scenario ran on sled and on a cluster node, a second
+/// panel below with their rates side by side (see [`StorageBar`]). `server`
+/// names the server in the titles.
+pub fn report_svg(server: &str, reports: &[ScenarioReport]) -> String {
+    let sweep = sweep_panel(
+        &format!("group-server heartbeats: latency vs offered load ({server})"),
+        &SweepPoint::from_reports(reports),
+    );
+    let bars = StorageBar::from_reports(reports);
+    if !bars.iter().any(|b| b.storage == "cluster") {
+        return format!("{}{sweep}</svg>\n", svg_open(HEIGHT));
+    }
+    format!(
+        "{}{sweep}<g transform=\"translate(0,{HEIGHT})\">\n{}</g>\n</svg>\n",
+        svg_open(HEIGHT + STORAGE_H),
+        storage_panel("durable scenarios: sled and cluster node side by side", &bars)
+    )
+}
+
+/// The sweep's panel: its title, axes, lines and legend, in a `WIDTH` x `HEIGHT` box.
+fn sweep_panel(title: &str, points: &[SweepPoint]) -> String {
     let x_axis = LogAxis::covering(points.iter().map(|p| p.offered), (3, 6));
     let y_axis = LogAxis::covering(points.iter().flat_map(|p| [p.p50_ms, p.p99_ms, p.p999_ms]), (-2, 2));
     let x = |v: f64| LEFT + x_axis.fraction(v) * PLOT_W;
     let y = |v: f64| TOP + (1.0 - y_axis.fraction(v)) * PLOT_H;
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
-         font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
+        "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
         LEFT + PLOT_W / 2.0,
         escape(title)
     );
@@ -119,16 +153,7 @@ pub fn sweep_svg(title: &str, points: &[SweepPoint]) -> String {
         );
     }
     for e in y_axis.lo_exp..=y_axis.hi_exp {
-        let ye = y(10f64.powi(e));
-        let _ = writeln!(
-            s,
-            "<line x1=\"{LEFT}\" y1=\"{ye:.1}\" x2=\"{}\" y2=\"{ye:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{} ms</text>",
-            LEFT + PLOT_W,
-            LEFT - 6.0,
-            ye + 4.0,
-            tick_label(e, "")
-        );
+        grid_line(&mut s, y(10f64.powi(e)), &format!("{} ms", tick_label(e, "")));
     }
     let _ = writeln!(
         s,
@@ -185,8 +210,172 @@ pub fn sweep_svg(title: &str, points: &[SweepPoint]) -> String {
             ly + 4.0
         );
     }
-    s.push_str("</svg>\n");
     s
+}
+
+/// One bar of the storage panel: a durable scenario's rate on one storage.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageBar {
+    /// The scenario, e.g. `commit-distinct`.
+    pub scenario: String,
+    /// `sled` or `cluster`.
+    pub storage: &'static str,
+    /// Answers per second.
+    pub rate: f64,
+    /// What the rate counts (`commits`, `hb`).
+    pub unit: &'static str,
+    /// 99th percentile latency, in milliseconds.
+    pub p99_ms: Option<f64>,
+}
+
+impl StorageBar {
+    /// The bars of the rows among `reports` that ran on sled or on a cluster
+    /// node, grouped by scenario (in the order scenarios first appear), sled first.
+    pub fn from_reports(reports: &[ScenarioReport]) -> Vec<StorageBar> {
+        let mut scenarios: Vec<&str> = Vec::new();
+        for r in reports {
+            if !scenarios.contains(&r.scenario.as_str()) {
+                scenarios.push(&r.scenario);
+            }
+        }
+        let mut bars = Vec::new();
+        for scenario in scenarios {
+            for storage in ["sled", "cluster"] {
+                bars.extend(
+                    reports
+                        .iter()
+                        .filter(|r| r.scenario == scenario && r.storage == Some(storage) && !r.is_failure())
+                        .map(|r| StorageBar {
+                            scenario: r.scenario.clone(),
+                            storage,
+                            rate: r.rate,
+                            unit: r.unit,
+                            p99_ms: r.latency.map(|p| p.p99.as_secs_f64() * 1e3),
+                        }),
+                );
+            }
+        }
+        bars
+    }
+}
+
+/// Height of the storage panel, in pixels, and of its plot area.
+const STORAGE_H: f64 = 380.0;
+const BARS_H: f64 = 260.0;
+
+/// A bar's colour by storage.
+fn storage_color(storage: &str) -> &'static str {
+    if storage == "cluster" { "#ff7f0e" } else { "#1f77b4" }
+}
+
+/// The smallest of 1, 2 and 5 times a power of ten that is at least `v`.
+fn nice_step(v: f64) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return 1.0;
+    }
+    let decade = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * decade).find(|&s| s >= v).unwrap_or(10.0 * decade)
+}
+
+/// The storage panel: per scenario a sled bar and a cluster bar (rate, linear
+/// from zero), each labelled with its rate and its p99, the cluster one with
+/// its share of sled's rate; in a `WIDTH` x `STORAGE_H` box.
+fn storage_panel(title: &str, bars: &[StorageBar]) -> String {
+    let mut scenarios: Vec<&str> = Vec::new();
+    for b in bars {
+        if !scenarios.contains(&b.scenario.as_str()) {
+            scenarios.push(&b.scenario);
+        }
+    }
+    let top_rate = bars.iter().map(|b| b.rate).filter(|r| r.is_finite()).fold(0.0, f64::max);
+    let step = nice_step(top_rate / 5.0);
+    // Headroom above the tallest bar for its two labels.
+    let axis_max = (step * (top_rate * 1.15 / step).ceil()).max(step);
+    let y = |rate: f64| TOP + BARS_H * (1.0 - (rate / axis_max).clamp(0.0, 1.0));
+    let mut s = format!(
+        "<text x=\"{}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">{}</text>\n",
+        LEFT + PLOT_W / 2.0,
+        escape(title)
+    );
+    let ticks = (axis_max / step).round() as u32;
+    for k in 0..=ticks {
+        let rate = step * f64::from(k);
+        grid_line(&mut s, y(rate), &format!("{}/s", short_rate(rate)));
+    }
+    let _ = writeln!(
+        s,
+        "<rect x=\"{LEFT}\" y=\"{TOP}\" width=\"{PLOT_W}\" height=\"{BARS_H}\" fill=\"none\" stroke=\"#888\"/>\n\
+         <text x=\"18\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {})\">answers per second (closed loop)</text>",
+        TOP + BARS_H / 2.0,
+        TOP + BARS_H / 2.0
+    );
+    let group_w = PLOT_W / scenarios.len().max(1) as f64;
+    let bar_w = (group_w * 0.3).min(90.0);
+    for (g, scenario) in scenarios.iter().enumerate() {
+        let center = LEFT + group_w * (g as f64 + 0.5);
+        let sled_rate = bars.iter().find(|b| b.scenario == *scenario && b.storage == "sled").map(|b| b.rate);
+        for b in bars.iter().filter(|b| b.scenario == *scenario) {
+            let x = if b.storage == "sled" { center - bar_w - 3.0 } else { center + 3.0 };
+            let (yb, color) = (y(b.rate), storage_color(b.storage));
+            let p99 = b.p99_ms.map_or("-".to_owned(), |ms| format!("{ms:.2} ms"));
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x:.1}\" y=\"{yb:.1}\" width=\"{bar_w:.1}\" height=\"{:.1}\" fill=\"{color}\">\
+                 <title>{} on {}: {:.0} {}/s, p99 {p99}</title></rect>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}/s</text>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#d62728\">p99 {p99}</text>",
+                TOP + BARS_H - yb,
+                escape(&b.scenario),
+                b.storage,
+                b.rate,
+                b.unit,
+                x + bar_w / 2.0,
+                yb - 20.0,
+                short_rate(b.rate),
+                x + bar_w / 2.0,
+                yb - 6.0,
+            );
+        }
+        let share = bars
+            .iter()
+            .find(|b| b.scenario == *scenario && b.storage == "cluster")
+            .zip(sled_rate.filter(|&r| r > 0.0))
+            .map_or(String::new(), |(c, sled)| format!("cluster: {:.0}% of sled", 100.0 * c.rate / sled));
+        let _ = writeln!(
+            s,
+            "<text x=\"{center:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>\
+             <text x=\"{center:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#555\">{share}</text>",
+            TOP + BARS_H + 18.0,
+            escape(scenario),
+            TOP + BARS_H + 34.0
+        );
+    }
+    for (k, storage) in ["sled", "cluster"].into_iter().enumerate() {
+        let ly = TOP + 10.0 + k as f64 * 18.0;
+        let _ = writeln!(
+            s,
+            "<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"10\" fill=\"{}\"/>\
+             <text x=\"{}\" y=\"{}\">{storage}</text>",
+            LEFT + PLOT_W + 12.0,
+            ly - 5.0,
+            storage_color(storage),
+            LEFT + PLOT_W + 34.0,
+            ly + 4.0
+        );
+    }
+    s
+}
+
+/// A horizontal grid line across the plot area at `y`, labelled left of the axis.
+fn grid_line(s: &mut String, y: f64, label: &str) {
+    let _ = writeln!(
+        s,
+        "<line x1=\"{LEFT}\" y1=\"{y:.1}\" x2=\"{}\" y2=\"{y:.1}\" stroke=\"#ddd\"/>\
+         <text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{label}</text>",
+        LEFT + PLOT_W,
+        LEFT - 6.0,
+        y + 4.0,
+    );
 }
 
 /// A line of the plot: its name, colour, extra stroke attributes, and value.
@@ -246,7 +435,85 @@ mod tests {
         assert!(coords[1].1 < coords[0].1, "p99 above p50: {coords:?}");
     }
 
+    fn bar(scenario: &str, storage: &'static str, rate: f64) -> StorageBar {
+        StorageBar { scenario: scenario.to_owned(), storage, rate, unit: "commits", p99_ms: Some(4.0) }
+    }
+
+    /// `(y, height)` of every bar of the storage panel.
+    fn bar_rects(svg: &str) -> Vec<(f64, f64)> {
+        let attr = |l: &str, name: &str| -> f64 {
+            l.split(&format!(" {name}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap().parse().unwrap()
+        };
+        svg.lines()
+            .filter(|l| l.starts_with("<rect") && l.contains("<title>"))
+            .map(|l| (attr(l, "y"), attr(l, "height")))
+            .collect()
+    }
+
+    #[test]
+    fn the_storage_panel_has_two_bars_a_scenario_and_the_share() {
+        let bars = [
+            bar("commit-distinct", "sled", 40_000.0),
+            bar("commit-distinct", "cluster", 10_000.0),
+            bar("commit-one-group", "sled", 20_000.0),
+            bar("commit-one-group", "cluster", 5_000.0),
+        ];
+        let panel = storage_panel("t", &bars);
+        let rects = bar_rects(&panel);
+        assert_eq!(rects.len(), 4, "{panel}");
+        assert!(rects[0].1 > rects[1].1 && rects[0].1 == 2.0 * rects[2].1, "taller for more: {rects:?}");
+        for (y, h) in &rects {
+            assert!((y + h - (TOP + BARS_H)).abs() < 0.2, "bars stand on the axis: {rects:?}");
+            assert!(*y >= TOP, "inside the plot: {rects:?}");
+        }
+        assert!(panel.contains("cluster: 25% of sled") && panel.contains("p99 4.00 ms"), "{panel}");
+    }
+
+    #[test]
+    fn report_svg_adds_the_storage_panel_only_with_cluster_rows() {
+        let row = |storage: &'static str, rate: f64| ScenarioReport {
+            storage: Some(storage),
+            rate,
+            unit: "commits",
+            ..ScenarioReport::failed("commit-distinct", &crate::LoadgenError::Closed)
+        };
+        let mut sled = row("sled", 100.0);
+        sled.notes.clear();
+        let mut cluster = row("cluster", 50.0);
+        cluster.notes.clear();
+        let without = report_svg("x", std::slice::from_ref(&sled));
+        assert_eq!(bar_rects(&without).len(), 0);
+        assert!(without.contains(&format!("height=\"{HEIGHT}\"")));
+        let with = report_svg("x", &[sled, cluster]);
+        assert_eq!(bar_rects(&with).len(), 2, "{with}");
+        assert!(with.contains(&format!("height=\"{}\"", HEIGHT + STORAGE_H)) && with.ends_with("</svg>\n"));
+        assert!(with.contains("no sweep results"), "the sweep panel stays");
+    }
+
+    #[test]
+    fn nice_steps() {
+        assert_eq!(nice_step(7.0), 10.0);
+        assert_eq!(nice_step(8_400.0), 10_000.0);
+        assert_eq!(nice_step(1_500.0), 2_000.0);
+        assert_eq!(nice_step(0.0), 1.0);
+    }
+
     proptest! {
+        #[test]
+        fn every_bar_stays_inside_the_panel(rates in proptest::collection::vec(0.0f64..1e7, 1..8)) {
+            let bars: Vec<StorageBar> = rates
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| bar(&format!("s{}", i / 2), if i % 2 == 0 { "sled" } else { "cluster" }, r))
+                .collect();
+            let panel = storage_panel("p", &bars);
+            prop_assert!(!panel.contains("NaN"));
+            for (y, h) in bar_rects(&panel) {
+                prop_assert!(y >= TOP - 0.1 && y + h <= TOP + BARS_H + 0.1, "y {} h {}", y, h);
+                prop_assert!(h >= 0.0);
+            }
+        }
+
         #[test]
         fn every_point_lands_inside_the_plot(
             raw in proptest::collection::vec((1.0f64..1e7, 0.0f64..1e5, 0.0f64..1e5), 1..12)

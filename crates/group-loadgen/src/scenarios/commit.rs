@@ -52,7 +52,7 @@ async fn commits(
     one_group: bool,
 ) -> Result<ScenarioReport, LoadgenError> {
     let streams = commit_streams(target, &prefix(settings, name), n, one_group).await?;
-    let (_, tally, usage) = metered_closed_loop(streams, 1, settings.duration, target.pid).await;
+    let (_, tally, usage) = metered_closed_loop(streams, 1, settings.duration, target).await;
     let mut report = ScenarioReport::measured(name, "commits", tally, usage);
     report.note(if one_group {
         format!("{n} committers on one group, a partition each, 1 in flight each")

@@ -44,7 +44,7 @@ async fn closed(
 ) -> Result<ScenarioReport, LoadgenError> {
     let streams = heartbeat_streams(target, name, settings.members, settings.groups, settings).await?;
     let n = streams.len();
-    let (_, tally, usage) = metered_closed_loop(streams, depth, settings.duration, target.pid).await;
+    let (_, tally, usage) = metered_closed_loop(streams, depth, settings.duration, target).await;
     let mut report = ScenarioReport::measured(name, "hb", tally, usage);
     report.note(format!("{n} members in {} groups, {depth} in flight each", settings.groups.min(n)));
     record_server_stats(&mut report, target, "server");
@@ -57,7 +57,7 @@ pub async fn paced(target: &Target, settings: &Settings) -> Result<ScenarioRepor
     let streams = heartbeat_streams(target, "paced", settings.members, settings.groups, settings).await?;
     let n = streams.len();
     let interval = settings.paced_interval;
-    let (_, tally, usage) = metered_open_loop(streams, interval, settings.duration, target.pid).await;
+    let (_, tally, usage) = metered_open_loop(streams, interval, settings.duration, target).await;
     let mut report = open_report("paced".to_owned(), n, interval, tally, usage);
     record_server_stats(&mut report, target, "server");
     Ok(report)
@@ -75,7 +75,7 @@ pub async fn sweep(target: &Target, settings: &Settings) -> Result<Vec<ScenarioR
         }
         let n = streams.len();
         let interval = Duration::from_secs_f64(n as f64 / rate);
-        let (back, tally, usage) = metered_open_loop(streams, interval, settings.duration, target.pid).await;
+        let (back, tally, usage) = metered_open_loop(streams, interval, settings.duration, target).await;
         streams = back;
         let mut report = open_report(format!("sweep {}/s", short_rate(rate)), n, interval, tally, usage);
         let ratio = report.rate / report.offered_rate.unwrap_or(rate);

@@ -39,7 +39,7 @@ pub async fn idle(target: &Target, settings: &Settings) -> Result<ScenarioReport
     }
     let streams = heartbeat_streams(target, "idle", active, 1, settings).await?;
     let stats_before = target.pid.and_then(|pid| ProcessStats::read(pid).ok());
-    let (streams, mut before, _) = metered_closed_loop(streams, 1, settings.duration, target.pid).await;
+    let (streams, mut before, _) = metered_closed_loop(streams, 1, settings.duration, target).await;
     let before_rate = before.answered_in_window as f64 / settings.duration.as_secs_f64();
     let before_latency = Percentiles::from_nanos(&mut before.latencies_ns);
 
@@ -55,7 +55,7 @@ pub async fn idle(target: &Target, settings: &Settings) -> Result<ScenarioReport
     let open_time = opening.elapsed();
     let stats_with = target.pid.and_then(|pid| ProcessStats::read(pid).ok());
 
-    let (_, tally, usage) = metered_closed_loop(streams, 1, settings.duration, target.pid).await;
+    let (_, tally, usage) = metered_closed_loop(streams, 1, settings.duration, target).await;
     let closed = idle.iter().filter(|c| c.closed_by_peer()).count();
     let mut report = ScenarioReport::measured("idle", "hb", tally, usage);
     report.errors += before.errors.total();

@@ -26,7 +26,7 @@ pub async fn heartbeat_under_commits(
         commit_streams(target, &format!("{}-commits", prefix(settings, name)), committers, false).await?;
 
     let window = Window::starting_soon(settings.duration);
-    let meter = tokio::spawn(window.meter(target.pid));
+    let meter = tokio::spawn(window.meter(target.pid, target.etcd_pids.clone()));
     let commit_driver = tokio::spawn(drive::closed_loop(commits, 1, window));
     let (_, hb_tally) = drive::closed_loop(heartbeats, 1, window).await;
     let commit_tally = commit_driver.await.map(|(_, t)| t);

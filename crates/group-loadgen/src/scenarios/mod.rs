@@ -48,10 +48,10 @@ async fn metered_closed_loop(
     streams: Vec<Stream>,
     depth: usize,
     duration: Duration,
-    pid: Option<u32>,
+    target: &Target,
 ) -> (Vec<Stream>, Tally, CpuUsage) {
     let window = Window::starting_soon(duration);
-    let meter = tokio::spawn(window.meter(pid));
+    let meter = tokio::spawn(window.meter(target.pid, target.etcd_pids.clone()));
     let (streams, tally) = drive::closed_loop(streams, depth, window).await;
     (streams, tally, joined_meter(meter, duration).await)
 }
@@ -61,17 +61,17 @@ async fn metered_open_loop(
     streams: Vec<Stream>,
     interval: Duration,
     duration: Duration,
-    pid: Option<u32>,
+    target: &Target,
 ) -> (Vec<Stream>, Tally, CpuUsage) {
     let window = Window::starting_soon(duration);
-    let meter = tokio::spawn(window.meter(pid));
+    let meter = tokio::spawn(window.meter(target.pid, target.etcd_pids.clone()));
     let (streams, tally) = drive::open_loop(streams, interval, window).await;
     (streams, tally, joined_meter(meter, duration).await)
 }
 
 /// The meter's reading; if its task died, the window's length and no CPU.
 async fn joined_meter(meter: tokio::task::JoinHandle<CpuUsage>, duration: Duration) -> CpuUsage {
-    meter.await.unwrap_or(CpuUsage { elapsed: duration, server_s: None, generator_s: 0.0 })
+    meter.await.unwrap_or(CpuUsage { elapsed: duration, server_s: None, etcd_s: None, generator_s: 0.0 })
 }
 
 /// Server memory, threads and fds into `report`'s metrics under `{label}_...`
@@ -89,6 +89,6 @@ fn record_server_stats(
 }
 
 /// `12.3 MiB`.
-fn mib(bytes: u64) -> String {
+pub(crate) fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
 }

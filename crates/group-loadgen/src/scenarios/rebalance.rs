@@ -25,7 +25,7 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
     let mut expected = generation_before;
     let mut tally = Tally::default();
     let mut first_problem = None;
-    let meter = Meter::start(target.pid);
+    let meter = Meter::start(target.pid, &target.etcd_pids);
     for k in 0..settings.rebalances {
         let subscription = requests::subscription_for_round(u32::try_from(k).unwrap_or(u32::MAX))?;
         let (back, round) = rebalance_round(members, &subscription).await?;

@@ -10,7 +10,7 @@ use crate::tiny;
 /// A port nothing listens on (bound, then released).
 fn dead_target() -> Target {
     let addr = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port");
-    Target { addr, pid: None }
+    Target::new(addr, None)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -24,7 +24,7 @@ async fn a_refused_connection_is_a_connect_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_hangs_up_is_a_closed_error() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let target = Target { addr: listener.local_addr().expect("addr"), pid: None };
+    let target = Target::new(listener.local_addr().expect("addr"), None);
     let hang_up = tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             drop(stream);

@@ -1,7 +1,10 @@
 //! The load generator against an in-process `group-server`: every scenario at
-//! tiny sizes, the whole run with its outputs, and the failure paths.
+//! tiny sizes, the whole run with its outputs, and the failure paths; its
+//! command line; and a run over etcd with a spawned cluster node.
 
+mod cluster;
 mod failures;
+mod options;
 mod run;
 mod scenarios;
 
@@ -24,7 +27,7 @@ pub(crate) fn server() -> (GroupServer, Target) {
     .expect("config");
     let server = GroupServer::start(&config).expect("server starts");
     // The server runs in this process, so its CPU is the test's.
-    let target = Target { addr: server.local_addr(), pid: Some(std::process::id()) };
+    let target = Target::new(server.local_addr(), Some(std::process::id()));
     (server, target)
 }
 
