@@ -286,6 +286,8 @@ fn leader_assignments(join: &JoinGroupResponse) -> Result<(Assignments, Option<u
 pub(crate) struct Round {
     /// When the first JoinGroup went out.
     pub(crate) first_sent: Instant,
+    /// When the last JoinGroup answer came: the join phase's end.
+    pub(crate) last_join: Instant,
     /// When the last SyncGroup answer came.
     pub(crate) last_answer: Instant,
     /// The generation each member ended in (the one its JoinGroup answered).
@@ -328,6 +330,7 @@ pub(crate) async fn rebalance_round(
     let mut back: Vec<Option<Member>> = (0..n).map(|_| None).collect();
     let mut round = Round {
         first_sent: Instant::now() + Duration::from_secs(3600),
+        last_join: Instant::now(),
         last_answer: Instant::now(),
         generations: vec![-1; n],
         leader_saw: None,
@@ -339,6 +342,7 @@ pub(crate) async fn rebalance_round(
         match rejoined {
             Ok(r) => {
                 round.first_sent = round.first_sent.min(r.sent);
+                round.last_join = round.last_join.max(r.joined);
                 round.last_answer = round.last_answer.max(r.answered);
                 round.generations[i] = r.member.generation;
                 round.leader_saw = round.leader_saw.or(r.leader_saw);
@@ -357,6 +361,7 @@ pub(crate) async fn rebalance_round(
 struct Rejoined {
     member: Member,
     sent: Instant,
+    joined: Instant,
     answered: Instant,
     leader_saw: Option<usize>,
     problem: Option<String>,
@@ -367,9 +372,10 @@ async fn rejoin(mut m: Member, subscription: Bytes) -> Result<Rejoined, LoadgenE
     let sent = Instant::now();
     let join: JoinGroupResponse =
         with_timeout("JoinGroup", m.conn.call(ApiKey::JoinGroup, requests::JOIN_GROUP_VERSION, &req)).await?;
+    let joined = Instant::now();
     if join.error_code != 0 {
         let problem = Some(format!("{}: JoinGroup answered {}", m.member_id, code_name(join.error_code)));
-        return Ok(Rejoined { member: m, sent, answered: Instant::now(), leader_saw: None, problem });
+        return Ok(Rejoined { member: m, sent, joined, answered: joined, leader_saw: None, problem });
     }
     m.generation = join.generation_id;
     let (assignments, leader_saw) = leader_assignments(&join)?;
@@ -379,7 +385,7 @@ async fn rejoin(mut m: Member, subscription: Bytes) -> Result<Rejoined, LoadgenE
     let answered = Instant::now();
     let problem = (sync.error_code != 0)
         .then(|| format!("{}: SyncGroup answered {}", m.member_id, code_name(sync.error_code)));
-    Ok(Rejoined { member: m, sent, answered, leader_saw, problem })
+    Ok(Rejoined { member: m, sent, joined, answered, leader_saw, problem })
 }
 
 #[cfg(test)]

@@ -2,6 +2,11 @@
 //! the leader syncs an assignment, the followers sync; the time from the
 //! first JoinGroup sent to the last SyncGroup answer received.
 //!
+//! The row also splits each round into its join phase (to the last JoinGroup
+//! answer) and its sync phase, and gives the time the group took to form from
+//! nothing (every member new: MEMBER_ID_REQUIRED, the join, the sync), a
+//! different workload that is sometimes also called "a rebalance".
+//!
 //! Each round's subscription carries new user data. As in Kafka, a follower
 //! that rejoins a Stable group with unchanged metadata is simply handed the
 //! current generation back (only the leader's rejoin rebalances), and the
@@ -11,7 +16,11 @@ use super::{prefix, record_server_stats};
 use crate::drive::Tally;
 use crate::group::{connect_all, form_group, rebalance_round};
 use crate::latency::nanos;
-use crate::{LoadgenError, Meter, ScenarioReport, Settings, Target, requests};
+use crate::{LoadgenError, Meter, Percentiles, ScenarioReport, Settings, Target, requests};
+
+fn format_ms(d: std::time::Duration) -> String {
+    format!("{:.2}ms", d.as_secs_f64() * 1e3)
+}
 
 /// `rebalance`: `settings.rebalances` rebalances of a group of
 /// `settings.rebalance_members` members. A round counts as an error if any
@@ -20,10 +29,14 @@ use crate::{LoadgenError, Meter, ScenarioReport, Settings, Target, requests};
 pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioReport, LoadgenError> {
     let n = settings.rebalance_members;
     let group = prefix(settings, "rebalance");
-    let mut members = form_group(group, connect_all(target.addr, n).await?).await?;
+    let conns = connect_all(target.addr, n).await?;
+    let forming = std::time::Instant::now();
+    let mut members = form_group(group, conns).await?;
+    let formation = forming.elapsed();
     let generation_before = members.first().map_or(-1, |m| m.generation);
     let mut expected = generation_before;
     let mut tally = Tally::default();
+    let (mut joins, mut syncs) = (Vec::new(), Vec::new());
     let mut first_problem = None;
     let meter = Meter::start(target.pid, &target.etcd_pids);
     for k in 0..settings.rebalances {
@@ -31,6 +44,8 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
         let (back, round) = rebalance_round(members, &subscription).await?;
         members = back;
         tally.latencies_ns.push(nanos(round.last_answer.saturating_duration_since(round.first_sent)));
+        joins.push(nanos(round.last_join.saturating_duration_since(round.first_sent)));
+        syncs.push(nanos(round.last_answer.saturating_duration_since(round.last_join)));
         tally.answered_in_window += 1;
         expected += 1;
         let problem = round.problem(n).or_else(|| {
@@ -58,6 +73,16 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
     if let Some(problem) = first_problem {
         report.note(format!("first incomplete round: {problem}"));
     }
+    for (name, samples) in [("join_phase", &mut joins), ("sync_phase", &mut syncs)] {
+        if let Some(p) = Percentiles::from_nanos(samples) {
+            report.metric(&format!("{name}_p50_ms"), p.p50.as_secs_f64() * 1e3);
+            report.metric(&format!("{name}_p99_ms"), p.p99.as_secs_f64() * 1e3);
+            report.note(format!("{name} p50 {} p99 {}", format_ms(p.p50), format_ms(p.p99)));
+        }
+    }
+    // Forming includes the settling heartbeats, polled every 10 ms.
+    report.metric("formation_ms", formation.as_secs_f64() * 1e3);
+    report.note(format!("formed from nothing in {}", format_ms(formation)));
     report.metric("generation_before", f64::from(generation_before));
     report.metric("generation_after", f64::from(generation_after));
     report.metric("members_in_last_generation", in_last as f64);
