@@ -72,4 +72,10 @@ async fn rebalance_ends_with_every_member_in_the_new_generation() {
     let m = &report.metrics;
     assert_eq!(m["generation_after"], m["generation_before"] + 3.0, "{m:?}");
     assert_eq!(m["members_in_last_generation"], 8.0);
+    // The phases split each round: neither is longer than the slowest round.
+    let p99_ms = report.latency.expect("latencies").p99.as_secs_f64() * 1e3;
+    for phase in ["join_phase_p99_ms", "sync_phase_p99_ms"] {
+        assert!(m[phase] > 0.0 && m[phase] <= p99_ms, "{phase}: {m:?}");
+    }
+    assert!(m["formation_ms"] > 0.0, "{m:?}");
 }
