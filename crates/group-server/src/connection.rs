@@ -55,12 +55,21 @@ const WRITE_BATCH: usize = 64 * 1024;
 
 /// What the reader hands the writer.
 enum Item {
-    /// A reply, with the permit its request took from the connection's in-flight
-    /// allowance: given back once the reply is written; and, for the latency
-    /// metric, when its request was read.
-    Reply(Reply, OwnedSemaphorePermit, RequestStart),
+    /// A reply. Boxed, so that an item is a pointer: the channel allocates its
+    /// first block of 32 items when the connection opens, and ten thousand idle
+    /// connections each keep theirs (2.8 KiB each unboxed, 0.3 KiB boxed).
+    Reply(Box<Queued>),
     /// Write what came before, then close (after a malformed request).
     Close,
+}
+
+/// A reply, with the permit its request took from the connection's in-flight
+/// allowance (given back once the reply is written) and, for the latency metric,
+/// when its request was read.
+struct Queued {
+    reply: Reply,
+    permit: OwnedSemaphorePermit,
+    started: RequestStart,
 }
 
 /// Why a connection stopped being read.
@@ -455,7 +464,7 @@ async fn read_loop<R: Input>(
         let item = match node.handle(frame, &mut session) {
             Ok(reply) => {
                 activity.queue(reply.encoded_len(), budgets);
-                Item::Reply(reply, permit, started)
+                Item::Reply(Box::new(Queued { reply, permit, started }))
             }
             Err(e) => {
                 let cid = cid.map_or_else(|| "?".to_owned(), |c| c.to_string());
@@ -617,10 +626,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                     close = true;
                     break;
                 }
-                Item::Reply(reply, permit, started) => match resolve(reply, activity, &node.budgets).await {
+                Item::Reply(queued) => match resolve(queued.reply, activity, &node.budgets).await {
                     Ok(Some(body)) => {
                         append_frame(&mut out, body);
-                        permits.push((permit, started));
+                        permits.push((queued.permit, queued.started));
                     }
                     Ok(None) => {}
                     Err(e) => {
@@ -635,8 +644,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 break;
             }
             match rx.try_recv() {
-                Ok(Item::Reply(reply @ Reply::Now(_), permit, started)) => {
-                    item = Some(Item::Reply(reply, permit, started));
+                Ok(Item::Reply(queued)) if matches!(queued.reply, Reply::Now(_)) => {
+                    item = Some(Item::Reply(queued));
                 }
                 Ok(other) => next = Some(other),
                 Err(_) => {}
