@@ -286,6 +286,9 @@ fn leader_assignments(join: &JoinGroupResponse) -> Result<(Assignments, Option<u
 pub(crate) struct Round {
     /// When the first JoinGroup went out.
     pub(crate) first_sent: Instant,
+    /// When the last JoinGroup went out: the server cannot end the join phase
+    /// before, so the spread from `first_sent` is the generator's, not the server's.
+    pub(crate) last_sent: Instant,
     /// When the last JoinGroup answer came: the join phase's end.
     pub(crate) last_join: Instant,
     /// When the last SyncGroup answer came.
@@ -330,6 +333,7 @@ pub(crate) async fn rebalance_round(
     let mut back: Vec<Option<Member>> = (0..n).map(|_| None).collect();
     let mut round = Round {
         first_sent: Instant::now() + Duration::from_secs(3600),
+        last_sent: Instant::now() - Duration::from_secs(3600),
         last_join: Instant::now(),
         last_answer: Instant::now(),
         generations: vec![-1; n],
@@ -342,6 +346,7 @@ pub(crate) async fn rebalance_round(
         match rejoined {
             Ok(r) => {
                 round.first_sent = round.first_sent.min(r.sent);
+                round.last_sent = round.last_sent.max(r.sent);
                 round.last_join = round.last_join.max(r.joined);
                 round.last_answer = round.last_answer.max(r.answered);
                 round.generations[i] = r.member.generation;

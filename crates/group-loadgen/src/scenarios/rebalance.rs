@@ -3,7 +3,8 @@
 //! first JoinGroup sent to the last SyncGroup answer received.
 //!
 //! The row also splits each round into its join phase (to the last JoinGroup
-//! answer) and its sync phase, and gives the time the group took to form from
+//! answer) and its sync phase, says how long the generator itself took to send
+//! the round's JoinGroups (the join cannot end before the last one arrives), and gives the time the group took to form from
 //! nothing (every member new: MEMBER_ID_REQUIRED, the join, the sync), a
 //! different workload that is sometimes also called "a rebalance".
 //!
@@ -36,7 +37,7 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
     let generation_before = members.first().map_or(-1, |m| m.generation);
     let mut expected = generation_before;
     let mut tally = Tally::default();
-    let (mut joins, mut syncs) = (Vec::new(), Vec::new());
+    let (mut spreads, mut joins, mut syncs) = (Vec::new(), Vec::new(), Vec::new());
     let mut first_problem = None;
     let meter = Meter::start(target.pid, &target.etcd_pids);
     for k in 0..settings.rebalances {
@@ -44,6 +45,7 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
         let (back, round) = rebalance_round(members, &subscription).await?;
         members = back;
         tally.latencies_ns.push(nanos(round.last_answer.saturating_duration_since(round.first_sent)));
+        spreads.push(nanos(round.last_sent.saturating_duration_since(round.first_sent)));
         joins.push(nanos(round.last_join.saturating_duration_since(round.first_sent)));
         syncs.push(nanos(round.last_answer.saturating_duration_since(round.last_join)));
         tally.answered_in_window += 1;
@@ -73,7 +75,8 @@ pub async fn rebalance(target: &Target, settings: &Settings) -> Result<ScenarioR
     if let Some(problem) = first_problem {
         report.note(format!("first incomplete round: {problem}"));
     }
-    for (name, samples) in [("join_phase", &mut joins), ("sync_phase", &mut syncs)] {
+    let phases = [("send_spread", &mut spreads), ("join_phase", &mut joins), ("sync_phase", &mut syncs)];
+    for (name, samples) in phases {
         if let Some(p) = Percentiles::from_nanos(samples) {
             report.metric(&format!("{name}_p50_ms"), p.p50.as_secs_f64() * 1e3);
             report.metric(&format!("{name}_p99_ms"), p.p99.as_secs_f64() * 1e3);

@@ -77,5 +77,6 @@ async fn rebalance_ends_with_every_member_in_the_new_generation() {
     for phase in ["join_phase_p99_ms", "sync_phase_p99_ms"] {
         assert!(m[phase] > 0.0 && m[phase] <= p99_ms, "{phase}: {m:?}");
     }
+    assert!(m["send_spread_p99_ms"] <= m["join_phase_p99_ms"], "the join ends after the last send: {m:?}");
     assert!(m["formation_ms"] > 0.0, "{m:?}");
 }
