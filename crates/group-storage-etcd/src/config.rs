@@ -94,4 +94,11 @@ impl EtcdConfig {
             transactions_in_flight: DEFAULT_TRANSACTIONS_IN_FLIGHT,
         }
     }
+
+    /// How long one attempt of an etcd call may take: a quarter of the request
+    /// timeout (at least 100 ms), so a request stuck on a dead member is
+    /// retried, and balanced to another one, well before the call's deadline.
+    pub(crate) fn attempt_timeout(&self) -> Duration {
+        (self.request_timeout / 4).max(Duration::from_millis(100))
+    }
 }

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMeta};
 use crate::group_commit::NoCommitAnswer;
 use crate::keys::{self, PartitionKeys};
-use crate::store::{Command, MAX_RESPONSE_BYTES, Shared, attempt_timeout};
+use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
 
 /// Why an etcd call that may be retried gave no usable answer.
 enum NoAnswer {
@@ -139,7 +139,9 @@ impl Worker {
     /// timeout, so a request stuck on a dead member is retried (and balanced
     /// to another one) before the append's deadline; never past the deadline.
     fn attempt(&self, deadline: Instant) -> Duration {
-        attempt_timeout(self.timeout())
+        self.shared
+            .config
+            .attempt_timeout()
             .min(deadline.saturating_duration_since(Instant::now()))
             .max(Duration::from_millis(10))
     }

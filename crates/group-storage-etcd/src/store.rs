@@ -234,7 +234,7 @@ impl EtcdStore {
         let limits = Limits {
             in_flight: config.transactions_in_flight,
             max_request_bytes: config.max_request_bytes,
-            attempt: attempt_timeout(config.request_timeout),
+            attempt: config.attempt_timeout(),
         };
         let (group_commit, sender) = GroupCommit::new(kv.clone(), limits);
         let shared = Arc::new(Shared {
@@ -293,13 +293,6 @@ impl EtcdStore {
         self.queue(partition)?.send(command(tx)).map_err(|_| closed())?;
         wait(|| rx.recv()).unwrap_or_else(|_| Err(closed()))
     }
-}
-
-/// How long one attempt of an etcd call may take: a quarter of the request
-/// timeout (at least 100 ms), so a request stuck on a dead member is retried,
-/// and balanced to another one, well before the call's deadline.
-pub(crate) fn attempt_timeout(request_timeout: Duration) -> Duration {
-    (request_timeout / 4).max(Duration::from_millis(100))
 }
 
 /// Runs `f`, which waits for one of the store's tasks, on this thread. On a
