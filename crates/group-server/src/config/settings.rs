@@ -592,7 +592,8 @@ settings! {
         property: Ours("etcd.transactions.in.flight"),
         about: "Transactions of offset and group writes in flight to etcd at once; the writes of \
                 every partition waiting meanwhile go together in the next one (fewer gathers more \
-                writes per transaction, so etcd does less work per write)",
+                writes per transaction, so etcd does less work per write); unset, the etcd store \
+                chooses (see docs/SCALING.md)",
         value: &Int::new("N", 1, 64, |d| &mut d.parts.etcd.transactions_in_flight),
     },
 }
