@@ -159,11 +159,7 @@ impl Worker {
     }
 
     fn corrupt(&self, key: &[u8], error: DecodeError) -> StorageError {
-        let key = String::from_utf8_lossy(key).into_owned();
-        match error.unknown_version() {
-            Some(version) => StorageError::UnknownFormatVersion { group_id: String::new(), key, version },
-            None => StorageError::Corrupt { group_id: String::new(), key, reason: error.to_string() },
-        }
+        corrupt(key, error)
     }
 
     /// Runs one etcd call with the request timeout, retrying failures that
@@ -619,7 +615,10 @@ impl Worker {
             Some(kv) => self.parse_epoch(kv)?,
             None => OwnerEpoch(0),
         };
-        let mut replay = Fold::new();
+        // What is read here is decoded and folded on a blocking thread below:
+        // a partition of a million offsets takes a CPU for a good part of a
+        // second, which must not be a runtime worker serving connections.
+        let mut batches = Vec::new();
         let (meta_revision, covered) = match first_kv(&ops, 1) {
             Some(kv) => {
                 let meta = codec::decode_snapshot_meta(kv.value()).map_err(|e| self.corrupt(kv.key(), e))?;
@@ -627,9 +626,7 @@ impl Worker {
                 let bytes = self
                     .read_chunks(kv.key(), &dir, (meta.chunks, meta.len, meta.checksum), revision, deadline)
                     .await?;
-                let records = codec::decode_records(&bytes, meta.format)
-                    .map_err(|e| self.corrupt(dir.as_bytes(), e))?;
-                replay.apply(records);
+                batches.push(Undecoded { seq: None, named_by: dir.into_bytes(), format: meta.format, bytes });
                 (kv.mod_revision(), meta.covered)
             }
             None => (0, 0),
@@ -643,7 +640,7 @@ impl Worker {
             )
             .await?;
         let mut last_seq = covered;
-        let mut batches = Vec::with_capacity(entries.len());
+        batches.reserve(entries.len());
         let mut revoked = HashSet::new();
         for kv in &entries {
             let seq =
@@ -662,16 +659,28 @@ impl Worker {
                     continue;
                 }
             };
-            let records =
-                codec::decode_records(&bytes, entry.format).map_err(|e| self.corrupt(kv.key(), e))?;
-            batches.push((seq, records));
+            batches.push(Undecoded {
+                seq: Some(seq),
+                named_by: kv.key().to_vec(),
+                format: entry.format,
+                bytes,
+            });
         }
-        for (seq, records) in batches {
-            if !revoked.contains(&seq) {
+        let fold = move || {
+            let mut replay = Fold::new();
+            for batch in batches {
+                if batch.seq.is_some_and(|seq| revoked.contains(&seq)) {
+                    continue;
+                }
+                let records = codec::decode_records(&batch.bytes, batch.format)
+                    .map_err(|e| corrupt(&batch.named_by, e))?;
                 replay.apply(records);
             }
-        }
-        let groups = replay.into_stored();
+            Ok::<_, StorageError>(replay.into_stored())
+        };
+        let groups = tokio::task::spawn_blocking(fold).await.map_err(|e| {
+            StorageError::unavailable(format!("the fold of {} did not finish: {e}", self.partition))
+        })??;
         Ok(Read { epoch, groups, revision, meta_revision, covered, last_seq })
     }
 
@@ -780,10 +789,16 @@ impl Worker {
             return Ok(());
         }
         let covered = read.last_seq;
-        let records = read.groups.into_records();
-        let bytes = codec::encode_records(&records);
-        let format = codec::records_format(&records);
-        drop(records);
+        // Encoded on a blocking thread, as loads are folded (see `read_once`).
+        let groups = read.groups;
+        let (bytes, format) = tokio::task::spawn_blocking(move || {
+            let records = groups.into_records();
+            (codec::encode_records(&records), codec::records_format(&records))
+        })
+        .await
+        .map_err(|e| {
+            StorageError::unavailable(format!("the snapshot of {} did not finish: {e}", self.partition))
+        })?;
         let nonce = self.shared.nonce();
         let dir = self.keys.snap_dir(covered, nonce);
         self.put_chunks("write a snapshot chunk", &dir, &bytes, deadline).await?;
@@ -841,6 +856,25 @@ impl Worker {
         });
         tracing::debug!(partition = self.partition.0, covered, bytes = meta.len, "snapshot written");
         Ok(())
+    }
+}
+
+/// A snapshot's or log entry's records as read, decoded on a blocking thread.
+struct Undecoded {
+    /// The log entry's sequence number (`None`: the snapshot), for revocations.
+    seq: Option<u64>,
+    /// The key or directory errors name.
+    named_by: Vec<u8>,
+    format: u8,
+    bytes: Vec<u8>,
+}
+
+/// The error for bytes at `key` that do not decode.
+fn corrupt(key: &[u8], error: DecodeError) -> StorageError {
+    let key = String::from_utf8_lossy(key).into_owned();
+    match error.unknown_version() {
+        Some(version) => StorageError::UnknownFormatVersion { group_id: String::new(), key, version },
+        None => StorageError::Corrupt { group_id: String::new(), key, reason: error.to_string() },
     }
 }
 
