@@ -15,6 +15,7 @@ use group_offsets::{
     CoordinatorPartition, EngineCause, Fold, LoadedPartition, OwnerEpoch, Record, StorageError, StoredGroups,
 };
 use tokio::sync::mpsc;
+use tokio::task::{JoinError, JoinHandle};
 
 use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMeta};
 use crate::group_commit::NoCommitAnswer;
@@ -76,6 +77,22 @@ pub(crate) struct Worker {
     /// When the last snapshot failed: the next try waits a while, so a
     /// snapshot that keeps failing does not cost a full read per append.
     snapshot_failed_at: Option<Instant>,
+    /// The snapshot being taken beside the appends, if one is.
+    snapshotting: Option<JoinHandle<Result<Option<Snapshotted>, StorageError>>>,
+}
+
+/// A snapshot switched in: what it covers and the revision of its metadata.
+struct Snapshotted {
+    covered: u64,
+    meta_revision: i64,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        if let Some(task) = &self.snapshotting {
+            task.abort();
+        }
+    }
 }
 
 /// What a load read, at one revision.
@@ -100,11 +117,28 @@ impl Worker {
             unresolved: None,
             last_epoch: None,
             snapshot_failed_at: None,
+            snapshotting: None,
         }
     }
 
     pub(crate) async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
-        while let Some(command) = rx.recv().await {
+        loop {
+            let next = match self.snapshotting.as_mut() {
+                Some(task) => tokio::select! {
+                    done = task => Next::Snapshotted(done),
+                    command = rx.recv() => Next::Command(command),
+                },
+                None => Next::Command(rx.recv().await),
+            };
+            let command = match next {
+                Next::Snapshotted(done) => {
+                    self.snapshotting = None;
+                    self.snapshotted(done);
+                    continue;
+                }
+                Next::Command(Some(command)) => command,
+                Next::Command(None) => return,
+            };
             match command {
                 Command::Append { epoch, records, completion } => {
                     let result = self.append(epoch, records).await;
@@ -116,10 +150,16 @@ impl Worker {
                     // only after a success, so a fenced owner never tries.
                     if committed {
                         self.last_epoch = Some(epoch);
-                        self.maybe_snapshot().await;
+                        self.maybe_snapshot();
                     }
                 }
                 Command::Load { reply } => {
+                    // After a snapshot in progress: a load then reads what it
+                    // left, and the first load of a new owner never races it.
+                    while let Some(task) = self.snapshotting.take() {
+                        let done = task.await;
+                        self.snapshotted(done);
+                    }
                     let result = self.load().await;
                     let _ = reply.send(result);
                 }
@@ -583,9 +623,15 @@ impl Worker {
     /// Everything the partition holds, read at one revision. Retried when
     /// etcd's history was compacted past that revision mid-read.
     async fn read(&self, deadline: Instant) -> Result<Read, StorageError> {
+        self.read_through(None, deadline).await
+    }
+
+    /// What the partition holds through log entry `through` (all of it for
+    /// `None`), read at one revision.
+    async fn read_through(&self, through: Option<u64>, deadline: Instant) -> Result<Read, StorageError> {
         let mut attempts = 0;
         loop {
-            match self.read_once(deadline).await {
+            match self.read_once(through, deadline).await {
                 Err(ReadError::Compacted) if attempts < 3 => attempts += 1,
                 Err(ReadError::Compacted) => {
                     return Err(self.unavailable(
@@ -599,7 +645,7 @@ impl Worker {
         }
     }
 
-    async fn read_once(&self, deadline: Instant) -> Result<Read, ReadError> {
+    async fn read_once(&self, through: Option<u64>, deadline: Instant) -> Result<Read, ReadError> {
         let kv = self.shared.kv.clone();
         let txn = Txn::new()
             .and_then([TxnOp::get(self.keys.epoch(), None), TxnOp::get(self.keys.snapshot_meta(), None)]);
@@ -634,7 +680,10 @@ impl Worker {
         let entries = self
             .range(
                 self.keys.log(covered.saturating_add(1)).into_bytes(),
-                self.keys.log_end().into_bytes(),
+                match through {
+                    Some(seq) => self.keys.log(seq.saturating_add(1)).into_bytes(),
+                    None => self.keys.log_end().into_bytes(),
+                },
                 revision,
                 deadline,
             )
@@ -756,7 +805,13 @@ impl Worker {
 
     // ---- Snapshots ---------------------------------------------------------
 
-    async fn maybe_snapshot(&mut self) {
+    /// Starts a snapshot beside the appends once the log has grown enough.
+    /// It covers only entries known committed: none while an append's outcome
+    /// is unknown, and none appended after it starts. An append whose outcome
+    /// turns out unknown later may have committed; were it folded into the
+    /// snapshot and its log entry deleted, the void that settles it would find
+    /// the entry free and succeed, and records reported failed would stay.
+    fn maybe_snapshot(&mut self) {
         let config = &self.shared.config;
         let Some(state) = &self.state else { return };
         if state.entries_since < config.compact_after_entries.max(1)
@@ -764,13 +819,40 @@ impl Worker {
         {
             return;
         }
+        if self.snapshotting.is_some() || self.unresolved.is_some() {
+            return;
+        }
         let Some(epoch) = self.last_epoch else { return };
         if self.snapshot_failed_at.is_some_and(|at| at.elapsed() < self.timeout() * 10) {
             return;
         }
+        let through = state.next_seq - 1;
         let deadline = Instant::now() + self.timeout() * 4;
-        match self.snapshot(epoch, deadline).await {
-            Ok(()) => self.snapshot_failed_at = None,
+        // Its own worker: the snapshot reads, writes and switches with the same
+        // keys and client, and keeps no state of this one's.
+        let taker = Worker::new(Arc::clone(&self.shared), self.partition);
+        self.snapshotting = Some(tokio::spawn(async move { taker.snapshot(epoch, through, deadline).await }));
+    }
+
+    /// What a finished snapshot means for the state: the log before it is gone.
+    fn snapshotted(&mut self, done: Result<Result<Option<Snapshotted>, StorageError>, JoinError>) {
+        let result = done.unwrap_or_else(|e| {
+            Err(StorageError::unavailable(format!("the snapshot of {} stopped: {e}", self.partition)))
+        });
+        match result {
+            Ok(Some(snapshot)) => {
+                self.snapshot_failed_at = None;
+                if let Some(state) = &mut self.state {
+                    // Appends sent before the switch failed its compare and read
+                    // the state again: it may be newer already.
+                    state.meta_revision = state.meta_revision.max(snapshot.meta_revision);
+                    state.entries_since = state.next_seq.saturating_sub(1 + snapshot.covered);
+                    state.bytes_since = 0;
+                }
+                // What was appended meanwhile may be due already.
+                self.maybe_snapshot();
+            }
+            Ok(None) => self.snapshot_failed_at = None,
             Err(e) => {
                 // The log stays as it is and loads stay correct; try again later.
                 tracing::warn!(partition = self.partition.0, error = %e, "snapshot failed");
@@ -780,13 +862,19 @@ impl Worker {
         }
     }
 
-    /// Folds the log into a new snapshot: chunks first (unused until the
-    /// switch), then one fenced transaction switches the metadata and deletes
-    /// the covered log entries, their staged chunks and older snapshots.
-    async fn snapshot(&mut self, epoch: OwnerEpoch, deadline: Instant) -> Result<(), StorageError> {
-        let read = self.read(deadline).await?;
+    /// Folds the log, through entry `through`, into a new snapshot: chunks
+    /// first (unused until the switch), then one fenced transaction switches
+    /// the metadata and deletes the covered log entries, their staged chunks
+    /// and older snapshots. Entries after `through` stay in the log.
+    async fn snapshot(
+        &self,
+        epoch: OwnerEpoch,
+        through: u64,
+        deadline: Instant,
+    ) -> Result<Option<Snapshotted>, StorageError> {
+        let read = self.read_through(Some(through), deadline).await?;
         if read.last_seq <= read.covered {
-            return Ok(());
+            return Ok(None);
         }
         let covered = read.last_seq;
         // Encoded on a blocking thread, as loads are folded (see `read_once`).
@@ -845,18 +933,16 @@ impl Worker {
         if !resp.succeeded() {
             return Err(StorageError::io("the snapshot switch lost a race with another writer"));
         }
-        let revision = resp.header().map_or(0, |h| h.revision());
-        let next_seq = self.state.as_ref().map_or(covered + 1, |s| s.next_seq.max(covered + 1));
-        self.state = Some(State {
-            next_seq,
-            epoch: read.epoch,
-            meta_revision: revision,
-            entries_since: next_seq - 1 - covered,
-            bytes_since: 0,
-        });
+        let meta_revision = resp.header().map_or(0, |h| h.revision());
         tracing::debug!(partition = self.partition.0, covered, bytes = meta.len, "snapshot written");
-        Ok(())
+        Ok(Some(Snapshotted { covered, meta_revision }))
     }
+}
+
+/// What the partition's task waits for next.
+enum Next {
+    Command(Option<Command>),
+    Snapshotted(Result<Result<Option<Snapshotted>, StorageError>, JoinError>),
 }
 
 /// A snapshot's or log entry's records as read, decoded on a blocking thread.

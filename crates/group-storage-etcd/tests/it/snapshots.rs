@@ -111,6 +111,39 @@ fn a_snapshot_keeps_the_state_and_deletes_what_it_covers() {
     assert_eq!(normalise(connect(no_snapshots).load(P).unwrap()), normalise(model.load(P).unwrap()));
 }
 
+/// Snapshots are taken beside the appends: appends sent without waiting, a
+/// snapshot due after every few, and nothing is lost or reordered; the log
+/// keeps only what the last snapshot does not cover.
+#[test]
+fn snapshots_taken_beside_a_stream_of_appends_lose_nothing() {
+    let cluster = etcd();
+    let eager = EtcdConfig { compact_after_entries: 5, ..config(&cluster, "beside") };
+    let raw = Raw::connect(&cluster);
+    let base = base(&eager);
+    let store = connect(eager.clone());
+    let model = MemoryMetadataStore::with_partitions(1);
+    let mut waits = Vec::new();
+    for n in 0..300i64 {
+        let records =
+            vec![offset("g", "t", (n % 7) as i32, n, ""), offset(&format!("g{}", n % 11), "u", 0, n, "")];
+        let (completion, rx) = group_offsets::AppendCompletion::channel();
+        store.append(P, OwnerEpoch(1), records.clone(), completion);
+        model.append_blocking(P, OwnerEpoch(1), records).unwrap();
+        waits.push(rx);
+    }
+    for rx in waits {
+        rx.recv().expect("completed").expect("appended");
+    }
+    // A load waits for the snapshot in progress, if any.
+    let loaded = normalise(store.load(P).unwrap());
+    assert_eq!(loaded, normalise(model.load(P).unwrap()));
+    assert_eq!(raw.count(&format!("{base}snapshot")), 1, "snapshots were taken");
+    let left = raw.count(&format!("{base}log/"));
+    assert!(left < 300, "the snapshots deleted what they cover: {left} log entries left");
+    // A fresh store reads the same from the snapshot and what follows it.
+    assert_eq!(normalise(connect(eager).load(P).unwrap()), loaded);
+}
+
 #[test]
 fn etcd_history_is_compacted_periodically() {
     let cluster = etcd();
