@@ -12,7 +12,7 @@ use etcd_client::{
     TxnOpResponse, TxnResponse,
 };
 use group_offsets::{
-    CoordinatorPartition, EngineCause, Fold, LoadedPartition, OwnerEpoch, Record, StorageError, StoredGroups,
+    CoordinatorPartition, EngineCause, Fold, OwnerEpoch, Record, StorageError, StoredGroups,
 };
 use tokio::sync::mpsc;
 use tokio::task::{JoinError, JoinHandle};
@@ -98,7 +98,8 @@ impl Drop for Worker {
 /// What a load read, at one revision.
 struct Read {
     epoch: OwnerEpoch,
-    groups: StoredGroups,
+    /// What it read, not yet decoded (see [`Unfolded::fold`]).
+    unfolded: Unfolded,
     revision: i64,
     meta_revision: i64,
     covered: u64,
@@ -613,11 +614,12 @@ impl Worker {
         }
     }
 
-    async fn load(&mut self) -> Result<LoadedPartition, StorageError> {
+    /// The partition as read, for the caller to fold on its own thread.
+    async fn load(&mut self) -> Result<(OwnerEpoch, Unfolded), StorageError> {
         let deadline = Instant::now() + self.timeout();
         self.resolve(deadline).await?;
         let read = self.read(deadline).await?;
-        Ok(LoadedPartition { epoch: read.epoch, groups: read.groups })
+        Ok((read.epoch, read.unfolded))
     }
 
     /// Everything the partition holds, read at one revision. Retried when
@@ -661,9 +663,9 @@ impl Worker {
             Some(kv) => self.parse_epoch(kv)?,
             None => OwnerEpoch(0),
         };
-        // What is read here is decoded and folded on a blocking thread below:
-        // a partition of a million offsets takes a CPU for a good part of a
-        // second, which must not be a runtime worker serving connections.
+        // What is read here is decoded and folded by whoever asked (see
+        // `Unfolded::fold`), not in this task: a partition of a million offsets
+        // takes a CPU for a good part of a second.
         let mut batches = Vec::new();
         let (meta_revision, covered) = match first_kv(&ops, 1) {
             Some(kv) => {
@@ -715,22 +717,8 @@ impl Worker {
                 bytes,
             });
         }
-        let fold = move || {
-            let mut replay = Fold::new();
-            for batch in batches {
-                if batch.seq.is_some_and(|seq| revoked.contains(&seq)) {
-                    continue;
-                }
-                let records = codec::decode_records(&batch.bytes, batch.format)
-                    .map_err(|e| corrupt(&batch.named_by, e))?;
-                replay.apply(records);
-            }
-            Ok::<_, StorageError>(replay.into_stored())
-        };
-        let groups = tokio::task::spawn_blocking(fold).await.map_err(|e| {
-            StorageError::unavailable(format!("the fold of {} did not finish: {e}", self.partition))
-        })??;
-        Ok(Read { epoch, groups, revision, meta_revision, covered, last_seq })
+        let unfolded = Unfolded { batches, revoked };
+        Ok(Read { epoch, unfolded, revision, meta_revision, covered, last_seq })
     }
 
     /// The concatenated chunks of `dir`, checked against their manifest,
@@ -877,16 +865,14 @@ impl Worker {
             return Ok(None);
         }
         let covered = read.last_seq;
-        // Encoded on a blocking thread, as loads are folded (see `read_once`).
-        let groups = read.groups;
-        let (bytes, format) = tokio::task::spawn_blocking(move || {
-            let records = groups.into_records();
-            (codec::encode_records(&records), codec::records_format(&records))
-        })
-        .await
-        .map_err(|e| {
-            StorageError::unavailable(format!("the snapshot of {} did not finish: {e}", self.partition))
-        })?;
+        // Folded and encoded in this task, which is the snapshot's own: the
+        // partition's appends go on meanwhile. Not on the blocking pool: the
+        // loads of a cluster node can hold all of it while they wait for
+        // their partitions' tasks.
+        let records = read.unfolded.fold()?.into_records();
+        let bytes = codec::encode_records(&records);
+        let format = codec::records_format(&records);
+        drop(records);
         let nonce = self.shared.nonce();
         let dir = self.keys.snap_dir(covered, nonce);
         self.put_chunks("write a snapshot chunk", &dir, &bytes, deadline).await?;
@@ -945,7 +931,30 @@ enum Next {
     Snapshotted(Result<Result<Option<Snapshotted>, StorageError>, JoinError>),
 }
 
-/// A snapshot's or log entry's records as read, decoded on a blocking thread.
+/// A partition as read from etcd, its records not yet decoded: the snapshot's
+/// bytes and the log entries', and which entries a revocation cancels.
+pub(crate) struct Unfolded {
+    batches: Vec<Undecoded>,
+    revoked: HashSet<u64>,
+}
+
+impl Unfolded {
+    /// Decodes and folds the records: what the partition holds.
+    pub(crate) fn fold(self) -> Result<StoredGroups, StorageError> {
+        let mut replay = Fold::new();
+        for batch in self.batches {
+            if batch.seq.is_some_and(|seq| self.revoked.contains(&seq)) {
+                continue;
+            }
+            let records =
+                codec::decode_records(&batch.bytes, batch.format).map_err(|e| corrupt(&batch.named_by, e))?;
+            replay.apply(records);
+        }
+        Ok(replay.into_stored())
+    }
+}
+
+/// A snapshot's or log entry's records as read.
 struct Undecoded {
     /// The log entry's sequence number (`None`: the snapshot), for revocations.
     seq: Option<u64>,

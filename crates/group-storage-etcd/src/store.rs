@@ -18,7 +18,7 @@ use tokio::task::AbortHandle;
 
 use crate::EtcdConfig;
 use crate::group_commit::{AppendTransactions, GroupCommit, Limits};
-use crate::partition::Worker;
+use crate::partition::{Unfolded, Worker};
 
 /// gRPC answers up to this size are accepted (etcd-client's default is 4 MiB);
 /// range reads are paged to stay well under it.
@@ -177,9 +177,18 @@ impl Drop for Inner {
 
 /// What a partition's task is asked to do.
 pub(crate) enum Command {
-    Append { epoch: OwnerEpoch, records: Vec<Record>, completion: AppendCompletion },
-    Load { reply: std::sync::mpsc::SyncSender<Result<LoadedPartition, StorageError>> },
-    Epoch { reply: std::sync::mpsc::SyncSender<Result<OwnerEpoch, StorageError>> },
+    Append {
+        epoch: OwnerEpoch,
+        records: Vec<Record>,
+        completion: AppendCompletion,
+    },
+    /// Read the partition; the caller folds what was read on its own thread.
+    Load {
+        reply: std::sync::mpsc::SyncSender<Result<(OwnerEpoch, Unfolded), StorageError>>,
+    },
+    Epoch {
+        reply: std::sync::mpsc::SyncSender<Result<OwnerEpoch, StorageError>>,
+    },
 }
 
 /// What every partition task shares.
@@ -344,7 +353,14 @@ impl MetadataStore for EtcdStore {
     }
 
     fn load(&self, partition: CoordinatorPartition) -> Result<LoadedPartition, StorageError> {
-        self.ask(partition, |reply| Command::Load { reply })
+        // Folded here, on the caller's thread (a coordinator's loading thread;
+        // out of a runtime worker, as the wait is), not in the partition's task.
+        let (reply, rx) = std::sync::mpsc::sync_channel(1);
+        self.queue(partition)?.send(Command::Load { reply }).map_err(|_| closed())?;
+        wait(|| {
+            let (epoch, unfolded) = rx.recv().unwrap_or_else(|_| Err(closed()))?;
+            Ok(LoadedPartition { epoch, groups: unfolded.fold()? })
+        })
     }
 
     fn owner_epoch(&self, partition: CoordinatorPartition) -> Result<OwnerEpoch, StorageError> {

@@ -66,3 +66,44 @@ fn a_dropped_store_answers_every_append_and_keeps_what_it_acknowledged() {
     let visible = loaded.groups.offsets.first().and_then(|g| g.get("t", 0)).map(|o| o.offset);
     assert!(visible >= last_ok, "acknowledged {last_ok:?}, loaded {visible:?}");
 }
+
+/// A cluster node loads the partitions it comes to own all at once, each on a
+/// thread of its runtime's blocking pool, and may size the pool to just that.
+/// The loads must still answer: the store needs no blocking thread of its own.
+#[test]
+fn loads_that_fill_the_blocking_pool_still_answer() {
+    const PARTITIONS: u32 = 4;
+    let cluster = etcd();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(PARTITIONS as usize)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let config = group_storage_etcd::EtcdConfig { partitions: PARTITIONS, ..config(&cluster, "pool") };
+    let client = runtime.block_on(group_storage_etcd::connect(&config)).expect("connect");
+    let store = group_storage_etcd::EtcdStore::new(config, client, runtime.handle()).expect("open");
+    for p in 0..PARTITIONS {
+        store
+            .append_blocking(CoordinatorPartition(p), OwnerEpoch(1), vec![offset("g", "t", p as i32, 7, "")])
+            .expect("append");
+    }
+    let loads: Vec<_> = (0..PARTITIONS)
+        .map(|p| {
+            let store = store.clone();
+            runtime.spawn_blocking(move || store.load(CoordinatorPartition(p)))
+        })
+        .collect();
+    runtime.block_on(async {
+        for (p, load) in loads.into_iter().enumerate() {
+            // A hang guard, not a speed target: a deadlock never answers.
+            let loaded = tokio::time::timeout(Duration::from_secs(30), load)
+                .await
+                .unwrap_or_else(|_| panic!("the load of partition {p} never answered"))
+                .expect("the load task ran")
+                .expect("loaded");
+            let value = loaded.groups.offsets[0].get("t", p as i32).map(|o| o.offset);
+            assert_eq!(value, Some(7), "partition {p}");
+        }
+    });
+}
