@@ -8,6 +8,7 @@
 //! `testValidateOffsetCommitWithUnassignedTopicOrPartition` and
 //! `GroupMetadataManagerTest`'s static-member leave.
 
+use crate::consumer_scenarios::hb;
 use std::sync::Arc;
 
 use group_coordinator::{CoordinatorConfig, CoordinatorCore, MetadataImage, Request, Response, TopicImage};
@@ -59,14 +60,6 @@ fn owning(member: &str, epoch: i32, owned: &[i32]) -> ConsumerGroupHeartbeatRequ
         client_id: "consumer".into(),
         client_host: "/127.0.0.1".into(),
         ..ConsumerGroupHeartbeatRequest::default()
-    }
-}
-
-fn hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ConsumerGroupHeartbeatResponse {
-    let rid = sim.send(Request::from(r));
-    match sim.answer(rid) {
-        Some(Response::ConsumerGroupHeartbeat(r)) => r.clone(),
-        other => panic!("heartbeat answered {other:?}"),
     }
 }
 

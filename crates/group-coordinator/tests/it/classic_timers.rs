@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use group_coordinator::{CoordinatorConfig, MetadataImage, Request, Response, TimerKey, TopicImage};
+use group_coordinator::{CoordinatorConfig, MetadataImage, Request, TimerKey, TopicImage};
 use group_types::{
     ConsumerGroupHeartbeatRequest, ErrorCode, GroupState, JoinGroupRequest, MemberAssignment,
     ProtocolMetadata, Subscription, TopicId, TopicPartitions,
@@ -83,11 +83,7 @@ pub(crate) fn consumer_join(member: &str) -> ConsumerGroupHeartbeatRequest {
 }
 
 fn consumer_hb(sim: &mut Sim, r: ConsumerGroupHeartbeatRequest) -> ErrorCode {
-    let rid = sim.send(Request::from(r));
-    match sim.answer(rid) {
-        Some(Response::ConsumerGroupHeartbeat(r)) => r.error_code,
-        other => panic!("heartbeat answered {other:?}"),
-    }
+    crate::consumer_scenarios::hb(sim, r).error_code
 }
 
 /// A consumer group of consumer member m1 (foo) and classic member c (bar),
