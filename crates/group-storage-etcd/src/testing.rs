@@ -162,6 +162,11 @@ impl EtcdCluster {
         self.members.iter().map(|m| format!("http://127.0.0.1:{}", m.client_port)).collect()
     }
 
+    /// The process ids of the members running now, for reading their CPU use.
+    pub fn pids(&self) -> Vec<u32> {
+        self.members.iter().filter_map(|m| m.child.as_ref().map(Child::id)).collect()
+    }
+
     /// Kills member `i` with SIGKILL and waits for it to exit (a no-op for a
     /// member already down).
     pub fn kill(&mut self, i: usize) {
