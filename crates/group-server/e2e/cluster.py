@@ -586,7 +586,7 @@ class Node:
         args = [c.server, "--cluster", "--etcd", ",".join(m.client_url for m in c.etcd)]
         args += ["--node-id", str(self.node_id), "--listen", "127.0.0.1:0", "--lease-ttl-secs", str(LEASE_TTL_S)]
         args += ["--cluster-prefix", c.prefix, "--topic", "%s:%d" % (TOPIC, PARTITIONS)]
-        args += ["--initial-rebalance-delay-ms", "0", "--exit-on-stdin-close"]
+        args += ["--initial-rebalance-delay-ms", "0", "--exit-on-stdin-close", "--metrics-listen", "127.0.0.1:0"]
         # Short share-group timers, so that share members join and move in seconds.
         args += ["--share-min-session-timeout-ms", "1000", "--share-session-timeout-ms", "10000"]
         args += ["--share-min-heartbeat-interval-ms", "100", "--share-heartbeat-interval-ms", "500"]
@@ -614,6 +614,22 @@ class Node:
                 "node %d did not start: first line %r; log tail: %s" % (self.node_id, line, self.log_tail())
             )
         self.addr = line.strip()[len(prefix) :]
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            line = "(nothing in %d s)" % timeout
+        if not line or "metrics on" not in line:
+            raise ScenarioFailed("node %d printed no metrics address: %r" % (self.node_id, line))
+        self.metrics_url = line.strip().rsplit(" ", 1)[1]
+
+    def metric(self, name):
+        """The value of the unlabelled sample `name` of the node's /metrics (None when absent)."""
+        body = urllib.request.urlopen(self.metrics_url, timeout=10).read().decode()
+        for line in body.splitlines():
+            parts = line.split(" ")
+            if len(parts) == 2 and parts[0] == name:
+                return float(parts[1])
+        return None
 
     def log_tail(self, n=2000):
         try:
@@ -1053,14 +1069,26 @@ def scenario_spread(cluster, state):
             check(nodes == {want}, "%s's commits were acknowledged by %s, not node %d" % (w.name, nodes, want))
     n = check_preserved(cluster, workers)
     Worker.close_all()
+    # Each node's commits went to etcd in transactions of group commit, which it counts.
+    gathered = []
+    for node in cluster.live():
+        transactions = node.metric("group_server_etcd_append_transactions_total")
+        appends = node.metric("group_server_etcd_appends_total")
+        check(
+            transactions is not None and appends is not None and 0 < transactions <= appends,
+            "node %d's metrics count %s etcd append transactions for %s appends" % (node.node_id, transactions, appends),
+        )
+        gathered.append("%d/%d" % (appends, transactions))
     return (
-        "50 partitions over nodes 1/2/3 as %s; groups %s, %s, %s (one per node) assigned and %d commits read back"
+        "50 partitions over nodes 1/2/3 as %s; groups %s, %s, %s (one per node) assigned and %d commits read back; "
+        "etcd appends/transactions by node %s"
     ) % (
         [sum(1 for o in owners.values() if o == k) for k in (1, 2, 3)],
         ga,
         gb,
         gc,
         n,
+        ", ".join(gathered),
     )
 
 

@@ -21,6 +21,7 @@ use crate::{ClusterSettings, ServerConfig, ServerError};
 pub(crate) struct Etcd {
     client: Client,
     runtime: Handle,
+    store: EtcdStore,
 }
 
 impl Etcd {
@@ -54,7 +55,7 @@ pub(crate) fn open_store(
         .ok_or_else(|| failed(group_offsets::StorageError::unavailable("the runtime stopped")))?
         .map_err(failed)?;
     let store = EtcdStore::new(config, client.clone(), runtime).map_err(failed)?;
-    Ok((Arc::new(store), Etcd { client, runtime: runtime.clone() }))
+    Ok((Arc::new(store.clone()), Etcd { client, runtime: runtime.clone(), store }))
 }
 
 /// Runs `work` on `runtime` and waits for it on this thread (`None` when the
@@ -84,6 +85,8 @@ pub(crate) struct Membership {
     view: ClusterView,
     partitions: u32,
     me: Broker,
+    /// The store, for what it counts of group commit.
+    store: EtcdStore,
 }
 
 impl Membership {
@@ -128,12 +131,19 @@ impl Membership {
             group_configs,
             partitions: config.partitions,
             me: Broker { node_id: config.node_id, host: advertised.0.clone(), port: i32::from(advertised.1) },
+            store: etcd.store,
         })
     }
 
     /// What Metadata and FindCoordinator answer from.
     pub(crate) fn brokers(&self) -> Brokers {
         Arc::new(ClusterBrokers { view: self.view.clone(), partitions: self.partitions, me: self.me.clone() })
+    }
+
+    /// The transactions of log appends the store has sent to etcd, and the
+    /// appends they carried: their ratio is how well group commit gathers.
+    pub(crate) fn append_transactions(&self) -> group_storage_etcd::AppendTransactions {
+        self.store.append_transactions()
     }
 
     /// Leaves the cluster (once): partitions unloaded, lease revoked. Blocks until

@@ -213,6 +213,17 @@ impl CoordinatorService {
     pub fn metrics(&self) -> group_coordinator::CoordinatorMetrics {
         self.coordinator.metrics()
     }
+
+    /// A cluster node's etcd transactions of log appends so far and the appends
+    /// they carried (`None`: not a cluster node).
+    pub(crate) fn etcd_append_transactions(&self) -> Option<(u64, u64)> {
+        #[cfg(feature = "cluster")]
+        if let Some(cluster) = &self.cluster {
+            let sent = cluster.append_transactions();
+            return Some((sent.transactions, sent.appends));
+        }
+        None
+    }
 }
 
 impl GroupServer {

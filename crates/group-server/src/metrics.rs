@@ -341,6 +341,20 @@ impl Collector for NodeCollector {
             "Bytes of the response frames written, length prefixes included.",
             s.bytes_out.load(Ordering::Relaxed),
         )?;
+        if let Some((transactions, appends)) = self.service.etcd_append_transactions() {
+            counter(
+                &mut enc,
+                "group_server_etcd_append_transactions",
+                "etcd transactions of log appends sent (a cluster node): every partition's appends waiting at one moment go in one (group commit).",
+                transactions,
+            )?;
+            counter(
+                &mut enc,
+                "group_server_etcd_appends",
+                "Log appends those transactions carried, retries counted again; appends / transactions is how well group commit gathers.",
+                appends,
+            )?;
+        }
         encode_coordinator(&mut enc, &self.service.metrics())
     }
 }

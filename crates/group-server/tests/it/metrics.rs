@@ -126,6 +126,11 @@ fn scrapes_follow_groups_requests_connections_and_commits() {
     assert_eq!(before.get("kafka_group_members", &[("type", "classic")]), 0.0);
     assert_eq!(before.requests("JoinGroup"), 0.0);
     assert_eq!(before.get("group_server_connections_open", &[]), 0.0);
+    // Only a cluster node has etcd transactions to count (`e2e/cluster.py` checks those).
+    assert!(
+        !before.0.samples.iter().any(|s| s.metric.starts_with("group_server_etcd_")),
+        "a node on its own exports etcd series"
+    );
     // Every family says what it is.
     for name in
         ["group_server_requests_total", "kafka_group_groups", "kafka_group_storage_append_duration_seconds"]
