@@ -95,6 +95,7 @@ mod group_commit;
 mod keys;
 mod partition;
 mod store;
+mod tail;
 
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -102,7 +103,7 @@ pub mod testing;
 pub use crate::config::{DEFAULT_MAX_REQUEST_BYTES, DEFAULT_TRANSACTIONS_IN_FLIGHT, EtcdConfig};
 pub use crate::group_commit::AppendTransactions;
 pub use crate::keys::{owner_key, owners_prefix};
-pub use crate::store::{EtcdStore, connect};
+pub use crate::store::{EtcdStore, Snapshots, connect};
 /// The etcd client crate the store's API names ([`connect`] returns its
 /// `Client`), so that callers use the very version the store was built with.
 pub use etcd_client;

@@ -21,6 +21,7 @@ use crate::codec::{self, ChunkProblem, DecodeError, Entry, EntryBody, SnapshotMe
 use crate::group_commit::NoCommitAnswer;
 use crate::keys::{self, PartitionKeys};
 use crate::store::{Command, MAX_RESPONSE_BYTES, Shared};
+use crate::tail::{KnownEntries, Tail};
 
 /// Why an etcd call that may be retried gave no usable answer.
 enum NoAnswer {
@@ -79,6 +80,8 @@ pub(crate) struct Worker {
     snapshot_failed_at: Option<Instant>,
     /// The snapshot being taken beside the appends, if one is.
     snapshotting: Option<JoinHandle<Result<Option<Snapshotted>, StorageError>>>,
+    /// The entries committed since the last snapshot, for the next one.
+    tail: Tail,
 }
 
 /// A snapshot switched in: what it covers and the revision of its metadata.
@@ -119,6 +122,7 @@ impl Worker {
             last_epoch: None,
             snapshot_failed_at: None,
             snapshotting: None,
+            tail: Tail::default(),
         }
     }
 
@@ -412,7 +416,10 @@ impl Worker {
             };
             let value = codec::encode_entry(&Entry { format, nonce, body });
             match self.commit(epoch, &state, seq, nonce, value, deadline).await? {
-                Outcome::Committed => return Ok(()),
+                Outcome::Committed => {
+                    self.tail.committed(seq, format, batch);
+                    return Ok(());
+                }
                 Outcome::Fenced(e) => return Err(e),
                 Outcome::Conflict => self.state = None,
             }
@@ -631,9 +638,15 @@ impl Worker {
     /// What the partition holds through log entry `through` (all of it for
     /// `None`), read at one revision.
     async fn read_through(&self, through: Option<u64>, deadline: Instant) -> Result<Read, StorageError> {
+        self.read_retried(Some(through), deadline).await
+    }
+
+    /// [`read_once`](Self::read_once), again while etcd's history was
+    /// compacted past the revision mid-read.
+    async fn read_retried(&self, log: Option<Option<u64>>, deadline: Instant) -> Result<Read, StorageError> {
         let mut attempts = 0;
         loop {
-            match self.read_once(through, deadline).await {
+            match self.read_once(log, deadline).await {
                 Err(ReadError::Compacted) if attempts < 3 => attempts += 1,
                 Err(ReadError::Compacted) => {
                     return Err(self.unavailable(
@@ -647,7 +660,10 @@ impl Worker {
         }
     }
 
-    async fn read_once(&self, through: Option<u64>, deadline: Instant) -> Result<Read, ReadError> {
+    /// The epoch, the snapshot and, unless `log` is `None`, the log entries
+    /// after the snapshot through `log`'s entry (all of them for
+    /// `Some(None)`), read at one revision.
+    async fn read_once(&self, log: Option<Option<u64>>, deadline: Instant) -> Result<Read, ReadError> {
         let kv = self.shared.kv.clone();
         let txn = Txn::new()
             .and_then([TxnOp::get(self.keys.epoch(), None), TxnOp::get(self.keys.snapshot_meta(), None)]);
@@ -679,17 +695,21 @@ impl Worker {
             }
             None => (0, 0),
         };
-        let entries = self
-            .range(
-                self.keys.log(covered.saturating_add(1)).into_bytes(),
-                match through {
-                    Some(seq) => self.keys.log(seq.saturating_add(1)).into_bytes(),
-                    None => self.keys.log_end().into_bytes(),
-                },
-                revision,
-                deadline,
-            )
-            .await?;
+        let entries = match log {
+            Some(through) => {
+                self.range(
+                    self.keys.log(covered.saturating_add(1)).into_bytes(),
+                    match through {
+                        Some(seq) => self.keys.log(seq.saturating_add(1)).into_bytes(),
+                        None => self.keys.log_end().into_bytes(),
+                    },
+                    revision,
+                    deadline,
+                )
+                .await?
+            }
+            None => Vec::new(),
+        };
         let mut last_seq = covered;
         batches.reserve(entries.len());
         let mut revoked = HashSet::new();
@@ -819,7 +839,9 @@ impl Worker {
         // Its own worker: the snapshot reads, writes and switches with the same
         // keys and client, and keeps no state of this one's.
         let taker = Worker::new(Arc::clone(&self.shared), self.partition);
-        self.snapshotting = Some(tokio::spawn(async move { taker.snapshot(epoch, through, deadline).await }));
+        let known = self.tail.through(through);
+        self.snapshotting =
+            Some(tokio::spawn(async move { taker.snapshot(epoch, through, known, deadline).await }));
     }
 
     /// What a finished snapshot means for the state: the log before it is gone.
@@ -830,6 +852,7 @@ impl Worker {
         match result {
             Ok(Some(snapshot)) => {
                 self.snapshot_failed_at = None;
+                self.tail.snapshotted(snapshot.covered);
                 if let Some(state) = &mut self.state {
                     // Appends sent before the switch failed its compare and read
                     // the state again: it may be newer already.
@@ -850,6 +873,31 @@ impl Worker {
         }
     }
 
+    /// What the partition holds through entry `through`: the snapshot read
+    /// from etcd and the entries after it from `known`, when it holds them
+    /// all (and then says so); else read from etcd too.
+    async fn read_with(
+        &self,
+        known: KnownEntries,
+        through: u64,
+        deadline: Instant,
+    ) -> Result<(Read, bool), StorageError> {
+        let mut read = self.read_retried(None, deadline).await?;
+        let Some(entries) = known.after(read.covered) else {
+            return Ok((self.read_through(Some(through), deadline).await?, false));
+        };
+        for entry in entries {
+            read.last_seq = read.last_seq.max(entry.seq);
+            read.unfolded.batches.push(Undecoded {
+                seq: Some(entry.seq),
+                named_by: self.keys.log(entry.seq).into_bytes(),
+                format: entry.format,
+                bytes: entry.bytes,
+            });
+        }
+        Ok((read, true))
+    }
+
     /// Folds the log, through entry `through`, into a new snapshot: chunks
     /// first (unused until the switch), then one fenced transaction switches
     /// the metadata and deletes the covered log entries, their staged chunks
@@ -858,9 +906,13 @@ impl Worker {
         &self,
         epoch: OwnerEpoch,
         through: u64,
+        known: Option<KnownEntries>,
         deadline: Instant,
     ) -> Result<Option<Snapshotted>, StorageError> {
-        let read = self.read_through(Some(through), deadline).await?;
+        let (read, from_memory) = match known {
+            Some(known) => self.read_with(known, through, deadline).await?,
+            None => (self.read_through(Some(through), deadline).await?, false),
+        };
         if read.last_seq <= read.covered {
             return Ok(None);
         }
@@ -920,7 +972,14 @@ impl Worker {
             return Err(StorageError::io("the snapshot switch lost a race with another writer"));
         }
         let meta_revision = resp.header().map_or(0, |h| h.revision());
-        tracing::debug!(partition = self.partition.0, covered, bytes = meta.len, "snapshot written");
+        self.shared.snapshots.switched(from_memory);
+        tracing::debug!(
+            partition = self.partition.0,
+            covered,
+            bytes = meta.len,
+            from_memory,
+            "snapshot written"
+        );
         Ok(Some(Snapshotted { covered, meta_revision }))
     }
 }

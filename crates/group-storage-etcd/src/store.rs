@@ -197,8 +197,41 @@ pub(crate) struct Shared {
     pub(crate) kv: KvClient,
     /// Where the partitions' log appends go, to be sent together.
     pub(crate) group_commit: GroupCommit,
+    /// What the partitions' snapshots count.
+    pub(crate) snapshots: SnapshotCounts,
     nonce_base: u64,
     nonce_counter: AtomicU64,
+}
+
+/// Snapshots switched in by a store's partitions (see [`EtcdStore::snapshots`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Snapshots {
+    /// Snapshots switched in.
+    pub taken: u64,
+    /// Of those, the ones whose log entries came from memory.
+    pub folded_from_memory: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct SnapshotCounts {
+    taken: AtomicU64,
+    folded_from_memory: AtomicU64,
+}
+
+impl SnapshotCounts {
+    pub(crate) fn switched(&self, from_memory: bool) {
+        self.taken.fetch_add(1, Ordering::Relaxed);
+        if from_memory {
+            self.folded_from_memory.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn read(&self) -> Snapshots {
+        Snapshots {
+            taken: self.taken.load(Ordering::Relaxed),
+            folded_from_memory: self.folded_from_memory.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Shared {
@@ -250,6 +283,7 @@ impl EtcdStore {
             config: config.clone(),
             kv,
             group_commit,
+            snapshots: SnapshotCounts::default(),
             nonce_base: hasher.finish(),
             nonce_counter: AtomicU64::new(0),
         });
@@ -279,6 +313,13 @@ impl EtcdStore {
     /// group commit gathered per transaction.
     pub fn append_transactions(&self) -> AppendTransactions {
         self.inner.shared.group_commit.sent()
+    }
+
+    /// How many snapshots the store's partitions switched in, and how many of
+    /// them folded the log entries they cover from memory instead of reading
+    /// them back from etcd.
+    pub fn snapshots(&self) -> Snapshots {
+        self.inner.shared.snapshots.read()
     }
 
     fn queue(

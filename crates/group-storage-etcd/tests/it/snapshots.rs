@@ -140,8 +140,39 @@ fn snapshots_taken_beside_a_stream_of_appends_lose_nothing() {
     assert_eq!(raw.count(&format!("{base}snapshot")), 1, "snapshots were taken");
     let left = raw.count(&format!("{base}log/"));
     assert!(left < 300, "the snapshots deleted what they cover: {left} log entries left");
+    // The store wrote every entry itself: its snapshots fold them from memory.
+    let snapshots = store.snapshots();
+    assert!(snapshots.taken > 0 && snapshots.folded_from_memory == snapshots.taken, "{snapshots:?}");
     // A fresh store reads the same from the snapshot and what follows it.
     assert_eq!(normalise(connect(eager).load(P).unwrap()), loaded);
+}
+
+/// Entries another writer appended between a store's own are not in the store's
+/// memory: its next snapshot must not fold its own entries alone. Two stores of
+/// one partition and epoch take turns (each turn makes the other's view stale),
+/// snapshotting every 4 entries; a fresh store loads what the memory store holds.
+#[test]
+fn a_snapshot_after_another_writers_entries_keeps_them() {
+    let cluster = etcd();
+    let eager = EtcdConfig { compact_after_entries: 4, ..config(&cluster, "turns") };
+    let (first, second) = (connect(eager.clone()), connect(eager.clone()));
+    let model = MemoryMetadataStore::with_partitions(1);
+    let mut n = 0;
+    for turn in 0..12 {
+        let store = if turn % 2 == 0 { &first } else { &second };
+        for _ in 0..3 {
+            n += 1;
+            let records = vec![offset(&format!("g{}", n % 5), "t", (n % 3) as i32, n, "")];
+            store.append_blocking(P, OwnerEpoch(1), records.clone()).expect("append");
+            model.append_blocking(P, OwnerEpoch(1), records).unwrap();
+        }
+    }
+    let want = normalise(model.load(P).unwrap());
+    assert_eq!(normalise(first.load(P).unwrap()), want);
+    assert_eq!(normalise(second.load(P).unwrap()), want);
+    assert_eq!(normalise(connect(eager).load(P).unwrap()), want, "from a fresh store");
+    let taken = first.snapshots().taken + second.snapshots().taken;
+    assert!(taken > 0, "snapshots were taken");
 }
 
 #[test]
