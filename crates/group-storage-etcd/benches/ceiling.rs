@@ -48,41 +48,23 @@ struct Fences {
 fn txn(shape: Shape, prefix: &str, n: u64, fences: &[Fences]) -> Txn {
     let value = vec![7u8; 100];
     let key = |i: usize| format!("{prefix}/log/{i:02}/{n:020}");
+    // Each partition's append nested with its compares, as group commit sends it.
+    let nested = |all_four: bool| {
+        let appends = fences.iter().enumerate().map(|(i, f)| {
+            let mut compares = Vec::with_capacity(4);
+            if all_four {
+                compares.push(Compare::value(f.epoch.clone(), CompareOp::Less, "00000000000000000002"));
+                compares.push(Compare::mod_revision(f.meta.clone(), CompareOp::Equal, f.meta_revision));
+            }
+            compares.push(Compare::create_revision(f.owner.clone(), CompareOp::Equal, f.owner_revision));
+            compares.push(Compare::create_revision(key(i), CompareOp::Equal, 0));
+            TxnOp::txn(Txn::new().when(compares).and_then([TxnOp::put(key(i), value.clone(), None)]))
+        });
+        Txn::new().and_then(appends.collect::<Vec<_>>())
+    };
     match shape {
-        Shape::NestedAppends => Txn::new().and_then(
-            fences
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    TxnOp::txn(
-                        Txn::new()
-                            .when([
-                                Compare::value(f.epoch.clone(), CompareOp::Less, "00000000000000000002"),
-                                Compare::create_revision(f.owner.clone(), CompareOp::Equal, f.owner_revision),
-                                Compare::mod_revision(f.meta.clone(), CompareOp::Equal, f.meta_revision),
-                                Compare::create_revision(key(i), CompareOp::Equal, 0),
-                            ])
-                            .and_then([TxnOp::put(key(i), value.clone(), None)]),
-                    )
-                })
-                .collect::<Vec<_>>(),
-        ),
-        Shape::NestedTwoCompares => Txn::new().and_then(
-            fences
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    TxnOp::txn(
-                        Txn::new()
-                            .when([
-                                Compare::create_revision(f.owner.clone(), CompareOp::Equal, f.owner_revision),
-                                Compare::create_revision(key(i), CompareOp::Equal, 0),
-                            ])
-                            .and_then([TxnOp::put(key(i), value.clone(), None)]),
-                    )
-                })
-                .collect::<Vec<_>>(),
-        ),
+        Shape::NestedAppends => nested(true),
+        Shape::NestedTwoCompares => nested(false),
         Shape::FlatPuts => Txn::new()
             .and_then((0..APPENDS).map(|i| TxnOp::put(key(i), value.clone(), None)).collect::<Vec<_>>()),
         Shape::OnePut => Txn::new().and_then([TxnOp::put(key(0), vec![7u8; 100 * APPENDS], None)]),
