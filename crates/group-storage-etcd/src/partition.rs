@@ -33,6 +33,17 @@ enum NoAnswer {
     Detail(String),
 }
 
+/// How much of the log a read takes beside the snapshot.
+#[derive(Debug, Clone, Copy)]
+enum LogRead {
+    /// None of it: the caller has the entries.
+    Skip,
+    /// The entries through this one.
+    Through(u64),
+    /// All of it.
+    All,
+}
+
 /// What the task knows of its partition in etcd, read when first needed and
 /// kept up to date by its own writes. Another writer of the same partition
 /// makes it stale; the compares of every transaction notice, and it is read again.
@@ -638,12 +649,12 @@ impl Worker {
     /// What the partition holds through log entry `through` (all of it for
     /// `None`), read at one revision.
     async fn read_through(&self, through: Option<u64>, deadline: Instant) -> Result<Read, StorageError> {
-        self.read_retried(Some(through), deadline).await
+        self.read_retried(through.map_or(LogRead::All, LogRead::Through), deadline).await
     }
 
     /// [`read_once`](Self::read_once), again while etcd's history was
     /// compacted past the revision mid-read.
-    async fn read_retried(&self, log: Option<Option<u64>>, deadline: Instant) -> Result<Read, StorageError> {
+    async fn read_retried(&self, log: LogRead, deadline: Instant) -> Result<Read, StorageError> {
         let mut attempts = 0;
         loop {
             match self.read_once(log, deadline).await {
@@ -660,10 +671,9 @@ impl Worker {
         }
     }
 
-    /// The epoch, the snapshot and, unless `log` is `None`, the log entries
-    /// after the snapshot through `log`'s entry (all of them for
-    /// `Some(None)`), read at one revision.
-    async fn read_once(&self, log: Option<Option<u64>>, deadline: Instant) -> Result<Read, ReadError> {
+    /// The epoch, the snapshot and what `log` asks of the log after it, read
+    /// at one revision.
+    async fn read_once(&self, log: LogRead, deadline: Instant) -> Result<Read, ReadError> {
         let kv = self.shared.kv.clone();
         let txn = Txn::new()
             .and_then([TxnOp::get(self.keys.epoch(), None), TxnOp::get(self.keys.snapshot_meta(), None)]);
@@ -695,18 +705,15 @@ impl Worker {
             }
             None => (0, 0),
         };
-        let entries = match log {
-            Some(through) => {
-                self.range(
-                    self.keys.log(covered.saturating_add(1)).into_bytes(),
-                    match through {
-                        Some(seq) => self.keys.log(seq.saturating_add(1)).into_bytes(),
-                        None => self.keys.log_end().into_bytes(),
-                    },
-                    revision,
-                    deadline,
-                )
-                .await?
+        let end = match log {
+            LogRead::Skip => None,
+            LogRead::Through(seq) => Some(self.keys.log(seq.saturating_add(1)).into_bytes()),
+            LogRead::All => Some(self.keys.log_end().into_bytes()),
+        };
+        let entries = match end {
+            Some(end) => {
+                self.range(self.keys.log(covered.saturating_add(1)).into_bytes(), end, revision, deadline)
+                    .await?
             }
             None => Vec::new(),
         };
@@ -882,7 +889,7 @@ impl Worker {
         through: u64,
         deadline: Instant,
     ) -> Result<(Read, bool), StorageError> {
-        let mut read = self.read_retried(None, deadline).await?;
+        let mut read = self.read_retried(LogRead::Skip, deadline).await?;
         let Some(entries) = known.after(read.covered) else {
             return Ok((self.read_through(Some(through), deadline).await?, false));
         };
