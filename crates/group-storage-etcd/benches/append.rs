@@ -98,9 +98,10 @@ fn append(c: &mut Criterion) {
         let sent = store.append_transactions();
         if !latencies.is_empty() {
             eprintln!(
-                "transactions_in_flight {in_flight}: {} appends, {:.1} per transaction, latency p50 {:?} p99 {:?} max {:?}",
+                "transactions_in_flight {in_flight}: {} appends, {:.1} per transaction, {:?}, latency p50 {:?} p99 {:?} max {:?}",
                 latencies.len(),
                 sent.appends as f64 / sent.transactions.max(1) as f64,
+                store.snapshots(),
                 percentile(&latencies, 0.5),
                 percentile(&latencies, 0.99),
                 latencies[latencies.len() - 1]
