@@ -26,27 +26,29 @@
 //! use group_coordinator::{CoordinatorConfig, GroupCoordinator, ServingLease};
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // The program's own runtime, and one etcd client for the store and the membership.
-//! let runtime = tokio::runtime::Runtime::new()?;
-//! let mut store = EtcdConfig::new(["http://127.0.0.1:2379"]);
-//! store.fence_with_owner_keys = true;
-//! let client = runtime.block_on(group_storage_etcd::connect(&store))?;
-//! let store = Arc::new(EtcdStore::new(store, client.clone(), runtime.handle())?);
-//! let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
-//! let coordinator = Arc::new(
-//!     GroupCoordinator::builder(store, CoordinatorConfig::default())
-//!         .managed_ownership()
-//!         .on_partition_lost(wakeup.listener())
-//!         .serving_lease(serving.clone())
-//!         .open()?,
-//! );
-//! let config = ClusterConfig::new("/group-coordinator", 1, "127.0.0.1:9092");
-//! let member = ClusterMember::start(config, client, runtime.handle(), coordinator.clone(), wakeup, serving)?;
-//! println!("live nodes: {:?}", member.view().nodes());
-//! member.shutdown();
-//! # Ok(())
-//! # }
+//! /// Joins the cluster on the broker's own tokio runtime, with one etcd client
+//! /// for the store and the membership; called from a thread of the broker's
+//! /// that is not one of the runtime's workers.
+//! fn join(runtime: &tokio::runtime::Handle) -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut store = EtcdConfig::new(["http://127.0.0.1:2379"]);
+//!     store.fence_with_owner_keys = true;
+//!     let client = runtime.block_on(group_storage_etcd::connect(&store))?;
+//!     let store = Arc::new(EtcdStore::new(store, client.clone(), runtime)?);
+//!     let (wakeup, serving) = (Wakeup::new(), Arc::new(ServingLease::new()));
+//!     let coordinator = Arc::new(
+//!         GroupCoordinator::builder(store, CoordinatorConfig::default())
+//!             .managed_ownership()
+//!             .on_partition_lost(wakeup.listener())
+//!             .serving_lease(serving.clone())
+//!             .open()?,
+//!     );
+//!     let config = ClusterConfig::new("/group-coordinator", 1, "127.0.0.1:9092");
+//!     let member = ClusterMember::start(config, client, runtime, coordinator.clone(), wakeup, serving)?;
+//!     println!("live nodes: {:?}", member.view().nodes());
+//!     member.shutdown();
+//!     Ok(())
+//! }
+//! # fn main() {}
 //! ```
 
 mod config;

@@ -63,30 +63,32 @@
 //! use group_storage_etcd::{EtcdConfig, EtcdStore};
 //! use group_types::{OffsetAndMetadata, TopicPartition};
 //!
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! // The program's own runtime: the store only spawns its tasks on it.
-//! let runtime = tokio::runtime::Runtime::new()?;
-//! let config = EtcdConfig::new(["http://127.0.0.1:2379"]);
-//! let client = runtime.block_on(group_storage_etcd::connect(&config))?;
-//! let store = EtcdStore::new(config, client, runtime.handle())?;
-//! let p = CoordinatorPartition(7);
-//! // A new owner first fences older ones with an empty append, then loads.
-//! store.append_blocking(p, OwnerEpoch(3), vec![])?;
-//! let loaded = store.load(p)?;
-//! assert_eq!(loaded.epoch, OwnerEpoch(3));
-//! store.append_blocking(
-//!     p,
-//!     OwnerEpoch(3),
-//!     vec![Record::Offset {
-//!         group_id: "g".into(),
-//!         partition: TopicPartition::new("orders", 0),
-//!         offset: OffsetAndMetadata::new(42, 1_700_000_000_000),
-//!     }],
-//! )?;
-//! // An older owner is refused.
-//! assert!(store.append_blocking(p, OwnerEpoch(2), vec![]).is_err());
-//! # Ok(())
-//! # }
+//! /// A broker's offsets over etcd, on the broker's own tokio runtime (the
+//! /// store only spawns its tasks on it), called from a thread of the broker's
+//! /// that is not one of the runtime's workers.
+//! fn open_offsets(runtime: &tokio::runtime::Handle) -> Result<EtcdStore, Box<dyn std::error::Error>> {
+//!     let config = EtcdConfig::new(["http://127.0.0.1:2379"]);
+//!     let client = runtime.block_on(group_storage_etcd::connect(&config))?;
+//!     let store = EtcdStore::new(config, client, runtime)?;
+//!     let p = CoordinatorPartition(7);
+//!     // A new owner first fences older ones with an empty append, then loads.
+//!     store.append_blocking(p, OwnerEpoch(3), vec![])?;
+//!     let loaded = store.load(p)?;
+//!     assert_eq!(loaded.epoch, OwnerEpoch(3));
+//!     store.append_blocking(
+//!         p,
+//!         OwnerEpoch(3),
+//!         vec![Record::Offset {
+//!             group_id: "g".into(),
+//!             partition: TopicPartition::new("orders", 0),
+//!             offset: OffsetAndMetadata::new(42, 1_700_000_000_000),
+//!         }],
+//!     )?;
+//!     // An older owner is refused.
+//!     assert!(store.append_blocking(p, OwnerEpoch(2), vec![]).is_err());
+//!     Ok(store)
+//! }
+//! # fn main() {}
 //! ```
 
 mod codec;
