@@ -85,6 +85,17 @@ fn run(dir: &str, threads: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Why a committer thread stopped.
+#[derive(Debug, thiserror::Error)]
+enum CommitterError {
+    /// The store refused or failed an append.
+    #[error("append failed: {0}")]
+    Append(#[from] group_offsets::StorageError),
+    /// Stdout, where acknowledgements go, failed (the test stopped reading).
+    #[error("cannot report an acknowledgement: {0}")]
+    Report(#[from] std::io::Error),
+}
+
 fn group_of(thread: usize) -> String {
     format!("crash-g{thread}")
 }
@@ -114,11 +125,11 @@ fn append(
     records: Vec<Record>,
     out: &mut impl Write,
     announced: &mut bool,
-) -> Result<(), String> {
-    store.append_blocking(partition, epoch, records).map_err(|e| e.to_string())?;
+) -> Result<(), CommitterError> {
+    store.append_blocking(partition, epoch, records)?;
     if !*announced {
         *announced = true;
-        writeln!(out, "E {} {}", partition.0, epoch.0).map_err(|e| e.to_string())?;
+        writeln!(out, "E {} {}", partition.0, epoch.0)?;
     }
     Ok(())
 }
@@ -130,7 +141,7 @@ fn commit_forever(
     start: i64,
     epoch: OwnerEpoch,
     mut meta: Option<(i32, OwnerEpoch)>,
-) -> Result<(), String> {
+) -> Result<(), CommitterError> {
     let mut out = std::io::stdout();
     let id: Arc<str> = Arc::from(group);
     let meta_id: Arc<str> = Arc::from(META_GROUP);
@@ -139,10 +150,10 @@ fn commit_forever(
     for n in start + 1.. {
         let pair = vec![offset_record(&id, topic, 0, n), offset_record(&id, topic, 1, n)];
         append(store, partition, epoch, pair, &mut out, &mut announced)?;
-        writeln!(out, "O {group} {topic} 0 {n}\nO {group} {topic} 1 {n}").map_err(|e| e.to_string())?;
+        writeln!(out, "O {group} {topic} 0 {n}\nO {group} {topic} 1 {n}")?;
 
         append(store, partition, epoch, vec![offset_record(&id, topic, 2, n)], &mut out, &mut announced)?;
-        writeln!(out, "O {group} {topic} 2 {n}").map_err(|e| e.to_string())?;
+        writeln!(out, "O {group} {topic} 2 {n}")?;
 
         if let Some((generation, meta_epoch)) = meta.as_mut().filter(|_| n % 5 == 0) {
             *generation += 1;
@@ -158,7 +169,7 @@ fn commit_forever(
             ];
             let p = store.partition_of(META_GROUP);
             append(store, p, *meta_epoch, records, &mut out, &mut meta_announced)?;
-            writeln!(out, "G {META_GROUP} {generation}").map_err(|e| e.to_string())?;
+            writeln!(out, "G {META_GROUP} {generation}")?;
         }
     }
     Ok(())
