@@ -23,6 +23,11 @@ const LOWER_CRATES: [&str; 6] = [
 /// What the lower crates may not depend on (dev-dependencies may).
 const LOWER_FORBIDDEN_DEPS: [&str; 4] = ["tokio", "etcd-client", "sled", "kafka-protocol"];
 
+/// What a lower crate may still name as an optional dependency, behind a feature a
+/// front end turns on: the wire codec, which is pure code (group-types' `wire`), so
+/// that a broker embedding the coordinator without it never compiles it.
+const OPTIONAL_ALLOWED: [&str; 1] = ["kafka-protocol"];
+
 /// Calls that start a tokio runtime.
 const RUNTIME_STARTS: [&str; 3] = ["new_multi_thread()", "new_current_thread()", "Runtime::new("];
 
@@ -97,7 +102,8 @@ fn forbidden_dependencies(manifest: &str) -> Vec<&'static str> {
             continue;
         }
         let name = line.split(['=', '.', ' ']).next().unwrap_or("");
-        if let Some(dep) = LOWER_FORBIDDEN_DEPS.iter().find(|d| **d == name) {
+        let optional = line.contains("optional = true") && OPTIONAL_ALLOWED.contains(&name);
+        if let Some(dep) = LOWER_FORBIDDEN_DEPS.iter().find(|d| **d == name && !optional) {
             found.push(*dep);
         }
     }
@@ -139,6 +145,17 @@ mod tests {
             "[dependencies]\ntokio.workspace = true\nbytes = \"1\"\n\n[dev-dependencies]\nsled = \"0.34\"\n";
         assert_eq!(forbidden_dependencies(manifest), ["tokio"]);
         assert!(forbidden_dependencies("[dev-dependencies]\ntokio = \"1\"\n").is_empty());
+    }
+
+    #[test]
+    fn allows_only_the_wire_codec_as_an_optional_dependency() {
+        let manifest = "[dependencies]\nkafka-protocol = { workspace = true, optional = true }\n\
+                        tokio = { workspace = true, optional = true }\n";
+        assert_eq!(forbidden_dependencies(manifest), ["tokio"]);
+        assert_eq!(
+            forbidden_dependencies("[dependencies]\nkafka-protocol.workspace = true\n"),
+            ["kafka-protocol"]
+        );
     }
 
     #[test]

@@ -83,6 +83,10 @@ pub trait GroupApi: Into<Request> + Sized {
     const API: Api;
     /// Hands the request to the coordinator as `caller`.
     fn submit(self, caller: &Caller<'_>) -> Pending<Self::Response>;
+    /// The answer when the whole request fails with `code` before any group is
+    /// looked at, in its API's shape: the table row's `refused`, which a front end
+    /// also gives when the coordinator gives no answer (stopped, storage down).
+    fn refused(&self, code: ErrorCode) -> Self::Response;
 }
 
 /// Calls a table row's core handler (the closure gets its types from here).
@@ -251,7 +255,7 @@ macro_rules! coordinator_apis {
     ($(
         $(#[doc = $doc:literal])*
         $api:ident {
-            key: $key:literal, versions: $min:literal ..= $max:literal,
+            key: $key:literal, versions: $min:literal ..= $max:literal, $(wire: $wire:ident,)?
             request: $req:ident $(($boxed:ident))?, response: $resp:ident,
             route: $route:ident, acl: $acl:ident, waits: $waits:ident,
             methods: $pending:ident, $blocking:ident,
@@ -349,6 +353,10 @@ macro_rules! coordinator_apis {
 
                 fn submit(self, caller: &Caller<'_>) -> Pending<$resp> {
                     caller.$pending(self)
+                }
+
+                fn refused(&self, code: ErrorCode) -> $resp {
+                    shape($refused, self, code)
                 }
             }
         )*
@@ -461,6 +469,9 @@ macro_rules! coordinator_apis {
 /// of `kafka_protocol`'s `ApiKey`), then
 /// - `key`, `versions`: Kafka's API key and the versions served (the server
 ///   checks them against its codec at compile time);
+/// - `wire: plain` (optional): a front end serves the request with no code of its
+///   own, from its `group_types::wire::WireRequest` and `refused` below (the
+///   coordinator itself ignores it);
 /// - `request`, `response`: the `group-types` messages, named as Kafka's (the
 ///   server finds its codec's under the same names); `(boxed)` keeps a large
 ///   request boxed inside [`Request`];
@@ -567,7 +578,7 @@ macro_rules! group_api_table {
             /// DescribeGroups, in request order; a group that fails is described with
             /// state `""` and nothing else (`kafka-semantics.md` §2.8).
             DescribeGroups {
-                key: 15, versions: 0..=6,
+                key: 15, versions: 0..=6, wire: plain,
                 request: DescribeGroupsRequest, response: DescribeGroupsResponse,
                 route: each_group, acl: Describe, waits: never,
                 methods: describe_groups, handle_describe_groups,
@@ -589,7 +600,7 @@ macro_rules! group_api_table {
             /// still listed (`kafka-semantics.md` §2.7). Not named `list_groups`:
             /// [`GroupCoordinator::list_groups`] returns snapshots.
             ListGroups {
-                key: 16, versions: 0..=5,
+                key: 16, versions: 0..=5, wire: plain,
                 request: ListGroupsRequest, response: ListGroupsResponse,
                 route: all_partitions, acl: Describe, waits: never,
                 methods: list_groups_matching, handle_list_groups,
@@ -629,7 +640,7 @@ macro_rules! group_api_table {
             /// DeleteGroups: one result per distinct group, in request order, once
             /// every deletion is durable.
             DeleteGroups {
-                key: 42, versions: 0..=2,
+                key: 42, versions: 0..=2, wire: plain,
                 request: DeleteGroupsRequest, response: DeleteGroupsResponse,
                 route: each_group, acl: Delete, waits: write,
                 methods: delete_groups, handle_delete_groups,
@@ -681,7 +692,7 @@ macro_rules! group_api_table {
             /// an empty group id first; then, as `KafkaApis`, a group whose members
             /// hold a topic the caller may not describe is `TOPIC_AUTHORIZATION_FAILED`.
             ConsumerGroupDescribe {
-                key: 69, versions: 0..=1,
+                key: 69, versions: 0..=1, wire: plain,
                 request: ConsumerGroupDescribeRequest, response: ConsumerGroupDescribeResponse,
                 route: each_group, acl: Describe, waits: never,
                 methods: consumer_group_describe, handle_consumer_group_describe,
@@ -718,7 +729,7 @@ macro_rules! group_api_table {
             /// ShareGroupDescribe (KIP-932), each group asked in its own partition, an
             /// empty group id first.
             ShareGroupDescribe {
-                key: 77, versions: 1..=1,
+                key: 77, versions: 1..=1, wire: plain,
                 request: ShareGroupDescribeRequest, response: ShareGroupDescribeResponse,
                 route: each_group, acl: Describe, waits: never,
                 methods: share_group_describe, handle_share_group_describe,
@@ -830,7 +841,7 @@ macro_rules! group_api_table {
             /// (`KafkaApis.handleAlterShareGroupOffsetsRequest`): other topics' partitions are
             /// answered `TOPIC_AUTHORIZATION_FAILED` or `UNKNOWN_TOPIC_OR_PARTITION` before the core.
             AlterShareGroupOffsets {
-                key: 91, versions: 0..=0,
+                key: 91, versions: 0..=0, wire: plain,
                 request: AlterShareGroupOffsetsRequest, response: AlterShareGroupOffsetsResponse,
                 route: one_group, acl: Read, waits: write,
                 methods: alter_share_group_offsets, handle_alter_share_group_offsets,
@@ -845,7 +856,7 @@ macro_rules! group_api_table {
             /// topic too (`KafkaApis.handleDeleteShareGroupOffsetsRequest`): denied topics are
             /// answered `TOPIC_AUTHORIZATION_FAILED` before the core.
             DeleteShareGroupOffsets {
-                key: 92, versions: 0..=0,
+                key: 92, versions: 0..=0, wire: plain,
                 request: DeleteShareGroupOffsetsRequest, response: DeleteShareGroupOffsetsResponse,
                 route: one_group, acl: Delete, waits: write,
                 methods: delete_share_group_offsets, handle_delete_share_group_offsets,

@@ -21,7 +21,7 @@ use crate::request_log::RequestLog;
 use crate::session::Session;
 use crate::topics::{SharedTopics, Topics};
 use crate::wire::schema::{self, SchemaError};
-use crate::wire::{WireApi, share_codec};
+use crate::wire::{Serve, share_codec};
 
 /// Why a request frame could not be served: the connection is closed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -132,13 +132,20 @@ const BROKER_APIS: [(ApiKey, i16, i16); 14] = [
     ),
 ];
 
+/// How the node serves a table row's request: `wire: plain` rows by the request's
+/// `WireRequest` alone, the others by their file in `wire/`.
+macro_rules! served {
+    (plain $req:ident) => { crate::wire::Plain<gt::$req> };
+    ($req:ident) => { crate::wire::Own<gt::$req> };
+}
+
 /// Expands the coordinator's table of group APIs into the node's dispatch and the
 /// group APIs' part of ApiVersions.
 macro_rules! serve_group_apis {
     ($(
         $(#[doc = $doc:literal])*
         $api:ident {
-            key: $key:literal, versions: $min:literal ..= $max:literal,
+            key: $key:literal, versions: $min:literal ..= $max:literal, $(wire: $wire:ident,)?
             request: $req:ident $(($boxed:ident))?,
             $($rest:tt)*
         }
@@ -150,20 +157,20 @@ macro_rules! serve_group_apis {
         // (real-clients.md section 4: what ApiVersions advertises is exactly those):
         // the crate's, up to the newer ones `wire::share_codec` and `wire::offset_codec`
         // declare (the tests decode every version's sample). So is the walk's layout of
-        // each request (`WireApi::SCHEMA`, in `wire/`).
+        // each request (`Serve::SCHEMA`: in group-types, or in `wire/`).
         $(const _: () = assert!(
             ApiKey::$api as i16 == $key
                 && kp::$req::VERSIONS.min == $min
                 && kp::$req::VERSIONS.max <= $max
-                && <gt::$req as WireApi>::SCHEMA.min == $min
-                && <gt::$req as WireApi>::SCHEMA.max == $max
+                && <served!($($wire)? $req) as Serve>::SCHEMA.min == $min
+                && <served!($($wire)? $req) as Serve>::SCHEMA.max == $max
         );)*
 
         impl Node {
             /// Serves a group API (any other key is refused).
             fn dispatch_group(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
                 match ctx.api {
-                    $(ApiKey::$api => self.serve_group::<gt::$req>(ctx, body),)*
+                    $(ApiKey::$api => self.serve_group::<served!($($wire)? $req)>(ctx, body),)*
                     other => Err(RequestError::UnsupportedApi(other as i16)),
                 }
             }
@@ -171,12 +178,12 @@ macro_rules! serve_group_apis {
 
         /// `visit` with the group API `api`'s request type, or `None` for any other key.
         #[cfg(test)]
-        pub(crate) fn visit_group_api<V: crate::wire::VisitWireApi>(
+        pub(crate) fn visit_group_api<V: crate::wire::VisitServe>(
             api: ApiKey,
             visit: V,
         ) -> Option<V::Output> {
             match api {
-                $(ApiKey::$api => Some(visit.visit::<gt::$req>()),)*
+                $(ApiKey::$api => Some(visit.visit::<served!($($wire)? $req)>()),)*
                 _ => None,
             }
         }
@@ -292,7 +299,7 @@ pub(crate) fn decode<T: Decodable>(body: &mut Bytes, api: ApiKey, version: i16) 
 /// [`decode`] against `message`, the request's layout (a group API's is its
 /// `WireApi::SCHEMA`).
 fn decode_as<T: Decodable>(
-    message: Option<schema::Message>,
+    message: Option<schema::Layout>,
     body: &mut Bytes,
     api: ApiKey,
     version: i16,
@@ -456,10 +463,10 @@ impl Node {
         }
     }
 
-    /// Serves a group API: `A::serve` with the request decoded.
-    fn serve_group<A: WireApi>(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
-        let wire: A::Wire = decode_as(Some(A::SCHEMA), body, ctx.api, ctx.version)?;
-        A::serve(self, ctx, wire)
+    /// Serves a group API: `S::serve` with the request decoded.
+    fn serve_group<S: Serve>(&self, ctx: &Ctx<'_>, body: &mut Bytes) -> Result<Reply, RequestError> {
+        let wire: S::Wire = decode_as(Some(S::SCHEMA), body, ctx.api, ctx.version)?;
+        S::serve(self, ctx, wire)
     }
 
     /// Hands `request` to the coordinator as the request's caller.

@@ -1,6 +1,6 @@
 //! Test-only sample requests: every supported API at every version, with non-empty arrays,
 //! strings and (where the version has them) tagged fields, encoded by `kafka-protocol`.
-//! The node's own APIs' are here; a group API's is its `WireApi::sample`, in `wire/`.
+//! The node's own APIs' are here; a group API's is its `WireApi::sample` where it has a file in `wire/`, else here.
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
@@ -8,7 +8,7 @@ use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 
 use crate::node::visit_group_api;
 use crate::wire::share_codec::{self, Pinned};
-use crate::wire::{VisitWireApi, WireApi};
+use crate::wire::{Serve, VisitServe};
 
 /// A node over `service` with topic `t1` (3 partitions), checking its own APIs with
 /// `authorizer`, holding at most `max_share_sessions` share sessions.
@@ -56,16 +56,63 @@ pub(crate) fn enc<T: Encodable>(msg: &T, v: i16) -> Bytes {
 /// A request with non-empty arrays, strings and (where the version has them) tagged fields.
 pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
     struct Sample(i16);
-    impl VisitWireApi for Sample {
-        type Output = Bytes;
-        fn visit<A: WireApi>(self) -> Bytes {
-            A::sample(self.0)
+    impl VisitServe for Sample {
+        type Output = Option<Bytes>;
+        fn visit<S: Serve>(self) -> Option<Bytes> {
+            S::sample(self.0)
         }
     }
-    if let Some(sample) = visit_group_api(api, Sample(v)) {
+    if let Some(sample) = visit_group_api(api, Sample(v)).flatten() {
         return sample;
     }
     match api {
+        ApiKey::ListGroups => {
+            let r = ListGroupsRequest::default();
+            let r = if v >= 4 { r.with_states_filter(vec![s("Stable"), s("Empty")]) } else { r };
+            let r = if v >= 5 { r.with_types_filter(vec![s("classic")]) } else { r };
+            enc(&r, v)
+        }
+        ApiKey::DescribeGroups => {
+            enc(&DescribeGroupsRequest::default().with_groups(vec![s("a").into(), s("bb").into()]), v)
+        }
+        ApiKey::DeleteGroups => {
+            enc(&DeleteGroupsRequest::default().with_groups_names(vec![s("a").into(), s("bb").into()]), v)
+        }
+        ApiKey::ConsumerGroupDescribe => {
+            let r = ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![s("a").into(), s("bb").into()])
+                .with_include_authorized_operations(true);
+            enc(&r, v)
+        }
+        ApiKey::ShareGroupDescribe => {
+            let r = ShareGroupDescribeRequest::default()
+                .with_group_ids(vec![s("a").into(), s("bb").into()])
+                .with_include_authorized_operations(true);
+            enc(&r, v)
+        }
+        ApiKey::AlterShareGroupOffsets => {
+            use alter_share_group_offsets_request as w;
+            let p = |i| {
+                w::AlterShareGroupOffsetsRequestPartition::default()
+                    .with_partition_index(i)
+                    .with_start_offset(7)
+            };
+            let t = w::AlterShareGroupOffsetsRequestTopic::default()
+                .with_topic_name(s("t1").into())
+                .with_partitions(vec![p(0), p(1)]);
+            enc(
+                &AlterShareGroupOffsetsRequest::default().with_group_id(s("g").into()).with_topics(vec![t]),
+                v,
+            )
+        }
+        ApiKey::DeleteShareGroupOffsets => {
+            use delete_share_group_offsets_request as w;
+            let t = |n| w::DeleteShareGroupOffsetsRequestTopic::default().with_topic_name(s(n).into());
+            let r = DeleteShareGroupOffsetsRequest::default()
+                .with_group_id(s("g").into())
+                .with_topics(vec![t("a"), t("bb")]);
+            enc(&r, v)
+        }
         ApiKey::ApiVersions => {
             let r = ApiVersionsRequest::default();
             let r = if v >= 3 {
@@ -247,10 +294,10 @@ pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
 /// Whether `kafka-protocol` decodes `body` as `api`'s request at `v`.
 pub(crate) fn crate_decodes(api: ApiKey, v: i16, body: &Bytes) -> bool {
     struct Decodes<'a>(i16, &'a Bytes);
-    impl VisitWireApi for Decodes<'_> {
+    impl VisitServe for Decodes<'_> {
         type Output = bool;
-        fn visit<A: WireApi>(self) -> bool {
-            A::Wire::decode(&mut self.1.clone(), self.0).is_ok()
+        fn visit<S: Serve>(self) -> bool {
+            S::Wire::decode(&mut self.1.clone(), self.0).is_ok()
         }
     }
     if let Some(decodes) = visit_group_api(api, Decodes(v, body)) {

@@ -46,3 +46,50 @@ pub struct OffsetDeleteResponse {
     /// Per partition, when the top-level outcome is `NONE`.
     pub partitions: PartitionMap<ErrorCode>,
 }
+
+#[cfg(feature = "kafka-protocol")]
+mod wire {
+    //! DeleteGroups (key 42) on the wire: empty groups and their offsets removed.
+
+    use kafka_protocol::messages as kp;
+
+    use crate as gt;
+    use crate::wire::layout::Ty::ArrStr;
+    use crate::wire::layout::{Layout, Struct, always, plain};
+    use crate::wire::{Header, WireRequest, id, wire_id};
+
+    impl WireRequest for gt::DeleteGroupsRequest {
+        type Wire = kp::DeleteGroupsRequest;
+        type Response = gt::DeleteGroupsResponse;
+        type WireResponse = kp::DeleteGroupsResponse;
+        const LAYOUT: Layout = Layout::new(0, 2, 2, &BODY);
+
+        fn from_wire(wire: &kp::DeleteGroupsRequest, _: &Header<'_>) -> Self {
+            delete_groups_request(wire)
+        }
+
+        fn to_wire(response: gt::DeleteGroupsResponse, _: i16) -> kp::DeleteGroupsResponse {
+            delete_groups_response(response)
+        }
+    }
+
+    fn delete_groups_request(req: &kp::DeleteGroupsRequest) -> gt::DeleteGroupsRequest {
+        gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| id(&g.0)).collect() }
+    }
+
+    fn delete_groups_response(resp: gt::DeleteGroupsResponse) -> kp::DeleteGroupsResponse {
+        kp::DeleteGroupsResponse::default().with_results(
+            resp.results
+                .into_iter()
+                .map(|g| {
+                    kp::delete_groups_response::DeletableGroupResult::default()
+                        .with_group_id(wire_id(g.group_id).into())
+                        .with_error_code(g.error_code.code())
+                })
+                .collect(),
+        )
+    }
+
+    // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
+    static BODY: Struct = plain(&[always(ArrStr)]);
+}

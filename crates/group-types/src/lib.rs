@@ -32,6 +32,10 @@
 //! - [`OffsetAndMetadata`], [`GroupOffsets`] and [`OffsetCommitLog`] are the
 //!   stored shape of commits; they and the messages implement serde's traits.
 //!
+//! - With the feature `kafka-protocol`, [`wire`] converts the group APIs to and from
+//!   that crate's types, beside each message, and walks a request body's bounds
+//!   before that crate decodes it.
+//!
 //! # Who should depend on this crate
 //!
 //! Anything that speaks the group protocol: assignors, storage engines, front
@@ -91,6 +95,8 @@ mod sync_group;
 mod topic_id;
 mod topic_partition;
 mod txn_offset_commit;
+#[cfg(feature = "kafka-protocol")]
+pub mod wire;
 mod write_txn_markers;
 
 pub use crate::consumer_group_describe::{

@@ -34,3 +34,56 @@ pub struct ListGroupsResponse {
     /// The groups.
     pub groups: Vec<ListedGroup>,
 }
+
+#[cfg(feature = "kafka-protocol")]
+mod wire {
+    //! ListGroups (key 16) on the wire: every group of every partition this node serves.
+
+    use kafka_protocol::messages as kp;
+    use kafka_protocol::protocol::StrBytes;
+
+    use crate as gt;
+    use crate::wire::layout::Ty::ArrStr;
+    use crate::wire::layout::{ALL, Layout, Struct, f, plain};
+    use crate::wire::{Header, WireRequest, s, sb, wire_id};
+
+    impl WireRequest for gt::ListGroupsRequest {
+        type Wire = kp::ListGroupsRequest;
+        type Response = gt::ListGroupsResponse;
+        type WireResponse = kp::ListGroupsResponse;
+        const LAYOUT: Layout = Layout::new(0, 5, 3, &BODY);
+
+        fn from_wire(wire: &kp::ListGroupsRequest, _: &Header<'_>) -> Self {
+            list_groups_request(wire)
+        }
+
+        fn to_wire(response: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
+            list_groups_response(response, version)
+        }
+    }
+
+    fn list_groups_request(req: &kp::ListGroupsRequest) -> gt::ListGroupsRequest {
+        gt::ListGroupsRequest {
+            states_filter: req.states_filter.iter().map(s).collect(),
+            types_filter: req.types_filter.iter().map(s).collect(),
+        }
+    }
+
+    fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
+        kp::ListGroupsResponse::default().with_error_code(resp.error_code.code()).with_groups(
+            resp.groups
+                .into_iter()
+                .map(|g| {
+                    kp::list_groups_response::ListedGroup::default()
+                        .with_group_id(wire_id(g.group_id).into())
+                        .with_protocol_type(sb(g.protocol_type))
+                        .with_group_state(if version >= 4 { sb(g.group_state) } else { StrBytes::default() })
+                        .with_group_type(if version >= 5 { sb(g.group_type) } else { StrBytes::default() })
+                })
+                .collect(),
+        )
+    }
+
+    // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
+    static BODY: Struct = plain(&[f(ArrStr, 4, ALL), f(ArrStr, 5, ALL)]);
+}

@@ -5,7 +5,7 @@ use group_types::{self as gt, ErrorCode};
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, ArrI32, ArrStr, I32, Str, Uuid};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt, opt_id, osb, s, unavailable, uuid, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -99,7 +99,7 @@ fn heartbeat_rejected(group: &str, member: &str, epoch: i32, r: &gt::ConsumerGro
 
 impl WireApi for gt::ConsumerGroupHeartbeatRequest {
     type Wire = kp::ConsumerGroupHeartbeatRequest;
-    const SCHEMA: Message = Message::new(0, 1, 0, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 1, 0, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = consumer_group_heartbeat_request(

@@ -6,7 +6,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, ArrI32, Str};
-use super::schema::{Message, Struct, always, plain};
+use super::schema::{Layout, Struct, always, plain};
 use super::share_codec as codec;
 use super::{WireApi, id, osb, s, sb, unavailable, uuid, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
@@ -67,7 +67,7 @@ pub(super) fn describe_share_group_offsets_response(
 
 impl WireApi for gt::DescribeShareGroupOffsetsRequest {
     type Wire = codec::DescribeShareGroupOffsetsRequest;
-    const SCHEMA: Message = Message::new(0, 1, 0, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 1, 0, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));

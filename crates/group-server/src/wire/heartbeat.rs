@@ -4,7 +4,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{I32, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt_id, or_unavailable};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -23,7 +23,7 @@ pub(super) fn heartbeat_response(resp: gt::HeartbeatResponse) -> kp::HeartbeatRe
 
 impl WireApi for gt::HeartbeatRequest {
     type Wire = kp::HeartbeatRequest;
-    const SCHEMA: Message = Message::new(0, 4, 4, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 4, 4, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = heartbeat_request(&wire);

@@ -5,7 +5,7 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
 
 use super::schema::Ty::{Arr, Bytes, I32, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt, opt_id, unavailable, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -69,7 +69,7 @@ pub(super) fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> 
 
 impl WireApi for gt::JoinGroupRequest {
     type Wire = kp::JoinGroupRequest;
-    const SCHEMA: Message = Message::new(0, 9, 6, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 9, 6, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = join_group_request(&wire, ctx.version, &ctx.caller.client_id, &ctx.caller.client_host);

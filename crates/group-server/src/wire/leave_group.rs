@@ -4,7 +4,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt, opt_id, or_unavailable, s, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -45,7 +45,7 @@ pub(super) fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -
 
 impl WireApi for gt::LeaveGroupRequest {
     type Wire = kp::LeaveGroupRequest;
-    const SCHEMA: Message = Message::new(0, 5, 4, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 5, 4, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = leave_group_request(&wire, ctx.version);

@@ -8,7 +8,7 @@ use kafka_protocol::messages as kp;
 
 use super::offset_codec::{self as codec, ByTopicId};
 use super::schema::Ty::{Arr, I32, I64, Str, Uuid};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt_id, s, sb, unavailable};
 use crate::node::{Ctx, Node, Reply, RequestError};
 use crate::topics::Topics;
@@ -248,7 +248,7 @@ fn commit_by_id(node: &Node, ctx: &Ctx<'_>, wire: codec::OffsetCommitRequest) ->
 
 impl WireApi for gt::OffsetCommitRequest {
     type Wire = ByTopicId<kp::OffsetCommitRequest, codec::OffsetCommitRequest>;
-    const SCHEMA: Message = Message::new(2, 10, 8, &BODY);
+    const SCHEMA: Layout = Layout::new(2, 10, 8, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         Ok(match wire {

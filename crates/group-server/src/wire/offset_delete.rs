@@ -6,7 +6,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, I32, Str};
-use super::schema::{ALL, Message, Struct, always, plain};
+use super::schema::{ALL, Layout, Struct, always, plain};
 use super::{WireApi, or_unavailable, s};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -54,7 +54,7 @@ pub(super) fn offset_delete_response(
 
 impl WireApi for gt::OffsetDeleteRequest {
     type Wire = kp::OffsetDeleteRequest;
-    const SCHEMA: Message = Message::new(0, 0, ALL, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 0, ALL, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));

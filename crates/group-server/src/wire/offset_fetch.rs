@@ -11,7 +11,7 @@ use kafka_protocol::protocol::StrBytes;
 
 use super::offset_codec::{self as codec, ByTopicId};
 use super::schema::Ty::{Arr, ArrI32, Bool, I32, Str, Uuid};
-use super::schema::{ALL, Message, Struct, f, plain};
+use super::schema::{ALL, Layout, Struct, f, plain};
 use super::{WireApi, id, opt_id, s, sb, unavailable, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 use crate::topics::Topics;
@@ -257,7 +257,7 @@ pub(super) fn fetch_answer_by_id(
 
 impl WireApi for gt::OffsetFetchRequest {
     type Wire = ByTopicId<kp::OffsetFetchRequest, codec::OffsetFetchRequest>;
-    const SCHEMA: Message = Message::new(1, 10, 6, &BODY);
+    const SCHEMA: Layout = Layout::new(1, 10, 6, &BODY);
 
     /// One coordinator request per group of the wire request (v8+ names several).
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {

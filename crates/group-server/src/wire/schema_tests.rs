@@ -4,18 +4,20 @@ use bytes::Bytes;
 use kafka_protocol::messages::ApiKey;
 use proptest::prelude::*;
 
-use super::{Message, SchemaError, broker_message, walk};
+use group_types::wire::layout;
+
+use super::{Layout, SchemaError, broker_message};
 use crate::node::{SUPPORTED_APIS, visit_group_api};
 use crate::test_samples::{crate_decodes, sample};
-use crate::wire::{VisitWireApi, WireApi};
+use crate::wire::{Serve, VisitServe};
 
-/// Any API's layout: the node's own, or a group API's `WireApi::SCHEMA`.
-fn message(api: ApiKey) -> Option<Message> {
+/// Any API's layout: the node's own, or a group API's `Serve::SCHEMA`.
+fn message(api: ApiKey) -> Option<Layout> {
     struct Schema;
-    impl VisitWireApi for Schema {
-        type Output = Message;
-        fn visit<A: WireApi>(self) -> Message {
-            A::SCHEMA
+    impl VisitServe for Schema {
+        type Output = Layout;
+        fn visit<S: Serve>(self) -> Layout {
+            S::SCHEMA
         }
     }
     broker_message(api).or_else(|| visit_group_api(api, Schema))
@@ -31,12 +33,12 @@ fn every_api_and_version_walks_exactly_what_the_crate_encodes() {
     for &(api, min, max) in SUPPORTED_APIS {
         for v in min..=max {
             let body = sample(api, v);
-            assert_eq!(walk(message(api), api, v, &body), Ok(body.len()), "{api:?} v{v}");
+            assert_eq!(layout::walk(message(api), api as i16, v, &body), Ok(body.len()), "{api:?} v{v}");
             assert!(crate_decodes(api, v, &body), "{api:?} v{v} sample does not decode");
             // Every strict prefix is refused (the samples end with a non-empty field).
             for cut in 0..body.len() {
                 assert!(
-                    walk(message(api), api, v, &body[..cut]).is_err() || cut == body.len(),
+                    layout::walk(message(api), api as i16, v, &body[..cut]).is_err() || cut == body.len(),
                     "{api:?} v{v} cut {cut}"
                 );
             }

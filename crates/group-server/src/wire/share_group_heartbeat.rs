@@ -5,7 +5,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{ArrStr, I32, Str};
-use super::schema::{Message, Struct, always, plain};
+use super::schema::{Layout, Struct, always, plain};
 use super::{WireApi, id, opt, osb, s, unavailable, uuid, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -58,7 +58,7 @@ pub(super) fn share_group_heartbeat_response(
 
 impl WireApi for gt::ShareGroupHeartbeatRequest {
     type Wire = kp::ShareGroupHeartbeatRequest;
-    const SCHEMA: Message = Message::new(1, 1, 0, &BODY);
+    const SCHEMA: Layout = Layout::new(1, 1, 0, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = share_group_heartbeat_request(&wire, &ctx.caller.client_id, &ctx.caller.client_host);

@@ -11,7 +11,7 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::StrBytes;
 
 use super::schema::Ty::{Arr, I8, I16, I32, I64, Str, Uuid};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::share_codec::{self as codec, Pinned, SameAfter};
 use super::{WireApi, id, osb, unavailable, uuid};
 use crate::node::{Ctx, Node, Reply, RequestError};
@@ -118,7 +118,7 @@ fn refusal<R: PartitionAnswer>(partition: i32, code: gt::ErrorCode) -> R {
 
 impl WireApi for gt::InitializeShareGroupStateRequest {
     type Wire = kp::InitializeShareGroupStateRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &INITIALIZE);
+    const SCHEMA: Layout = Layout::new(0, 0, 0, &INITIALIZE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         use kp::initialize_share_group_state_response as w;
@@ -156,7 +156,7 @@ impl WireApi for gt::InitializeShareGroupStateRequest {
 
 impl WireApi for gt::ReadShareGroupStateRequest {
     type Wire = kp::ReadShareGroupStateRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &READ);
+    const SCHEMA: Layout = Layout::new(0, 0, 0, &READ);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         use kp::read_share_group_state_response as w;
@@ -192,7 +192,7 @@ impl WireApi for gt::ReadShareGroupStateRequest {
 
 impl WireApi for gt::WriteShareGroupStateRequest {
     type Wire = codec::WriteShareGroupStateRequest;
-    const SCHEMA: Message = Message::new(0, 1, 0, &WRITE);
+    const SCHEMA: Layout = Layout::new(0, 1, 0, &WRITE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         use kp::write_share_group_state_response as w;
@@ -242,7 +242,7 @@ impl WireApi for gt::WriteShareGroupStateRequest {
 
 impl WireApi for gt::DeleteShareGroupStateRequest {
     type Wire = kp::DeleteShareGroupStateRequest;
-    const SCHEMA: Message = Message::new(0, 0, 0, &DELETE);
+    const SCHEMA: Layout = Layout::new(0, 0, 0, &DELETE);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         use kp::delete_share_group_state_response as w;
@@ -275,7 +275,7 @@ impl WireApi for gt::DeleteShareGroupStateRequest {
 
 impl WireApi for gt::ReadShareGroupStateSummaryRequest {
     type Wire = codec::ReadShareGroupStateSummaryRequest;
-    const SCHEMA: Message = Message::new(0, 1, 0, &READ);
+    const SCHEMA: Layout = Layout::new(0, 1, 0, &READ);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let SameAfter(wire) = wire;

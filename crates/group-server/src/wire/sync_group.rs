@@ -4,7 +4,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, Bytes, I32, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt_id, or_unavailable, wire_id};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -35,7 +35,7 @@ pub(super) fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> 
 
 impl WireApi for gt::SyncGroupRequest {
     type Wire = kp::SyncGroupRequest;
-    const SCHEMA: Message = Message::new(0, 5, 4, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 5, 4, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = sync_group_request(&wire);

@@ -4,11 +4,11 @@
 
 use bytes::BytesMut;
 use group_types as gt;
+use group_types::wire::{Header, WireRequest};
 use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use rstest::rstest;
 
-use super::consumer_group_describe::{consumer_group_describe_request, consumer_group_describe_response};
 use super::consumer_group_heartbeat::{consumer_group_heartbeat_request, consumer_group_heartbeat_response};
 use super::offset_commit::offset_commit_request;
 use super::offset_fetch::{FetchGroup, offset_fetch_response};
@@ -228,7 +228,8 @@ fn describe_requests_read_as_sent(#[case] version: i16) {
     let req = kp::ConsumerGroupDescribeRequest::default()
         .with_group_ids(vec![st("a").into(), st("").into()])
         .with_include_authorized_operations(true);
-    let got = consumer_group_describe_request(&wire(&req, version), version);
+    let got =
+        gt::ConsumerGroupDescribeRequest::from_wire(&wire(&req, version), &Header::new(version, "", ""));
     assert_eq!(
         got,
         gt::ConsumerGroupDescribeRequest {
@@ -288,7 +289,7 @@ fn described_groups_read_back_with_the_member_type_of_the_version(
     #[case] version: i16,
     #[case] member_type: i8,
 ) {
-    let resp = wire(&consumer_group_describe_response(described(), version), version);
+    let resp = wire(&gt::ConsumerGroupDescribeRequest::to_wire(described(), version), version);
     let [g, missing] = &resp.groups[..] else { panic!("two groups: {resp:?}") };
     assert_eq!((g.error_code, g.group_id.0.as_str(), g.group_state.as_str()), (0, "g", "Reconciling"));
     assert_eq!((g.group_epoch, g.assignment_epoch, g.assignor_name.as_str()), (5, 5, "uniform"));

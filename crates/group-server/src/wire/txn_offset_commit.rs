@@ -5,7 +5,7 @@ use group_types as gt;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, I16, I32, I64, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::{WireApi, id, opt_id, s, sb, unavailable};
 use crate::node::{Ctx, Node, Reply, RequestError};
 
@@ -67,7 +67,7 @@ fn response(errors: Vec<gt::TopicEntries<gt::ErrorCode>>) -> kp::TxnOffsetCommit
 
 impl WireApi for gt::TxnOffsetCommitRequest {
     type Wire = kp::TxnOffsetCommitRequest;
-    const SCHEMA: Message = Message::new(0, 5, 3, &BODY);
+    const SCHEMA: Layout = Layout::new(0, 5, 3, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = request(&wire, ctx.version);

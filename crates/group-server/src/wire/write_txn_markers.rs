@@ -12,7 +12,7 @@ use gt::ErrorCode;
 use kafka_protocol::messages as kp;
 
 use super::schema::Ty::{Arr, ArrI32, Bool, I8, I16, I32, I64, Str};
-use super::schema::{ALL, Message, Struct, always, f, plain};
+use super::schema::{ALL, Layout, Struct, always, f, plain};
 use super::share_codec::{self as codec, SameAfter};
 use super::{WireApi, s, sb, unavailable};
 use crate::node::{Ctx, Node, Reply, RequestError};
@@ -84,7 +84,7 @@ fn response(resp: gt::WriteTxnMarkersResponse) -> codec::WriteTxnMarkersResponse
 
 impl WireApi for gt::WriteTxnMarkersRequest {
     type Wire = codec::WriteTxnMarkersRequest;
-    const SCHEMA: Message = Message::new(1, 2, 1, &BODY);
+    const SCHEMA: Layout = Layout::new(1, 2, 1, &BODY);
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError> {
         let req = request(&wire);
