@@ -1020,6 +1020,12 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// What a group request's conversion knows besides its body: the version and
+    /// the caller's client id and host.
+    pub(crate) fn header(&self) -> group_types::wire::Header<'_> {
+        group_types::wire::Header::new(self.version, &self.caller.client_id, &self.caller.client_host)
+    }
+
     /// A request-log line: the request's API, version and caller, then `extra`.
     pub(crate) fn line(&self, extra: &str) -> String {
         format!(

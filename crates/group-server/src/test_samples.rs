@@ -1,6 +1,6 @@
 //! Test-only sample requests: every supported API at every version, with non-empty arrays,
 //! strings and (where the version has them) tagged fields, encoded by `kafka-protocol`.
-//! The node's own APIs' are here; a group API's is its `WireApi::sample` where it has a file in `wire/`, else here.
+//! The node's own APIs' are here; a group API's is its `WireRequest::sample` in group-types, or its `WireApi::sample` in `wire/`.
 
 use bytes::{Bytes, BytesMut};
 use kafka_protocol::messages::*;
@@ -57,62 +57,15 @@ pub(crate) fn enc<T: Encodable>(msg: &T, v: i16) -> Bytes {
 pub(crate) fn sample(api: ApiKey, v: i16) -> Bytes {
     struct Sample(i16);
     impl VisitServe for Sample {
-        type Output = Option<Bytes>;
-        fn visit<S: Serve>(self) -> Option<Bytes> {
+        type Output = Bytes;
+        fn visit<S: Serve>(self) -> Bytes {
             S::sample(self.0)
         }
     }
-    if let Some(sample) = visit_group_api(api, Sample(v)).flatten() {
+    if let Some(sample) = visit_group_api(api, Sample(v)) {
         return sample;
     }
     match api {
-        ApiKey::ListGroups => {
-            let r = ListGroupsRequest::default();
-            let r = if v >= 4 { r.with_states_filter(vec![s("Stable"), s("Empty")]) } else { r };
-            let r = if v >= 5 { r.with_types_filter(vec![s("classic")]) } else { r };
-            enc(&r, v)
-        }
-        ApiKey::DescribeGroups => {
-            enc(&DescribeGroupsRequest::default().with_groups(vec![s("a").into(), s("bb").into()]), v)
-        }
-        ApiKey::DeleteGroups => {
-            enc(&DeleteGroupsRequest::default().with_groups_names(vec![s("a").into(), s("bb").into()]), v)
-        }
-        ApiKey::ConsumerGroupDescribe => {
-            let r = ConsumerGroupDescribeRequest::default()
-                .with_group_ids(vec![s("a").into(), s("bb").into()])
-                .with_include_authorized_operations(true);
-            enc(&r, v)
-        }
-        ApiKey::ShareGroupDescribe => {
-            let r = ShareGroupDescribeRequest::default()
-                .with_group_ids(vec![s("a").into(), s("bb").into()])
-                .with_include_authorized_operations(true);
-            enc(&r, v)
-        }
-        ApiKey::AlterShareGroupOffsets => {
-            use alter_share_group_offsets_request as w;
-            let p = |i| {
-                w::AlterShareGroupOffsetsRequestPartition::default()
-                    .with_partition_index(i)
-                    .with_start_offset(7)
-            };
-            let t = w::AlterShareGroupOffsetsRequestTopic::default()
-                .with_topic_name(s("t1").into())
-                .with_partitions(vec![p(0), p(1)]);
-            enc(
-                &AlterShareGroupOffsetsRequest::default().with_group_id(s("g").into()).with_topics(vec![t]),
-                v,
-            )
-        }
-        ApiKey::DeleteShareGroupOffsets => {
-            use delete_share_group_offsets_request as w;
-            let t = |n| w::DeleteShareGroupOffsetsRequestTopic::default().with_topic_name(s(n).into());
-            let r = DeleteShareGroupOffsetsRequest::default()
-                .with_group_id(s("g").into())
-                .with_topics(vec![t("a"), t("bb")]);
-            enc(&r, v)
-        }
         ApiKey::ApiVersions => {
             let r = ApiVersionsRequest::default();
             let r = if v >= 3 {

@@ -128,6 +128,12 @@ mod wire {
         ) -> kp::ConsumerGroupDescribeResponse {
             consumer_group_describe_response(response, version)
         }
+
+        fn sample(_: i16) -> kp::ConsumerGroupDescribeRequest {
+            kp::ConsumerGroupDescribeRequest::default()
+                .with_group_ids(vec![sb("a").into(), sb("bb").into()])
+                .with_include_authorized_operations(true)
+        }
     }
 
     fn consumer_group_describe_request(

@@ -110,3 +110,131 @@ impl ConsumerGroupHeartbeatResponse {
         }
     }
 }
+
+#[cfg(feature = "kafka-protocol")]
+mod wire {
+    //! ConsumerGroupHeartbeat (key 68, KIP-848) on the wire: a member's heartbeat, with its
+    //! subscription and the partitions it owns, answered with its epoch and assignment.
+
+    use kafka_protocol::messages as kp;
+
+    use crate as gt;
+    use crate::wire::layout::Ty::{Arr, ArrI32, ArrStr, I32, Str, Uuid};
+    use crate::wire::layout::{ALL, Layout, Struct, always, f, plain};
+    use crate::wire::{Header, WireRequest, id, opt, opt_id, osb, s, sb, uuid, wire_id};
+
+    impl WireRequest for gt::ConsumerGroupHeartbeatRequest {
+        type Wire = kp::ConsumerGroupHeartbeatRequest;
+        type Response = gt::ConsumerGroupHeartbeatResponse;
+        type WireResponse = kp::ConsumerGroupHeartbeatResponse;
+        const LAYOUT: Layout = Layout::new(0, 1, 0, &BODY);
+
+        fn from_wire(wire: &kp::ConsumerGroupHeartbeatRequest, header: &Header<'_>) -> Self {
+            consumer_group_heartbeat_request(wire, header.version, header.client_id, header.client_host)
+        }
+
+        fn to_wire(
+            response: gt::ConsumerGroupHeartbeatResponse,
+            _: i16,
+        ) -> kp::ConsumerGroupHeartbeatResponse {
+            consumer_group_heartbeat_response(response)
+        }
+
+        fn sample(v: i16) -> kp::ConsumerGroupHeartbeatRequest {
+            use kp::consumer_group_heartbeat_request::TopicPartitions;
+            let tp = |n| {
+                TopicPartitions::default().with_topic_id(uuid::Uuid::from_u128(n)).with_partitions(vec![0, 2])
+            };
+            let r = kp::ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(sb("g").into())
+                .with_member_id(sb("m"))
+                .with_member_epoch(3)
+                .with_instance_id(Some(sb("i")))
+                .with_rack_id(Some(sb("r")))
+                .with_rebalance_timeout_ms(5000)
+                .with_subscribed_topic_names(Some(vec![sb("t1").into(), sb("t2").into()]))
+                .with_server_assignor(Some(sb("uniform")))
+                .with_topic_partitions(Some(vec![tp(1), tp(2)]));
+            if v >= 1 { r.with_subscribed_topic_regex(Some(sb("^t.*"))) } else { r }
+        }
+    }
+
+    fn topic_id(id: &uuid::Uuid) -> gt::TopicId {
+        gt::TopicId(id.into_bytes())
+    }
+
+    /// ConsumerGroupHeartbeat, from the wire: every nullable field stays null ("unchanged")
+    /// or empty as sent (`kip848-semantics.md` §1.2); the regex exists from v1 on. The client
+    /// id comes from the request header and the host from the connection (`/127.0.0.1`).
+    fn consumer_group_heartbeat_request(
+        req: &kp::ConsumerGroupHeartbeatRequest,
+        version: i16,
+        client_id: &str,
+        client_host: &str,
+    ) -> gt::ConsumerGroupHeartbeatRequest {
+        gt::ConsumerGroupHeartbeatRequest {
+            api_version: version,
+            group_id: id(&req.group_id.0),
+            member_id: id(&req.member_id),
+            member_epoch: req.member_epoch,
+            instance_id: opt_id(&req.instance_id),
+            rack_id: opt(&req.rack_id),
+            rebalance_timeout_ms: req.rebalance_timeout_ms,
+            subscribed_topic_names: req
+                .subscribed_topic_names
+                .as_ref()
+                .map(|t| t.iter().map(|n| s(&n.0)).collect()),
+            subscribed_topic_regex: if version >= 1 { opt(&req.subscribed_topic_regex) } else { None },
+            server_assignor: opt(&req.server_assignor),
+            topic_partitions: req.topic_partitions.as_ref().map(|t| {
+                t.iter()
+                    .map(|tp| gt::TopicIdPartitions::new(topic_id(&tp.topic_id), tp.partitions.clone()))
+                    .collect()
+            }),
+            client_id: client_id.to_owned(),
+            client_host: client_host.to_owned(),
+        }
+    }
+
+    /// ConsumerGroupHeartbeat's answer: the assignment is a nullable struct (null = "no
+    /// change", §1.3), the same at both versions.
+    fn consumer_group_heartbeat_response(
+        resp: gt::ConsumerGroupHeartbeatResponse,
+    ) -> kp::ConsumerGroupHeartbeatResponse {
+        use kp::consumer_group_heartbeat_response as r;
+        let assignment = resp.assignment.map(|topics| {
+            r::Assignment::default().with_topic_partitions(
+                topics
+                    .into_iter()
+                    .map(|tp| {
+                        r::TopicPartitions::default()
+                            .with_topic_id(uuid(tp.topic_id))
+                            .with_partitions(tp.partitions)
+                    })
+                    .collect(),
+            )
+        });
+        kp::ConsumerGroupHeartbeatResponse::default()
+            .with_error_code(resp.error_code.code())
+            .with_error_message(osb(resp.error_message))
+            .with_member_id(resp.member_id.map(wire_id))
+            .with_member_epoch(resp.member_epoch)
+            .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
+            .with_assignment(assignment)
+    }
+
+    // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
+    static TOPIC: Struct = plain(&[always(Uuid), always(ArrI32)]);
+    static BODY: Struct = plain(&[
+        always(Str),
+        always(Str),
+        always(I32),
+        always(Str),
+        always(Str),
+        always(I32),
+        always(ArrStr),
+        f(Str, 1, ALL),
+        always(Str),
+        always(Arr(&TOPIC)),
+    ]);
+}

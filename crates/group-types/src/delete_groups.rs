@@ -56,7 +56,7 @@ mod wire {
     use crate as gt;
     use crate::wire::layout::Ty::ArrStr;
     use crate::wire::layout::{Layout, Struct, always, plain};
-    use crate::wire::{Header, WireRequest, id, wire_id};
+    use crate::wire::{Header, WireRequest, id, sb, wire_id};
 
     impl WireRequest for gt::DeleteGroupsRequest {
         type Wire = kp::DeleteGroupsRequest;
@@ -70,6 +70,10 @@ mod wire {
 
         fn to_wire(response: gt::DeleteGroupsResponse, _: i16) -> kp::DeleteGroupsResponse {
             delete_groups_response(response)
+        }
+
+        fn sample(_: i16) -> kp::DeleteGroupsRequest {
+            kp::DeleteGroupsRequest::default().with_groups_names(vec![sb("a").into(), sb("bb").into()])
         }
     }
 

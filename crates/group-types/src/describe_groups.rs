@@ -111,6 +111,10 @@ mod wire {
         fn to_wire(response: gt::DescribeGroupsResponse, version: i16) -> kp::DescribeGroupsResponse {
             describe_groups_response(response, version)
         }
+
+        fn sample(_: i16) -> kp::DescribeGroupsRequest {
+            kp::DescribeGroupsRequest::default().with_groups(vec![sb("a").into(), sb("bb").into()])
+        }
     }
 
     /// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a

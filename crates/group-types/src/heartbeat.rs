@@ -24,3 +24,51 @@ pub struct HeartbeatResponse {
     /// The outcome; `REBALANCE_IN_PROGRESS` tells the member to rejoin.
     pub error_code: ErrorCode,
 }
+
+#[cfg(feature = "kafka-protocol")]
+mod wire {
+    //! Heartbeat (key 12) on the wire: a classic member's liveness, answered with the group's state.
+
+    use kafka_protocol::messages as kp;
+
+    use crate as gt;
+    use crate::wire::layout::Ty::{I32, Str};
+    use crate::wire::layout::{ALL, Layout, Struct, always, f, plain};
+    use crate::wire::{Header, WireRequest, id, opt_id, sb};
+
+    impl WireRequest for gt::HeartbeatRequest {
+        type Wire = kp::HeartbeatRequest;
+        type Response = gt::HeartbeatResponse;
+        type WireResponse = kp::HeartbeatResponse;
+        const LAYOUT: Layout = Layout::new(0, 4, 4, &BODY);
+
+        fn from_wire(wire: &kp::HeartbeatRequest, _: &Header<'_>) -> Self {
+            heartbeat_request(wire)
+        }
+
+        fn to_wire(response: gt::HeartbeatResponse, _: i16) -> kp::HeartbeatResponse {
+            heartbeat_response(response)
+        }
+
+        fn sample(v: i16) -> kp::HeartbeatRequest {
+            let r = kp::HeartbeatRequest::default().with_group_id(sb("g").into()).with_member_id(sb("m"));
+            if v >= 3 { r.with_group_instance_id(Some(sb("i"))) } else { r }
+        }
+    }
+
+    fn heartbeat_request(req: &kp::HeartbeatRequest) -> gt::HeartbeatRequest {
+        gt::HeartbeatRequest {
+            group_id: id(&req.group_id.0),
+            generation_id: req.generation_id,
+            member_id: id(&req.member_id),
+            group_instance_id: opt_id(&req.group_instance_id),
+        }
+    }
+
+    fn heartbeat_response(resp: gt::HeartbeatResponse) -> kp::HeartbeatResponse {
+        kp::HeartbeatResponse::default().with_error_code(resp.error_code.code())
+    }
+
+    // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
+    static BODY: Struct = plain(&[always(Str), always(I32), always(Str), f(Str, 3, ALL)]);
+}

@@ -70,3 +70,84 @@ impl LeaveGroupResponse {
         self.members.first().map_or(ErrorCode::None, |m| m.error_code)
     }
 }
+
+#[cfg(feature = "kafka-protocol")]
+mod wire {
+    //! LeaveGroup (key 13) on the wire: one member before v3, a batch of members from v3.
+
+    use kafka_protocol::messages as kp;
+
+    use crate as gt;
+    use crate::wire::layout::Ty::{Arr, Str};
+    use crate::wire::layout::{ALL, Layout, Struct, always, f, plain};
+    use crate::wire::{Header, WireRequest, id, opt, opt_id, s, sb, wire_id};
+
+    impl WireRequest for gt::LeaveGroupRequest {
+        type Wire = kp::LeaveGroupRequest;
+        type Response = gt::LeaveGroupResponse;
+        type WireResponse = kp::LeaveGroupResponse;
+        const LAYOUT: Layout = Layout::new(0, 5, 4, &BODY);
+
+        fn from_wire(wire: &kp::LeaveGroupRequest, header: &Header<'_>) -> Self {
+            leave_group_request(wire, header.version)
+        }
+
+        fn to_wire(response: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
+            leave_group_response(response, version)
+        }
+
+        fn sample(v: i16) -> kp::LeaveGroupRequest {
+            let r = kp::LeaveGroupRequest::default().with_group_id(sb("g").into());
+            if v <= 2 {
+                r.with_member_id(sb("m"))
+            } else {
+                let m = |id: &str| {
+                    let m = kp::leave_group_request::MemberIdentity::default()
+                        .with_member_id(sb(id))
+                        .with_group_instance_id(Some(sb("i")));
+                    if v >= 5 { m.with_reason(Some(sb("bye"))) } else { m }
+                };
+                r.with_members(vec![m("a"), m("b")])
+            }
+        }
+    }
+
+    fn leave_group_request(req: &kp::LeaveGroupRequest, version: i16) -> gt::LeaveGroupRequest {
+        if version <= 2 {
+            return gt::LeaveGroupRequest::single(s(&req.group_id.0), s(&req.member_id));
+        }
+        gt::LeaveGroupRequest {
+            group_id: id(&req.group_id.0),
+            members: req
+                .members
+                .iter()
+                .map(|m| gt::MemberIdentity {
+                    member_id: id(&m.member_id),
+                    group_instance_id: opt_id(&m.group_instance_id),
+                    reason: opt(&m.reason),
+                })
+                .collect(),
+        }
+    }
+
+    fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
+        if version <= 2 {
+            return kp::LeaveGroupResponse::default().with_error_code(resp.collapsed_error().code());
+        }
+        kp::LeaveGroupResponse::default().with_error_code(resp.error_code.code()).with_members(
+            resp.members
+                .into_iter()
+                .map(|m| {
+                    kp::leave_group_response::MemberResponse::default()
+                        .with_member_id(wire_id(m.member_id))
+                        .with_group_instance_id(m.group_instance_id.map(wire_id))
+                        .with_error_code(m.error_code.code())
+                })
+                .collect(),
+        )
+    }
+
+    // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
+    static MEMBER: Struct = plain(&[f(Str, 3, ALL), f(Str, 3, ALL), f(Str, 5, ALL)]);
+    static BODY: Struct = plain(&[always(Str), f(Str, 0, 2), f(Arr(&MEMBER), 3, ALL)]);
+}

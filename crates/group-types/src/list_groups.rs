@@ -60,6 +60,12 @@ mod wire {
         fn to_wire(response: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
             list_groups_response(response, version)
         }
+
+        fn sample(v: i16) -> kp::ListGroupsRequest {
+            let r = kp::ListGroupsRequest::default();
+            let r = if v >= 4 { r.with_states_filter(vec![sb("Stable"), sb("Empty")]) } else { r };
+            if v >= 5 { r.with_types_filter(vec![sb("classic")]) } else { r }
+        }
     }
 
     fn list_groups_request(req: &kp::ListGroupsRequest) -> gt::ListGroupsRequest {

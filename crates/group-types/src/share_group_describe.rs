@@ -101,6 +101,12 @@ mod wire {
         fn to_wire(response: gt::ShareGroupDescribeResponse, _: i16) -> kp::ShareGroupDescribeResponse {
             share_group_describe_response(response)
         }
+
+        fn sample(_: i16) -> kp::ShareGroupDescribeRequest {
+            kp::ShareGroupDescribeRequest::default()
+                .with_group_ids(vec![sb("a").into(), sb("bb").into()])
+                .with_include_authorized_operations(true)
+        }
     }
 
     fn share_group_describe_request(req: &kp::ShareGroupDescribeRequest) -> gt::ShareGroupDescribeRequest {

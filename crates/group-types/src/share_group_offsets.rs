@@ -179,6 +179,7 @@ pub struct DeleteShareGroupOffsetsResponse {
 #[cfg(feature = "kafka-protocol")]
 mod alter_wire {
     //! AlterShareGroupOffsets (key 91, KIP-932) on the wire: an empty share group's
+    //! share partitions started again at the given offsets.
 
     use kafka_protocol::messages as kp;
 
@@ -202,6 +203,20 @@ mod alter_wire {
             _: i16,
         ) -> kp::AlterShareGroupOffsetsResponse {
             alter_share_group_offsets_response(response)
+        }
+
+        fn sample(_: i16) -> kp::AlterShareGroupOffsetsRequest {
+            use kp::alter_share_group_offsets_request as w;
+
+            let p = |i| {
+                w::AlterShareGroupOffsetsRequestPartition::default()
+                    .with_partition_index(i)
+                    .with_start_offset(7)
+            };
+            let t = w::AlterShareGroupOffsetsRequestTopic::default()
+                .with_topic_name(sb("t1").into())
+                .with_partitions(vec![p(0), p(1)]);
+            kp::AlterShareGroupOffsetsRequest::default().with_group_id(sb("g").into()).with_topics(vec![t])
         }
     }
 
@@ -267,6 +282,7 @@ mod alter_wire {
 #[cfg(feature = "kafka-protocol")]
 mod delete_wire {
     //! DeleteShareGroupOffsets (key 92, KIP-932) on the wire: an empty share group's
+    //! share state deleted for the named topics.
 
     use kafka_protocol::messages as kp;
 
@@ -290,6 +306,15 @@ mod delete_wire {
             _: i16,
         ) -> kp::DeleteShareGroupOffsetsResponse {
             delete_share_group_offsets_response(response)
+        }
+
+        fn sample(_: i16) -> kp::DeleteShareGroupOffsetsRequest {
+            use kp::delete_share_group_offsets_request as w;
+
+            let t = |n| w::DeleteShareGroupOffsetsRequestTopic::default().with_topic_name(sb(n).into());
+            kp::DeleteShareGroupOffsetsRequest::default()
+                .with_group_id(sb("g").into())
+                .with_topics(vec![t("a"), t("bb")])
         }
     }
 

@@ -35,10 +35,10 @@ use std::marker::PhantomData;
 
 use group_coordinator::{CoordinatorError, GroupApi, ResponseKind};
 use group_types::ErrorCode;
-use group_types::wire::{Header, WireRequest};
+use group_types::wire::WireRequest;
 use kafka_protocol::protocol::Decodable;
 
-pub(crate) use group_types::wire::{id, opt, opt_id, osb, s, sb, uuid, wire_id};
+pub(crate) use group_types::wire::{id, opt_id, osb, s, sb, uuid, wire_id};
 
 use crate::node::{Ctx, Node, Reply, RequestError};
 use schema::Layout;
@@ -55,10 +55,9 @@ pub(crate) trait Serve {
     /// caller ([`Node::submit`]), its answer translated back (see [`Ctx::later`]).
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: Self::Wire) -> Result<Reply, RequestError>;
 
-    /// The request encoded at `version` with non-empty arrays and strings, where this
-    /// file has it (a plain API's is in `test_samples`).
+    /// The request encoded at `version` with non-empty arrays and strings.
     #[cfg(test)]
-    fn sample(version: i16) -> Option<bytes::Bytes>;
+    fn sample(version: i16) -> bytes::Bytes;
 }
 
 /// A group API served with no code of the node's own: the request's
@@ -72,14 +71,14 @@ where
     A: WireRequest + GroupApi<Response = <A as WireRequest>::Response>,
     <A as WireRequest>::Response: ResponseKind + Send + 'static,
     A::WireResponse: 'static,
+    A::Wire: EncodedInTests,
 {
     type Wire = A::Wire;
     const SCHEMA: Layout = A::LAYOUT;
 
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: A::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
-        let request =
-            A::from_wire(&wire, &Header::new(ctx.version, &ctx.caller.client_id, &ctx.caller.client_host));
+        let request = A::from_wire(&wire, &ctx.header());
         let failed = request.refused(ErrorCode::CoordinatorNotAvailable);
         Ok(ctx.later(node.submit(ctx, request), move |answer, version| {
             A::to_wire(or_unavailable(answer, |_| failed), version)
@@ -87,10 +86,22 @@ where
     }
 
     #[cfg(test)]
-    fn sample(_: i16) -> Option<bytes::Bytes> {
-        None
+    fn sample(version: i16) -> bytes::Bytes {
+        crate::test_samples::enc(&A::sample(version), version)
     }
 }
+
+/// `Encodable` in the tests, which encode sample requests (kafka-protocol's `client`
+/// half is a dev-dependency); nothing otherwise: the node only decodes requests.
+#[cfg(test)]
+pub(crate) trait EncodedInTests: kafka_protocol::protocol::Encodable {}
+#[cfg(test)]
+impl<T: kafka_protocol::protocol::Encodable> EncodedInTests for T {}
+/// `Encodable` in the tests; nothing otherwise.
+#[cfg(not(test))]
+pub(crate) trait EncodedInTests {}
+#[cfg(not(test))]
+impl<T> EncodedInTests for T {}
 
 /// A group API served by its own file here ([`WireApi`]).
 #[derive(Debug)]
@@ -105,8 +116,8 @@ impl<A: WireApi> Serve for Own<A> {
     }
 
     #[cfg(test)]
-    fn sample(version: i16) -> Option<bytes::Bytes> {
-        Some(A::sample(version))
+    fn sample(version: i16) -> bytes::Bytes {
+        A::sample(version)
     }
 }
 

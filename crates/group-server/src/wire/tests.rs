@@ -9,7 +9,6 @@ use kafka_protocol::messages as kp;
 use kafka_protocol::protocol::{Decodable, Encodable, StrBytes};
 use rstest::rstest;
 
-use super::consumer_group_heartbeat::{consumer_group_heartbeat_request, consumer_group_heartbeat_response};
 use super::offset_commit::offset_commit_request;
 use super::offset_fetch::{FetchGroup, offset_fetch_response};
 use crate::test_samples::{s as st, tid};
@@ -35,7 +34,10 @@ fn heartbeat(
         .with_subscribed_topic_names(None)
         .with_server_assignor(None)
         .with_topic_partitions(None);
-    consumer_group_heartbeat_request(&wire(&adjust(req), version), version, "client-1", "/127.0.0.1")
+    gt::ConsumerGroupHeartbeatRequest::from_wire(
+        &wire(&adjust(req), version),
+        &Header::new(version, "client-1", "/127.0.0.1"),
+    )
 }
 
 #[rstest]
@@ -183,7 +185,8 @@ fn the_assignment_is_null_or_the_full_set(
     #[case] version: i16,
     #[case] assignment: Option<Vec<gt::TopicIdPartitions>>,
 ) {
-    let resp = wire(&consumer_group_heartbeat_response(answer(assignment.clone())), version);
+    let resp =
+        wire(&gt::ConsumerGroupHeartbeatRequest::to_wire(answer(assignment.clone()), version), version);
     assert_eq!((resp.error_code, resp.member_epoch, resp.heartbeat_interval_ms), (0, 3, 500));
     assert_eq!(resp.member_id.as_deref(), Some("m"));
     assert_eq!(resp.error_message, None);
@@ -199,11 +202,11 @@ fn the_assignment_is_null_or_the_full_set(
 #[test]
 fn the_null_assignment_is_the_minus_one_marker() {
     let mut out = BytesMut::new();
-    consumer_group_heartbeat_response(answer(None)).encode(&mut out, 1).expect("encodes");
+    gt::ConsumerGroupHeartbeatRequest::to_wire(answer(None), 1).encode(&mut out, 1).expect("encodes");
     // ..., heartbeat interval (4 bytes), the assignment marker, no tagged fields.
     assert_eq!(&out[out.len() - 2..], &[0xff, 0]);
     let mut out = BytesMut::new();
-    consumer_group_heartbeat_response(answer(Some(vec![]))).encode(&mut out, 1).expect("encodes");
+    gt::ConsumerGroupHeartbeatRequest::to_wire(answer(Some(vec![])), 1).encode(&mut out, 1).expect("encodes");
     // Marker 1, an empty compact array (1), the struct's tagged fields (0), the response's (0).
     assert_eq!(&out[out.len() - 4..], &[1, 1, 0, 0]);
 }
@@ -214,7 +217,7 @@ fn an_error_answer_has_no_member_id_and_keeps_its_message() {
         gt::ErrorCode::FencedMemberEpoch,
         Some("The consumer group member has a smaller member epoch (1) than the one known by the group coordinator (2).".into()),
     );
-    let resp = wire(&consumer_group_heartbeat_response(err), 1);
+    let resp = wire(&gt::ConsumerGroupHeartbeatRequest::to_wire(err, 1), 1);
     assert_eq!(resp.error_code, 110);
     assert_eq!(resp.member_id, None);
     assert!(resp.error_message.is_some_and(|m| m.starts_with("The consumer group member")));

@@ -59,6 +59,11 @@ pub trait WireRequest: Sized {
 
     /// The answer, for the wire at `version`.
     fn to_wire(response: Self::Response, version: i16) -> Self::WireResponse;
+
+    /// A request for `version` with non-empty arrays and strings and (where the version
+    /// has them) tagged fields: what a test encodes with `kafka-protocol` to check
+    /// [`LAYOUT`](Self::LAYOUT) against, field by field.
+    fn sample(version: i16) -> Self::Wire;
 }
 
 /// What a request's conversion knows besides its body: the version and the
