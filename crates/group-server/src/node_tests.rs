@@ -120,6 +120,39 @@ fn a_stopped_coordinator_is_not_available() {
     assert_eq!(resp.error_code, group_types::ErrorCode::CoordinatorNotAvailable.code());
 }
 
+/// The plain APIs (`wire::Plain`, no file of their own) are answered so too: each
+/// group they name, or the whole answer, carries COORDINATOR_NOT_AVAILABLE, as their
+/// table row refuses a request.
+#[test]
+fn a_stopped_coordinator_answers_the_plain_apis_in_their_shape() {
+    use kafka_protocol::messages as kp;
+    fn answer<R: Decodable>(node: &Node, api: ApiKey, v: i16) -> R {
+        let reply = node.handle(frame(api, v, 9, &sample(api, v)), &mut session());
+        let mut body = body_of(reply.expect("answered")).freeze();
+        ResponseHeader::decode(&mut body, api.response_header_version(v)).expect("header");
+        R::decode(&mut body, v).expect("body")
+    }
+    const UNAVAILABLE: i16 = group_types::ErrorCode::CoordinatorNotAvailable.code();
+    let node = node();
+    node.service.stop();
+    let r: kp::DescribeGroupsResponse = answer(&node, ApiKey::DescribeGroups, 5);
+    let got: Vec<(&str, i16)> = r.groups.iter().map(|g| (g.group_id.0.as_str(), g.error_code)).collect();
+    assert_eq!(got, [("a", UNAVAILABLE), ("bb", UNAVAILABLE)]);
+    let r: kp::DeleteGroupsResponse = answer(&node, ApiKey::DeleteGroups, 2);
+    let got: Vec<(&str, i16)> = r.results.iter().map(|g| (g.group_id.0.as_str(), g.error_code)).collect();
+    assert_eq!(got, [("a", UNAVAILABLE), ("bb", UNAVAILABLE)]);
+    let r: kp::ConsumerGroupDescribeResponse = answer(&node, ApiKey::ConsumerGroupDescribe, 1);
+    assert_eq!(r.groups.iter().map(|g| g.error_code).collect::<Vec<_>>(), [UNAVAILABLE; 2]);
+    let r: kp::ShareGroupDescribeResponse = answer(&node, ApiKey::ShareGroupDescribe, 1);
+    assert_eq!(r.groups.iter().map(|g| g.error_code).collect::<Vec<_>>(), [UNAVAILABLE; 2]);
+    let r: kp::ListGroupsResponse = answer(&node, ApiKey::ListGroups, 5);
+    assert_eq!((r.error_code, r.groups.len()), (UNAVAILABLE, 0));
+    let r: kp::AlterShareGroupOffsetsResponse = answer(&node, ApiKey::AlterShareGroupOffsets, 0);
+    assert_eq!((r.error_code, r.responses.len()), (UNAVAILABLE, 0));
+    let r: kp::DeleteShareGroupOffsetsResponse = answer(&node, ApiKey::DeleteShareGroupOffsets, 0);
+    assert_eq!((r.error_code, r.responses.len()), (UNAVAILABLE, 0));
+}
+
 #[test]
 fn a_too_new_api_versions_gets_error_35_with_a_v0_body() {
     let reply = node().handle(frame(ApiKey::ApiVersions, 9, 3, &[]), &mut session()).expect("answered");
@@ -182,7 +215,7 @@ fn short_unknown_and_unsupported_frames_are_refused() {
     ));
 }
 
-/// A group API's body is walked with the layout its `WireApi` carries before it is
+/// A group API's body is walked with the layout its `Serve` carries before it is
 /// decoded: a count the frame cannot hold closes the connection instead of aborting.
 #[test]
 fn a_group_api_body_is_walked_before_decoding() {

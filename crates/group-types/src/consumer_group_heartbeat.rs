@@ -129,15 +129,58 @@ mod wire {
         type WireResponse = kp::ConsumerGroupHeartbeatResponse;
         const LAYOUT: Layout = Layout::new(0, 1, 0, &BODY);
 
-        fn from_wire(wire: &kp::ConsumerGroupHeartbeatRequest, header: &Header<'_>) -> Self {
-            consumer_group_heartbeat_request(wire, header.version, header.client_id, header.client_host)
+        /// ConsumerGroupHeartbeat, from the wire: every nullable field stays null ("unchanged")
+        /// or empty as sent (`kip848-semantics.md` §1.2); the regex exists from v1 on. The client
+        /// id comes from the request header and the host from the connection (`/127.0.0.1`).
+        fn from_wire(req: &kp::ConsumerGroupHeartbeatRequest, header: &Header<'_>) -> Self {
+            let version = header.version;
+            gt::ConsumerGroupHeartbeatRequest {
+                api_version: version,
+                group_id: id(&req.group_id.0),
+                member_id: id(&req.member_id),
+                member_epoch: req.member_epoch,
+                instance_id: opt_id(&req.instance_id),
+                rack_id: opt(&req.rack_id),
+                rebalance_timeout_ms: req.rebalance_timeout_ms,
+                subscribed_topic_names: req
+                    .subscribed_topic_names
+                    .as_ref()
+                    .map(|t| t.iter().map(|n| s(&n.0)).collect()),
+                subscribed_topic_regex: if version >= 1 { opt(&req.subscribed_topic_regex) } else { None },
+                server_assignor: opt(&req.server_assignor),
+                topic_partitions: req.topic_partitions.as_ref().map(|t| {
+                    t.iter()
+                        .map(|tp| gt::TopicIdPartitions::new(topic_id(&tp.topic_id), tp.partitions.clone()))
+                        .collect()
+                }),
+                client_id: header.client_id.to_owned(),
+                client_host: header.client_host.to_owned(),
+            }
         }
 
-        fn to_wire(
-            response: gt::ConsumerGroupHeartbeatResponse,
-            _: i16,
-        ) -> kp::ConsumerGroupHeartbeatResponse {
-            consumer_group_heartbeat_response(response)
+        /// ConsumerGroupHeartbeat's answer: the assignment is a nullable struct (null = "no
+        /// change", §1.3), the same at both versions.
+        fn to_wire(resp: gt::ConsumerGroupHeartbeatResponse, _: i16) -> kp::ConsumerGroupHeartbeatResponse {
+            use kp::consumer_group_heartbeat_response as r;
+            let assignment = resp.assignment.map(|topics| {
+                r::Assignment::default().with_topic_partitions(
+                    topics
+                        .into_iter()
+                        .map(|tp| {
+                            r::TopicPartitions::default()
+                                .with_topic_id(uuid(tp.topic_id))
+                                .with_partitions(tp.partitions)
+                        })
+                        .collect(),
+                )
+            });
+            kp::ConsumerGroupHeartbeatResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_error_message(osb(resp.error_message))
+                .with_member_id(resp.member_id.map(wire_id))
+                .with_member_epoch(resp.member_epoch)
+                .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
+                .with_assignment(assignment)
         }
 
         fn sample(v: i16) -> kp::ConsumerGroupHeartbeatRequest {
@@ -161,66 +204,6 @@ mod wire {
 
     fn topic_id(id: &uuid::Uuid) -> gt::TopicId {
         gt::TopicId(id.into_bytes())
-    }
-
-    /// ConsumerGroupHeartbeat, from the wire: every nullable field stays null ("unchanged")
-    /// or empty as sent (`kip848-semantics.md` §1.2); the regex exists from v1 on. The client
-    /// id comes from the request header and the host from the connection (`/127.0.0.1`).
-    fn consumer_group_heartbeat_request(
-        req: &kp::ConsumerGroupHeartbeatRequest,
-        version: i16,
-        client_id: &str,
-        client_host: &str,
-    ) -> gt::ConsumerGroupHeartbeatRequest {
-        gt::ConsumerGroupHeartbeatRequest {
-            api_version: version,
-            group_id: id(&req.group_id.0),
-            member_id: id(&req.member_id),
-            member_epoch: req.member_epoch,
-            instance_id: opt_id(&req.instance_id),
-            rack_id: opt(&req.rack_id),
-            rebalance_timeout_ms: req.rebalance_timeout_ms,
-            subscribed_topic_names: req
-                .subscribed_topic_names
-                .as_ref()
-                .map(|t| t.iter().map(|n| s(&n.0)).collect()),
-            subscribed_topic_regex: if version >= 1 { opt(&req.subscribed_topic_regex) } else { None },
-            server_assignor: opt(&req.server_assignor),
-            topic_partitions: req.topic_partitions.as_ref().map(|t| {
-                t.iter()
-                    .map(|tp| gt::TopicIdPartitions::new(topic_id(&tp.topic_id), tp.partitions.clone()))
-                    .collect()
-            }),
-            client_id: client_id.to_owned(),
-            client_host: client_host.to_owned(),
-        }
-    }
-
-    /// ConsumerGroupHeartbeat's answer: the assignment is a nullable struct (null = "no
-    /// change", §1.3), the same at both versions.
-    fn consumer_group_heartbeat_response(
-        resp: gt::ConsumerGroupHeartbeatResponse,
-    ) -> kp::ConsumerGroupHeartbeatResponse {
-        use kp::consumer_group_heartbeat_response as r;
-        let assignment = resp.assignment.map(|topics| {
-            r::Assignment::default().with_topic_partitions(
-                topics
-                    .into_iter()
-                    .map(|tp| {
-                        r::TopicPartitions::default()
-                            .with_topic_id(uuid(tp.topic_id))
-                            .with_partitions(tp.partitions)
-                    })
-                    .collect(),
-            )
-        });
-        kp::ConsumerGroupHeartbeatResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_error_message(osb(resp.error_message))
-            .with_member_id(resp.member_id.map(wire_id))
-            .with_member_epoch(resp.member_epoch)
-            .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
-            .with_assignment(assignment)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

@@ -64,34 +64,26 @@ mod wire {
         type WireResponse = kp::DeleteGroupsResponse;
         const LAYOUT: Layout = Layout::new(0, 2, 2, &BODY);
 
-        fn from_wire(wire: &kp::DeleteGroupsRequest, _: &Header<'_>) -> Self {
-            delete_groups_request(wire)
+        fn from_wire(req: &kp::DeleteGroupsRequest, _: &Header<'_>) -> Self {
+            gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| id(&g.0)).collect() }
         }
 
-        fn to_wire(response: gt::DeleteGroupsResponse, _: i16) -> kp::DeleteGroupsResponse {
-            delete_groups_response(response)
+        fn to_wire(resp: gt::DeleteGroupsResponse, _: i16) -> kp::DeleteGroupsResponse {
+            kp::DeleteGroupsResponse::default().with_results(
+                resp.results
+                    .into_iter()
+                    .map(|g| {
+                        kp::delete_groups_response::DeletableGroupResult::default()
+                            .with_group_id(wire_id(g.group_id).into())
+                            .with_error_code(g.error_code.code())
+                    })
+                    .collect(),
+            )
         }
 
         fn sample(_: i16) -> kp::DeleteGroupsRequest {
             kp::DeleteGroupsRequest::default().with_groups_names(vec![sb("a").into(), sb("bb").into()])
         }
-    }
-
-    fn delete_groups_request(req: &kp::DeleteGroupsRequest) -> gt::DeleteGroupsRequest {
-        gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| id(&g.0)).collect() }
-    }
-
-    fn delete_groups_response(resp: gt::DeleteGroupsResponse) -> kp::DeleteGroupsResponse {
-        kp::DeleteGroupsResponse::default().with_results(
-            resp.results
-                .into_iter()
-                .map(|g| {
-                    kp::delete_groups_response::DeletableGroupResult::default()
-                        .with_group_id(wire_id(g.group_id).into())
-                        .with_error_code(g.error_code.code())
-                })
-                .collect(),
-        )
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

@@ -104,71 +104,61 @@ mod wire {
         type WireResponse = kp::DescribeGroupsResponse;
         const LAYOUT: Layout = Layout::new(0, 6, 5, &BODY);
 
-        fn from_wire(wire: &kp::DescribeGroupsRequest, header: &Header<'_>) -> Self {
-            describe_groups_request(wire, header.version)
+        /// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a
+        /// message (the core decides from the version).
+        fn from_wire(req: &kp::DescribeGroupsRequest, header: &Header<'_>) -> Self {
+            let version = header.version;
+            gt::DescribeGroupsRequest {
+                group_ids: req.groups.iter().map(|g| id(&g.0)).collect(),
+                api_version: version,
+                include_authorized_operations: version >= 3 && req.include_authorized_operations,
+            }
         }
 
-        fn to_wire(response: gt::DescribeGroupsResponse, version: i16) -> kp::DescribeGroupsResponse {
-            describe_groups_response(response, version)
+        fn to_wire(resp: gt::DescribeGroupsResponse, version: i16) -> kp::DescribeGroupsResponse {
+            use kp::describe_groups_response as r;
+            kp::DescribeGroupsResponse::default().with_groups(
+                resp.groups
+                    .into_iter()
+                    .map(|g| {
+                        r::DescribedGroup::default()
+                            .with_error_code(g.error_code.code())
+                            .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
+                            .with_group_id(wire_id(g.group_id).into())
+                            .with_group_state(sb(g.group_state))
+                            .with_authorized_operations(if version >= 3 {
+                                g.authorized_operations
+                            } else {
+                                gt::AUTHORIZED_OPERATIONS_OMITTED
+                            })
+                            .with_protocol_type(sb(g.protocol_type))
+                            .with_protocol_data(sb(g.protocol_data))
+                            .with_members(
+                                g.members
+                                    .into_iter()
+                                    .map(|m| {
+                                        r::DescribedGroupMember::default()
+                                            .with_member_id(wire_id(m.member_id))
+                                            .with_group_instance_id(if version >= 4 {
+                                                m.group_instance_id.map(wire_id)
+                                            } else {
+                                                None
+                                            })
+                                            .with_client_id(sb(m.client_id))
+                                            .with_client_host(sb(m.client_host))
+                                            .with_member_metadata(Bytes::from(m.member_metadata))
+                                            .with_member_assignment(Bytes::from(m.member_assignment))
+                                    })
+                                    .collect(),
+                            )
+                    })
+                    .collect(),
+            )
         }
 
         fn sample(_: i16) -> kp::DescribeGroupsRequest {
             kp::DescribeGroupsRequest::default().with_groups(vec![sb("a").into(), sb("bb").into()])
         }
-    }
-
-    /// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a
-    /// message (the core decides from the version).
-    fn describe_groups_request(req: &kp::DescribeGroupsRequest, version: i16) -> gt::DescribeGroupsRequest {
-        gt::DescribeGroupsRequest {
-            group_ids: req.groups.iter().map(|g| id(&g.0)).collect(),
-            api_version: version,
-            include_authorized_operations: version >= 3 && req.include_authorized_operations,
-        }
-    }
-
-    fn describe_groups_response(
-        resp: gt::DescribeGroupsResponse,
-        version: i16,
-    ) -> kp::DescribeGroupsResponse {
-        use kp::describe_groups_response as r;
-        kp::DescribeGroupsResponse::default().with_groups(
-            resp.groups
-                .into_iter()
-                .map(|g| {
-                    r::DescribedGroup::default()
-                        .with_error_code(g.error_code.code())
-                        .with_error_message(if version >= 6 { osb(g.error_message) } else { None })
-                        .with_group_id(wire_id(g.group_id).into())
-                        .with_group_state(sb(g.group_state))
-                        .with_authorized_operations(if version >= 3 {
-                            g.authorized_operations
-                        } else {
-                            gt::AUTHORIZED_OPERATIONS_OMITTED
-                        })
-                        .with_protocol_type(sb(g.protocol_type))
-                        .with_protocol_data(sb(g.protocol_data))
-                        .with_members(
-                            g.members
-                                .into_iter()
-                                .map(|m| {
-                                    r::DescribedGroupMember::default()
-                                        .with_member_id(wire_id(m.member_id))
-                                        .with_group_instance_id(if version >= 4 {
-                                            m.group_instance_id.map(wire_id)
-                                        } else {
-                                            None
-                                        })
-                                        .with_client_id(sb(m.client_id))
-                                        .with_client_host(sb(m.client_host))
-                                        .with_member_metadata(Bytes::from(m.member_metadata))
-                                        .with_member_assignment(Bytes::from(m.member_assignment))
-                                })
-                                .collect(),
-                        )
-                })
-                .collect(),
-        )
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

@@ -42,31 +42,23 @@ mod wire {
         type WireResponse = kp::HeartbeatResponse;
         const LAYOUT: Layout = Layout::new(0, 4, 4, &BODY);
 
-        fn from_wire(wire: &kp::HeartbeatRequest, _: &Header<'_>) -> Self {
-            heartbeat_request(wire)
+        fn from_wire(req: &kp::HeartbeatRequest, _: &Header<'_>) -> Self {
+            gt::HeartbeatRequest {
+                group_id: id(&req.group_id.0),
+                generation_id: req.generation_id,
+                member_id: id(&req.member_id),
+                group_instance_id: opt_id(&req.group_instance_id),
+            }
         }
 
-        fn to_wire(response: gt::HeartbeatResponse, _: i16) -> kp::HeartbeatResponse {
-            heartbeat_response(response)
+        fn to_wire(resp: gt::HeartbeatResponse, _: i16) -> kp::HeartbeatResponse {
+            kp::HeartbeatResponse::default().with_error_code(resp.error_code.code())
         }
 
         fn sample(v: i16) -> kp::HeartbeatRequest {
             let r = kp::HeartbeatRequest::default().with_group_id(sb("g").into()).with_member_id(sb("m"));
             if v >= 3 { r.with_group_instance_id(Some(sb("i"))) } else { r }
         }
-    }
-
-    fn heartbeat_request(req: &kp::HeartbeatRequest) -> gt::HeartbeatRequest {
-        gt::HeartbeatRequest {
-            group_id: id(&req.group_id.0),
-            generation_id: req.generation_id,
-            member_id: id(&req.member_id),
-            group_instance_id: opt_id(&req.group_instance_id),
-        }
-    }
-
-    fn heartbeat_response(resp: gt::HeartbeatResponse) -> kp::HeartbeatResponse {
-        kp::HeartbeatResponse::default().with_error_code(resp.error_code.code())
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

@@ -179,12 +179,58 @@ mod wire {
         type WireResponse = kp::JoinGroupResponse;
         const LAYOUT: Layout = Layout::new(0, 9, 6, &BODY);
 
-        fn from_wire(wire: &kp::JoinGroupRequest, header: &Header<'_>) -> Self {
-            join_group_request(wire, header.version, header.client_id, header.client_host)
+        /// JoinGroup, from the wire; `client_id` and `client_host` come from the connection.
+        fn from_wire(req: &kp::JoinGroupRequest, header: &Header<'_>) -> Self {
+            let version = header.version;
+            gt::JoinGroupRequest {
+                group_id: id(&req.group_id.0),
+                member_id: id(&req.member_id),
+                group_instance_id: opt_id(&req.group_instance_id),
+                client_id: header.client_id.to_owned(),
+                client_host: header.client_host.to_owned(),
+                protocol_type: id(&req.protocol_type),
+                protocols: req
+                    .protocols
+                    .iter()
+                    .map(|p| gt::ProtocolMetadata::new(id::<gt::ProtocolName>(&p.name), p.metadata.clone()))
+                    .collect(),
+                session_timeout_ms: req.session_timeout_ms,
+                // v0 has none; the coordinator applies `effective_rebalance_timeout_ms`.
+                rebalance_timeout_ms: req.rebalance_timeout_ms,
+                reason: opt(&req.reason),
+                api_version: version,
+            }
         }
 
-        fn to_wire(response: gt::JoinGroupResponse, version: i16) -> kp::JoinGroupResponse {
-            join_group_response(response, version)
+        fn to_wire(resp: gt::JoinGroupResponse, version: i16) -> kp::JoinGroupResponse {
+            // Before v7 the protocol name is not nullable: Kafka writes "" on errors.
+            let protocol_name = match resp.protocol_name {
+                None if version < 7 => Some(StrBytes::default()),
+                other => other.map(wire_id),
+            };
+            kp::JoinGroupResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_generation_id(resp.generation_id)
+                .with_protocol_type(if version >= 7 { resp.protocol_type.map(wire_id) } else { None })
+                .with_protocol_name(protocol_name)
+                .with_leader(wire_id(resp.leader_id))
+                .with_skip_assignment(version >= 9 && resp.skip_assignment)
+                .with_member_id(wire_id(resp.member_id))
+                .with_members(
+                    resp.members
+                        .into_iter()
+                        .map(|m| {
+                            kp::join_group_response::JoinGroupResponseMember::default()
+                                .with_member_id(wire_id(m.member_id))
+                                .with_group_instance_id(if version >= 5 {
+                                    m.group_instance_id.map(wire_id)
+                                } else {
+                                    None
+                                })
+                                .with_metadata(m.metadata)
+                        })
+                        .collect(),
+                )
         }
 
         fn sample(v: i16) -> kp::JoinGroupRequest {
@@ -201,64 +247,6 @@ mod wire {
             let r = if v >= 5 { r.with_group_instance_id(Some(sb("i"))) } else { r };
             if v >= 8 { r.with_reason(Some(sb("why"))) } else { r }
         }
-    }
-
-    /// JoinGroup, from the wire; `client_id` and `client_host` come from the connection.
-    fn join_group_request(
-        req: &kp::JoinGroupRequest,
-        version: i16,
-        client_id: &str,
-        client_host: &str,
-    ) -> gt::JoinGroupRequest {
-        gt::JoinGroupRequest {
-            group_id: id(&req.group_id.0),
-            member_id: id(&req.member_id),
-            group_instance_id: opt_id(&req.group_instance_id),
-            client_id: client_id.to_owned(),
-            client_host: client_host.to_owned(),
-            protocol_type: id(&req.protocol_type),
-            protocols: req
-                .protocols
-                .iter()
-                .map(|p| gt::ProtocolMetadata::new(id::<gt::ProtocolName>(&p.name), p.metadata.clone()))
-                .collect(),
-            session_timeout_ms: req.session_timeout_ms,
-            // v0 has none; the coordinator applies `effective_rebalance_timeout_ms`.
-            rebalance_timeout_ms: req.rebalance_timeout_ms,
-            reason: opt(&req.reason),
-            api_version: version,
-        }
-    }
-
-    fn join_group_response(resp: gt::JoinGroupResponse, version: i16) -> kp::JoinGroupResponse {
-        // Before v7 the protocol name is not nullable: Kafka writes "" on errors.
-        let protocol_name = match resp.protocol_name {
-            None if version < 7 => Some(StrBytes::default()),
-            other => other.map(wire_id),
-        };
-        kp::JoinGroupResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_generation_id(resp.generation_id)
-            .with_protocol_type(if version >= 7 { resp.protocol_type.map(wire_id) } else { None })
-            .with_protocol_name(protocol_name)
-            .with_leader(wire_id(resp.leader_id))
-            .with_skip_assignment(version >= 9 && resp.skip_assignment)
-            .with_member_id(wire_id(resp.member_id))
-            .with_members(
-                resp.members
-                    .into_iter()
-                    .map(|m| {
-                        kp::join_group_response::JoinGroupResponseMember::default()
-                            .with_member_id(wire_id(m.member_id))
-                            .with_group_instance_id(if version >= 5 {
-                                m.group_instance_id.map(wire_id)
-                            } else {
-                                None
-                            })
-                            .with_metadata(m.metadata)
-                    })
-                    .collect(),
-            )
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

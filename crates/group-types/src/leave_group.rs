@@ -88,12 +88,40 @@ mod wire {
         type WireResponse = kp::LeaveGroupResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 4, &BODY);
 
-        fn from_wire(wire: &kp::LeaveGroupRequest, header: &Header<'_>) -> Self {
-            leave_group_request(wire, header.version)
+        fn from_wire(req: &kp::LeaveGroupRequest, header: &Header<'_>) -> Self {
+            let version = header.version;
+            if version <= 2 {
+                return gt::LeaveGroupRequest::single(s(&req.group_id.0), s(&req.member_id));
+            }
+            gt::LeaveGroupRequest {
+                group_id: id(&req.group_id.0),
+                members: req
+                    .members
+                    .iter()
+                    .map(|m| gt::MemberIdentity {
+                        member_id: id(&m.member_id),
+                        group_instance_id: opt_id(&m.group_instance_id),
+                        reason: opt(&m.reason),
+                    })
+                    .collect(),
+            }
         }
 
-        fn to_wire(response: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
-            leave_group_response(response, version)
+        fn to_wire(resp: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
+            if version <= 2 {
+                return kp::LeaveGroupResponse::default().with_error_code(resp.collapsed_error().code());
+            }
+            kp::LeaveGroupResponse::default().with_error_code(resp.error_code.code()).with_members(
+                resp.members
+                    .into_iter()
+                    .map(|m| {
+                        kp::leave_group_response::MemberResponse::default()
+                            .with_member_id(wire_id(m.member_id))
+                            .with_group_instance_id(m.group_instance_id.map(wire_id))
+                            .with_error_code(m.error_code.code())
+                    })
+                    .collect(),
+            )
         }
 
         fn sample(v: i16) -> kp::LeaveGroupRequest {
@@ -110,41 +138,6 @@ mod wire {
                 r.with_members(vec![m("a"), m("b")])
             }
         }
-    }
-
-    fn leave_group_request(req: &kp::LeaveGroupRequest, version: i16) -> gt::LeaveGroupRequest {
-        if version <= 2 {
-            return gt::LeaveGroupRequest::single(s(&req.group_id.0), s(&req.member_id));
-        }
-        gt::LeaveGroupRequest {
-            group_id: id(&req.group_id.0),
-            members: req
-                .members
-                .iter()
-                .map(|m| gt::MemberIdentity {
-                    member_id: id(&m.member_id),
-                    group_instance_id: opt_id(&m.group_instance_id),
-                    reason: opt(&m.reason),
-                })
-                .collect(),
-        }
-    }
-
-    fn leave_group_response(resp: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
-        if version <= 2 {
-            return kp::LeaveGroupResponse::default().with_error_code(resp.collapsed_error().code());
-        }
-        kp::LeaveGroupResponse::default().with_error_code(resp.error_code.code()).with_members(
-            resp.members
-                .into_iter()
-                .map(|m| {
-                    kp::leave_group_response::MemberResponse::default()
-                        .with_member_id(wire_id(m.member_id))
-                        .with_group_instance_id(m.group_instance_id.map(wire_id))
-                        .with_error_code(m.error_code.code())
-                })
-                .collect(),
-        )
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

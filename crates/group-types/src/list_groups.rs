@@ -53,12 +53,34 @@ mod wire {
         type WireResponse = kp::ListGroupsResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 3, &BODY);
 
-        fn from_wire(wire: &kp::ListGroupsRequest, _: &Header<'_>) -> Self {
-            list_groups_request(wire)
+        fn from_wire(req: &kp::ListGroupsRequest, _: &Header<'_>) -> Self {
+            gt::ListGroupsRequest {
+                states_filter: req.states_filter.iter().map(s).collect(),
+                types_filter: req.types_filter.iter().map(s).collect(),
+            }
         }
 
-        fn to_wire(response: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
-            list_groups_response(response, version)
+        fn to_wire(resp: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
+            kp::ListGroupsResponse::default().with_error_code(resp.error_code.code()).with_groups(
+                resp.groups
+                    .into_iter()
+                    .map(|g| {
+                        kp::list_groups_response::ListedGroup::default()
+                            .with_group_id(wire_id(g.group_id).into())
+                            .with_protocol_type(sb(g.protocol_type))
+                            .with_group_state(if version >= 4 {
+                                sb(g.group_state)
+                            } else {
+                                StrBytes::default()
+                            })
+                            .with_group_type(if version >= 5 {
+                                sb(g.group_type)
+                            } else {
+                                StrBytes::default()
+                            })
+                    })
+                    .collect(),
+            )
         }
 
         fn sample(v: i16) -> kp::ListGroupsRequest {
@@ -66,28 +88,6 @@ mod wire {
             let r = if v >= 4 { r.with_states_filter(vec![sb("Stable"), sb("Empty")]) } else { r };
             if v >= 5 { r.with_types_filter(vec![sb("classic")]) } else { r }
         }
-    }
-
-    fn list_groups_request(req: &kp::ListGroupsRequest) -> gt::ListGroupsRequest {
-        gt::ListGroupsRequest {
-            states_filter: req.states_filter.iter().map(s).collect(),
-            types_filter: req.types_filter.iter().map(s).collect(),
-        }
-    }
-
-    fn list_groups_response(resp: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
-        kp::ListGroupsResponse::default().with_error_code(resp.error_code.code()).with_groups(
-            resp.groups
-                .into_iter()
-                .map(|g| {
-                    kp::list_groups_response::ListedGroup::default()
-                        .with_group_id(wire_id(g.group_id).into())
-                        .with_protocol_type(sb(g.protocol_type))
-                        .with_group_state(if version >= 4 { sb(g.group_state) } else { StrBytes::default() })
-                        .with_group_type(if version >= 5 { sb(g.group_type) } else { StrBytes::default() })
-                })
-                .collect(),
-        )
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

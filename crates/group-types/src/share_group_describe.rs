@@ -94,12 +94,58 @@ mod wire {
         type WireResponse = kp::ShareGroupDescribeResponse;
         const LAYOUT: Layout = Layout::new(1, 1, 0, &BODY);
 
-        fn from_wire(wire: &kp::ShareGroupDescribeRequest, _: &Header<'_>) -> Self {
-            share_group_describe_request(wire)
+        fn from_wire(req: &kp::ShareGroupDescribeRequest, _: &Header<'_>) -> Self {
+            gt::ShareGroupDescribeRequest {
+                group_ids: req.group_ids.iter().map(|g| id(&g.0)).collect(),
+                include_authorized_operations: req.include_authorized_operations,
+            }
         }
 
-        fn to_wire(response: gt::ShareGroupDescribeResponse, _: i16) -> kp::ShareGroupDescribeResponse {
-            share_group_describe_response(response)
+        fn to_wire(resp: gt::ShareGroupDescribeResponse, _: i16) -> kp::ShareGroupDescribeResponse {
+            use kp::share_group_describe_response as r;
+            let groups = resp
+                .groups
+                .into_iter()
+                .map(|g| {
+                    let members = g
+                        .members
+                        .into_iter()
+                        .map(|m| {
+                            let topics = m
+                                .assignment
+                                .into_iter()
+                                .map(|tp| {
+                                    r::TopicPartitions::default()
+                                        .with_topic_id(uuid(tp.topic_id))
+                                        .with_topic_name(sb(tp.topic_name).into())
+                                        .with_partitions(tp.partitions)
+                                })
+                                .collect();
+                            r::Member::default()
+                                .with_member_id(wire_id(m.member_id))
+                                .with_rack_id(osb(m.rack_id))
+                                .with_member_epoch(m.member_epoch)
+                                .with_client_id(sb(m.client_id))
+                                .with_client_host(sb(m.client_host))
+                                .with_subscribed_topic_names(
+                                    m.subscribed_topic_names.into_iter().map(|n| sb(n).into()).collect(),
+                                )
+                                .with_assignment(r::Assignment::default().with_topic_partitions(topics))
+                        })
+                        .collect();
+                    r::DescribedGroup::default()
+                        .with_error_code(g.error_code.code())
+                        .with_error_message(osb(g.error_message))
+                        .with_group_id(wire_id(g.group_id).into())
+                        .with_group_state(sb(g.group_state))
+                        .with_group_epoch(g.group_epoch)
+                        .with_assignment_epoch(g.assignment_epoch)
+                        .with_assignor_name(sb(g.assignor_name))
+                        .with_members(members)
+                        .with_authorized_operations(g.authorized_operations)
+                })
+                .collect();
+            kp::ShareGroupDescribeResponse::default().with_groups(groups)
         }
 
         fn sample(_: i16) -> kp::ShareGroupDescribeRequest {
@@ -107,60 +153,6 @@ mod wire {
                 .with_group_ids(vec![sb("a").into(), sb("bb").into()])
                 .with_include_authorized_operations(true)
         }
-    }
-
-    fn share_group_describe_request(req: &kp::ShareGroupDescribeRequest) -> gt::ShareGroupDescribeRequest {
-        gt::ShareGroupDescribeRequest {
-            group_ids: req.group_ids.iter().map(|g| id(&g.0)).collect(),
-            include_authorized_operations: req.include_authorized_operations,
-        }
-    }
-
-    fn share_group_describe_response(resp: gt::ShareGroupDescribeResponse) -> kp::ShareGroupDescribeResponse {
-        use kp::share_group_describe_response as r;
-        let groups = resp
-            .groups
-            .into_iter()
-            .map(|g| {
-                let members = g
-                    .members
-                    .into_iter()
-                    .map(|m| {
-                        let topics = m
-                            .assignment
-                            .into_iter()
-                            .map(|tp| {
-                                r::TopicPartitions::default()
-                                    .with_topic_id(uuid(tp.topic_id))
-                                    .with_topic_name(sb(tp.topic_name).into())
-                                    .with_partitions(tp.partitions)
-                            })
-                            .collect();
-                        r::Member::default()
-                            .with_member_id(wire_id(m.member_id))
-                            .with_rack_id(osb(m.rack_id))
-                            .with_member_epoch(m.member_epoch)
-                            .with_client_id(sb(m.client_id))
-                            .with_client_host(sb(m.client_host))
-                            .with_subscribed_topic_names(
-                                m.subscribed_topic_names.into_iter().map(|n| sb(n).into()).collect(),
-                            )
-                            .with_assignment(r::Assignment::default().with_topic_partitions(topics))
-                    })
-                    .collect();
-                r::DescribedGroup::default()
-                    .with_error_code(g.error_code.code())
-                    .with_error_message(osb(g.error_message))
-                    .with_group_id(wire_id(g.group_id).into())
-                    .with_group_state(sb(g.group_state))
-                    .with_group_epoch(g.group_epoch)
-                    .with_assignment_epoch(g.assignment_epoch)
-                    .with_assignor_name(sb(g.assignor_name))
-                    .with_members(members)
-                    .with_authorized_operations(g.authorized_operations)
-            })
-            .collect();
-        kp::ShareGroupDescribeResponse::default().with_groups(groups)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

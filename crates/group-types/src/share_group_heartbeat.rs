@@ -68,12 +68,45 @@ mod wire {
         type WireResponse = kp::ShareGroupHeartbeatResponse;
         const LAYOUT: Layout = Layout::new(1, 1, 0, &BODY);
 
-        fn from_wire(wire: &kp::ShareGroupHeartbeatRequest, header: &Header<'_>) -> Self {
-            share_group_heartbeat_request(wire, header.client_id, header.client_host)
+        /// ShareGroupHeartbeat, from the wire: null stays "unchanged". The client id comes from
+        /// the request header and the host from the connection.
+        fn from_wire(req: &kp::ShareGroupHeartbeatRequest, header: &Header<'_>) -> Self {
+            gt::ShareGroupHeartbeatRequest {
+                group_id: id(&req.group_id.0),
+                member_id: id(&req.member_id),
+                member_epoch: req.member_epoch,
+                rack_id: opt(&req.rack_id),
+                subscribed_topic_names: req
+                    .subscribed_topic_names
+                    .as_ref()
+                    .map(|t| t.iter().map(|n| s(&n.0)).collect()),
+                client_id: header.client_id.to_owned(),
+                client_host: header.client_host.to_owned(),
+            }
         }
 
-        fn to_wire(response: gt::ShareGroupHeartbeatResponse, _: i16) -> kp::ShareGroupHeartbeatResponse {
-            share_group_heartbeat_response(response)
+        /// ShareGroupHeartbeat's answer: the assignment is a nullable struct (null = "no change").
+        fn to_wire(resp: gt::ShareGroupHeartbeatResponse, _: i16) -> kp::ShareGroupHeartbeatResponse {
+            use kp::share_group_heartbeat_response as r;
+            let assignment = resp.assignment.map(|topics| {
+                r::Assignment::default().with_topic_partitions(
+                    topics
+                        .into_iter()
+                        .map(|tp| {
+                            r::TopicPartitions::default()
+                                .with_topic_id(uuid(tp.topic_id))
+                                .with_partitions(tp.partitions)
+                        })
+                        .collect(),
+                )
+            });
+            kp::ShareGroupHeartbeatResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_error_message(osb(resp.error_message))
+                .with_member_id(resp.member_id.map(wire_id))
+                .with_member_epoch(resp.member_epoch)
+                .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
+                .with_assignment(assignment)
         }
 
         fn sample(_: i16) -> kp::ShareGroupHeartbeatRequest {
@@ -84,53 +117,6 @@ mod wire {
                 .with_rack_id(Some(sb("r")))
                 .with_subscribed_topic_names(Some(vec![sb("t1").into(), sb("t2").into()]))
         }
-    }
-
-    /// ShareGroupHeartbeat, from the wire: null stays "unchanged". The client id comes from
-    /// the request header and the host from the connection.
-    fn share_group_heartbeat_request(
-        req: &kp::ShareGroupHeartbeatRequest,
-        client_id: &str,
-        client_host: &str,
-    ) -> gt::ShareGroupHeartbeatRequest {
-        gt::ShareGroupHeartbeatRequest {
-            group_id: id(&req.group_id.0),
-            member_id: id(&req.member_id),
-            member_epoch: req.member_epoch,
-            rack_id: opt(&req.rack_id),
-            subscribed_topic_names: req
-                .subscribed_topic_names
-                .as_ref()
-                .map(|t| t.iter().map(|n| s(&n.0)).collect()),
-            client_id: client_id.to_owned(),
-            client_host: client_host.to_owned(),
-        }
-    }
-
-    /// ShareGroupHeartbeat's answer: the assignment is a nullable struct (null = "no change").
-    fn share_group_heartbeat_response(
-        resp: gt::ShareGroupHeartbeatResponse,
-    ) -> kp::ShareGroupHeartbeatResponse {
-        use kp::share_group_heartbeat_response as r;
-        let assignment = resp.assignment.map(|topics| {
-            r::Assignment::default().with_topic_partitions(
-                topics
-                    .into_iter()
-                    .map(|tp| {
-                        r::TopicPartitions::default()
-                            .with_topic_id(uuid(tp.topic_id))
-                            .with_partitions(tp.partitions)
-                    })
-                    .collect(),
-            )
-        });
-        kp::ShareGroupHeartbeatResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_error_message(osb(resp.error_message))
-            .with_member_id(resp.member_id.map(wire_id))
-            .with_member_epoch(resp.member_epoch)
-            .with_heartbeat_interval_ms(resp.heartbeat_interval_ms)
-            .with_assignment(assignment)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

@@ -194,15 +194,53 @@ mod alter_wire {
         type WireResponse = kp::AlterShareGroupOffsetsResponse;
         const LAYOUT: Layout = Layout::new(0, 0, 0, &BODY);
 
-        fn from_wire(wire: &kp::AlterShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
-            alter_share_group_offsets_request(wire)
+        fn from_wire(req: &kp::AlterShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
+            gt::AlterShareGroupOffsetsRequest {
+                group_id: id(&req.group_id.0),
+                topics: req
+                    .topics
+                    .iter()
+                    .map(|t| gt::AlterShareOffsetsTopic {
+                        topic_name: s(&t.topic_name.0),
+                        partitions: t
+                            .partitions
+                            .iter()
+                            .map(|p| gt::ShareStartOffset {
+                                partition_index: p.partition_index,
+                                start_offset: p.start_offset,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }
         }
 
-        fn to_wire(
-            response: gt::AlterShareGroupOffsetsResponse,
-            _: i16,
-        ) -> kp::AlterShareGroupOffsetsResponse {
-            alter_share_group_offsets_response(response)
+        fn to_wire(resp: gt::AlterShareGroupOffsetsResponse, _: i16) -> kp::AlterShareGroupOffsetsResponse {
+            use kp::alter_share_group_offsets_response as r;
+            let topics = resp
+                .responses
+                .into_iter()
+                .map(|t| {
+                    let partitions = t
+                        .partitions
+                        .into_iter()
+                        .map(|p| {
+                            r::AlterShareGroupOffsetsResponsePartition::default()
+                                .with_partition_index(p.partition_index)
+                                .with_error_code(p.error_code.code())
+                                .with_error_message(osb(p.error_message))
+                        })
+                        .collect();
+                    r::AlterShareGroupOffsetsResponseTopic::default()
+                        .with_topic_name(sb(t.topic_name).into())
+                        .with_topic_id(uuid(t.topic_id))
+                        .with_partitions(partitions)
+                })
+                .collect();
+            kp::AlterShareGroupOffsetsResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_error_message(osb(resp.error_message))
+                .with_responses(topics)
         }
 
         fn sample(_: i16) -> kp::AlterShareGroupOffsetsRequest {
@@ -218,59 +256,6 @@ mod alter_wire {
                 .with_partitions(vec![p(0), p(1)]);
             kp::AlterShareGroupOffsetsRequest::default().with_group_id(sb("g").into()).with_topics(vec![t])
         }
-    }
-
-    fn alter_share_group_offsets_request(
-        req: &kp::AlterShareGroupOffsetsRequest,
-    ) -> gt::AlterShareGroupOffsetsRequest {
-        gt::AlterShareGroupOffsetsRequest {
-            group_id: id(&req.group_id.0),
-            topics: req
-                .topics
-                .iter()
-                .map(|t| gt::AlterShareOffsetsTopic {
-                    topic_name: s(&t.topic_name.0),
-                    partitions: t
-                        .partitions
-                        .iter()
-                        .map(|p| gt::ShareStartOffset {
-                            partition_index: p.partition_index,
-                            start_offset: p.start_offset,
-                        })
-                        .collect(),
-                })
-                .collect(),
-        }
-    }
-
-    fn alter_share_group_offsets_response(
-        resp: gt::AlterShareGroupOffsetsResponse,
-    ) -> kp::AlterShareGroupOffsetsResponse {
-        use kp::alter_share_group_offsets_response as r;
-        let topics = resp
-            .responses
-            .into_iter()
-            .map(|t| {
-                let partitions = t
-                    .partitions
-                    .into_iter()
-                    .map(|p| {
-                        r::AlterShareGroupOffsetsResponsePartition::default()
-                            .with_partition_index(p.partition_index)
-                            .with_error_code(p.error_code.code())
-                            .with_error_message(osb(p.error_message))
-                    })
-                    .collect();
-                r::AlterShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(sb(t.topic_name).into())
-                    .with_topic_id(uuid(t.topic_id))
-                    .with_partitions(partitions)
-            })
-            .collect();
-        kp::AlterShareGroupOffsetsResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_error_message(osb(resp.error_message))
-            .with_responses(topics)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).
@@ -297,15 +282,30 @@ mod delete_wire {
         type WireResponse = kp::DeleteShareGroupOffsetsResponse;
         const LAYOUT: Layout = Layout::new(0, 0, 0, &BODY);
 
-        fn from_wire(wire: &kp::DeleteShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
-            delete_share_group_offsets_request(wire)
+        fn from_wire(req: &kp::DeleteShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
+            gt::DeleteShareGroupOffsetsRequest {
+                group_id: id(&req.group_id.0),
+                topic_names: req.topics.iter().map(|t| s(&t.topic_name.0)).collect(),
+            }
         }
 
-        fn to_wire(
-            response: gt::DeleteShareGroupOffsetsResponse,
-            _: i16,
-        ) -> kp::DeleteShareGroupOffsetsResponse {
-            delete_share_group_offsets_response(response)
+        fn to_wire(resp: gt::DeleteShareGroupOffsetsResponse, _: i16) -> kp::DeleteShareGroupOffsetsResponse {
+            use kp::delete_share_group_offsets_response as r;
+            let topics = resp
+                .responses
+                .into_iter()
+                .map(|t| {
+                    r::DeleteShareGroupOffsetsResponseTopic::default()
+                        .with_topic_name(sb(t.topic_name).into())
+                        .with_topic_id(uuid(t.topic_id))
+                        .with_error_code(t.error_code.code())
+                        .with_error_message(osb(t.error_message))
+                })
+                .collect();
+            kp::DeleteShareGroupOffsetsResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_error_message(osb(resp.error_message))
+                .with_responses(topics)
         }
 
         fn sample(_: i16) -> kp::DeleteShareGroupOffsetsRequest {
@@ -316,36 +316,6 @@ mod delete_wire {
                 .with_group_id(sb("g").into())
                 .with_topics(vec![t("a"), t("bb")])
         }
-    }
-
-    fn delete_share_group_offsets_request(
-        req: &kp::DeleteShareGroupOffsetsRequest,
-    ) -> gt::DeleteShareGroupOffsetsRequest {
-        gt::DeleteShareGroupOffsetsRequest {
-            group_id: id(&req.group_id.0),
-            topic_names: req.topics.iter().map(|t| s(&t.topic_name.0)).collect(),
-        }
-    }
-
-    fn delete_share_group_offsets_response(
-        resp: gt::DeleteShareGroupOffsetsResponse,
-    ) -> kp::DeleteShareGroupOffsetsResponse {
-        use kp::delete_share_group_offsets_response as r;
-        let topics = resp
-            .responses
-            .into_iter()
-            .map(|t| {
-                r::DeleteShareGroupOffsetsResponseTopic::default()
-                    .with_topic_name(sb(t.topic_name).into())
-                    .with_topic_id(uuid(t.topic_id))
-                    .with_error_code(t.error_code.code())
-                    .with_error_message(osb(t.error_message))
-            })
-            .collect();
-        kp::DeleteShareGroupOffsetsResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_error_message(osb(resp.error_message))
-            .with_responses(topics)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

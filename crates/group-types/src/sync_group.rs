@@ -79,12 +79,31 @@ mod wire {
         type WireResponse = kp::SyncGroupResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 4, &BODY);
 
-        fn from_wire(wire: &kp::SyncGroupRequest, _: &Header<'_>) -> Self {
-            sync_group_request(wire)
+        fn from_wire(req: &kp::SyncGroupRequest, _: &Header<'_>) -> Self {
+            gt::SyncGroupRequest {
+                group_id: id(&req.group_id.0),
+                generation_id: req.generation_id,
+                member_id: id(&req.member_id),
+                group_instance_id: opt_id(&req.group_instance_id),
+                protocol_type: opt_id(&req.protocol_type),
+                protocol_name: opt_id(&req.protocol_name),
+                assignments: req
+                    .assignments
+                    .iter()
+                    .map(|a| {
+                        gt::MemberAssignmentData::new(id::<gt::MemberId>(&a.member_id), a.assignment.clone())
+                    })
+                    .collect(),
+            }
         }
 
-        fn to_wire(response: gt::SyncGroupResponse, version: i16) -> kp::SyncGroupResponse {
-            sync_group_response(response, version)
+        fn to_wire(resp: gt::SyncGroupResponse, version: i16) -> kp::SyncGroupResponse {
+            let v5 = version >= 5;
+            kp::SyncGroupResponse::default()
+                .with_error_code(resp.error_code.code())
+                .with_protocol_type(if v5 { resp.protocol_type.map(wire_id) } else { None })
+                .with_protocol_name(if v5 { resp.protocol_name.map(wire_id) } else { None })
+                .with_assignment(resp.assignment)
         }
 
         fn sample(v: i16) -> kp::SyncGroupRequest {
@@ -104,33 +123,6 @@ mod wire {
                 r
             }
         }
-    }
-
-    fn sync_group_request(req: &kp::SyncGroupRequest) -> gt::SyncGroupRequest {
-        gt::SyncGroupRequest {
-            group_id: id(&req.group_id.0),
-            generation_id: req.generation_id,
-            member_id: id(&req.member_id),
-            group_instance_id: opt_id(&req.group_instance_id),
-            protocol_type: opt_id(&req.protocol_type),
-            protocol_name: opt_id(&req.protocol_name),
-            assignments: req
-                .assignments
-                .iter()
-                .map(|a| {
-                    gt::MemberAssignmentData::new(id::<gt::MemberId>(&a.member_id), a.assignment.clone())
-                })
-                .collect(),
-        }
-    }
-
-    fn sync_group_response(resp: gt::SyncGroupResponse, version: i16) -> kp::SyncGroupResponse {
-        let v5 = version >= 5;
-        kp::SyncGroupResponse::default()
-            .with_error_code(resp.error_code.code())
-            .with_protocol_type(if v5 { resp.protocol_type.map(wire_id) } else { None })
-            .with_protocol_name(if v5 { resp.protocol_name.map(wire_id) } else { None })
-            .with_assignment(resp.assignment)
     }
 
     // The request field by field as `kafka-protocol` decodes it, for the walk (`crate::wire::layout`).

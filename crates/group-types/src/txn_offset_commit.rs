@@ -122,8 +122,40 @@ mod wire {
         type WireResponse = kp::TxnOffsetCommitResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 3, &BODY);
 
-        fn from_wire(wire: &kp::TxnOffsetCommitRequest, header: &Header<'_>) -> Self {
-            request(wire, header.version)
+        fn from_wire(req: &kp::TxnOffsetCommitRequest, header: &Header<'_>) -> Self {
+            let version = header.version;
+            let offsets = req
+                .topics
+                .iter()
+                .map(|topic| gt::TopicEntries {
+                    topic: s(&topic.name.0),
+                    partitions: topic
+                        .partitions
+                        .iter()
+                        .map(|p| {
+                            let data = gt::OffsetCommitData {
+                                offset: p.committed_offset,
+                                leader_epoch: (p.committed_leader_epoch >= 0)
+                                    .then_some(p.committed_leader_epoch),
+                                metadata: opt_id(&p.committed_metadata),
+                                commit_timestamp: None,
+                            };
+                            (p.partition_index, data)
+                        })
+                        .collect(),
+                })
+                .collect();
+            gt::TxnOffsetCommitRequest {
+                transactional_id: s(&req.transactional_id.0),
+                group_id: id(&req.group_id.0),
+                producer_id: req.producer_id.0,
+                producer_epoch: req.producer_epoch,
+                generation_id: req.generation_id,
+                member_id: id(&req.member_id),
+                group_instance_id: opt_id(&req.group_instance_id),
+                offsets,
+                api_version: version,
+            }
         }
 
         fn to_wire(answer: gt::TxnOffsetCommitResponse, _: i16) -> kp::TxnOffsetCommitResponse {
@@ -155,40 +187,6 @@ mod wire {
             } else {
                 r
             }
-        }
-    }
-
-    fn request(req: &kp::TxnOffsetCommitRequest, version: i16) -> gt::TxnOffsetCommitRequest {
-        let offsets = req
-            .topics
-            .iter()
-            .map(|topic| gt::TopicEntries {
-                topic: s(&topic.name.0),
-                partitions: topic
-                    .partitions
-                    .iter()
-                    .map(|p| {
-                        let data = gt::OffsetCommitData {
-                            offset: p.committed_offset,
-                            leader_epoch: (p.committed_leader_epoch >= 0).then_some(p.committed_leader_epoch),
-                            metadata: opt_id(&p.committed_metadata),
-                            commit_timestamp: None,
-                        };
-                        (p.partition_index, data)
-                    })
-                    .collect(),
-            })
-            .collect();
-        gt::TxnOffsetCommitRequest {
-            transactional_id: s(&req.transactional_id.0),
-            group_id: id(&req.group_id.0),
-            producer_id: req.producer_id.0,
-            producer_epoch: req.producer_epoch,
-            generation_id: req.generation_id,
-            member_id: id(&req.member_id),
-            group_instance_id: opt_id(&req.group_instance_id),
-            offsets,
-            api_version: version,
         }
     }
 

@@ -79,6 +79,8 @@ where
     fn serve(node: &Node, ctx: &Ctx<'_>, wire: A::Wire) -> Result<Reply, RequestError> {
         node.record(|| ctx.line(""));
         let request = A::from_wire(&wire, &ctx.header());
+        // Built before the request is handed over, which it then no longer is: the
+        // plain APIs are the admin ones, off the hot path.
         let failed = request.refused(ErrorCode::CoordinatorNotAvailable);
         Ok(ctx.later(node.submit(ctx, request), move |answer, version| {
             A::to_wire(or_unavailable(answer, |_| failed), version)
