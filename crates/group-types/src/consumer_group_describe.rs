@@ -118,6 +118,7 @@ mod wire {
         type WireResponse = kp::ConsumerGroupDescribeResponse;
         const LAYOUT: Layout = Layout::new(0, 1, 0, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::ConsumerGroupDescribeRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             gt::ConsumerGroupDescribeRequest {
@@ -128,6 +129,7 @@ mod wire {
         }
 
         /// ConsumerGroupDescribe's answer; v0 has no member type.
+        #[inline]
         fn to_wire(
             resp: gt::ConsumerGroupDescribeResponse,
             version: i16,

@@ -132,6 +132,7 @@ mod wire {
         /// ConsumerGroupHeartbeat, from the wire: every nullable field stays null ("unchanged")
         /// or empty as sent (`kip848-semantics.md` §1.2); the regex exists from v1 on. The client
         /// id comes from the request header and the host from the connection (`/127.0.0.1`).
+        #[inline]
         fn from_wire(req: &kp::ConsumerGroupHeartbeatRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             gt::ConsumerGroupHeartbeatRequest {
@@ -160,6 +161,7 @@ mod wire {
 
         /// ConsumerGroupHeartbeat's answer: the assignment is a nullable struct (null = "no
         /// change", §1.3), the same at both versions.
+        #[inline]
         fn to_wire(resp: gt::ConsumerGroupHeartbeatResponse, _: i16) -> kp::ConsumerGroupHeartbeatResponse {
             use kp::consumer_group_heartbeat_response as r;
             let assignment = resp.assignment.map(|topics| {

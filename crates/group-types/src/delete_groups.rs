@@ -64,10 +64,12 @@ mod wire {
         type WireResponse = kp::DeleteGroupsResponse;
         const LAYOUT: Layout = Layout::new(0, 2, 2, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::DeleteGroupsRequest, _: &Header<'_>) -> Self {
             gt::DeleteGroupsRequest { group_ids: req.groups_names.iter().map(|g| id(&g.0)).collect() }
         }
 
+        #[inline]
         fn to_wire(resp: gt::DeleteGroupsResponse, _: i16) -> kp::DeleteGroupsResponse {
             kp::DeleteGroupsResponse::default().with_results(
                 resp.results

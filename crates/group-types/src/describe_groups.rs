@@ -106,6 +106,7 @@ mod wire {
 
         /// DescribeGroups, from the wire: from v6 a consumer group is GROUP_ID_NOT_FOUND, with a
         /// message (the core decides from the version).
+        #[inline]
         fn from_wire(req: &kp::DescribeGroupsRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             gt::DescribeGroupsRequest {
@@ -115,6 +116,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::DescribeGroupsResponse, version: i16) -> kp::DescribeGroupsResponse {
             use kp::describe_groups_response as r;
             kp::DescribeGroupsResponse::default().with_groups(

@@ -42,6 +42,7 @@ mod wire {
         type WireResponse = kp::HeartbeatResponse;
         const LAYOUT: Layout = Layout::new(0, 4, 4, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::HeartbeatRequest, _: &Header<'_>) -> Self {
             gt::HeartbeatRequest {
                 group_id: id(&req.group_id.0),
@@ -51,6 +52,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::HeartbeatResponse, _: i16) -> kp::HeartbeatResponse {
             kp::HeartbeatResponse::default().with_error_code(resp.error_code.code())
         }

@@ -180,6 +180,7 @@ mod wire {
         const LAYOUT: Layout = Layout::new(0, 9, 6, &BODY);
 
         /// JoinGroup, from the wire; `client_id` and `client_host` come from the connection.
+        #[inline]
         fn from_wire(req: &kp::JoinGroupRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             gt::JoinGroupRequest {
@@ -202,6 +203,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::JoinGroupResponse, version: i16) -> kp::JoinGroupResponse {
             // Before v7 the protocol name is not nullable: Kafka writes "" on errors.
             let protocol_name = match resp.protocol_name {

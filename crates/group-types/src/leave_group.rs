@@ -88,6 +88,7 @@ mod wire {
         type WireResponse = kp::LeaveGroupResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 4, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::LeaveGroupRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             if version <= 2 {
@@ -107,6 +108,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::LeaveGroupResponse, version: i16) -> kp::LeaveGroupResponse {
             if version <= 2 {
                 return kp::LeaveGroupResponse::default().with_error_code(resp.collapsed_error().code());

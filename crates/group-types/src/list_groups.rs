@@ -53,6 +53,7 @@ mod wire {
         type WireResponse = kp::ListGroupsResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 3, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::ListGroupsRequest, _: &Header<'_>) -> Self {
             gt::ListGroupsRequest {
                 states_filter: req.states_filter.iter().map(s).collect(),
@@ -60,6 +61,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::ListGroupsResponse, version: i16) -> kp::ListGroupsResponse {
             kp::ListGroupsResponse::default().with_error_code(resp.error_code.code()).with_groups(
                 resp.groups

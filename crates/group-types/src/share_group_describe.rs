@@ -94,6 +94,7 @@ mod wire {
         type WireResponse = kp::ShareGroupDescribeResponse;
         const LAYOUT: Layout = Layout::new(1, 1, 0, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::ShareGroupDescribeRequest, _: &Header<'_>) -> Self {
             gt::ShareGroupDescribeRequest {
                 group_ids: req.group_ids.iter().map(|g| id(&g.0)).collect(),
@@ -101,6 +102,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::ShareGroupDescribeResponse, _: i16) -> kp::ShareGroupDescribeResponse {
             use kp::share_group_describe_response as r;
             let groups = resp

@@ -70,6 +70,7 @@ mod wire {
 
         /// ShareGroupHeartbeat, from the wire: null stays "unchanged". The client id comes from
         /// the request header and the host from the connection.
+        #[inline]
         fn from_wire(req: &kp::ShareGroupHeartbeatRequest, header: &Header<'_>) -> Self {
             gt::ShareGroupHeartbeatRequest {
                 group_id: id(&req.group_id.0),
@@ -86,6 +87,7 @@ mod wire {
         }
 
         /// ShareGroupHeartbeat's answer: the assignment is a nullable struct (null = "no change").
+        #[inline]
         fn to_wire(resp: gt::ShareGroupHeartbeatResponse, _: i16) -> kp::ShareGroupHeartbeatResponse {
             use kp::share_group_heartbeat_response as r;
             let assignment = resp.assignment.map(|topics| {

@@ -194,6 +194,7 @@ mod alter_wire {
         type WireResponse = kp::AlterShareGroupOffsetsResponse;
         const LAYOUT: Layout = Layout::new(0, 0, 0, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::AlterShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
             gt::AlterShareGroupOffsetsRequest {
                 group_id: id(&req.group_id.0),
@@ -215,6 +216,7 @@ mod alter_wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::AlterShareGroupOffsetsResponse, _: i16) -> kp::AlterShareGroupOffsetsResponse {
             use kp::alter_share_group_offsets_response as r;
             let topics = resp
@@ -282,6 +284,7 @@ mod delete_wire {
         type WireResponse = kp::DeleteShareGroupOffsetsResponse;
         const LAYOUT: Layout = Layout::new(0, 0, 0, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::DeleteShareGroupOffsetsRequest, _: &Header<'_>) -> Self {
             gt::DeleteShareGroupOffsetsRequest {
                 group_id: id(&req.group_id.0),
@@ -289,6 +292,7 @@ mod delete_wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::DeleteShareGroupOffsetsResponse, _: i16) -> kp::DeleteShareGroupOffsetsResponse {
             use kp::delete_share_group_offsets_response as r;
             let topics = resp

@@ -79,6 +79,7 @@ mod wire {
         type WireResponse = kp::SyncGroupResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 4, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::SyncGroupRequest, _: &Header<'_>) -> Self {
             gt::SyncGroupRequest {
                 group_id: id(&req.group_id.0),
@@ -97,6 +98,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(resp: gt::SyncGroupResponse, version: i16) -> kp::SyncGroupResponse {
             let v5 = version >= 5;
             kp::SyncGroupResponse::default()

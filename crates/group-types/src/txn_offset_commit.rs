@@ -122,6 +122,7 @@ mod wire {
         type WireResponse = kp::TxnOffsetCommitResponse;
         const LAYOUT: Layout = Layout::new(0, 5, 3, &BODY);
 
+        #[inline]
         fn from_wire(req: &kp::TxnOffsetCommitRequest, header: &Header<'_>) -> Self {
             let version = header.version;
             let offsets = req
@@ -158,6 +159,7 @@ mod wire {
             }
         }
 
+        #[inline]
         fn to_wire(answer: gt::TxnOffsetCommitResponse, _: i16) -> kp::TxnOffsetCommitResponse {
             response(answer.errors)
         }
