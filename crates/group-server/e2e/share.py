@@ -19,7 +19,6 @@ summary. The partitions hold no records: consuming is polling (ShareFetch long p
 
 import json
 import os
-import signal
 import socket
 import struct
 import subprocess
@@ -28,7 +27,7 @@ import threading
 import time
 
 from consumer_protocol import check, run_one, wait_until
-from worker_io import emit, read_request_log, stdin_commands
+from worker_io import ServerProcess, emit, kill_process, read_request_log, stdin_commands
 
 TOPIC = "queue"
 PARTITIONS = 2
@@ -232,50 +231,25 @@ class Worker:
         wait_until(lambda: self.of("closed"), 20, f"{self.name} to close")
 
     def kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        kill_process(self.proc)
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, binary, workdir):
-        self.binary = binary
-        self.workdir = workdir
-        self.port = 0
-        self.proc = None
+        super().__init__(binary, workdir)
         self.log_path = os.path.join(workdir, "share.requests.jsonl")
         self.data_dir = os.path.join(workdir, "share.data")
         open(self.log_path, "w").close()
 
-    @property
-    def bootstrap(self):
-        return f"127.0.0.1:{self.port}"
-
     def start(self):
         args = [
-            self.binary, "--listen", f"127.0.0.1:{self.port}", "--request-log", self.log_path,
+            "--request-log", self.log_path,
             "--topic", f"{TOPIC}:{PARTITIONS}", "--data-dir", self.data_dir,
             "--share-min-session-timeout-ms", "1000", "--share-session-timeout-ms", str(SESSION_MS),
             "--share-min-heartbeat-interval-ms", "100", "--share-heartbeat-interval-ms", str(HEARTBEAT_MS),
             "--exit-on-stdin-close",
         ]
-        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info,sled=warn"))
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.workdir, "share.stderr"), "a"),
-            text=True,
-            env=env,
-        )
-        line = self.proc.stdout.readline()
-        check("listening on" in line, f"server did not start: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        self.launch(args, "share.stderr", rust_log="info,sled=warn")
 
     def heartbeats(self, since=0.0):
         return [r for r in read_request_log(self.log_path, None, "ShareGroupHeartbeat", since) if r.get("response")]
