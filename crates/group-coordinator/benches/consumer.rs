@@ -3,31 +3,22 @@
 //! one member joining then leaving a Stable group of 100 (the bump, the target
 //! assignment over every member, and the writes).
 
+mod heartbeats;
+
 use std::collections::HashMap;
-use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group, criterion_main};
 use group_coordinator::{
     CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Request, RequestId, Response, TopicImage,
 };
 use group_types::{ConsumerGroupHeartbeatRequest, ConsumerGroupState, TopicId, TopicIdPartitions};
+use heartbeats::{GROUPS, MEMBERS, group_id, member_id};
 
 /// The allocator group-server ships with (`--features system-allocator` for the system's).
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const GROUPS: usize = 100;
-const MEMBERS: usize = 100;
-
-fn group_id(g: usize) -> String {
-    format!("group-{g:04}")
-}
-
-fn member_id(g: usize, m: usize) -> String {
-    format!("member-{g:04}-{m:05}-Zm9vYmFyYmF6")
-}
 
 fn request(g: usize, member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
@@ -117,34 +108,7 @@ fn stable_groups() -> (Driver, Vec<(usize, String, i32)>) {
 
 fn bench_consumer(c: &mut Criterion) {
     let (mut d, members) = stable_groups();
-    let mut group = c.benchmark_group("consumer_heartbeat_10k_members_100_groups");
-    group.throughput(Throughput::Elements(1));
-    let mut i = 0;
-    group.bench_function("core", |b| {
-        b.iter_batched(
-            || {
-                i = (i + 1) % members.len();
-                let (g, id, epoch) = &members[i];
-                request(*g, id, *epoch)
-            },
-            |r| black_box(d.send(r)),
-            BatchSize::SmallInput,
-        )
-    });
-    group.finish();
-    let mut group = c.benchmark_group("consumer_join_and_leave_100_member_group");
-    group.throughput(Throughput::Elements(1));
-    let mut n = 0;
-    group.bench_function("core", |b| {
-        b.iter(|| {
-            n += 1;
-            let id = format!("newcomer-{n}");
-            let joined = d.send(join(0, &id)).expect("joined");
-            black_box(&joined);
-            black_box(d.send(request(0, &id, -1)))
-        })
-    });
-    group.finish();
+    heartbeats::bench(c, "consumer", &members, |r| d.send(r), request, join);
 }
 
 criterion_group!(benches, bench_consumer);
