@@ -21,13 +21,11 @@ import json
 import os
 import socket
 import struct
-import subprocess
 import sys
-import threading
 import time
 
 from consumer_protocol import check, run_one, wait_until
-from worker_io import ServerProcess, emit, kill_process, read_request_log, stdin_commands
+from worker_io import ServerProcess, WorkerProcess, emit, read_request_log, stdin_commands
 
 TOPIC = "queue"
 PARTITIONS = 2
@@ -197,41 +195,21 @@ def recv_exactly(s, n):
 # --------------------------------------------------------------------------- driver side
 
 
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, workdir, bootstrap, name, group=GROUP, topic=TOPIC):
         self.name = name
         cfg = dict(bootstrap=bootstrap, group=group, client_id=name, topic=topic)
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "worker", json.dumps(cfg)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(workdir, name + ".stderr"), "w"),
-            text=True,
-        )
-        self.events = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.events.append(ev)
+        super().__init__(__file__, "worker", cfg, os.path.join(workdir, name + ".stderr"), WORKER_LIFETIME_S)
 
     def of(self, kind):
-        with self.lock:
+        with self.cond:
             return [ev for ev in self.events if ev.get("event") == kind]
 
     def close(self):
+        """Closes the worker, which must say it closed within 20 s."""
         self.proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
         self.proc.stdin.flush()
         wait_until(lambda: self.of("closed"), 20, f"{self.name} to close")
-
-    def kill(self):
-        kill_process(self.proc)
 
 
 class Server(ServerProcess):
