@@ -2,8 +2,18 @@
 //! groups' shape and the two measurements, keep-alive heartbeats and a join then leave.
 
 use std::hint::black_box;
+use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, Throughput};
+use group_coordinator::{
+    CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Request, RequestId, Response, TopicImage,
+};
+use group_types::TopicId;
+
+/// The allocator group-server ships with (`--features system-allocator` for the system's).
+#[cfg(not(feature = "system-allocator"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Groups in the keep-alive benchmark.
 pub(crate) const GROUPS: usize = 100;
@@ -18,6 +28,45 @@ pub(crate) fn group_id(g: usize) -> String {
 /// Member `m` of group `g`, as long as a client's generated id.
 pub(crate) fn member_id(g: usize, m: usize) -> String {
     format!("member-{g:04}-{m:05}-Zm9vYmFyYmF6")
+}
+
+/// A core over `GROUPS` topics of 100 partitions (`topic-%04d`), one a group, whose
+/// every write completes at once.
+pub(crate) struct Driver {
+    pub(crate) core: CoordinatorCore,
+    next: u64,
+    out: Effects,
+}
+
+impl Driver {
+    pub(crate) fn new(config: CoordinatorConfig) -> Driver {
+        let topics = (0..GROUPS)
+            .map(|g| TopicImage::new(TopicId::from_u128(g as u128 + 1), format!("topic-{g:04}"), 100));
+        let mut core = CoordinatorCore::new(config);
+        core.update_metadata_image(Arc::new(MetadataImage::new(1, topics)));
+        Driver { core, next: 0, out: Effects::default() }
+    }
+
+    /// Sends `request` and completes its writes, lets `settle` finish on the core what
+    /// they released, and returns the answer.
+    pub(crate) fn send(
+        &mut self,
+        request: Request,
+        settle: impl FnOnce(&mut CoordinatorCore),
+    ) -> Option<Response> {
+        self.next += 1;
+        let rid = RequestId(self.next);
+        self.core.handle_into(1, rid, request, &mut self.out);
+        while let Some(w) = self.out.writes.pop() {
+            self.core.complete_write_into(1, w.id, Ok(()), &mut self.out);
+        }
+        settle(&mut self.core);
+        let answer = self.out.responses.iter().find(|(r, _)| *r == rid).map(|(_, r)| r.clone());
+        self.out.responses.clear();
+        self.out.timers.clear();
+        self.out.events.clear();
+        answer
+    }
 }
 
 /// `{kind}_heartbeat_10k_members_100_groups`, each of `members` (group, id, epoch) in
