@@ -1,8 +1,5 @@
 //! Criterion benchmarks of the server-side (KIP-848) assignors on the
-//! scenarios of `benchmarks.md`, built as server specs: topic `j` has id
-//! `j + 1` (id 0 means "no id"), members are `member-%05d`, members with the
-//! same subscription share one topic list (as a coordinator holds interned
-//! subscriptions). Inputs are built outside the timed section; the timed
+//! scenarios of `benchmarks.md`, built as server specs (`input.rs`). Inputs are built outside the timed section; the timed
 //! section is one `assign` call, including building its output; each output
 //! is dropped untimed right after its call.
 //!
@@ -20,6 +17,7 @@
 //! `cargo bench -p group-assignors --bench server -- --quick`; a scenario
 //! id as filter (`-- S3`) builds only that scenario's input.
 
+mod input;
 mod timing;
 
 use std::hint::black_box;
@@ -27,9 +25,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use group_assignors::server::{
-    GroupSpec, MemberSpec, MemberTarget, ServerAssignor, SubscriptionType, TargetAssignment, server_assignor,
+    MemberTarget, ServerAssignor, SubscriptionType, TargetAssignment, UniformAssignor, server_assignor,
 };
-use group_types::TopicId;
+use input::Input;
 
 /// Whether the command line's filter can select scenario `id`.
 fn wanted(id: &str) -> bool {
@@ -38,120 +36,47 @@ fn wanted(id: &str) -> bool {
         || filters.iter().any(|f| f.contains(id) || id.contains(f.as_str()) || f.contains(['[', '.', '|']))
 }
 
-/// An owned group the specs borrow from.
-struct Input {
-    ids: Vec<String>,
-    /// The distinct subscription lists.
-    lists: Vec<Vec<TopicId>>,
-    /// Each member's list.
-    list_of: Vec<usize>,
-    current: Vec<MemberTarget>,
-    kind: SubscriptionType,
-    /// Partition count per topic index.
-    counts: Vec<u32>,
-}
-
-impl Input {
-    fn spec(&self) -> GroupSpec<'_> {
-        GroupSpec {
-            members: (0..self.ids.len())
-                .map(|m| MemberSpec {
-                    member_id: &self.ids[m],
-                    instance_id: None,
-                    rack_id: None,
-                    subscribed_topics: &self.lists[self.list_of[m]],
-                    current: &self.current[m],
-                })
-                .collect(),
-            subscription_type: self.kind,
-        }
-    }
-
-    fn describer(&self) -> impl Fn(TopicId) -> Option<u32> + '_ {
-        |id: TopicId| self.counts.get(id.as_u128().checked_sub(1)? as usize).copied()
-    }
-
-    fn assign(&self, assignor: &dyn ServerAssignor) -> TargetAssignment {
-        assignor.assign(&self.spec(), &self.describer()).expect("assigns")
-    }
-}
-
-fn topic(j: usize) -> TopicId {
-    TopicId::from_u128(j as u128 + 1)
-}
-
-fn member(i: usize) -> String {
-    format!("member-{i:05}")
-}
-
-/// Every member subscribes to every topic; one shared list, or one each.
-fn homogeneous(topics: usize, per_topic: u32, members: usize, shared: bool) -> Input {
-    let list: Vec<TopicId> = (0..topics).map(topic).collect();
-    let lists = if shared { vec![list] } else { vec![list; members] };
-    Input {
-        ids: (0..members).map(member).collect(),
-        list_of: (0..members).map(|m| if shared { 0 } else { m }).collect(),
-        lists,
-        current: vec![MemberTarget::default(); members],
-        kind: SubscriptionType::Homogeneous,
-        counts: vec![per_topic; topics],
-    }
-}
-
 fn s5() -> Input {
-    let lists = (0..3).map(|i| (0..500).filter(|j| (i + j) % 3 != 0).map(topic).collect()).collect();
-    Input {
-        ids: (0..200).map(member).collect(),
-        lists,
-        list_of: (0..200).map(|i| i % 3).collect(),
-        current: vec![MemberTarget::default(); 200],
-        kind: SubscriptionType::Heterogeneous,
-        counts: vec![20; 500],
-    }
+    Input::heterogeneous(500, 20, 200)
 }
 
-/// S5 with the uniform result as current targets, then `member-00199` leaves.
-fn s5_leave() -> Input {
-    let mut input = s5();
-    let first = input.assign(&group_assignors::server::UniformAssignor);
-    input.current = first.members;
+/// The uniform assignor's targets for `input`, as its members' current ones.
+fn settled(mut input: Input) -> Input {
+    let targets = UniformAssignor.assign(&input.spec(), &input.describer()).expect("assigns");
+    input.current = targets.members;
+    input
+}
+
+/// The last member leaves.
+fn leave(mut input: Input) -> Input {
     input.ids.pop();
     input.list_of.pop();
     input.current.pop();
     input
 }
 
+/// S5 with the uniform result as current targets, then `member-00199` leaves.
+fn s5_leave() -> Input {
+    leave(settled(s5()))
+}
+
 /// S3 sized but heterogeneous: even members subscribe to every topic, odd
 /// members to the even-numbered topics.
 fn s3_hetero() -> Input {
-    let all: Vec<TopicId> = (0..1000).map(topic).collect();
-    let even: Vec<TopicId> = (0..1000).step_by(2).map(topic).collect();
-    Input {
-        ids: (0..2000).map(member).collect(),
-        lists: vec![all, even],
-        list_of: (0..2000).map(|i| i % 2).collect(),
-        current: vec![MemberTarget::default(); 2000],
-        kind: SubscriptionType::Heterogeneous,
-        counts: vec![1000; 1000],
-    }
+    let lists = vec![(0..1000).collect(), (0..1000).step_by(2).collect()];
+    Input::new(1000, 1000, 2000, lists, |i| i % 2, SubscriptionType::Heterogeneous)
 }
 
 /// S2 with the uniform result as current targets, then a member joins or
 /// `member-00099` leaves.
 fn s2_changed(join: bool) -> Input {
-    let mut input = homogeneous(100, 100, 100, true);
-    let first = input.assign(&group_assignors::server::UniformAssignor);
-    input.current = first.members;
+    let mut input = settled(Input::homogeneous(100, 100, 100, true));
     if join {
-        input.ids.push(member(100));
-        input.list_of.push(0);
-        input.current.push(MemberTarget::default());
+        input.join();
+        input
     } else {
-        input.ids.pop();
-        input.list_of.pop();
-        input.current.pop();
+        leave(input)
     }
-    input
 }
 
 /// Partitions of `before` (the inputs' current targets) no longer with their owner.
@@ -199,10 +124,10 @@ fn scenario(c: &mut Criterion, id: &str, input: &Input, assignors: &[&str], samp
 fn benches(c: &mut Criterion) {
     let both = ["uniform", "range"];
     if wanted("S1") {
-        scenario(c, "S1", &homogeneous(1, 1000, 10, true), &both, 100);
+        scenario(c, "S1", &Input::homogeneous(1, 1000, 10, true), &both, 100);
     }
     if wanted("S2") {
-        scenario(c, "S2", &homogeneous(100, 100, 100, true), &both, 100);
+        scenario(c, "S2", &Input::homogeneous(100, 100, 100, true), &both, 100);
     }
     if wanted("S2-join") {
         scenario(c, "S2-join", &s2_changed(true), &["uniform"], 100);
@@ -211,7 +136,7 @@ fn benches(c: &mut Criterion) {
         scenario(c, "S2-leave", &s2_changed(false), &["uniform"], 100);
     }
     if wanted("S3") {
-        scenario(c, "S3", &homogeneous(1000, 1000, 2000, true), &both, 10);
+        scenario(c, "S3", &Input::homogeneous(1000, 1000, 2000, true), &both, 10);
     }
     if wanted("S5") {
         scenario(c, "S5", &s5(), &both, 50);
@@ -223,10 +148,10 @@ fn benches(c: &mut Criterion) {
         scenario(c, "S3-hetero", &s3_hetero(), &["uniform"], 10);
     }
     if wanted("S6") {
-        scenario(c, "S6", &homogeneous(10_000, 10, 1000, true), &both, 50);
+        scenario(c, "S6", &Input::homogeneous(10_000, 10, 1000, true), &both, 50);
     }
     if wanted("S6-unshared") {
-        scenario(c, "S6-unshared", &homogeneous(10_000, 10, 1000, false), &["uniform"], 20);
+        scenario(c, "S6-unshared", &Input::homogeneous(10_000, 10, 1000, false), &["uniform"], 20);
     }
 }
 

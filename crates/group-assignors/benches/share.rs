@@ -1,8 +1,7 @@
-//! Criterion benchmarks of the share-group assignor `simple` (KIP-932):
-//! topic `j` has id `j + 1`, members are `member-%05d`, every partition is
-//! assignable (initialized), members with the same subscription share one
-//! topic list. Inputs are built outside the timed section; the timed section
-//! is one `assign` call including building its output, dropped untimed.
+//! Criterion benchmarks of the share-group assignor `simple` (KIP-932) on the
+//! groups of `input.rs`, every partition assignable (initialized). Inputs are
+//! built outside the timed section; the timed section is one `assign` call
+//! including building its output, dropped untimed.
 //!
 //! - `share-homogeneous`: 1,000 members over 10 topics of 1,000 partitions,
 //!   a first assignment.
@@ -16,16 +15,14 @@
 //! `cargo bench -p group-assignors --bench share`; a scenario name as filter
 //! (`-- share-more`) builds only that scenario's input.
 
+mod input;
 mod timing;
 
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use group_assignors::server::{
-    AllAssignable, GroupSpec, MemberSpec, MemberTarget, ShareAssignor, ShareGroupSpec, SimpleAssignor,
-    SubscriptionType, TargetAssignment,
-};
-use group_types::TopicId;
+use group_assignors::server::{AllAssignable, MemberTarget, ShareAssignor, ShareGroupSpec, SimpleAssignor};
+use input::Input;
 
 /// Whether the command line's filter can select scenario `id`.
 fn wanted(id: &str) -> bool {
@@ -33,77 +30,16 @@ fn wanted(id: &str) -> bool {
     filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str()))
 }
 
-/// An owned group the specs borrow from.
-struct Input {
-    ids: Vec<String>,
-    lists: Vec<Vec<TopicId>>,
-    list_of: Vec<usize>,
-    current: Vec<MemberTarget>,
-    kind: SubscriptionType,
-    counts: Vec<u32>,
-}
-
-impl Input {
-    fn spec(&self) -> GroupSpec<'_> {
-        GroupSpec {
-            members: (0..self.ids.len())
-                .map(|m| MemberSpec {
-                    member_id: &self.ids[m],
-                    instance_id: None,
-                    rack_id: None,
-                    subscribed_topics: &self.lists[self.list_of[m]],
-                    current: &self.current[m],
-                })
-                .collect(),
-            subscription_type: self.kind,
-        }
-    }
-
-    fn describer(&self) -> impl Fn(TopicId) -> Option<u32> + '_ {
-        |id: TopicId| self.counts.get(id.as_u128().checked_sub(1)? as usize).copied()
-    }
-
-    fn assign(&self) -> TargetAssignment {
-        let spec = self.spec();
-        SimpleAssignor
-            .assign(&ShareGroupSpec { group: &spec, assignable: &AllAssignable }, &self.describer())
-            .expect("assigns")
-    }
-}
-
-fn topic(j: usize) -> TopicId {
-    TopicId::from_u128(j as u128 + 1)
-}
-
-fn homogeneous(topics: usize, per_topic: u32, members: usize) -> Input {
-    Input {
-        ids: (0..members).map(|i| format!("member-{i:05}")).collect(),
-        lists: vec![(0..topics).map(topic).collect()],
-        list_of: vec![0; members],
-        current: vec![MemberTarget::default(); members],
-        kind: SubscriptionType::Homogeneous,
-        counts: vec![per_topic; topics],
-    }
-}
-
-fn heterogeneous() -> Input {
-    let lists = (0..3).map(|i| (0..10).filter(|j| (i + j) % 3 != 0).map(topic).collect()).collect();
-    Input {
-        ids: (0..1000).map(|i| format!("member-{i:05}")).collect(),
-        lists,
-        list_of: (0..1000).map(|i| i % 3).collect(),
-        current: vec![MemberTarget::default(); 1000],
-        kind: SubscriptionType::Heterogeneous,
-        counts: vec![1000; 10],
-    }
-}
-
+/// The same group's targets as current targets, then `member-01000` joins.
 fn joined() -> Input {
-    let mut input = homogeneous(10, 1000, 1000);
-    input.current = input.assign().members;
-    input.ids.push("member-01000".to_owned());
-    input.list_of.push(0);
-    input.current.push(MemberTarget::default());
+    let mut input = Input::homogeneous(10, 1000, 1000, true);
+    let targets = {
+        let spec = input.spec();
+        let group = ShareGroupSpec { group: &spec, assignable: &AllAssignable };
+        SimpleAssignor.assign(&group, &input.describer()).expect("assigns")
+    };
+    input.current = targets.members;
+    input.join();
     input
 }
 
@@ -130,16 +66,16 @@ fn scenario(c: &mut Criterion, id: &str, input: &Input, samples: usize) {
 
 fn benches(c: &mut Criterion) {
     if wanted("share-homogeneous") {
-        scenario(c, "share-homogeneous", &homogeneous(10, 1000, 1000), 20);
+        scenario(c, "share-homogeneous", &Input::homogeneous(10, 1000, 1000, true), 20);
     }
     if wanted("share-homogeneous-join") {
         scenario(c, "share-homogeneous-join", &joined(), 20);
     }
     if wanted("share-heterogeneous") {
-        scenario(c, "share-heterogeneous", &heterogeneous(), 20);
+        scenario(c, "share-heterogeneous", &Input::heterogeneous(10, 1000, 1000), 20);
     }
     if wanted("share-more-members") {
-        scenario(c, "share-more-members", &homogeneous(1, 10, 100), 100);
+        scenario(c, "share-more-members", &Input::homogeneous(1, 10, 100, true), 100);
     }
 }
 

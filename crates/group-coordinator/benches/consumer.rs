@@ -3,31 +3,14 @@
 //! one member joining then leaving a Stable group of 100 (the bump, the target
 //! assignment over every member, and the writes).
 
+mod heartbeats;
+
 use std::collections::HashMap;
-use std::hint::black_box;
-use std::sync::Arc;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Request, RequestId, Response, TopicImage,
-};
-use group_types::{ConsumerGroupHeartbeatRequest, ConsumerGroupState, TopicId, TopicIdPartitions};
-
-/// The allocator group-server ships with (`--features system-allocator` for the system's).
-#[cfg(not(feature = "system-allocator"))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const GROUPS: usize = 100;
-const MEMBERS: usize = 100;
-
-fn group_id(g: usize) -> String {
-    format!("group-{g:04}")
-}
-
-fn member_id(g: usize, m: usize) -> String {
-    format!("member-{g:04}-{m:05}-Zm9vYmFyYmF6")
-}
+use criterion::{Criterion, criterion_group, criterion_main};
+use group_coordinator::{CoordinatorConfig, Response};
+use group_types::{ConsumerGroupHeartbeatRequest, ConsumerGroupState, TopicIdPartitions};
+use heartbeats::{Driver, GROUPS, MEMBERS, group_id, member_id};
 
 fn request(g: usize, member: &str, epoch: i32) -> ConsumerGroupHeartbeatRequest {
     ConsumerGroupHeartbeatRequest {
@@ -49,46 +32,26 @@ fn join(g: usize, member: &str) -> ConsumerGroupHeartbeatRequest {
     }
 }
 
-/// A driver that completes every write at once.
-struct Driver {
-    core: CoordinatorCore,
-    next: u64,
-    out: Effects,
-}
-
-impl Driver {
-    fn send(&mut self, r: ConsumerGroupHeartbeatRequest) -> Option<(i32, Option<Vec<TopicIdPartitions>>)> {
-        self.next += 1;
-        let rid = RequestId(self.next);
-        self.core.handle_into(1, rid, Request::from(r), &mut self.out);
-        while let Some(w) = self.out.writes.pop() {
-            let id = w.id;
-            self.core.complete_write_into(1, id, Ok(()), &mut self.out);
-        }
-        let answer = self.out.responses.iter().find(|(r, _)| *r == rid).map(|(_, r)| r.clone());
-        self.out.responses.clear();
-        self.out.timers.clear();
-        self.out.events.clear();
-        match answer? {
-            Response::ConsumerGroupHeartbeat(r) => Some((r.member_epoch, r.assignment)),
-            _ => None,
-        }
+/// A heartbeat's answer: the member's epoch and assignment.
+fn heartbeat(
+    d: &mut Driver,
+    r: ConsumerGroupHeartbeatRequest,
+) -> Option<(i32, Option<Vec<TopicIdPartitions>>)> {
+    match d.send(r.into(), |_| {})? {
+        Response::ConsumerGroupHeartbeat(r) => Some((r.member_epoch, r.assignment)),
+        _ => None,
     }
 }
 
 /// `GROUPS` Stable groups of `MEMBERS` members, each on its own 100-partition topic.
 fn stable_groups() -> (Driver, Vec<(usize, String, i32)>) {
-    let topics =
-        (0..GROUPS).map(|g| TopicImage::new(TopicId::from_u128(g as u128 + 1), format!("topic-{g:04}"), 100));
-    let mut core = CoordinatorCore::new(CoordinatorConfig::default());
-    core.update_metadata_image(Arc::new(MetadataImage::new(1, topics)));
-    let mut d = Driver { core, next: 0, out: Effects::default() };
+    let mut d = Driver::new(CoordinatorConfig::default());
     let mut members = Vec::new();
     for g in 0..GROUPS {
         let mut owned: HashMap<String, (i32, Vec<TopicIdPartitions>)> = HashMap::new();
         for m in 0..MEMBERS {
             let id = member_id(g, m);
-            let (epoch, assignment) = d.send(join(g, &id)).expect("joined");
+            let (epoch, assignment) = heartbeat(&mut d, join(g, &id)).expect("joined");
             owned.insert(id, (epoch, assignment.unwrap_or_default()));
         }
         // Everyone acknowledges what it holds until the group is Stable.
@@ -101,7 +64,7 @@ fn stable_groups() -> (Driver, Vec<(usize, String, i32)>) {
                     topic_partitions: Some(assignment.clone()),
                     ..request(g, id, *epoch)
                 };
-                let (e, a) = d.send(r).expect("answered");
+                let (e, a) = heartbeat(&mut d, r).expect("answered");
                 *epoch = e;
                 if let Some(a) = a {
                     *assignment = a;
@@ -117,34 +80,7 @@ fn stable_groups() -> (Driver, Vec<(usize, String, i32)>) {
 
 fn bench_consumer(c: &mut Criterion) {
     let (mut d, members) = stable_groups();
-    let mut group = c.benchmark_group("consumer_heartbeat_10k_members_100_groups");
-    group.throughput(Throughput::Elements(1));
-    let mut i = 0;
-    group.bench_function("core", |b| {
-        b.iter_batched(
-            || {
-                i = (i + 1) % members.len();
-                let (g, id, epoch) = &members[i];
-                request(*g, id, *epoch)
-            },
-            |r| black_box(d.send(r)),
-            BatchSize::SmallInput,
-        )
-    });
-    group.finish();
-    let mut group = c.benchmark_group("consumer_join_and_leave_100_member_group");
-    group.throughput(Throughput::Elements(1));
-    let mut n = 0;
-    group.bench_function("core", |b| {
-        b.iter(|| {
-            n += 1;
-            let id = format!("newcomer-{n}");
-            let joined = d.send(join(0, &id)).expect("joined");
-            black_box(&joined);
-            black_box(d.send(request(0, &id, -1)))
-        })
-    });
-    group.finish();
+    heartbeats::bench(c, "consumer", &members, |r| heartbeat(&mut d, r), request, join);
 }
 
 criterion_group!(benches, bench_consumer);

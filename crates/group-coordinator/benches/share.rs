@@ -2,30 +2,12 @@
 //! shapes (`benches/consumer.rs`): keep-alive heartbeats of 10,000 settled members
 //! in 100 groups, and one member joining then leaving a settled group of 100.
 
-use std::hint::black_box;
-use std::sync::Arc;
+mod heartbeats;
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use group_coordinator::{
-    CoordinatorConfig, CoordinatorCore, Effects, MetadataImage, Request, RequestId, Response, TopicImage,
-};
+use criterion::{Criterion, criterion_group, criterion_main};
+use group_coordinator::{CoordinatorConfig, CoordinatorCore, Response};
 use group_types::{ShareGroupHeartbeatRequest, TopicId};
-
-/// The allocator group-server ships with (`--features system-allocator` for the system's).
-#[cfg(not(feature = "system-allocator"))]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-const GROUPS: usize = 100;
-const MEMBERS: usize = 100;
-
-fn group_id(g: usize) -> String {
-    format!("group-{g:04}")
-}
-
-fn member_id(g: usize, m: usize) -> String {
-    format!("member-{g:04}-{m:05}-Zm9vYmFyYmF6")
-}
+use heartbeats::{Driver, GROUPS, MEMBERS, group_id, member_id};
 
 fn request(g: usize, member: &str, epoch: i32) -> ShareGroupHeartbeatRequest {
     ShareGroupHeartbeatRequest {
@@ -45,66 +27,46 @@ fn join(g: usize, member: &str) -> ShareGroupHeartbeatRequest {
     }
 }
 
-/// A driver that completes every write at once, and every share-partition
-/// initialization the heartbeats ask for.
-struct Driver {
-    core: CoordinatorCore,
-    next: u64,
-    out: Effects,
-}
-
-impl Driver {
-    fn send(&mut self, r: ShareGroupHeartbeatRequest) -> Option<i32> {
-        self.next += 1;
-        let rid = RequestId(self.next);
-        self.core.handle_into(1, rid, Request::from(r), &mut self.out);
-        while let Some(w) = self.out.writes.pop() {
-            self.core.complete_write_into(1, w.id, Ok(()), &mut self.out);
-        }
-        for init in self.core.take_share_state_initializations() {
+/// A heartbeat's answer, the member's epoch, once every share-partition initialization
+/// it asked is done.
+fn heartbeat(d: &mut Driver, r: ShareGroupHeartbeatRequest) -> Option<i32> {
+    let initialize = |core: &mut CoordinatorCore| {
+        for init in core.take_share_state_initializations() {
             let parts: Vec<(TopicId, Vec<i32>)> = init
                 .topics
                 .iter()
                 .map(|t| (t.topic_id, t.partitions.iter().map(|p| p.partition).collect()))
                 .collect();
-            let mut fx = self.core.share_group_state_initialized(1, init.group_id.as_str(), &parts, true);
+            let mut fx = core.share_group_state_initialized(1, init.group_id.as_str(), &parts, true);
             while let Some(w) = fx.writes.pop() {
-                self.core.complete_write_into(1, w.id, Ok(()), &mut fx);
+                core.complete_write_into(1, w.id, Ok(()), &mut fx);
             }
         }
-        let answer = self.out.responses.iter().find(|(r, _)| *r == rid).map(|(_, r)| r.clone());
-        self.out.responses.clear();
-        self.out.timers.clear();
-        self.out.events.clear();
-        match answer? {
-            Response::ShareGroupHeartbeat(r) if r.error_code.is_ok() => Some(r.member_epoch),
-            _ => None,
-        }
+    };
+    match d.send(r.into(), initialize)? {
+        Response::ShareGroupHeartbeat(r) if r.error_code.is_ok() => Some(r.member_epoch),
+        _ => None,
     }
 }
 
 /// `GROUPS` settled share groups of `MEMBERS` members, each on its own 100-partition topic.
 fn settled_groups() -> (Driver, Vec<(usize, String, i32)>) {
-    let topics =
-        (0..GROUPS).map(|g| TopicImage::new(TopicId::from_u128(g as u128 + 1), format!("topic-{g:04}"), 100));
     let mut config = CoordinatorConfig::default();
     config.share.enabled = true;
     config.share.max_size = 1000;
-    let mut core = CoordinatorCore::new(config);
-    core.update_metadata_image(Arc::new(MetadataImage::new(1, topics)));
-    let mut d = Driver { core, next: 0, out: Effects::default() };
+    let mut d = Driver::new(config);
     let mut members = Vec::new();
     for g in 0..GROUPS {
         let mut epochs = Vec::new();
         for m in 0..MEMBERS {
             let id = member_id(g, m);
-            let epoch = d.send(join(g, &id)).expect("joined");
+            let epoch = heartbeat(&mut d, join(g, &id)).expect("joined");
             epochs.push((id, epoch));
         }
         // Every member heartbeats until all are at the group's epoch.
         for _ in 0..4 {
             for (id, epoch) in epochs.iter_mut() {
-                *epoch = d.send(request(g, id, *epoch)).expect("answered");
+                *epoch = heartbeat(&mut d, request(g, id, *epoch)).expect("answered");
             }
         }
         let snapshot = d.core.share_group(&group_id(g)).expect("a share group");
@@ -120,34 +82,7 @@ fn settled_groups() -> (Driver, Vec<(usize, String, i32)>) {
 
 fn bench_share(c: &mut Criterion) {
     let (mut d, members) = settled_groups();
-    let mut group = c.benchmark_group("share_heartbeat_10k_members_100_groups");
-    group.throughput(Throughput::Elements(1));
-    let mut i = 0;
-    group.bench_function("core", |b| {
-        b.iter_batched(
-            || {
-                i = (i + 1) % members.len();
-                let (g, id, epoch) = &members[i];
-                request(*g, id, *epoch)
-            },
-            |r| black_box(d.send(r)),
-            BatchSize::SmallInput,
-        )
-    });
-    group.finish();
-    let mut group = c.benchmark_group("share_join_and_leave_100_member_group");
-    group.throughput(Throughput::Elements(1));
-    let mut n = 0;
-    group.bench_function("core", |b| {
-        b.iter(|| {
-            n += 1;
-            let id = format!("newcomer-{n}");
-            let joined = d.send(join(0, &id)).expect("joined");
-            black_box(joined);
-            black_box(d.send(request(0, &id, -1)))
-        })
-    });
-    group.finish();
+    heartbeats::bench(c, "share", &members, |r| heartbeat(&mut d, r), request, join);
 }
 
 criterion_group!(benches, bench_share);

@@ -333,6 +333,36 @@ pub fn one_member_group_record(
     }
 }
 
+/// Group `g`'s record replacing [`record`]`("g", 1)` with every field changed,
+/// including Some -> None and Some("") kept distinct from None.
+fn replaced_record() -> GroupMetadataRecord {
+    GroupMetadataRecord {
+        group_id: "g".into(),
+        protocol_type: Some("".into()),
+        generation_id: 2,
+        protocol_name: None,
+        leader_id: None,
+        state_timestamp_ms: None,
+        members: Vec::new(),
+    }
+}
+
+/// Group `big`'s record: 100 members with awkward ids and long subscriptions and
+/// assignments.
+fn big_record() -> GroupMetadataRecord {
+    GroupMetadataRecord {
+        members: (0..100)
+            .map(|i| MemberMetadataRecord {
+                member_id: format!("member-{i}-\0-🦀").into(),
+                subscription: (0..=255).collect(),
+                assignment: vec![i as u8; 1000].into(),
+                ..MemberMetadataRecord::default()
+            })
+            .collect(),
+        ..record("big", i32::MAX)
+    }
+}
+
 fn record(group: &str, generation: i32) -> GroupMetadataRecord {
     GroupMetadataRecord {
         group_id: group.into(),

@@ -61,7 +61,7 @@ import time
 import traceback
 import urllib.request
 
-from worker_io import emit, stdin_commands
+from worker_io import ScenarioFailed, check, emit, stdin_commands, watchdog
 
 TOPIC = "t1"
 PARTITIONS = 6
@@ -466,15 +466,6 @@ def predicted_releases(owners, new_live):
 
 
 # --------------------------------------------------------------------------- driver side
-
-
-class ScenarioFailed(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise ScenarioFailed(message)
 
 
 def poll_until(fn, timeout, what, every=0.1):
@@ -965,18 +956,6 @@ class Worker:
                 pass
             w.kill()
 
-    @classmethod
-    def watchdog(cls):
-        def loop():
-            while True:
-                time.sleep(1)
-                for w in list(cls.live):
-                    if time.time() > w.deadline and w.proc.poll() is None:
-                        os.kill(w.proc.pid, signal.SIGKILL)
-
-        threading.Thread(target=loop, daemon=True).start()
-
-
 def start_group(cluster, group, clients, label):
     return [Worker(cluster, c, group, "%s-%s%d" % (label, c, i)) for i, c in enumerate(clients)]
 
@@ -1460,38 +1439,36 @@ def call_flexible(wire, api_key, version, body):
     return r
 
 
-def alter_group_config(addr, group, name, value):
-    """IncrementalAlterConfigs v0 SET of one config of GROUP `group` on the node at
-    `addr`: its error code."""
+def group_config_call(addr, api, api_key, version, group, config):
+    """`api` (`api_key` at `version`) on the one GROUP resource `group` with the one
+    config entry `config` (its name's encoding onwards), on the node at `addr`: the
+    answer, read past the resource's error, which must be none."""
     body = struct.pack(">i", 1) + struct.pack(">b", GROUP_RESOURCE) + kstr(group)
-    body += struct.pack(">i", 1) + kstr(name) + struct.pack(">b", 0) + kstr(value) + struct.pack(">b", 0)
+    body += struct.pack(">i", 1) + config
     w = Wire(addr)
     try:
-        r = w.call(44, 0, body)
+        r = w.call(api_key, version, body)
     finally:
         w.close()
     r.take(">i")  # throttle
-    check(r.take(">i") == 1, "one resource answered")
+    check(r.take(">i") == 1, "one resource in the %s answer" % api)
     error = r.take(">h")
     message = r.string()
-    check(error == 0, "IncrementalAlterConfigs on %s: error %d %s" % (addr, error, message))
+    check(error == 0, "%s on %s: error %d %s" % (api, addr, error, message))
+    return r
+
+
+def alter_group_config(addr, group, name, value):
+    """IncrementalAlterConfigs v0 SET of one config of GROUP `group` on the node at
+    `addr`."""
+    config = kstr(name) + struct.pack(">b", 0) + kstr(value) + struct.pack(">b", 0)
+    group_config_call(addr, "IncrementalAlterConfigs", 44, 0, group, config)
 
 
 def described_group_config(addr, group, name):
     """DescribeConfigs v1 of `name` of GROUP `group` on the node at `addr`:
     (value, source)."""
-    body = struct.pack(">i", 1) + struct.pack(">b", GROUP_RESOURCE) + kstr(group)
-    body += struct.pack(">i", 1) + kstr(name) + struct.pack(">b", 0)
-    w = Wire(addr)
-    try:
-        r = w.call(32, 1, body)
-    finally:
-        w.close()
-    r.take(">i")  # throttle
-    check(r.take(">i") == 1, "one resource described")
-    error = r.take(">h")
-    message = r.string()
-    check(error == 0, "DescribeConfigs on %s: error %d %s" % (addr, error, message))
+    r = group_config_call(addr, "DescribeConfigs", 32, 1, group, kstr(name) + struct.pack(">b", 0))
     r.take(">b")
     r.string()
     found = None
@@ -1678,7 +1655,7 @@ def main():
             print("FAIL setup: no %s binary at %s" % (what, path))
             return 2
     os.makedirs(args.workdir, exist_ok=True)
-    Worker.watchdog()
+    watchdog(Worker.live)
 
     def on_signal(signum, frame):
         raise SystemExit(128 + signum)

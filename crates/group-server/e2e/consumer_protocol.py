@@ -19,15 +19,20 @@ killed by its own pid when it overstays or its scenario ends.
 
 import json
 import os
-import queue
-import signal
-import subprocess
 import sys
 import threading
 import time
-import traceback
 
-from worker_io import emit, read_request_log, stdin_commands
+from worker_io import (
+    ScenarioFailed,
+    ServerProcess,
+    WorkerProcess,
+    check,
+    emit,
+    outcome,
+    polled_commands,
+    read_request_log,
+)
 
 SESSION_MS = 5000
 HEARTBEAT_MS = 500
@@ -97,21 +102,14 @@ def worker(cfg):
         c.assign([TopicPartition(t, p) for t, p in cfg["assign"]])
     else:
         c.subscribe(cfg["topics"], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
-    commands = stdin_commands()
-    emit({"event": "started", "pid": os.getpid()})
-    last = None
-    while True:
+
+    def poll():
         msg = c.poll(0.1)
         if msg is not None and msg.error():
             emit({"event": "client_error", "error": str(msg.error()), "fatal": msg.error().fatal()})
-        current = tps(c.assignment())
-        if current != last:
-            last = current
-            emit({"event": "assignment", "partitions": current, "t": time.time()})
-        try:
-            cmd = commands.get_nowait()
-        except queue.Empty:
-            continue
+        return tps(c.assignment())
+
+    for cmd in polled_commands(poll):
         name = cmd["cmd"]
         try:
             if name == "commit":
@@ -151,19 +149,12 @@ def kp_worker(cfg):
     c.subscribe(cfg["topics"])
     # real-clients.md gotcha 15: avoids a kafka-python single-leader rebalance hang.
     c.topics()
-    commands = stdin_commands()
-    emit({"event": "started", "pid": os.getpid()})
-    last = None
-    while True:
+
+    def poll():
         c.poll(timeout_ms=100)
-        current = sorted([tp.topic, tp.partition] for tp in c.assignment())
-        if current != last:
-            last = current
-            emit({"event": "assignment", "partitions": current, "t": time.time()})
-        try:
-            cmd = commands.get_nowait()
-        except queue.Empty:
-            continue
+        return sorted([tp.topic, tp.partition] for tp in c.assignment())
+
+    for cmd in polled_commands(poll):
         if cmd["cmd"] in ("close", "eof"):
             c.close()
             emit({"event": "closed", "t": time.time()})
@@ -171,15 +162,6 @@ def kp_worker(cfg):
 
 
 # --------------------------------------------------------------------------- driver side
-
-
-class ScenarioFailed(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise ScenarioFailed(message)
 
 
 def run_one(name, scenario):
@@ -190,14 +172,7 @@ def run_one(name, scenario):
     binary, workdir = args["--server"], args["--workdir"]
     os.makedirs(workdir, exist_ok=True)
     start = time.time()
-    try:
-        detail = scenario(binary, workdir)
-        ok = True
-    except Exception as e:
-        detail = f"{type(e).__name__}: {e}"
-        if not isinstance(e, ScenarioFailed):
-            detail += "\n" + traceback.format_exc()
-        ok = False
+    ok, detail = outcome(scenario, binary, workdir)
     print(f"scenario {name}: {'PASS' if ok else 'FAIL'} in {time.time() - start:.1f}s: {detail}", flush=True)
     print(f"{name}: {1 if ok else 0}/1 scenarios passed", flush=True)
     sys.exit(0 if ok else 1)
@@ -211,7 +186,7 @@ def fmt(partitions):
     return ",".join(f"{t}-{p}" for t, p in sorted(partitions)) or "-"
 
 
-class Worker:
+class Worker(WorkerProcess):
     """A client process of one scenario; killed by its own pid when it overstays or the
     scenario ends."""
 
@@ -222,33 +197,8 @@ class Worker:
         server = server or scenario.server
         cfg = dict(bootstrap=server.bootstrap, group=group, client_id=name, topics=topics or [], **extra)
         mode = "worker" if kind == "ck" else "kp-worker"
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), mode, json.dumps(cfg)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(scenario.workdir, name + ".stderr"), "w"),
-            text=True,
-        )
-        self.events = []
-        self.cond = threading.Condition()
-        self.next_id = 0
-        self.deadline = time.time() + WORKER_LIFETIME_S
-        threading.Thread(target=self._read, daemon=True).start()
+        super().__init__(__file__, mode, cfg, os.path.join(scenario.workdir, name + ".stderr"), WORKER_LIFETIME_S)
         scenario.workers.append(self)
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            ev.setdefault("t", time.time())
-            with self.cond:
-                self.events.append(ev)
-                self.cond.notify_all()
-        with self.cond:
-            self.events.append({"event": "exit", "t": time.time()})
-            self.cond.notify_all()
 
     def of(self, kind):
         with self.cond:
@@ -256,20 +206,6 @@ class Worker:
 
     def fatal_errors(self):
         return [ev["error"] for ev in self.of("client_error") if ev.get("fatal")]
-
-    def wait_for(self, pred, timeout, what):
-        end = min(time.time() + timeout, self.deadline)
-        with self.cond:
-            while True:
-                for ev in self.events:
-                    if pred(ev):
-                        return ev
-                if any(ev["event"] == "exit" for ev in self.events):
-                    raise ScenarioFailed(f"{self.name} exited while waiting for {what}")
-                left = end - time.time()
-                if left <= 0:
-                    raise ScenarioFailed(f"{self.name}: timed out after {timeout}s waiting for {what}")
-                self.cond.wait(left)
 
     def assignment(self):
         a = self.of("assignment")
@@ -289,16 +225,6 @@ class Worker:
             with self.cond:
                 self.cond.wait(0.05)
 
-    def request(self, cmd, timeout=20):
-        self.next_id += 1
-        cmd = dict(cmd, id=self.next_id)
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        rid = self.next_id
-        ev = self.wait_for(lambda e: e["event"] == "reply" and e.get("id") == rid, timeout, cmd["cmd"])
-        check(ev["ok"], f"{self.name} {cmd['cmd']} failed: {ev.get('error')}")
-        return ev
-
     def commit(self, offsets):
         self.request({"cmd": "commit", "offsets": [[t, p, o] for (t, p), o in sorted(offsets.items())]})
 
@@ -307,22 +233,8 @@ class Worker:
         return {(t, p): o for t, p, o in ev["offsets"]}
 
     def close(self, timeout=20):
-        try:
-            self.proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
-            self.proc.stdin.flush()
-        except OSError:
-            pass
-        ev = self.wait_for(lambda e: e["event"] in ("closed", "exit"), timeout, "close")
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        return ev["t"]
-
-    def kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        """Closes the worker; returns when it said it closed."""
+        return super().close(timeout)["t"]
 
     def revoked(self, since=0.0, until=float("inf")):
         """The partitions revoke or lost callbacks took away between two instants."""
@@ -341,27 +253,20 @@ class Worker:
         return held
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, binary, workdir, name, topics, durable=False, metered=False):
-        self.binary = binary
-        self.workdir = workdir
+        super().__init__(binary, workdir)
         self.name = name
         self.topics = topics
         self.durable = durable
         self.metered = metered
         self.metrics_url = None
-        self.proc = None
-        self.port = 0
         self.log_path = os.path.join(workdir, f"{name}.requests.jsonl")
         self.data_dir = os.path.join(workdir, f"{name}.data")
         open(self.log_path, "w").close()
 
-    @property
-    def bootstrap(self):
-        return f"127.0.0.1:{self.port}"
-
     def start(self):
-        args = [self.binary, "--listen", f"127.0.0.1:{self.port}", "--request-log", self.log_path]
+        args = ["--request-log", self.log_path]
         for t, n in self.topics.items():
             args += ["--topic", f"{t}:{n}"]
         args += [
@@ -375,19 +280,7 @@ class Server:
         args += ["--data-dir", self.data_dir] if self.durable else ["--memory"]
         if self.metered:
             args += ["--metrics-listen", "127.0.0.1:0"]
-        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info,sled=warn"))
-        # stdin stays open while the driver lives: if the driver dies, the server exits.
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.workdir, f"{self.name}.stderr"), "a"),
-            text=True,
-            env=env,
-        )
-        line = self.proc.stdout.readline()
-        check("listening on" in line, f"server {self.name} did not start: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
+        self.launch(args, f"{self.name}.stderr", f"server {self.name}", rust_log="info,sled=warn")
         if self.metered:
             line = self.proc.stdout.readline()
             check("metrics on" in line, f"server {self.name} has no metrics: {line!r}")
@@ -413,11 +306,6 @@ class Server:
         with open(os.path.join(self.workdir, f"{self.name}.stderr")) as f:
             return f.read()
 
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
-
     def requests(self, client_id=None, api=None, since=0.0):
         return read_request_log(self.log_path, client_id, api, since)
 
@@ -441,13 +329,7 @@ class Scenario:
     def run(self):
         start = time.time()
         try:
-            detail = self.fn(self) or ""
-            ok = True
-        except Exception as e:
-            detail = f"{type(e).__name__}: {e}"
-            if not isinstance(e, ScenarioFailed):
-                detail += "\n" + traceback.format_exc()
-            ok = False
+            ok, detail = outcome(self.fn, self)
         finally:
             for w in self.workers:
                 w.kill()
@@ -628,14 +510,21 @@ def s_sticky(sc):
     return s_three(sc, sticky=True)
 
 
+def split_two(sc, topic, static=False):
+    """Members a and b (static: instances i-a and i-b) of the scenario's group on `topic`:
+    a alone takes every partition, then b half of them."""
+    everything = parts(topic, TOPICS[topic])
+    a = sc.worker("a", sc.group(), [topic], instance="i-a" if static else None)
+    a.wait_assignment(lambda s: s == everything, 20, "every partition")
+    b = sc.worker("b", sc.group(), [topic], instance="i-b" if static else None)
+    wait_until(lambda: disjoint_cover([a, b], everything) and len(b.assignment() or ()) == 2, 20, "a 2+2 split")
+    return a, b, everything
+
+
 def s_kill(sc):
     """A member killed (SIGKILL): its partitions go to the survivor after the session timeout."""
-    topic, n = "kill", TOPICS["kill"]
-    everything = parts(topic, n)
-    a = sc.worker("a", sc.group(), [topic])
-    a.wait_assignment(lambda s: s == everything, 20, "every partition")
-    b = sc.worker("b", sc.group(), [topic])
-    wait_until(lambda: disjoint_cover([a, b], everything) and len(b.assignment() or ()) == 2, 20, "a 2+2 split")
+    n = TOPICS["kill"]
+    a, b, everything = split_two(sc, "kill")
     b.kill()
     killed = time.time()
     a.wait_assignment(lambda s: s == everything, SESSION_MS / 1000 + 10, "every partition after the kill")
@@ -648,12 +537,8 @@ def s_kill(sc):
 
 def s_leave(sc):
     """A member closing sends a leave heartbeat: its partitions move at once."""
-    topic, n = "leave", TOPICS["leave"]
-    everything = parts(topic, n)
-    a = sc.worker("a", sc.group(), [topic])
-    a.wait_assignment(lambda s: s == everything, 20, "every partition")
-    b = sc.worker("b", sc.group(), [topic])
-    wait_until(lambda: disjoint_cover([a, b], everything) and len(b.assignment() or ()) == 2, 20, "a 2+2 split")
+    n = TOPICS["leave"]
+    a, b, everything = split_two(sc, "leave")
     start = time.time()
     b.close()
     a.wait_assignment(lambda s: s == everything, 10, "every partition after the leave")
@@ -668,12 +553,8 @@ def s_leave(sc):
 def s_static(sc):
     """A static member restarting within its session gets its partitions back, and the other
     member keeps its own throughout."""
-    topic, n = "static", TOPICS["static"]
-    everything = parts(topic, n)
-    a = sc.worker("a", sc.group(), [topic], instance="i-a")
-    a.wait_assignment(lambda s: s == everything, 20, "every partition")
-    b = sc.worker("b", sc.group(), [topic], instance="i-b")
-    wait_until(lambda: disjoint_cover([a, b], everything) and len(b.assignment() or ()) == 2, 20, "a 2+2 split")
+    topic = "static"
+    a, b, _ = split_two(sc, topic, static=True)
     a_kept, b_had = a.assignment(), b.assignment()
     closing = time.time()
     restarted = b.close()

@@ -16,16 +16,21 @@ pid when it overstays or a scenario fails.
 
 import json
 import os
-import queue
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
-import traceback
 
-from worker_io import emit, read_request_log, stdin_commands
+from worker_io import (
+    ScenarioFailed,
+    ServerProcess,
+    WorkerProcess,
+    check,
+    emit,
+    outcome,
+    polled_commands,
+    read_request_log,
+    watchdog,
+)
 
 TOPIC = "t1"
 PARTITIONS = 3
@@ -144,19 +149,12 @@ class CkClient:
 
 def worker(cfg):
     client = (KpClient if cfg["client"] == "kp" else CkClient)(cfg)
-    commands = stdin_commands()
-    emit({"event": "started", "pid": os.getpid()})
-    last = None
-    while True:
+
+    def poll():
         client.poll()
-        current = client.assignment()
-        if current != last:
-            last = current
-            emit({"event": "assignment", "partitions": current, "t": time.time()})
-        try:
-            cmd = commands.get_nowait()
-        except queue.Empty:
-            continue
+        return client.assignment()
+
+    for cmd in polled_commands(poll):
         name = cmd["cmd"]
         try:
             if name == "commit":
@@ -175,65 +173,20 @@ def worker(cfg):
 # --------------------------------------------------------------------------- driver side
 
 
-class ScenarioFailed(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise ScenarioFailed(message)
-
-
-class Worker:
+class Worker(WorkerProcess):
     """A client process; killed by its own pid on failure or when it overstays."""
 
+    # Arrival times, apart from the "t" that some events carry from the worker.
+    STAMP = "_t"
     live = []
 
     def __init__(self, driver, client, group, name, **extra):
         self.name = name
         self.client_id = name
         cfg = dict(client=client, bootstrap=driver.bootstrap, group=group, client_id=name, **extra)
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "worker", json.dumps(cfg)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(driver.workdir, name + ".stderr"), "w"),
-            text=True,
-        )
-        self.events = []
-        self.cond = threading.Condition()
-        self.next_id = 0
-        self.deadline = time.time() + WORKER_LIFETIME_S
-        threading.Thread(target=self._read, daemon=True).start()
+        stderr = os.path.join(driver.workdir, name + ".stderr")
+        super().__init__(__file__, "worker", cfg, stderr, WORKER_LIFETIME_S)
         Worker.live.append(self)
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            ev["_t"] = time.time()
-            with self.cond:
-                self.events.append(ev)
-                self.cond.notify_all()
-        with self.cond:
-            self.events.append({"event": "exit", "_t": time.time()})
-            self.cond.notify_all()
-
-    def wait_for(self, pred, timeout, what):
-        end = min(time.time() + timeout, self.deadline)
-        with self.cond:
-            while True:
-                for ev in self.events:
-                    if pred(ev):
-                        return ev
-                if any(ev["event"] == "exit" for ev in self.events):
-                    raise ScenarioFailed(f"{self.name} exited while waiting for {what}")
-                left = end - time.time()
-                if left <= 0:
-                    raise ScenarioFailed(f"{self.name}: timed out after {timeout}s waiting for {what}")
-                self.cond.wait(left)
 
     def assignment(self):
         with self.cond:
@@ -252,16 +205,6 @@ class Worker:
             with self.cond:
                 self.cond.wait(0.05)
 
-    def request(self, cmd, timeout=20):
-        self.next_id += 1
-        cmd = dict(cmd, id=self.next_id)
-        self.proc.stdin.write(json.dumps(cmd) + "\n")
-        self.proc.stdin.flush()
-        rid = self.next_id
-        ev = self.wait_for(lambda e: e["event"] == "reply" and e.get("id") == rid, timeout, cmd["cmd"])
-        check(ev["ok"], f"{self.name} {cmd['cmd']} failed: {ev.get('error')}")
-        return ev
-
     def commit(self, offsets):
         self.request({"cmd": "commit", "offsets": [[TOPIC, p, o] for p, o in offsets.items()]})
 
@@ -270,22 +213,11 @@ class Worker:
         return {p: o for _, p, o in ev["offsets"]}
 
     def close(self, timeout=20):
-        try:
-            self.proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
-            self.proc.stdin.flush()
-        except OSError:
-            pass
-        self.wait_for(lambda e: e["event"] in ("closed", "exit"), timeout, "close")
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        super().close(timeout)
         self.forget()
 
     def kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        super().kill()
         self.forget()
 
     def forget(self):
@@ -297,20 +229,6 @@ class Worker:
         for w in list(cls.live):
             w.kill()
 
-    @classmethod
-    def watchdog(cls):
-        """Kills, by pid, every worker that outlives its wall-clock limit."""
-
-        def loop():
-            while True:
-                time.sleep(1)
-                for w in list(cls.live):
-                    if time.time() > w.deadline and w.proc.poll() is None:
-                        os.kill(w.proc.pid, signal.SIGKILL)
-
-        threading.Thread(target=loop, daemon=True).start()
-
-
 def parts(assignment):
     return frozenset(p for _, p in assignment)
 
@@ -318,21 +236,15 @@ def parts(assignment):
 ALL = frozenset(range(PARTITIONS))
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, binary, workdir):
-        self.binary = binary
-        self.workdir = workdir
-        self.proc = None
-        self.port = 0
+        super().__init__(binary, workdir)
         self.log_path = os.path.join(workdir, "requests.jsonl")
         self.data_dir = os.path.join(workdir, "data")
         open(self.log_path, "w").close()
 
     def start(self, durable=False):
         args = [
-            self.binary,
-            "--listen",
-            f"127.0.0.1:{self.port}",
             "--topic",
             f"{TOPIC}:{PARTITIONS}",
             "--initial-rebalance-delay-ms",
@@ -342,22 +254,7 @@ class Server:
             "--exit-on-stdin-close",
         ]
         args += ["--data-dir", self.data_dir] if durable else ["--memory"]
-        # stdin stays open while the driver lives: if the driver dies, the server exits.
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.workdir, "server.stderr"), "a"),
-            text=True,
-        )
-        line = self.proc.stdout.readline()
-        check("listening on" in line, f"server did not start: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        self.launch(args, "server.stderr")
 
     def requests(self, client_id=None, api=None, since=0.0):
         return read_request_log(self.log_path, client_id, api, since)
@@ -371,7 +268,7 @@ class Driver:
 
     @property
     def bootstrap(self):
-        return f"127.0.0.1:{self.server.port}"
+        return self.server.bootstrap
 
     def admin(self):
         from kafka.admin import KafkaAdminClient
@@ -405,13 +302,7 @@ class Driver:
         self.group_start = start
         self.sub_results = []
         try:
-            detail = fn() or ""
-            ok = True
-        except Exception as e:
-            detail = f"{type(e).__name__}: {e}"
-            if not isinstance(e, ScenarioFailed):
-                detail += "\n" + traceback.format_exc()
-            ok = False
+            ok, detail = outcome(fn)
         finally:
             Worker.kill_all()
         took = time.time() - start
@@ -610,14 +501,14 @@ class Driver:
         """
         committed = {0: 3, 1: 4, 2: 5}
         shutil.rmtree(self.server.data_dir, ignore_errors=True)
-        self.server.stop()
+        self.server.kill()
         self.server.start(durable=True)
         ws = {c: Worker(self, c, f"s6-{c}", f"s6-{c}") for c in ("kp", "ck")}
         for c, w in ws.items():
             w.wait_assignment(lambda s: s == ALL, 20, "all partitions")
             w.commit(committed)
         restart = time.time()
-        self.server.stop()
+        self.server.kill()
         self.server.start(durable=True)
         out = []
         for c, w in ws.items():
@@ -655,7 +546,7 @@ class Driver:
             check(got == committed, f"{c}: new consumer fetched from {got}")
             out.append(f"{c}: new consumer resumed at {sorted(got.items())}")
             w.close()
-        self.server.stop()
+        self.server.kill()
         self.server.start(durable=False)
         return "; ".join(out)
 
@@ -746,7 +637,7 @@ class Driver:
 
     def main(self):
         self.started = time.time()
-        Worker.watchdog()
+        watchdog(Worker.live)
         self.server.start(durable=False)
         try:
             self.run(1, "single consumer, each client", self.s1_single)
@@ -759,7 +650,7 @@ class Driver:
             self.run(10, "static membership restart", self.s10_static)
         finally:
             Worker.kill_all()
-            self.server.stop()
+            self.server.kill()
         failed = [r for r in self.results if not r[2]]
         total = time.time() - self.started
         print(f"e2e: {len(self.results) - len(failed)}/{len(self.results)} scenarios passed in {total:.1f}s", flush=True)

@@ -14,49 +14,22 @@ summary.
 """
 
 import os
-import signal
-import subprocess
 
-from consumer_protocol import check, run_one
+from consumer_protocol import run_one
+from worker_io import ServerProcess, check
 
 GROUP = "configured"
 HEARTBEAT = "consumer.heartbeat.interval.ms"
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, binary, workdir):
-        self.binary = binary
-        self.workdir = workdir
-        self.port = 0
-        self.proc = None
+        super().__init__(binary, workdir)
         self.data_dir = os.path.join(workdir, "group-configs.data")
 
-    @property
-    def bootstrap(self):
-        return f"127.0.0.1:{self.port}"
-
     def start(self):
-        args = [
-            self.binary, "--listen", f"127.0.0.1:{self.port}", "--topic", "orders:2",
-            "--data-dir", self.data_dir, "--exit-on-stdin-close",
-        ]
-        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info,sled=warn"))
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.workdir, "group-configs.stderr"), "a"),
-            text=True,
-            env=env,
-        )
-        line = self.proc.stdout.readline()
-        check("listening on" in line, f"server did not start: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        args = ["--topic", "orders:2", "--data-dir", self.data_dir, "--exit-on-stdin-close"]
+        self.launch(args, "group-configs.stderr", rust_log="info,sled=warn")
 
 
 def confluent_alter(bootstrap, name, value):

@@ -19,16 +19,13 @@ summary. The partitions hold no records: consuming is polling (ShareFetch long p
 
 import json
 import os
-import signal
 import socket
 import struct
-import subprocess
 import sys
-import threading
 import time
 
 from consumer_protocol import check, run_one, wait_until
-from worker_io import emit, read_request_log, stdin_commands
+from worker_io import ServerProcess, WorkerProcess, emit, read_request_log, stdin_commands
 
 TOPIC = "queue"
 PARTITIONS = 2
@@ -198,84 +195,39 @@ def recv_exactly(s, n):
 # --------------------------------------------------------------------------- driver side
 
 
-class Worker:
+class Worker(WorkerProcess):
     def __init__(self, workdir, bootstrap, name, group=GROUP, topic=TOPIC):
         self.name = name
         cfg = dict(bootstrap=bootstrap, group=group, client_id=name, topic=topic)
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "worker", json.dumps(cfg)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(workdir, name + ".stderr"), "w"),
-            text=True,
-        )
-        self.events = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            with self.lock:
-                self.events.append(ev)
+        super().__init__(__file__, "worker", cfg, os.path.join(workdir, name + ".stderr"), WORKER_LIFETIME_S)
 
     def of(self, kind):
-        with self.lock:
+        with self.cond:
             return [ev for ev in self.events if ev.get("event") == kind]
 
     def close(self):
+        """Closes the worker, which must say it closed within 20 s."""
         self.proc.stdin.write(json.dumps({"cmd": "close"}) + "\n")
         self.proc.stdin.flush()
         wait_until(lambda: self.of("closed"), 20, f"{self.name} to close")
 
-    def kill(self):
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
 
-
-class Server:
+class Server(ServerProcess):
     def __init__(self, binary, workdir):
-        self.binary = binary
-        self.workdir = workdir
-        self.port = 0
-        self.proc = None
+        super().__init__(binary, workdir)
         self.log_path = os.path.join(workdir, "share.requests.jsonl")
         self.data_dir = os.path.join(workdir, "share.data")
         open(self.log_path, "w").close()
 
-    @property
-    def bootstrap(self):
-        return f"127.0.0.1:{self.port}"
-
     def start(self):
         args = [
-            self.binary, "--listen", f"127.0.0.1:{self.port}", "--request-log", self.log_path,
+            "--request-log", self.log_path,
             "--topic", f"{TOPIC}:{PARTITIONS}", "--data-dir", self.data_dir,
             "--share-min-session-timeout-ms", "1000", "--share-session-timeout-ms", str(SESSION_MS),
             "--share-min-heartbeat-interval-ms", "100", "--share-heartbeat-interval-ms", str(HEARTBEAT_MS),
             "--exit-on-stdin-close",
         ]
-        env = dict(os.environ, RUST_LOG=os.environ.get("RUST_LOG", "info,sled=warn"))
-        self.proc = subprocess.Popen(
-            args,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=open(os.path.join(self.workdir, "share.stderr"), "a"),
-            text=True,
-            env=env,
-        )
-        line = self.proc.stdout.readline()
-        check("listening on" in line, f"server did not start: {line!r}")
-        self.port = int(line.rsplit(":", 1)[1])
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        self.launch(args, "share.stderr", rust_log="info,sled=warn")
 
     def heartbeats(self, since=0.0):
         return [r for r in read_request_log(self.log_path, None, "ShareGroupHeartbeat", since) if r.get("response")]

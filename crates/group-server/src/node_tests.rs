@@ -288,8 +288,11 @@ fn find_coordinator_of_a_share_partition() {
         ("share groups off", false, true, good, 6, 15),
     ];
     for (name, share, cluster_action, key, version, expected) in cases {
-        let authorizer: Arc<dyn group_coordinator::Authorizer> =
-            if cluster_action { Arc::new(group_coordinator::AllowAll) } else { Arc::new(NoClusterAction) };
+        let authorizer: Arc<dyn group_coordinator::Authorizer> = if cluster_action {
+            Arc::new(group_coordinator::AllowAll)
+        } else {
+            Deny::anywhere(vec![group_coordinator::AclOperation::ClusterAction])
+        };
         let node = share_node(share, authorizer);
         let mut req = FindCoordinatorRequest::default().with_key_type(2);
         if version >= 4 {
@@ -314,18 +317,35 @@ fn find_coordinator_of_a_share_partition() {
     }
 }
 
-/// Allows everything but CLUSTER_ACTION.
+/// Denies `operations` on the resources `on` picks, allows everything else.
 #[derive(Debug)]
-struct NoClusterAction;
+struct Deny {
+    operations: Vec<group_coordinator::AclOperation>,
+    on: fn(group_coordinator::Resource<'_>) -> bool,
+}
 
-impl group_coordinator::Authorizer for NoClusterAction {
+impl Deny {
+    fn anywhere(operations: Vec<group_coordinator::AclOperation>) -> Arc<Deny> {
+        Arc::new(Deny { operations, on: |_| true })
+    }
+
+    fn on_groups(operations: Vec<group_coordinator::AclOperation>) -> Arc<Deny> {
+        Arc::new(Deny { operations, on: |r| matches!(r, group_coordinator::Resource::Group(_)) })
+    }
+
+    fn on_cluster(operations: Vec<group_coordinator::AclOperation>) -> Arc<Deny> {
+        Arc::new(Deny { operations, on: |r| r == group_coordinator::Resource::Cluster })
+    }
+}
+
+impl group_coordinator::Authorizer for Deny {
     fn authorize(
         &self,
         _: &group_coordinator::RequestContext,
         operation: group_coordinator::AclOperation,
-        _: group_coordinator::Resource<'_>,
+        resource: group_coordinator::Resource<'_>,
     ) -> bool {
-        operation != group_coordinator::AclOperation::ClusterAction
+        !(self.operations.contains(&operation) && (self.on)(resource))
     }
 }
 
@@ -579,7 +599,7 @@ fn describe_groups_answers_authorized_operations_on_the_wire() {
 
     use group_coordinator::AclOperation::{Delete, DescribeConfigs, Read};
     // Only DESCRIBE and ALTER_CONFIGS on groups.
-    let node = node_with(Arc::new(DenyOnGroups(vec![Read, Delete, DescribeConfigs])));
+    let node = node_with(Deny::on_groups(vec![Read, Delete, DescribeConfigs]));
     let cases: [(i16, bool, i32); 5] = [
         (3, true, (1 << 8) | (1 << 11)),
         (5, true, (1 << 8) | (1 << 11)),
@@ -598,21 +618,6 @@ fn describe_groups_answers_authorized_operations_on_the_wire() {
         assert_eq!((g.error_code, g.authorized_operations), (0, expected), "v{version} include {include}");
     }
     node.service.stop();
-}
-
-/// Allows everything but the listed operations on groups.
-#[derive(Debug)]
-struct DenyOnGroups(Vec<group_coordinator::AclOperation>);
-
-impl group_coordinator::Authorizer for DenyOnGroups {
-    fn authorize(
-        &self,
-        _: &group_coordinator::RequestContext,
-        operation: group_coordinator::AclOperation,
-        resource: group_coordinator::Resource<'_>,
-    ) -> bool {
-        !matches!(resource, group_coordinator::Resource::Group(_)) || !self.0.contains(&operation)
-    }
 }
 
 /// An IncrementalAlterConfigs resource: (name, operation, value) on `group`'s configs,
@@ -774,7 +779,7 @@ fn invalid_group_configs_are_refused_on_the_wire() {
 fn group_configs_need_their_acls_on_the_wire() {
     use group_coordinator::AclOperation::{AlterConfigs, DescribeConfigs};
 
-    let node = node_with(Arc::new(DenyOnGroups(vec![AlterConfigs, DescribeConfigs])));
+    let node = node_with(Deny::on_groups(vec![AlterConfigs, DescribeConfigs]));
     let set = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
     assert_eq!(alter(&node, vec![set]), [(30, Some("Group authorization failed.".to_owned()))]);
     let described = describe_configs(&node, &["g"]);
@@ -782,7 +787,7 @@ fn group_configs_need_their_acls_on_the_wire() {
     node.service.stop();
 
     // DESCRIBE_CONFIGS alone: described, not altered.
-    let node = node_with(Arc::new(DenyOnGroups(vec![AlterConfigs])));
+    let node = node_with(Deny::on_groups(vec![AlterConfigs]));
     let set = alter_resource(32, "g", &[("consumer.heartbeat.interval.ms", 0, Some("6000"))]);
     assert_eq!(alter(&node, vec![set])[0].0, 30);
     assert_eq!(describe_configs(&node, &["g"])[0].1, 0);
@@ -843,27 +848,12 @@ fn list_config_resources_lists_the_configured_groups() {
     assert_eq!(list(&node, 0, Vec::new()), (0, Vec::new()));
     node.service.stop();
 
-    let node = node_with(Arc::new(NoClusterAction));
+    let node = node_with(Deny::anywhere(vec![group_coordinator::AclOperation::ClusterAction]));
     assert_eq!(list(&node, 1, Vec::new()).0, 0, "CLUSTER_ACTION is not what it asks");
     node.service.stop();
-    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::DescribeConfigs)));
+    let node = node_with(Deny::on_cluster(vec![group_coordinator::AclOperation::DescribeConfigs]));
     assert_eq!(list(&node, 1, Vec::new()), (31, Vec::new()));
     node.service.stop();
-}
-
-/// Allows everything but one operation on the cluster.
-#[derive(Debug)]
-struct DenyOnCluster(group_coordinator::AclOperation);
-
-impl group_coordinator::Authorizer for DenyOnCluster {
-    fn authorize(
-        &self,
-        _: &group_coordinator::RequestContext,
-        operation: group_coordinator::AclOperation,
-        resource: group_coordinator::Resource<'_>,
-    ) -> bool {
-        !(resource == group_coordinator::Resource::Cluster && operation == self.0)
-    }
 }
 
 /// Metadata's KIP-430 fields (`KafkaApis.handleTopicMetadataRequest`): from v8 each
@@ -895,7 +885,7 @@ fn metadata_answers_authorized_operations() {
     assert_eq!(ask(&node, 12, true), (topic_bits, i32::MIN));
     assert_eq!(ask(&node, 10, false), (i32::MIN, i32::MIN));
     node.service.stop();
-    let node = node_with(Arc::new(DenyOnCluster(group_coordinator::AclOperation::Describe)));
+    let node = node_with(Deny::on_cluster(vec![group_coordinator::AclOperation::Describe]));
     assert_eq!(ask(&node, 9, true), (topic_bits, 0));
     node.service.stop();
 }

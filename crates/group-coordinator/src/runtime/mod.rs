@@ -498,6 +498,12 @@ impl Inner {
         let now = self.clock.now_ms();
         let Shard { core, scratch, .. } = &mut *shard;
         step(core, now, scratch);
+        self.run_unlocked(index, shard);
+    }
+
+    /// Runs shard `index`'s pending effects (no caller waits on them), then, with the
+    /// shard unlocked, delivers the answers and wakes its storage stage if a write is due.
+    fn run_unlocked(&self, index: usize, mut shard: MutexGuard<'_, Shard>) {
         let mut deliver = Delivery::new();
         let kick = self.run_for(&mut shard, None, &mut deliver);
         let incarnation = shard.incarnation;
@@ -516,14 +522,7 @@ impl Inner {
         let Some((deadline, key)) = shard.timers.pop_due(now) else { return false };
         let Shard { core, scratch, .. } = &mut *shard;
         core.fire_timer_into(deadline.max(0), &key, scratch);
-        let mut deliver = Delivery::new();
-        let kick = self.run_for(&mut shard, None, &mut deliver);
-        let incarnation = shard.incarnation;
-        drop(shard);
-        fill(deliver);
-        if kick {
-            self.kick(index, incarnation);
-        }
+        self.run_unlocked(index, shard);
         true
     }
 
@@ -697,14 +696,7 @@ impl GroupCoordinator {
         for (i, fx) in loaded.into_iter().enumerate() {
             let mut shard = lock(&inner.shards[i]);
             shard.scratch = fx;
-            let mut deliver = Delivery::new();
-            let kick = inner.run_for(&mut shard, None, &mut deliver);
-            let incarnation = shard.incarnation;
-            drop(shard);
-            fill(deliver);
-            if kick {
-                inner.kick(i, incarnation);
-            }
+            inner.run_unlocked(i, shard);
         }
         if let Some(asks) = hosted {
             let weak = Arc::downgrade(&inner);

@@ -36,7 +36,7 @@ use group_types::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::oracle::oracle_replay::{Answer, error_by_name};
+use crate::oracle::oracle_replay::{Answer, error_by_name, fetch_topics};
 pub(crate) use crate::oracle::oracle_replay::{load, script_names, variants};
 
 /// One difference between the replay and Kafka's recording: at script step `step`
@@ -763,24 +763,7 @@ impl Replay<'_> {
                 (Request::OffsetCommit(req), Ctx { version: v }, None)
             }
             "fetch" => {
-                let topics = match step.get("topics") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Object(map)) => Some(
-                        map.iter()
-                            .map(|(t, ps)| {
-                                (
-                                    t.clone(),
-                                    ps.as_array()
-                                        .unwrap()
-                                        .iter()
-                                        .map(|p| p.as_i64().unwrap() as i32)
-                                        .collect(),
-                                )
-                            })
-                            .collect(),
-                    ),
-                    Some(other) => panic!("bad topics {other}"),
-                };
+                let topics = fetch_topics(step);
                 let (member_id, epoch) = if member.is_empty() {
                     let id = match step.get("member_id") {
                         Some(Value::String(_)) => Some(self.member_id(None, step, false)),

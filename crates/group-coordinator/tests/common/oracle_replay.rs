@@ -65,6 +65,21 @@ pub(crate) fn error_by_name(name: &str) -> ErrorCode {
         .unwrap_or_else(|| panic!("unknown error {name}"))
 }
 
+/// An OffsetFetch step's topics (name to partitions); `None` (all) when absent or null.
+pub(crate) fn fetch_topics(step: &Value) -> Option<BTreeMap<String, Vec<i32>>> {
+    match step.get("topics") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(
+            map.iter()
+                .map(|(t, ps)| {
+                    (t.clone(), ps.as_array().unwrap().iter().map(|p| p.as_i64().unwrap() as i32).collect())
+                })
+                .collect(),
+        ),
+        Some(other) => panic!("bad topics {other}"),
+    }
+}
+
 fn parse_bytes(v: &Value) -> Vec<u8> {
     match v {
         Value::String(s) => match s.strip_prefix("hex:") {
@@ -464,24 +479,7 @@ impl<D: Driver> Replay<'_, D> {
                 Request::OffsetCommit(req)
             }
             "fetch" => {
-                let topics = match step.get("topics") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Object(map)) => Some(
-                        map.iter()
-                            .map(|(t, ps)| {
-                                (
-                                    t.clone(),
-                                    ps.as_array()
-                                        .unwrap()
-                                        .iter()
-                                        .map(|p| p.as_i64().unwrap() as i32)
-                                        .collect(),
-                                )
-                            })
-                            .collect(),
-                    ),
-                    Some(other) => panic!("bad topics {other}"),
-                };
+                let topics = fetch_topics(step);
                 Request::OffsetFetch(OffsetFetchRequest {
                     group_id: group.into(),
                     topics,

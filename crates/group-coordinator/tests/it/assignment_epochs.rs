@@ -8,6 +8,7 @@
 //! `testValidateOffsetCommitWithUnassignedTopicOrPartition` and
 //! `GroupMetadataManagerTest`'s static-member leave.
 
+use crate::classic_timers::consumer_join;
 use crate::consumer_scenarios::hb;
 use std::sync::Arc;
 
@@ -36,18 +37,7 @@ fn sim() -> Sim {
 }
 
 fn join(member: &str, instance: Option<&str>) -> ConsumerGroupHeartbeatRequest {
-    ConsumerGroupHeartbeatRequest {
-        group_id: "g".into(),
-        member_id: member.into(),
-        instance_id: instance.map(Into::into),
-        member_epoch: 0,
-        rebalance_timeout_ms: 5_000,
-        subscribed_topic_names: Some(vec!["foo".into()]),
-        topic_partitions: Some(Vec::new()),
-        client_id: "consumer".into(),
-        client_host: "/127.0.0.1".into(),
-        ..ConsumerGroupHeartbeatRequest::default()
-    }
+    ConsumerGroupHeartbeatRequest { instance_id: instance.map(Into::into), ..consumer_join(member) }
 }
 
 /// A heartbeat of `member` at `epoch` that owns `owned` of foo.

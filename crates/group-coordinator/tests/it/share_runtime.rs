@@ -6,7 +6,8 @@
 use std::sync::{Arc, Mutex};
 
 use group_coordinator::{
-    CoordinatorConfig, GroupCoordinator, ManualClock, MetadataImage, SharePersister, TopicImage,
+    AclOperation, Authorizer, CoordinatorConfig, GroupCoordinator, ManualClock, MetadataImage,
+    RequestContext, Resource, SharePersister, TopicImage,
 };
 use group_offsets::MemoryMetadataStore;
 use group_types::{
@@ -163,14 +164,8 @@ fn share_groups_without_a_persister_use_the_hosted_share_coordinator() {
 #[derive(Debug)]
 struct OffsetsAcls;
 
-impl group_coordinator::Authorizer for OffsetsAcls {
-    fn authorize(
-        &self,
-        _: &group_coordinator::RequestContext,
-        operation: group_coordinator::AclOperation,
-        resource: group_coordinator::Resource<'_>,
-    ) -> bool {
-        use group_coordinator::{AclOperation, Resource};
+impl Authorizer for OffsetsAcls {
+    fn authorize(&self, _: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool {
         !matches!(
             (operation, resource),
             (AclOperation::Read | AclOperation::Describe, Resource::Topic("bar"))
@@ -564,16 +559,10 @@ fn the_offset_admin_apis_against_the_hosted_share_coordinator() {
 #[derive(Debug)]
 struct MalloryCannotSeeFoo;
 
-impl group_coordinator::Authorizer for MalloryCannotSeeFoo {
-    fn authorize(
-        &self,
-        context: &group_coordinator::RequestContext,
-        operation: group_coordinator::AclOperation,
-        resource: group_coordinator::Resource<'_>,
-    ) -> bool {
-        let topic_foo = matches!(resource, group_coordinator::Resource::Topic("foo"));
-        context.principal.name() != "mallory"
-            || !(topic_foo && operation == group_coordinator::AclOperation::Describe)
+impl Authorizer for MalloryCannotSeeFoo {
+    fn authorize(&self, context: &RequestContext, operation: AclOperation, resource: Resource<'_>) -> bool {
+        let topic_foo = matches!(resource, Resource::Topic("foo"));
+        context.principal.name() != "mallory" || !(topic_foo && operation == AclOperation::Describe)
     }
 }
 
@@ -596,7 +585,7 @@ fn share_apis_hide_topics_the_caller_may_not_describe() {
     }
     assert_eq!(r.assignment, Some(vec![TopicIdPartitions::new(FOO, 0..2)]), "the member holds foo");
 
-    let mallory = group_coordinator::RequestContext::new(group_coordinator::Principal::user("mallory"));
+    let mallory = RequestContext::new(group_coordinator::Principal::user("mallory"));
     let as_mallory = coordinator.caller(&mallory);
     let mut join = heartbeat(0, Some(vec!["foo".into()]));
     join.member_id = MemberId::from("m2");

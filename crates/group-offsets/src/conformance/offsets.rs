@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use group_types::{GroupOffsets, OffsetAndMetadata, PartitionMap, TopicPartition};
 
-use super::{awkward_values, expect_ok, full, group_offsets, normalise, om, record, tp};
+use super::{
+    awkward_values, big_record, expect_ok, full, group_offsets, normalise, om, record, replaced_record, tp,
+};
 use crate::{GroupMetadataRecord, MemberMetadataRecord, OffsetStorage, StorageError, StoredGroups};
 
 /// The operations the checks need, in the old checks' words.
@@ -307,16 +309,7 @@ pub(super) fn group_records(t: &dyn Target) {
         "record after storing it"
     );
 
-    // Replacing: every field changes, including Some -> None and Some("") kept distinct from None.
-    let second = GroupMetadataRecord {
-        group_id: "g".into(),
-        protocol_type: Some("".into()),
-        generation_id: 2,
-        protocol_name: None,
-        leader_id: None,
-        state_timestamp_ms: None,
-        members: Vec::new(),
-    };
+    let second = replaced_record();
     expect_ok(t.store_record(&second), "replace a group record");
     assert_eq!(expect_ok(t.fetch_record("g"), "fetch record"), Some(second), "record after replacing it");
 
@@ -335,17 +328,7 @@ pub(super) fn group_records(t: &dyn Target) {
     assert_eq!(expect_ok(t.fetch_record("other"), "fetch record"), Some(other), "another group's record");
     expect_ok(t.delete_record("g"), "delete an already deleted record");
 
-    let big = GroupMetadataRecord {
-        members: (0..100)
-            .map(|i| MemberMetadataRecord {
-                member_id: format!("member-{i}-\0-🦀").into(),
-                subscription: (0..=255).collect(),
-                assignment: vec![i as u8; 1000].into(),
-                ..MemberMetadataRecord::default()
-            })
-            .collect(),
-        ..record("big", i32::MAX)
-    };
+    let big = big_record();
     expect_ok(t.store_record(&big), "store a record with 100 members");
     assert_eq!(expect_ok(t.fetch_record("big"), "fetch record"), Some(big), "a record with 100 members");
 }

@@ -9,8 +9,8 @@ use group_types::{GroupOffsets, OffsetAndMetadata};
 
 use super::consumer_samples::{every_kind, every_tombstone};
 use super::{
-    Completions, Model, Outcome, awkward_values, expect_ok, full, group_tombstone, offset, offset_tombstone,
-    om, record, some_partitions, tp,
+    Completions, Model, Outcome, awkward_values, big_record, expect_ok, full, group_tombstone, offset,
+    offset_tombstone, om, record, replaced_record, some_partitions, tp,
 };
 use crate::{
     CoordinatorPartition, GroupMetadataRecord, LoadedPartition, MemberMetadataRecord, MetadataStore,
@@ -109,17 +109,7 @@ pub(super) fn append_and_load_round_trip_exactly(store: &dyn MetadataStore) {
         records.push(offset(&id(group), tp(group, i as i32), full(i as i64, None, group, 1, None)));
     }
     model.append(store, last, E0, records, "an append of records of awkward groups");
-    let big = GroupMetadataRecord {
-        members: (0..100)
-            .map(|i| MemberMetadataRecord {
-                member_id: format!("member-{i}-\0-🦀").into(),
-                subscription: (0..=255).collect(),
-                assignment: vec![i as u8; 1000].into(),
-                ..MemberMetadataRecord::default()
-            })
-            .collect(),
-        ..record("big", i32::MAX)
-    };
+    let big = big_record();
     model.append(
         store,
         last,
@@ -156,16 +146,7 @@ pub(super) fn later_records_replace_earlier(store: &dyn MetadataStore) {
     assert_eq!(loaded_offset(store, p, "g", "t", 0), Some(om(7, 1)), "after a batch replaced it");
 
     model.append(store, p, E0, vec![Record::Group(Box::new(record("g", 1)))], "append a group record");
-    // Every field changes, including Some -> None and Some("") kept distinct from None.
-    let replaced = GroupMetadataRecord {
-        group_id: "g".into(),
-        protocol_type: Some("".into()),
-        generation_id: 2,
-        protocol_name: None,
-        leader_id: None,
-        state_timestamp_ms: None,
-        members: Vec::new(),
-    };
+    let replaced = replaced_record();
     model.append(store, p, E0, vec![Record::Group(Box::new(replaced.clone()))], "replace the group record");
     assert_eq!(loaded_record(store, p, "g"), Some(replaced), "the group record after replacing it");
     let batch = vec![Record::Group(Box::new(record("g", 3))), Record::Group(Box::new(record("g", 4)))];

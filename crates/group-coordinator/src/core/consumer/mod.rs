@@ -116,6 +116,26 @@ pub(crate) fn pending_for(answer: Option<(RequestId, Response)>, retry: Option<T
 }
 
 impl Work {
+    /// Work on `cg` that has changed nothing yet.
+    fn on(cg: Box<ConsumerGroup>, origin: Origin) -> Work {
+        Work {
+            group_id: cg.id.clone(),
+            cg,
+            origin,
+            changes: Vec::new(),
+            records: Vec::new(),
+            prefix: Vec::new(),
+            timers: Vec::new(),
+            downgrade: None,
+            retry: None,
+            events: Vec::new(),
+            removal: "removed",
+            regex_task: None,
+            resolved: None,
+            replacement: None,
+        }
+    }
+
     /// Emits one record: applies it to the group and keeps it for the write.
     pub(crate) fn emit(&mut self, record: ModernGroupRecord) {
         if let Some(event) = self.event_of(&record) {
@@ -206,42 +226,11 @@ impl CoordinatorCore {
     /// consumer group.
     fn take_consumer(&mut self, id: &str) -> Option<Work> {
         let cg = self.take_consumer_group(id)?;
-        Some(Work {
-            group_id: cg.id.clone(),
-            cg,
-            origin: Origin::Existing,
-            changes: Vec::new(),
-            records: Vec::new(),
-            prefix: Vec::new(),
-            timers: Vec::new(),
-            downgrade: None,
-            retry: None,
-            events: Vec::new(),
-            removal: "removed",
-            regex_task: None,
-            resolved: None,
-            replacement: None,
-        })
+        Some(Work::on(cg, Origin::Existing))
     }
 
     pub(crate) fn new_work(&self, id: &str, origin: Origin) -> Work {
-        let group_id: Arc<str> = Arc::from(id);
-        Work {
-            cg: Box::new(ConsumerGroup::new(group_id.clone(), self.engine.now)),
-            group_id,
-            origin,
-            changes: Vec::new(),
-            records: Vec::new(),
-            prefix: Vec::new(),
-            timers: Vec::new(),
-            downgrade: None,
-            retry: None,
-            events: Vec::new(),
-            removal: "removed",
-            regex_task: None,
-            resolved: None,
-            replacement: None,
-        }
+        Work::on(Box::new(ConsumerGroup::new(Arc::from(id), self.engine.now)), origin)
     }
 
     /// The request failed: nothing it did stays.
