@@ -409,3 +409,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Conn<'_, S> {
         self.write_frame(&body).await
     }
 }
+
+#[cfg(test)]
+#[path = "authenticate_tests.rs"]
+mod tests;

@@ -26,7 +26,6 @@ use crate::certs::{CLIENT_PRINCIPAL, Certs, arg};
 use crate::client::{Conn, IN_MEMORY, join, s};
 
 const PASSWORD: &str = "alice-secret";
-const DELAY: Duration = Duration::from_millis(300);
 
 /// A test's files (certificates, users, request log), removed with it.
 struct Setup {
@@ -318,7 +317,7 @@ const SCRAM_FAILED: &str = "Authentication failed during authentication due to i
 #[case::plain_unknown_user("PLAIN", "mallory", PASSWORD, PLAIN_FAILED)]
 #[case::scram_wrong_password("SCRAM-SHA-512", "alice", "wrong", SCRAM_FAILED)]
 #[case::scram_unknown_user("SCRAM-SHA-512", "mallory", PASSWORD, SCRAM_FAILED)]
-fn failed_logins_are_answered_late_then_closed(
+fn failed_logins_are_answered_then_closed(
     #[case] mechanism: &str,
     #[case] user: &str,
     #[case] password: &str,
@@ -327,23 +326,20 @@ fn failed_logins_are_answered_late_then_closed(
     let setup = Setup::new(&format!("failed-{mechanism}-{user}-{password}"));
     let server = setup.server(&setup.sasl_flags("PLAIN,SCRAM-SHA-512"));
     let mut conn = Conn::open(server.local_addr());
-    let started = Instant::now();
+    // When the answer comes (after the delay) is checked on the runtime's clock, in
+    // `authenticate_tests`; here, what comes over a real socket.
     let err = login(&mut conn, Framing::Kip152, mechanism, user, password).expect_err("refused");
-    // The delay is a lower bound only: a loaded machine may answer later still.
-    assert!(started.elapsed() >= DELAY, "answered after {:?}", started.elapsed());
     assert_eq!(err, (58, Some(message.to_owned())), "SASL_AUTHENTICATION_FAILED");
     assert!(conn.is_closed(), "the connection stays open after a failed login");
 }
 
 #[test]
-fn a_failed_raw_login_closes_the_connection_after_the_delay() {
+fn a_failed_raw_login_closes_the_connection() {
     let setup = Setup::new("failed-raw");
     let server = setup.server(&setup.sasl_flags("PLAIN"));
     let mut conn = Conn::open(server.local_addr());
-    let started = Instant::now();
     let err = login(&mut conn, Framing::Raw, "PLAIN", "alice", "wrong").expect_err("refused");
     assert_eq!(err, (-1, None), "a raw token exchange can only close");
-    assert!(started.elapsed() >= DELAY, "closed after {:?}", started.elapsed());
 }
 
 #[rstest]
@@ -457,13 +453,13 @@ fn a_stalled_tls_handshake_times_out_without_holding_up_other_clients() {
     let server = setup.server(&flags);
     // A client that connects and never says hello.
     let mut stalled = Conn::open(server.local_addr());
-    let started = Instant::now();
     // Meanwhile another client handshakes and is served: the handshake runs in the
     // connection's task, not in the accept loop.
     let mut other = setup.tls(server.local_addr(), false);
     assert_eq!(api_versions(&mut other).error_code, 0);
+    // When it is given up (at the timeout) is checked on the runtime's clock, in
+    // `authenticate_tests`.
     assert!(stalled.is_closed(), "a stalled handshake was never given up");
-    assert!(started.elapsed() >= Duration::from_millis(500), "closed after {:?}", started.elapsed());
 }
 
 #[test]
