@@ -197,14 +197,18 @@ impl GroupKind {
 
     /// The group as the retention job sees it (`offsetExpirationCondition`):
     /// a consumer group's offsets expire from their commit time once the group
-    /// no longer subscribes to their topic.
+    /// no longer subscribes to their topic. `None` for a share group, which the
+    /// job never expires (`ShareGroup.shouldExpire` is false, and
+    /// `GroupCoordinatorShard.cleanupGroupMetadata` skips it): it keeps no
+    /// offsets, and deleting it empty would orphan its share state, whose state
+    /// epochs would then fence the initializations of a group of the same id.
     pub(crate) fn retention<'a>(
         &'a self,
         pending: &'a [group_types::TopicPartition],
         consumer_topics: Option<&'a std::collections::BTreeSet<String>>,
-    ) -> group_offsets::RetentionGroup<'a> {
+    ) -> Option<group_offsets::RetentionGroup<'a>> {
         use group_offsets::RetentionGroup;
-        match self {
+        Some(match self {
             GroupKind::Classic(g) => {
                 let mut group = RetentionGroup::new(g.state, Some(g.state_ts)).with_pending(pending);
                 if let Some(protocol_type) = g.protocol_type.as_deref() {
@@ -215,12 +219,7 @@ impl GroupKind {
                 }
                 group
             }
-            // A share group keeps no offsets (`ShareGroup.offsetExpirationCondition`
-            // is unsupported): nothing of it expires.
-            GroupKind::Share(g) => {
-                let state = if g.modern.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
-                RetentionGroup::new(state, None).with_pending(pending)
-            }
+            GroupKind::Share(_) => return None,
             GroupKind::Consumer(cg) => {
                 let state = if cg.modern.members.is_empty() { GroupState::Empty } else { GroupState::Stable };
                 let mut group = RetentionGroup::new(state, Some(cg.created_ms))
@@ -231,7 +230,7 @@ impl GroupKind {
                 }
                 group
             }
-        }
+        })
     }
 
     /// The topics a consumer group subscribes to (`None` for other kinds).

@@ -333,7 +333,7 @@ impl CoordinatorCore {
             let pending = self.pending_partitions(&id);
             let Some(kind) = self.groups.get(&id) else { continue };
             let consumer_topics = kind.consumer_topics();
-            let retention_group = kind.retention(&pending, consumer_topics.as_ref());
+            let Some(retention_group) = kind.retention(&pending, consumer_topics.as_ref()) else { continue };
             let rule = retention_group.expiration_rule();
             let mut expired = Vec::new();
             let held = self.offsets.get(&id);

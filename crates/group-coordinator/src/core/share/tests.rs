@@ -423,6 +423,26 @@ mod heartbeats {
         assert!(g.members.is_empty());
         assert_eq!(g.group_epoch, 2, "the fencing bumps the group epoch");
     }
+
+    /// The retention job never expires a share group (`ShareGroup.shouldExpire` is
+    /// false): an empty one stays, with its epoch and share state, however long it
+    /// has been empty. Deleting it would orphan that state, whose epochs would then
+    /// fence every initialization of a new group of the same id.
+    #[test]
+    fn the_retention_job_leaves_an_empty_share_group() {
+        let mut core = core(true);
+        let fx = core.handle(0, RequestId(1), join("m1"));
+        complete(&mut core, fx, Ok(()));
+        let fx = core.fire_timer(45_000, &TimerKey::ShareSession(id("g"), id("m1")));
+        complete(&mut core, fx, Ok(()));
+        let before = core.share_group("g").expect("the group, empty");
+        assert!(before.members.is_empty());
+        let a_year = 365 * 24 * 3_600_000;
+        let fx = core.fire_timer(a_year, &TimerKey::OffsetExpiration);
+        assert!(fx.writes.is_empty(), "the job writes nothing for a share group: {fx:?}");
+        let after = core.share_group("g").expect("the group stays");
+        assert_eq!((after.group_epoch, after.share_state.clone()), (before.group_epoch, before.share_state));
+    }
 }
 
 mod kept_counts {
