@@ -146,6 +146,15 @@ fn computes_lag(p: &ReadStateSummaryPartitionResult) -> bool {
         && i64::from(p.delivery_complete_count) != UNINITIALIZED
 }
 
+/// A share partition's lag: the offsets from its start up to `end` that have not
+/// completed delivery. The end offset is the next offset to be written, so no +1
+/// (Kafka's comment). In Java's `long` arithmetic, which wraps: stored start offsets
+/// come from the share coordinator's writers, and a fuzzed one near `i64::MIN` must
+/// give Kafka's answer, not a panic (fuzz target `frame`).
+fn lag(end: i64, start_offset: i64, delivery_complete_count: i32) -> i64 {
+    end.wrapping_sub(start_offset).wrapping_sub(i64::from(delivery_complete_count))
+}
+
 /// One partition of `computeShareGroupLagAndBuildResponse`: its start offset and
 /// leader epoch (-1 and 0 where the summary answered an error) with the lag where
 /// it is computed and the end offset known, or the end-offset lookup's error.
@@ -169,11 +178,9 @@ fn described(
     match end.map(|(_, _, end)| *end) {
         // No end-offset source: the lag is unknown, as Kafka answers where it cannot compute it.
         None => read(),
-        // The end offset is the next offset to be written, so no +1 (Kafka's comment).
-        Some(Ok(end)) => DescribedShareOffset {
-            lag: end - p.start_offset - i64::from(p.delivery_complete_count),
-            ..read()
-        },
+        Some(Ok(end)) => {
+            DescribedShareOffset { lag: lag(end, p.start_offset, p.delivery_complete_count), ..read() }
+        }
         // Kafka sets only the error on such a partition: start offset and epoch keep
         // their defaults (0), the lag its -1.
         Some(Err(code)) => DescribedShareOffset {
@@ -857,5 +864,27 @@ impl CoordinatorCore {
             let response = DescribeShareGroupOffsetsResponse { groups: vec![group] };
             core.engine.respond(parked.request, Response::DescribeShareGroupOffsets(response));
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rstest::rstest;
+
+    #[rstest]
+    #[case::caught_up(100, 100, 0, 0)]
+    #[case::behind(100, 40, 10, 50)]
+    #[case::start_past_end(10, 20, 0, -10)]
+    // Java's `long` wraps where the values are extreme.
+    #[case::start_at_min(0, i64::MIN, 0, i64::MIN)]
+    #[case::end_at_max(i64::MAX, -1, 0, i64::MIN)]
+    #[case::count_past_min(i64::MIN, 0, 1, i64::MAX)]
+    fn lag_is_javas_long_arithmetic(
+        #[case] end: i64,
+        #[case] start: i64,
+        #[case] complete: i32,
+        #[case] lag: i64,
+    ) {
+        assert_eq!(super::lag(end, start, complete), lag);
     }
 }
